@@ -1,0 +1,71 @@
+package io.github.kafkaresilience;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a method as the handler of one or more Kafka topics with ordered non-blocking
+ * retries: when the method throws for a record, only that record's key stops; the record and
+ * every later record with the same key travel, in order, through the delayed retry topics and
+ * finally the dead-letter topic, while all other keys keep flowing.
+ * <p>
+ * The method takes either a {@link org.apache.kafka.clients.consumer.ConsumerRecord} or just
+ * the deserialized value. Throwing {@link PermanentFailureException} (or a configured
+ * permanent exception type) sends the record to the dead-letter topic without retrying.
+ * <p>
+ * All attributes are {@code String}s so that {@code ${...}} placeholders and {@code #{...}}
+ * expressions can be used.
+ *
+ * @since 0.1.0
+ */
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface OrderedRetryListener {
+
+	/**
+	 * The listener id, used in client ids and meter tags. Defaults to the bean name and the
+	 * method name.
+	 * @return the listener id
+	 */
+	String id() default "";
+
+	/**
+	 * The main topics to consume. Each topic gets its own retry, dead-letter and lock topics.
+	 * @return the topic names
+	 */
+	String[] topics();
+
+	/**
+	 * The consumer group. Defaults to {@code spring.kafka.consumer.group-id}, then to the
+	 * {@link #id()}.
+	 * @return the group id
+	 */
+	String groupId() default "";
+
+	/**
+	 * The delays of the retry stages for this listener, comma separated (for example
+	 * {@code "30s, 5m, 1h"}); one retry topic per delay. Empty means
+	 * {@code kafka.resilience.retry.delays}.
+	 * @return the stage delays
+	 */
+	String delays() default "";
+
+	/**
+	 * The number of attempts (the first one included) before a record goes to the dead-letter
+	 * topic. Empty means {@code kafka.resilience.retry.max-attempts}.
+	 * @return the maximum number of attempts
+	 */
+	String maxAttempts() default "";
+
+	/**
+	 * The number of worker threads that run this listener's records, concurrent across keys
+	 * and sequential within a key. Empty means {@code kafka.resilience.consumer.concurrency}.
+	 * @return the number of workers
+	 */
+	String concurrency() default "";
+
+}

@@ -1,0 +1,177 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.TopicProvisioner;
+import io.github.kafkaresilience.listener.HandlerInvoker;
+import io.github.kafkaresilience.listener.ListenerDefaults;
+import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.listener.SyncBarrier;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.BeanUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * Auto-configuration of ordered non-blocking retries for {@code @OrderedRetryListener}
+ * methods. Kafka clients are configured from Spring Boot's {@code spring.kafka.*}.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = KafkaAutoConfiguration.class)
+@ConditionalOnClass(KafkaTemplate.class)
+@ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(ResilienceProperties.class)
+@Import(ResilienceMetricsConfiguration.class)
+public final class OrderedRetryAutoConfiguration {
+
+	@Bean
+	static OrderedRetryListenerAnnotationBeanPostProcessor orderedRetryListenerAnnotationBeanPostProcessor(
+			Environment environment) {
+		return new OrderedRetryListenerAnnotationBeanPostProcessor(environment.getProperty("spring.kafka.consumer.group-id"));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockCoordinator lockCoordinator(ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory,
+			ProducerFactory<?, ?> producerFactory) {
+		return new LockCoordinator(instanceId(properties), consumerFactory.getConfigurationProperties(),
+				producerFactory.getConfigurationProperties(), properties.getLocks().getTailerPollTimeout(),
+				properties.getLocks().getWriteTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin, ProducerFactory<?, ?> producerFactory) {
+		ResilienceProperties.Topics topics = properties.getTopics();
+		TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
+				new TopicProvisioner.Settings(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
+						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention()));
+		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
+				topics.getLockTemplate()), provisioner, producerFactory.getConfigurationProperties(), instanceId(properties),
+				properties.getLocks().getWriteTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	SyncBarrier syncBarrier() {
+		return new SyncBarrier();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	FailureClassifier failureClassifier(ResilienceProperties properties) {
+		return new FailureClassifier(properties.getRetry().getPermanentExceptions());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OrderedRetryListenerRegistry orderedRetryListenerRegistry(ResilienceProperties properties,
+			LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory,
+			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener) {
+		ResilienceProperties.Consumer consumer = properties.getConsumer();
+		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
+				properties.getRetry().getMaxAttempts(),
+				new OrderedRetryContainer.Settings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
+						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
+						consumer.getRecheckInterval()));
+		String instanceId = instanceId(properties);
+		Map<String, Object> clientConfig = consumerFactory.getConfigurationProperties();
+		return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
+				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
+				(endpoint, topic) -> new HandlerInvoker(endpoint.bean(), endpoint.method(), topic,
+						deserializer(consumerFactory, true), deserializer(consumerFactory, false)),
+				rebalanceListener.getIfUnique(), Clock.systemUTC());
+	}
+
+	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,
+			String instanceId) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId());
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId);
+		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
+		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+	}
+
+	private static Deserializer<?> deserializer(ConsumerFactory<?, ?> factory, boolean isKey) {
+		if (factory instanceof DefaultKafkaConsumerFactory<?, ?> defaultFactory) {
+			Deserializer<?> instance = isKey ? defaultFactory.getKeyDeserializer() : defaultFactory.getValueDeserializer();
+			if (instance != null) {
+				return instance;
+			}
+		}
+		Map<String, Object> config = factory.getConfigurationProperties();
+		Object configured = config.get(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG
+				: ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		Deserializer<?> deserializer = instantiate(configured);
+		deserializer.configure(config, isKey);
+		return deserializer;
+	}
+
+	private static Deserializer<?> instantiate(@Nullable Object configured) {
+		if (configured == null) {
+			return new StringDeserializer();
+		}
+		if (configured instanceof Deserializer<?> instance) {
+			return instance;
+		}
+		Class<?> type = (configured instanceof Class<?> cls) ? cls
+				: ClassUtils.resolveClassName(configured.toString().trim(), OrderedRetryAutoConfiguration.class.getClassLoader());
+		return (Deserializer<?>) BeanUtils.instantiateClass(type);
+	}
+
+	static String instanceId(ResilienceProperties properties) {
+		if (StringUtils.hasText(properties.getInstanceId())) {
+			return properties.getInstanceId();
+		}
+		String hostname = System.getenv("HOSTNAME");
+		if (StringUtils.hasText(hostname)) {
+			return hostname;
+		}
+		try {
+			return InetAddress.getLocalHost().getHostName();
+		}
+		catch (UnknownHostException ex) {
+			throw new IllegalStateException("Could not derive an instance id from the host name; set "
+					+ "kafka.resilience.instance-id to a value that stays the same across restarts", ex);
+		}
+	}
+
+}

@@ -1,0 +1,26 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.metrics.LockMetrics;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Meters of the lock registries, when Micrometer is on the class path. Boot binds every
+ * {@link MeterBinder} bean to the application's meter registries.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(MeterBinder.class)
+class ResilienceMetricsConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockMetrics kafkaResilienceLockMetrics(LockCoordinator lockCoordinator) {
+		return new LockMetrics(lockCoordinator);
+	}
+
+}

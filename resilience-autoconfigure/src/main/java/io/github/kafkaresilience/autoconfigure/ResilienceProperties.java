@@ -1,0 +1,359 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.kafkaresilience.ladder.LadderPlan;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of ordered non-blocking retries. Connection settings come from
+ * {@code spring.kafka.*}.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties("kafka.resilience")
+public class ResilienceProperties {
+
+	/**
+	 * Whether ordered retry listeners are enabled.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Stable id of this application instance, written with every lock record. Must survive
+	 * restarts (for example the pod or host name); defaults to the HOSTNAME environment
+	 * variable, then the local host name.
+	 */
+	private @Nullable String instanceId;
+
+	private final Retry retry = new Retry();
+
+	private final Topics topics = new Topics();
+
+	private final Consumer consumer = new Consumer();
+
+	private final Locks locks = new Locks();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public @Nullable String getInstanceId() {
+		return this.instanceId;
+	}
+
+	public void setInstanceId(@Nullable String instanceId) {
+		this.instanceId = instanceId;
+	}
+
+	public Retry getRetry() {
+		return this.retry;
+	}
+
+	public Topics getTopics() {
+		return this.topics;
+	}
+
+	public Consumer getConsumer() {
+		return this.consumer;
+	}
+
+	public Locks getLocks() {
+		return this.locks;
+	}
+
+	public static class Retry {
+
+		/**
+		 * Delays of the retry stages, one retry topic per delay, in order.
+		 */
+		private List<Duration> delays = new ArrayList<>(List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1)));
+
+		/**
+		 * Attempts a record gets, the first one included, before it goes to the dead-letter
+		 * topic. Defaults to one more than the number of delays; beyond that the last stage
+		 * is repeated.
+		 */
+		private @Nullable Integer maxAttempts;
+
+		/**
+		 * Exception types that are never retried: a record whose handler throws one of them
+		 * (or one caused by one of them) goes to the dead-letter topic at once.
+		 */
+		private List<Class<? extends Throwable>> permanentExceptions = new ArrayList<>();
+
+		public List<Duration> getDelays() {
+			return this.delays;
+		}
+
+		public void setDelays(List<Duration> delays) {
+			this.delays = delays;
+		}
+
+		public @Nullable Integer getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(@Nullable Integer maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public List<Class<? extends Throwable>> getPermanentExceptions() {
+			return this.permanentExceptions;
+		}
+
+		public void setPermanentExceptions(List<Class<? extends Throwable>> permanentExceptions) {
+			this.permanentExceptions = permanentExceptions;
+		}
+
+	}
+
+	public static class Topics {
+
+		/**
+		 * Whether missing retry, dead-letter and lock topics are created at startup.
+		 */
+		private boolean create = true;
+
+		/**
+		 * Replication factor of created topics; -1 uses the broker's default.
+		 */
+		private short replicationFactor = -1;
+
+		/**
+		 * Name template of retry topics; {topic} is the main topic, {delay} the stage delay in
+		 * its shortest exact unit (500ms, 30s, 5m, 1h, 1d).
+		 */
+		private String retryTemplate = LadderPlan.DEFAULT_RETRY_TEMPLATE;
+
+		/**
+		 * Name template of dead-letter topics; {topic} is the main topic.
+		 */
+		private String dlqTemplate = LadderPlan.DEFAULT_DLQ_TEMPLATE;
+
+		/**
+		 * Name template of lock topics; {topic} is the main topic.
+		 */
+		private String lockTemplate = LadderPlan.DEFAULT_LOCK_TEMPLATE;
+
+		/**
+		 * Retention of created retry topics. Must be at least twice the longest delay.
+		 */
+		private Duration retryRetention = Duration.ofDays(7);
+
+		/**
+		 * Retention of created dead-letter topics.
+		 */
+		private Duration dlqRetention = Duration.ofDays(28);
+
+		/**
+		 * Segment time of created lock topics: compaction only cleans closed segments, so a
+		 * short segment keeps the lock topic close to the number of live locks.
+		 */
+		private Duration lockSegment = Duration.ofMinutes(10);
+
+		/**
+		 * How long tombstones of released locks stay in created lock topics. Must be longer
+		 * than the time a lock tailer may take to read the topic from the beginning.
+		 */
+		private Duration lockDeleteRetention = Duration.ofDays(1);
+
+		public boolean isCreate() {
+			return this.create;
+		}
+
+		public void setCreate(boolean create) {
+			this.create = create;
+		}
+
+		public short getReplicationFactor() {
+			return this.replicationFactor;
+		}
+
+		public void setReplicationFactor(short replicationFactor) {
+			this.replicationFactor = replicationFactor;
+		}
+
+		public String getRetryTemplate() {
+			return this.retryTemplate;
+		}
+
+		public void setRetryTemplate(String retryTemplate) {
+			this.retryTemplate = retryTemplate;
+		}
+
+		public String getDlqTemplate() {
+			return this.dlqTemplate;
+		}
+
+		public void setDlqTemplate(String dlqTemplate) {
+			this.dlqTemplate = dlqTemplate;
+		}
+
+		public String getLockTemplate() {
+			return this.lockTemplate;
+		}
+
+		public void setLockTemplate(String lockTemplate) {
+			this.lockTemplate = lockTemplate;
+		}
+
+		public Duration getRetryRetention() {
+			return this.retryRetention;
+		}
+
+		public void setRetryRetention(Duration retryRetention) {
+			this.retryRetention = retryRetention;
+		}
+
+		public Duration getDlqRetention() {
+			return this.dlqRetention;
+		}
+
+		public void setDlqRetention(Duration dlqRetention) {
+			this.dlqRetention = dlqRetention;
+		}
+
+		public Duration getLockSegment() {
+			return this.lockSegment;
+		}
+
+		public void setLockSegment(Duration lockSegment) {
+			this.lockSegment = lockSegment;
+		}
+
+		public Duration getLockDeleteRetention() {
+			return this.lockDeleteRetention;
+		}
+
+		public void setLockDeleteRetention(Duration lockDeleteRetention) {
+			this.lockDeleteRetention = lockDeleteRetention;
+		}
+
+	}
+
+	public static class Consumer {
+
+		/**
+		 * Worker threads per listener: records run concurrently across keys and in order
+		 * within a key.
+		 */
+		private int concurrency = 4;
+
+		/**
+		 * Records of one partition in flight (running or waiting) before the partition is
+		 * paused.
+		 */
+		private int maxInFlightPerPartition = 1000;
+
+		/**
+		 * How long one poll waits for records.
+		 */
+		private Duration pollTimeout = Duration.ofMillis(100);
+
+		/**
+		 * How often offsets of done records are committed.
+		 */
+		private Duration commitInterval = Duration.ofSeconds(1);
+
+		/**
+		 * How long stopping a listener waits for running handlers.
+		 */
+		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How often a record that waits for an earlier record of its key looks again, in
+		 * case a change went unnoticed.
+		 */
+		private Duration recheckInterval = Duration.ofSeconds(5);
+
+		public int getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(int concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public int getMaxInFlightPerPartition() {
+			return this.maxInFlightPerPartition;
+		}
+
+		public void setMaxInFlightPerPartition(int maxInFlightPerPartition) {
+			this.maxInFlightPerPartition = maxInFlightPerPartition;
+		}
+
+		public Duration getPollTimeout() {
+			return this.pollTimeout;
+		}
+
+		public void setPollTimeout(Duration pollTimeout) {
+			this.pollTimeout = pollTimeout;
+		}
+
+		public Duration getCommitInterval() {
+			return this.commitInterval;
+		}
+
+		public void setCommitInterval(Duration commitInterval) {
+			this.commitInterval = commitInterval;
+		}
+
+		public Duration getShutdownTimeout() {
+			return this.shutdownTimeout;
+		}
+
+		public void setShutdownTimeout(Duration shutdownTimeout) {
+			this.shutdownTimeout = shutdownTimeout;
+		}
+
+		public Duration getRecheckInterval() {
+			return this.recheckInterval;
+		}
+
+		public void setRecheckInterval(Duration recheckInterval) {
+			this.recheckInterval = recheckInterval;
+		}
+
+	}
+
+	public static class Locks {
+
+		/**
+		 * How long a lock tailer poll waits for records.
+		 */
+		private Duration tailerPollTimeout = Duration.ofMillis(100);
+
+		/**
+		 * How long a lock write or a retry publish may take before it fails (the record is
+		 * then delivered again).
+		 */
+		private Duration writeTimeout = Duration.ofSeconds(30);
+
+		public Duration getTailerPollTimeout() {
+			return this.tailerPollTimeout;
+		}
+
+		public void setTailerPollTimeout(Duration tailerPollTimeout) {
+			this.tailerPollTimeout = tailerPollTimeout;
+		}
+
+		public Duration getWriteTimeout() {
+			return this.writeTimeout;
+		}
+
+		public void setWriteTimeout(Duration writeTimeout) {
+			this.writeTimeout = writeTimeout;
+		}
+
+	}
+
+}

@@ -1,0 +1,164 @@
+package io.github.kafkaresilience.ladder;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Set;
+
+import io.github.kafkaresilience.lock.FailureInfo;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The protocol headers written on every record sent to a retry or dead-letter topic: their
+ * names and how they are written and read (UTF-8 text).
+ *
+ * @since 0.1.0
+ */
+public final class RetryHeaders {
+
+	public static final String RETRY_COUNT = "retry.count";
+
+	public static final String ERROR_CLASS = "error.class";
+
+	public static final String ERROR_MESSAGE = "error.message";
+
+	public static final String ERROR_EXCEPTION = "error.exception";
+
+	public static final String ERROR_TIMESTAMP = "error.timestamp";
+
+	public static final String PREVIOUS_TOPIC = "previous.topic";
+
+	public static final String ORIGINAL_TOPIC = "original.topic";
+
+	public static final String ORIGINAL_PARTITION = "original.partition";
+
+	public static final String ORIGINAL_OFFSET = "original.offset";
+
+	public static final String LOCK_ID = "lock.id";
+
+	public static final String DLQ_REASON = "dlq.reason";
+
+	public static final String REPLAY_FROM_DLQ = "replay.from-dlq";
+
+	public static final String REPLAY_TIMESTAMP = "replay.timestamp";
+
+	/** {@code error.class} of a failure that is retried. */
+	public static final String TRANSIENT = "transient";
+
+	/** {@code error.class} of a failure that is not retried. */
+	public static final String PERMANENT = "permanent";
+
+	private static final Set<String> PROTOCOL = Set.of(RETRY_COUNT, ERROR_CLASS, ERROR_MESSAGE, ERROR_EXCEPTION,
+			ERROR_TIMESTAMP, PREVIOUS_TOPIC, ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET, LOCK_ID, DLQ_REASON);
+
+	private static final Set<String> ERRORS = Set.of(ERROR_CLASS, ERROR_MESSAGE, ERROR_EXCEPTION, ERROR_TIMESTAMP);
+
+	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON);
+
+	private static final DateTimeFormatter RFC_3339_NANOS = DateTimeFormatter
+		.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'")
+		.withZone(ZoneOffset.UTC);
+
+	private RetryHeaders() {
+	}
+
+	/**
+	 * Describes a failure for the {@code error.*} headers.
+	 */
+	public static FailureInfo failure(Throwable ex, boolean permanent, Instant when) {
+		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
+		return new FailureInfo(permanent ? PERMANENT : TRANSIENT, message, ex.getClass().getName(),
+				RFC_3339_NANOS.format(when));
+	}
+
+	/**
+	 * The headers of a record leaving {@code sourceTopic} for a retry or dead-letter topic.
+	 * User headers travel unchanged; protocol headers on a main-topic record are not trusted
+	 * and are dropped.
+	 * @param source the headers of the record being sent on
+	 * @param fromMain whether the record comes from the main topic (its first hop)
+	 * @param sourceTopic the topic the record comes from
+	 * @param partition its partition
+	 * @param offset its offset
+	 * @param retryCount failed attempts so far
+	 * @param lockId the lock the record carries, {@code null} for a record without a key
+	 * @param failure the latest failure, or {@code null} to keep the previous one
+	 * @param reason why it is dead-lettered, or {@code null} for a retry topic
+	 */
+	public static Headers forHop(Headers source, boolean fromMain, String sourceTopic, int partition, long offset,
+			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure, @Nullable DlqReason reason) {
+		RecordHeaders headers = new RecordHeaders();
+		for (Header header : source) {
+			String name = header.key();
+			boolean drop = fromMain ? PROTOCOL.contains(name) : PER_HOP.contains(name) || (failure != null && ERRORS.contains(name));
+			if (!drop) {
+				headers.add(header);
+			}
+		}
+		if (fromMain) {
+			put(headers, ORIGINAL_TOPIC, sourceTopic);
+			put(headers, ORIGINAL_PARTITION, Integer.toString(partition));
+			put(headers, ORIGINAL_OFFSET, Long.toString(offset));
+		}
+		put(headers, RETRY_COUNT, Integer.toString(retryCount));
+		put(headers, PREVIOUS_TOPIC, sourceTopic);
+		if (lockId != null) {
+			put(headers, LOCK_ID, lockId);
+		}
+		if (failure != null) {
+			put(headers, ERROR_CLASS, failure.errorClass());
+			put(headers, ERROR_MESSAGE, failure.message());
+			put(headers, ERROR_EXCEPTION, failure.exception());
+			put(headers, ERROR_TIMESTAMP, failure.timestamp());
+		}
+		if (reason != null) {
+			put(headers, DLQ_REASON, reason.value());
+		}
+		return headers;
+	}
+
+	/** The text of the last header with that name, or {@code null}. */
+	public static @Nullable String text(Headers headers, String name) {
+		Header header = headers.lastHeader(name);
+		return (header != null && header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : null;
+	}
+
+	/** The {@code retry.count} of a stage record, or {@code null} when it is missing or not a count. */
+	public static @Nullable Integer retryCount(Headers headers) {
+		String text = text(headers, RETRY_COUNT);
+		if (text == null) {
+			return null;
+		}
+		try {
+			int count = Integer.parseInt(text.trim());
+			return (count >= 0) ? count : null;
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	/** The failure described by a record's {@code error.*} headers, or {@code null}. */
+	public static @Nullable FailureInfo failure(Headers headers) {
+		String errorClass = text(headers, ERROR_CLASS);
+		if (errorClass == null) {
+			return null;
+		}
+		return new FailureInfo(errorClass, orEmpty(text(headers, ERROR_MESSAGE)), orEmpty(text(headers, ERROR_EXCEPTION)),
+				orEmpty(text(headers, ERROR_TIMESTAMP)));
+	}
+
+	private static String orEmpty(@Nullable String text) {
+		return (text != null) ? text : "";
+	}
+
+	private static void put(Headers headers, String name, String value) {
+		headers.remove(name);
+		headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+	}
+
+}

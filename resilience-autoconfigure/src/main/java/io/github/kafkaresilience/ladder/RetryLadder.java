@@ -1,0 +1,121 @@
+package io.github.kafkaresilience.ladder;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.DisposableBean;
+
+/**
+ * The retry ladders of this instance: plans the topics of a main topic from the configured
+ * name templates, provisions them, and publishes records to retry and dead-letter topics.
+ *
+ * @since 0.1.0
+ */
+public class RetryLadder implements RecordPublisher, DisposableBean {
+
+	/**
+	 * Name templates of the library's topics; {@code {topic}} is the main topic and
+	 * {@code {delay}} the stage delay in its shortest exact unit.
+	 * @param retry retry topic template
+	 * @param dlq dead-letter topic template
+	 * @param locks lock topic template
+	 */
+	public record Naming(String retry, String dlq, String locks) {
+
+		public static Naming defaults() {
+			return new Naming(LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE,
+					LadderPlan.DEFAULT_LOCK_TEMPLATE);
+		}
+
+	}
+
+	private final Naming naming;
+
+	private final TopicProvisioner provisioner;
+
+	private final Map<String, Object> producerConfig;
+
+	private final Duration publishTimeout;
+
+	private volatile @Nullable Producer<byte[], byte[]> producer;
+
+	public RetryLadder(Naming naming, TopicProvisioner provisioner, Map<String, Object> producerConfig,
+			String instanceId, Duration publishTimeout) {
+		this.naming = naming;
+		this.provisioner = provisioner;
+		this.producerConfig = new HashMap<>(producerConfig);
+		this.producerConfig.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+		this.producerConfig.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+		this.producerConfig.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+		this.producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
+		this.producerConfig.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+		this.producerConfig.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-resilience-ladder-" + instanceId);
+		this.publishTimeout = publishTimeout;
+	}
+
+	/** The ladder of a main topic. */
+	public LadderPlan plan(String mainTopic, List<Duration> delays, @Nullable Integer maxAttempts) {
+		return LadderPlan.of(mainTopic, delays, maxAttempts, this.naming.retry(), this.naming.dlq(), this.naming.locks());
+	}
+
+	/**
+	 * Creates or checks the topics of a plan.
+	 * @return the partition count shared by all of them
+	 */
+	public int provision(LadderPlan plan) {
+		return this.provisioner.provision(plan);
+	}
+
+	@Override
+	public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
+		try {
+			return producer().send(record).get(this.publishTimeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new KafkaException("Interrupted while publishing to '" + topic + "'", ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
+			throw new KafkaException("Could not publish to '" + topic + "' partition " + partition, cause);
+		}
+	}
+
+	@Override
+	public void destroy() {
+		Producer<byte[], byte[]> current = this.producer;
+		if (current != null) {
+			current.close(Duration.ofSeconds(5));
+		}
+	}
+
+	private Producer<byte[], byte[]> producer() {
+		Producer<byte[], byte[]> current = this.producer;
+		if (current == null) {
+			synchronized (this) {
+				current = this.producer;
+				if (current == null) {
+					current = new KafkaProducer<>(this.producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+					this.producer = current;
+				}
+			}
+		}
+		return current;
+	}
+
+}

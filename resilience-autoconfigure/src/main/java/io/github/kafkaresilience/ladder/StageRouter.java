@@ -1,0 +1,302 @@
+package io.github.kafkaresilience.ladder;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.lock.FailureInfo;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.Position;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides, for one record of a main or stage topic, what happens to it: run the handler,
+ * become a follower of a locked key, wait for its due time or its predecessor, move on to the
+ * next stage, be forwarded behind its predecessor, go to the dead-letter topic, or be skipped
+ * as a stale copy.
+ * <p>
+ * Every step is safe to repeat after a crash at any point: a move writes the lock first, then
+ * publishes, then confirms the lock's new position, and a record that finds its own move
+ * unfinished completes it. When this method throws, nothing was committed and the record must
+ * be delivered again.
+ *
+ * @since 0.1.0
+ */
+public class StageRouter {
+
+	private static final Log logger = LogFactory.getLog(StageRouter.class);
+
+	private final LadderPlan plan;
+
+	private final LockStore locks;
+
+	private final RecordPublisher publisher;
+
+	private final RecordHandler handler;
+
+	private final FailureClassifier classifier;
+
+	private final Clock clock;
+
+	private final Supplier<String> lockIds;
+
+	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
+			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
+		this.plan = plan;
+		this.locks = locks;
+		this.publisher = publisher;
+		this.handler = handler;
+		this.classifier = classifier;
+		this.clock = clock;
+		this.lockIds = lockIds;
+	}
+
+	public LadderPlan plan() {
+		return this.plan;
+	}
+
+	/**
+	 * Takes the next step for a record.
+	 * @param record the record
+	 * @param tailerSynced whether the lock tailer has caught up with the lock partition since
+	 * this record was read (a lock the record names that is still unknown was released)
+	 * @return what to do with the record next
+	 */
+	public Step route(Delivery record, boolean tailerSynced) {
+		int stage = this.plan.stageOf(record.topic());
+		if (stage < 0) {
+			throw new IllegalArgumentException("Topic '" + record.topic() + "' is not part of the ladder of '"
+					+ this.plan.mainTopic() + "'");
+		}
+		return (stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced);
+	}
+
+	// PROTOCOL §5
+	private Step fromMain(Delivery record) {
+		Bytes key = record.businessKey();
+		if (key != null) {
+			Lock earlier = this.locks.byOrigin(key, record.offset());
+			if (earlier != null) {
+				// an earlier delivery of this record got this far
+				if (earlier.isMoving()) {
+					completeMove(earlier, record, true);
+				}
+				return Step.done();
+			}
+			if (!this.locks.locksOf(key).isEmpty()) {
+				Lock follower = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
+						new Position(0, record.offset()), 0, null, now());
+				moveNewLock(follower, record);
+				return Step.done();
+			}
+		}
+		HandlerResult result = this.handler.handle(record);
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
+			return Step.done();
+		}
+		Throwable ex = result.failure();
+		if (result.outcome() == HandlerResult.Outcome.POISON) {
+			deadLetter(record, true, 0, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
+			return Step.done();
+		}
+		boolean permanent = this.classifier.isPermanent(ex);
+		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
+		if (permanent || this.plan.maxAttempts() <= 1) {
+			deadLetter(record, true, 1, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
+			return Step.done();
+		}
+		if (key == null) {
+			publish(record, true, 1, 1, null, failure);
+			return Step.done();
+		}
+		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
+				new Position(0, record.offset()), 1, failure, now());
+		moveNewLock(lock, record);
+		return Step.done();
+	}
+
+	// PROTOCOL §6
+	private Step fromStage(Delivery record, int stage, boolean tailerSynced) {
+		Integer retryCount = RetryHeaders.retryCount(record.headers());
+		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
+		Bytes key = record.businessKey();
+		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
+			logger.warn("Record " + record + " has missing or unreadable protocol headers (retry.count=" + retryCount
+					+ ", lock.id=" + lockId + "); sending it to '" + this.plan.dlqTopic() + "'");
+			deadLetter(record, false, (retryCount != null) ? retryCount : 0, null,
+					RetryHeaders.failure(new IllegalStateException("Missing or unreadable protocol headers"), true, now()),
+					DlqReason.POISON);
+			return Step.done();
+		}
+		if (lockId == null) {
+			return unorderedRetry(record, stage, retryCount);
+		}
+		Lock lock = this.locks.find(lockId);
+		if (lock == null) {
+			// the lock was written before this record: once the tailer has caught up, an
+			// unknown lock is a released one and this record is a copy of finished work
+			return tailerSynced ? Step.done() : Step.waitForTailer();
+		}
+		Position here = new Position(stage, record.offset());
+		if (lock.isMoving()) {
+			if (here.equals(lock.from())) {
+				completeMove(lock, record, false);
+				return Step.done();
+			}
+			return Step.waitForKey();
+		}
+		if (!here.equals(lock.position())) {
+			return Step.done(); // a stale copy: another record carries the lock
+		}
+		Lock predecessor = this.locks.predecessor(lock);
+		if (predecessor == null) {
+			return runHead(record, stage, retryCount, lock);
+		}
+		Position ahead = predecessor.position();
+		if (ahead != null && ahead.isAfter(here)) {
+			// forward: not an attempt, the record keeps its count and its last failure
+			move(lock, record, stage, ahead.stage(), retryCount, null);
+			return Step.done();
+		}
+		return Step.waitForKey();
+	}
+
+	private Step runHead(Delivery record, int stage, int retryCount, Lock lock) {
+		if (retryCount > 0) {
+			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
+			if (this.clock.millis() < dueAt) {
+				return Step.waitUntil(dueAt);
+			}
+		}
+		HandlerResult result = this.handler.handle(record);
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
+			this.locks.release(lock);
+			return Step.done();
+		}
+		Throwable ex = result.failure();
+		int attempts = retryCount + 1;
+		if (result.outcome() == HandlerResult.Outcome.POISON) {
+			deadLetter(record, false, retryCount, lock.id(), RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
+			this.locks.release(lock);
+			return Step.done();
+		}
+		boolean permanent = this.classifier.isPermanent(ex);
+		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
+		if (permanent || attempts >= this.plan.maxAttempts()) {
+			deadLetter(record, false, attempts, lock.id(), failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
+			this.locks.release(lock);
+			return Step.done();
+		}
+		move(lock, record, stage, nextStage(stage), attempts, failure);
+		return Step.done();
+	}
+
+	private Step unorderedRetry(Delivery record, int stage, int retryCount) {
+		if (retryCount > 0) {
+			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
+			if (this.clock.millis() < dueAt) {
+				return Step.waitUntil(dueAt);
+			}
+		}
+		HandlerResult result = this.handler.handle(record);
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
+			return Step.done();
+		}
+		Throwable ex = result.failure();
+		int attempts = retryCount + 1;
+		if (result.outcome() == HandlerResult.Outcome.POISON) {
+			deadLetter(record, false, retryCount, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
+			return Step.done();
+		}
+		boolean permanent = this.classifier.isPermanent(ex);
+		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
+		if (permanent || attempts >= this.plan.maxAttempts()) {
+			deadLetter(record, false, attempts, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
+			return Step.done();
+		}
+		publish(record, false, nextStage(stage), attempts, null, failure);
+		return Step.done();
+	}
+
+	private int nextStage(int stage) {
+		return Math.min(stage + 1, this.plan.lastStage());
+	}
+
+	/**
+	 * Moves a lock created for a main-topic record to stage 1. If the publish fails, the new
+	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
+	 */
+	private void moveNewLock(Lock moving, Delivery record) {
+		this.locks.write(moving);
+		long offset;
+		try {
+			offset = publish(record, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+		}
+		catch (RuntimeException ex) {
+			compensate(() -> this.locks.release(moving), moving, ex);
+			throw ex;
+		}
+		this.locks.write(moving.confirmedAt(offset, now()));
+	}
+
+	/**
+	 * Moves a lock already in the ladder. If the publish fails the lock goes back to its
+	 * confirmed position (releasing it would let its key's later records overtake it) and the
+	 * record is redelivered.
+	 */
+	private void move(Lock lock, Delivery record, int fromStage, int toStage, int retryCount, @Nullable FailureInfo failure) {
+		Lock moving = lock.moveTo(toStage, new Position(fromStage, record.offset()), retryCount, failure, now());
+		this.locks.write(moving);
+		long offset;
+		try {
+			offset = publish(record, false, toStage, retryCount, lock.id(), failure);
+		}
+		catch (RuntimeException ex) {
+			compensate(() -> this.locks.write(lock), moving, ex);
+			throw ex;
+		}
+		this.locks.write(moving.confirmedAt(offset, now()));
+	}
+
+	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
+	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
+		FailureInfo failure = (moving.failure() != null) ? moving.failure() : null;
+		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), failure);
+		this.locks.write(moving.confirmedAt(offset, now()));
+	}
+
+	private void compensate(Runnable undo, Lock moving, RuntimeException cause) {
+		try {
+			undo.run();
+		}
+		catch (RuntimeException ex) {
+			// the lock stays in flight; the record's redelivery completes the move
+			cause.addSuppressed(ex);
+			logger.warn("Could not undo the move of " + moving + " after a failed publish", ex);
+		}
+	}
+
+	private long publish(Delivery record, boolean fromMain, int toStage, int retryCount, @Nullable String lockId,
+			@Nullable FailureInfo failure) {
+		String topic = this.plan.stage(toStage).topic();
+		return this.publisher.publish(topic, record.partition(), record.key(), record.value(),
+				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
+						retryCount, lockId, failure, null));
+	}
+
+	private void deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,
+			FailureInfo failure, DlqReason reason) {
+		this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
+				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
+						retryCount, lockId, failure, reason));
+	}
+
+	private Instant now() {
+		return this.clock.instant();
+	}
+
+}

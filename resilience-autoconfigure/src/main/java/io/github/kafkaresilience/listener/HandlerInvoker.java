@@ -1,0 +1,96 @@
+package io.github.kafkaresilience.listener;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Optional;
+
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RecordHandler;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.Deserializer;
+
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Deserializes a record with the application's deserializers and invokes the listener
+ * method with the {@link ConsumerRecord} or just its value. A record that cannot be
+ * deserialized is reported as poison.
+ * <p>
+ * Records are deserialized as if read from their main topic, also when they come from a retry
+ * topic, so that topic-based schema lookups keep working.
+ *
+ * @since 0.1.0
+ */
+public class HandlerInvoker implements RecordHandler {
+
+	private final Object bean;
+
+	private final Method method;
+
+	private final boolean takesRecord;
+
+	private final String mainTopic;
+
+	private final Deserializer<?> keyDeserializer;
+
+	private final Deserializer<?> valueDeserializer;
+
+	public HandlerInvoker(Object bean, Method method, String mainTopic, Deserializer<?> keyDeserializer,
+			Deserializer<?> valueDeserializer) {
+		if (method.getParameterCount() != 1) {
+			throw new IllegalStateException("@OrderedRetryListener method " + method
+					+ " must take exactly one parameter: a ConsumerRecord or the record value");
+		}
+		this.bean = bean;
+		this.method = method;
+		this.takesRecord = ConsumerRecord.class.isAssignableFrom(method.getParameterTypes()[0]);
+		this.mainTopic = mainTopic;
+		this.keyDeserializer = keyDeserializer;
+		this.valueDeserializer = valueDeserializer;
+		ReflectionUtils.makeAccessible(method);
+	}
+
+	@Override
+	public HandlerResult handle(Delivery delivery) {
+		Object key;
+		Object value;
+		try {
+			key = (delivery.key() != null)
+					? this.keyDeserializer.deserialize(this.mainTopic, delivery.headers(), delivery.key()) : null;
+			value = (delivery.value() != null)
+					? this.valueDeserializer.deserialize(this.mainTopic, delivery.headers(), delivery.value()) : null;
+		}
+		catch (RuntimeException ex) {
+			return HandlerResult.poison(ex);
+		}
+		Object argument = this.takesRecord ? new ConsumerRecord<>(delivery.topic(), delivery.partition(),
+				delivery.offset(), delivery.timestamp(), TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE,
+				ConsumerRecord.NULL_SIZE, key, value, delivery.headers(), Optional.empty()) : value;
+		if (!this.takesRecord && value != null && !wrap(this.method.getParameterTypes()[0]).isInstance(value)) {
+			return HandlerResult.failed(new PermanentFailureException("Listener method " + this.method.getName()
+					+ " takes " + this.method.getParameterTypes()[0].getName() + " but the value deserializer gave "
+					+ value.getClass().getName()));
+		}
+		try {
+			this.method.invoke(this.bean, argument);
+			return HandlerResult.success();
+		}
+		catch (InvocationTargetException ex) {
+			return HandlerResult.failed(ex.getTargetException());
+		}
+		catch (IllegalAccessException | IllegalArgumentException ex) {
+			return HandlerResult.failed(new PermanentFailureException("Cannot invoke listener method " + this.method, ex));
+		}
+	}
+
+	private static Class<?> wrap(Class<?> type) {
+		if (!type.isPrimitive()) {
+			return type;
+		}
+		return java.lang.invoke.MethodType.methodType(type).wrap().returnType();
+	}
+
+}

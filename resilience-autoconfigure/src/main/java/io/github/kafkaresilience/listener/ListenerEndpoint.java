@@ -1,0 +1,30 @@
+package io.github.kafkaresilience.listener;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One {@code @OrderedRetryListener} method with its attributes resolved.
+ *
+ * @param id the listener id
+ * @param groupId the consumer group
+ * @param topics the main topics
+ * @param delays the stage delays, {@code null} for the configured default
+ * @param maxAttempts the attempts, {@code null} for the configured default
+ * @param concurrency the worker count, {@code null} for the configured default
+ * @param bean the bean holding the method
+ * @param method the listener method
+ * @since 0.1.0
+ */
+public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
+		@Nullable Integer maxAttempts, @Nullable Integer concurrency, Object bean, Method method) {
+
+	public ListenerEndpoint {
+		topics = List.copyOf(topics);
+		delays = (delays != null) ? List.copyOf(delays) : null;
+	}
+
+}

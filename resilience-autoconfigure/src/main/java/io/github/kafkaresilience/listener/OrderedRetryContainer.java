@@ -1,0 +1,609 @@
+package io.github.kafkaresilience.listener;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+
+/**
+ * Runs one {@code @OrderedRetryListener}: a consumer of its main and retry topics, a poll loop
+ * that never sleeps or blocks on a record, and workers that run records concurrently across
+ * keys and in order within a key of a partition.
+ * <p>
+ * A record that waits (for its due time, for its predecessor, or for the lock tailer) holds
+ * up only its own key in its partition, and no thread. Offsets are committed at the
+ * contiguous boundary: the lowest offset not yet done. A partition with too many records in
+ * flight is paused until they drain.
+ *
+ * @since 0.1.0
+ */
+public class OrderedRetryContainer {
+
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+	/**
+	 * How the container consumes.
+	 * @param concurrency worker threads
+	 * @param maxInFlightPerPartition records of one partition in flight before it is paused
+	 * @param pollTimeout how long one poll waits for records
+	 * @param commitInterval how often done offsets are committed
+	 * @param shutdownTimeout how long stopping waits for running handlers
+	 * @param recheckInterval how often a record waiting for its key looks again, in case a
+	 * change went unnoticed
+	 */
+	public record Settings(int concurrency, int maxInFlightPerPartition, Duration pollTimeout, Duration commitInterval,
+			Duration shutdownTimeout, Duration recheckInterval) {
+	}
+
+	/** The ladder of one main topic as this container runs it. */
+	public record Route(StageRouter router, LockRegistry registry) {
+	}
+
+	private final String id;
+
+	private final Map<String, Route> routesByTopic;
+
+	private final Supplier<Consumer<byte[], byte[]>> consumerFactory;
+
+	private final SyncBarrier barrier;
+
+	private final @Nullable ConsumerAwareRebalanceListener userListener;
+
+	private final Settings settings;
+
+	private final Clock clock;
+
+	private final Map<TopicPartition, PartitionWork> partitions = new ConcurrentHashMap<>();
+
+	private final Map<Bytes, Set<Task>> waitingForKey = new ConcurrentHashMap<>();
+
+	private final Map<TopicPartition, Long> droppedAt = new HashMap<>();
+
+	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
+
+	private final AtomicBoolean running = new AtomicBoolean();
+
+	private volatile boolean stopping;
+
+	private ExecutorService workers;
+
+	private ScheduledExecutorService timers;
+
+	private Thread pollThread;
+
+	private volatile Consumer<byte[], byte[]> consumer;
+
+	private long lastCommit;
+
+	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
+			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
+			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock) {
+		this.id = id;
+		this.routesByTopic = Map.copyOf(routesByTopic);
+		this.consumerFactory = consumerFactory;
+		this.barrier = barrier;
+		this.userListener = userListener;
+		this.settings = settings;
+		this.clock = clock;
+		Set<LockRegistry> registries = new HashSet<>();
+		this.routesByTopic.values().forEach((route) -> registries.add(route.registry()));
+		registries.forEach((registry) -> registry.table().addListener(this::keyChanged));
+	}
+
+	public String id() {
+		return this.id;
+	}
+
+	public boolean isRunning() {
+		return this.running.get();
+	}
+
+	/** The topics this container consumes: main topics and their retry topics. */
+	public Set<String> topics() {
+		return this.routesByTopic.keySet();
+	}
+
+	public synchronized void start() {
+		if (!this.running.compareAndSet(false, true)) {
+			return;
+		}
+		this.stopping = false;
+		this.workers = Executors.newFixedThreadPool(this.settings.concurrency(), threads("kafka-resilience-" + this.id + "-worker-"));
+		this.timers = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
+		this.consumer = this.consumerFactory.get();
+		this.pollThread = new Thread(this::pollLoop, "kafka-resilience-" + this.id + "-consumer");
+		this.pollThread.start();
+	}
+
+	/**
+	 * Stops dispatching, waits for running handlers (up to the shutdown timeout), commits what
+	 * is done and closes the consumer.
+	 */
+	public void stop() {
+		Thread thread;
+		synchronized (this) {
+			if (!this.running.compareAndSet(true, false)) {
+				return;
+			}
+			thread = this.pollThread;
+		}
+		this.stopping = true;
+		this.consumer.wakeup();
+		try {
+			thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void pollLoop() {
+		Consumer<byte[], byte[]> consumer = this.consumer;
+		try {
+			consumer.subscribe(this.routesByTopic.keySet(), new Rebalance(consumer));
+			while (this.running.get()) {
+				try {
+					runPollThreadActions();
+					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.settings.pollTimeout());
+					for (ConsumerRecord<byte[], byte[]> record : records) {
+						dispatch(record);
+					}
+					applyBounds(consumer);
+					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
+						commit(consumer, this.partitions.keySet());
+					}
+				}
+				catch (WakeupException ex) {
+					// stopping
+				}
+				catch (RuntimeException ex) {
+					logger.error("Listener '" + this.id + "' failed to poll; polling again", ex);
+				}
+			}
+		}
+		finally {
+			shutdown(consumer);
+		}
+	}
+
+	private void shutdown(Consumer<byte[], byte[]> consumer) {
+		this.timers.shutdownNow();
+		this.workers.shutdown();
+		try {
+			if (!this.workers.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+				logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
+						+ "will be delivered again");
+				this.workers.shutdownNow();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		try {
+			commit(consumer, this.partitions.keySet());
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);
+		}
+		this.partitions.values().forEach((work) -> work.revoked = true);
+		this.partitions.clear();
+		this.waitingForKey.clear();
+		consumer.close(Duration.ofSeconds(10));
+	}
+
+	private void runPollThreadActions() {
+		for (Runnable action; (action = this.pollThreadActions.poll()) != null;) {
+			action.run();
+		}
+	}
+
+	private void dispatch(ConsumerRecord<byte[], byte[]> record) {
+		TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+		PartitionWork work = this.partitions.get(tp);
+		if (work == null) {
+			return; // revoked meanwhile: the new owner reads it
+		}
+		Task task = new Task(work, new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(),
+				record.key(), record.value(), record.headers()));
+		boolean runNow;
+		synchronized (work) {
+			work.offsets.add(record.offset());
+			if (task.key == null) {
+				runNow = true;
+			}
+			else {
+				ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>());
+				queue.add(task);
+				runNow = queue.size() == 1;
+			}
+		}
+		if (runNow) {
+			submit(task);
+		}
+	}
+
+	private void applyBounds(Consumer<byte[], byte[]> consumer) {
+		for (PartitionWork work : this.partitions.values()) {
+			int inFlight;
+			synchronized (work) {
+				inFlight = work.offsets.inFlight();
+			}
+			if (!work.boundPaused && inFlight >= this.settings.maxInFlightPerPartition()) {
+				work.boundPaused = true;
+				consumer.pause(List.of(work.partition));
+			}
+			else if (work.boundPaused && inFlight <= this.settings.maxInFlightPerPartition() / 2) {
+				work.boundPaused = false;
+				if (work.barrierOpen) {
+					consumer.resume(List.of(work.partition));
+				}
+			}
+		}
+	}
+
+	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
+		this.lastCommit = this.clock.millis();
+		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+		Map<TopicPartition, Long> committing = new HashMap<>();
+		for (TopicPartition tp : which) {
+			PartitionWork work = this.partitions.get(tp);
+			if (work == null) {
+				continue;
+			}
+			long committable;
+			synchronized (work) {
+				committable = work.offsets.committable();
+			}
+			if (committable > work.committed) {
+				offsets.put(tp, new OffsetAndMetadata(committable));
+				committing.put(tp, committable);
+			}
+		}
+		if (offsets.isEmpty()) {
+			return;
+		}
+		try {
+			consumer.commitSync(offsets);
+			committing.forEach((tp, offset) -> {
+				PartitionWork work = this.partitions.get(tp);
+				if (work != null) {
+					work.committed = offset;
+				}
+			});
+		}
+		catch (WakeupException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Listener '" + this.id + "' could not commit " + offsets + "; will try again", ex);
+		}
+	}
+
+	private void submit(Task task) {
+		if (this.stopping || task.work.revoked) {
+			return;
+		}
+		try {
+			this.workers.execute(() -> run(task));
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// stopping: the record is delivered again after the restart
+		}
+	}
+
+	private void run(Task task) {
+		if (this.stopping || task.work.revoked) {
+			return;
+		}
+		Route route = task.work.route;
+		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
+		Step step;
+		try {
+			step = route.router().route(task.delivery, task.tailerSynced);
+			task.failures = 0;
+		}
+		catch (RuntimeException ex) {
+			Duration backoff = backoff(++task.failures);
+			logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
+					+ "); trying again in " + backoff.toMillis() + " ms", ex);
+			schedule(task, backoff.toMillis());
+			return;
+		}
+		switch (step.kind()) {
+			case DONE -> complete(task);
+			case WAIT_UNTIL -> schedule(task, step.dueAt() - this.clock.millis());
+			case WAIT_FOR_TAILER -> route.registry().catchUp(task.delivery.partition()).whenComplete((ignored, ex) -> {
+				task.tailerSynced = (ex == null);
+				if (ex != null) {
+					schedule(task, backoff(++task.failures).toMillis());
+				}
+				else {
+					submit(task);
+				}
+			});
+			case WAIT_FOR_KEY -> waitForKey(task, route, before);
+		}
+	}
+
+	private void waitForKey(Task task, Route route, List<Lock> before) {
+		this.waitingForKey.computeIfAbsent(task.key, (k) -> ConcurrentHashMap.newKeySet()).add(task);
+		if (!route.registry().locksOf(task.key).equals(before)) {
+			wake(task); // changed while we were looking
+			return;
+		}
+		scheduleAction(() -> wake(task), this.settings.recheckInterval().toMillis());
+	}
+
+	private void keyChanged(Bytes key) {
+		Set<Task> waiting = this.waitingForKey.get(key);
+		if (waiting != null) {
+			for (Task task : List.copyOf(waiting)) {
+				wake(task);
+			}
+		}
+	}
+
+	private void wake(Task task) {
+		Set<Task> waiting = this.waitingForKey.get(task.key);
+		if (waiting != null && waiting.remove(task)) {
+			this.waitingForKey.computeIfPresent(task.key, (k, set) -> set.isEmpty() ? null : set);
+			submit(task);
+		}
+	}
+
+	private void complete(Task task) {
+		PartitionWork work = task.work;
+		Task next = null;
+		synchronized (work) {
+			if (work.revoked) {
+				return;
+			}
+			work.offsets.done(task.delivery.offset());
+			if (task.key != null) {
+				ArrayDeque<Task> queue = work.keyQueues.get(task.key);
+				if (queue != null) {
+					queue.poll();
+					next = queue.peek();
+					if (next == null) {
+						work.keyQueues.remove(task.key);
+					}
+				}
+			}
+		}
+		if (next != null) {
+			submit(next);
+		}
+	}
+
+	private void schedule(Task task, long delayMillis) {
+		scheduleAction(() -> submit(task), delayMillis);
+	}
+
+	private void scheduleAction(Runnable action, long delayMillis) {
+		if (this.stopping) {
+			return;
+		}
+		try {
+			this.timers.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// stopping
+		}
+	}
+
+	private static Duration backoff(int failures) {
+		long millis = 500L << Math.min(failures - 1, 6);
+		return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
+	}
+
+	private static ThreadFactory threads(String prefix) {
+		AtomicInteger count = new AtomicInteger();
+		return (runnable) -> {
+			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+	private final class Rebalance implements ConsumerRebalanceListener {
+
+		private final Consumer<byte[], byte[]> consumer;
+
+		Rebalance(Consumer<byte[], byte[]> consumer) {
+			this.consumer = consumer;
+		}
+
+		@Override
+		public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+			logger.info("Listener '" + OrderedRetryContainer.this.id + "' revoked " + revoked);
+			if (OrderedRetryContainer.this.userListener != null) {
+				OrderedRetryContainer.this.userListener.onPartitionsRevokedBeforeCommit(this.consumer, revoked);
+			}
+			try {
+				commit(this.consumer, revoked);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not commit revoked partitions", ex);
+			}
+			drop(revoked);
+			if (OrderedRetryContainer.this.userListener != null) {
+				OrderedRetryContainer.this.userListener.onPartitionsRevokedAfterCommit(this.consumer, revoked);
+			}
+		}
+
+		@Override
+		public void onPartitionsLost(Collection<TopicPartition> lost) {
+			drop(lost);
+			if (OrderedRetryContainer.this.userListener != null) {
+				OrderedRetryContainer.this.userListener.onPartitionsLost(this.consumer, lost);
+			}
+		}
+
+		@Override
+		public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
+			logger.info("Listener '" + OrderedRetryContainer.this.id + "' assigned " + assigned);
+			for (TopicPartition tp : assigned) {
+				Route route = OrderedRetryContainer.this.routesByTopic.get(tp.topic());
+				PartitionWork work = new PartitionWork(tp, route);
+				OrderedRetryContainer.this.partitions.put(tp, work);
+				OrderedRetryContainer.this.barrier.close(this.consumer, tp, route.registry())
+					.whenComplete((waited, ex) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, waited, ex)));
+			}
+			seekToCommitted(assigned);
+			if (OrderedRetryContainer.this.userListener != null) {
+				OrderedRetryContainer.this.userListener.onPartitionsAssigned(this.consumer, assigned);
+			}
+		}
+
+		/**
+		 * Starts every assigned partition at its committed offset. A consumer keeps its fetch
+		 * position for a partition it gets back in a rebalance, but the records it had fetched
+		 * past the commit were dropped with the revoked partition and must be read again.
+		 * Retry topics are the library's own: a group that has never committed on one reads it
+		 * from the beginning whatever the application's auto.offset.reset, or a record moved
+		 * there before the first fetch would be skipped.
+		 */
+		private void seekToCommitted(Collection<TopicPartition> assigned) {
+			if (assigned.isEmpty()) {
+				return;
+			}
+			Map<TopicPartition, OffsetAndMetadata> committed = this.consumer.committed(new HashSet<>(assigned));
+			List<TopicPartition> fromBeginning = new ArrayList<>();
+			for (TopicPartition tp : assigned) {
+				OffsetAndMetadata offset = committed.get(tp);
+				Long dropped = OrderedRetryContainer.this.droppedAt.remove(tp);
+				if (offset != null) {
+					this.consumer.seek(tp, offset);
+				}
+				else if (dropped != null && dropped >= 0) {
+					this.consumer.seek(tp, dropped);
+				}
+				else if (OrderedRetryContainer.this.routesByTopic.get(tp.topic()).router().plan().stageOf(tp.topic()) > 0) {
+					fromBeginning.add(tp);
+				}
+			}
+			if (!fromBeginning.isEmpty()) {
+				this.consumer.seekToBeginning(fromBeginning);
+			}
+		}
+
+		private void open(PartitionWork work, @Nullable Duration waited, @Nullable Throwable ex) {
+			if (work.revoked || OrderedRetryContainer.this.partitions.get(work.partition) != work) {
+				return;
+			}
+			if (ex != null) {
+				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not sync the lock table for "
+						+ work.partition + "; trying again", ex);
+				OrderedRetryContainer.this.barrier.close(this.consumer, work.partition, work.route.registry())
+					.whenComplete((w, e) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, w, e)));
+				return;
+			}
+			work.barrierOpen = true;
+			if (logger.isDebugEnabled()) {
+				logger.debug("Listener '" + OrderedRetryContainer.this.id + "' opened " + work.partition + " after "
+						+ waited.toMillis() + " ms");
+			}
+			if (!work.boundPaused) {
+				this.consumer.resume(List.of(work.partition));
+			}
+		}
+
+		private void drop(Collection<TopicPartition> partitions) {
+			for (TopicPartition tp : partitions) {
+				PartitionWork work = OrderedRetryContainer.this.partitions.remove(tp);
+				if (work != null) {
+					synchronized (work) {
+						work.revoked = true;
+						OrderedRetryContainer.this.droppedAt.put(tp, work.offsets.committable());
+					}
+				}
+			}
+			OrderedRetryContainer.this.waitingForKey.values().forEach((set) -> set.removeIf((task) -> task.work.revoked));
+		}
+
+	}
+
+	private static final class PartitionWork {
+
+		final TopicPartition partition;
+
+		final Route route;
+
+		final OffsetTracker offsets = new OffsetTracker();
+
+		final Map<Bytes, ArrayDeque<Task>> keyQueues = new HashMap<>();
+
+		volatile boolean revoked;
+
+		volatile boolean barrierOpen;
+
+		boolean boundPaused;
+
+		long committed = -1;
+
+		PartitionWork(TopicPartition partition, Route route) {
+			this.partition = partition;
+			this.route = route;
+		}
+
+	}
+
+	private static final class Task {
+
+		final PartitionWork work;
+
+		final Delivery delivery;
+
+		final @Nullable Bytes key;
+
+		volatile boolean tailerSynced;
+
+		volatile int failures;
+
+		Task(PartitionWork work, Delivery delivery) {
+			this.work = work;
+			this.delivery = delivery;
+			this.key = delivery.businessKey();
+		}
+
+	}
+
+}

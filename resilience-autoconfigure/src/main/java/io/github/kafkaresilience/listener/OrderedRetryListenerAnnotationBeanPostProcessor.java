@@ -1,0 +1,145 @@
+package io.github.kafkaresilience.listener;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import io.github.kafkaresilience.OrderedRetryListener;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.config.BeanExpressionContext;
+import org.springframework.beans.factory.config.BeanExpressionResolver;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * Finds {@code @OrderedRetryListener} methods on beans, resolves their attributes
+ * ({@code ${...}} placeholders and {@code #{...}} expressions) and registers them with the
+ * {@link OrderedRetryListenerRegistry}.
+ *
+ * @since 0.1.0
+ */
+public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPostProcessor, BeanFactoryAware {
+
+	private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private @Nullable String defaultGroupId;
+
+	private @Nullable OrderedRetryListenerRegistry registry;
+
+	/**
+	 * @param defaultGroupId the group used when a listener names none
+	 * ({@code spring.kafka.consumer.group-id})
+	 */
+	public OrderedRetryListenerAnnotationBeanPostProcessor(@Nullable String defaultGroupId) {
+		this.defaultGroupId = defaultGroupId;
+	}
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) throws BeansException {
+		this.beanFactory = (ConfigurableListableBeanFactory) beanFactory;
+	}
+
+	@Override
+	public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
+		Class<?> targetClass = AopUtils.getTargetClass(bean);
+		Map<Method, OrderedRetryListener> annotated = MethodIntrospector.selectMethods(targetClass,
+				(MethodIntrospector.MetadataLookup<OrderedRetryListener>) (method) -> AnnotatedElementUtils
+					.findMergedAnnotation(method, OrderedRetryListener.class));
+		annotated.forEach((method, annotation) -> registry()
+			.register(endpoint(bean, beanName, AopUtils.selectInvocableMethod(method, bean.getClass()), annotation)));
+		return bean;
+	}
+
+	private OrderedRetryListenerRegistry registry() {
+		if (this.registry == null) {
+			this.registry = this.beanFactory.getBean(OrderedRetryListenerRegistry.class);
+		}
+		return this.registry;
+	}
+
+	ListenerEndpoint endpoint(Object bean, String beanName, Method method, OrderedRetryListener annotation) {
+		String where = "@OrderedRetryListener on " + method.getDeclaringClass().getName() + "." + method.getName();
+		String id = resolve(annotation.id());
+		if (!StringUtils.hasText(id)) {
+			id = beanName + "." + method.getName();
+		}
+		List<String> topics = new ArrayList<>();
+		for (String topic : annotation.topics()) {
+			for (String part : StringUtils.commaDelimitedListToStringArray(resolve(topic))) {
+				if (StringUtils.hasText(part)) {
+					topics.add(part.trim());
+				}
+			}
+		}
+		if (topics.isEmpty()) {
+			throw new IllegalStateException(where + " names no topic");
+		}
+		String groupId = resolve(annotation.groupId());
+		if (!StringUtils.hasText(groupId)) {
+			groupId = StringUtils.hasText(this.defaultGroupId) ? this.defaultGroupId : id;
+		}
+		String delaysText = resolve(annotation.delays());
+		List<Duration> delays = null;
+		if (StringUtils.hasText(delaysText)) {
+			delays = Arrays.stream(StringUtils.commaDelimitedListToStringArray(delaysText))
+				.map(String::trim)
+				.filter(StringUtils::hasText)
+				.map((text) -> parseDuration(text, where))
+				.toList();
+		}
+		Integer maxAttempts = parseInt(resolve(annotation.maxAttempts()), "maxAttempts", where, 1);
+		Integer concurrency = parseInt(resolve(annotation.concurrency()), "concurrency", where, 1);
+		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, bean, method);
+	}
+
+	private static Duration parseDuration(String text, String where) {
+		try {
+			return DurationStyle.detectAndParse(text);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(where + " has delay '" + text + "', which is not a duration (use 30s, 5m, 1h)", ex);
+		}
+	}
+
+	private static @Nullable Integer parseInt(String text, String attribute, String where, int min) {
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		try {
+			int value = Integer.parseInt(text.trim());
+			if (value < min) {
+				throw new IllegalStateException(where + " has " + attribute + " " + value + " but it must be at least " + min);
+			}
+			return value;
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalStateException(where + " has " + attribute + " '" + text + "', which is not a number", ex);
+		}
+	}
+
+	private String resolve(String value) {
+		if (this.beanFactory == null || !StringUtils.hasText(value)) {
+			return value;
+		}
+		String resolved = this.beanFactory.resolveEmbeddedValue(value);
+		BeanExpressionResolver resolver = this.beanFactory.getBeanExpressionResolver();
+		if (resolver != null && resolved != null) {
+			Object evaluated = resolver.evaluate(resolved, new BeanExpressionContext(this.beanFactory, null));
+			return (evaluated != null) ? evaluated.toString() : "";
+		}
+		return (resolved != null) ? resolved : "";
+	}
+
+}

@@ -1,0 +1,168 @@
+package io.github.kafkaresilience.listener;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+
+/**
+ * Holds the {@code @OrderedRetryListener} endpoints found in the context and runs a
+ * {@link OrderedRetryContainer} for each: on start it provisions each main topic's ladder,
+ * starts its lock tailer and then the consumer.
+ *
+ * @since 0.1.0
+ */
+public class OrderedRetryListenerRegistry implements SmartLifecycle {
+
+	/** Phase of the containers: late to start, early to stop. */
+	public static final int PHASE = Integer.MAX_VALUE - 100;
+
+	private final List<ListenerEndpoint> endpoints = new ArrayList<>();
+
+	private final Map<String, OrderedRetryContainer> containers = new LinkedHashMap<>();
+
+	private final LockCoordinator lockCoordinator;
+
+	private final RetryLadder retryLadder;
+
+	private final SyncBarrier syncBarrier;
+
+	private final FailureClassifier classifier;
+
+	private final ListenerDefaults defaults;
+
+	private final Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> consumers;
+
+	private final RecordHandlerFactory handlers;
+
+	private final @Nullable ConsumerAwareRebalanceListener userRebalanceListener;
+
+	private final Clock clock;
+
+	private volatile boolean running;
+
+	/** Creates the handler of an endpoint for one of its main topics. */
+	@FunctionalInterface
+	public interface RecordHandlerFactory {
+
+		RecordHandler create(ListenerEndpoint endpoint, String mainTopic);
+
+	}
+
+	public OrderedRetryListenerRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+			FailureClassifier classifier, ListenerDefaults defaults,
+			Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> consumers,
+			RecordHandlerFactory handlers, @Nullable ConsumerAwareRebalanceListener userRebalanceListener,
+			Clock clock) {
+		this.lockCoordinator = lockCoordinator;
+		this.retryLadder = retryLadder;
+		this.syncBarrier = syncBarrier;
+		this.classifier = classifier;
+		this.defaults = defaults;
+		this.consumers = consumers;
+		this.handlers = handlers;
+		this.userRebalanceListener = userRebalanceListener;
+		this.clock = clock;
+	}
+
+	/**
+	 * Registers an endpoint; called while the context starts.
+	 * @throws IllegalStateException when its id or one of its topics is already taken
+	 */
+	public synchronized void register(ListenerEndpoint endpoint) {
+		for (ListenerEndpoint other : this.endpoints) {
+			if (other.id().equals(endpoint.id())) {
+				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id() + "' ("
+						+ other.method() + " and " + endpoint.method() + "); give each a distinct id");
+			}
+			for (String topic : endpoint.topics()) {
+				if (other.topics().contains(topic)) {
+					throw new IllegalStateException("Topic '" + topic + "' is consumed by two @OrderedRetryListener methods ("
+							+ other.method() + " and " + endpoint.method()
+							+ "); they would share its retry and lock topics. Use one listener per topic");
+				}
+			}
+		}
+		this.endpoints.add(endpoint);
+	}
+
+	public synchronized List<ListenerEndpoint> endpoints() {
+		return List.copyOf(this.endpoints);
+	}
+
+	public synchronized @Nullable OrderedRetryContainer container(String id) {
+		return this.containers.get(id);
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		if (this.containers.isEmpty()) {
+			for (ListenerEndpoint endpoint : this.endpoints) {
+				this.containers.put(endpoint.id(), createContainer(endpoint));
+			}
+		}
+		this.containers.values().forEach(OrderedRetryContainer::start);
+		this.running = true;
+	}
+
+	@Override
+	public synchronized void stop() {
+		this.containers.values().forEach(OrderedRetryContainer::stop);
+		this.running = false;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
+		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
+		for (String topic : endpoint.topics()) {
+			List<java.time.Duration> delays = (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
+			Integer maxAttempts = (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
+			LadderPlan plan = this.retryLadder.plan(topic, delays, maxAttempts);
+			int partitions = this.retryLadder.provision(plan);
+			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions);
+			RecordHandler handler = this.handlers.create(endpoint, topic);
+			StageRouter router = new StageRouter(plan, registry, this.retryLadder, handler, this.classifier, this.clock,
+					() -> UUID.randomUUID().toString());
+			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
+			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
+		}
+		OrderedRetryContainer.Settings settings = this.defaults.settings();
+		if (endpoint.concurrency() != null) {
+			settings = new OrderedRetryContainer.Settings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
+					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
+		}
+		return new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint), this.syncBarrier,
+				this.userRebalanceListener, settings, this.clock);
+	}
+
+}

@@ -1,0 +1,149 @@
+package io.github.kafkaresilience.lock;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import org.springframework.beans.factory.DisposableBean;
+
+/**
+ * Owns the lock registries of this instance, one per main topic: each has its lock table, its
+ * tailer and shares one idempotent producer for lock writes. Lock records carry this
+ * instance's stable coordinator id.
+ *
+ * @since 0.1.0
+ */
+public class LockCoordinator implements DisposableBean {
+
+	private final String instanceId;
+
+	private final Map<String, Object> consumerConfig;
+
+	private final Map<String, Object> producerConfig;
+
+	private final Duration tailerPollTimeout;
+
+	private final Duration writeTimeout;
+
+	private final Map<String, LockRegistry> registries = new ConcurrentHashMap<>();
+
+	private final List<java.util.function.Consumer<LockRegistry>> registryListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+	private final java.util.concurrent.atomic.AtomicInteger tailers = new java.util.concurrent.atomic.AtomicInteger();
+
+	private volatile Producer<byte[], byte[]> producer;
+
+	/**
+	 * @param instanceId the stable id of this instance, written with every lock record
+	 * @param consumerConfig the client settings for the tailers (group settings are dropped)
+	 * @param producerConfig the client settings for the lock writer
+	 * @param tailerPollTimeout how long a tailer poll waits for records
+	 * @param writeTimeout how long a lock write may take before it fails
+	 */
+	public LockCoordinator(String instanceId, Map<String, Object> consumerConfig, Map<String, Object> producerConfig,
+			Duration tailerPollTimeout, Duration writeTimeout) {
+		this.instanceId = instanceId;
+		this.consumerConfig = tailerConfig(consumerConfig);
+		this.producerConfig = writerConfig(producerConfig);
+		this.tailerPollTimeout = tailerPollTimeout;
+		this.writeTimeout = writeTimeout;
+	}
+
+	public String instanceId() {
+		return this.instanceId;
+	}
+
+	/**
+	 * The registry of a main topic, its tailer started on first use.
+	 * @param mainTopic the main topic
+	 * @param lockTopic the lock topic of the main topic
+	 * @param partitions the partition count of both
+	 * @return the started registry
+	 */
+	public LockRegistry registry(String mainTopic, String lockTopic, int partitions) {
+		boolean[] created = new boolean[1];
+		LockRegistry registry = this.registries.computeIfAbsent(mainTopic, (topic) -> {
+			LockTable table = new LockTable();
+			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this.tailerPollTimeout);
+			tailer.start();
+			created[0] = true;
+			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.instanceId, this.writeTimeout);
+		});
+		if (created[0]) {
+			this.registryListeners.forEach((listener) -> listener.accept(registry));
+		}
+		return registry;
+	}
+
+	/**
+	 * Calls {@code listener} with every registry, those started so far and those started later.
+	 */
+	public void onRegistry(java.util.function.Consumer<LockRegistry> listener) {
+		this.registryListeners.add(listener);
+		this.registries.values().forEach(listener);
+	}
+
+	/** The registries started so far. */
+	public Collection<LockRegistry> registries() {
+		return List.copyOf(this.registries.values());
+	}
+
+	@Override
+	public void destroy() {
+		this.registries.values().forEach((registry) -> registry.tailer().stop());
+		this.registries.clear();
+		Producer<byte[], byte[]> current = this.producer;
+		if (current != null) {
+			current.close(Duration.ofSeconds(5));
+		}
+	}
+
+	private Consumer<byte[], byte[]> createConsumer() {
+		Map<String, Object> config = new HashMap<>(this.consumerConfig);
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.incrementAndGet());
+		return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+	}
+
+	private synchronized Producer<byte[], byte[]> producer() {
+		if (this.producer == null) {
+			this.producer = new KafkaProducer<>(this.producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+		}
+		return this.producer;
+	}
+
+	private Map<String, Object> tailerConfig(Map<String, Object> base) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
+		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-tailer-" + this.instanceId);
+		return config;
+	}
+
+	private Map<String, Object> writerConfig(Map<String, Object> base) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+		config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+		config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+		config.put(ProducerConfig.ACKS_CONFIG, "all");
+		config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+		config.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-resilience-locks-" + this.instanceId);
+		return config;
+	}
+
+}

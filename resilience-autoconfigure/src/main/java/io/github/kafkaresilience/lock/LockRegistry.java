@@ -1,0 +1,121 @@
+package io.github.kafkaresilience.lock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The lock registry of one main topic, backed by its compacted lock topic: a {@link LockTable}
+ * kept current by a {@link LockTailer}, and durable writes that are applied to the table as
+ * soon as the broker acknowledges them.
+ *
+ * @since 0.1.0
+ */
+public final class LockRegistry implements LockStore {
+
+	private final String mainTopic;
+
+	private final String lockTopic;
+
+	private final LockTable table;
+
+	private final LockTailer tailer;
+
+	private final Producer<byte[], byte[]> producer;
+
+	private final String coordinatorId;
+
+	private final Duration writeTimeout;
+
+	LockRegistry(String mainTopic, String lockTopic, LockTable table, LockTailer tailer, Producer<byte[], byte[]> producer,
+			String coordinatorId, Duration writeTimeout) {
+		this.mainTopic = mainTopic;
+		this.lockTopic = lockTopic;
+		this.table = table;
+		this.tailer = tailer;
+		this.producer = producer;
+		this.coordinatorId = coordinatorId;
+		this.writeTimeout = writeTimeout;
+	}
+
+	public String mainTopic() {
+		return this.mainTopic;
+	}
+
+	public String lockTopic() {
+		return this.lockTopic;
+	}
+
+	public LockTable table() {
+		return this.table;
+	}
+
+	public LockTailer tailer() {
+		return this.tailer;
+	}
+
+	/** See {@link LockTailer#catchUp(int)}. */
+	public CompletableFuture<Void> catchUp(int partition) {
+		return this.tailer.catchUp(partition);
+	}
+
+	@Override
+	public @Nullable Lock find(String id) {
+		return this.table.find(id);
+	}
+
+	@Override
+	public List<Lock> locksOf(Bytes key) {
+		return this.table.locksOf(key);
+	}
+
+	@Override
+	public @Nullable Lock byOrigin(Bytes key, long originOffset) {
+		return this.table.byOrigin(key, originOffset);
+	}
+
+	@Override
+	public @Nullable Lock predecessor(Lock lock) {
+		return this.table.predecessor(lock);
+	}
+
+	@Override
+	public void write(Lock lock) {
+		long offset = send(lock, LockCodec.encode(lock));
+		this.table.apply(lock.originPartition(), offset, lock.id(), lock);
+	}
+
+	@Override
+	public void release(Lock lock) {
+		long offset = send(lock, null);
+		this.table.apply(lock.originPartition(), offset, lock.id(), null);
+	}
+
+	private long send(Lock lock, byte @Nullable [] value) {
+		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, lock.originPartition(), null,
+				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId));
+		try {
+			RecordMetadata metadata = this.producer.send(record).get(this.writeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+			return metadata.offset();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new KafkaException("Interrupted while writing lock " + lock.id() + " to '" + this.lockTopic + "'", ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
+			throw new KafkaException("Could not write lock " + lock.id() + " to '" + this.lockTopic + "'", cause);
+		}
+	}
+
+}

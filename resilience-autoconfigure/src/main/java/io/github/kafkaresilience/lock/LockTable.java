@@ -1,0 +1,213 @@
+package io.github.kafkaresilience.lock;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-memory view of one lock topic: the set of live locks, by id and by business key
+ * (ordered by origin).
+ * <p>
+ * Every change is versioned by the offset of the lock record that made it, and a change older
+ * than what the table holds for that lock id is ignored. That makes applying idempotent
+ * (replays, duplicates and compacted logs give the same table) and lets the instance apply its
+ * own writes at once: they stay as an overlay, and the older records the tailer reads later
+ * can neither resurrect nor regress them. Tombstones are remembered until the tailer has read
+ * past them, for the same reason.
+ *
+ * @since 0.1.0
+ */
+public final class LockTable {
+
+	private record Entry(int partition, long offset, @Nullable Lock lock) {
+	}
+
+	/** Orders a key's locks by origin; the id tells apart two locks of one origin (a duplicate). */
+	private record OriginKey(long offset, String id) implements Comparable<OriginKey> {
+
+		static OriginKey of(Lock lock) {
+			return new OriginKey(lock.originOffset(), lock.id());
+		}
+
+		@Override
+		public int compareTo(OriginKey other) {
+			int byOffset = Long.compare(this.offset, other.offset);
+			return (byOffset != 0) ? byOffset : this.id.compareTo(other.id);
+		}
+
+	}
+
+	private final Map<String, Entry> byId = new HashMap<>();
+
+	private final Map<Bytes, TreeMap<OriginKey, Lock>> byKey = new HashMap<>();
+
+	private final Map<Integer, Long> tailerPositions = new HashMap<>();
+
+	private final List<Consumer<Bytes>> listeners = new CopyOnWriteArrayList<>();
+
+	private long version;
+
+	private int live;
+
+	/**
+	 * Applies a lock record read from, or written to, lock partition {@code partition} at
+	 * {@code offset}. A {@code null} lock is a tombstone: the lock is released.
+	 * @return whether the table changed
+	 */
+	public boolean apply(int partition, long offset, String id, @Nullable Lock lock) {
+		Bytes changedKey;
+		synchronized (this) {
+			Entry current = this.byId.get(id);
+			if (current != null && current.offset() >= offset) {
+				return false;
+			}
+			Lock previous = (current != null) ? current.lock() : null;
+			if (previous != null) {
+				removeFromKey(previous);
+			}
+			if (lock != null) {
+				this.byKey.computeIfAbsent(lock.key(), (k) -> new TreeMap<>()).put(OriginKey.of(lock), lock);
+				this.byId.put(id, new Entry(partition, offset, lock));
+				if (previous == null) {
+					this.live++;
+				}
+			}
+			else {
+				if (previous != null) {
+					this.live--;
+				}
+				if (offset >= this.tailerPositions.getOrDefault(partition, 0L)) {
+					this.byId.put(id, new Entry(partition, offset, null));
+				}
+				else {
+					this.byId.remove(id);
+				}
+			}
+			this.version++;
+			changedKey = (lock != null) ? lock.key() : (previous != null) ? previous.key() : null;
+		}
+		if (changedKey != null) {
+			for (Consumer<Bytes> listener : this.listeners) {
+				listener.accept(changedKey);
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Records that the tailer has read lock partition {@code partition} up to (excluding)
+	 * {@code position}: tombstones below it can be forgotten, no older record can follow.
+	 */
+	public synchronized void tailerReached(int partition, long position) {
+		this.tailerPositions.put(partition, position);
+		Iterator<Entry> entries = this.byId.values().iterator();
+		while (entries.hasNext()) {
+			Entry entry = entries.next();
+			if (entry.lock() == null && entry.partition() == partition && entry.offset() < position) {
+				entries.remove();
+			}
+		}
+	}
+
+	/**
+	 * Forgets every lock of a lock partition, for example when the tailer starts over.
+	 */
+	public void clearPartition(int partition) {
+		synchronized (this) {
+			this.byId.values().removeIf((entry) -> entry.partition() == partition);
+			this.byKey.values().forEach((locks) -> locks.values().removeIf((lock) -> lock.originPartition() == partition));
+			this.byKey.values().removeIf(Map::isEmpty);
+			this.tailerPositions.remove(partition);
+			this.live = (int) this.byId.values().stream().filter((entry) -> entry.lock() != null).count();
+			this.version++;
+		}
+	}
+
+	public synchronized @Nullable Lock find(String id) {
+		Entry entry = this.byId.get(id);
+		return (entry != null) ? entry.lock() : null;
+	}
+
+	/**
+	 * The live locks of a business key, oldest origin first.
+	 */
+	public synchronized List<Lock> locksOf(Bytes key) {
+		TreeMap<OriginKey, Lock> locks = this.byKey.get(key);
+		return (locks != null) ? new ArrayList<>(locks.values()) : List.of();
+	}
+
+	public synchronized boolean isLocked(Bytes key) {
+		return this.byKey.containsKey(key);
+	}
+
+	/**
+	 * The live lock whose record was born at {@code originOffset}, if any.
+	 */
+	public synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
+		TreeMap<OriginKey, Lock> locks = this.byKey.get(key);
+		if (locks == null) {
+			return null;
+		}
+		Map.Entry<OriginKey, Lock> first = locks.ceilingEntry(new OriginKey(originOffset, ""));
+		return (first != null && first.getKey().offset() == originOffset) ? first.getValue() : null;
+	}
+
+	/**
+	 * The live lock of the same key with the greatest origin below {@code lock}'s.
+	 */
+	public synchronized @Nullable Lock predecessor(Lock lock) {
+		TreeMap<OriginKey, Lock> locks = this.byKey.get(lock.key());
+		if (locks == null) {
+			return null;
+		}
+		Map.Entry<OriginKey, Lock> lower = locks.lowerEntry(new OriginKey(lock.originOffset(), ""));
+		return (lower != null) ? lower.getValue() : null;
+	}
+
+	/** The number of live locks. */
+	public synchronized int size() {
+		return this.live;
+	}
+
+	/** The number of keys with at least one live lock. */
+	public synchronized int lockedKeys() {
+		return this.byKey.size();
+	}
+
+	/** All live locks, for inspection. */
+	public synchronized Collection<Lock> snapshot() {
+		List<Lock> all = new ArrayList<>(this.live);
+		this.byKey.values().forEach((locks) -> all.addAll(locks.values()));
+		return all;
+	}
+
+	/** Increases with every change: a reader can tell whether anything changed since it looked. */
+	public synchronized long version() {
+		return this.version;
+	}
+
+	/** Registers a listener called with the business key of every change. */
+	public void addListener(Consumer<Bytes> listener) {
+		this.listeners.add(listener);
+	}
+
+	private void removeFromKey(Lock lock) {
+		TreeMap<OriginKey, Lock> locks = this.byKey.get(lock.key());
+		if (locks != null) {
+			locks.remove(OriginKey.of(lock));
+			if (locks.isEmpty()) {
+				this.byKey.remove(lock.key());
+			}
+		}
+	}
+
+}

@@ -1,0 +1,231 @@
+package io.github.kafkaresilience.lock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+
+/**
+ * Reads a lock topic from the beginning, without a consumer group, and applies every record in
+ * log order to a {@link LockTable}. Callers can wait, without blocking a thread, until the
+ * tailer has read a lock partition up to its end offset as of the moment they ask.
+ *
+ * @since 0.1.0
+ */
+public final class LockTailer {
+
+	private static final Log logger = LogFactory.getLog(LockTailer.class);
+
+	private record CatchUp(int partition, CompletableFuture<Void> done) {
+	}
+
+	private record Waiter(long endOffset, CompletableFuture<Void> done) {
+	}
+
+	private final String topic;
+
+	private final int partitions;
+
+	private final LockTable table;
+
+	private final Supplier<Consumer<byte[], byte[]>> consumerFactory;
+
+	private final Duration pollTimeout;
+
+	private final Queue<CatchUp> requests = new ConcurrentLinkedQueue<>();
+
+	private final Map<Integer, List<Waiter>> waiters = new HashMap<>();
+
+	private final AtomicLong skippedRecords = new AtomicLong();
+
+	private volatile boolean running;
+
+	private volatile Consumer<byte[], byte[]> consumer;
+
+	private Thread thread;
+
+	public LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
+			Duration pollTimeout) {
+		this.topic = topic;
+		this.partitions = partitions;
+		this.table = table;
+		this.consumerFactory = consumerFactory;
+		this.pollTimeout = pollTimeout;
+	}
+
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		this.running = true;
+		this.consumer = this.consumerFactory.get();
+		this.thread = new Thread(this::run, "kafka-resilience-tailer-" + this.topic);
+		this.thread.setDaemon(true);
+		this.thread.start();
+	}
+
+	/**
+	 * Completes once this tailer has applied lock partition {@code partition} up to its end
+	 * offset as of (at least) the moment of this call.
+	 */
+	public CompletableFuture<Void> catchUp(int partition) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		this.requests.add(new CatchUp(partition, done));
+		Consumer<byte[], byte[]> current = this.consumer;
+		if (current != null) {
+			current.wakeup();
+		}
+		return done;
+	}
+
+	/** Completes once every lock partition is read up to its end offset as of this call. */
+	public CompletableFuture<Void> catchUpAll() {
+		List<CompletableFuture<Void>> all = new ArrayList<>();
+		for (int p = 0; p < this.partitions; p++) {
+			all.add(catchUp(p));
+		}
+		return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+	}
+
+	/** Lock records that could not be read and were skipped. */
+	public long skippedRecords() {
+		return this.skippedRecords.get();
+	}
+
+	public void stop() {
+		Thread running;
+		synchronized (this) {
+			if (!this.running) {
+				return;
+			}
+			this.running = false;
+			running = this.thread;
+		}
+		this.consumer.wakeup();
+		try {
+			running.join(Duration.ofSeconds(10).toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void run() {
+		Consumer<byte[], byte[]> consumer = this.consumer;
+		try {
+			List<TopicPartition> assignment = new ArrayList<>();
+			for (int p = 0; p < this.partitions; p++) {
+				assignment.add(new TopicPartition(this.topic, p));
+			}
+			consumer.assign(assignment);
+			consumer.seekToBeginning(assignment);
+			while (this.running) {
+				try {
+					registerRequests(consumer);
+					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.pollTimeout);
+					for (ConsumerRecord<byte[], byte[]> record : records) {
+						apply(record);
+					}
+					for (TopicPartition partition : assignment) {
+						long position = consumer.position(partition);
+						this.table.tailerReached(partition.partition(), position);
+						completeWaiters(partition.partition(), position);
+					}
+				}
+				catch (WakeupException ex) {
+					// a catch-up request or stop: loop again
+				}
+				catch (RuntimeException ex) {
+					if (this.running) {
+						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying", ex);
+					}
+				}
+			}
+		}
+		finally {
+			this.requests.forEach((request) -> request.done().cancel(false));
+			this.waiters.values().forEach((list) -> list.forEach((waiter) -> waiter.done().cancel(false)));
+			consumer.close(Duration.ofSeconds(5));
+		}
+	}
+
+	private void registerRequests(Consumer<byte[], byte[]> consumer) {
+		if (this.requests.isEmpty()) {
+			return;
+		}
+		List<CatchUp> batch = new ArrayList<>();
+		for (CatchUp request; (request = this.requests.poll()) != null;) {
+			batch.add(request);
+		}
+		List<TopicPartition> partitions = batch.stream().map((r) -> new TopicPartition(this.topic, r.partition())).distinct().toList();
+		Map<TopicPartition, Long> ends;
+		try {
+			ends = consumer.endOffsets(partitions);
+		}
+		catch (RuntimeException ex) {
+			// a wakeup from a newer request, or a failed look-up: ask again on the next loop
+			this.requests.addAll(batch);
+			throw ex;
+		}
+		for (CatchUp request : batch) {
+			Long end = ends.get(new TopicPartition(this.topic, request.partition()));
+			this.waiters.computeIfAbsent(request.partition(), (p) -> new ArrayList<>())
+				.add(new Waiter((end != null) ? end : 0L, request.done()));
+		}
+	}
+
+	private void completeWaiters(int partition, long position) {
+		List<Waiter> list = this.waiters.get(partition);
+		if (list == null) {
+			return;
+		}
+		Iterator<Waiter> iterator = list.iterator();
+		while (iterator.hasNext()) {
+			Waiter waiter = iterator.next();
+			if (position >= waiter.endOffset()) {
+				iterator.remove();
+				waiter.done().complete(null);
+			}
+		}
+	}
+
+	private void apply(ConsumerRecord<byte[], byte[]> record) {
+		if (record.key() == null) {
+			skip(record, "it has no key (the lock id)");
+			return;
+		}
+		String id = LockCodec.decodeId(record.key());
+		if (record.value() == null) {
+			this.table.apply(record.partition(), record.offset(), id, null);
+			return;
+		}
+		try {
+			this.table.apply(record.partition(), record.offset(), id, LockCodec.decode(id, record.headers(), record.value()));
+		}
+		catch (RuntimeException ex) {
+			skip(record, ex.getMessage());
+		}
+	}
+
+	private void skip(ConsumerRecord<byte[], byte[]> record, String why) {
+		this.skippedRecords.incrementAndGet();
+		logger.warn("Skipping lock record " + record.topic() + "/" + record.partition() + "/" + record.offset() + ": "
+				+ why);
+	}
+
+}

@@ -1,0 +1,5 @@
+/**
+ * The user-facing API of ordered non-blocking retries: the {@code @OrderedRetryListener}
+ * annotation and {@code PermanentFailureException}. The engine lives in the sub-packages.
+ */
+package io.github.kafkaresilience;

@@ -1,0 +1,365 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.TopicProvisioner;
+import io.github.kafkaresilience.listener.ListenerDefaults;
+import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.listener.SyncBarrier;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.metrics.LockMetrics;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.annotation.ImportCandidates;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.KafkaTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The auto-configuration of ordered retries, without a broker: nothing connects while no
+ * listener is registered.
+ */
+class OrderedRetryAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OrderedRetryAutoConfiguration.class))
+		.withPropertyValues("spring.kafka.bootstrap-servers=localhost:1");
+
+	// --- defaults
+
+	@Test
+	void everyBeanIsConfiguredByDefault() {
+		this.runner.run((context) -> assertThat(context).hasNotFailed()
+			.hasSingleBean(LockCoordinator.class)
+			.hasSingleBean(RetryLadder.class)
+			.hasSingleBean(SyncBarrier.class)
+			.hasSingleBean(FailureClassifier.class)
+			.hasSingleBean(OrderedRetryListenerRegistry.class)
+			.hasSingleBean(OrderedRetryListenerAnnotationBeanPostProcessor.class)
+			.hasSingleBean(LockMetrics.class)
+			.hasSingleBean(ResilienceProperties.class));
+	}
+
+	@Test
+	void theRegistryStartsWithoutEndpointsAndWithoutABroker() {
+		this.runner.run((context) -> {
+			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			assertThat(registry.endpoints()).isEmpty();
+			assertThat(registry.isRunning()).isTrue();
+			assertThat(context.getBean(LockCoordinator.class).registries()).isEmpty();
+		});
+	}
+
+	@Test
+	void defaultPropertiesMatchTheDocumentedDefaults() {
+		this.runner.run((context) -> {
+			ResilienceProperties properties = context.getBean(ResilienceProperties.class);
+			assertThat(properties.isEnabled()).isTrue();
+			assertThat(properties.getRetry().getDelays()).containsExactly(Duration.ofSeconds(30), Duration.ofMinutes(5),
+					Duration.ofHours(1));
+			assertThat(properties.getRetry().getMaxAttempts()).isNull();
+			assertThat(properties.getRetry().getPermanentExceptions()).isEmpty();
+			assertThat(properties.getTopics().isCreate()).isTrue();
+			assertThat(properties.getTopics().getRetryTemplate()).isEqualTo("{topic}.retry.{delay}");
+			assertThat(properties.getTopics().getDlqTemplate()).isEqualTo("{topic}.dlq");
+			assertThat(properties.getTopics().getLockTemplate()).isEqualTo("{topic}.locks");
+			assertThat(properties.getConsumer().getConcurrency()).isPositive();
+		});
+	}
+
+	@Test
+	void theDefaultClassifierOnlyTreatsPermanentFailureExceptionAsPermanent() {
+		this.runner.run((context) -> {
+			FailureClassifier classifier = context.getBean(FailureClassifier.class);
+			assertThat(classifier.isPermanent(new PermanentFailureException("x"))).isTrue();
+			assertThat(classifier.isPermanent(new IllegalArgumentException())).isFalse();
+		});
+	}
+
+	@Test
+	void theInstanceIdDefaultsToAStableNonBlankValue() {
+		this.runner.run((context) -> {
+			String first = context.getBean(LockCoordinator.class).instanceId();
+			assertThat(first).isNotBlank();
+			this.runner.run((again) -> assertThat(again.getBean(LockCoordinator.class).instanceId()).isEqualTo(first));
+		});
+	}
+
+	@Test
+	void theRetryLadderNamesTopicsFromTheDefaultTemplates() {
+		this.runner.run((context) -> assertThat(context.getBean(RetryLadder.class)
+			.plan("orders", List.of(Duration.ofSeconds(30)), null)
+			.ownTopics()).containsExactly("orders.retry.30s", "orders.dlq", "orders.locks"));
+	}
+
+	// --- backing off
+
+	@Test
+	void aUserLockCoordinatorWins() {
+		this.runner.withBean("userLockCoordinator", LockCoordinator.class, () -> new LockCoordinator("user", Map.of(),
+				Map.of(), Duration.ofMillis(100), Duration.ofSeconds(1)))
+			.run((context) -> {
+				assertThat(context).hasSingleBean(LockCoordinator.class).hasBean("userLockCoordinator");
+				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("user");
+				assertThat(context).hasSingleBean(LockMetrics.class).hasSingleBean(OrderedRetryListenerRegistry.class);
+			});
+	}
+
+	@Test
+	void aUserRetryLadderWins() {
+		this.runner.withBean("userRetryLadder", RetryLadder.class, () -> new RetryLadder(RetryLadder.Naming.defaults(),
+				new TopicProvisioner(Map.of(), new TopicProvisioner.Settings(false, (short) -1, Duration.ofDays(1),
+						Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1))),
+				Map.of(), "user", Duration.ofSeconds(1)))
+			.run((context) -> assertThat(context).hasSingleBean(RetryLadder.class)
+				.hasBean("userRetryLadder")
+				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	@Test
+	void aUserSyncBarrierWins() {
+		SyncBarrier barrier = new SyncBarrier();
+		this.runner.withBean("userSyncBarrier", SyncBarrier.class, () -> barrier)
+			.run((context) -> assertThat(context).hasSingleBean(SyncBarrier.class)
+				.getBean(SyncBarrier.class)
+				.isSameAs(barrier));
+	}
+
+	@Test
+	void aUserFailureClassifierWins() {
+		FailureClassifier classifier = new FailureClassifier(List.of(IllegalStateException.class));
+		this.runner.withBean("userFailureClassifier", FailureClassifier.class, () -> classifier)
+			.withPropertyValues("kafka.resilience.retry.permanent-exceptions=java.lang.IllegalArgumentException")
+			.run((context) -> assertThat(context).hasSingleBean(FailureClassifier.class)
+				.getBean(FailureClassifier.class)
+				.isSameAs(classifier));
+	}
+
+	@Test
+	void aUserRegistryWins() {
+		this.runner.withUserConfiguration(UserRegistryConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(OrderedRetryListenerRegistry.class)
+				.getBean(OrderedRetryListenerRegistry.class)
+				.isInstanceOf(UserRegistry.class));
+	}
+
+	@Test
+	void userLockMetricsWin() {
+		this.runner.withUserConfiguration(UserLockMetricsConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(LockMetrics.class).hasBean("userLockMetrics"));
+	}
+
+	// --- properties
+
+	@Test
+	void retryPropertiesBind() {
+		this.runner
+			.withPropertyValues("kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=5",
+					"kafka.resilience.retry.permanent-exceptions=java.lang.IllegalArgumentException,java.io.IOException")
+			.run((context) -> {
+				ResilienceProperties.Retry retry = context.getBean(ResilienceProperties.class).getRetry();
+				assertThat(retry.getDelays()).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(2));
+				assertThat(retry.getMaxAttempts()).isEqualTo(5);
+				assertThat(retry.getPermanentExceptions()).containsExactly(IllegalArgumentException.class,
+						IOException.class);
+			});
+	}
+
+	@Test
+	void configuredPermanentExceptionsReachTheClassifier() {
+		this.runner.withPropertyValues("kafka.resilience.retry.permanent-exceptions=java.lang.IllegalArgumentException")
+			.run((context) -> {
+				FailureClassifier classifier = context.getBean(FailureClassifier.class);
+				assertThat(classifier.isPermanent(new IllegalArgumentException())).isTrue();
+				assertThat(classifier.isPermanent(new NumberFormatException())).isTrue();
+				assertThat(classifier.isPermanent(new RuntimeException(new IllegalArgumentException()))).isTrue();
+				assertThat(classifier.isPermanent(new IllegalStateException())).isFalse();
+			});
+	}
+
+	@Test
+	void anUnknownPermanentExceptionClassFailsStartup() {
+		this.runner.withPropertyValues("kafka.resilience.retry.permanent-exceptions=com.example.NoSuchException")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("kafka.resilience.retry.permanent-exceptions"));
+	}
+
+	@Test
+	void topicPropertiesBind() {
+		this.runner
+			.withPropertyValues("kafka.resilience.topics.create=false", "kafka.resilience.topics.replication-factor=3",
+					"kafka.resilience.topics.retry-template=retry.{topic}.{delay}",
+					"kafka.resilience.topics.dlq-template=dlq.{topic}", "kafka.resilience.topics.lock-template=locks.{topic}",
+					"kafka.resilience.topics.retry-retention=2d", "kafka.resilience.topics.dlq-retention=90d",
+					"kafka.resilience.topics.lock-segment=1m", "kafka.resilience.topics.lock-delete-retention=2h")
+			.run((context) -> {
+				ResilienceProperties.Topics topics = context.getBean(ResilienceProperties.class).getTopics();
+				assertThat(topics.isCreate()).isFalse();
+				assertThat(topics.getReplicationFactor()).isEqualTo((short) 3);
+				assertThat(topics.getRetryTemplate()).isEqualTo("retry.{topic}.{delay}");
+				assertThat(topics.getDlqTemplate()).isEqualTo("dlq.{topic}");
+				assertThat(topics.getLockTemplate()).isEqualTo("locks.{topic}");
+				assertThat(topics.getRetryRetention()).isEqualTo(Duration.ofDays(2));
+				assertThat(topics.getDlqRetention()).isEqualTo(Duration.ofDays(90));
+				assertThat(topics.getLockSegment()).isEqualTo(Duration.ofMinutes(1));
+				assertThat(topics.getLockDeleteRetention()).isEqualTo(Duration.ofHours(2));
+				assertThat(context.getBean(RetryLadder.class).plan("orders", List.of(Duration.ofMinutes(5)), null)
+					.ownTopics()).containsExactly("retry.orders.5m", "dlq.orders", "locks.orders");
+			});
+	}
+
+	@Test
+	void consumerAndLockPropertiesBind() {
+		this.runner
+			.withPropertyValues("kafka.resilience.consumer.concurrency=8",
+					"kafka.resilience.consumer.max-in-flight-per-partition=50", "kafka.resilience.consumer.poll-timeout=250ms",
+					"kafka.resilience.consumer.commit-interval=2s", "kafka.resilience.consumer.shutdown-timeout=1m",
+					"kafka.resilience.consumer.recheck-interval=3s", "kafka.resilience.locks.tailer-poll-timeout=50ms",
+					"kafka.resilience.locks.write-timeout=7s")
+			.run((context) -> {
+				ResilienceProperties properties = context.getBean(ResilienceProperties.class);
+				ResilienceProperties.Consumer consumer = properties.getConsumer();
+				assertThat(consumer.getConcurrency()).isEqualTo(8);
+				assertThat(consumer.getMaxInFlightPerPartition()).isEqualTo(50);
+				assertThat(consumer.getPollTimeout()).isEqualTo(Duration.ofMillis(250));
+				assertThat(consumer.getCommitInterval()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(consumer.getShutdownTimeout()).isEqualTo(Duration.ofMinutes(1));
+				assertThat(consumer.getRecheckInterval()).isEqualTo(Duration.ofSeconds(3));
+				assertThat(properties.getLocks().getTailerPollTimeout()).isEqualTo(Duration.ofMillis(50));
+				assertThat(properties.getLocks().getWriteTimeout()).isEqualTo(Duration.ofSeconds(7));
+			});
+	}
+
+	@Test
+	void theConfiguredInstanceIdIsTheCoordinatorId() {
+		this.runner.withPropertyValues("kafka.resilience.instance-id=pod-7")
+			.run((context) -> {
+				assertThat(context.getBean(ResilienceProperties.class).getInstanceId()).isEqualTo("pod-7");
+				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("pod-7");
+			});
+	}
+
+	// --- disabled
+
+	@Test
+	void disablingBacksOffEntirely() {
+		this.runner.withPropertyValues("kafka.resilience.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockCoordinator.class)
+				.doesNotHaveBean(RetryLadder.class)
+				.doesNotHaveBean(SyncBarrier.class)
+				.doesNotHaveBean(FailureClassifier.class)
+				.doesNotHaveBean(OrderedRetryListenerRegistry.class)
+				.doesNotHaveBean(OrderedRetryListenerAnnotationBeanPostProcessor.class)
+				.doesNotHaveBean(LockMetrics.class)
+				.doesNotHaveBean(ResilienceProperties.class));
+	}
+
+	@Test
+	void enablingExplicitlyConfiguresEverything() {
+		this.runner.withPropertyValues("kafka.resilience.enabled=true")
+			.run((context) -> assertThat(context).hasSingleBean(OrderedRetryListenerRegistry.class)
+				.hasSingleBean(LockCoordinator.class));
+	}
+
+	@Test
+	void withoutSpringKafkaNothingIsConfigured() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(OrderedRetryAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader(KafkaTemplate.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockCoordinator.class)
+				.doesNotHaveBean(OrderedRetryListenerRegistry.class));
+	}
+
+	// --- optional Micrometer
+
+	@Test
+	void withoutMeterBinderTheContextStartsWithoutLockMetrics() {
+		this.runner.withClassLoader(new FilteredClassLoader(MeterBinder.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockMetrics.class)
+				.hasSingleBean(LockCoordinator.class)
+				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	@Test
+	void withoutMicrometerTheContextStartsWithoutLockMetrics() {
+		this.runner.withClassLoader(new FilteredClassLoader("io.micrometer"))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockMetrics.class)
+				.hasSingleBean(LockCoordinator.class)
+				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	// --- registration
+
+	@Test
+	void theAutoConfigurationIsRegisteredInTheImportsFile() {
+		List<String> candidates = ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader())
+			.getCandidates();
+
+		assertThat(candidates).contains(OrderedRetryAutoConfiguration.class.getName());
+	}
+
+	@Test
+	void theAutoConfigurationIsAFinalAutoConfigurationClass() {
+		assertThat(OrderedRetryAutoConfiguration.class).hasAnnotation(AutoConfiguration.class).isFinal();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserRegistryConfiguration {
+
+		@Bean
+		UserRegistry userRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+				FailureClassifier failureClassifier) {
+			return new UserRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier);
+		}
+
+	}
+
+	static class UserRegistry extends OrderedRetryListenerRegistry {
+
+		UserRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+				FailureClassifier failureClassifier) {
+			super(lockCoordinator, retryLadder, syncBarrier, failureClassifier,
+					new ListenerDefaults(List.of(Duration.ofSeconds(1)), null,
+							new OrderedRetryContainer.Settings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
+									Duration.ofSeconds(1), Duration.ofSeconds(1))),
+					(endpoint) -> {
+						throw new UnsupportedOperationException();
+					}, (endpoint, topic) -> {
+						throw new UnsupportedOperationException();
+					}, null, Clock.systemUTC());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserLockMetricsConfiguration {
+
+		@Bean
+		LockMetrics userLockMetrics(LockCoordinator lockCoordinator) {
+			return new LockMetrics(lockCoordinator);
+		}
+
+	}
+
+}

@@ -1,0 +1,132 @@
+package io.github.kafkaresilience.it;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+
+/**
+ * One real in-process KRaft broker shared by every integration test of the JVM; tests keep
+ * apart by using topics of their own.
+ */
+final class SharedBroker {
+
+	private static EmbeddedKafkaKraftBroker broker;
+
+	private static KafkaProducer<byte[], byte[]> producer;
+
+	private SharedBroker() {
+	}
+
+	static synchronized String bootstrapServers() {
+		if (broker == null) {
+			broker = new EmbeddedKafkaKraftBroker(1, 3);
+			broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
+			broker.brokerProperty("log.cleaner.backoff.ms", "1000");
+			broker.afterPropertiesSet();
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> broker.destroy()));
+		}
+		return broker.getBrokersAsString();
+	}
+
+	static String newTopic(int partitions) {
+		String topic = "t" + UUID.randomUUID().toString().substring(0, 8);
+		createTopic(topic, partitions, Map.of());
+		return topic;
+	}
+
+	static void createTopic(String topic, int partitions, Map<String, String> configs) {
+		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+			admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get(30,
+					TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static synchronized void send(String topic, String key, String value) {
+		send(topic, (key != null) ? key.getBytes() : null, value.getBytes());
+	}
+
+	/** Sends records (key, value pairs) without waiting for each, then waits for all. */
+	static synchronized void sendAll(String topic, List<String[]> keyValues) {
+		producer();
+		List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+		for (String[] kv : keyValues) {
+			sent.add(producer.send(new ProducerRecord<>(topic, (kv[0] != null) ? kv[0].getBytes() : null, kv[1].getBytes())));
+		}
+		producer.flush();
+		try {
+			for (java.util.concurrent.Future<?> future : sent) {
+				future.get(30, TimeUnit.SECONDS);
+			}
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	static synchronized void send(String topic, byte[] key, byte[] value) {
+		try {
+			producer().send(new ProducerRecord<>(topic, key, value)).get(30, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static KafkaProducer<byte[], byte[]> producer() {
+		if (producer == null) {
+			Map<String, Object> config = new HashMap<>();
+			config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+			config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+			producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+		}
+		return producer;
+	}
+
+	/** Every record of a topic (all partitions), read from the beginning to the current end. */
+	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer())) {
+			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
+				.map((info) -> new TopicPartition(topic, info.partition()))
+				.toList();
+			consumer.assign(partitions);
+			consumer.seekToBeginning(partitions);
+			Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+			List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+			long deadline = System.currentTimeMillis() + 30_000;
+			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < ends.get(tp))) {
+				if (System.currentTimeMillis() > deadline) {
+					throw new IllegalStateException("Could not read " + topic + " to its end");
+				}
+				consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+			}
+			return records;
+		}
+	}
+
+}

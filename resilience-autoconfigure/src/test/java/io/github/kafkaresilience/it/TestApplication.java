@@ -1,0 +1,41 @@
+package io.github.kafkaresilience.it;
+
+import io.github.kafkaresilience.OrderedRetryListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
+
+/**
+ * A minimal application with one ordered retry listener whose behaviour is scripted per topic.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(TestApplication.ScriptedListener.class)
+class TestApplication {
+
+	static ConfigurableApplicationContext start(String topic, String... properties) {
+		return new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
+			.properties("spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers(), "test.topic=" + topic,
+					"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
+					"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
+					"kafka.resilience.consumer.commit-interval=200ms", "spring.main.banner-mode=off")
+			.properties(properties)
+			.run();
+	}
+
+	static class ScriptedListener {
+
+		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}")
+		void handle(ConsumerRecord<String, String> record) {
+			Script.forTopic(record.headers().lastHeader("original.topic") != null
+					? new String(record.headers().lastHeader("original.topic").value()) : record.topic()).handle(record);
+		}
+
+	}
+
+}

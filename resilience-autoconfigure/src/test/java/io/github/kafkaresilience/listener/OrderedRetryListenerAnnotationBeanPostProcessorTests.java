@@ -1,0 +1,320 @@
+package io.github.kafkaresilience.listener;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.autoconfigure.OrderedRetryAutoConfiguration;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Finding {@code @OrderedRetryListener} methods and resolving their attributes. The registry
+ * is replaced by one that does not start containers, so no broker is needed.
+ */
+class OrderedRetryListenerAnnotationBeanPostProcessorTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OrderedRetryAutoConfiguration.class))
+		.withUserConfiguration(NonStartingRegistryConfiguration.class)
+		.withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "kafka.resilience.instance-id=test",
+				"app.topic=orders", "app.delays=1s, 2m");
+
+	@Test
+	void aListenerIsRegisteredWithItsResolvedAttributes() {
+		this.runner.withBean("ordersListener", OrdersListener.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			List<ListenerEndpoint> endpoints = context.getBean(OrderedRetryListenerRegistry.class).endpoints();
+			assertThat(endpoints).hasSize(1);
+			ListenerEndpoint endpoint = endpoints.get(0);
+			assertThat(endpoint.id()).isEqualTo("ordersListener.handle");
+			assertThat(endpoint.topics()).containsExactly("orders");
+			assertThat(endpoint.delays()).containsExactly(Duration.ofSeconds(1), Duration.ofMinutes(2));
+			assertThat(endpoint.maxAttempts()).isEqualTo(3);
+			assertThat(endpoint.concurrency()).isNull();
+			assertThat(endpoint.bean()).isSameAs(context.getBean("ordersListener"));
+			assertThat(endpoint.method().getName()).isEqualTo("handle");
+		});
+	}
+
+	@Test
+	void theGroupIdFallsBackToTheSpringKafkaConsumerGroupId() {
+		this.runner.withBean("ordersListener", OrdersListener.class)
+			.withPropertyValues("spring.kafka.consumer.group-id=app-group")
+			.run((context) -> assertThat(endpoint(context).groupId()).isEqualTo("app-group"));
+	}
+
+	@Test
+	void theGroupIdFallsBackToTheListenerIdWithoutASpringKafkaGroupId() {
+		this.runner.withBean("ordersListener", OrdersListener.class)
+			.run((context) -> assertThat(endpoint(context).groupId()).isEqualTo("ordersListener.handle"));
+	}
+
+	@Test
+	void explicitIdAndGroupIdWin() {
+		this.runner.withBean("explicitListener", ExplicitListener.class)
+			.withPropertyValues("spring.kafka.consumer.group-id=app-group", "app.id=payments-listener")
+			.run((context) -> {
+				ListenerEndpoint endpoint = endpoint(context);
+				assertThat(endpoint.id()).isEqualTo("payments-listener");
+				assertThat(endpoint.groupId()).isEqualTo("payments-group");
+				assertThat(endpoint.concurrency()).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void unsetDelaysAndMaxAttemptsAreLeftToTheConfiguredDefaults() {
+		this.runner.withBean("minimalListener", MinimalListener.class)
+			.run((context) -> {
+				ListenerEndpoint endpoint = endpoint(context);
+				assertThat(endpoint.delays()).isNull();
+				assertThat(endpoint.maxAttempts()).isNull();
+				assertThat(endpoint.concurrency()).isNull();
+			});
+	}
+
+	@Test
+	void severalTopicsMayBeGivenCommaSeparated() {
+		this.runner.withBean("multiTopicListener", MultiTopicListener.class)
+			.withPropertyValues("app.more-topics=a, b")
+			.run((context) -> assertThat(endpoint(context).topics()).containsExactly("a", "b", "c"));
+	}
+
+	@Test
+	void expressionsAreEvaluated() {
+		this.runner.withBean("expressionListener", ExpressionListener.class)
+			.run((context) -> {
+				ListenerEndpoint endpoint = endpoint(context);
+				assertThat(endpoint.topics()).containsExactly("ORDERS");
+				assertThat(endpoint.maxAttempts()).isEqualTo(3);
+			});
+	}
+
+	@Test
+	void aBadDelayFailsStartupNamingTheMethod() {
+		this.runner.withBean("badDelayListener", BadDelayListener.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+					.contains(BadDelayListener.class.getName() + ".handle")
+					.contains("'soon'"));
+			});
+	}
+
+	@Test
+	void aNonNumericMaxAttemptsFailsStartupNamingTheMethod() {
+		this.runner.withBean("badMaxAttemptsListener", BadMaxAttemptsListener.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+					.contains(BadMaxAttemptsListener.class.getName() + ".handle")
+					.contains("maxAttempts")
+					.contains("'three'"));
+			});
+	}
+
+	@Test
+	void aMaxAttemptsBelowOneFailsStartupNamingTheMethod() {
+		this.runner.withBean("zeroMaxAttemptsListener", ZeroMaxAttemptsListener.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+					.contains(ZeroMaxAttemptsListener.class.getName() + ".handle")
+					.contains("maxAttempts"));
+			});
+	}
+
+	@Test
+	void aListenerWithoutTopicsFailsStartupNamingTheMethod() {
+		this.runner.withBean("noTopicListener", NoTopicListener.class)
+			.withPropertyValues("app.empty=")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+					.contains(NoTopicListener.class.getName() + ".handle")
+					.contains("no topic"));
+			});
+	}
+
+	@Test
+	void twoListenersOnTheSameTopicFailStartupNamingTheTopic() {
+		this.runner.withBean("ordersListener", OrdersListener.class)
+			.withBean("otherOrdersListener", OtherOrdersListener.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure()))
+					.anySatisfy((message) -> assertThat(message).contains("Topic 'orders'"));
+			});
+	}
+
+	@Test
+	void twoListenersWithTheSameIdFailStartupNamingTheId() {
+		this.runner.withBean("first", SameIdListener.class)
+			.withBean("second", OtherSameIdListener.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure()))
+					.anySatisfy((message) -> assertThat(message).contains("'shared'"));
+			});
+	}
+
+	@Test
+	void beansWithoutListenersRegisterNothing() {
+		this.runner.withBean("plain", Object.class)
+			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).endpoints()).isEmpty());
+	}
+
+	private static ListenerEndpoint endpoint(ApplicationContext context) {
+		List<ListenerEndpoint> endpoints = context.getBean(OrderedRetryListenerRegistry.class).endpoints();
+		assertThat(endpoints).hasSize(1);
+		return endpoints.get(0);
+	}
+
+	private static List<String> messages(Throwable failure) {
+		List<String> messages = new ArrayList<>();
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			messages.add(String.valueOf(current.getMessage()));
+		}
+		return messages;
+	}
+
+	static class OrdersListener {
+
+		@OrderedRetryListener(topics = "${app.topic}", delays = "${app.delays}", maxAttempts = "3")
+		void handle(ConsumerRecord<String, String> record) {
+		}
+
+	}
+
+	static class OtherOrdersListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ExplicitListener {
+
+		@OrderedRetryListener(id = "${app.id}", topics = "payments", groupId = "payments-group", concurrency = "2")
+		void handle(String value) {
+		}
+
+	}
+
+	static class MinimalListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(String value) {
+		}
+
+	}
+
+	static class MultiTopicListener {
+
+		@OrderedRetryListener(topics = { "${app.more-topics}", "c" })
+		void handle(String value) {
+		}
+
+	}
+
+	static class ExpressionListener {
+
+		@OrderedRetryListener(topics = "#{'${app.topic}'.toUpperCase()}", maxAttempts = "#{1 + 2}")
+		void handle(String value) {
+		}
+
+	}
+
+	static class BadDelayListener {
+
+		@OrderedRetryListener(topics = "orders", delays = "1s, soon")
+		void handle(String value) {
+		}
+
+	}
+
+	static class BadMaxAttemptsListener {
+
+		@OrderedRetryListener(topics = "orders", maxAttempts = "three")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ZeroMaxAttemptsListener {
+
+		@OrderedRetryListener(topics = "orders", maxAttempts = "0")
+		void handle(String value) {
+		}
+
+	}
+
+	static class NoTopicListener {
+
+		@OrderedRetryListener(topics = "${app.empty}")
+		void handle(String value) {
+		}
+
+	}
+
+	static class SameIdListener {
+
+		@OrderedRetryListener(id = "shared", topics = "a")
+		void handle(String value) {
+		}
+
+	}
+
+	static class OtherSameIdListener {
+
+		@OrderedRetryListener(id = "shared", topics = "b")
+		void handle(String value) {
+		}
+
+	}
+
+	/**
+	 * Keeps the auto-configured collaborators but never starts containers, which would reach
+	 * for a broker.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class NonStartingRegistryConfiguration {
+
+		@Bean
+		OrderedRetryListenerRegistry nonStartingRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder,
+				SyncBarrier syncBarrier, FailureClassifier failureClassifier) {
+			ListenerDefaults defaults = new ListenerDefaults(List.of(Duration.ofSeconds(30)), null,
+					new OrderedRetryContainer.Settings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
+							Duration.ofSeconds(1), Duration.ofSeconds(1)));
+			return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
+					(endpoint) -> {
+						throw new UnsupportedOperationException("no broker in this test");
+					}, (endpoint, topic) -> {
+						throw new UnsupportedOperationException("no broker in this test");
+					}, null, Clock.systemUTC()) {
+
+				@Override
+				public void start() {
+				}
+
+			};
+		}
+
+	}
+
+}
