@@ -86,8 +86,12 @@ final class SharedBroker {
 	}
 
 	static synchronized void send(String topic, byte[] key, byte[] value) {
+		send(new ProducerRecord<>(topic, key, value));
+	}
+
+	static synchronized void send(ProducerRecord<byte[], byte[]> record) {
 		try {
-			producer().send(new ProducerRecord<>(topic, key, value)).get(30, TimeUnit.SECONDS);
+			producer().send(record).get(30, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
