@@ -81,8 +81,9 @@ public class StageRouter {
 		if (key != null) {
 			Lock earlier = this.locks.byOrigin(key, record.offset());
 			if (earlier != null) {
-				// an earlier delivery of this record got this far
-				if (earlier.isMoving()) {
+				// an earlier delivery of this record got this far; its first move is this
+				// record's to finish, any later one belongs to a record in a retry stage
+				if (earlier.isMoving() && new Position(0, record.offset()).equals(earlier.from())) {
 					completeMove(earlier, record, true);
 				}
 				return Step.done();
@@ -141,13 +142,24 @@ public class StageRouter {
 			// unknown lock is a released one and this record is a copy of finished work
 			return tailerSynced ? Step.done() : Step.waitForTailer();
 		}
+		if (!lock.key().equals(key)) {
+			logger.warn("Record " + record + " names lock " + lockId + " of another key; sending it to '"
+					+ this.plan.dlqTopic() + "'");
+			deadLetter(record, false, retryCount, null,
+					RetryHeaders.failure(new IllegalStateException("lock.id names a lock of another key"), true, now()),
+					DlqReason.POISON);
+			return Step.done();
+		}
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
 			if (here.equals(lock.from())) {
 				completeMove(lock, record, false);
 				return Step.done();
 			}
-			return Step.waitForKey();
+			// only a copy the unfinished move may have published can become the carrier: one
+			// in the target stage and, when the move re-appends to its own stage, after the source
+			boolean mayCarry = stage == lock.stage() && (lock.from().stage() != stage || here.isAfter(lock.from()));
+			return mayCarry ? Step.waitForKey() : Step.done();
 		}
 		if (!here.equals(lock.position())) {
 			return Step.done(); // a stale copy: another record carries the lock
@@ -240,7 +252,7 @@ public class StageRouter {
 			compensate(() -> this.locks.release(moving), moving, ex);
 			throw ex;
 		}
-		this.locks.write(moving.confirmedAt(offset, now()));
+		confirm(moving, offset);
 	}
 
 	/**
@@ -259,13 +271,28 @@ public class StageRouter {
 			compensate(() -> this.locks.write(lock), moving, ex);
 			throw ex;
 		}
-		this.locks.write(moving.confirmedAt(offset, now()));
+		confirm(moving, offset);
 	}
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
 		FailureInfo failure = (moving.failure() != null) ? moving.failure() : null;
 		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), failure);
+		confirm(moving, offset);
+	}
+
+	/**
+	 * Confirms a move, unless the lock changed meanwhile: another delivery of the same source
+	 * record may have completed the move, and the lock may even be released already; a late
+	 * confirmation must not bring it back.
+	 */
+	private synchronized void confirm(Lock moving, long offset) {
+		Lock current = this.locks.find(moving.id());
+		if (current == null || !current.isMoving() || current.stage() != moving.stage()
+				|| !current.from().equals(moving.from())) {
+			logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
+			return;
+		}
 		this.locks.write(moving.confirmedAt(offset, now()));
 	}
 
