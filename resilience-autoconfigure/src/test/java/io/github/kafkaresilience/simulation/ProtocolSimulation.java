@@ -1,0 +1,870 @@
+package io.github.kafkaresilience.simulation;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.simulation.SimWorld.Fail;
+import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
+import io.github.kafkaresilience.simulation.SimWorld.Rec;
+import io.github.kafkaresilience.simulation.SimWorld.SimInstance;
+import io.github.kafkaresilience.simulation.SimWorld.TP;
+import io.github.kafkaresilience.simulation.SimWorld.Task;
+import io.github.kafkaresilience.simulation.SimWorld.Wait;
+import io.github.kafkaresilience.simulation.SimWorld.Work;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * One seeded run of the protocol: a random but reproducible interleaving of producing main
+ * records, polling, routing (the real {@code StageRouter}), lock tailers, clock advances,
+ * commits, duplicate deliveries, crashes between any two port calls, rebalances (with the
+ * sync barrier), failing writes, and concurrency (other actions run inside a port call of a
+ * route in progress, as the container's workers and tailer threads do). At the end, the
+ * invariants are checked.
+ */
+final class ProtocolSimulation {
+
+	private static final int MAX_NESTING = 2;
+
+	/** Steps without any write, handler run or commit after which a run is declared stuck. */
+	private static final int STALL_STEPS = 800;
+
+	/** What one seed simulates. */
+	record Config(long seed, int partitions, int instances, int records, int keys, List<Duration> delays,
+			int maxAttempts, double pSuccess, double pPermanent, double pPoison, double pNullKey, double pJunkHeaders,
+			double pCrashPerCall, double pNestPerCall, double pFailPerWrite, boolean splitOwnership, boolean zombies,
+			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
+			double wCommit, double wFaults) {
+
+		static Config of(long seed) {
+			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
+			int partitions = (r.nextInt(10) < 6) ? 1 : 2 + r.nextInt(2);
+			int instances = 2 + r.nextInt(2);
+			int records = 20 + r.nextInt(21);
+			int keys = 3 + r.nextInt(3);
+			List<Duration> delays;
+			int ladder = r.nextInt(10);
+			if (ladder < 3) {
+				delays = List.of(Duration.ofSeconds(1)); // a single stage: the last-stage re-append happens
+			}
+			else if (ladder < 9) {
+				delays = List.of(Duration.ofSeconds(1), Duration.ofSeconds(2));
+			}
+			else {
+				delays = List.of(Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2));
+			}
+			int maxAttempts = (r.nextInt(20) == 0) ? 1 + r.nextInt(2) : 3 + r.nextInt(2);
+			double pSuccess = 0.35 + 0.5 * r.nextDouble();
+			double pPermanent = (r.nextInt(4) == 0) ? 0 : 0.06 * r.nextDouble();
+			double pPoison = (r.nextInt(3) == 0) ? 0.04 : 0;
+			double pNullKey = (r.nextInt(3) == 0) ? 0.1 : 0;
+			double pJunk = (r.nextInt(3) == 0) ? 0.2 : 0;
+			double pCrash = (r.nextInt(10) < 3) ? 0 : 0.002 + 0.02 * r.nextDouble();
+			double pNest = (r.nextInt(10) < 3) ? 0 : 0.05 + 0.25 * r.nextDouble();
+			double pFail = (r.nextInt(2) == 0) ? 0 : 0.01 + 0.04 * r.nextDouble();
+			boolean split = r.nextInt(4) == 0;
+			boolean encode = r.nextInt(10) == 0;
+			int maxInFlight = 2 + r.nextInt(7);
+			double wTailer = 0.5 + 4.5 * r.nextDouble();
+			double wClock = 0.3 + 2.7 * r.nextDouble();
+			double wCommit = 0.3 + 2.7 * r.nextDouble();
+			double wFaults = (r.nextInt(10) == 0) ? 0 : 0.5 + 1.5 * r.nextDouble();
+			// faults beyond what the protocol claims to survive (see ProtocolSimulationTest): off unless asked for
+			split = option("simulation.split", split, false);
+			boolean zombies = option("simulation.zombies", r.nextInt(3) == 0, false);
+			boolean ambiguous = option("simulation.ambiguous", r.nextBoolean(), false);
+			if (!option("simulation.concurrency", true, true)) {
+				pNest = 0;
+			}
+			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
+					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
+					wTailer, wClock, wCommit, wFaults);
+		}
+
+		/** {@code true}, {@code false}, or {@code random} (this seed's draw). */
+		private static boolean option(String property, boolean draw, boolean otherwise) {
+			String value = System.getProperty(property, Boolean.toString(otherwise));
+			return "random".equalsIgnoreCase(value) ? draw : Boolean.parseBoolean(value);
+		}
+
+		@Override
+		public String toString() {
+			return String.format(
+					"seed=%d partitions=%d instances=%d records=%d keys=%d delays=%s maxAttempts=%d pSuccess=%.2f "
+							+ "pPermanent=%.3f pPoison=%.2f pNullKey=%.2f junkHeaders=%.2f crash/call=%.4f "
+							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
+							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f",
+					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
+					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
+					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
+					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults);
+		}
+
+	}
+
+	/** Counters of what happened, summed over seeds to show what the runs covered. */
+	static final class Stats {
+
+		long runs;
+
+		long steps;
+
+		long records;
+
+		long handlerRuns;
+
+		long successes;
+
+		long dlqPermanent;
+
+		long dlqExhausted;
+
+		long dlqPoison;
+
+		long stageRecords;
+
+		long lockRecords;
+
+		long crashes;
+
+		long crashesInRoute;
+
+		long rebalances;
+
+		long duplicates;
+
+		long injectedFailures;
+
+		long nestedActions;
+
+		long zombieResults;
+
+		long waitUntil;
+
+		long waitKey;
+
+		long waitTailer;
+
+		synchronized void add(Stats other) {
+			this.runs += other.runs;
+			this.steps += other.steps;
+			this.records += other.records;
+			this.handlerRuns += other.handlerRuns;
+			this.successes += other.successes;
+			this.dlqPermanent += other.dlqPermanent;
+			this.dlqExhausted += other.dlqExhausted;
+			this.dlqPoison += other.dlqPoison;
+			this.stageRecords += other.stageRecords;
+			this.lockRecords += other.lockRecords;
+			this.crashes += other.crashes;
+			this.crashesInRoute += other.crashesInRoute;
+			this.rebalances += other.rebalances;
+			this.duplicates += other.duplicates;
+			this.injectedFailures += other.injectedFailures;
+			this.nestedActions += other.nestedActions;
+			this.zombieResults += other.zombieResults;
+			this.waitUntil += other.waitUntil;
+			this.waitKey += other.waitKey;
+			this.waitTailer += other.waitTailer;
+		}
+
+		@Override
+		public synchronized String toString() {
+			return "runs=" + this.runs + " steps=" + this.steps + " records=" + this.records + " handlerRuns="
+					+ this.handlerRuns + " successes=" + this.successes + " dlq(permanent/exhausted/poison)="
+					+ this.dlqPermanent + "/" + this.dlqExhausted + "/" + this.dlqPoison + " stageRecords="
+					+ this.stageRecords + " lockRecords=" + this.lockRecords + " crashes=" + this.crashes
+					+ " (inside a route: " + this.crashesInRoute + ") rebalances=" + this.rebalances + " duplicates="
+					+ this.duplicates + " injectedWriteFailures=" + this.injectedFailures + " nestedActions="
+					+ this.nestedActions + " zombieResults=" + this.zombieResults + " waits(until/key/tailer)="
+					+ this.waitUntil + "/" + this.waitKey + "/" + this.waitTailer;
+		}
+
+	}
+
+	/** The outcome of one seed. */
+	record Result(Config config, String failure, String trace, Stats stats) {
+
+		boolean ok() {
+			return this.failure == null;
+		}
+
+	}
+
+	private final Config config;
+
+	private final Random rnd;
+
+	private final SimWorld world;
+
+	private final Map<TP, Incarnation> owners = new LinkedHashMap<>();
+
+	private final List<TP> allTopicPartitions = new ArrayList<>();
+
+	private final Stats stats = new Stats();
+
+	private final long budget;
+
+	private final long faultSteps;
+
+	private long steps;
+
+	private int depth;
+
+	private long lastProgress = -1;
+
+	private long lastProgressStep;
+
+	private long traceMark;
+
+	private boolean stalled;
+
+	ProtocolSimulation(Config config, boolean tracing) {
+		this.config = config;
+		this.rnd = new Random(config.seed());
+		this.world = new SimWorld(SimWorld.plan(config.delays(), config.maxAttempts()), config.partitions(),
+				config.encodeLocks());
+		if (tracing) {
+			this.world.trace = new SimWorld.Trace(Integer.getInteger("simulation.trace", 100_000));
+		}
+		this.budget = 2_000 + 150L * config.records();
+		this.faultSteps = 12L * config.records();
+	}
+
+	static Result run(long seed, boolean tracing) {
+		return new ProtocolSimulation(Config.of(seed), tracing).run();
+	}
+
+	Result run() {
+		String failure = null;
+		try {
+			setUp();
+			while (!finished()) {
+				if (this.world.progress != this.lastProgress) {
+					this.lastProgress = this.world.progress;
+					this.lastProgressStep = this.steps;
+					this.traceMark = (this.world.trace != null) ? this.world.trace.count() : 0;
+				}
+				if (this.steps >= this.budget || this.steps - this.lastProgressStep > STALL_STEPS) {
+					String state = describeState();
+					String kind = state.contains("DEADLOCK:")
+							? "(liveness: a stale copy waits for a move whose source is queued behind it)"
+							: state.contains("LEAKED:") ? "(liveness: a live lock names a committed record)" : "(liveness)";
+					this.stalled = true;
+					throw new SimViolation(kind + " not finished: no progress after step " + this.lastProgressStep
+							+ " (trace below ends there):\n" + state);
+				}
+				step();
+			}
+			List<String> violations = this.world.finalViolations();
+			if (!violations.isEmpty()) {
+				failure = String.join("\n", violations);
+			}
+		}
+		catch (SimViolation ex) {
+			failure = ex.getMessage();
+		}
+		catch (Throwable ex) {
+			StringWriter out = new StringWriter();
+			ex.printStackTrace(new PrintWriter(out));
+			failure = "unexpected " + out;
+		}
+		collectStats();
+		String trace = null;
+		if (this.world.trace != null) {
+			long end = this.stalled ? this.traceMark + 20 : this.world.trace.count();
+			trace = this.world.trace.tail(end, Integer.getInteger("simulation.traceTail", 150));
+			trace += history(failure);
+		}
+		return new Result(this.config, failure, trace, this.stats);
+	}
+
+	/** The trace lines about the lock or the record a failure names: often far before the tail. */
+	private String history(String failure) {
+		if (failure == null) {
+			return "";
+		}
+		int newline = failure.indexOf('\n');
+		String first = (newline < 0) ? failure : failure.substring(0, newline);
+		if (first.contains("(liveness")) {
+			first = failure; // the state dump below the first line names the stuck lock
+		}
+		java.util.regex.Matcher lock = java.util.regex.Pattern
+			.compile("(LEAKED: |stale copy of |live locks left in the lock log: \\[)Lock\\[(L\\d+)")
+			.matcher(first);
+		if (lock.find()) {
+			String id = lock.group(2);
+			return "\nHistory of lock " + id + " (every trace line naming it):\n"
+					+ this.world.trace.grep(java.util.regex.Pattern.compile("\\b" + id + "\\b"), 60) + "\n";
+		}
+		java.util.regex.Matcher record = java.util.regex.Pattern.compile("^\\(1\\) lost: #(\\d+)\\(\\S+/(\\d+)/(\\d+) ")
+			.matcher(first);
+		if (record.find()) {
+			String pattern = "#" + record.group(1) + "\\(|orders/" + record.group(2) + "/" + record.group(3)
+					+ "\\b|orig=" + record.group(3) + "\\]";
+			return "\nHistory of record #" + record.group(1) + " (every trace line naming it; orig= lines may be "
+					+ "of another partition):\n" + this.world.trace.grep(java.util.regex.Pattern.compile(pattern), 60)
+					+ "\n";
+		}
+		return "";
+	}
+
+	private void collectStats() {
+		this.stats.runs = 1;
+		this.stats.steps = this.steps;
+		this.stats.records = this.world.produced.size();
+		this.world.produced.forEach((p) -> {
+			this.stats.handlerRuns += p.runs;
+			this.stats.successes += (p.firstSuccess >= 0) ? 1 : 0;
+		});
+		for (int p = 0; p < this.config.partitions(); p++) {
+			for (Rec rec : this.world.log(this.world.plan.dlqTopic(), p)) {
+				String reason = io.github.kafkaresilience.ladder.RetryHeaders.text(rec.headers(),
+						io.github.kafkaresilience.ladder.RetryHeaders.DLQ_REASON);
+				if ("permanent".equals(reason)) {
+					this.stats.dlqPermanent++;
+				}
+				else if ("exhausted".equals(reason)) {
+					this.stats.dlqExhausted++;
+				}
+				else {
+					this.stats.dlqPoison++;
+				}
+			}
+			for (int s = 1; s <= this.world.plan.lastStage(); s++) {
+				this.stats.stageRecords += this.world.log(this.world.plan.stage(s).topic(), p).size();
+			}
+			this.stats.lockRecords += this.world.lockEnd(p);
+		}
+	}
+
+	// ---- set-up
+
+	private void setUp() {
+		for (int i = 1; i <= this.config.instances(); i++) {
+			SimInstance instance = this.world.addInstance("I" + i);
+			listen(instance.current);
+		}
+		for (int p = 0; p < this.config.partitions(); p++) {
+			for (String topic : this.world.plan.consumedTopics()) {
+				this.allTopicPartitions.add(new TP(topic, p));
+			}
+		}
+		assignOrphans(new ArrayList<>(this.allTopicPartitions));
+		this.world.policy = this::decide;
+		this.world.hook = this::beforeCall;
+	}
+
+	private void listen(Incarnation incarnation) {
+		incarnation.table.addListener((key) -> {
+			for (Work work : incarnation.works.values()) {
+				for (Task task : work.tasks) {
+					if (task.wait == Wait.KEY && key.equals(task.key)) {
+						task.woken = true;
+					}
+				}
+			}
+		});
+	}
+
+	private HandlerResult decide(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
+		if (record.poison) {
+			return HandlerResult.poison(new IllegalArgumentException("cannot deserialize " + record));
+		}
+		double r = this.rnd.nextDouble();
+		if (r < this.config.pSuccess()) {
+			return HandlerResult.success();
+		}
+		if (r < this.config.pSuccess() + this.config.pPermanent()) {
+			return HandlerResult.failed(new PermanentFailureException("simulated permanent failure of " + record));
+		}
+		return HandlerResult.failed(new IllegalStateException("simulated transient failure of " + record));
+	}
+
+	private Fail beforeCall(Incarnation incarnation, SimWorld.Call call) {
+		boolean faults = faultsOn();
+		if (faults && this.rnd.nextDouble() < this.config.pCrashPerCall()) {
+			this.stats.crashesInRoute++;
+			crash(incarnation.instance, "before its " + call + " call");
+			return Fail.NONE; // the port throws Crash: the incarnation is dead
+		}
+		if (this.depth < MAX_NESTING && this.rnd.nextDouble() < this.config.pNestPerCall()) {
+			// other workers, the tailer and time go on while this call waits: a burst of actions
+			this.depth++;
+			try {
+				do {
+					this.stats.nestedActions++;
+					step();
+				}
+				while (!incarnation.dead && this.rnd.nextInt(3) > 0 && this.steps < this.budget);
+			}
+			finally {
+				this.depth--;
+			}
+		}
+		if (faults && call.isWrite() && this.rnd.nextDouble() < this.config.pFailPerWrite()) {
+			SimWorld.RouteContext context = this.world.contexts.peek();
+			if (context != null && !context.failureInjected) {
+				context.failureInjected = true;
+				this.stats.injectedFailures++;
+				return (this.config.ambiguousWrites() && this.rnd.nextBoolean()) ? Fail.AMBIGUOUS : Fail.CLEAN;
+			}
+		}
+		return Fail.NONE;
+	}
+
+	private boolean faultsOn() {
+		return this.steps < this.faultSteps && this.config.wFaults() > 0;
+	}
+
+	// ---- the scheduler
+
+	private boolean finished() {
+		if (this.world.produced.size() < this.config.records()) {
+			return false;
+		}
+		for (TP tp : this.allTopicPartitions) {
+			if (this.world.committed(tp) < this.world.log(tp.topic(), tp.partition()).size()) {
+				return false;
+			}
+			Incarnation owner = this.owners.get(tp);
+			if (!owner.works.get(tp).tasks.isEmpty()) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private enum Action {
+
+		PRODUCE, POLL, ROUTE, TAILER, COMMIT, CLOCK, RECHECK, DUPLICATE, CRASH, REBALANCE
+
+	}
+
+	private void step() {
+		this.steps++;
+		boolean faults = faultsOn();
+		List<Work> pollable = new ArrayList<>();
+		List<Task> ready = new ArrayList<>();
+		List<Task> sleeping = new ArrayList<>();
+		List<Work> committable = new ArrayList<>();
+		List<long[]> tailers = new ArrayList<>();
+		long nextDue = Long.MAX_VALUE;
+		for (SimInstance instance : this.world.instances) {
+			Incarnation inc = instance.current;
+			for (int p = 0; p < this.config.partitions(); p++) {
+				if (inc.tailerPos[p] < this.world.lockEnd(p)) {
+					tailers.add(new long[] { this.world.instances.indexOf(instance), p });
+				}
+			}
+			// a route in progress below us may hold the router's monitor (a synchronized section of
+			// StageRouter): a worker of that instance would block on it, so none of its routes runs here
+			boolean routerBusy = Thread.holdsLock(inc.router);
+			for (Work work : inc.works.values()) {
+				if (work.barrierOpen() && work.tasks.size() < this.config.maxInFlight()
+						&& work.fetchPos < this.world.log(work.tp.topic(), work.tp.partition()).size()) {
+					pollable.add(work);
+				}
+				if (work.committable() > this.world.committed(work.tp)) {
+					committable.add(work);
+				}
+				for (Task task : work.tasks) {
+					if (isReady(task) && !routerBusy) {
+						ready.add(task);
+					}
+					else if (!task.running && task.wait == Wait.KEY && !task.woken) {
+						sleeping.add(task);
+					}
+					if (!task.running && task.wait == Wait.UNTIL) {
+						nextDue = Math.min(nextDue, task.dueAt);
+					}
+				}
+			}
+		}
+		double[] weights = new double[Action.values().length];
+		weights[Action.PRODUCE.ordinal()] = (this.world.produced.size() < this.config.records()) ? 3 : 0;
+		weights[Action.POLL.ordinal()] = pollable.isEmpty() ? 0 : 4;
+		weights[Action.ROUTE.ordinal()] = ready.isEmpty() ? 0 : 8;
+		weights[Action.TAILER.ordinal()] = tailers.isEmpty() ? 0 : this.config.wTailer();
+		weights[Action.COMMIT.ordinal()] = committable.isEmpty() ? 0 : this.config.wCommit();
+		weights[Action.RECHECK.ordinal()] = sleeping.isEmpty() ? 0 : 0.2;
+		double busy = 0;
+		for (double w : weights) {
+			busy += w;
+		}
+		weights[Action.CLOCK.ordinal()] = (busy == 0) ? 1 : this.config.wClock();
+		if (faults) {
+			double f = this.config.wFaults();
+			weights[Action.DUPLICATE.ordinal()] = 0.3 * f;
+			weights[Action.CRASH.ordinal()] = 0.1 * f;
+			// a rebalance inside a route in progress leaves that route running as a zombie
+			weights[Action.REBALANCE.ordinal()] = (this.depth == 0 || this.config.zombies()) ? 0.15 * f : 0;
+		}
+		Action action = pick(weights);
+		switch (action) {
+			case PRODUCE -> produce();
+			case POLL -> poll(pollable.get(this.rnd.nextInt(pollable.size())));
+			case ROUTE -> route(ready.get(this.rnd.nextInt(ready.size())));
+			case TAILER -> {
+				long[] t = tailers.get(this.rnd.nextInt(tailers.size()));
+				Incarnation inc = this.world.instances.get((int) t[0]).current;
+				int p = (int) t[1];
+				long unread = this.world.lockEnd(p) - inc.tailerPos[p];
+				int max = this.rnd.nextBoolean() ? Integer.MAX_VALUE : 1 + this.rnd.nextInt((int) unread);
+				int applied = this.world.tailerStep(inc, p, max);
+				trace(() -> inc + " tailer applies " + applied + " lock records of partition " + p + ", now at "
+						+ inc.tailerPos[p]);
+			}
+			case COMMIT -> commit(committable.get(this.rnd.nextInt(committable.size())).owner);
+			case CLOCK -> advanceClock(nextDue, busy == 0);
+			case RECHECK -> {
+				Task task = sleeping.get(this.rnd.nextInt(sleeping.size()));
+				task.woken = true;
+				trace(() -> task.work.owner + " recheck wakes " + task);
+			}
+			case DUPLICATE -> duplicate();
+			case CRASH -> {
+				SimInstance instance = this.world.instances.get(this.rnd.nextInt(this.world.instances.size()));
+				crash(instance, "between actions");
+			}
+			case REBALANCE -> rebalance();
+		}
+	}
+
+	private Action pick(double[] weights) {
+		double total = 0;
+		for (double w : weights) {
+			total += w;
+		}
+		double r = this.rnd.nextDouble() * total;
+		for (int i = 0; i < weights.length; i++) {
+			r -= weights[i];
+			if (r < 0 && weights[i] > 0) {
+				return Action.values()[i];
+			}
+		}
+		for (int i = weights.length - 1; i >= 0; i--) {
+			if (weights[i] > 0) {
+				return Action.values()[i];
+			}
+		}
+		throw new IllegalStateException("no action");
+	}
+
+	private boolean isReady(Task task) {
+		Work work = task.work;
+		if (task.running || work.revoked || work.owner.dead) {
+			return false;
+		}
+		if (task.key != null && work.queues.get(task.key).peek() != task) {
+			return false;
+		}
+		return switch (task.wait) {
+			case NONE -> true;
+			case UNTIL -> this.world.clock.millis() >= task.dueAt;
+			case KEY -> task.woken;
+			case TAILER -> work.owner.tailerPos[work.tp.partition()] >= task.tailerTarget;
+		};
+	}
+
+	private void produce() {
+		int keyIndex = this.rnd.nextInt(this.config.keys());
+		boolean nullKey = this.rnd.nextDouble() < this.config.pNullKey();
+		String key = nullKey ? null : "k" + keyIndex;
+		int partition = nullKey ? this.rnd.nextInt(this.config.partitions()) : keyIndex % this.config.partitions();
+		boolean poison = this.rnd.nextDouble() < this.config.pPoison();
+		boolean junk = this.rnd.nextDouble() < this.config.pJunkHeaders();
+		Rec rec = this.world.produce(key, partition, poison, junk);
+		trace(() -> "produce " + rec + " key=" + key + (poison ? " (poison)" : "")
+				+ (junk ? " (junk protocol headers)" : ""));
+	}
+
+	private void poll(Work work) {
+		int count = 1 + this.rnd.nextInt(3);
+		List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
+		for (int i = 0; i < count && work.fetchPos < log.size() && work.tasks.size() < this.config.maxInFlight(); i++) {
+			Rec rec = log.get((int) work.fetchPos++);
+			enqueue(work, new Task(work, rec, false));
+			trace(() -> work.owner + " polls " + rec + " key=" + keyName(rec));
+		}
+	}
+
+	private void enqueue(Work work, Task task) {
+		work.pending.add(task.rec.offset());
+		work.tasks.add(task);
+		if (task.key != null) {
+			work.queues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>()).add(task);
+		}
+	}
+
+	private void route(Task task) {
+		Work work = task.work;
+		Incarnation inc = work.owner;
+		if (task.wait == Wait.TAILER) {
+			task.tailerSynced = true;
+		}
+		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
+		task.running = true;
+		task.wait = Wait.NONE;
+		task.woken = false;
+		task.routes++;
+		String indent = "  ".repeat(this.depth) + ((this.depth > 0) ? "> " : "");
+		trace(() -> indent + inc + " routes " + task + " key=" + keyName(task.rec) + " tailerSynced=" + task.tailerSynced
+				+ " at " + SimWorld.rel(this.world.clock.millis()));
+		Step step;
+		try {
+			step = this.world.route(inc, task.rec.delivery(), task.tailerSynced);
+		}
+		catch (Crash ex) {
+			trace(() -> indent + "  " + inc + " route of " + task + " ends: " + ex.getMessage());
+			return;
+		}
+		catch (RuntimeException ex) {
+			trace(() -> indent + "  " + inc + " route of " + task + " throws " + ex + "; retried later");
+			task.wait = Wait.UNTIL;
+			task.dueAt = this.world.clock.millis() + 500;
+			return;
+		}
+		finally {
+			task.running = false;
+		}
+		Step result = step;
+		if (work.revoked || inc.dead) {
+			this.stats.zombieResults++;
+			trace(() -> indent + "  " + inc + " route of " + task + " -> " + describe(result)
+					+ " (partition revoked meanwhile: result dropped)");
+			return;
+		}
+		trace(() -> indent + "  -> " + describe(result));
+		switch (step.kind()) {
+			case DONE -> complete(task);
+			case WAIT_UNTIL -> {
+				this.stats.waitUntil++;
+				task.wait = Wait.UNTIL;
+				task.dueAt = step.dueAt();
+			}
+			case WAIT_FOR_KEY -> {
+				this.stats.waitKey++;
+				task.wait = Wait.KEY;
+				task.woken = !inc.table.locksOf(task.key).equals(before); // changed while we were looking
+			}
+			case WAIT_FOR_TAILER -> {
+				this.stats.waitTailer++;
+				task.wait = Wait.TAILER;
+				task.tailerTarget = this.world.lockEnd(work.tp.partition());
+			}
+		}
+	}
+
+	private static String describe(Step step) {
+		return switch (step.kind()) {
+			case WAIT_UNTIL -> "WAIT_UNTIL " + SimWorld.rel(step.dueAt());
+			default -> step.kind().name();
+		};
+	}
+
+	private void complete(Task task) {
+		Work work = task.work;
+		work.pending.remove(task.rec.offset());
+		work.tasks.remove(task);
+		if (task.key != null) {
+			ArrayDeque<Task> queue = work.queues.get(task.key);
+			if (queue.poll() != task) {
+				throw new IllegalStateException("completed " + task + " which was not the head of its key");
+			}
+			if (queue.isEmpty()) {
+				work.queues.remove(task.key);
+			}
+		}
+	}
+
+	private void commit(Incarnation inc) {
+		for (Work work : inc.works.values()) {
+			long offset = work.committable();
+			if (offset > this.world.committed(work.tp)) {
+				this.world.committed.put(work.tp, offset);
+				this.world.progress++;
+				trace(() -> inc + " commits " + work.tp + " at " + offset);
+			}
+		}
+	}
+
+	private void advanceClock(long nextDue, boolean idle) {
+		long now = this.world.clock.millis();
+		long delta;
+		if (idle && nextDue != Long.MAX_VALUE) {
+			delta = Math.max(0, nextDue - now);
+		}
+		else if (nextDue != Long.MAX_VALUE && nextDue > now && this.rnd.nextInt(4) == 0) {
+			delta = nextDue - now - ((this.rnd.nextBoolean()) ? 1 : 0); // exactly at, or just before, a due time
+		}
+		else {
+			delta = 1 + this.rnd.nextInt(1500);
+		}
+		this.world.clock.advance(delta);
+		trace(() -> "clock +" + delta + "ms -> " + SimWorld.rel(this.world.clock.millis()));
+	}
+
+	private void duplicate() {
+		List<Object[]> candidates = new ArrayList<>();
+		for (SimInstance instance : this.world.instances) {
+			for (Work work : instance.current.works.values()) {
+				List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
+				for (long o = this.world.committed(work.tp); o < work.fetchPos; o++) {
+					Rec rec = log.get((int) o);
+					if (!work.pending.contains(o) && (rec.key() == null || !work.queues.containsKey(Bytes.wrap(rec.key())))) {
+						candidates.add(new Object[] { work, rec });
+					}
+				}
+			}
+		}
+		if (candidates.isEmpty()) {
+			return;
+		}
+		Object[] pick = candidates.get(this.rnd.nextInt(candidates.size()));
+		Work work = (Work) pick[0];
+		Task task = new Task(work, (Rec) pick[1], true);
+		enqueue(work, task);
+		this.stats.duplicates++;
+		trace(() -> work.owner + " gets a duplicate delivery of " + task);
+	}
+
+	/** The instance's process dies: its table and uncommitted progress are gone; it restarts. */
+	private void crash(SimInstance instance, String when) {
+		Incarnation old = instance.current;
+		Incarnation fresh = this.world.restart(instance);
+		listen(fresh);
+		this.stats.crashes++;
+		List<TP> orphaned = new ArrayList<>();
+		this.owners.forEach((tp, owner) -> {
+			if (owner == old) {
+				orphaned.add(tp);
+			}
+		});
+		orphaned.forEach(this.owners::remove);
+		trace(() -> "CRASH " + old + " " + when + "; restarts as " + fresh + "; orphaned " + orphaned);
+		assignOrphans(orphaned);
+	}
+
+	private void rebalance() {
+		List<TP> moving = new ArrayList<>();
+		TP first = this.allTopicPartitions.get(this.rnd.nextInt(this.allTopicPartitions.size()));
+		if (this.config.splitOwnership()) {
+			moving.add(first);
+		}
+		else {
+			this.allTopicPartitions.stream().filter((tp) -> tp.partition() == first.partition()).forEach(moving::add);
+		}
+		this.stats.rebalances++;
+		for (TP tp : moving) {
+			Incarnation old = this.owners.remove(tp);
+			Work work = old.works.remove(tp);
+			long offset = work.committable(); // onPartitionsRevoked commits what is done
+			if (offset > this.world.committed(tp)) {
+				this.world.committed.put(tp, offset);
+			}
+			work.revoked = true;
+			trace(() -> "REBALANCE revokes " + tp + " from " + old + " (commits " + offset + ")");
+		}
+		assignOrphans(moving);
+	}
+
+	private void assignOrphans(List<TP> orphaned) {
+		if (orphaned.isEmpty()) {
+			return;
+		}
+		Map<Integer, SimInstance> byPartition = new LinkedHashMap<>();
+		for (TP tp : orphaned) {
+			SimInstance to = this.config.splitOwnership() ? randomInstance()
+					: byPartition.computeIfAbsent(tp.partition(), (p) -> randomInstance());
+			Incarnation inc = to.current;
+			Work work = new Work(tp, inc, this.world.committed(tp), this.world.lockEnd(tp.partition()));
+			inc.works.put(tp, work);
+			this.owners.put(tp, inc);
+			trace(() -> "assign " + tp + " to " + inc + " from offset " + work.fetchPos + " (barrier: lock offset "
+					+ work.barrierEnd + ")");
+		}
+	}
+
+	private SimInstance randomInstance() {
+		return this.world.instances.get(this.rnd.nextInt(this.world.instances.size()));
+	}
+
+	private String describeState() {
+		StringBuilder out = new StringBuilder();
+		out.append("clock ").append(SimWorld.rel(this.world.clock.millis())).append('\n');
+		for (TP tp : this.allTopicPartitions) {
+			Incarnation owner = this.owners.get(tp);
+			Work work = owner.works.get(tp);
+			out.append("  ").append(tp).append(" owner ").append(owner).append(" committed ")
+				.append(this.world.committed(tp)).append(" end ").append(this.world.log(tp.topic(), tp.partition()).size())
+				.append(" fetch ").append(work.fetchPos).append(" barrierOpen ").append(work.barrierOpen()).append('\n');
+			for (Task task : work.tasks) {
+				out.append("    ").append(task).append(" key=").append(keyName(task.rec)).append(" wait=")
+					.append(task.wait).append((task.wait == Wait.UNTIL) ? " " + SimWorld.rel(task.dueAt) : "")
+					.append(" woken=").append(task.woken).append(" routes=").append(task.routes).append('\n');
+				String diagnosis = diagnose(task);
+				if (diagnosis != null) {
+					out.append("      ").append(diagnosis).append('\n');
+				}
+			}
+		}
+		for (SimInstance instance : this.world.instances) {
+			out.append("  table of ").append(instance.current).append(": ").append(instance.current.table.snapshot())
+				.append('\n');
+		}
+		out.append("  lock log replayed: ").append(this.world.replayLockLog().snapshot());
+		for (Lock lock : this.world.replayLockLog().snapshot()) {
+			Position carrier = lock.isMoving() ? lock.from() : lock.position();
+			String topic = (carrier.stage() == 0) ? SimWorld.MAIN : this.world.plan.stage(carrier.stage()).topic();
+			TP tp = new TP(topic, lock.originPartition());
+			if (carrier.offset() < this.world.committed(tp)) {
+				out.append("\n  LEAKED: ").append(lock).append(" names ").append(tp).append('/').append(carrier.offset())
+					.append(lock.isMoving() ? " as the source of its move" : " as its carrier")
+					.append(", but that offset is committed: no record will ever route or release this lock");
+			}
+		}
+		return out.toString();
+	}
+
+	/** Explains why a task waiting for its key can never go on, when the reason is a known one. */
+	private String diagnose(Task task) {
+		if (task.wait != Wait.KEY || task.key == null) {
+			return null;
+		}
+		int stage = this.world.plan.stageOf(task.rec.topic());
+		String lockId = io.github.kafkaresilience.ladder.RetryHeaders.text(task.rec.headers(),
+				io.github.kafkaresilience.ladder.RetryHeaders.LOCK_ID);
+		Lock lock = (lockId != null) ? task.work.owner.table.find(lockId) : null;
+		if (stage > 0 && lock != null && lock.isMoving() && lock.from().stage() == stage
+				&& lock.from().offset() > task.rec.offset()) {
+			return "DEADLOCK: " + task + " is a stale copy of " + lock + "; it waits for that move to be confirmed, but "
+					+ "the move's source " + task.rec.topic() + "/" + task.rec.partition() + "/" + lock.from().offset()
+					+ " is queued behind it (same key, same topic partition) and is never routed";
+		}
+		return null;
+	}
+
+	private static String keyName(Rec rec) {
+		return (rec.key() != null) ? new String(rec.key(), java.nio.charset.StandardCharsets.UTF_8) : "null";
+	}
+
+	private void trace(java.util.function.Supplier<String> line) {
+		if (this.world.trace != null) {
+			String prefix = "[" + this.steps + "] ";
+			this.world.trace.add(prefix + line.get());
+		}
+	}
+
+}
