@@ -159,10 +159,10 @@ public class StageRouter {
 			// only a copy the unfinished move may have published can become the carrier: one
 			// in the target stage and, when the move re-appends to its own stage, after the source
 			boolean mayCarry = stage == lock.stage() && (lock.from().stage() != stage || here.isAfter(lock.from()));
-			return mayCarry ? Step.waitForKey() : Step.done();
+			return mayCarry ? Step.waitForKey() : skipStale(tailerSynced);
 		}
 		if (!here.equals(lock.position())) {
-			return Step.done(); // a stale copy: another record carries the lock
+			return skipStale(tailerSynced); // another record carries the lock
 		}
 		Lock predecessor = this.locks.predecessor(lock);
 		if (predecessor == null) {
@@ -234,6 +234,15 @@ public class StageRouter {
 		return Step.done();
 	}
 
+	/**
+	 * A record judged a stale copy is skipped only on a view of the locks that is current:
+	 * another instance may have moved the lock to this very record after this table last
+	 * heard of it.
+	 */
+	private static Step skipStale(boolean tailerSynced) {
+		return tailerSynced ? Step.done() : Step.waitForTailer();
+	}
+
 	private int nextStage(int stage) {
 		return Math.min(stage + 1, this.plan.lastStage());
 	}
@@ -243,7 +252,15 @@ public class StageRouter {
 	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
 	 */
 	private void moveNewLock(Lock moving, Delivery record) {
-		this.locks.write(moving);
+		try {
+			this.locks.write(moving);
+		}
+		catch (RuntimeException ex) {
+			// the write may have landed although it reported a failure: release it, or the
+			// redelivery would create a second lock and leave this one moving forever
+			compensate(() -> this.locks.release(moving), moving, ex);
+			throw ex;
+		}
 		long offset;
 		try {
 			offset = publish(record, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());

@@ -30,8 +30,9 @@ import org.apache.kafka.common.utils.Bytes;
  * records, polling, routing (the real {@code StageRouter}), lock tailers, clock advances,
  * commits, duplicate deliveries, crashes between any two port calls, rebalances (with the
  * sync barrier), failing writes, and concurrency (other actions run inside a port call of a
- * route in progress, as the container's workers and tailer threads do). At the end, the
- * invariants are checked.
+ * route in progress, as the container's workers and tailer threads do; a route of an instance
+ * never starts while a route below it holds that instance's router monitor, where a worker
+ * would block). At the end, the invariants are checked.
  */
 final class ProtocolSimulation {
 
