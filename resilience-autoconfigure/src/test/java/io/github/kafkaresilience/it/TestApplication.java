@@ -19,7 +19,11 @@ import org.springframework.context.annotation.Import;
 class TestApplication {
 
 	static ConfigurableApplicationContext start(String topic, String... properties) {
-		return new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
+		return start(TestApplication.class, topic, properties);
+	}
+
+	static ConfigurableApplicationContext start(Class<?> application, String topic, String... properties) {
+		return new SpringApplicationBuilder(application).web(WebApplicationType.NONE)
 			.properties("spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers(), "test.topic=" + topic,
 					"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
 					"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
