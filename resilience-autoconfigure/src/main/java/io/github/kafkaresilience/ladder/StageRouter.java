@@ -134,7 +134,7 @@ public class StageRouter {
 			return Step.done();
 		}
 		if (lockId == null) {
-			return unorderedRetry(record, stage, retryCount);
+			return runWhenDue(record, stage, retryCount, null);
 		}
 		Lock lock = this.locks.find(lockId);
 		if (lock == null) {
@@ -166,7 +166,7 @@ public class StageRouter {
 		}
 		Lock predecessor = this.locks.predecessor(lock);
 		if (predecessor == null) {
-			return runHead(record, stage, retryCount, lock);
+			return runWhenDue(record, stage, retryCount, lock);
 		}
 		Position ahead = predecessor.position();
 		if (ahead != null && ahead.isAfter(here)) {
@@ -177,7 +177,12 @@ public class StageRouter {
 		return Step.waitForKey();
 	}
 
-	private Step runHead(Delivery record, int stage, int retryCount, Lock lock) {
+	/**
+	 * Runs the head of a key (or a record without a key) once it is due: success releases its
+	 * lock; failure moves it to the next stage or, when it is permanent or attempts are
+	 * exhausted, to the dead-letter topic.
+	 */
+	private Step runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
 		if (retryCount > 0) {
 			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
 			if (this.clock.millis() < dueAt) {
@@ -185,53 +190,38 @@ public class StageRouter {
 			}
 		}
 		HandlerResult result = this.handler.handle(record);
+		String lockId = (lock != null) ? lock.id() : null;
 		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			this.locks.release(lock);
+			release(lock);
 			return Step.done();
 		}
 		Throwable ex = result.failure();
-		int attempts = retryCount + 1;
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			deadLetter(record, false, retryCount, lock.id(), RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
-			this.locks.release(lock);
+			deadLetter(record, false, retryCount, lockId, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
+			release(lock);
 			return Step.done();
 		}
+		int attempts = retryCount + 1;
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
-			deadLetter(record, false, attempts, lock.id(), failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
-			this.locks.release(lock);
+			deadLetter(record, false, attempts, lockId, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
+			release(lock);
 			return Step.done();
 		}
-		move(lock, record, stage, nextStage(stage), attempts, failure);
+		if (lock != null) {
+			move(lock, record, stage, nextStage(stage), attempts, failure);
+		}
+		else {
+			publish(record, false, nextStage(stage), attempts, null, failure);
+		}
 		return Step.done();
 	}
 
-	private Step unorderedRetry(Delivery record, int stage, int retryCount) {
-		if (retryCount > 0) {
-			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
-			if (this.clock.millis() < dueAt) {
-				return Step.waitUntil(dueAt);
-			}
+	private void release(@Nullable Lock lock) {
+		if (lock != null) {
+			this.locks.release(lock);
 		}
-		HandlerResult result = this.handler.handle(record);
-		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			return Step.done();
-		}
-		Throwable ex = result.failure();
-		int attempts = retryCount + 1;
-		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			deadLetter(record, false, retryCount, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
-			return Step.done();
-		}
-		boolean permanent = this.classifier.isPermanent(ex);
-		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
-		if (permanent || attempts >= this.plan.maxAttempts()) {
-			deadLetter(record, false, attempts, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
-			return Step.done();
-		}
-		publish(record, false, nextStage(stage), attempts, null, failure);
-		return Step.done();
 	}
 
 	/**
