@@ -3,7 +3,9 @@ package io.github.kafkaresilience.autoconfigure;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -16,11 +18,15 @@ import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.github.kafkaresilience.listener.SyncBarrier;
+import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -102,8 +108,9 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	OrderedRetryListenerRegistry orderedRetryListenerRegistry(ResilienceProperties properties,
 			LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
-			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory,
-			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener) {
+			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin,
+			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
+			ObjectProvider<ResilienceObserver> observers) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -116,7 +123,38 @@ public final class OrderedRetryAutoConfiguration {
 				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
 				(endpoint, topic) -> new HandlerInvoker(endpoint.bean(), endpoint.method(), topic,
 						deserializer(consumerFactory, true), deserializer(consumerFactory, false)),
-				rebalanceListener.getIfUnique(), Clock.systemUTC());
+				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
+				composite(observers.orderedStream().toList()));
+	}
+
+	private static OrderedRetryListenerRegistry.@Nullable ReaperSettings reaper(ResilienceProperties properties,
+			KafkaAdmin kafkaAdmin) {
+		ResilienceProperties.Reaper reaper = properties.getReaper();
+		if (!reaper.isEnabled()) {
+			return null;
+		}
+		Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
+		return new OrderedRetryListenerRegistry.ReaperSettings(reaper.getInterval(), reaper.getGrace(),
+				() -> Admin.create(adminConfig));
+	}
+
+	private static ResilienceObserver composite(List<ResilienceObserver> observers) {
+		if (observers.size() == 1) {
+			return observers.get(0);
+		}
+		return new ResilienceObserver() {
+
+			@Override
+			public void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
+				observers.forEach((observer) -> observer.barrierOpened(listenerId, partition, waited));
+			}
+
+			@Override
+			public void lockReaped(String listenerId, String mainTopic, Lock lock) {
+				observers.forEach((observer) -> observer.lockReaped(listenerId, mainTopic, lock));
+			}
+
+		};
 	}
 
 	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,

@@ -38,6 +38,8 @@ public class ResilienceProperties {
 
 	private final Locks locks = new Locks();
 
+	private final Reaper reaper = new Reaper();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -68,6 +70,54 @@ public class ResilienceProperties {
 
 	public Locks getLocks() {
 		return this.locks;
+	}
+
+	public Reaper getReaper() {
+		return this.reaper;
+	}
+
+	public static class Reaper {
+
+		/**
+		 * Whether zombie locks (live locks whose record can no longer be consumed) are
+		 * released.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * How often each listener looks for zombie locks.
+		 */
+		private Duration interval = Duration.ofMinutes(1);
+
+		/**
+		 * How long a lock must be unchanged before it may be reaped.
+		 */
+		private Duration grace = Duration.ofMinutes(5);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public Duration getGrace() {
+			return this.grace;
+		}
+
+		public void setGrace(Duration grace) {
+			this.grace = grace;
+		}
+
 	}
 
 	public static class Retry {

@@ -26,6 +26,7 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -77,6 +78,15 @@ public class OrderedRetryContainer {
 	public record Route(StageRouter router, LockRegistry registry) {
 	}
 
+	/**
+	 * Zombie lock reaping for the container's main topics.
+	 * @param reapers one reaper per main topic
+	 * @param interval how often they look
+	 * @param admin the admin client they share, closed with the container
+	 */
+	public record Reaping(List<LockReaper> reapers, Duration interval, AutoCloseable admin) {
+	}
+
 	private final String id;
 
 	private final Map<String, Route> routesByTopic;
@@ -90,6 +100,10 @@ public class OrderedRetryContainer {
 	private final Settings settings;
 
 	private final Clock clock;
+
+	private final @Nullable Reaping reaping;
+
+	private final ResilienceObserver observer;
 
 	private final Map<TopicPartition, PartitionWork> partitions = new ConcurrentHashMap<>();
 
@@ -109,14 +123,19 @@ public class OrderedRetryContainer {
 
 	private Thread pollThread;
 
+	private @Nullable ScheduledExecutorService housekeeping;
+
 	private volatile Consumer<byte[], byte[]> consumer;
 
 	private long lastCommit;
 
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
-			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock) {
+			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
+			@Nullable Reaping reaping, ResilienceObserver observer) {
 		this.id = id;
+		this.reaping = reaping;
+		this.observer = observer;
 		this.routesByTopic = Map.copyOf(routesByTopic);
 		this.consumerFactory = consumerFactory;
 		this.barrier = barrier;
@@ -151,6 +170,11 @@ public class OrderedRetryContainer {
 		this.consumer = this.consumerFactory.get();
 		this.pollThread = new Thread(this::pollLoop, "kafka-resilience-" + this.id + "-consumer");
 		this.pollThread.start();
+		if (this.reaping != null) {
+			this.housekeeping = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-reaper-"));
+			long interval = this.reaping.interval().toMillis();
+			this.housekeeping.scheduleWithFixedDelay(this::reap, interval, interval, TimeUnit.MILLISECONDS);
+		}
 	}
 
 	/**
@@ -166,6 +190,9 @@ public class OrderedRetryContainer {
 			thread = this.pollThread;
 		}
 		this.stopping = true;
+		if (this.housekeeping != null) {
+			this.housekeeping.shutdownNow();
+		}
 		this.consumer.wakeup();
 		try {
 			thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
@@ -227,6 +254,25 @@ public class OrderedRetryContainer {
 		this.partitions.clear();
 		this.waitingForKey.clear();
 		consumer.close(Duration.ofSeconds(10));
+		if (this.reaping != null) {
+			try {
+				this.reaping.admin().close();
+			}
+			catch (Exception ex) {
+				logger.debug("Could not close the reaper's admin client", ex);
+			}
+		}
+	}
+
+	private void reap() {
+		try {
+			for (LockReaper reaper : this.reaping.reapers()) {
+				reaper.reap();
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Listener '" + this.id + "' could not look for zombie locks; will try again", ex);
+		}
 	}
 
 	private void runPollThreadActions() {
@@ -537,6 +583,7 @@ public class OrderedRetryContainer {
 				return;
 			}
 			work.barrierOpen = true;
+			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id, work.partition, waited);
 			if (logger.isDebugEnabled()) {
 				logger.debug("Listener '" + OrderedRetryContainer.this.id + "' opened " + work.partition + " after "
 						+ waited.toMillis() + " ms");

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.listener;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -16,7 +17,9 @@ import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -57,7 +60,20 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private final Clock clock;
 
+	private final @Nullable ReaperSettings reaper;
+
+	private final ResilienceObserver observer;
+
 	private volatile boolean running;
+
+	/**
+	 * How zombie locks are reaped.
+	 * @param interval how often each listener looks for zombie locks
+	 * @param grace how long a lock must be unchanged before it may be reaped
+	 * @param admins creates the admin client a listener's reapers share
+	 */
+	public record ReaperSettings(Duration interval, Duration grace, Supplier<Admin> admins) {
+	}
 
 	/** Creates the handler of an endpoint for one of its main topics. */
 	@FunctionalInterface
@@ -71,7 +87,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 			FailureClassifier classifier, ListenerDefaults defaults,
 			Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> consumers,
 			RecordHandlerFactory handlers, @Nullable ConsumerAwareRebalanceListener userRebalanceListener,
-			Clock clock) {
+			Clock clock, @Nullable ReaperSettings reaper, ResilienceObserver observer) {
+		this.reaper = reaper;
+		this.observer = observer;
 		this.lockCoordinator = lockCoordinator;
 		this.retryLadder = retryLadder;
 		this.syncBarrier = syncBarrier;
@@ -144,10 +162,12 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
+		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
 			List<java.time.Duration> delays = (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
 			Integer maxAttempts = (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
 			LadderPlan plan = this.retryLadder.plan(topic, delays, maxAttempts);
+			plans.add(plan);
 			int partitions = this.retryLadder.provision(plan);
 			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions);
 			RecordHandler handler = this.handlers.create(endpoint, topic);
@@ -162,7 +182,24 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
 		}
 		return new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint), this.syncBarrier,
-				this.userRebalanceListener, settings, this.clock);
+				this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes), this.observer);
+	}
+
+	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,
+			Map<String, OrderedRetryContainer.Route> routes) {
+		if (this.reaper == null) {
+			return null;
+		}
+		Admin admin = this.reaper.admins().get();
+		List<LockReaper> reapers = new ArrayList<>();
+		for (LadderPlan plan : plans) {
+			LockRegistry registry = routes.get(plan.mainTopic()).registry();
+			reapers.add(new LockReaper(endpoint.groupId(),
+					(stage) -> (stage == 0) ? plan.mainTopic() : plan.stage(stage).topic(), registry, admin,
+					this.reaper.grace(), this.clock,
+					(lock) -> this.observer.lockReaped(endpoint.id(), plan.mainTopic(), lock)));
+		}
+		return new OrderedRetryContainer.Reaping(reapers, this.reaper.interval(), admin);
 	}
 
 }

@@ -1,20 +1,32 @@
 package io.github.kafkaresilience.metrics;
 
+import java.time.Duration;
+
+import io.github.kafkaresilience.listener.ResilienceObserver;
+import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Gauges of the lock registries, per main topic: {@code kafka.resilience.locks.active} (live
- * locks) and {@code kafka.resilience.locks.keys} (keys with at least one live lock).
+ * locks) and {@code kafka.resilience.locks.keys} (keys with at least one live lock); and, as
+ * a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait} (timer) and
+ * {@code kafka.resilience.locks.reaped} (counter).
  *
  * @since 0.1.0
  */
-public class LockMetrics implements MeterBinder {
+public class LockMetrics implements MeterBinder, ResilienceObserver {
 
 	private final LockCoordinator coordinator;
+
+	private volatile @Nullable MeterRegistry registry;
 
 	public LockMetrics(LockCoordinator coordinator) {
 		this.coordinator = coordinator;
@@ -22,7 +34,34 @@ public class LockMetrics implements MeterBinder {
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
+		this.registry = registry;
 		this.coordinator.onRegistry((locks) -> bind(registry, locks));
+	}
+
+	@Override
+	public void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
+		MeterRegistry current = this.registry;
+		if (current != null) {
+			Timer.builder("kafka.resilience.barrier.wait")
+				.description("Time a newly assigned partition stayed paused until the lock table was current")
+				.tag("listener", listenerId)
+				.tag("topic", partition.topic())
+				.register(current)
+				.record(waited);
+		}
+	}
+
+	@Override
+	public void lockReaped(String listenerId, String mainTopic, Lock lock) {
+		MeterRegistry current = this.registry;
+		if (current != null) {
+			Counter.builder("kafka.resilience.locks.reaped")
+				.description("Zombie locks released by the reaper: each is a record lost outside the protocol")
+				.tag("listener", listenerId)
+				.tag("topic", mainTopic)
+				.register(current)
+				.increment();
+		}
 	}
 
 	private void bind(MeterRegistry registry, LockRegistry locks) {

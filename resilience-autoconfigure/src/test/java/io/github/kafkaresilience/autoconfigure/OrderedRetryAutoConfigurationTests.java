@@ -8,6 +8,7 @@ import java.util.Map;
 
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.ListenerDefaults;
@@ -347,7 +348,7 @@ class OrderedRetryAutoConfigurationTests {
 						throw new UnsupportedOperationException();
 					}, (endpoint, topic) -> {
 						throw new UnsupportedOperationException();
-					}, null, Clock.systemUTC());
+					}, null, Clock.systemUTC(), null, ResilienceObserver.NONE);
 		}
 
 	}

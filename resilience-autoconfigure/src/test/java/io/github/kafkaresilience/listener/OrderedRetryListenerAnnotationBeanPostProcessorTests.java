@@ -306,7 +306,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 						throw new UnsupportedOperationException("no broker in this test");
 					}, (endpoint, topic) -> {
 						throw new UnsupportedOperationException("no broker in this test");
-					}, null, Clock.systemUTC()) {
+					}, null, Clock.systemUTC(), null, ResilienceObserver.NONE) {
 
 				@Override
 				public void start() {

@@ -1,0 +1,94 @@
+package io.github.kafkaresilience.it;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.metrics.LockMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The reaper releases locks whose record can no longer be consumed, and only those.
+ */
+class LockReaperTests {
+
+	@Test
+	void zombieLocksAreReapedAfterTheGracePeriodWhileAHealthyWaitingLockIsKept() throws Exception {
+		String topic = SharedBroker.newTopic(3);
+		String healthy = keyIn(0, "healthy");
+		String lost = keyIn(1, "lost");
+		String done = keyIn(2, "done");
+		Script script = Script.forTopic(topic).failTransiently("H", 1).failTransiently("Z", 1);
+		SimpleMeterRegistry meters = new SimpleMeterRegistry();
+		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
+				"kafka.resilience.reaper.interval=500ms", "kafka.resilience.reaper.grace=3s");
+				Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			context.getBean(LockMetrics.class).bindTo(meters);
+			LockRegistry registry = context.getBean(LockCoordinator.class).registries().iterator().next();
+			SharedBroker.send(topic, healthy, "H");
+			SharedBroker.send(topic, lost, "Z");
+			SharedBroker.send(topic, done, "D");
+			await().atMost(Duration.ofSeconds(30)).until(() -> registry.table().size() == 2 && script.succeeded("D"));
+
+			// the carrier of Z's lock disappears from its retry topic, as with a too short retention
+			Lock lostLock = registry.locksOf(Bytes.wrap(lost.getBytes())).get(0);
+			admin.deleteRecords(Map.of(new TopicPartition(topic + ".retry.1h", 1), RecordsToDelete.beforeOffset(lostLock.at() + 1)))
+				.all().get(30, TimeUnit.SECONDS);
+
+			// a lock whose move from the main topic never completed, although its source was committed
+			TopicPartition donePartition = new TopicPartition(topic, 2);
+			await().atMost(Duration.ofSeconds(30)).until(() -> committed(admin, "g-" + topic, donePartition) > 0);
+			Lock unfinished = Lock.moving(UUID.randomUUID().toString(), Bytes.wrap(done.getBytes()), 2, 0, 1, new Position(0, 0),
+					0, null, Instant.now());
+			registry.write(unfinished);
+
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(registry.table().snapshot())
+				.extracting(Lock::key)
+				.containsExactly(Bytes.wrap(healthy.getBytes())));
+			Lock healthyLock = registry.table().snapshot().iterator().next();
+			assertThat(healthyLock.updated()).as("old enough to be reaped, but its record still waits")
+				.isBefore(Instant.now().minusSeconds(3));
+			assertThat(meters.get("kafka.resilience.locks.reaped").counter().count()).isEqualTo(2);
+			assertThat(meters.get("kafka.resilience.barrier.wait").timers()).isNotEmpty();
+		}
+	}
+
+	private static long committed(Admin admin, String group, TopicPartition partition) throws Exception {
+		OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+			.get(30, TimeUnit.SECONDS)
+			.get(partition);
+		return (offset != null) ? offset.offset() : -1;
+	}
+
+	/** A key the default partitioner puts in {@code partition} of a 3-partition topic. */
+	private static String keyIn(int partition, String prefix) {
+		for (int i = 0;; i++) {
+			String key = prefix + i;
+			if (Utils.toPositive(Utils.murmur2(key.getBytes())) % 3 == partition) {
+				return key;
+			}
+		}
+	}
+
+
+}
