@@ -1,0 +1,92 @@
+package io.github.kafkaresilience.it;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.RetryHeaders;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.annotation.Import;
+
+/**
+ * An application whose handler decides from the record alone, so that every instance (in
+ * this JVM or another) decides the same, and writes every attempt to an audit topic (one
+ * partition, so its order is the order in which attempts finished).
+ * <p>
+ * A value {@code key:seq:rule} is handled by rule: {@code ok} succeeds, {@code tN} fails
+ * transiently while its {@code retry.count} is below N, {@code p} fails permanently.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(AuditedApplication.AuditedListener.class)
+public class AuditedApplication {
+
+	/** Runs one instance until it is killed: the entry point of a child JVM. */
+	public static void main(String[] args) {
+		new SpringApplicationBuilder(AuditedApplication.class).web(WebApplicationType.NONE).run(args);
+	}
+
+	static String auditTopic(String topic) {
+		return topic + ".audit";
+	}
+
+	static class AuditedListener {
+
+		private final KafkaProducer<String, String> audit;
+
+		private final String instance;
+
+		private final String topic;
+
+		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
+				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic) {
+			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG,
+					"all"), new StringSerializer(), new StringSerializer());
+			this.instance = instance;
+			this.topic = topic;
+		}
+
+		@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
+		void handle(ConsumerRecord<String, String> record) throws Exception {
+			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
+			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
+			String rule = record.value().substring(record.value().lastIndexOf(':') + 1);
+			boolean permanent = rule.equals("p");
+			boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
+			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount), fail ? "fail" : "ok",
+					this.instance);
+			this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, record.key(), line)).get(30, TimeUnit.SECONDS);
+			if (permanent) {
+				throw new PermanentFailureException("rule p: " + record.value());
+			}
+			if (fail) {
+				throw new IllegalStateException("rule " + rule + " at retry.count " + retryCount);
+			}
+		}
+
+	}
+
+	/** One line of the audit topic. */
+	record Audit(String key, String value, String topic, int retryCount, boolean ok, String instance) {
+
+		static Audit parse(ConsumerRecord<byte[], byte[]> record) {
+			String[] parts = new String(record.value(), StandardCharsets.UTF_8).split("\\|");
+			return new Audit(new String(record.key(), StandardCharsets.UTF_8), parts[0], parts[1], Integer.parseInt(parts[2]),
+					parts[3].equals("ok"), parts[4]);
+		}
+
+	}
+
+}

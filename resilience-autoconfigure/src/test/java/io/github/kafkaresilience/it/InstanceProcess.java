@@ -1,0 +1,81 @@
+package io.github.kafkaresilience.it;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An application instance in a JVM of its own, so that it can be killed hard: no shutdown
+ * hook, no final commit, no lock released.
+ */
+final class InstanceProcess implements AutoCloseable {
+
+	private final Process process;
+
+	private final Path log;
+
+	private InstanceProcess(Process process, Path log) {
+		this.process = process;
+		this.log = log;
+	}
+
+	static InstanceProcess start(String topic, String instanceId, String... properties) {
+		List<String> command = new ArrayList<>();
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("-Xmx256m");
+		command.add("-XX:TieredStopAtLevel=1");
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add(AuditedApplication.class.getName());
+		command.add("--spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers());
+		command.add("--test.topic=" + topic);
+		command.add("--spring.kafka.consumer.group-id=g-" + topic);
+		command.add("--spring.kafka.consumer.auto-offset-reset=earliest");
+		command.add("--spring.kafka.consumer.properties.session.timeout.ms=6000");
+		command.add("--spring.kafka.consumer.properties.heartbeat.interval.ms=1000");
+		command.add("--kafka.resilience.instance-id=" + instanceId);
+		command.add("--kafka.resilience.consumer.commit-interval=200ms");
+		command.add("--spring.main.banner-mode=off");
+		for (String property : properties) {
+			command.add("--" + property);
+		}
+		try {
+			Path log = Files.createTempFile("instance-" + instanceId + "-", ".log");
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			return new InstanceProcess(process, log);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Could not start instance " + instanceId, ex);
+		}
+	}
+
+	/** Kills the JVM at once (SIGKILL): nothing is committed, closed or released. */
+	void kill() {
+		this.process.destroyForcibly();
+		try {
+			this.process.waitFor();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	boolean isAlive() {
+		return this.process.isAlive();
+	}
+
+	File log() {
+		return this.log.toFile();
+	}
+
+	@Override
+	public void close() {
+		if (this.process.isAlive()) {
+			kill();
+		}
+	}
+
+}
