@@ -11,10 +11,15 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.awaitility.core.ConditionTimeoutException;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A seeded chaos run: records carry (key, sequence) and a rule the handler follows (succeed,
@@ -90,19 +95,17 @@ final class ChaosRun {
 					Thread.sleep(500 + random.nextInt(1500)); // creating the situation: the instance stays down a while
 					running.set(victim, InstanceProcess.start(topic, "chaos-" + victim, properties));
 				}
-				Thread.sleep(200);
+				Thread.sleep(200); // paces production: records keep arriving while instances die and return
 			}
-			long deadline = System.nanoTime() + plan.timeout().toNanos();
-			Report report;
-			do {
-				report = check(plan, topic, expected, start);
-				if (report.violations().isEmpty()) {
-					return report;
-				}
-				Thread.sleep(1000);
+			AtomicReference<Report> last = new AtomicReference<>();
+			try {
+				await().atMost(plan.timeout()).pollInterval(Duration.ofSeconds(1))
+					.until(() -> last.updateAndGet((r) -> check(plan, topic, expected, start)).violations().isEmpty());
 			}
-			while (System.nanoTime() < deadline);
-			return report;
+			catch (ConditionTimeoutException ex) {
+				// the last report says what is still broken
+			}
+			return last.get();
 		}
 		finally {
 			running.forEach(InstanceProcess::close);

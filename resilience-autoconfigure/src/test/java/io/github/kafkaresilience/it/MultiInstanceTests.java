@@ -19,7 +19,7 @@ class MultiInstanceTests {
 		String topic = SharedBroker.newTopic(3);
 		String audit = AuditedApplication.auditTopic(topic);
 		SharedBroker.createTopic(audit, 1, Map.of());
-		String[] properties = { "kafka.resilience.retry.delays=3s,4s" };
+		String[] properties = { "kafka.resilience.retry.delays=6s,7s" };
 		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
 			SharedBroker.send(topic, "k", "k:0:t1");
 			await().atMost(Duration.ofSeconds(60)).until(() -> audits(topic).stream().anyMatch((a) -> a.value().equals("k:0:t1")));
