@@ -92,6 +92,11 @@ public record LadderPlan(String mainTopic, List<Stage> stages, String dlqTopic, 
 		return -1;
 	}
 
+	/** The topic of a stage: the main topic for stage 0. */
+	public String topicOf(int stage) {
+		return (stage == 0) ? this.mainTopic : stage(stage).topic();
+	}
+
 	/** The main topic followed by every stage topic: what a listener consumes. */
 	public List<String> consumedTopics() {
 		List<String> topics = new ArrayList<>();

@@ -126,12 +126,8 @@ public class StageRouter {
 		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
 		Bytes key = record.businessKey();
 		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
-			logger.warn("Record " + record + " has missing or unreadable protocol headers (retry.count=" + retryCount
-					+ ", lock.id=" + lockId + "); sending it to '" + this.plan.dlqTopic() + "'");
-			deadLetter(record, false, (retryCount != null) ? retryCount : 0, null,
-					RetryHeaders.failure(new IllegalStateException("Missing or unreadable protocol headers"), true, now()),
-					DlqReason.POISON);
-			return Step.done();
+			return deadLetterMalformed(record, (retryCount != null) ? retryCount : 0,
+					"missing or unreadable protocol headers (retry.count=" + retryCount + ", lock.id=" + lockId + ")");
 		}
 		if (lockId == null) {
 			return runWhenDue(record, stage, retryCount, null);
@@ -140,15 +136,10 @@ public class StageRouter {
 		if (lock == null) {
 			// the lock was written before this record: once the tailer has caught up, an
 			// unknown lock is a released one and this record is a copy of finished work
-			return tailerSynced ? Step.done() : Step.waitForTailer();
+			return skipStale(tailerSynced);
 		}
 		if (!lock.key().equals(key)) {
-			logger.warn("Record " + record + " names lock " + lockId + " of another key; sending it to '"
-					+ this.plan.dlqTopic() + "'");
-			deadLetter(record, false, retryCount, null,
-					RetryHeaders.failure(new IllegalStateException("lock.id names a lock of another key"), true, now()),
-					DlqReason.POISON);
-			return Step.done();
+			return deadLetterMalformed(record, retryCount, "lock.id names lock " + lockId + " of another key");
 		}
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
@@ -283,8 +274,7 @@ public class StageRouter {
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
-		FailureInfo failure = (moving.failure() != null) ? moving.failure() : null;
-		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), failure);
+		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
 		confirm(moving, offset);
 	}
 
@@ -320,6 +310,14 @@ public class StageRouter {
 		return this.publisher.publish(topic, record.partition(), record.key(), record.value(),
 				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
 						retryCount, lockId, failure, null));
+	}
+
+	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
+	private Step deadLetterMalformed(Delivery record, int retryCount, String problem) {
+		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
+		deadLetter(record, false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now()),
+				DlqReason.POISON);
+		return Step.done();
 	}
 
 	private void deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,

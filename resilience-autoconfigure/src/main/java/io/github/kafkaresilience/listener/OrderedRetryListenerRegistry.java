@@ -194,9 +194,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		List<LockReaper> reapers = new ArrayList<>();
 		for (LadderPlan plan : plans) {
 			LockRegistry registry = routes.get(plan.mainTopic()).registry();
-			reapers.add(new LockReaper(endpoint.groupId(),
-					(stage) -> (stage == 0) ? plan.mainTopic() : plan.stage(stage).topic(), registry, admin,
-					this.reaper.grace(), this.clock,
+			reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, this.reaper.grace(), this.clock,
 					(lock) -> this.observer.lockReaped(endpoint.id(), plan.mainTopic(), lock)));
 		}
 		return new OrderedRetryContainer.Reaping(reapers, this.reaper.interval(), admin);
