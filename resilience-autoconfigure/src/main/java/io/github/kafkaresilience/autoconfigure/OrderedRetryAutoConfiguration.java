@@ -9,7 +9,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.HandlerInvoker;
@@ -20,6 +22,7 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPost
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.github.kafkaresilience.listener.SyncBarrier;
+import io.github.kafkaresilience.listener.TransactionalWrites;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import org.apache.kafka.clients.admin.Admin;
@@ -75,7 +78,7 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockCoordinator lockCoordinator(ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory,
 			ProducerFactory<?, ?> producerFactory) {
-		return new LockCoordinator(instanceId(properties), consumerFactory.getConfigurationProperties(),
+		return new LockCoordinator(instanceId(properties), readCommitted(properties, consumerFactory.getConfigurationProperties()),
 				producerFactory.getConfigurationProperties(), properties.getLocks().getTailerPollTimeout(),
 				properties.getLocks().getWriteTimeout());
 	}
@@ -110,7 +113,8 @@ public final class OrderedRetryAutoConfiguration {
 			LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
 			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
-			ObjectProvider<ResilienceObserver> observers) {
+			ObjectProvider<ResilienceObserver> observers, ProducerFactory<?, ?> producerFactory,
+			ObjectProvider<FaultInjection> faultInjection) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -118,13 +122,35 @@ public final class OrderedRetryAutoConfiguration {
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
 						consumer.getRecheckInterval()));
 		String instanceId = instanceId(properties);
-		Map<String, Object> clientConfig = consumerFactory.getConfigurationProperties();
-		return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
+		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
+		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
+		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
 				(endpoint, topic) -> new HandlerInvoker(endpoint.bean(), endpoint.method(), topic,
 						deserializer(consumerFactory, true), deserializer(consumerFactory, false)),
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
+		registry.setFaultInjection(faults);
+		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
+			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
+			Duration timeout = properties.getLocks().getWriteTimeout();
+			registry.useTransactions((listenerId) -> new TransactionalWrites(producerConfig,
+					"kafka-resilience-" + instanceId + "-" + listenerId, timeout, faults));
+		}
+		return registry;
+	}
+
+	/**
+	 * In transaction mode the library's consumers and lock tailers read committed records
+	 * only, so that an aborted move is never seen.
+	 */
+	private static Map<String, Object> readCommitted(ResilienceProperties properties, Map<String, Object> config) {
+		if (properties.getDualWrite() != DualWrite.TRANSACTION) {
+			return config;
+		}
+		Map<String, Object> committed = new HashMap<>(config);
+		committed.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		return committed;
 	}
 
 	private static OrderedRetryListenerRegistry.@Nullable ReaperSettings reaper(ResilienceProperties properties,

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import org.jspecify.annotations.Nullable;
 
@@ -30,6 +31,14 @@ public class ResilienceProperties {
 	 */
 	private @Nullable String instanceId;
 
+	/**
+	 * How a retry move keeps the lock write and the publish consistent: 'compensate' (lock
+	 * first, publish second, undo the lock if the publish fails) or 'transaction' (lock
+	 * writes, publish and offset commit in one Kafka transaction; consumers and the lock
+	 * tailer read committed).
+	 */
+	private DualWrite dualWrite = DualWrite.COMPENSATE;
+
 	private final Retry retry = new Retry();
 
 	private final Topics topics = new Topics();
@@ -54,6 +63,14 @@ public class ResilienceProperties {
 
 	public void setInstanceId(@Nullable String instanceId) {
 		this.instanceId = instanceId;
+	}
+
+	public DualWrite getDualWrite() {
+		return this.dualWrite;
+	}
+
+	public void setDualWrite(DualWrite dualWrite) {
+		this.dualWrite = dualWrite;
 	}
 
 	public Retry getRetry() {

@@ -44,8 +44,26 @@ public class StageRouter {
 
 	private final Supplier<String> lockIds;
 
+	private final DualWrite dualWrite;
+
+	private final FaultInjection faults;
+
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
+		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE);
+	}
+
+	/**
+	 * @param dualWrite how the caller keeps a move's writes consistent: with
+	 * {@link DualWrite#TRANSACTION} every write of one call is in a transaction that the caller
+	 * aborts when this router throws, so a failed publish is not compensated here
+	 * @param faults the test hook called between the steps of a move
+	 */
+	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
+			FailureClassifier classifier, Clock clock, Supplier<String> lockIds, DualWrite dualWrite,
+			FaultInjection faults) {
+		this.dualWrite = dualWrite;
+		this.faults = faults;
 		this.plan = plan;
 		this.locks = locks;
 		this.publisher = publisher;
@@ -239,15 +257,17 @@ public class StageRouter {
 		catch (RuntimeException ex) {
 			// the write may have landed although it reported a failure: release it, or the
 			// redelivery would create a second lock and leave this one moving forever
-			compensate(() -> this.locks.release(moving), moving, ex);
+			compensate(() -> this.locks.release(moving), moving, record, ex);
 			throw ex;
 		}
 		long offset;
 		try {
+			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
 			offset = publish(record, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
-			compensate(() -> this.locks.release(moving), moving, ex);
+			compensate(() -> this.locks.release(moving), moving, record, ex);
 			throw ex;
 		}
 		confirm(moving, offset);
@@ -263,10 +283,12 @@ public class StageRouter {
 		this.locks.write(moving);
 		long offset;
 		try {
+			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
 			offset = publish(record, false, toStage, retryCount, lock.id(), failure);
+			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
-			compensate(() -> this.locks.write(lock), moving, ex);
+			compensate(() -> this.locks.write(lock), moving, record, ex);
 			throw ex;
 		}
 		confirm(moving, offset);
@@ -275,6 +297,7 @@ public class StageRouter {
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
 		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+		this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		confirm(moving, offset);
 	}
 
@@ -293,8 +316,12 @@ public class StageRouter {
 		this.locks.write(moving.confirmedAt(offset, now()));
 	}
 
-	private void compensate(Runnable undo, Lock moving, RuntimeException cause) {
+	private void compensate(Runnable undo, Lock moving, Delivery record, RuntimeException cause) {
+		if (this.dualWrite == DualWrite.TRANSACTION) {
+			return; // the caller aborts the transaction, and the lock write with it
+		}
 		try {
+			this.faults.at(FaultInjection.Point.COMPENSATING, record);
 			undo.run();
 		}
 		catch (RuntimeException ex) {

@@ -28,6 +28,15 @@ final class OffsetTracker {
 		return this.pending.size();
 	}
 
+	/** The offset to commit once the pending record at {@code offset} is done too. */
+	long committableOnceDone(long offset) {
+		if (this.pending.isEmpty() || this.pending.first() != offset) {
+			return committable();
+		}
+		Long above = this.pending.higher(offset);
+		return (above != null) ? above : this.next;
+	}
+
 	/** The offset to commit, or -1 when no record was seen yet. */
 	long committable() {
 		return this.pending.isEmpty() ? this.next : this.pending.first();

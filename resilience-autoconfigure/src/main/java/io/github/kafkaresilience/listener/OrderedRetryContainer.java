@@ -31,6 +31,7 @@ import io.github.kafkaresilience.lock.LockRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -105,6 +106,10 @@ public class OrderedRetryContainer {
 
 	private final ResilienceObserver observer;
 
+	private final @Nullable TransactionalWrites transactions;
+
+	private final Offsets offsets = new Offsets();
+
 	private final Map<TopicPartition, PartitionWork> partitions = new ConcurrentHashMap<>();
 
 	private final Map<Bytes, Set<Task>> waitingForKey = new ConcurrentHashMap<>();
@@ -127,12 +132,26 @@ public class OrderedRetryContainer {
 
 	private volatile Consumer<byte[], byte[]> consumer;
 
+	private volatile @Nullable ConsumerGroupMetadata groupMetadata;
+
 	private long lastCommit;
 
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
 			@Nullable Reaping reaping, ResilienceObserver observer) {
+		this(id, routesByTopic, consumerFactory, barrier, userListener, settings, clock, reaping, observer, null);
+	}
+
+	/**
+	 * @param transactions the listener's transactions in {@code transaction} dual-write mode:
+	 * every step that writes commits in one, and so does every offset commit
+	 */
+	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
+			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
+			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
+			@Nullable Reaping reaping, ResilienceObserver observer, @Nullable TransactionalWrites transactions) {
+		this.transactions = transactions;
 		this.id = id;
 		this.reaping = reaping;
 		this.observer = observer;
@@ -210,6 +229,9 @@ public class OrderedRetryContainer {
 				try {
 					runPollThreadActions();
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.settings.pollTimeout());
+					if (this.transactions != null) {
+						this.groupMetadata = consumer.groupMetadata();
+					}
 					for (ConsumerRecord<byte[], byte[]> record : records) {
 						dispatch(record);
 					}
@@ -249,6 +271,9 @@ public class OrderedRetryContainer {
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);
+		}
+		if (this.transactions != null) {
+			this.transactions.close();
 		}
 		this.partitions.values().forEach((work) -> work.revoked = true);
 		this.partitions.clear();
@@ -327,33 +352,23 @@ public class OrderedRetryContainer {
 
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
 		this.lastCommit = this.clock.millis();
-		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-		Map<TopicPartition, Long> committing = new HashMap<>();
-		for (TopicPartition tp : which) {
-			PartitionWork work = this.partitions.get(tp);
-			if (work == null) {
-				continue;
+		if (this.transactions != null) {
+			this.groupMetadata = consumer.groupMetadata();
+			try {
+				this.transactions.commitOffsets(this.offsets.of(which));
 			}
-			long committable;
-			synchronized (work) {
-				committable = work.offsets.committable();
+			catch (RuntimeException ex) {
+				logger.warn("Listener '" + this.id + "' could not commit offsets in a transaction; will try again", ex);
 			}
-			if (committable > work.committed) {
-				offsets.put(tp, new OffsetAndMetadata(committable));
-				committing.put(tp, committable);
-			}
+			return;
 		}
+		Map<TopicPartition, OffsetAndMetadata> offsets = this.offsets.committable(which);
 		if (offsets.isEmpty()) {
 			return;
 		}
 		try {
 			consumer.commitSync(offsets);
-			committing.forEach((tp, offset) -> {
-				PartitionWork work = this.partitions.get(tp);
-				if (work != null) {
-					work.committed = offset;
-				}
-			});
+			this.offsets.committed(offsets);
 		}
 		catch (WakeupException ex) {
 			throw ex;
@@ -383,7 +398,10 @@ public class OrderedRetryContainer {
 		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
 		try {
-			step = route.router().route(task.delivery, task.tailerSynced);
+			step = (this.transactions != null)
+					? this.transactions.execute(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
+							this.offsets)
+					: route.router().route(task.delivery, task.tailerSynced);
 			task.failures = 0;
 		}
 		catch (RuntimeException ex) {
@@ -526,6 +544,9 @@ public class OrderedRetryContainer {
 		@Override
 		public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
 			logger.info("Listener '" + OrderedRetryContainer.this.id + "' assigned " + assigned);
+			if (OrderedRetryContainer.this.transactions != null) {
+				OrderedRetryContainer.this.groupMetadata = this.consumer.groupMetadata();
+			}
 			for (TopicPartition tp : assigned) {
 				Route route = OrderedRetryContainer.this.routesByTopic.get(tp.topic());
 				PartitionWork work = new PartitionWork(tp, route);
@@ -604,6 +625,77 @@ public class OrderedRetryContainer {
 				}
 			}
 			OrderedRetryContainer.this.waitingForKey.values().forEach((set) -> set.removeIf((task) -> task.work.revoked));
+		}
+
+	}
+
+	/**
+	 * The offsets of the assigned partitions: what may be committed (never below what was
+	 * committed in this assignment) and what was.
+	 */
+	private final class Offsets implements TransactionalWrites.OffsetBook {
+
+		private Collection<TopicPartition> scope = List.of();
+
+		Offsets of(Collection<TopicPartition> which) {
+			Offsets view = new Offsets();
+			view.scope = which;
+			return view;
+		}
+
+		Map<TopicPartition, OffsetAndMetadata> committable(Collection<TopicPartition> which) {
+			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+			for (TopicPartition tp : which) {
+				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
+				if (work != null) {
+					synchronized (work) {
+						long committable = work.offsets.committable();
+						if (committable > work.committed) {
+							offsets.put(tp, new OffsetAndMetadata(committable));
+						}
+					}
+				}
+			}
+			return offsets;
+		}
+
+		@Override
+		public Map<TopicPartition, OffsetAndMetadata> committable() {
+			return committable(this.scope);
+		}
+
+		@Override
+		public Map<TopicPartition, OffsetAndMetadata> afterDone(Delivery record) {
+			TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+			PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
+			if (work == null) {
+				return Map.of();
+			}
+			synchronized (work) {
+				long committable = work.offsets.committableOnceDone(record.offset());
+				return (committable > work.committed) ? Map.of(tp, new OffsetAndMetadata(committable)) : Map.of();
+			}
+		}
+
+		@Override
+		public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
+			offsets.forEach((tp, offset) -> {
+				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
+				if (work != null) {
+					synchronized (work) {
+						work.committed = Math.max(work.committed, offset.offset());
+					}
+				}
+			});
+		}
+
+		@Override
+		public ConsumerGroupMetadata group() {
+			ConsumerGroupMetadata group = OrderedRetryContainer.this.groupMetadata;
+			if (group == null) {
+				throw new IllegalStateException("Listener '" + OrderedRetryContainer.this.id + "' has not joined its group yet");
+			}
+			return group;
 		}
 
 	}

@@ -11,7 +11,9 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RetryLadder;
@@ -66,6 +68,12 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	private DualWrite dualWrite = DualWrite.COMPENSATE;
+
+	private @Nullable Function<String, TransactionalWrites> transactions;
+
+	private FaultInjection faults = FaultInjection.NONE;
+
 	/**
 	 * How zombie locks are reaped.
 	 * @param interval how often each listener looks for zombie locks
@@ -99,6 +107,21 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		this.handlers = handlers;
 		this.userRebalanceListener = userRebalanceListener;
 		this.clock = clock;
+	}
+
+	/**
+	 * Switches every listener to {@link DualWrite#TRANSACTION}: the lock writes, publishes and
+	 * offset commit of a step go in one transaction of the listener's own.
+	 * @param transactions creates the transactions of a listener, given its id
+	 */
+	public synchronized void useTransactions(Function<String, TransactionalWrites> transactions) {
+		this.dualWrite = DualWrite.TRANSACTION;
+		this.transactions = transactions;
+	}
+
+	/** Sets the test hook called between the steps of a move. */
+	public synchronized void setFaultInjection(FaultInjection faults) {
+		this.faults = faults;
 	}
 
 	/**
@@ -161,6 +184,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	}
 
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
+		TransactionalWrites tx = (this.transactions != null) ? this.transactions.apply(endpoint.id()) : null;
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
@@ -171,8 +195,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 			int partitions = this.retryLadder.provision(plan);
 			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions);
 			RecordHandler handler = this.handlers.create(endpoint, topic);
-			StageRouter router = new StageRouter(plan, registry, this.retryLadder, handler, this.classifier, this.clock,
-					() -> UUID.randomUUID().toString());
+			StageRouter router = new StageRouter(plan, (tx != null) ? tx.locks(registry) : registry,
+					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
+					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults);
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 		}
@@ -182,7 +207,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
 		}
 		return new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint), this.syncBarrier,
-				this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes), this.observer);
+				this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes), this.observer, tx);
 	}
 
 	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,

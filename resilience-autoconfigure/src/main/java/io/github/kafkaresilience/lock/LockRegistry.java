@@ -101,6 +101,29 @@ public final class LockRegistry implements LockStore {
 		this.table.apply(lock.originPartition(), offset, lock.id(), null);
 	}
 
+	/**
+	 * The lock record that writes {@code lock}, or releases it, for a caller that sends it
+	 * itself (in a transaction); it then reports the write with {@link #written}.
+	 * @param lock the lock
+	 * @param release whether the record is the lock's tombstone
+	 * @return the record to send
+	 */
+	public ProducerRecord<byte[], byte[]> recordOf(Lock lock, boolean release) {
+		return new ProducerRecord<>(this.lockTopic, lock.originPartition(), null, LockCodec.encodeId(lock.id()),
+				release ? null : LockCodec.encode(lock), LockCodec.headers(lock.key(), this.coordinatorId));
+	}
+
+	/**
+	 * Applies a lock record sent with {@link #recordOf} once it is committed, so that this
+	 * instance sees its own write before the tailer reads it.
+	 * @param lock the lock
+	 * @param release whether the record was the lock's tombstone
+	 * @param offset the offset of the record in the lock topic
+	 */
+	public void written(Lock lock, boolean release, long offset) {
+		this.table.apply(lock.originPartition(), offset, lock.id(), release ? null : lock);
+	}
+
 	private long send(Lock lock, byte @Nullable [] value) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, lock.originPartition(), null,
 				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId));

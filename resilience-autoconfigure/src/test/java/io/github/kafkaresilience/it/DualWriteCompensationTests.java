@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.autoconfigure.ResilienceProperties;
+import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -25,8 +26,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Dual write in {@code compensate} mode: when the retry publish fails after the lock was
- * written, the lock is released and the record delivered again; nothing is lost, nothing stays
- * locked, and the key keeps its order.
+ * written, the lock is released and the record delivered again; when putting the lock back
+ * fails too, the redelivered record finishes the move. Either way nothing is lost, nothing
+ * stays locked, and the key keeps its order.
  */
 class DualWriteCompensationTests {
 
@@ -52,6 +54,57 @@ class DualWriteCompensationTests {
 				.as("every lock written was released, the compensated one included")
 				.isEqualTo(lockRecords.stream().map((r) -> new String(r.key())).distinct().count());
 		}
+	}
+
+	@Test
+	void aMoveWhoseCompensationFailsTooIsFinishedByTheRedeliveryWithoutRunningTheHandlerAgain() {
+		String topic = SharedBroker.newTopic(3);
+		Script script = Script.forTopic(topic).failTransiently("A", 1);
+		failingMoves.set(1);
+		failingCompensations.set(1);
+		try (ConfigurableApplicationContext context = TestApplication.start(FailingCompensationApplication.class, topic,
+				"kafka.resilience.retry.delays=1s")) {
+			SharedBroker.send(topic, "k", "A");
+			SharedBroker.send(topic, "k", "B");
+			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
+			assertThat(failingMoves.get()).as("the injected publish failure happened").isLessThanOrEqualTo(0);
+			assertThat(failingCompensations.get()).as("the injected compensation failure happened").isLessThanOrEqualTo(0);
+			// the lock stayed in flight; A's redelivery finished the move instead of running A again
+			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+				.containsExactly(topic, topic + ".retry.1s");
+			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
+			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(topic + ".locks");
+			assertThat(lockRecords.stream().map((r) -> new String(r.key())).distinct().count())
+				.as("one lock for A, one for its follower B: the redelivery made no second lock for A")
+				.isEqualTo(2);
+		}
+	}
+
+	static final AtomicInteger failingMoves = new AtomicInteger();
+
+	static final AtomicInteger failingCompensations = new AtomicInteger();
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(TestApplication.ScriptedListener.class)
+	static class FailingCompensationApplication {
+
+		/** Fails A's first move after its lock write, then the undo of that lock write. */
+		@Bean
+		FaultInjection faultInjection() {
+			return (point, record) -> {
+				if (!"A".equals(new String(record.value()))) {
+					return;
+				}
+				if (point == FaultInjection.Point.LOCK_WRITTEN && failingMoves.getAndDecrement() > 0) {
+					throw new KafkaException("injected: publish of A failed after its lock write");
+				}
+				if (point == FaultInjection.Point.COMPENSATING && failingCompensations.getAndDecrement() > 0) {
+					throw new KafkaException("injected: the lock of A could not be put back");
+				}
+			};
+		}
+
 	}
 
 	@SpringBootConfiguration

@@ -41,6 +41,9 @@ final class SharedBroker {
 			broker = new EmbeddedKafkaKraftBroker(1, 3);
 			broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
 			broker.brokerProperty("log.cleaner.backoff.ms", "1000");
+			broker.brokerProperty("transaction.state.log.replication.factor", "1");
+			broker.brokerProperty("transaction.state.log.min.isr", "1");
+			broker.brokerProperty("transaction.state.log.num.partitions", "3");
 			broker.afterPropertiesSet();
 			Runtime.getRuntime().addShutdownHook(new Thread(() -> broker.destroy()));
 		}
@@ -110,9 +113,19 @@ final class SharedBroker {
 
 	/** Every record of a topic (all partitions), read from the beginning to the current end. */
 	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
+		return readAll(topic, false);
+	}
+
+	/**
+	 * Every record of a topic (all partitions), read from the beginning to the current end.
+	 * @param committedOnly whether to read as a read-committed consumer: records of aborted
+	 * and still open transactions are left out
+	 */
+	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, boolean committedOnly) {
 		Map<String, Object> config = new HashMap<>();
 		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, committedOnly ? "read_committed" : "read_uncommitted");
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer())) {
 			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
