@@ -518,9 +518,8 @@ public class OrderedRetryContainer {
 		@Override
 		public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
 			logger.info("Listener '" + OrderedRetryContainer.this.id + "' revoked " + revoked);
-			if (OrderedRetryContainer.this.userListener != null) {
-				OrderedRetryContainer.this.userListener.onPartitionsRevokedBeforeCommit(this.consumer, revoked);
-			}
+			callUser("onPartitionsRevokedBeforeCommit",
+					(user) -> user.onPartitionsRevokedBeforeCommit(this.consumer, revoked));
 			try {
 				commit(this.consumer, revoked);
 			}
@@ -528,16 +527,30 @@ public class OrderedRetryContainer {
 				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not commit revoked partitions", ex);
 			}
 			drop(revoked);
-			if (OrderedRetryContainer.this.userListener != null) {
-				OrderedRetryContainer.this.userListener.onPartitionsRevokedAfterCommit(this.consumer, revoked);
-			}
+			callUser("onPartitionsRevokedAfterCommit", (user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
 		}
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> lost) {
 			drop(lost);
-			if (OrderedRetryContainer.this.userListener != null) {
-				OrderedRetryContainer.this.userListener.onPartitionsLost(this.consumer, lost);
+			callUser("onPartitionsLost", (user) -> user.onPartitionsLost(this.consumer, lost));
+		}
+
+		/**
+		 * Calls the application's rebalance listener; its failure is logged and does not keep
+		 * the library from committing, dropping or pausing partitions.
+		 */
+		private void callUser(String callback, java.util.function.Consumer<ConsumerAwareRebalanceListener> call) {
+			ConsumerAwareRebalanceListener user = OrderedRetryContainer.this.userListener;
+			if (user == null) {
+				return;
+			}
+			try {
+				call.accept(user);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Listener '" + OrderedRetryContainer.this.id + "': the application's rebalance listener failed in "
+						+ callback, ex);
 			}
 		}
 
@@ -555,9 +568,7 @@ public class OrderedRetryContainer {
 					.whenComplete((waited, ex) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, waited, ex)));
 			}
 			seekToCommitted(assigned);
-			if (OrderedRetryContainer.this.userListener != null) {
-				OrderedRetryContainer.this.userListener.onPartitionsAssigned(this.consumer, assigned);
-			}
+			callUser("onPartitionsAssigned", (user) -> user.onPartitionsAssigned(this.consumer, assigned));
 		}
 
 		/**

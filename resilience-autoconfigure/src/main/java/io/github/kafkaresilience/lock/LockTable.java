@@ -52,6 +52,9 @@ public final class LockTable {
 
 	private final Map<Integer, Long> tailerPositions = new HashMap<>();
 
+	/** The remembered tombstones of each partition by offset, so forgetting them is cheap. */
+	private final Map<Integer, TreeMap<Long, String>> tombstones = new HashMap<>();
+
 	private final List<Consumer<Bytes>> listeners = new CopyOnWriteArrayList<>();
 
 	private long version;
@@ -87,6 +90,7 @@ public final class LockTable {
 				}
 				if (offset >= this.tailerPositions.getOrDefault(partition, 0L)) {
 					this.byId.put(id, new Entry(partition, offset, null));
+					this.tombstones.computeIfAbsent(partition, (p) -> new TreeMap<>()).put(offset, id);
 				}
 				else {
 					this.byId.remove(id);
@@ -109,12 +113,20 @@ public final class LockTable {
 	 */
 	public synchronized void tailerReached(int partition, long position) {
 		this.tailerPositions.put(partition, position);
-		Iterator<Entry> entries = this.byId.values().iterator();
-		while (entries.hasNext()) {
-			Entry entry = entries.next();
-			if (entry.lock() == null && entry.partition() == partition && entry.offset() < position) {
-				entries.remove();
+		TreeMap<Long, String> remembered = this.tombstones.get(partition);
+		if (remembered == null) {
+			return;
+		}
+		Iterator<Map.Entry<Long, String>> below = remembered.headMap(position).entrySet().iterator();
+		while (below.hasNext()) {
+			Map.Entry<Long, String> tombstone = below.next();
+			Entry entry = this.byId.get(tombstone.getValue());
+			// the id may have a newer version by now; only that very tombstone is forgotten
+			if (entry != null && entry.lock() == null && entry.partition() == partition
+					&& entry.offset() == tombstone.getKey()) {
+				this.byId.remove(tombstone.getValue());
 			}
+			below.remove();
 		}
 	}
 
@@ -127,6 +139,7 @@ public final class LockTable {
 			this.byKey.values().forEach((locks) -> locks.values().removeIf((lock) -> lock.originPartition() == partition));
 			this.byKey.values().removeIf(Map::isEmpty);
 			this.tailerPositions.remove(partition);
+			this.tombstones.remove(partition);
 			this.live = (int) this.byId.values().stream().filter((entry) -> entry.lock() != null).count();
 			this.version++;
 		}
