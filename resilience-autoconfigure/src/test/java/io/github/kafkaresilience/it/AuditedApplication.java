@@ -1,11 +1,13 @@
 package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -18,6 +20,9 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -30,7 +35,7 @@ import org.springframework.context.annotation.Import;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(AuditedApplication.AuditedListener.class)
+@Import({ AuditedApplication.AuditedListener.class, AuditedApplication.CrashPoint.class })
 public class AuditedApplication {
 
 	/** Runs one instance until it is killed: the entry point of a child JVM. */
@@ -44,6 +49,9 @@ public class AuditedApplication {
 
 	static class AuditedListener {
 
+		/** Long enough for a partition leader to move when its broker is killed. */
+		private static final Duration AUDIT_DELIVERY_TIMEOUT = Duration.ofMinutes(2);
+
 		private final KafkaProducer<String, String> audit;
 
 		private final String instance;
@@ -52,8 +60,10 @@ public class AuditedApplication {
 
 		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
 				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic) {
+			// acks=all and idempotent: an audit line survives a broker kill and is never written twice
 			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG,
-					"all"), new StringSerializer(), new StringSerializer());
+					"all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+					(int) AUDIT_DELIVERY_TIMEOUT.toMillis()), new StringSerializer(), new StringSerializer());
 			this.instance = instance;
 			this.topic = topic;
 		}
@@ -67,13 +77,36 @@ public class AuditedApplication {
 			boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
 			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount), fail ? "fail" : "ok",
 					this.instance);
-			this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, record.key(), line)).get(30, TimeUnit.SECONDS);
+			// waits longer than the delivery timeout: a send outliving a failover fails by itself
+			this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, record.key(), line))
+				.get(AUDIT_DELIVERY_TIMEOUT.plusSeconds(10).toMillis(), TimeUnit.MILLISECONDS);
 			if (permanent) {
 				throw new PermanentFailureException("rule p: " + record.value());
 			}
 			if (fail) {
 				throw new IllegalStateException("rule " + rule + " at retry.count " + retryCount);
 			}
+		}
+
+	}
+
+	/**
+	 * With {@code test.crash-at} (a {@link FaultInjection.Point}) and {@code test.crash-value}
+	 * set, the JVM halts at that point of the move of the record with that value: a crash
+	 * between two steps, with no shutdown hook, commit or undo.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty("test.crash-at")
+	static class CrashPoint {
+
+		@Bean
+		FaultInjection crashPoint(@Value("${test.crash-at}") FaultInjection.Point crashAt,
+				@Value("${test.crash-value}") String value) {
+			return (point, record) -> {
+				if (point == crashAt && value.equals(new String(record.value(), StandardCharsets.UTF_8))) {
+					Runtime.getRuntime().halt(137);
+				}
+			};
 		}
 
 	}

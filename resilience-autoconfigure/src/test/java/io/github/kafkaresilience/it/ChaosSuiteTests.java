@@ -9,25 +9,57 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The long chaos run, only in the {@code chaos} Maven profile
+ * The long chaos runs, only in the {@code chaos} Maven profile
  * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over 1,000
  * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
- * seed of {@code -Dchaos.seeds=1,2,3,4,5}.
+ * seed of {@code -Dchaos.seeds=1,2,3,4,5}; once on the shared in-process broker and once on
+ * a cluster of three broker processes (replication factor 3) one of which is killed and
+ * restarted mid-run. {@code -Dchaos.records} shortens a run.
  */
 class ChaosSuiteTests {
 
 	@Test
 	void fullChaosRunsKeepEveryPromise() throws InterruptedException {
-		List<Long> seeds = Arrays.stream(System.getProperty("chaos.seeds", "1,2,3,4,5").split(","))
-			.map(String::trim)
-			.map(Long::parseLong)
-			.toList();
-		int records = Integer.getInteger("chaos.records", 100_000);
-		for (long seed : seeds) {
-			ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, Duration.ofMinutes(15)));
+		for (long seed : seeds()) {
+			ChaosRun.Report report = ChaosRun.run(plan(seed, Duration.ofMinutes(15)));
 			System.out.println(report);
 			assertThat(report.violations()).as(report.toString()).isEmpty();
 		}
+	}
+
+	@Test
+	void fullChaosRunsInTransactionModeKeepEveryPromise() throws InterruptedException {
+		for (long seed : seeds()) {
+			ChaosRun.Report report = ChaosRun.run(plan(seed, Duration.ofMinutes(15))
+				.withProperties("kafka.resilience.dual-write=transaction"));
+			System.out.println(report + " dual-write=transaction");
+			assertThat(report.violations()).as(report.toString()).isEmpty();
+		}
+	}
+
+	@Test
+	void fullChaosRunsOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted() throws InterruptedException {
+		try (KafkaCluster cluster = KafkaCluster.start(3)) {
+			for (long seed : seeds()) {
+				ChaosRun.Plan plan = plan(seed, Duration.ofMinutes(30)).withBrokerKills(1)
+					.withProperties("kafka.resilience.topics.replication-factor=3");
+				ChaosRun.Report report = ChaosRun.run(plan, cluster);
+				System.out.println(report);
+				assertThat(report.violations()).as(report.toString()).isEmpty();
+			}
+		}
+	}
+
+	private static ChaosRun.Plan plan(long seed, Duration timeout) {
+		int records = Integer.getInteger("chaos.records", 100_000);
+		return new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, timeout);
+	}
+
+	private static List<Long> seeds() {
+		return Arrays.stream(System.getProperty("chaos.seeds", "1,2,3,4,5").split(","))
+			.map(String::trim)
+			.map(Long::parseLong)
+			.toList();
 	}
 
 }

@@ -22,7 +22,20 @@ final class InstanceProcess implements AutoCloseable {
 		this.log = log;
 	}
 
+	/** Starts an instance on the shared in-process broker. */
 	static InstanceProcess start(String topic, String instanceId, String... properties) {
+		return start(SharedBroker.bootstrapServers(), topic, instanceId, List.of(properties));
+	}
+
+	/**
+	 * Starts an instance on the given brokers.
+	 * @param bootstrapServers the brokers, for example those of a {@link KafkaCluster}
+	 * @param topic the main topic
+	 * @param instanceId the instance id, kept across a restart
+	 * @param properties more application properties ({@code name=value})
+	 * @return the running instance
+	 */
+	static InstanceProcess start(String bootstrapServers, String topic, String instanceId, List<String> properties) {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-Xmx256m");
@@ -30,7 +43,7 @@ final class InstanceProcess implements AutoCloseable {
 		command.add("-cp");
 		command.add(System.getProperty("java.class.path"));
 		command.add(AuditedApplication.class.getName());
-		command.add("--spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers());
+		command.add("--spring.kafka.bootstrap-servers=" + bootstrapServers);
 		command.add("--test.topic=" + topic);
 		command.add("--spring.kafka.consumer.group-id=g-" + topic);
 		command.add("--spring.kafka.consumer.auto-offset-reset=earliest");

@@ -48,6 +48,15 @@ class MultiInstanceTests {
 		assertThat(report.violations()).as(report.toString()).isEmpty();
 	}
 
+	@Test
+	void chaosSmokeRunInTransactionModeKeepsEveryPromise() throws InterruptedException {
+		long seed = Long.getLong("chaos.seed", System.nanoTime());
+		ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, 1500, 50, 0.05, 0.005, 2, 1, Duration.ofSeconds(120))
+			.withProperties("kafka.resilience.dual-write=transaction"));
+		System.out.println(report + " dual-write=transaction (replay: -Dchaos.seed=" + seed + ")");
+		assertThat(report.violations()).as(report.toString()).isEmpty();
+	}
+
 	static List<AuditedApplication.Audit> audits(String topic) {
 		return SharedBroker.readAll(AuditedApplication.auditTopic(topic)).stream().map(AuditedApplication.Audit::parse).toList();
 	}
