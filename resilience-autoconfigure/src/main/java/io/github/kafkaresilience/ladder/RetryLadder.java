@@ -4,15 +4,12 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
+import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
@@ -83,17 +80,8 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	@Override
 	public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
-		try {
-			return producer().send(record).get(this.publishTimeout.toMillis(), TimeUnit.MILLISECONDS).offset();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted while publishing to '" + topic + "'", ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
-			throw new KafkaException("Could not publish to '" + topic + "' partition " + partition, cause);
-		}
+		return KafkaFutures.await(producer().send(record), this.publishTimeout,
+				"publish to '" + topic + "' partition " + partition).offset();
 	}
 
 	@Override

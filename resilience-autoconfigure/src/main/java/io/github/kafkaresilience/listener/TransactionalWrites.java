@@ -8,8 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -20,6 +18,7 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -303,21 +302,7 @@ public class TransactionalWrites implements AutoCloseable {
 	private long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
 		inTransaction();
 		Future<RecordMetadata> result = producer().send(new ProducerRecord<>(topic, partition, null, key, value, headers));
-		return await(result, "publish to '" + topic + "' partition " + partition).offset();
-	}
-
-	private RecordMetadata await(Future<RecordMetadata> result, String what) {
-		try {
-			return result.get(this.sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted during " + what, ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
-			throw new KafkaException("Could not " + what, cause);
-		}
+		return KafkaFutures.await(result, this.sendTimeout, "publish to '" + topic + "' partition " + partition).offset();
 	}
 
 	private static final class Scope {

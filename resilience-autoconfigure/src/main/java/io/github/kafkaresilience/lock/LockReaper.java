@@ -6,18 +6,15 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -124,16 +121,7 @@ public class LockReaper {
 	}
 
 	private static <T> T get(java.util.concurrent.Future<T> future) {
-		try {
-			return future.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted while looking for zombie locks", ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			throw new KafkaException("Could not look for zombie locks", (ex instanceof ExecutionException) ? ex.getCause() : ex);
-		}
+		return KafkaFutures.await(future, TIMEOUT, "look for zombie locks");
 	}
 
 }

@@ -3,14 +3,10 @@ package io.github.kafkaresilience.lock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
+import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -127,18 +123,8 @@ public final class LockRegistry implements LockStore {
 	private long send(Lock lock, byte @Nullable [] value) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, lock.originPartition(), null,
 				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId));
-		try {
-			RecordMetadata metadata = this.producer.send(record).get(this.writeTimeout.toMillis(), TimeUnit.MILLISECONDS);
-			return metadata.offset();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted while writing lock " + lock.id() + " to '" + this.lockTopic + "'", ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			Throwable cause = (ex instanceof ExecutionException) ? ex.getCause() : ex;
-			throw new KafkaException("Could not write lock " + lock.id() + " to '" + this.lockTopic + "'", cause);
-		}
+		return KafkaFutures.await(this.producer.send(record), this.writeTimeout,
+				"write lock " + lock.id() + " to '" + this.lockTopic + "'").offset();
 	}
 
 }
