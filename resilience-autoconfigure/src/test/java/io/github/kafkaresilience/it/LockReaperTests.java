@@ -19,7 +19,6 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -35,9 +34,9 @@ class LockReaperTests {
 	@Test
 	void zombieLocksAreReapedAfterTheGracePeriodWhileAHealthyWaitingLockIsKept() throws Exception {
 		String topic = SharedBroker.newTopic(3);
-		String healthy = keyIn(0, "healthy");
-		String lost = keyIn(1, "lost");
-		String done = keyIn(2, "done");
+		String healthy = SharedBroker.keyIn(0, 3, "healthy");
+		String lost = SharedBroker.keyIn(1, 3, "lost");
+		String done = SharedBroker.keyIn(2, 3, "done");
 		Script script = Script.forTopic(topic).failTransiently("H", 1).failTransiently("Z", 1);
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
@@ -80,16 +79,5 @@ class LockReaperTests {
 			.get(partition);
 		return (offset != null) ? offset.offset() : -1;
 	}
-
-	/** A key the default partitioner puts in {@code partition} of a 3-partition topic. */
-	private static String keyIn(int partition, String prefix) {
-		for (int i = 0;; i++) {
-			String key = prefix + i;
-			if (Utils.toPositive(Utils.murmur2(key.getBytes())) % 3 == partition) {
-				return key;
-			}
-		}
-	}
-
 
 }

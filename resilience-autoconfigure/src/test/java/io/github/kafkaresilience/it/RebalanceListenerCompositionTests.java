@@ -12,7 +12,6 @@ import java.util.stream.IntStream;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -130,7 +129,8 @@ class RebalanceListenerCompositionTests {
 
 	private static void sendOneToEachPartition(String topic, String round) {
 		List<String[]> records = new ArrayList<>();
-		IntStream.range(0, PARTITIONS).forEach((p) -> records.add(new String[] { keyIn(p, round), round + p }));
+		IntStream.range(0, PARTITIONS).forEach((p) -> records
+			.add(new String[] { SharedBroker.keyIn(p, PARTITIONS, round), round + p }));
 		SharedBroker.sendAll(topic, records);
 	}
 
@@ -152,15 +152,6 @@ class RebalanceListenerCompositionTests {
 		return union;
 	}
 
-	/** A key the default partitioner puts in {@code partition}. */
-	private static String keyIn(int partition, String prefix) {
-		for (int i = 0;; i++) {
-			String key = prefix + i;
-			if (Utils.toPositive(Utils.murmur2(key.getBytes())) % PARTITIONS == partition) {
-				return key;
-			}
-		}
-	}
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration

@@ -20,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
@@ -48,6 +49,19 @@ final class SharedBroker {
 			Runtime.getRuntime().addShutdownHook(new Thread(() -> broker.destroy()));
 		}
 		return broker.getBrokersAsString();
+	}
+
+	/**
+	 * A key that the default partitioner puts in {@code partition} of a topic with
+	 * {@code partitions} partitions: {@code prefix} followed by a number.
+	 */
+	static String keyIn(int partition, int partitions, String prefix) {
+		for (int i = 0;; i++) {
+			String key = prefix + i;
+			if (Utils.toPositive(Utils.murmur2(key.getBytes())) % partitions == partition) {
+				return key;
+			}
+		}
 	}
 
 	static String newTopic(int partitions) {

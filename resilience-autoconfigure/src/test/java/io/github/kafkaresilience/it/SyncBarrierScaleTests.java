@@ -36,7 +36,6 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -83,9 +82,9 @@ class SyncBarrierScaleTests {
 		SharedBroker.createTopic(stageTopic, PARTITIONS, Map.of());
 		SharedBroker.createTopic(lockTopic, PARTITIONS, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG,
 				TopicConfig.CLEANUP_POLICY_COMPACT));
-		String locked = keyIn(BIG, "locked");
-		String free = keyIn(BIG, "free");
-		String elsewhere = keyIn(0, "elsewhere");
+		String locked = SharedBroker.keyIn(BIG, PARTITIONS, "locked");
+		String free = SharedBroker.keyIn(BIG, PARTITIONS, "free");
+		String elsewhere = SharedBroker.keyIn(0, PARTITIONS, "elsewhere");
 		Script script = Script.forTopic(topic);
 
 		// before this instance starts, record H of 'locked' failed on another instance: H was
@@ -203,15 +202,6 @@ class SyncBarrierScaleTests {
 		}
 	}
 
-	/** A key the default partitioner puts in {@code partition}. */
-	private static String keyIn(int partition, String prefix) {
-		for (int i = 0;; i++) {
-			String key = prefix + i;
-			if (Utils.toPositive(Utils.murmur2(key.getBytes())) % PARTITIONS == partition) {
-				return key;
-			}
-		}
-	}
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
