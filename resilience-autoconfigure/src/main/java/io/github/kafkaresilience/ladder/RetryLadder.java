@@ -1,14 +1,13 @@
 package io.github.kafkaresilience.ladder;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -54,13 +53,8 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 			String instanceId, Duration publishTimeout) {
 		this.naming = naming;
 		this.provisioner = provisioner;
-		this.producerConfig = new HashMap<>(producerConfig);
-		this.producerConfig.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-		this.producerConfig.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
-		this.producerConfig.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
-		this.producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
-		this.producerConfig.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-		this.producerConfig.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-resilience-ladder-" + instanceId);
+		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, "kafka-resilience-ladder-" + instanceId,
+				null);
 		this.publishTimeout = publishTimeout;
 	}
 

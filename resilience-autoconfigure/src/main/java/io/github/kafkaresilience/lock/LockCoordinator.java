@@ -7,12 +7,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -136,14 +136,7 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	private Map<String, Object> writerConfig(Map<String, Object> base) {
-		Map<String, Object> config = new HashMap<>(base);
-		config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-		config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
-		config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
-		config.put(ProducerConfig.ACKS_CONFIG, "all");
-		config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-		config.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-resilience-locks-" + this.instanceId);
-		return config;
+		return ProducerSettings.forAwaitedWrites(base, "kafka-resilience-locks-" + this.instanceId, null);
 	}
 
 }
