@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -19,13 +18,13 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
@@ -103,13 +102,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 */
 	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalId, Duration sendTimeout,
 			FaultInjection faults) {
-		this.producerConfig = new HashMap<>(producerConfig);
-		this.producerConfig.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
-		this.producerConfig.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
-		this.producerConfig.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-		this.producerConfig.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-		this.producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
-		this.producerConfig.put(ProducerConfig.CLIENT_ID_CONFIG, transactionalId);
+		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, transactionalId, transactionalId);
 		this.transactionalId = transactionalId;
 		this.sendTimeout = sendTimeout;
 		this.faults = faults;
@@ -203,6 +196,14 @@ public class TransactionalWrites implements AutoCloseable {
 
 	private void commit(Scope current, Delivery record, Map<TopicPartition, OffsetAndMetadata> done, OffsetBook offsets) {
 		Producer<byte[], byte[]> producer = producer();
+		// a transaction commits only writes the broker has acknowledged: a write that failed or
+		// is still unanswered fails the step (and the transaction is aborted) instead of
+		// leaving the lock table with a write whose fate is unknown
+		List<Long> lockOffsets = new ArrayList<>(current.writes.size());
+		for (PendingWrite write : current.writes) {
+			lockOffsets.add(KafkaFutures.await(write.result(), this.sendTimeout,
+					"write lock " + write.lock().id() + " in a transaction").offset());
+		}
 		if (!done.isEmpty()) {
 			producer.sendOffsetsToTransaction(done, offsets.group());
 		}
@@ -211,21 +212,9 @@ public class TransactionalWrites implements AutoCloseable {
 		if (!done.isEmpty()) {
 			offsets.committed(done);
 		}
-		for (PendingWrite write : current.writes) {
-			write.registry().written(write.lock(), write.release(), offsetOf(write.result()));
-		}
-	}
-
-	private long offsetOf(Future<RecordMetadata> result) {
-		try {
-			return result.get().offset(); // complete: the transaction committed
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted", ex);
-		}
-		catch (ExecutionException ex) {
-			throw new KafkaException("A committed write reports a failure", ex.getCause());
+		for (int i = 0; i < current.writes.size(); i++) {
+			PendingWrite write = current.writes.get(i);
+			write.registry().written(write.lock(), write.release(), lockOffsets.get(i));
 		}
 	}
 
