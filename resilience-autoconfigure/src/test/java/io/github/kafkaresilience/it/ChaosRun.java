@@ -1,10 +1,17 @@
 package io.github.kafkaresilience.it;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +31,7 @@ import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Bytes;
 import org.awaitility.core.ConditionTimeoutException;
 
 import static org.awaitility.Awaitility.await;
@@ -55,11 +63,6 @@ final class ChaosRun {
 			SharedBroker.sendAll(topic, keyValues);
 		}
 
-		@Override
-		public List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
-			return SharedBroker.readAll(topic, true);
-		}
-
 	};
 
 	/**
@@ -81,7 +84,14 @@ final class ChaosRun {
 		 * current end: records of aborted or open transactions (dual-write 'transaction') are
 		 * left out, as the application's consumers and lock tailer leave them out.
 		 */
-		List<ConsumerRecord<byte[], byte[]>> readAll(String topic);
+		default List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
+			return TopicTail.readAll(bootstrapServers(), topic, true);
+		}
+
+		/** A reader of the committed records of a topic, in steps (see {@link #readAll(String)}). */
+		default TopicTail tail(String topic) {
+			return new TopicTail(bootstrapServers(), topic, true);
+		}
 
 		/** Brokers, each of which {@link #kill(int)} may pick. */
 		default int size() {
@@ -143,8 +153,12 @@ final class ChaosRun {
 
 	}
 
+	/**
+	 * @param diagnosis the live locks of the first keys with a record not yet done, empty
+	 * when every record is done
+	 */
 	record Report(List<String> violations, int records, long duplicates, int deadLetters, Duration wallTime, long seed,
-			int brokers, int brokerKills) {
+			int brokers, int brokerKills, int done, String diagnosis) {
 
 		@Override
 		public String toString() {
@@ -152,7 +166,8 @@ final class ChaosRun {
 					+ ((this.brokers > 1) ? " brokers=" + this.brokers + " broker-kills=" + this.brokerKills : "")
 					+ " duplicates=" + this.duplicates + " dlq=" + this.deadLetters + " wall=" + this.wallTime.toMillis()
 					+ " ms violations=" + this.violations.size()
-					+ (this.violations.isEmpty() ? "" : " first: " + this.violations.subList(0, Math.min(10, this.violations.size())));
+					+ (this.violations.isEmpty() ? "" : " first: " + this.violations.subList(0, Math.min(10, this.violations.size()))
+							+ " done=" + this.done + "/" + this.records + " live locks of unfinished keys: " + this.diagnosis);
 		}
 
 	}
@@ -225,7 +240,7 @@ final class ChaosRun {
 					// creating the situation: the broker stays down while records keep arriving
 					restart = restarts.schedule(() -> {
 						brokers.restart(kill.broker());
-						System.out.println("chaos seed=" + plan.seed() + ": broker " + kill.broker() + " killed after batch "
+						progress("chaos seed=" + plan.seed() + ": broker " + kill.broker() + " killed after batch "
 								+ batchNumber + ", down " + kill.downtime().toMillis() + " ms, back and in sync after "
 								+ Duration.ofNanos(System.nanoTime() - killed).toMillis() + " ms");
 					}, kill.downtime().toMillis(), TimeUnit.MILLISECONDS);
@@ -233,28 +248,49 @@ final class ChaosRun {
 				if (killAt.contains(b)) {
 					int victim = random.nextInt(running.size());
 					running.get(victim).kill();
+					progress("chaos seed=" + plan.seed() + ": instance chaos-" + victim + " killed after batch " + b);
 					Thread.sleep(500 + random.nextInt(1500)); // creating the situation: the instance stays down a while
 					running.set(victim, InstanceProcess.start(brokers.bootstrapServers(), topic, "chaos-" + victim, properties));
 				}
 				Thread.sleep(200); // paces production: records keep arriving while instances die and return
 			}
 			awaitDone(restart);
+			progress("chaos seed=" + plan.seed() + ": " + plan.records() + " records produced to " + topic + " after "
+					+ Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s");
 			AtomicReference<Report> last = new AtomicReference<>();
-			// a check reads every topic from the start: on a big run, checking every second
-			// would keep a core of a 2-core machine busy, away from the run it checks
-			Duration checkInterval = Duration.ofMillis(Math.max(1000, plan.records() / 5));
-			try {
-				await().atMost(plan.timeout()).pollInterval(checkInterval)
-					.until(() -> last.updateAndGet((r) -> check(plan, brokers, topic, expected, start)).violations().isEmpty());
+			try (Checker checker = new Checker(plan, brokers, topic, expected, start)) {
+				await().atMost(plan.timeout()).pollInterval(Duration.ofSeconds(1)).until(() -> {
+					Report report = last.updateAndGet((r) -> checker.check());
+					// progress tells a slow run from a stuck one
+					progress("chaos seed=" + plan.seed() + " at " + report.wallTime().toSeconds() + " s: done "
+							+ report.done() + "/" + report.records() + ", duplicates " + report.duplicates() + ", violations "
+							+ report.violations().size());
+					return report.violations().isEmpty();
+				});
 			}
 			catch (ConditionTimeoutException ex) {
 				// the last report says what is still broken
 			}
+			progress(last.get().toString());
 			return last.get();
 		}
 		finally {
 			restarts.shutdownNow();
 			running.forEach(InstanceProcess::close);
+		}
+	}
+
+	/**
+	 * Notes the progress of a run in {@code target/chaos-progress.log} as it goes (the test's
+	 * own output reaches its report file only in chunks): {@code tail -f} it during a long run.
+	 */
+	private static void progress(String line) {
+		try {
+			Files.writeString(Path.of("target", "chaos-progress.log"), LocalTime.now().withNano(0) + " " + line + "\n",
+					StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 	}
 
@@ -271,56 +307,114 @@ final class ChaosRun {
 		}
 	}
 
-	/** Reads the audit, dead-letter and lock topics and lists every broken promise. */
-	static Report check(Plan plan, Brokers brokers, String topic, Map<String, String> expected, long start) {
-		List<String> violations = new ArrayList<>();
-		Map<String, List<String>> firstSuccessesByKey = new HashMap<>();
-		Set<String> succeeded = new HashSet<>();
-		long successes = 0;
-		for (ConsumerRecord<byte[], byte[]> record : brokers.readAll(AuditedApplication.auditTopic(topic))) {
-			AuditedApplication.Audit audit = AuditedApplication.Audit.parse(record);
-			if (audit.ok()) {
-				successes++;
-				if (succeeded.add(audit.value())) {
-					firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>()).add(audit.value());
+	/**
+	 * Reads the audit, dead-letter and lock topics and lists every broken promise. Each check
+	 * reads only what was written since the one before, so checking often costs the run
+	 * little.
+	 */
+	private static final class Checker implements AutoCloseable {
+
+		private final Plan plan;
+
+		private final Map<String, String> expected;
+
+		private final long start;
+
+		private final TopicTail audits;
+
+		private final TopicTail deadLetterTail;
+
+		private final TopicTail lockTail;
+
+		private final Map<String, List<String>> firstSuccessesByKey = new HashMap<>();
+
+		private final Set<String> succeeded = new HashSet<>();
+
+		private final Map<String, String> deadLetters = new HashMap<>();
+
+		private final LockTable locks = new LockTable();
+
+		private final int brokers;
+
+		private long successes;
+
+		Checker(Plan plan, Brokers brokers, String topic, Map<String, String> expected, long start) {
+			this.plan = plan;
+			this.expected = expected;
+			this.start = start;
+			this.brokers = brokers.size();
+			this.audits = brokers.tail(AuditedApplication.auditTopic(topic));
+			this.deadLetterTail = brokers.tail(topic + ".dlq");
+			this.lockTail = brokers.tail(topic + ".locks");
+		}
+
+		Report check() {
+			for (ConsumerRecord<byte[], byte[]> record : this.audits.readNew()) {
+				AuditedApplication.Audit audit = AuditedApplication.Audit.parse(record);
+				if (audit.ok()) {
+					this.successes++;
+					if (this.succeeded.add(audit.value())) {
+						this.firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>()).add(audit.value());
+					}
 				}
 			}
-		}
-		Map<String, String> deadLetters = new HashMap<>();
-		for (ConsumerRecord<byte[], byte[]> record : brokers.readAll(topic + ".dlq")) {
-			deadLetters.put(new String(record.value(), StandardCharsets.UTF_8), RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON));
-		}
-		Map<String, List<String>> producedByKey = new HashMap<>();
-		expected.forEach((value, outcome) -> {
-			String key = value.substring(0, value.indexOf(':'));
-			if (outcome.equals("p")) {
-				if (!"permanent".equals(deadLetters.get(value))) {
-					violations.add(value + " should be dead-lettered as permanent but is " + deadLetters.get(value));
+			for (ConsumerRecord<byte[], byte[]> record : this.deadLetterTail.readNew()) {
+				this.deadLetters.put(new String(record.value(), StandardCharsets.UTF_8),
+						RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON));
+			}
+			apply(this.locks, this.lockTail.readNew());
+			List<String> violations = new ArrayList<>();
+			Map<String, List<String>> producedByKey = new HashMap<>();
+			Set<String> unfinishedKeys = new LinkedHashSet<>();
+			this.expected.forEach((value, outcome) -> {
+				String key = value.substring(0, value.indexOf(':'));
+				if (!this.succeeded.contains(value) && !this.deadLetters.containsKey(value)) {
+					unfinishedKeys.add(key);
 				}
-			}
-			else {
-				producedByKey.computeIfAbsent(key, (k) -> new ArrayList<>()).add(value);
-				if (!succeeded.contains(value)) {
-					violations.add(value + " never succeeded" + (deadLetters.containsKey(value) ? " (dead-lettered: "
-							+ deadLetters.get(value) + ")" : ""));
+				if (outcome.equals("p")) {
+					if (!"permanent".equals(this.deadLetters.get(value))) {
+						violations.add(value + " should be dead-lettered as permanent but is " + this.deadLetters.get(value));
+					}
 				}
+				else {
+					producedByKey.computeIfAbsent(key, (k) -> new ArrayList<>()).add(value);
+					if (!this.succeeded.contains(value)) {
+						violations.add(value + " never succeeded" + (this.deadLetters.containsKey(value)
+								? " (dead-lettered: " + this.deadLetters.get(value) + ")" : ""));
+					}
+				}
+			});
+			producedByKey.forEach((key, values) -> {
+				List<String> first = this.firstSuccessesByKey.getOrDefault(key, List.of()).stream()
+					.filter((v) -> !this.expected.getOrDefault(v, "ok").equals("p"))
+					.toList();
+				List<String> done = values.stream().filter(this.succeeded::contains).toList();
+				if (!first.equals(done)) {
+					violations.add("key " + key + " handled out of order: " + first + " instead of " + done);
+				}
+			});
+			if (this.locks.size() != 0) {
+				violations.add(this.locks.size() + " live locks left");
 			}
-		});
-		producedByKey.forEach((key, values) -> {
-			List<String> first = firstSuccessesByKey.getOrDefault(key, List.of()).stream()
-				.filter((v) -> !expected.getOrDefault(v, "ok").equals("p"))
-				.toList();
-			List<String> done = values.stream().filter(succeeded::contains).toList();
-			if (!first.equals(done)) {
-				violations.add("key " + key + " handled out of order: " + first + " instead of " + done);
-			}
-		});
-		int liveLocks = liveLocks(brokers, topic);
-		if (liveLocks != 0) {
-			violations.add(liveLocks + " live locks left");
+			StringBuilder diagnosis = new StringBuilder();
+			unfinishedKeys.stream().limit(3).forEach((key) -> diagnosis.append(key).append('=')
+				.append(this.locks.locksOf(Bytes.wrap(key.getBytes(StandardCharsets.UTF_8))))
+				.append(' '));
+			int done = (int) this.expected.keySet().stream()
+				.filter((v) -> this.succeeded.contains(v) || this.deadLetters.containsKey(v))
+				.count();
+			return new Report(violations, this.expected.size(), this.successes - this.succeeded.size(),
+					this.deadLetters.size(), Duration.ofNanos(System.nanoTime() - this.start), this.plan.seed(), this.brokers,
+					this.plan.brokerKills(), done, diagnosis.toString().trim());
 		}
-		return new Report(violations, expected.size(), successes - succeeded.size(), deadLetters.size(),
-				Duration.ofNanos(System.nanoTime() - start), plan.seed(), brokers.size(), plan.brokerKills());
+
+		@Override
+		public void close() {
+			this.audits.close();
+			this.deadLetterTail.close();
+			this.lockTail.close();
+		}
+
 	}
 
 	/** Live locks after replaying the whole lock topic of the shared broker. */
@@ -330,13 +424,22 @@ final class ChaosRun {
 
 	/** Live locks after replaying the whole lock topic. */
 	static int liveLocks(Brokers brokers, String topic) {
+		return lockTable(brokers, topic).size();
+	}
+
+	/** The lock table after replaying the whole lock topic. */
+	private static LockTable lockTable(Brokers brokers, String topic) {
 		LockTable table = new LockTable();
-		for (ConsumerRecord<byte[], byte[]> record : brokers.readAll(topic + ".locks")) {
+		apply(table, brokers.readAll(topic + ".locks"));
+		return table;
+	}
+
+	private static void apply(LockTable table, List<ConsumerRecord<byte[], byte[]>> lockRecords) {
+		for (ConsumerRecord<byte[], byte[]> record : lockRecords) {
 			String id = LockCodec.decodeId(record.key());
 			table.apply(record.partition(), record.offset(), id,
 					(record.value() != null) ? LockCodec.decode(id, record.headers(), record.value()) : null);
 		}
-		return table.size();
 	}
 
 }

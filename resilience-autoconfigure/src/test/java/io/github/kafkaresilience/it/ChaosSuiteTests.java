@@ -14,14 +14,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
  * seed of {@code -Dchaos.seeds=1,2,3,4,5}; once on the shared in-process broker and once on
  * a cluster of three broker processes (replication factor 3) one of which is killed and
- * restarted mid-run. {@code -Dchaos.records} shortens a run.
+ * restarted mid-run. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
+ * changes how long one may take.
  */
 class ChaosSuiteTests {
 
 	@Test
 	void fullChaosRunsKeepEveryPromise() throws InterruptedException {
 		for (long seed : seeds()) {
-			ChaosRun.Report report = ChaosRun.run(plan(seed, Duration.ofMinutes(15)));
+			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15)));
 			System.out.println(report);
 			assertThat(report.violations()).as(report.toString()).isEmpty();
 		}
@@ -30,7 +31,7 @@ class ChaosSuiteTests {
 	@Test
 	void fullChaosRunsInTransactionModeKeepEveryPromise() throws InterruptedException {
 		for (long seed : seeds()) {
-			ChaosRun.Report report = ChaosRun.run(plan(seed, Duration.ofMinutes(15))
+			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15))
 				.withProperties("kafka.resilience.dual-write=transaction"));
 			System.out.println(report + " dual-write=transaction");
 			assertThat(report.violations()).as(report.toString()).isEmpty();
@@ -41,7 +42,7 @@ class ChaosSuiteTests {
 	void fullChaosRunsOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted() throws InterruptedException {
 		try (KafkaCluster cluster = KafkaCluster.start(3)) {
 			for (long seed : seeds()) {
-				ChaosRun.Plan plan = plan(seed, Duration.ofMinutes(30)).withBrokerKills(1)
+				ChaosRun.Plan plan = plan(seed, timeout(30)).withBrokerKills(1)
 					.withProperties("kafka.resilience.topics.replication-factor=3");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
 				System.out.println(report);
@@ -53,6 +54,11 @@ class ChaosSuiteTests {
 	private static ChaosRun.Plan plan(long seed, Duration timeout) {
 		int records = Integer.getInteger("chaos.records", 100_000);
 		return new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, timeout);
+	}
+
+	/** How long a run may take after production: {@code -Dchaos.timeout-minutes} or the default. */
+	private static Duration timeout(int defaultMinutes) {
+		return Duration.ofMinutes(Integer.getInteger("chaos.timeout-minutes", defaultMinutes));
 	}
 
 	private static List<Long> seeds() {

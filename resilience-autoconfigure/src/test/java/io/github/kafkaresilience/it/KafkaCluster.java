@@ -29,16 +29,12 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import static org.awaitility.Awaitility.await;
@@ -162,36 +158,6 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("Could not send to '" + topic + "'", ex);
-		}
-	}
-
-	@Override
-	public List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		// reading must not create the topic: a checker that runs before the application
-		// provisioned it would leave it with the broker's defaults (not compacted)
-		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
-				new ByteArrayDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30))
-				.stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.toList();
-			consumer.assign(partitions);
-			consumer.seekToBeginning(partitions);
-			Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, Duration.ofSeconds(30));
-			List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-			long deadline = System.currentTimeMillis() + 60_000;
-			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < ends.get(tp))) {
-				if (System.currentTimeMillis() > deadline) {
-					throw new IllegalStateException("Could not read " + topic + " to its end");
-				}
-				consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-			}
-			return records;
 		}
 	}
 

@@ -1,6 +1,5 @@
 package io.github.kafkaresilience.it;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,14 +10,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
 
@@ -136,31 +131,7 @@ final class SharedBroker {
 	 * and still open transactions are left out
 	 */
 	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, boolean committedOnly) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, committedOnly ? "read_committed" : "read_uncommitted");
-		// reading must not create the topic: a checker that runs before the application
-		// provisioned it would leave it with the broker's defaults (not compacted)
-		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
-				new ByteArrayDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.toList();
-			consumer.assign(partitions);
-			consumer.seekToBeginning(partitions);
-			Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-			List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-			long deadline = System.currentTimeMillis() + 30_000;
-			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < ends.get(tp))) {
-				if (System.currentTimeMillis() > deadline) {
-					throw new IllegalStateException("Could not read " + topic + " to its end");
-				}
-				consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-			}
-			return records;
-		}
+		return TopicTail.readAll(bootstrapServers(), topic, committedOnly);
 	}
 
 }
