@@ -25,11 +25,11 @@ final class TopicTail implements AutoCloseable {
 
 	private final KafkaConsumer<byte[], byte[]> consumer;
 
-	private final List<TopicPartition> partitions;
+	private List<TopicPartition> partitions = List.of();
 
 	/**
 	 * @param bootstrapServers where the brokers are
-	 * @param topic the topic, which must exist
+	 * @param topic the topic; one that does not exist yet reads as empty until it does
 	 * @param committedOnly whether to read as a read-committed consumer: records of aborted
 	 * and still open transactions are left out, as the library's own consumers leave them out
 	 */
@@ -43,21 +43,6 @@ final class TopicTail implements AutoCloseable {
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
 		this.topic = topic;
 		this.consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-		try {
-			this.partitions = this.consumer.partitionsFor(topic, TIMEOUT)
-				.stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.toList();
-			if (this.partitions.isEmpty()) {
-				throw new IllegalStateException("Topic '" + topic + "' does not exist");
-			}
-			this.consumer.assign(this.partitions);
-			this.consumer.seekToBeginning(this.partitions);
-		}
-		catch (RuntimeException ex) {
-			this.consumer.close();
-			throw ex;
-		}
 	}
 
 	/** Every record of a topic, read from the beginning to the current end. */
@@ -69,6 +54,17 @@ final class TopicTail implements AutoCloseable {
 
 	/** The records after those read before, up to the end of each partition as of now. */
 	List<ConsumerRecord<byte[], byte[]>> readNew() {
+		if (this.partitions.isEmpty()) {
+			this.partitions = this.consumer.partitionsFor(this.topic, TIMEOUT)
+				.stream()
+				.map((info) -> new TopicPartition(this.topic, info.partition()))
+				.toList();
+			if (this.partitions.isEmpty()) {
+				return List.of(); // not created yet
+			}
+			this.consumer.assign(this.partitions);
+			this.consumer.seekToBeginning(this.partitions);
+		}
 		Map<TopicPartition, Long> ends = this.consumer.endOffsets(this.partitions, TIMEOUT);
 		List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
 		long deadline = System.nanoTime() + TIMEOUT.toNanos();
