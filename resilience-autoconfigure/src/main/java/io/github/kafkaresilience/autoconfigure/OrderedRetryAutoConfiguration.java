@@ -134,8 +134,8 @@ public final class OrderedRetryAutoConfiguration {
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
 			Duration timeout = properties.getLocks().getWriteTimeout();
-			registry.useTransactions((listenerId) -> new TransactionalWrites(producerConfig,
-					"kafka-resilience-" + instanceId + "-" + listenerId, timeout, faults));
+			registry.useTransactions((listenerId, concurrency) -> new TransactionalWrites(producerConfig,
+					"kafka-resilience-" + instanceId + "-" + listenerId, concurrency, timeout, faults));
 		}
 		return registry;
 	}

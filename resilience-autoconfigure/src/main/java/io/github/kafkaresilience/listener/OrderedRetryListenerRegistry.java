@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -70,7 +71,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private DualWrite dualWrite = DualWrite.COMPENSATE;
 
-	private @Nullable Function<String, TransactionalWrites> transactions;
+	private @Nullable BiFunction<String, Integer, TransactionalWrites> transactions;
 
 	private FaultInjection faults = FaultInjection.NONE;
 
@@ -112,9 +113,10 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	/**
 	 * Switches every listener to {@link DualWrite#TRANSACTION}: the lock writes, publishes and
 	 * offset commit of a step go in one transaction of the listener's own.
-	 * @param transactions creates the transactions of a listener, given its id
+	 * @param transactions creates the transactions of a listener, given its id and its
+	 * concurrency (its steps that may run transactions at once)
 	 */
-	public synchronized void useTransactions(Function<String, TransactionalWrites> transactions) {
+	public synchronized void useTransactions(BiFunction<String, Integer, TransactionalWrites> transactions) {
 		this.dualWrite = DualWrite.TRANSACTION;
 		this.transactions = transactions;
 	}
@@ -184,7 +186,13 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	}
 
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
-		TransactionalWrites tx = (this.transactions != null) ? this.transactions.apply(endpoint.id()) : null;
+		OrderedRetryContainer.Settings settings = this.defaults.settings();
+		if (endpoint.concurrency() != null) {
+			settings = new OrderedRetryContainer.Settings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
+					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
+		}
+		TransactionalWrites tx = (this.transactions != null)
+				? this.transactions.apply(endpoint.id(), settings.concurrency()) : null;
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
@@ -200,11 +208,6 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults);
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
-		}
-		OrderedRetryContainer.Settings settings = this.defaults.settings();
-		if (endpoint.concurrency() != null) {
-			settings = new OrderedRetryContainer.Settings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
-					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
 		}
 		return new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint), this.syncBarrier,
 				this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes), this.observer, tx);

@@ -6,7 +6,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -43,12 +46,14 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A transaction begins with the step's first write, so a record handled without writing
  * anything (the common case) costs no transaction; its offset is committed later with the
- * others. Transactions of one listener run one at a time on a single transactional producer,
- * and every offset commit of the listener goes through it as well, so committed offsets only
- * grow. Offsets are committed with the consumer's group metadata: an instance whose
- * partitions were given to another cannot commit (the broker fences its generation), and a
- * restarted instance with the same transactional id fences its predecessor and aborts what
- * that one left open.
+ * others. Steps of different keys run their transactions at once, each on a transactional
+ * producer of a small pool (one per worker, and one for the periodic offset commits); only
+ * the commits themselves take turns, so that committed offsets only grow. Offsets are
+ * committed with the consumer's group metadata: an instance whose partitions were given to
+ * another cannot commit (the broker fences its generation). The pool's transactional ids
+ * ({@code <prefix>-0}, {@code <prefix>-1}, ...) are the same across restarts, and all of
+ * them are initialised before the first transaction: a restarted instance fences its
+ * predecessor and aborts what that one left open.
  * <p>
  * The lock writes of a transaction are applied to this instance's lock table once the
  * transaction is committed; until then only the step that made them sees them.
@@ -60,8 +65,8 @@ public class TransactionalWrites implements AutoCloseable {
 	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
 
 	/**
-	 * The offsets a listener commits, asked for while the transaction lock is held so that a
-	 * commit never goes below one made before it.
+	 * The offsets a listener commits, asked for while commits take turns so that a commit
+	 * never goes below one made before it.
 	 */
 	public interface OffsetBook {
 
@@ -81,35 +86,62 @@ public class TransactionalWrites implements AutoCloseable {
 
 	private final Map<String, Object> producerConfig;
 
-	private final String transactionalId;
+	private final String transactionalIdPrefix;
 
 	private final Duration sendTimeout;
 
 	private final FaultInjection faults;
 
-	private final ReentrantLock lock = new ReentrantLock();
+	private final List<Slot> slots;
+
+	private final BlockingQueue<Slot> idle;
+
+	/** Held while offsets are chosen and a transaction commits: commits take turns. */
+	private final ReentrantLock commitLock = new ReentrantLock();
 
 	private final ThreadLocal<Scope> scope = new ThreadLocal<>();
 
-	private @Nullable Producer<byte[], byte[]> producer;
+	private volatile boolean initialised;
 
 	/**
-	 * @param producerConfig the client settings of the producer
-	 * @param transactionalId the transactional id: stable across restarts of this instance
-	 * and unique among live instances
+	 * Transactions on one producer, one at a time: for tests, and for listeners with one
+	 * worker.
+	 * @see #TransactionalWrites(Map, String, int, Duration, FaultInjection)
+	 */
+	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, Duration sendTimeout,
+			FaultInjection faults) {
+		this(producerConfig, transactionalIdPrefix, 1, sendTimeout, faults);
+	}
+
+	/**
+	 * @param producerConfig the client settings of the producers
+	 * @param transactionalIdPrefix the prefix of the producers' transactional ids: stable
+	 * across restarts of this instance and unique among live instances
+	 * @param concurrency how many steps may run transactions at once (the listener's
+	 * workers); the pool has one producer more, for the periodic offset commits
 	 * @param sendTimeout how long one send may take
 	 * @param faults the test hook, called before a transaction commits
 	 */
-	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalId, Duration sendTimeout,
-			FaultInjection faults) {
-		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, transactionalId, transactionalId);
-		this.transactionalId = transactionalId;
+	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, int concurrency,
+			Duration sendTimeout, FaultInjection faults) {
+		if (concurrency < 1) {
+			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
+		}
+		this.producerConfig = new HashMap<>(producerConfig);
+		this.transactionalIdPrefix = transactionalIdPrefix;
 		this.sendTimeout = sendTimeout;
 		this.faults = faults;
+		List<Slot> slots = new ArrayList<>();
+		for (int i = 0; i <= concurrency; i++) {
+			slots.add(new Slot(transactionalIdPrefix + "-" + i));
+		}
+		this.slots = List.copyOf(slots);
+		this.idle = new ArrayBlockingQueue<>(slots.size(), false, slots);
 	}
 
-	public String transactionalId() {
-		return this.transactionalId;
+	/** The transactional ids of the pool, in use or not. */
+	public List<String> transactionalIds() {
+		return this.slots.stream().map((slot) -> slot.transactionalId).toList();
 	}
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
@@ -136,21 +168,21 @@ public class TransactionalWrites implements AutoCloseable {
 		this.scope.set(current);
 		try {
 			Step result = step.get();
-			if (current.begun) {
-				commit(current, record, (result.kind() == Step.Kind.DONE) ? offsets.afterDone(record) : Map.of(), offsets);
+			if (current.slot != null) {
+				commit(current, current.slot, record, result.kind() == Step.Kind.DONE, offsets);
 			}
 			return result;
 		}
 		catch (RuntimeException ex) {
-			if (current.begun) {
-				abort(ex);
+			if (current.slot != null) {
+				abort(current.slot, ex);
 			}
 			throw ex;
 		}
 		finally {
 			this.scope.remove();
-			if (current.begun) {
-				this.lock.unlock();
+			if (current.slot != null) {
+				this.idle.add(current.slot);
 			}
 		}
 	}
@@ -160,42 +192,46 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param offsets where the listener's offsets are kept
 	 */
 	public void commitOffsets(OffsetBook offsets) {
-		this.lock.lock();
+		Slot slot = take();
 		try {
-			Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
-			if (committable.isEmpty()) {
-				return;
-			}
-			Producer<byte[], byte[]> producer = producer();
-			producer.beginTransaction();
+			this.commitLock.lock();
 			try {
-				producer.sendOffsetsToTransaction(committable, offsets.group());
-				producer.commitTransaction();
+				Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
+				if (committable.isEmpty()) {
+					return;
+				}
+				Producer<byte[], byte[]> producer = producer(slot);
+				producer.beginTransaction();
+				try {
+					producer.sendOffsetsToTransaction(committable, offsets.group());
+					producer.commitTransaction();
+				}
+				catch (RuntimeException ex) {
+					abort(slot, ex);
+					throw ex;
+				}
+				offsets.committed(committable);
 			}
-			catch (RuntimeException ex) {
-				abort(ex);
-				throw ex;
+			finally {
+				this.commitLock.unlock();
 			}
-			offsets.committed(committable);
 		}
 		finally {
-			this.lock.unlock();
+			this.idle.add(slot);
 		}
 	}
 
 	@Override
 	public void close() {
-		this.lock.lock();
-		try {
-			closeProducer();
-		}
-		finally {
-			this.lock.unlock();
+		for (Slot slot : this.slots) {
+			synchronized (slot) {
+				closeProducer(slot);
+			}
 		}
 	}
 
-	private void commit(Scope current, Delivery record, Map<TopicPartition, OffsetAndMetadata> done, OffsetBook offsets) {
-		Producer<byte[], byte[]> producer = producer();
+	private void commit(Scope current, Slot slot, Delivery record, boolean done, OffsetBook offsets) {
+		Producer<byte[], byte[]> producer = producer(slot);
 		// a transaction commits only writes the broker has acknowledged: a write that failed or
 		// is still unanswered fails the step (and the transaction is aborted) instead of
 		// leaving the lock table with a write whose fate is unknown
@@ -204,13 +240,20 @@ public class TransactionalWrites implements AutoCloseable {
 			lockOffsets.add(KafkaFutures.await(write.result(), this.sendTimeout,
 					"write lock " + write.lock().id() + " in a transaction").offset());
 		}
-		if (!done.isEmpty()) {
-			producer.sendOffsetsToTransaction(done, offsets.group());
+		this.commitLock.lock();
+		try {
+			Map<TopicPartition, OffsetAndMetadata> doneOffsets = done ? offsets.afterDone(record) : Map.of();
+			if (!doneOffsets.isEmpty()) {
+				producer.sendOffsetsToTransaction(doneOffsets, offsets.group());
+			}
+			this.faults.at(FaultInjection.Point.COMMITTING, record);
+			producer.commitTransaction();
+			if (!doneOffsets.isEmpty()) {
+				offsets.committed(doneOffsets);
+			}
 		}
-		this.faults.at(FaultInjection.Point.COMMITTING, record);
-		producer.commitTransaction();
-		if (!done.isEmpty()) {
-			offsets.committed(done);
+		finally {
+			this.commitLock.unlock();
 		}
 		for (int i = 0; i < current.writes.size(); i++) {
 			PendingWrite write = current.writes.get(i);
@@ -218,51 +261,98 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 	}
 
-	private void abort(RuntimeException cause) {
+	private void abort(Slot slot, RuntimeException cause) {
 		if (cause instanceof ProducerFencedException) {
-			logger.error("The transactional producer '" + this.transactionalId + "' was fenced: another live instance "
+			logger.error("The transactional producer '" + slot.transactionalId + "' was fenced: another live instance "
 					+ "uses the same kafka.resilience.instance-id, or this one was replaced after a pause. Its writes "
 					+ "are discarded", cause);
 		}
-		try {
-			if (this.producer != null && !(cause instanceof ProducerFencedException)) {
-				this.producer.abortTransaction();
-				return;
-			}
-		}
-		catch (RuntimeException ex) {
-			cause.addSuppressed(ex);
-		}
-		// a producer that cannot abort is replaced: its successor's initialisation aborts
-		// whatever the old one left open
-		closeProducer();
-	}
-
-	private Producer<byte[], byte[]> producer() {
-		if (this.producer == null) {
-			KafkaProducer<byte[], byte[]> created = new KafkaProducer<>(this.producerConfig, new ByteArraySerializer(),
-					new ByteArraySerializer());
+		synchronized (slot) {
 			try {
-				created.initTransactions();
+				if (slot.producer != null && !(cause instanceof ProducerFencedException)) {
+					slot.producer.abortTransaction();
+					return;
+				}
 			}
 			catch (RuntimeException ex) {
-				created.close(Duration.ZERO);
-				throw ex;
+				cause.addSuppressed(ex);
 			}
-			this.producer = created;
+			// a producer that cannot abort is replaced: its successor's initialisation aborts
+			// whatever the old one left open
+			closeProducer(slot);
 		}
-		return this.producer;
 	}
 
-	private void closeProducer() {
-		Producer<byte[], byte[]> current = this.producer;
-		this.producer = null;
+	/** A free producer of the pool; every worker finds one, as the pool has one per worker. */
+	private Slot take() {
+		try {
+			Slot slot = this.idle.poll(this.sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+			if (slot == null) {
+				throw new KafkaException("No transactional producer of '" + this.transactionalIdPrefix + "' came free within "
+						+ this.sendTimeout.toMillis() + " ms");
+			}
+			return slot;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new KafkaException("Interrupted while waiting for a transactional producer", ex);
+		}
+	}
+
+	private Producer<byte[], byte[]> producer(Slot slot) {
+		if (!this.initialised) {
+			initialiseAll();
+		}
+		synchronized (slot) {
+			if (slot.producer == null) {
+				slot.producer = create(slot);
+			}
+			return slot.producer;
+		}
+	}
+
+	/**
+	 * Initialises every producer of the pool before the first transaction, so that each
+	 * transactional id of a predecessor (the same instance before a restart) is fenced and
+	 * its open transactions aborted, not only the ids this run happens to use.
+	 */
+	private synchronized void initialiseAll() {
+		if (this.initialised) {
+			return;
+		}
+		for (Slot slot : this.slots) {
+			synchronized (slot) {
+				if (slot.producer == null) {
+					slot.producer = create(slot);
+				}
+			}
+		}
+		this.initialised = true;
+	}
+
+	private Producer<byte[], byte[]> create(Slot slot) {
+		KafkaProducer<byte[], byte[]> created = new KafkaProducer<>(
+				ProducerSettings.forAwaitedWrites(this.producerConfig, slot.transactionalId, slot.transactionalId),
+				new ByteArraySerializer(), new ByteArraySerializer());
+		try {
+			created.initTransactions();
+		}
+		catch (RuntimeException ex) {
+			created.close(Duration.ZERO);
+			throw ex;
+		}
+		return created;
+	}
+
+	private static void closeProducer(Slot slot) {
+		Producer<byte[], byte[]> current = slot.producer;
+		slot.producer = null;
 		if (current != null) {
 			try {
 				current.close(Duration.ofSeconds(5));
 			}
 			catch (RuntimeException ex) {
-				logger.debug("Could not close the transactional producer '" + this.transactionalId + "'", ex);
+				logger.debug("Could not close the transactional producer '" + slot.transactionalId + "'", ex);
 			}
 		}
 	}
@@ -273,30 +363,44 @@ public class TransactionalWrites implements AutoCloseable {
 		if (current == null) {
 			throw new IllegalStateException("In transaction mode a lock write or publish runs in the step of a record");
 		}
-		if (!current.begun) {
-			this.lock.lock();
+		if (current.slot == null) {
+			Slot slot = take();
 			try {
-				producer().beginTransaction();
+				producer(slot).beginTransaction();
 			}
 			catch (RuntimeException ex) {
-				abort(ex);
-				this.lock.unlock();
+				abort(slot, ex);
+				this.idle.add(slot);
 				throw ex;
 			}
-			current.begun = true;
+			current.slot = slot;
 		}
 		return current;
 	}
 
 	private long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
-		inTransaction();
-		Future<RecordMetadata> result = producer().send(new ProducerRecord<>(topic, partition, null, key, value, headers));
+		Scope current = inTransaction();
+		Future<RecordMetadata> result = producer(current.slot).send(new ProducerRecord<>(topic, partition, null, key, value, headers));
 		return KafkaFutures.await(result, this.sendTimeout, "publish to '" + topic + "' partition " + partition).offset();
+	}
+
+	/** One producer of the pool, created when first needed and replaced when it fails. */
+	private static final class Slot {
+
+		final String transactionalId;
+
+		@Nullable Producer<byte[], byte[]> producer;
+
+		Slot(String transactionalId) {
+			this.transactionalId = transactionalId;
+		}
+
 	}
 
 	private static final class Scope {
 
-		boolean begun;
+		/** The producer of the step's transaction, once begun. */
+		@Nullable Slot slot;
 
 		final List<PendingWrite> writes = new ArrayList<>();
 
@@ -354,7 +458,7 @@ public class TransactionalWrites implements AutoCloseable {
 
 		private void send(Lock lock, boolean release) {
 			Scope current = inTransaction();
-			Future<RecordMetadata> result = producer().send(this.registry.recordOf(lock, release));
+			Future<RecordMetadata> result = producer(current.slot).send(this.registry.recordOf(lock, release));
 			current.writes.add(new PendingWrite(this.registry, lock, release, result));
 			current.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
 		}
