@@ -1,0 +1,257 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The sizes and options of one run of the suite. Every option has a full-size default (the
+ * sizes of the benchmark definition) and a smoke default; {@code --smoke} selects the smoke
+ * defaults. An option is given as {@code --name=value} or {@code --name value} on the
+ * command line, or as the system property {@code bench.name}; the command line wins.
+ * Counts accept {@code _} and {@code ,} as separators and the suffixes {@code k} and
+ * {@code m} ({@code 1m} is 1,000,000).
+ */
+final class BenchmarkSettings {
+
+	/** The scenarios, in the order they run. */
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P4", "P5");
+
+	private record Option(String name, String full, String smoke, String description) {
+	}
+
+	private static final List<Option> OPTIONS = List.of(
+			new Option("scenarios", "P1,P2,P3,P4,P5", "P1,P2,P3,P4,P5", "scenarios to run, comma separated"),
+			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2 and P3 before the measured ones"),
+			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
+			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
+			new Option("command", "", "", "the command line to print in the report"),
+			new Option("value-bytes", "100", "100", "size of every record value"),
+			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P4 and P5 (the library default)"),
+			new Option("p1-records", "1m", "3000", "P1: records"),
+			new Option("p1-partitions", "6", "6", "P1: partitions"),
+			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
+			new Option("p1-listener-consumers", "1", "1", "P1: consumers (concurrency) of the plain @KafkaListener"),
+			new Option("p2-records", "16000", "320", "P2: records"),
+			new Option("p2-keys", "1000", "100", "P2: distinct keys"),
+			new Option("p2-sleep-ms", "10", "10", "P2: how long the handler sleeps"),
+			new Option("p2-workers", "16", "16", "P2: worker threads of @OrderedRetryListener and Parallel Consumer"),
+			new Option("p2-plain-records", "1000", "40", "P2: how many of the records the plain @KafkaListener handles (it runs one at a time)"),
+			new Option("p3-records", "100k", "1000", "P3: records"),
+			new Option("p3-failing", "10k", "50", "P3: records that fail transiently once (each on a key of its own)"),
+			new Option("p3-partitions", "6", "6", "P3: partitions"),
+			new Option("p3-keys", "10k", "100", "P3: distinct keys of the healthy records"),
+			new Option("p3-delays", "1s", "1s", "P3: retry stage delays"),
+			new Option("p3-handler-ms", "0", "0", "P3: how long the handler sleeps on every attempt (0: no-op)"),
+			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
+			new Option("p4-partitions", "6", "6", "P4: partitions"),
+			new Option("p5-rate", "5000", "200", "P5: records sent per second"),
+			new Option("p5-seconds", "30", "2", "P5: how long records are sent"),
+			new Option("p5-fail-every", "50", "10", "P5: one record in n fails twice (1 s stage, then 5 s stage), on a key of its own"),
+			new Option("p5-partitions", "6", "6", "P5: partitions"),
+			new Option("p5-keys", "1000", "100", "P5: distinct keys of the healthy records"));
+
+	private final Map<String, String> values;
+
+	private final boolean smoke;
+
+	private final boolean help;
+
+	private BenchmarkSettings(Map<String, String> values, boolean smoke, boolean help) {
+		this.values = values;
+		this.smoke = smoke;
+		this.help = help;
+	}
+
+	/**
+	 * Reads the settings from command-line arguments and {@code bench.*} system properties.
+	 * @param args the arguments
+	 * @return the settings
+	 * @throws IllegalArgumentException for an unknown option or an unreadable value
+	 */
+	static BenchmarkSettings parse(String... args) {
+		Map<String, String> given = new LinkedHashMap<>();
+		for (Option option : OPTIONS) {
+			String property = System.getProperty("bench." + option.name());
+			if (property != null) {
+				given.put(option.name(), property);
+			}
+		}
+		boolean smoke = Boolean.getBoolean("bench.smoke");
+		boolean help = false;
+		for (int i = 0; i < args.length; i++) {
+			String arg = args[i];
+			if (!arg.startsWith("--")) {
+				throw new IllegalArgumentException("Unexpected argument '" + arg + "'; options start with --");
+			}
+			String name = arg.substring(2);
+			String value = null;
+			int equals = name.indexOf('=');
+			if (equals >= 0) {
+				value = name.substring(equals + 1);
+				name = name.substring(0, equals);
+			}
+			if (name.equals("smoke")) {
+				smoke = true;
+				continue;
+			}
+			if (name.equals("help")) {
+				help = true;
+				continue;
+			}
+			if (find(name) == null) {
+				throw new IllegalArgumentException("Unknown option '--" + name + "'; --help lists the options");
+			}
+			if (value == null) {
+				if (i + 1 >= args.length) {
+					throw new IllegalArgumentException("Option '--" + name + "' needs a value");
+				}
+				value = args[++i];
+			}
+			given.put(name, value);
+		}
+		Map<String, String> values = new LinkedHashMap<>();
+		for (Option option : OPTIONS) {
+			values.put(option.name(), given.getOrDefault(option.name(), smoke ? option.smoke() : option.full()));
+		}
+		BenchmarkSettings settings = new BenchmarkSettings(values, smoke, help);
+		settings.validate();
+		return settings;
+	}
+
+	/** The options and their defaults, for {@code --help}. */
+	static String usage() {
+		StringBuilder usage = new StringBuilder();
+		usage.append("Options (--name=value; defaults: full size, then --smoke):\n");
+		usage.append(String.format("  %-24s %s%n", "--smoke", "tiny sizes, one run: checks that everything works, measures nothing"));
+		for (Option option : OPTIONS) {
+			usage.append(String.format("  %-24s %s [%s | %s]%n", "--" + option.name(), option.description(),
+					option.full().isEmpty() ? "-" : option.full(), option.smoke().isEmpty() ? "-" : option.smoke()));
+		}
+		return usage.toString();
+	}
+
+	boolean smoke() {
+		return this.smoke;
+	}
+
+	boolean help() {
+		return this.help;
+	}
+
+	Set<String> scenarios() {
+		Set<String> scenarios = new LinkedHashSet<>();
+		for (String name : text("scenarios").split(",")) {
+			String scenario = name.trim().toUpperCase(Locale.ROOT);
+			if (!scenario.isEmpty()) {
+				scenarios.add(scenario);
+			}
+		}
+		return scenarios;
+	}
+
+	int runs() {
+		return count("runs");
+	}
+
+	int warmups() {
+		return count("warmups");
+	}
+
+	Duration timeout() {
+		return Duration.ofSeconds(count("timeout-seconds"));
+	}
+
+	Path output() {
+		return Path.of(text("output"));
+	}
+
+	String command() {
+		return text("command");
+	}
+
+	/** An option's value as text. */
+	String text(String name) {
+		String value = this.values.get(name);
+		if (value == null) {
+			throw new IllegalArgumentException("Unknown option '" + name + "'");
+		}
+		return value;
+	}
+
+	/** A count option's value: digits with optional separators and a {@code k} or {@code m} suffix. */
+	int count(String name) {
+		String text = text(name).trim().replace("_", "").replace(",", "").toLowerCase(Locale.ROOT);
+		long factor = 1;
+		if (text.endsWith("k")) {
+			factor = 1_000;
+			text = text.substring(0, text.length() - 1);
+		}
+		else if (text.endsWith("m")) {
+			factor = 1_000_000;
+			text = text.substring(0, text.length() - 1);
+		}
+		try {
+			long value = Long.parseLong(text) * factor;
+			if (value < 0 || value > Integer.MAX_VALUE) {
+				throw new IllegalArgumentException("Option '--" + name + "' is out of range: " + text(name));
+			}
+			return (int) value;
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalArgumentException("Option '--" + name + "' is not a count: " + text(name), ex);
+		}
+	}
+
+	/** The options that differ from their full-size defaults, for the report. */
+	List<String> changedSizes() {
+		List<String> changed = new ArrayList<>();
+		for (Option option : OPTIONS) {
+			if (option.name().equals("output") || option.name().equals("command")) {
+				continue;
+			}
+			if (!option.full().equals(this.values.get(option.name()))) {
+				changed.add("--" + option.name() + "=" + this.values.get(option.name()));
+			}
+		}
+		return changed;
+	}
+
+	private void validate() {
+		for (String scenario : scenarios()) {
+			if (!SCENARIOS.contains(scenario)) {
+				throw new IllegalArgumentException("Unknown scenario '" + scenario + "'; choose from " + SCENARIOS);
+			}
+		}
+		for (Option option : OPTIONS) {
+			String full = option.full();
+			if (!full.isEmpty() && Character.isDigit(full.charAt(0)) && !option.name().endsWith("delays")) {
+				count(option.name());
+			}
+		}
+		if (runs() < 1) {
+			throw new IllegalArgumentException("--runs must be at least 1");
+		}
+		if (count("p3-failing") > count("p3-records")) {
+			throw new IllegalArgumentException("--p3-failing cannot exceed --p3-records");
+		}
+		if (count("p2-plain-records") > count("p2-records")) {
+			throw new IllegalArgumentException("--p2-plain-records cannot exceed --p2-records");
+		}
+		if (count("p5-fail-every") < 1) {
+			throw new IllegalArgumentException("--p5-fail-every must be at least 1");
+		}
+	}
+
+	private static Option find(String name) {
+		return OPTIONS.stream().filter((option) -> option.name().equals(name)).findFirst().orElse(null);
+	}
+
+}

@@ -1,0 +1,86 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The machine, the JVM and the versions a run measured, as label and text pairs for the
+ * report.
+ */
+final class Environment {
+
+	private Environment() {
+	}
+
+	static Map<String, String> describe() {
+		Map<String, String> described = new LinkedHashMap<>();
+		described.put("machine", machine());
+		described.put("JVM", jvm());
+		described.put("versions", "kafka-resilience " + Versions.library() + ", kafka-clients " + Versions.kafkaClients()
+				+ " (the in-process broker is the same Kafka release), spring-kafka " + Versions.springKafka()
+				+ ", Spring Boot " + Versions.springBoot() + ", Spring Framework " + Versions.springFramework()
+				+ ", Parallel Consumer " + ParallelConsumerRunner.version());
+		return described;
+	}
+
+	private static String machine() {
+		StringBuilder machine = new StringBuilder();
+		machine.append(Runtime.getRuntime().availableProcessors()).append(" cores");
+		String cpu = cpuModel();
+		if (cpu != null) {
+			machine.append(" (").append(cpu).append(")");
+		}
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+			machine.append(", ").append(gib(os.getTotalMemorySize())).append(" memory");
+		}
+		machine.append(", ")
+			.append(System.getProperty("os.name"))
+			.append(' ')
+			.append(System.getProperty("os.version"))
+			.append(" (")
+			.append(System.getProperty("os.arch"))
+			.append(")");
+		return machine.toString();
+	}
+
+	private static String jvm() {
+		String collectors = ManagementFactory.getGarbageCollectorMXBeans()
+			.stream()
+			.map(GarbageCollectorMXBean::getName)
+			.collect(Collectors.joining(", "));
+		return System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version") + " ("
+				+ System.getProperty("java.vm.vendor") + "), max heap " + gib(Runtime.getRuntime().maxMemory())
+				+ ", GC " + collectors;
+	}
+
+	private static String cpuModel() {
+		Path cpuinfo = Path.of("/proc/cpuinfo");
+		if (!Files.isReadable(cpuinfo)) {
+			return null;
+		}
+		try {
+			List<String> lines = Files.readAllLines(cpuinfo);
+			return lines.stream()
+				.filter((line) -> line.startsWith("model name"))
+				.map((line) -> line.substring(line.indexOf(':') + 1).trim())
+				.findFirst()
+				.orElse(null);
+		}
+		catch (IOException ex) {
+			return null;
+		}
+	}
+
+	private static String gib(long bytes) {
+		return String.format(Locale.ROOT, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+	}
+
+}

@@ -1,0 +1,127 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * P3, a failure storm: a share of the records fails once, transiently, and goes through the
+ * retry ladder while the rest flows. Measures the throughput of the healthy keys during the
+ * storm against the same records with nothing failing, in both dual-write modes.
+ */
+final class FailureStormScenario extends Scenario {
+
+	private static final List<String> MODES = List.of("compensate", "transaction");
+
+	FailureStormScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
+		super(broker, settings);
+	}
+
+	@Override
+	ScenarioReport run() throws Exception {
+		int records = this.settings.count("p3-records");
+		int failing = this.settings.count("p3-failing");
+		int partitions = this.settings.count("p3-partitions");
+		int keys = this.settings.count("p3-keys");
+		int valueBytes = this.settings.count("value-bytes");
+		int concurrency = this.settings.count("concurrency");
+		String delays = this.settings.text("p3-delays");
+		int handlerMs = this.settings.count("p3-handler-ms");
+		int healthy = records - failing;
+		ScenarioReport report = new ScenarioReport("P3", "Failure storm");
+		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes in %d partitions; %,d of them (evenly spread) fail "
+				+ "once with a transient exception and succeed on their retry; each failing record has a key of its own, "
+				+ "the %,d healthy records share %,d keys; %s", records, valueBytes, partitions, failing, healthy, keys,
+				(handlerMs > 0) ? "the handler sleeps " + handlerMs + " ms on every attempt" : "no-op handler"));
+		report.setup("@OrderedRetryListener: " + concurrency + " workers, retry delays " + delays
+				+ "; the same records without failures are the baseline");
+		report.setup("healthy throughput: healthy records per second from the first to the last healthy record handled; "
+				+ "storm drained: from the first record handled until every failed record succeeded on its retry");
+
+		List<String> contenders = new ArrayList<>();
+		for (String mode : MODES) {
+			contenders.add(mode + ", no failures");
+			contenders.add(mode + ", storm");
+		}
+		Map<String, Series> healthyPerSecond = new LinkedHashMap<>();
+		Map<String, Series> drained = new LinkedHashMap<>();
+		contenders.forEach((contender) -> {
+			healthyPerSecond.put(contender, new Series());
+			drained.put(contender, new Series());
+		});
+		for (int run : runs(true)) {
+			for (String contender : rotated(contenders, run)) {
+				String mode = contender.substring(0, contender.indexOf(','));
+				boolean storm = contender.endsWith("storm");
+				String topic = this.broker.newTopic("p3-" + mode + (storm ? "-storm" : "-calm") + "-" + label(run),
+						partitions);
+				this.broker.fill(records, (i) -> {
+					long failingBefore = (long) i * failing / records;
+					boolean fails = ((long) (i + 1) * failing / records) > failingBefore;
+					long seq = fails ? healthy + failingBefore : i - failingBefore;
+					String key = fails ? "storm-" + failingBefore : "key-" + (seq % keys);
+					return new ProducerRecord<>(topic, Records.key(key), Records.value(seq, valueBytes));
+				});
+				Tally all = new Tally(0, records);
+				Tally healthyTally = new Tally(0, healthy);
+				Tally failingTally = new Tally(healthy, failing);
+				Workload workload = (record) -> {
+					long seq = Records.seq(record.value());
+					if (handlerMs > 0) {
+						Thread.sleep(handlerMs);
+					}
+					if (storm && seq >= healthy && record.topic().equals(topic)) {
+						throw new IllegalStateException("planned transient failure of record " + seq);
+					}
+					healthyTally.record(seq);
+					failingTally.record(seq);
+					all.record(seq);
+				};
+				String id = "p3-" + mode + (storm ? "-storm-" : "-calm-") + label(run);
+				measure(report, contender, run, all, () -> {
+					try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
+							concurrency, workload, "kafka.resilience.dual-write=" + mode,
+							"kafka.resilience.retry.delays=" + delays)) {
+						await(all);
+					}
+				});
+				if (run > 0) {
+					boolean complete = all.isComplete();
+					healthyPerSecond.get(contender).add(complete ? healthyTally.perSecond() : Double.NaN);
+					drained.get(contender)
+						.add(complete ? millisBetween(Math.min(healthyTally.firstNanos(), all.firstNanos()),
+								failingTally.lastNanos()) : Double.NaN);
+				}
+			}
+		}
+
+		List<List<String>> rows = new ArrayList<>();
+		for (String mode : MODES) {
+			Series calm = healthyPerSecond.get(mode + ", no failures");
+			Series storm = healthyPerSecond.get(mode + ", storm");
+			Series ratio = Series.ratio(storm, calm);
+			rows.add(List.of(mode, Format.perSecond(calm.median()), Format.perSecond(storm.median()),
+					storm.runs(Format::count), Format.ratio(ratio.median()),
+					Format.seconds(drained.get(mode + ", storm").median())));
+			report.target("healthy keys during the storm ≥ 0.8× without it (" + mode + ")", ratio.median(),
+					Format.ratio(ratio.median()), true, 0.8);
+			report.measured(mode + " storm/calm", ratio.median());
+		}
+		report.table(List.of("dual-write", "healthy records/s, no failures", "healthy records/s, storm",
+				"storm, every run", "storm vs no failures", "storm drained after"), rows);
+		Series transactionVsCompensate = Series.ratio(healthyPerSecond.get("transaction, storm"),
+				healthyPerSecond.get("compensate, storm"));
+		report.note("transaction vs compensate, healthy records/s during the storm: "
+				+ Format.ratio(transactionVsCompensate.median()) + " (median of per-run ratios).");
+		report.note("A failure costs a lock write, a publish to the retry topic and the lock's confirmation, all awaited "
+				+ "on the worker that ran the record; its retry costs the release.");
+		return report;
+	}
+
+}

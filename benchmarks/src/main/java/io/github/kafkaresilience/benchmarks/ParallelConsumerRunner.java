@@ -1,0 +1,90 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.confluent.parallelconsumer.ParallelConsumerOptions;
+import io.confluent.parallelconsumer.ParallelConsumerOptions.CommitMode;
+import io.confluent.parallelconsumer.ParallelConsumerOptions.ProcessingOrder;
+import io.confluent.parallelconsumer.ParallelStreamProcessor;
+import io.confluent.parallelconsumer.internal.AbstractParallelEoSStreamProcessor;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Confluent's Parallel Consumer with {@link ProcessingOrder#KEY KEY} ordering (records of a
+ * key one after the other, keys concurrently), committing offsets with the consumer.
+ */
+final class ParallelConsumerRunner {
+
+	private ParallelConsumerRunner() {
+	}
+
+	/** The version on the classpath, from the jar's Maven metadata. */
+	static String version() {
+		return Versions.ofMavenArtifact("io.confluent.parallelconsumer", "parallel-consumer-core");
+	}
+
+	/**
+	 * Consumes {@code topic} in a new group until the tally is complete or the timeout passes.
+	 * @param bootstrapServers the broker
+	 * @param topic the topic
+	 * @param group the consumer group
+	 * @param concurrency the maximum number of records handled at once
+	 * @param workload what to do with each record
+	 * @param tally the tally the workload fills
+	 * @param timeout how long to keep going at most
+	 * @throws IllegalStateException when Parallel Consumer stops by itself, with its cause
+	 */
+	static void run(String bootstrapServers, String topic, String group, int concurrency, Workload workload, Tally tally,
+			Duration timeout) throws Exception {
+		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
+		KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer());
+		ParallelStreamProcessor<byte[], byte[]> processor;
+		try {
+			ParallelConsumerOptions<byte[], byte[]> options = ParallelConsumerOptions.<byte[], byte[]>builder()
+				.ordering(ProcessingOrder.KEY)
+				.maxConcurrency(concurrency)
+				.commitMode(CommitMode.PERIODIC_CONSUMER_ASYNCHRONOUS)
+				.consumer(consumer)
+				.build();
+			processor = ParallelStreamProcessor.createEosStreamProcessor(options);
+		}
+		catch (RuntimeException | LinkageError ex) {
+			consumer.close();
+			throw ex;
+		}
+		try {
+			processor.subscribe(List.of(topic));
+			processor.poll((context) -> context.streamConsumerRecords().forEach((record) -> {
+				try {
+					workload.handle(record);
+				}
+				catch (RuntimeException ex) {
+					throw ex;
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException(ex);
+				}
+			}));
+			long deadline = System.nanoTime() + timeout.toNanos();
+			while (!tally.await(Duration.ofMillis(100)) && System.nanoTime() - deadline < 0) {
+				if (processor.isClosedOrFailed()) {
+					Exception cause = (processor instanceof AbstractParallelEoSStreamProcessor<?, ?> internal)
+							? internal.getFailureCause() : null;
+					throw new IllegalStateException("Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"),
+							cause);
+				}
+			}
+		}
+		finally {
+			processor.close();
+		}
+	}
+
+}

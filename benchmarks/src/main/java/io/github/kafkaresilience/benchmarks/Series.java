@@ -1,0 +1,64 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.DoubleFunction;
+import java.util.stream.Collectors;
+
+/**
+ * The values of one measurement over the runs of a scenario; a run that measured nothing
+ * (an incomplete contender) adds {@code NaN}, which the median leaves out.
+ */
+final class Series {
+
+	private final List<Double> values = new ArrayList<>();
+
+	void add(double value) {
+		this.values.add(value);
+	}
+
+	List<Double> values() {
+		return List.copyOf(this.values);
+	}
+
+	boolean isEmpty() {
+		return this.values.stream().allMatch((value) -> value.isNaN());
+	}
+
+	/** The median of the measured values, {@code NaN} when there are none. */
+	double median() {
+		List<Double> sorted = this.values.stream().filter((value) -> !value.isNaN()).sorted().toList();
+		if (sorted.isEmpty()) {
+			return Double.NaN;
+		}
+		int middle = sorted.size() / 2;
+		return (sorted.size() % 2 == 1) ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+	}
+
+	/** Every run's value, in run order. */
+	String runs(DoubleFunction<String> format) {
+		return this.values.stream()
+			.map((value) -> value.isNaN() ? "–" : format.apply(value))
+			.collect(Collectors.joining(" · "));
+	}
+
+	/**
+	 * The run-by-run ratio of two series (each run pairs contenders measured back to back on
+	 * the same broker).
+	 */
+	static Series ratio(Series numerator, Series denominator) {
+		Series ratio = new Series();
+		for (int i = 0; i < Math.min(numerator.values.size(), denominator.values.size()); i++) {
+			ratio.add(numerator.values.get(i) / denominator.values.get(i));
+		}
+		return ratio;
+	}
+
+	/** Every value of {@code series} divided by a constant. */
+	static Series ratio(Series series, double denominator) {
+		Series ratio = new Series();
+		series.values.forEach((value) -> ratio.add(value / denominator));
+		return ratio;
+	}
+
+}

@@ -1,0 +1,92 @@
+package io.github.kafkaresilience.benchmarks;
+
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs every scenario of the suite once at smoke size on one broker, and checks that every
+ * contender handled every record and that the cold-start and delay numbers were measured. No
+ * timing is asserted: this proves the suite works, not how fast anything is.
+ */
+class BenchmarkSuiteSmokeTests {
+
+	private static BenchmarkSuite.Result result;
+
+	@BeforeAll
+	static void runTheSuiteAtSmokeSize() {
+		result = BenchmarkSuite.run(BenchmarkSettings.parse("--smoke", "--output=target/smoke-results.md",
+				"--command=mvn verify (BenchmarkSuiteSmokeTests)"));
+	}
+
+	@Test
+	void everyScenarioRanAndTheReportWasWritten() throws Exception {
+		assertThat(result.reports()).extracting(ScenarioReport::id).containsExactly("P1", "P2", "P3", "P4", "P5");
+		assertThat(result.output()).exists();
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P5", "Smoke sizes");
+	}
+
+	@Test
+	void everyContenderHandledEveryRecordInEveryRun() {
+		assertThat(result.reports()).flatExtracting(ScenarioReport::completions)
+			.isNotEmpty()
+			.allSatisfy((completion) -> assertThat(completion.complete())
+				.as("%s handled %d of %d records (%s)", completion.contender(), completion.processed(),
+						completion.expected(), completion.error())
+				.isTrue());
+	}
+
+	@Test
+	void happyPathRanAllThreeContenders() {
+		assertThat(contenders("P1")).containsExactlyInAnyOrder(HappyPathScenario.RAW, HappyPathScenario.PLAIN,
+				HappyPathScenario.ORDERED);
+	}
+
+	@Test
+	void slowHandlerRanEveryContenderOrSaidWhyParallelConsumerWasLeftOut() {
+		ScenarioReport report = report("P2");
+		assertThat(contenders("P2")).contains(SlowHandlerScenario.ORDERED, SlowHandlerScenario.PLAIN);
+		if (!contenders("P2").contains(SlowHandlerScenario.PARALLEL)) {
+			assertThat(report.excluded()).containsKey(SlowHandlerScenario.PARALLEL);
+			assertThat(report.excluded().get(SlowHandlerScenario.PARALLEL)).isNotBlank();
+		}
+	}
+
+	@Test
+	void failureStormRanBothDualWriteModesWithAndWithoutFailures() {
+		assertThat(contenders("P3")).containsExactlyInAnyOrder("compensate, no failures", "compensate, storm",
+				"transaction, no failures", "transaction, storm");
+	}
+
+	@Test
+	void coldStartMeasuredTheBarrierAndTheHeap() {
+		Map<String, Double> measured = report("P4").measured();
+		assertThat(measured.get("cold start ms")).isNotNaN().isPositive();
+		assertThat(measured.get("longest barrier wait ms")).isNotNaN();
+		assertThat(measured.get("heap bytes per lock")).isNotNaN();
+	}
+
+	@Test
+	void delayPrecisionMeasuredTheLatenessOfBothStages() {
+		Map<String, Double> measured = report("P5").measured();
+		for (String stage : List.of("1s", "5s")) {
+			assertThat(measured.get(stage + " retries")).as(stage + " retries").isPositive();
+			assertThat(measured.get(stage + " p50 ms")).as(stage + " p50").isNotNaN();
+			assertThat(measured.get(stage + " p99 ms")).as(stage + " p99").isNotNaN();
+		}
+	}
+
+	private static ScenarioReport report(String id) {
+		return result.reports().stream().filter((report) -> report.id().equals(id)).findFirst().orElseThrow();
+	}
+
+	private static List<String> contenders(String id) {
+		return report(id).completions().stream().map(ScenarioReport.Completion::contender).distinct().toList();
+	}
+
+}
