@@ -139,11 +139,6 @@ public class TransactionalWrites implements AutoCloseable {
 		this.idle = new ArrayBlockingQueue<>(slots.size(), false, slots);
 	}
 
-	/** The transactional ids of the pool, in use or not. */
-	public List<String> transactionalIds() {
-		return this.slots.stream().map((slot) -> slot.transactionalId).toList();
-	}
-
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
 	public LockStore locks(LockRegistry registry) {
 		return new TransactionalLocks(registry);
