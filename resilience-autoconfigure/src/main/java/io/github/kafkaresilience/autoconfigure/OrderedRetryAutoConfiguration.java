@@ -120,7 +120,7 @@ public final class OrderedRetryAutoConfiguration {
 				properties.getRetry().getMaxAttempts(),
 				new OrderedRetryContainer.Settings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
-						consumer.getRecheckInterval()));
+						consumer.getRecheckInterval(), consumer.getParkAfter()));
 		String instanceId = instanceId(properties);
 		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
@@ -131,6 +131,7 @@ public final class OrderedRetryAutoConfiguration {
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
+		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
 			Duration timeout = properties.getLocks().getWriteTimeout();
@@ -189,6 +190,23 @@ public final class OrderedRetryAutoConfiguration {
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId);
+		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
+		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+	}
+
+	/**
+	 * Consumers that read parked retries again: assigned to one partition at a time, outside
+	 * the listener's group, never committing.
+	 */
+	private static Supplier<Consumer<byte[], byte[]>> rereaders(Map<String, Object> base, ListenerEndpoint endpoint,
+			String instanceId) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + "-rereader");
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());

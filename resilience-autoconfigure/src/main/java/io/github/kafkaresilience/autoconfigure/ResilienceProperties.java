@@ -342,6 +342,21 @@ public class ResilienceProperties {
 		 */
 		private Duration recheckInterval = Duration.ofSeconds(5);
 
+		/**
+		 * A retry due later than this is parked: its payload is dropped from memory and the
+		 * record is read again from its stage shortly before it is due. Keeps memory bounded
+		 * when a stage holds more waiting records than the in-flight bound.
+		 */
+		private Duration parkAfter = Duration.ofSeconds(10);
+
+		public Duration getParkAfter() {
+			return this.parkAfter;
+		}
+
+		public void setParkAfter(Duration parkAfter) {
+			this.parkAfter = parkAfter;
+		}
+
 		public int getConcurrency() {
 			return this.concurrency;
 		}

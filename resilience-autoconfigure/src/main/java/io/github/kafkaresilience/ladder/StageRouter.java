@@ -138,6 +138,20 @@ public class StageRouter {
 		return Step.done();
 	}
 
+	/**
+	 * The earliest time a record may run, from the record alone: its due time when it is a
+	 * retry read from a stage, 0 for any other (a record of the main topic, a follower, or one
+	 * whose protocol headers are unreadable and go to the dead-letter topic at once).
+	 */
+	public long earliestRun(Delivery record) {
+		int stage = this.plan.stageOf(record.topic());
+		Integer retryCount = (stage > 0) ? RetryHeaders.retryCount(record.headers()) : null;
+		if (retryCount == null || retryCount == 0) {
+			return 0;
+		}
+		return record.timestamp() + this.plan.stage(stage).delay().toMillis();
+	}
+
 	// PROTOCOL §6
 	private Step fromStage(Delivery record, int stage, boolean tailerSynced) {
 		Integer retryCount = RetryHeaders.retryCount(record.headers());

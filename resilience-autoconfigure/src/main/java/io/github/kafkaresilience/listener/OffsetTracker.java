@@ -1,17 +1,20 @@
 package io.github.kafkaresilience.listener;
 
-import java.util.TreeSet;
-
 /**
  * The offsets of one partition that were handed out but are not done yet, and the offset that
  * can be committed: the highest one below which every record is done (the contiguous
- * boundary). Not thread-safe; callers synchronize.
+ * boundary). Some pending records may be <em>parked</em>: not held in memory, to be read again
+ * from the broker when they can run. Both sets are kept as runs of offsets, so a partition
+ * with a hundred thousand parked records costs a few runs, not a hundred thousand entries.
+ * Not thread-safe; callers synchronize.
  *
  * @since 0.1.0
  */
 final class OffsetTracker {
 
-	private final TreeSet<Long> pending = new TreeSet<>();
+	private final OffsetRanges pending = new OffsetRanges();
+
+	private final OffsetRanges parked = new OffsetRanges();
 
 	private long next = -1;
 
@@ -22,19 +25,51 @@ final class OffsetTracker {
 
 	void done(long offset) {
 		this.pending.remove(offset);
+		this.parked.remove(offset);
 	}
 
+	/** Records pending and held in memory: what the in-flight bound counts. */
 	int inFlight() {
-		return this.pending.size();
+		return (int) (this.pending.size() - this.parked.size());
+	}
+
+	/** Marks a pending record as parked: it is dropped from memory and read again later. */
+	void park(long offset) {
+		if (this.pending.contains(offset)) {
+			this.parked.add(offset);
+		}
+	}
+
+	/** Takes a record read again out of the parked set; returns whether it was parked. */
+	boolean unpark(long offset) {
+		return this.parked.remove(offset);
+	}
+
+	boolean isParked(long offset) {
+		return this.parked.contains(offset);
+	}
+
+	/** The smallest parked offset not below {@code offset}, or -1. */
+	long nextParked(long offset) {
+		return this.parked.ceiling(offset);
+	}
+
+	long parkedCount() {
+		return this.parked.size();
+	}
+
+	/** Runs of consecutive parked offsets: what parking costs in memory. */
+	int parkedRuns() {
+		return this.parked.runs();
 	}
 
 	/** The offset to commit once the pending record at {@code offset} is done too. */
 	long committableOnceDone(long offset) {
-		if (this.pending.isEmpty() || this.pending.first() != offset) {
+		if (this.pending.first() != offset) {
 			return committable();
 		}
-		Long above = this.pending.higher(offset);
-		return (above != null) ? above : this.next;
+		long above = this.pending.ceiling(offset + 1);
+		return (above >= 0) ? above : this.next;
 	}
 
 	/** The offset to commit, or -1 when no record was seen yet. */

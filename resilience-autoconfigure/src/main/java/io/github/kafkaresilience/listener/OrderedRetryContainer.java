@@ -70,9 +70,30 @@ public class OrderedRetryContainer {
 	 * @param shutdownTimeout how long stopping waits for running handlers
 	 * @param recheckInterval how often a record waiting for its key looks again, in case a
 	 * change went unnoticed
+	 * @param parkAfter a retry due later than this is parked: dropped from memory and read
+	 * again from its stage shortly before it is due
 	 */
 	public record Settings(int concurrency, int maxInFlightPerPartition, Duration pollTimeout, Duration commitInterval,
-			Duration shutdownTimeout, Duration recheckInterval) {
+			Duration shutdownTimeout, Duration recheckInterval, Duration parkAfter) {
+
+		public Settings {
+			if (concurrency < 1) {
+				throw new IllegalArgumentException("concurrency must be at least 1, was " + concurrency);
+			}
+			if (maxInFlightPerPartition < 1) {
+				throw new IllegalArgumentException(
+						"max-in-flight-per-partition must be at least 1, was " + maxInFlightPerPartition);
+			}
+			if (parkAfter.compareTo(Duration.ofSeconds(1)) < 0) {
+				throw new IllegalArgumentException("park-after must be at least 1s, was " + parkAfter);
+			}
+		}
+
+		/** How long before its due time a parked record is read again. */
+		long rereadLeadMillis() {
+			return Math.min(this.parkAfter.toMillis() / 2, 2000);
+		}
+
 	}
 
 	/** The ladder of one main topic as this container runs it. */
@@ -136,6 +157,10 @@ public class OrderedRetryContainer {
 
 	private long lastCommit;
 
+	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
+
+	private volatile @Nullable Rereader rereader;
+
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
@@ -170,6 +195,18 @@ public class OrderedRetryContainer {
 		return this.id;
 	}
 
+	/**
+	 * Lets the container park retries that are due later than
+	 * {@link Settings#parkAfter()}: instead of holding them, it reads them again with a
+	 * consumer of its own (assigned, never in the group, never committing) shortly before
+	 * they are due. Without it, a partition whose in-flight records all wait stays paused
+	 * until they are due.
+	 * @param rereaders creates that consumer
+	 */
+	public synchronized void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
+		this.rereaderFactory = rereaders;
+	}
+
 	public boolean isRunning() {
 		return this.running.get();
 	}
@@ -187,6 +224,10 @@ public class OrderedRetryContainer {
 		this.workers = Executors.newFixedThreadPool(this.settings.concurrency(), threads("kafka-resilience-" + this.id + "-worker-"));
 		this.timers = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
 		this.consumer = this.consumerFactory.get();
+		if (this.rereaderFactory != null) {
+			this.rereader = new Rereader(this.rereaderFactory.get());
+			this.rereader.start();
+		}
 		this.pollThread = new Thread(this::pollLoop, "kafka-resilience-" + this.id + "-consumer");
 		this.pollThread.start();
 		if (this.reaping != null) {
@@ -232,8 +273,8 @@ public class OrderedRetryContainer {
 					if (this.transactions != null) {
 						this.groupMetadata = consumer.groupMetadata();
 					}
-					for (ConsumerRecord<byte[], byte[]> record : records) {
-						dispatch(record);
+					for (TopicPartition tp : records.partitions()) {
+						dispatch(consumer, tp, records.records(tp));
 					}
 					applyBounds(consumer);
 					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
@@ -254,6 +295,9 @@ public class OrderedRetryContainer {
 	}
 
 	private void shutdown(Consumer<byte[], byte[]> consumer) {
+		if (this.rereader != null) {
+			this.rereader.stop();
+		}
 		this.timers.shutdownNow();
 		this.workers.shutdown();
 		try {
@@ -306,29 +350,130 @@ public class OrderedRetryContainer {
 		}
 	}
 
-	private void dispatch(ConsumerRecord<byte[], byte[]> record) {
-		TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+	/**
+	 * Hands a partition's polled records to the workers, up to its in-flight bound: at the
+	 * bound the consumer is moved back to the first record not taken and the partition is
+	 * paused, so it never holds more than the bound.
+	 */
+	private void dispatch(Consumer<byte[], byte[]> consumer, TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> records) {
 		PartitionWork work = this.partitions.get(tp);
 		if (work == null) {
-			return; // revoked meanwhile: the new owner reads it
+			return; // revoked meanwhile: the new owner reads them
 		}
-		Task task = new Task(work, new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(),
-				record.key(), record.value(), record.headers()));
+		for (ConsumerRecord<byte[], byte[]> record : records) {
+			if (!dispatch(work, record)) {
+				consumer.seek(tp, record.offset());
+				if (!work.boundPaused) {
+					work.boundPaused = true;
+					consumer.pause(List.of(tp));
+				}
+				return;
+			}
+		}
+	}
+
+	private boolean dispatch(PartitionWork work, ConsumerRecord<byte[], byte[]> record) {
+		Task task = new Task(work, delivery(record));
 		boolean runNow;
 		synchronized (work) {
+			if (work.offsets.inFlight() >= this.settings.maxInFlightPerPartition()) {
+				return false;
+			}
 			work.offsets.add(record.offset());
-			if (task.key == null) {
-				runNow = true;
+			if (task.key != null && work.parkedKeys.containsKey(task.key)) {
+				// an earlier record of its key is parked: this one parks behind it, in order
+				work.offsets.park(record.offset());
+				work.parkedKeys.merge(task.key, 1, Integer::sum);
+				runNow = false;
 			}
 			else {
-				ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>());
-				queue.add(task);
-				runNow = queue.size() == 1;
+				runNow = enqueue(work, task);
 			}
 		}
 		if (runNow) {
 			submit(task);
 		}
+		return true;
+	}
+
+	/** Queues a task behind the earlier records of its key; returns whether it runs now. */
+	private static boolean enqueue(PartitionWork work, Task task) {
+		if (task.key == null) {
+			return true;
+		}
+		ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>());
+		queue.add(task);
+		return queue.size() == 1;
+	}
+
+	private static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
+		return new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(), record.key(),
+				record.value(), record.headers());
+	}
+
+	/**
+	 * Parks the head of a key that waits for a due time far ahead, with every record of its
+	 * key queued behind it: their offsets stay pending (the commit does not pass them) but
+	 * their payloads are let go. Returns false when parking is off or its own bound is reached;
+	 * the task then waits in memory.
+	 */
+	private boolean park(Task task, long dueAt) {
+		Rereader rereader = this.rereader;
+		if (rereader == null || dueAt - this.clock.millis() <= this.settings.parkAfter().toMillis()) {
+			return false;
+		}
+		PartitionWork work = task.work;
+		synchronized (work) {
+			if (work.revoked) {
+				return true;
+			}
+			if (work.offsets.parkedRuns() >= this.settings.maxInFlightPerPartition()) {
+				return false;
+			}
+			int parked = 0;
+			ArrayDeque<Task> queue = (task.key != null) ? work.keyQueues.remove(task.key) : null;
+			if (queue != null) {
+				for (Task queued : queue) {
+					work.offsets.park(queued.delivery.offset());
+					parked++;
+				}
+			}
+			else {
+				work.offsets.park(task.delivery.offset());
+				parked = 1;
+			}
+			if (task.key != null) {
+				work.parkedKeys.merge(task.key, parked, Integer::sum);
+			}
+			work.lookAt = Math.min(work.lookAt, dueAt - this.settings.rereadLeadMillis());
+		}
+		rereader.wake();
+		return true;
+	}
+
+	/**
+	 * Hands a parked record read again to the workers, behind the records of its key that
+	 * were read again before it. Returns false when the partition has no room in its bound
+	 * (or is gone): the record stays parked.
+	 */
+	private boolean unpark(PartitionWork work, ConsumerRecord<byte[], byte[]> record) {
+		Task task = new Task(work, delivery(record));
+		boolean runNow;
+		synchronized (work) {
+			if (work.revoked || work.offsets.inFlight() >= this.settings.maxInFlightPerPartition()
+					|| !work.offsets.unpark(record.offset())) {
+				return false;
+			}
+			if (task.key != null) {
+				work.parkedKeys.computeIfPresent(task.key, (k, count) -> (count > 1) ? count - 1 : null);
+			}
+			work.forgetParkedKeysIfNoneParked();
+			runNow = enqueue(work, task);
+		}
+		if (runNow) {
+			submit(task);
+		}
+		return true;
 	}
 
 	private void applyBounds(Consumer<byte[], byte[]> consumer) {
@@ -413,7 +558,11 @@ public class OrderedRetryContainer {
 		}
 		switch (step.kind()) {
 			case DONE -> complete(task);
-			case WAIT_UNTIL -> schedule(task, step.dueAt() - this.clock.millis());
+			case WAIT_UNTIL -> {
+				if (!park(task, step.dueAt())) {
+					schedule(task, step.dueAt() - this.clock.millis());
+				}
+			}
 			case WAIT_FOR_TAILER -> route.registry().catchUp(task.delivery.partition()).whenComplete((ignored, ex) -> {
 				task.tailerSynced = (ex == null);
 				if (ex != null) {
@@ -505,6 +654,233 @@ public class OrderedRetryContainer {
 			thread.setDaemon(true);
 			return thread;
 		};
+	}
+
+	/**
+	 * What the container holds, for meters: records in memory, parked records and the deepest
+	 * key (records of one key waiting in one partition, the sign of a hot key).
+	 * @param inFlight records held in memory, running or waiting
+	 * @param parked records parked: pending, not held, to be read again
+	 * @param busiestPartitionInFlight records held by the partition that holds the most (what
+	 * {@code max-in-flight-per-partition} bounds)
+	 * @param busiestKeyDepth records of the busiest key of any partition, held or parked
+	 */
+	public record Load(long inFlight, long parked, int busiestPartitionInFlight, int busiestKeyDepth) {
+	}
+
+	/** What the container holds now; computed on each call. */
+	public Load load() {
+		long inFlight = 0;
+		long parked = 0;
+		int busiestPartition = 0;
+		int busiest = 0;
+		for (PartitionWork work : this.partitions.values()) {
+			synchronized (work) {
+				inFlight += work.offsets.inFlight();
+				busiestPartition = Math.max(busiestPartition, work.offsets.inFlight());
+				parked += work.offsets.parkedCount();
+				for (ArrayDeque<Task> queue : work.keyQueues.values()) {
+					busiest = Math.max(busiest, queue.size());
+				}
+				for (Map.Entry<Bytes, Integer> entry : work.parkedKeys.entrySet()) {
+					ArrayDeque<Task> queue = work.keyQueues.get(entry.getKey());
+					busiest = Math.max(busiest, entry.getValue() + ((queue != null) ? queue.size() : 0));
+				}
+			}
+		}
+		return new Load(inFlight, parked, busiestPartition, busiest);
+	}
+
+	/**
+	 * Reads parked records again, with a consumer of its own, when they are nearly due and
+	 * their partition has room in its in-flight bound. It reads a partition's parked records
+	 * in offset order and stops at the first one not nearly due (a later retry of the same
+	 * stage is due later still), unless an earlier record of its key was read again in the
+	 * same pass. A parked offset the log no longer holds (deleted by retention) is done: there
+	 * is nothing left to run, and the reaper releases its lock.
+	 */
+	private final class Rereader {
+
+		private static final long IDLE_MILLIS = 200;
+
+		private static final int MAX_EMPTY_POLLS = 20;
+
+		private final Consumer<byte[], byte[]> consumer;
+
+		private final Thread thread;
+
+		private final Object signal = new Object();
+
+		private volatile boolean done;
+
+		private boolean woken;
+
+		Rereader(Consumer<byte[], byte[]> consumer) {
+			this.consumer = consumer;
+			this.thread = new Thread(this::loop, "kafka-resilience-" + OrderedRetryContainer.this.id + "-rereader");
+			this.thread.setDaemon(true);
+		}
+
+		void start() {
+			this.thread.start();
+		}
+
+		void wake() {
+			synchronized (this.signal) {
+				this.woken = true;
+				this.signal.notifyAll();
+			}
+		}
+
+		void stop() {
+			this.done = true;
+			this.consumer.wakeup();
+			wake();
+			try {
+				this.thread.join(OrderedRetryContainer.this.settings.shutdownTimeout().toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+		private void loop() {
+			try {
+				while (!this.done) {
+					long next = OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS;
+					for (PartitionWork work : OrderedRetryContainer.this.partitions.values()) {
+						if (!this.done) {
+							next = Math.min(next, visit(work));
+						}
+					}
+					await(next - OrderedRetryContainer.this.clock.millis());
+				}
+			}
+			catch (WakeupException ex) {
+				// stopping
+			}
+			catch (RuntimeException ex) {
+				logger.error("Listener '" + OrderedRetryContainer.this.id + "' stopped reading parked records again; "
+						+ "they are read again after a restart", ex);
+			}
+			finally {
+				this.consumer.close(Duration.ofSeconds(5));
+			}
+		}
+
+		/** Reads a partition's parked records again if it is time; returns when to look next. */
+		private long visit(PartitionWork work) {
+			long now = OrderedRetryContainer.this.clock.millis();
+			long from;
+			synchronized (work) {
+				if (work.revoked || work.offsets.parkedCount() == 0 || work.lookAt > now) {
+					return work.lookAt;
+				}
+				if (work.offsets.inFlight() >= OrderedRetryContainer.this.settings.maxInFlightPerPartition()) {
+					return now + IDLE_MILLIS;
+				}
+				from = work.offsets.nextParked(0);
+				work.lookAt = Long.MAX_VALUE;
+			}
+			try {
+				long lookAt = pass(work, from);
+				synchronized (work) {
+					work.lookAt = Math.min(work.lookAt, lookAt);
+					return work.lookAt;
+				}
+			}
+			catch (WakeupException ex) {
+				throw ex;
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not read parked records of "
+						+ work.partition + " again; will try again", ex);
+				synchronized (work) {
+					work.lookAt = Math.min(work.lookAt, now + 1000);
+					return work.lookAt;
+				}
+			}
+		}
+
+		/** One pass over a partition's parked records; returns when the next pass is due. */
+		private long pass(PartitionWork work, long from) {
+			TopicPartition tp = work.partition;
+			StageRouter router = work.route.router();
+			long lead = OrderedRetryContainer.this.settings.rereadLeadMillis();
+			this.consumer.assign(List.of(tp));
+			this.consumer.seek(tp, from);
+			Set<Bytes> sentOn = new HashSet<>();
+			long expected = from;
+			int emptyPolls = 0;
+			while (!this.done && !work.revoked) {
+				ConsumerRecords<byte[], byte[]> records = this.consumer.poll(OrderedRetryContainer.this.settings.pollTimeout());
+				if (records.isEmpty()) {
+					if (++emptyPolls >= MAX_EMPTY_POLLS) {
+						return OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS;
+					}
+					continue;
+				}
+				emptyPolls = 0;
+				for (ConsumerRecord<byte[], byte[]> record : records) {
+					doneIfGone(work, expected, record.offset());
+					expected = record.offset() + 1;
+					synchronized (work) {
+						if (!work.offsets.isParked(record.offset())) {
+							if (work.offsets.nextParked(record.offset()) < 0) {
+								return Long.MAX_VALUE; // nothing parked beyond: the pass is over
+							}
+							continue;
+						}
+					}
+					Bytes key = (record.key() != null) ? Bytes.wrap(record.key()) : null;
+					long due = router.earliestRun(delivery(record));
+					boolean behindSentOn = key != null && sentOn.contains(key);
+					if (due - lead > OrderedRetryContainer.this.clock.millis() && !behindSentOn) {
+						return due - lead;
+					}
+					if (!unpark(work, record)) {
+						return OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS; // no room
+					}
+					if (key != null) {
+						sentOn.add(key);
+					}
+				}
+			}
+			return Long.MAX_VALUE;
+		}
+
+		/** Parked offsets in [from, to) that a read from {@code from} skipped are gone from the log. */
+		private void doneIfGone(PartitionWork work, long from, long to) {
+			synchronized (work) {
+				for (long offset = work.offsets.nextParked(from); offset >= 0 && offset < to; offset = work.offsets
+					.nextParked(offset + 1)) {
+					logger.warn("Listener '" + OrderedRetryContainer.this.id + "': parked record " + work.partition + "@"
+							+ offset + " is no longer in the log (retention shorter than the delay?); nothing is left "
+							+ "to run, and the reaper releases its lock");
+					work.offsets.done(offset);
+				}
+				work.forgetParkedKeysIfNoneParked();
+			}
+		}
+
+		private void await(long millis) {
+			if (millis <= 0) {
+				return;
+			}
+			synchronized (this.signal) {
+				if (!this.woken) {
+					try {
+						this.signal.wait(millis);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+						this.done = true;
+					}
+				}
+				this.woken = false;
+			}
+		}
+
 	}
 
 	private final class Rebalance implements ConsumerRebalanceListener {
@@ -721,6 +1097,12 @@ public class OrderedRetryContainer {
 
 		final Map<Bytes, ArrayDeque<Task>> keyQueues = new HashMap<>();
 
+		/** Keys with parked records here, and how many: later records of such a key park too. */
+		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
+
+		/** When the re-reader should next look at the parked records: epoch millis. */
+		long lookAt = Long.MAX_VALUE;
+
 		volatile boolean revoked;
 
 		volatile boolean barrierOpen;
@@ -732,6 +1114,16 @@ public class OrderedRetryContainer {
 		PartitionWork(TopicPartition partition, Route route) {
 			this.partition = partition;
 			this.route = route;
+		}
+
+		/**
+		 * A parked record the log no longer holds leaves its key counted; once nothing is
+		 * parked, no key is.
+		 */
+		void forgetParkedKeysIfNoneParked() {
+			if (this.offsets.parkedCount() == 0) {
+				this.parkedKeys.clear();
+			}
 		}
 
 	}

@@ -75,6 +75,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private FaultInjection faults = FaultInjection.NONE;
 
+	private @Nullable Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> rereaders;
+
 	/**
 	 * How zombie locks are reaped.
 	 * @param interval how often each listener looks for zombie locks
@@ -119,6 +121,15 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	public synchronized void useTransactions(BiFunction<String, Integer, TransactionalWrites> transactions) {
 		this.dualWrite = DualWrite.TRANSACTION;
 		this.transactions = transactions;
+	}
+
+	/**
+	 * Lets every listener park retries due far ahead and read them again with a consumer of
+	 * its own; see {@link OrderedRetryContainer#parkWith(Supplier)}.
+	 * @param rereaders creates, per endpoint, consumers outside its group
+	 */
+	public synchronized void parkWith(Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> rereaders) {
+		this.rereaders = rereaders;
 	}
 
 	/** Sets the test hook called between the steps of a move. */
@@ -189,7 +200,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		OrderedRetryContainer.Settings settings = this.defaults.settings();
 		if (endpoint.concurrency() != null) {
 			settings = new OrderedRetryContainer.Settings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
-					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval());
+					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval(),
+					settings.parkAfter());
 		}
 		TransactionalWrites tx = (this.transactions != null)
 				? this.transactions.apply(endpoint.id(), settings.concurrency()) : null;
@@ -209,8 +221,13 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 		}
-		return new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint), this.syncBarrier,
-				this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes), this.observer, tx);
+		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint),
+				this.syncBarrier, this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes),
+				this.observer, tx);
+		if (this.rereaders != null) {
+			container.parkWith(this.rereaders.apply(endpoint));
+		}
+		return container;
 	}
 
 	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,

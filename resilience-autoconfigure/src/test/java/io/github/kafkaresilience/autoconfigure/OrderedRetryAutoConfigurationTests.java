@@ -343,7 +343,7 @@ class OrderedRetryAutoConfigurationTests {
 			super(lockCoordinator, retryLadder, syncBarrier, failureClassifier,
 					new ListenerDefaults(List.of(Duration.ofSeconds(1)), null,
 							new OrderedRetryContainer.Settings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
-									Duration.ofSeconds(1), Duration.ofSeconds(1))),
+									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10))),
 					(endpoint) -> {
 						throw new UnsupportedOperationException();
 					}, (endpoint, topic) -> {

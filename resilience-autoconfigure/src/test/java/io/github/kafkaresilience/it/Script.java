@@ -6,7 +6,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -33,6 +36,16 @@ final class Script {
 
 	private final List<Attempt> journal = new CopyOnWriteArrayList<>();
 
+	private final Map<String, AtomicInteger> runningByKey = new ConcurrentHashMap<>();
+
+	private final AtomicInteger running = new AtomicInteger();
+
+	private final AtomicInteger mostRunning = new AtomicInteger();
+
+	private final AtomicInteger sameKeyOverlaps = new AtomicInteger();
+
+	private volatile int maxLatencyMillis;
+
 	static Script forTopic(String topic) {
 		return BY_TOPIC.computeIfAbsent(topic, (t) -> new Script());
 	}
@@ -47,7 +60,44 @@ final class Script {
 		return this;
 	}
 
+	/** Every handling takes a random time up to {@code maxMillis}. */
+	Script withLatency(int maxMillis) {
+		this.maxLatencyMillis = maxMillis;
+		return this;
+	}
+
+	/** The most handlings that ran at the same time. */
+	int mostRunningAtOnce() {
+		return this.mostRunning.get();
+	}
+
+	/** How often a handling started while another of the same key was still running. */
+	int sameKeyOverlaps() {
+		return this.sameKeyOverlaps.get();
+	}
+
 	void handle(ConsumerRecord<String, String> record) {
+		String key = String.valueOf(record.key());
+		AtomicInteger ofKey = this.runningByKey.computeIfAbsent(key, (k) -> new AtomicInteger());
+		if (ofKey.incrementAndGet() > 1) {
+			this.sameKeyOverlaps.incrementAndGet();
+		}
+		this.mostRunning.accumulateAndGet(this.running.incrementAndGet(), Math::max);
+		try {
+			int latency = this.maxLatencyMillis;
+			if (latency > 0) {
+				// the handler's own work, as a test double: a random pause
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(latency + 1)));
+			}
+			attempt(record);
+		}
+		finally {
+			this.running.decrementAndGet();
+			ofKey.decrementAndGet();
+		}
+	}
+
+	private void attempt(ConsumerRecord<String, String> record) {
 		String value = record.value();
 		int attempt = this.attempts.computeIfAbsent(value, (v) -> new AtomicInteger()).incrementAndGet();
 		String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);

@@ -11,9 +11,11 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
 
@@ -132,6 +134,20 @@ final class SharedBroker {
 	 */
 	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, boolean committedOnly) {
 		return TopicTail.readAll(bootstrapServers(), topic, committedOnly);
+	}
+
+	/** The offset a group committed on a partition, or -1 when it has committed none. */
+	static long committed(String group, String topic, int partition) {
+		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+			OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group)
+				.partitionsToOffsetAndMetadata()
+				.get(30, TimeUnit.SECONDS)
+				.get(new TopicPartition(topic, partition));
+			return (offset != null) ? offset.offset() : -1;
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 }
