@@ -3,7 +3,9 @@ package io.github.kafkaresilience.it;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
@@ -58,8 +60,12 @@ public class AuditedApplication {
 
 		private final String topic;
 
+		private final int maxLatencyMillis;
+
 		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
-				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic) {
+				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
+				@Value("${test.max-latency-ms:0}") int maxLatencyMillis) {
+			this.maxLatencyMillis = maxLatencyMillis;
 			// acks=all and idempotent: an audit line survives a broker kill and is never written twice
 			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG,
 					"all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
@@ -70,6 +76,10 @@ public class AuditedApplication {
 
 		@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) throws Exception {
+			if (this.maxLatencyMillis > 0) {
+				// the handler's own work, as a test double: a random pause
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(this.maxLatencyMillis + 1)));
+			}
 			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
 			String rule = record.value().substring(record.value().lastIndexOf(':') + 1);

@@ -11,6 +11,7 @@ import java.util.UUID;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryContainer;
@@ -125,7 +126,7 @@ class BoundedMemoryTests {
 			for (int k = 0; k < 100; k++) {
 				int key = k;
 				assertThat(byKey.get("k" + k)).containsExactlyElementsOf(
-						java.util.stream.IntStream.range(0, 20).mapToObj((i) -> "k" + key + "-" + i).toList());
+						IntStream.range(0, 20).mapToObj((i) -> "k" + key + "-" + i).toList());
 			}
 			// retries were parked, never held beyond the bound, and none ran before it was due
 			assertThat(mostParked.get()).isGreaterThan(bound);

@@ -1,0 +1,133 @@
+package io.github.kafkaresilience.it;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.IntStream;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Records of different keys of one partition run at once on the listener's workers; records
+ * of one key run one after the other, in order, and the committed offset only covers records
+ * that are done.
+ */
+class PerKeyConcurrencyTests {
+
+	private static final Log logger = LogFactory.getLog(PerKeyConcurrencyTests.class);
+
+	private static final int KEYS = 200;
+
+	private static final int PER_KEY = 20;
+
+	@Test
+	void sixteenWorkersWithRandomLatencyKeepEveryKeyInOrder() {
+		String topic = SharedBroker.newTopic(2);
+		Script script = Script.forTopic(topic).withLatency(5);
+		long seed = Long.getLong("test.seed", System.nanoTime());
+		Random random = new Random(seed);
+		List<String[]> records = new ArrayList<>();
+		for (int i = 0; i < PER_KEY; i++) {
+			for (int k = 0; k < KEYS; k++) {
+				records.add(new String[] { "k" + k, "k" + k + "-" + i });
+			}
+		}
+		// 2 % of the records fail once: their keys take the ladder while the others run on
+		for (String[] record : records) {
+			if (random.nextInt(100) < 2) {
+				script.failTransiently(record[1], 1);
+			}
+		}
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.consumer.concurrency=16", "kafka.resilience.retry.delays=1s")) {
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(120))
+				.until(() -> script.firstSuccessesByKey().values().stream().mapToInt(List::size).sum() == records.size());
+			logger.info("Seed " + seed + ": at most " + script.mostRunningAtOnce() + " handlers ran at once");
+
+			Map<String, List<String>> byKey = script.firstSuccessesByKey();
+			for (int k = 0; k < KEYS; k++) {
+				int key = k;
+				assertThat(byKey.get("k" + k)).as("key k%d, seed %d", k, seed)
+					.containsExactlyElementsOf(IntStream.range(0, PER_KEY).mapToObj((i) -> "k" + key + "-" + i).toList());
+			}
+			assertThat(script.sameKeyOverlaps()).as("handlings of one key that overlapped").isZero();
+			assertThat(script.mostRunningAtOnce()).as("handlers that ran at once").isBetween(8, 16);
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				assertThat(OrderedRetryIntegrationTests.liveLocks(context, topic)).isZero();
+				assertThat(SharedBroker.committed("g-" + topic, topic, 0) + SharedBroker.committed("g-" + topic, topic, 1))
+					.isEqualTo(records.size());
+			});
+		}
+	}
+
+	@Test
+	void anInstanceKilledMidRunLosesNoRecordBelowTheOffsetItCommitted() {
+		String topic = SharedBroker.newTopic(3);
+		String audit = AuditedApplication.auditTopic(topic);
+		SharedBroker.createTopic(audit, 1, Map.of());
+		List<String[]> records = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			for (int k = 0; k < KEYS; k++) {
+				records.add(new String[] { "k" + k, "k" + k + ":" + i + ":ok" });
+			}
+		}
+		SharedBroker.sendAll(topic, records);
+		String[] properties = { "kafka.resilience.consumer.concurrency=16", "test.max-latency-ms=20" };
+		Map<Integer, Long> committed = new HashMap<>();
+		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
+			await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+				.until(() -> MultiInstanceTests.audits(topic).size() >= records.size() / 5);
+			first.kill();
+		}
+		for (int partition = 0; partition < 3; partition++) {
+			committed.put(partition, SharedBroker.committed("g-" + topic, topic, partition));
+		}
+		Set<String> handled = new HashSet<>();
+		MultiInstanceTests.audits(topic).forEach((line) -> handled.add(line.value()));
+		long below = 0;
+		for (ConsumerRecord<byte[], byte[]> record : SharedBroker.readAll(topic)) {
+			if (record.offset() < committed.get(record.partition())) {
+				below++;
+				assertThat(handled).as("record %d/%d below the committed offset %s", record.partition(), record.offset(),
+						committed).contains(new String(record.value(), StandardCharsets.UTF_8));
+			}
+		}
+		logger.info("Killed after " + handled.size() + " handled records; committed " + committed + " (" + below
+				+ " records below)");
+		assertThat(below).as("the kill came mid-run, after commits").isBetween(1L, (long) records.size() - 1);
+
+		try (InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
+			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
+				.until(() -> MultiInstanceTests.audits(topic).stream().map(AuditedApplication.Audit::value).distinct().count()
+						== records.size());
+		}
+		Map<String, List<String>> byKey = new HashMap<>();
+		MultiInstanceTests.audits(topic).forEach((line) -> {
+			List<String> values = byKey.computeIfAbsent(line.key(), (k) -> new ArrayList<>());
+			if (!values.contains(line.value())) {
+				values.add(line.value());
+			}
+		});
+		for (int k = 0; k < KEYS; k++) {
+			int key = k;
+			assertThat(byKey.get("k" + k)).containsExactlyElementsOf(
+					IntStream.range(0, 50).mapToObj((i) -> "k" + key + ":" + i + ":ok").toList());
+		}
+	}
+
+}
