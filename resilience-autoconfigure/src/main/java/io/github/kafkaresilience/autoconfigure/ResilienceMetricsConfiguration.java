@@ -1,6 +1,8 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.metrics.ListenerMetrics;
 import io.github.kafkaresilience.metrics.LockMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
@@ -10,7 +12,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Meters of the lock registries, when Micrometer is on the class path. Boot binds every
+ * Meters of the lock registries and the listeners, when Micrometer is on the class path. Boot binds every
  * {@link MeterBinder} bean to the application's meter registries.
  */
 @Configuration(proxyBeanMethods = false)
@@ -21,6 +23,12 @@ class ResilienceMetricsConfiguration {
 	@ConditionalOnMissingBean
 	LockMetrics kafkaResilienceLockMetrics(LockCoordinator lockCoordinator) {
 		return new LockMetrics(lockCoordinator);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ListenerMetrics kafkaResilienceListenerMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+		return new ListenerMetrics(listenerRegistry);
 	}
 
 }

@@ -77,6 +77,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private @Nullable Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> rereaders;
 
+	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
+
 	/**
 	 * How zombie locks are reaped.
 	 * @param interval how often each listener looks for zombie locks
@@ -162,6 +164,12 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		return List.copyOf(this.endpoints);
 	}
 
+	/** Calls {@code listener} with every container created so far and with each one created later. */
+	public synchronized void onContainer(java.util.function.Consumer<OrderedRetryContainer> listener) {
+		this.containerListeners.add(listener);
+		this.containers.values().forEach(listener);
+	}
+
 	public synchronized @Nullable OrderedRetryContainer container(String id) {
 		return this.containers.get(id);
 	}
@@ -173,7 +181,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		}
 		if (this.containers.isEmpty()) {
 			for (ListenerEndpoint endpoint : this.endpoints) {
-				this.containers.put(endpoint.id(), createContainer(endpoint));
+				OrderedRetryContainer container = createContainer(endpoint);
+				this.containers.put(endpoint.id(), container);
+				this.containerListeners.forEach((listener) -> listener.accept(container));
 			}
 		}
 		this.containers.values().forEach(OrderedRetryContainer::start);

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -9,8 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
+import io.github.kafkaresilience.metrics.ListenerMetrics;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -73,6 +78,67 @@ class PerKeyConcurrencyTests {
 					.isEqualTo(records.size());
 			});
 		}
+	}
+
+	@Test
+	void aHotKeyShowsInTheKeyDepthMeterWhileOtherKeysFinish() {
+		String topic = SharedBroker.newTopic(1);
+		Script script = Script.forTopic(topic).withLatency(4);
+		List<String[]> records = new ArrayList<>();
+		for (int i = 0; i < 300; i++) {
+			records.add(new String[] { "hot", "hot-" + i });
+			if (i < 100) {
+				records.add(new String[] { "cold" + i, "cold-" + i });
+			}
+		}
+		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.consumer.concurrency=4")) {
+			SimpleMeterRegistry meters = new SimpleMeterRegistry();
+			context.getBean(ListenerMetrics.class).bindTo(meters);
+			Gauge depth = meters.get("kafka.resilience.consumer.key.depth.max").tag("listener", "it-" + topic).gauge();
+			AtomicLong deepest = new AtomicLong();
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5)).until(() -> {
+				deepest.accumulateAndGet((long) depth.value(), Math::max);
+				return script.firstSuccesses("hot").size() == 300;
+			});
+			assertThat(deepest.get()).as("deepest key queue seen").isGreaterThanOrEqualTo(100);
+			Instant lastCold = script.journal().stream().filter((a) -> a.key().startsWith("cold")).map(Script.Attempt::at)
+				.max(Instant::compareTo).orElseThrow();
+			Instant lastHot = script.journal().stream().filter((a) -> a.key().equals("hot")).map(Script.Attempt::at)
+				.max(Instant::compareTo).orElseThrow();
+			assertThat(lastCold).as("the cold keys did not wait for the hot one").isBefore(lastHot);
+			await().atMost(Duration.ofSeconds(10)).until(() -> depth.value() == 0);
+		}
+	}
+
+	@Test
+	void stoppingDrainsRunningHandlersAndCommitsExactlyWhatIsDone() {
+		String topic = SharedBroker.newTopic(1);
+		Script script = Script.forTopic(topic).withLatency(60);
+		List<String[]> records = new ArrayList<>();
+		for (int i = 0; i < 400; i++) {
+			records.add(new String[] { "k" + i, Integer.toString(i) });
+		}
+		ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.consumer.concurrency=8",
+				"kafka.resilience.consumer.commit-interval=1h");
+		try {
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(60)).until(() -> script.journal().size() >= 40);
+		}
+		finally {
+			context.close();
+		}
+		// records and offsets coincide: the value of the record at offset n is n
+		Set<Integer> handled = new HashSet<>();
+		script.journal().forEach((attempt) -> handled.add(Integer.parseInt(attempt.value())));
+		int boundary = 0;
+		while (handled.contains(boundary)) {
+			boundary++;
+		}
+		assertThat(handled).hasSizeLessThan(records.size());
+		// only the final commit on stop can have committed (the interval is an hour): it
+		// covers every record done, up to the first one not done, and nothing beyond
+		assertThat(SharedBroker.committed("g-" + topic, topic, 0)).isEqualTo(boundary);
 	}
 
 	@Test

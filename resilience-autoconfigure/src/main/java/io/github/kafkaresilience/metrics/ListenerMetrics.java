@@ -1,0 +1,57 @@
+package io.github.kafkaresilience.metrics;
+
+import java.util.function.ToDoubleFunction;
+
+import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+/**
+ * Gauges of what each listener holds, tagged with its id:
+ * {@code kafka.resilience.consumer.in.flight} (records held in memory),
+ * {@code kafka.resilience.consumer.parked} (retries parked until they are nearly due),
+ * {@code kafka.resilience.consumer.partition.in.flight.max} (records held by the fullest
+ * partition, what {@code max-in-flight-per-partition} bounds) and
+ * {@code kafka.resilience.consumer.key.depth.max} (records of the busiest key waiting in one
+ * partition: a hot key).
+ *
+ * @since 0.1.0
+ */
+public class ListenerMetrics implements MeterBinder {
+
+	private final OrderedRetryListenerRegistry listeners;
+
+	public ListenerMetrics(OrderedRetryListenerRegistry listeners) {
+		this.listeners = listeners;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		this.listeners.onContainer((container) -> bind(registry, container));
+	}
+
+	private void bind(MeterRegistry registry, OrderedRetryContainer container) {
+		gauge(registry, container, "kafka.resilience.consumer.in.flight", "Records held in memory, running or waiting",
+				(load) -> load.inFlight());
+		gauge(registry, container, "kafka.resilience.consumer.parked",
+				"Retries parked: only their offsets are kept until they are read again shortly before they are due",
+				(load) -> load.parked());
+		gauge(registry, container, "kafka.resilience.consumer.partition.in.flight.max",
+				"Records held by the fullest partition; it is paused at max-in-flight-per-partition",
+				(load) -> load.busiestPartitionInFlight());
+		gauge(registry, container, "kafka.resilience.consumer.key.depth.max",
+				"Records of the busiest key waiting in one partition, held or parked: a hot key",
+				(load) -> load.busiestKeyDepth());
+	}
+
+	private static void gauge(MeterRegistry registry, OrderedRetryContainer container, String name, String description,
+			ToDoubleFunction<OrderedRetryContainer.Load> value) {
+		Gauge.builder(name, container, (c) -> value.applyAsDouble(c.load()))
+			.description(description)
+			.tag("listener", container.id())
+			.register(registry);
+	}
+
+}
