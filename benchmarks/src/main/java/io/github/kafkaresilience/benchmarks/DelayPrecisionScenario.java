@@ -101,7 +101,7 @@ final class DelayPrecisionScenario extends Scenario {
 			};
 			String id = "p5-" + label(run);
 			BarrierWatch ready = new BarrierWatch(partitions * (1 + STAGES.size()));
-			measure(report, "@OrderedRetryListener", run, all, () -> {
+			measure(report, ORDERED, run, all, () -> {
 				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
 						concurrency, workload, List.of(ready),
 						"kafka.resilience.retry.delays=" + String.join(",", STAGES.keySet()),

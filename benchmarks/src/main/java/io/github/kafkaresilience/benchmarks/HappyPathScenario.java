@@ -19,10 +19,6 @@ final class HappyPathScenario extends Scenario {
 
 	static final String RAW = "raw KafkaConsumer poll loop";
 
-	static final String PLAIN = "@KafkaListener";
-
-	static final String ORDERED = "@OrderedRetryListener";
-
 	private static final List<String> CONTENDERS = List.of(RAW, PLAIN, ORDERED);
 
 	HappyPathScenario(BenchmarkBroker broker, BenchmarkSettings settings) {

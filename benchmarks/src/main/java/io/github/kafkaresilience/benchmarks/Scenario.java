@@ -15,6 +15,12 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class Scenario {
 
+	/** The report label of the library's listener, the same in every scenario. */
+	static final String ORDERED = "@OrderedRetryListener";
+
+	/** The report label of a plain Spring Kafka listener, the same in every scenario. */
+	static final String PLAIN = "@KafkaListener";
+
 	protected final Log logger = LogFactory.getLog(getClass());
 
 	protected final BenchmarkBroker broker;

@@ -18,10 +18,6 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 final class SlowHandlerScenario extends Scenario {
 
-	static final String ORDERED = "@OrderedRetryListener";
-
-	static final String PLAIN = "@KafkaListener";
-
 	static final String PARALLEL = "Parallel Consumer (KEY)";
 
 	private static final List<String> CONTENDERS = List.of(ORDERED, PARALLEL, PLAIN);

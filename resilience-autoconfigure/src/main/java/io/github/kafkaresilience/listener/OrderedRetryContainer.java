@@ -456,8 +456,8 @@ public class OrderedRetryContainer {
 	 * were read again before it. Returns false when the partition has no room in its bound
 	 * (or is gone): the record stays parked.
 	 */
-	private boolean unpark(PartitionWork work, ConsumerRecord<byte[], byte[]> record) {
-		Task task = new Task(work, delivery(record));
+	private boolean unpark(PartitionWork work, Delivery record) {
+		Task task = new Task(work, record);
 		boolean runNow;
 		synchronized (work) {
 			if (work.revoked || work.offsets.inFlight() >= this.settings.maxInFlightPerPartition()
@@ -832,13 +832,14 @@ public class OrderedRetryContainer {
 							continue;
 						}
 					}
-					Bytes key = (record.key() != null) ? Bytes.wrap(record.key()) : null;
-					long due = router.earliestRun(delivery(record));
+					Delivery parked = delivery(record);
+					Bytes key = parked.businessKey();
+					long due = router.earliestRun(parked);
 					boolean behindSentOn = key != null && sentOn.contains(key);
 					if (due - lead > OrderedRetryContainer.this.clock.millis() && !behindSentOn) {
 						return due - lead;
 					}
-					if (!unpark(work, record)) {
+					if (!unpark(work, parked)) {
 						return OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS; // no room
 					}
 					if (key != null) {
