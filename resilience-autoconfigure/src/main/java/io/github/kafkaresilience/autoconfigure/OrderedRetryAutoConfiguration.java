@@ -184,12 +184,20 @@ public final class OrderedRetryAutoConfiguration {
 		};
 	}
 
+	/** The listener consumer's {@code fetch.max.wait.ms} unless configured: see {@link #consumers}. */
+	static final int FETCH_MAX_WAIT_MS = 100;
+
 	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
 		Map<String, Object> config = new HashMap<>(base);
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId);
+		// The consumer also reads the stage topics, which are mostly empty. A consumer keeps one
+		// fetch in flight per broker, and a fetch holding only empty partitions waits
+		// fetch.max.wait.ms at the broker: with the client's 500 ms the main topic's records wait
+		// behind it (P1 in docs/BENCHMARKS.md: 0.2x of a plain listener; 100 ms: on par).
+		config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, FETCH_MAX_WAIT_MS);
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());

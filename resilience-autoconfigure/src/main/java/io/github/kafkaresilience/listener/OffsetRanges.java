@@ -19,6 +19,13 @@ final class OffsetRanges {
 
 	/** Adds an offset; returns whether it was absent. */
 	boolean add(long offset) {
+		Map.Entry<Long, Long> lastRun = this.runs.lastEntry();
+		if (lastRun != null && lastRun.getValue() == offset - 1) {
+			// the common case: the next offset of a partition, read in order
+			this.runs.put(lastRun.getKey(), offset);
+			this.size++;
+			return true;
+		}
 		Map.Entry<Long, Long> below = this.runs.floorEntry(offset);
 		if (below != null && below.getValue() >= offset) {
 			return false;

@@ -61,6 +61,9 @@ public class OrderedRetryContainer {
 
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
+	/** The poll timeout while some partitions are paused at their bound and may soon resume. */
+	private static final Duration BRIEF_POLL = Duration.ofMillis(10);
+
 	/**
 	 * How the container consumes.
 	 * @param concurrency worker threads
@@ -139,7 +142,18 @@ public class OrderedRetryContainer {
 
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
 
+	/** Tasks ready to run, drained by the workers. */
+	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
+
+	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
+	private final AtomicInteger draining = new AtomicInteger();
+
 	private final AtomicBoolean running = new AtomicBoolean();
+
+	/** Signalled by a worker when a partition paused at its bound has drained to half of it. */
+	private final Object room = new Object();
+
+	private volatile boolean roomMade;
 
 	private volatile boolean stopping;
 
@@ -269,7 +283,9 @@ public class OrderedRetryContainer {
 			while (this.running.get()) {
 				try {
 					runPollThreadActions();
-					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.settings.pollTimeout());
+					Duration timeout = awaitRoom();
+					applyBounds(consumer);
+					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
 					if (this.transactions != null) {
 						this.groupMetadata = consumer.groupMetadata();
 					}
@@ -401,7 +417,7 @@ public class OrderedRetryContainer {
 		if (task.key == null) {
 			return true;
 		}
-		ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>());
+		ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>(4)); // most keys queue one or two
 		queue.add(task);
 		return queue.size() == 1;
 	}
@@ -476,6 +492,50 @@ public class OrderedRetryContainer {
 		return true;
 	}
 
+	/**
+	 * When every partition is paused at its bound, a poll could only wait out its timeout while
+	 * the workers drain them: wait for the first one to drain to half the bound instead, so it
+	 * is resumed and fetched from at once. When only some are paused, poll briefly, for the same
+	 * reason. Returns the timeout for the next poll.
+	 */
+	private Duration awaitRoom() {
+		Duration timeout = this.settings.pollTimeout();
+		boolean anyFull = false;
+		boolean allFull = !this.partitions.isEmpty();
+		for (PartitionWork work : this.partitions.values()) {
+			anyFull |= work.boundPaused;
+			allFull &= work.boundPaused;
+		}
+		if (allFull) {
+			long deadline = System.nanoTime() + timeout.toNanos();
+			synchronized (this.room) {
+				long left;
+				while (!this.roomMade && this.running.get() && (left = deadline - System.nanoTime()) > 0) {
+					try {
+						TimeUnit.NANOSECONDS.timedWait(this.room, left);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+						break;
+					}
+				}
+			}
+		}
+		this.roomMade = false;
+		return anyFull ? timeout.compareTo(BRIEF_POLL) < 0 ? timeout : BRIEF_POLL : timeout;
+	}
+
+	/** Called under the partition's monitor when one of its records is done. */
+	private void madeRoom(PartitionWork work) {
+		if (work.boundPaused && !this.roomMade
+				&& work.offsets.inFlight() <= this.settings.maxInFlightPerPartition() / 2) {
+			synchronized (this.room) {
+				this.roomMade = true;
+				this.room.notifyAll();
+			}
+		}
+	}
+
 	private void applyBounds(Consumer<byte[], byte[]> consumer) {
 		for (PartitionWork work : this.partitions.values()) {
 			int inFlight;
@@ -523,16 +583,60 @@ public class OrderedRetryContainer {
 		}
 	}
 
+	/**
+	 * Makes a task ready to run. Ready tasks wait in one queue that at most {@code concurrency}
+	 * workers drain; a worker is started only when fewer are draining. While records arrive
+	 * faster than the workers finish them, no worker sleeps and no record costs a thread
+	 * hand-off.
+	 */
 	private void submit(Task task) {
 		if (this.stopping || task.work.revoked) {
 			return;
 		}
-		try {
-			this.workers.execute(() -> run(task));
+		this.ready.add(task);
+		if (claimDrainer()) {
+			try {
+				this.workers.execute(this::drain);
+			}
+			catch (java.util.concurrent.RejectedExecutionException ex) {
+				// stopping: the records are delivered again after the restart
+				this.draining.decrementAndGet();
+			}
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
-			// stopping: the record is delivered again after the restart
+	}
+
+	private boolean claimDrainer() {
+		int now;
+		do {
+			now = this.draining.get();
+			if (now >= this.settings.concurrency()) {
+				return false;
+			}
 		}
+		while (!this.draining.compareAndSet(now, now + 1));
+		return true;
+	}
+
+	private void drain() {
+		do {
+			try {
+				Task task;
+				while ((task = this.ready.poll()) != null) {
+					try {
+						run(task);
+					}
+					catch (RuntimeException ex) {
+						// a bug: the record stays pending, so it is delivered again after a restart
+						logger.error("Listener '" + this.id + "' failed to run " + task.delivery, ex);
+					}
+				}
+			}
+			finally {
+				this.draining.decrementAndGet();
+			}
+			// a task added after the queue looked empty, while every drainer was still counted
+		}
+		while (!this.ready.isEmpty() && claimDrainer());
 	}
 
 	private void run(Task task) {
@@ -610,6 +714,7 @@ public class OrderedRetryContainer {
 				return;
 			}
 			work.offsets.done(task.delivery.offset());
+			madeRoom(work);
 			if (task.key != null) {
 				ArrayDeque<Task> queue = work.keyQueues.get(task.key);
 				if (queue != null) {
@@ -1108,7 +1213,8 @@ public class OrderedRetryContainer {
 
 		volatile boolean barrierOpen;
 
-		boolean boundPaused;
+		/** Written by the poll thread only; read by workers to tell it when there is room. */
+		volatile boolean boundPaused;
 
 		long committed = -1;
 
