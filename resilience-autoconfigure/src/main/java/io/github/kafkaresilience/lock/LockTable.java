@@ -48,7 +48,12 @@ public final class LockTable {
 
 	private final Map<String, Entry> byId = new HashMap<>();
 
-	private final Map<Bytes, TreeMap<OriginKey, Lock>> byKey = new HashMap<>();
+	/**
+	 * The live locks of each locked key: the {@link Lock} itself while a key has one (almost
+	 * always), a {@code TreeMap<OriginKey, Lock>} ordered by origin while it has more. A table of
+	 * a million locks saves a map per key that way.
+	 */
+	private final Map<Bytes, Object> byKey = new HashMap<>();
 
 	private final Map<Integer, Long> tailerPositions = new HashMap<>();
 
@@ -78,7 +83,7 @@ public final class LockTable {
 				removeFromKey(previous);
 			}
 			if (lock != null) {
-				this.byKey.computeIfAbsent(lock.key(), (k) -> new TreeMap<>()).put(OriginKey.of(lock), lock);
+				addToKey(lock);
 				this.byId.put(id, new Entry(partition, offset, lock));
 				if (previous == null) {
 					this.live++;
@@ -136,8 +141,11 @@ public final class LockTable {
 	public void clearPartition(int partition) {
 		synchronized (this) {
 			this.byId.values().removeIf((entry) -> entry.partition() == partition);
-			this.byKey.values().forEach((locks) -> locks.values().removeIf((lock) -> lock.originPartition() == partition));
-			this.byKey.values().removeIf(Map::isEmpty);
+			for (Lock lock : allLocks()) {
+				if (lock.originPartition() == partition) {
+					removeFromKey(lock);
+				}
+			}
 			this.tailerPositions.remove(partition);
 			this.tombstones.remove(partition);
 			this.live = (int) this.byId.values().stream().filter((entry) -> entry.lock() != null).count();
@@ -154,8 +162,11 @@ public final class LockTable {
 	 * The live locks of a business key, oldest origin first.
 	 */
 	public synchronized List<Lock> locksOf(Bytes key) {
-		TreeMap<OriginKey, Lock> locks = this.byKey.get(key);
-		return (locks != null) ? new ArrayList<>(locks.values()) : List.of();
+		Object locks = this.byKey.get(key);
+		if (locks == null) {
+			return List.of();
+		}
+		return (locks instanceof Lock lock) ? List.of(lock) : new ArrayList<>(many(locks).values());
 	}
 
 	public synchronized boolean isLocked(Bytes key) {
@@ -166,11 +177,14 @@ public final class LockTable {
 	 * The live lock whose record was born at {@code originOffset}, if any.
 	 */
 	public synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
-		TreeMap<OriginKey, Lock> locks = this.byKey.get(key);
+		Object locks = this.byKey.get(key);
 		if (locks == null) {
 			return null;
 		}
-		Map.Entry<OriginKey, Lock> first = locks.ceilingEntry(new OriginKey(originOffset, ""));
+		if (locks instanceof Lock lock) {
+			return (lock.originOffset() == originOffset) ? lock : null;
+		}
+		Map.Entry<OriginKey, Lock> first = many(locks).ceilingEntry(new OriginKey(originOffset, ""));
 		return (first != null && first.getKey().offset() == originOffset) ? first.getValue() : null;
 	}
 
@@ -178,11 +192,14 @@ public final class LockTable {
 	 * The live lock of the same key with the greatest origin below {@code lock}'s.
 	 */
 	public synchronized @Nullable Lock predecessor(Lock lock) {
-		TreeMap<OriginKey, Lock> locks = this.byKey.get(lock.key());
+		Object locks = this.byKey.get(lock.key());
 		if (locks == null) {
 			return null;
 		}
-		Map.Entry<OriginKey, Lock> lower = locks.lowerEntry(new OriginKey(lock.originOffset(), ""));
+		if (locks instanceof Lock only) {
+			return (only.originOffset() < lock.originOffset()) ? only : null;
+		}
+		Map.Entry<OriginKey, Lock> lower = many(locks).lowerEntry(new OriginKey(lock.originOffset(), ""));
 		return (lower != null) ? lower.getValue() : null;
 	}
 
@@ -198,8 +215,19 @@ public final class LockTable {
 
 	/** All live locks, for inspection. */
 	public synchronized Collection<Lock> snapshot() {
+		return allLocks();
+	}
+
+	private List<Lock> allLocks() {
 		List<Lock> all = new ArrayList<>(this.live);
-		this.byKey.values().forEach((locks) -> all.addAll(locks.values()));
+		for (Object locks : this.byKey.values()) {
+			if (locks instanceof Lock lock) {
+				all.add(lock);
+			}
+			else {
+				all.addAll(many(locks).values());
+			}
+		}
 		return all;
 	}
 
@@ -213,14 +241,44 @@ public final class LockTable {
 		this.listeners.add(listener);
 	}
 
+	private void addToKey(Lock lock) {
+		Object locks = this.byKey.get(lock.key());
+		if (locks == null) {
+			this.byKey.put(lock.key(), lock);
+		}
+		else if (locks instanceof Lock other) {
+			TreeMap<OriginKey, Lock> both = new TreeMap<>();
+			both.put(OriginKey.of(other), other);
+			both.put(OriginKey.of(lock), lock);
+			this.byKey.put(lock.key(), both);
+		}
+		else {
+			many(locks).put(OriginKey.of(lock), lock);
+		}
+	}
+
 	private void removeFromKey(Lock lock) {
-		TreeMap<OriginKey, Lock> locks = this.byKey.get(lock.key());
-		if (locks != null) {
-			locks.remove(OriginKey.of(lock));
-			if (locks.isEmpty()) {
+		Object locks = this.byKey.get(lock.key());
+		if (locks instanceof Lock only) {
+			if (only.id().equals(lock.id())) {
 				this.byKey.remove(lock.key());
 			}
 		}
+		else if (locks != null) {
+			TreeMap<OriginKey, Lock> byOrigin = many(locks);
+			byOrigin.remove(OriginKey.of(lock));
+			if (byOrigin.size() == 1) {
+				this.byKey.put(lock.key(), byOrigin.firstEntry().getValue());
+			}
+			else if (byOrigin.isEmpty()) {
+				this.byKey.remove(lock.key());
+			}
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static TreeMap<OriginKey, Lock> many(Object locks) {
+		return (TreeMap<OriginKey, Lock>) locks;
 	}
 
 }
