@@ -4,14 +4,22 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.dlq.DlqDispatcher;
+import io.github.kafkaresilience.dlq.DlqHandler;
+import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
+import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.HandlerInvoker;
@@ -93,6 +101,28 @@ public final class OrderedRetryAutoConfiguration {
 		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
 				topics.getLockTemplate()), provisioner, producerFactory.getConfigurationProperties(), instanceId(properties),
 				properties.getLocks().getWriteTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DlqHandler dlqHandler() {
+		return new IncidentLogDlqHandler();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty(prefix = "kafka.resilience.dlq-handler", name = "enabled", matchIfMissing = true)
+	DlqDispatcher dlqDispatcher(OrderedRetryListenerRegistry listeners, DlqHandler dlqHandler,
+			ConsumerFactory<?, ?> consumerFactory, ResilienceProperties properties) {
+		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
+		String instanceId = instanceId(properties);
+		return new DlqDispatcher(() -> listeners.endpoints()
+			.stream()
+			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(),
+					listeners.plans(endpoint.id()).stream().map(LadderPlan::dlqTopic).toList(),
+					dlqConsumers(clientConfig, endpoint, instanceId)))
+			.filter((source) -> !source.dlqTopics().isEmpty())
+			.toList(), dlqHandler, properties.getConsumer().getPollTimeout());
 	}
 
 	@Bean
@@ -181,11 +211,50 @@ public final class OrderedRetryAutoConfiguration {
 				observers.forEach((observer) -> observer.lockReaped(listenerId, mainTopic, lock));
 			}
 
+			@Override
+			public LadderObserver ladder(String listenerId, String mainTopic) {
+				List<LadderObserver> ladders = observers.stream()
+					.map((observer) -> observer.ladder(listenerId, mainTopic))
+					.filter((ladder) -> ladder != LadderObserver.NONE)
+					.toList();
+				if (ladders.size() <= 1) {
+					return ladders.isEmpty() ? LadderObserver.NONE : ladders.get(0);
+				}
+				return new LadderObserver() {
+
+					@Override
+					public void handled(int stage, HandlerResult.Outcome outcome, long nanos) {
+						ladders.forEach((ladder) -> ladder.handled(stage, outcome, nanos));
+					}
+
+					@Override
+					public void followerForwarded() {
+						ladders.forEach(LadderObserver::followerForwarded);
+					}
+
+					@Override
+					public void deadLettered(DlqReason reason, String errorClass) {
+						ladders.forEach((ladder) -> ladder.deadLettered(reason, errorClass));
+					}
+
+				};
+			}
+
+			@Override
+			public void polling(String listenerId, Duration sinceLastPoll) {
+				observers.forEach((observer) -> observer.polling(listenerId, sinceLastPoll));
+			}
+
+			@Override
+			public void rebalanced(String listenerId, String kind, Collection<TopicPartition> partitions) {
+				observers.forEach((observer) -> observer.rebalanced(listenerId, kind, partitions));
+			}
+
 		};
 	}
 
 	/** The listener consumer's {@code fetch.max.wait.ms} unless configured: see {@link #consumers}. */
-	static final int FETCH_MAX_WAIT_MS = 100;
+	static final int FETCH_MAX_WAIT_MS = 20;
 
 	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
@@ -195,9 +264,29 @@ public final class OrderedRetryAutoConfiguration {
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId);
 		// The consumer also reads the stage topics, which are mostly empty. A consumer keeps one
 		// fetch in flight per broker, and a fetch holding only empty partitions waits
-		// fetch.max.wait.ms at the broker: with the client's 500 ms the main topic's records wait
-		// behind it (P1 in docs/BENCHMARKS.md: 0.2x of a plain listener; 100 ms: on par).
+		// fetch.max.wait.ms at the broker while the main topic's records wait behind it. P1 in
+		// docs/BENCHMARKS.md (1M records, vs a plain listener): 500 ms (the client's default)
+		// 0.1-0.3x, 100 ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer
+		// sends up to 50 empty fetches a second to each broker.
 		config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, FETCH_MAX_WAIT_MS);
+		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
+		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+	}
+
+	/**
+	 * Consumers of a listener's dead-letter topics for the {@link DlqHandler}: a group of their
+	 * own, so each dead letter is handled by one instance, from the earliest dead letter the
+	 * first time.
+	 */
+	private static Supplier<Consumer<byte[], byte[]>> dlqConsumers(Map<String, Object> base, ListenerEndpoint endpoint,
+			String instanceId) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId() + ".dlq-handler");
+		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + "-dlq-handler");
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());

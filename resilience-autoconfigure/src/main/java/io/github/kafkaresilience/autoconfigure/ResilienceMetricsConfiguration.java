@@ -2,10 +2,14 @@ package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.dlq.DlqDispatcher;
+import io.github.kafkaresilience.metrics.DlqMetrics;
+import io.github.kafkaresilience.metrics.LadderMetrics;
 import io.github.kafkaresilience.metrics.ListenerMetrics;
 import io.github.kafkaresilience.metrics.LockMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -23,6 +27,18 @@ class ResilienceMetricsConfiguration {
 	@ConditionalOnMissingBean
 	LockMetrics kafkaResilienceLockMetrics(LockCoordinator lockCoordinator) {
 		return new LockMetrics(lockCoordinator);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LadderMetrics kafkaResilienceLadderMetrics() {
+		return new LadderMetrics();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DlqMetrics kafkaResilienceDlqMetrics(ObjectProvider<DlqDispatcher> dlqDispatcher) {
+		return new DlqMetrics(dlqDispatcher::getIfAvailable);
 	}
 
 	@Bean

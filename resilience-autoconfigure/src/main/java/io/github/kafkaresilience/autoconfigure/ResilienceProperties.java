@@ -49,6 +49,8 @@ public class ResilienceProperties {
 
 	private final Reaper reaper = new Reaper();
 
+	private final DlqHandler dlqHandler = new DlqHandler();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -91,6 +93,28 @@ public class ResilienceProperties {
 
 	public Reaper getReaper() {
 		return this.reaper;
+	}
+
+	public DlqHandler getDlqHandler() {
+		return this.dlqHandler;
+	}
+
+	public static class DlqHandler {
+
+		/**
+		 * Whether every dead letter is read back and passed to the DlqHandler bean (by default
+		 * one JSON incident line per dead letter, on the logger kafka.resilience.dlq.incidents).
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
 	}
 
 	public static class Reaper {

@@ -48,6 +48,8 @@ public class StageRouter {
 
 	private final FaultInjection faults;
 
+	private volatile LadderObserver observer = LadderObserver.NONE;
+
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
 		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE);
@@ -71,6 +73,11 @@ public class StageRouter {
 		this.classifier = classifier;
 		this.clock = clock;
 		this.lockIds = lockIds;
+	}
+
+	/** Sets who hears what this router does with each record, for metrics. */
+	public void observeWith(LadderObserver observer) {
+		this.observer = observer;
 	}
 
 	public LadderPlan plan() {
@@ -110,10 +117,11 @@ public class StageRouter {
 				Lock follower = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 						new Position(0, record.offset()), 0, null, now());
 				moveNewLock(follower, record);
+				this.observer.followerForwarded();
 				return Step.done();
 			}
 		}
-		HandlerResult result = this.handler.handle(record);
+		HandlerResult result = handle(record, 0);
 		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
 			return Step.done();
 		}
@@ -212,7 +220,7 @@ public class StageRouter {
 				return Step.waitUntil(dueAt);
 			}
 		}
-		HandlerResult result = this.handler.handle(record);
+		HandlerResult result = handle(record, stage);
 		String lockId = (lock != null) ? lock.id() : null;
 		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
 			release(lock);
@@ -239,6 +247,13 @@ public class StageRouter {
 			publish(record, false, nextStage(stage), attempts, null, failure);
 		}
 		return Step.done();
+	}
+
+	private HandlerResult handle(Delivery record, int stage) {
+		long start = System.nanoTime();
+		HandlerResult result = this.handler.handle(record);
+		this.observer.handled(stage, result.outcome(), System.nanoTime() - start);
+		return result;
 	}
 
 	private void release(@Nullable Lock lock) {
@@ -366,6 +381,7 @@ public class StageRouter {
 		this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
 				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
 						retryCount, lockId, failure, reason));
+		this.observer.deadLettered(reason, failure.errorClass());
 	}
 
 	private Instant now() {

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -155,6 +156,10 @@ public class OrderedRetryContainer {
 
 	private volatile boolean roomMade;
 
+	private volatile long lastPollNanos;
+
+	private final List<Runnable> assignmentCallbacks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
 	private volatile boolean stopping;
 
 	private ExecutorService workers;
@@ -285,7 +290,12 @@ public class OrderedRetryContainer {
 					runPollThreadActions();
 					Duration timeout = awaitRoom();
 					applyBounds(consumer);
+					long now = System.nanoTime();
+					if (this.lastPollNanos != 0) {
+						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));
+					}
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
+					this.lastPollNanos = System.nanoTime();
 					if (this.transactions != null) {
 						this.groupMetadata = consumer.groupMetadata();
 					}
@@ -294,6 +304,7 @@ public class OrderedRetryContainer {
 					}
 					applyBounds(consumer);
 					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
+						noteEndOffsets(consumer);
 						commit(consumer, this.partitions.keySet());
 					}
 				}
@@ -553,6 +564,72 @@ public class OrderedRetryContainer {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Notes each partition's end offset as of the last fetch (no request: the fetch responses
+	 * carry it), for {@link #lag}.
+	 */
+	private void noteEndOffsets(Consumer<byte[], byte[]> consumer) {
+		for (PartitionWork work : this.partitions.values()) {
+			try {
+				OptionalLong behind = consumer.currentLag(work.partition);
+				if (behind.isPresent()) {
+					work.endOffset = consumer.position(work.partition, Duration.ZERO) + behind.getAsLong();
+					work.fetchLag = behind.getAsLong();
+				}
+			}
+			catch (RuntimeException ex) {
+				// no position yet: the partition has not been fetched from
+			}
+		}
+	}
+
+	/**
+	 * The records of an assigned partition not done yet: from the first one pending to the end
+	 * of the partition as of the last fetch. For a stage topic this is its depth: retries
+	 * waiting or running. Empty for a partition not assigned here or not fetched from yet.
+	 */
+	public OptionalLong lag(TopicPartition partition) {
+		PartitionWork work = this.partitions.get(partition);
+		if (work == null || work.endOffset < 0) {
+			return OptionalLong.empty();
+		}
+		long from;
+		synchronized (work) {
+			from = work.offsets.committable();
+		}
+		// nothing read since the assignment: the consumer's own lag is the partition's
+		return OptionalLong.of((from < 0) ? work.fetchLag : Math.max(0, work.endOffset - from));
+	}
+
+	/**
+	 * Registers a callback run on the poll thread after every change of the assignment, for
+	 * meters per partition.
+	 */
+	public void onAssignmentChanged(Runnable callback) {
+		this.assignmentCallbacks.add(callback);
+	}
+
+	private void assignmentChanged() {
+		for (Runnable callback : this.assignmentCallbacks) {
+			try {
+				callback.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Listener '" + this.id + "': an assignment callback failed", ex);
+			}
+		}
+	}
+
+	/** The partitions assigned to this container's consumer now. */
+	public Set<TopicPartition> assignment() {
+		return Set.copyOf(this.partitions.keySet());
+	}
+
+	/** When the consumer last returned from a poll ({@link System#nanoTime}), 0 before the first poll. */
+	public long lastPollNanos() {
+		return this.lastPollNanos;
 	}
 
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
@@ -1009,12 +1086,16 @@ public class OrderedRetryContainer {
 				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not commit revoked partitions", ex);
 			}
 			drop(revoked);
+			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "revoked", revoked);
+			assignmentChanged();
 			callUser("onPartitionsRevokedAfterCommit", (user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
 		}
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> lost) {
 			drop(lost);
+			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "lost", lost);
+			assignmentChanged();
 			callUser("onPartitionsLost", (user) -> user.onPartitionsLost(this.consumer, lost));
 		}
 
@@ -1050,6 +1131,8 @@ public class OrderedRetryContainer {
 					.whenComplete((waited, ex) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, waited, ex)));
 			}
 			seekToCommitted(assigned);
+			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "assigned", assigned);
+			assignmentChanged();
 			callUser("onPartitionsAssigned", (user) -> user.onPartitionsAssigned(this.consumer, assigned));
 		}
 
@@ -1217,6 +1300,12 @@ public class OrderedRetryContainer {
 		volatile boolean boundPaused;
 
 		long committed = -1;
+
+		/** The end of the partition as of the last fetch, or -1: see {@link #lag}. */
+		volatile long endOffset = -1;
+
+		/** The consumer's lag as of the last fetch: the end offset minus its position. */
+		volatile long fetchLag;
 
 		PartitionWork(TopicPartition partition, Route route) {
 			this.partition = partition;

@@ -45,6 +45,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private final Map<String, OrderedRetryContainer> containers = new LinkedHashMap<>();
 
+	private final Map<String, List<LadderPlan>> plans = new LinkedHashMap<>();
+
 	private final LockCoordinator lockCoordinator;
 
 	private final RetryLadder retryLadder;
@@ -170,6 +172,11 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		this.containers.values().forEach(listener);
 	}
 
+	/** The ladders of a listener, one per topic it consumes; empty before the listener started. */
+	public synchronized List<LadderPlan> plans(String listenerId) {
+		return this.plans.getOrDefault(listenerId, List.of());
+	}
+
 	public synchronized @Nullable OrderedRetryContainer container(String id) {
 		return this.containers.get(id);
 	}
@@ -228,9 +235,11 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 			StageRouter router = new StageRouter(plan, (tx != null) ? tx.locks(registry) : registry,
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults);
+			router.observeWith(this.observer.ladder(endpoint.id(), topic));
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 		}
+		this.plans.put(endpoint.id(), List.copyOf(plans));
 		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes, this.consumers.apply(endpoint),
 				this.syncBarrier, this.userRebalanceListener, settings, this.clock, reaping(endpoint, plans, routes),
 				this.observer, tx);

@@ -1,12 +1,15 @@
 package io.github.kafkaresilience.listener;
 
 import java.time.Duration;
+import java.util.Collection;
 
+import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Hears what the containers do that an operator wants to see: barrier waits and reaped locks.
+ * Hears what the containers do that an operator wants to see: what the ladder does with each
+ * record, barrier waits, reaped locks, polls and rebalances.
  * The metrics module implements it with Micrometer; every method does nothing by default.
  *
  * @since 0.1.0
@@ -19,6 +22,25 @@ public interface ResilienceObserver {
 
 	/** A zombie lock of {@code mainTopic} was released by the reaper. */
 	default void lockReaped(String listenerId, String mainTopic, Lock lock) {
+	}
+
+	/** Who hears what the ladder of {@code mainTopic} does with each record of a listener. */
+	default LadderObserver ladder(String listenerId, String mainTopic) {
+		return LadderObserver.NONE;
+	}
+
+	/**
+	 * The listener's consumer is about to poll again, {@code sinceLastPoll} after its last poll
+	 * returned: what {@code max.poll.interval.ms} bounds.
+	 */
+	default void polling(String listenerId, Duration sinceLastPoll) {
+	}
+
+	/**
+	 * Partitions were assigned to, revoked from or lost by the listener's consumer.
+	 * @param kind {@code assigned}, {@code revoked} or {@code lost}
+	 */
+	default void rebalanced(String listenerId, String kind, Collection<TopicPartition> partitions) {
 	}
 
 	/** An observer that ignores everything. */

@@ -1,12 +1,16 @@
 package io.github.kafkaresilience.metrics;
 
+import java.util.OptionalLong;
 import java.util.function.ToDoubleFunction;
 
 import io.github.kafkaresilience.listener.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * Gauges of what each listener holds, tagged with its id:
@@ -15,7 +19,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@code kafka.resilience.consumer.partition.in.flight.max} (records held by the fullest
  * partition, what {@code max-in-flight-per-partition} bounds) and
  * {@code kafka.resilience.consumer.key.depth.max} (records of the busiest key waiting in one
- * partition: a hot key).
+ * partition: a hot key); and {@code kafka.resilience.consumer.lag} per assigned partition.
  *
  * @since 0.1.0
  */
@@ -44,6 +48,33 @@ public class ListenerMetrics implements MeterBinder {
 		gauge(registry, container, "kafka.resilience.consumer.key.depth.max",
 				"Records of the busiest key waiting in one partition, held or parked: a hot key",
 				(load) -> load.busiestKeyDepth());
+		bindLag(registry, container);
+	}
+
+	/**
+	 * {@code kafka.resilience.consumer.lag}, one gauge per partition assigned to the listener
+	 * here (main topic and stages), renewed after every rebalance so partitions owned by other
+	 * instances do not show.
+	 */
+	private static void bindLag(MeterRegistry registry, OrderedRetryContainer container) {
+		MultiGauge lag = MultiGauge.builder("kafka.resilience.consumer.lag")
+			.description("Records of a partition not done yet, from the first pending one to the end of the partition; "
+					+ "for a stage topic, the retries waiting or running")
+			.tag("listener", container.id())
+			.register(registry);
+		Runnable renew = () -> lag.register(container.assignment()
+			.stream()
+			.map((partition) -> MultiGauge.Row.of(
+					Tags.of("topic", partition.topic(), "partition", Integer.toString(partition.partition())), container,
+					(c) -> lagOf(c, partition)))
+			.toList(), true);
+		container.onAssignmentChanged(renew);
+		renew.run();
+	}
+
+	private static double lagOf(OrderedRetryContainer container, TopicPartition partition) {
+		OptionalLong lag = container.lag(partition);
+		return lag.isPresent() ? lag.getAsLong() : Double.NaN;
 	}
 
 	private static void gauge(MeterRegistry registry, OrderedRetryContainer container, String name, String description,

@@ -1,0 +1,227 @@
+package io.github.kafkaresilience.dlq;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Reads the dead-letter topics and calls the {@link DlqHandler} for every record: one
+ * consumer and thread per listener, in a group of its own ({@code <listener group>.dlq-handler}),
+ * committing after each batch it handled. It starts after the listeners and stops before them.
+ *
+ * @since 0.1.0
+ */
+public class DlqDispatcher implements SmartLifecycle {
+
+	private static final Log logger = LogFactory.getLog(DlqDispatcher.class);
+
+	/** Dead-letter topics of one listener, read by one consumer. */
+	public record Source(String listenerId, List<String> dlqTopics, Supplier<Consumer<byte[], byte[]>> consumers) {
+	}
+
+	private final Supplier<List<Source>> sources;
+
+	private final DlqHandler handler;
+
+	private final Duration pollTimeout;
+
+	private final List<Reader> readers = new ArrayList<>();
+
+	private final AtomicLong failures = new AtomicLong();
+
+	private final Map<TopicPartition, Long> endOffsets = new ConcurrentHashMap<>();
+
+	private final List<Runnable> assignmentCallbacks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+	private volatile boolean running;
+
+	/**
+	 * @param sources the dead-letter topics to read, asked for when starting (the listeners'
+	 * topics are known once they run)
+	 * @param handler the handler to call
+	 * @param pollTimeout how long one poll waits
+	 */
+	public DlqDispatcher(Supplier<List<Source>> sources, DlqHandler handler, Duration pollTimeout) {
+		this.sources = sources;
+		this.handler = handler;
+		this.pollTimeout = pollTimeout;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		for (Source source : this.sources.get()) {
+			Reader reader = new Reader(source);
+			this.readers.add(reader);
+			reader.thread.start();
+		}
+		this.running = true;
+	}
+
+	@Override
+	public synchronized void stop() {
+		this.running = false;
+		this.readers.forEach(Reader::stop);
+		this.readers.clear();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	/** After the listeners' containers: their topics exist by then. */
+	@Override
+	public int getPhase() {
+		return io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.PHASE + 1;
+	}
+
+	/** Dead letters the handler threw on. */
+	public long handlerFailures() {
+		return this.failures.get();
+	}
+
+	/**
+	 * The end offset of each dead-letter partition read here, as of the last fetch (-1 before
+	 * the first): the number of dead letters ever written to it.
+	 */
+	public Map<TopicPartition, Long> endOffsets() {
+		return Map.copyOf(this.endOffsets);
+	}
+
+	/** Registers a callback run after the dead-letter partitions read here changed, for meters. */
+	public void onAssignmentChanged(Runnable callback) {
+		this.assignmentCallbacks.add(callback);
+	}
+
+	private void assignmentChanged() {
+		for (Runnable callback : this.assignmentCallbacks) {
+			try {
+				callback.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A dead-letter assignment callback failed", ex);
+			}
+		}
+	}
+
+	private final class Reader {
+
+		private final Source source;
+
+		private final Consumer<byte[], byte[]> consumer;
+
+		private final Thread thread;
+
+		private volatile boolean stopped;
+
+		Reader(Source source) {
+			this.source = source;
+			this.consumer = source.consumers().get();
+			this.thread = new Thread(this::loop, "kafka-resilience-" + source.listenerId() + "-dlq-handler");
+			this.thread.setDaemon(true);
+		}
+
+		void stop() {
+			this.stopped = true;
+			this.consumer.wakeup();
+			try {
+				this.thread.join(Duration.ofSeconds(30).toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+		private void loop() {
+			try {
+				this.consumer.subscribe(this.source.dlqTopics(), new ConsumerRebalanceListener() {
+
+					@Override
+					public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+						partitions.forEach(DlqDispatcher.this.endOffsets::remove);
+						assignmentChanged();
+					}
+
+					@Override
+					public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+						noteEndOffsets(partitions);
+						assignmentChanged();
+					}
+
+				});
+				while (!this.stopped) {
+					try {
+						ConsumerRecords<byte[], byte[]> records = this.consumer.poll(DlqDispatcher.this.pollTimeout);
+						for (ConsumerRecord<byte[], byte[]> record : records) {
+							handle(record);
+						}
+						if (!records.isEmpty()) {
+							this.consumer.commitSync();
+						}
+						noteEndOffsets(this.consumer.assignment());
+					}
+					catch (WakeupException ex) {
+						// stopping
+					}
+					catch (RuntimeException ex) {
+						logger.error("Dead-letter handler of listener '" + this.source.listenerId()
+								+ "' failed to poll or commit; polling again", ex);
+					}
+				}
+			}
+			finally {
+				try {
+					this.consumer.close(Duration.ofSeconds(5));
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Dead-letter handler of listener '" + this.source.listenerId() + "' did not close cleanly", ex);
+				}
+			}
+		}
+
+		private void handle(ConsumerRecord<byte[], byte[]> record) {
+			DeadLetter deadLetter = DeadLetter.of(record);
+			try {
+				DlqDispatcher.this.handler.handle(deadLetter);
+			}
+			catch (Exception ex) {
+				DlqDispatcher.this.failures.incrementAndGet();
+				logger.error("Dead-letter handler failed on " + deadLetter + "; going on with the next dead letter", ex);
+			}
+		}
+
+		private void noteEndOffsets(java.util.Collection<TopicPartition> assignment) {
+			for (TopicPartition partition : assignment) {
+				OptionalLong lag = this.consumer.currentLag(partition);
+				if (lag.isPresent()) {
+					DlqDispatcher.this.endOffsets.put(partition,
+							this.consumer.position(partition, Duration.ZERO) + lag.getAsLong());
+				}
+				else {
+					DlqDispatcher.this.endOffsets.putIfAbsent(partition, -1L);
+				}
+			}
+		}
+
+	}
+
+}
