@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -47,7 +48,7 @@ public class DlqDispatcher implements SmartLifecycle {
 
 	private final Map<TopicPartition, Long> endOffsets = new ConcurrentHashMap<>();
 
-	private final List<Runnable> assignmentCallbacks = new java.util.concurrent.CopyOnWriteArrayList<>();
+	private final Callbacks assignmentCallbacks;
 
 	private volatile boolean running;
 
@@ -60,6 +61,7 @@ public class DlqDispatcher implements SmartLifecycle {
 	public DlqDispatcher(Supplier<List<Source>> sources, DlqHandler handler, Duration pollTimeout) {
 		this.sources = sources;
 		this.handler = handler;
+		this.assignmentCallbacks = new Callbacks("a dead-letter assignment change");
 		this.pollTimeout = pollTimeout;
 	}
 
@@ -113,14 +115,7 @@ public class DlqDispatcher implements SmartLifecycle {
 	}
 
 	private void assignmentChanged() {
-		for (Runnable callback : this.assignmentCallbacks) {
-			try {
-				callback.run();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("A dead-letter assignment callback failed", ex);
-			}
-		}
+		this.assignmentCallbacks.run();
 	}
 
 	private final class Reader {

@@ -29,6 +29,7 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -158,7 +159,7 @@ public class OrderedRetryContainer {
 
 	private volatile long lastPollNanos;
 
-	private final List<Runnable> assignmentCallbacks = new java.util.concurrent.CopyOnWriteArrayList<>();
+	private final Callbacks assignmentCallbacks;
 
 	private volatile boolean stopping;
 
@@ -197,6 +198,7 @@ public class OrderedRetryContainer {
 			@Nullable Reaping reaping, ResilienceObserver observer, @Nullable TransactionalWrites transactions) {
 		this.transactions = transactions;
 		this.id = id;
+		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
 		this.reaping = reaping;
 		this.observer = observer;
 		this.routesByTopic = Map.copyOf(routesByTopic);
@@ -612,14 +614,7 @@ public class OrderedRetryContainer {
 	}
 
 	private void assignmentChanged() {
-		for (Runnable callback : this.assignmentCallbacks) {
-			try {
-				callback.run();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Listener '" + this.id + "': an assignment callback failed", ex);
-			}
-		}
+		this.assignmentCallbacks.run();
 	}
 
 	/** The partitions assigned to this container's consumer now. */
