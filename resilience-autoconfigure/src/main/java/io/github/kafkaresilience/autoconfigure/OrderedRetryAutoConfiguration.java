@@ -258,10 +258,8 @@ public final class OrderedRetryAutoConfiguration {
 
 	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = new HashMap<>(base);
+		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "");
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId());
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId);
 		// The consumer also reads the stage topics, which are mostly empty. A consumer keeps one
 		// fetch in flight per broker, and a fetch holding only empty partitions waits
 		// fetch.max.wait.ms at the broker while the main topic's records wait behind it. P1 in
@@ -269,9 +267,7 @@ public final class OrderedRetryAutoConfiguration {
 		// 0.1-0.3x, 100 ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer
 		// sends up to 50 empty fetches a second to each broker.
 		config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, FETCH_MAX_WAIT_MS);
-		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
-		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+		return byteConsumers(config);
 	}
 
 	/**
@@ -281,15 +277,11 @@ public final class OrderedRetryAutoConfiguration {
 	 */
 	private static Supplier<Consumer<byte[], byte[]>> dlqConsumers(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = new HashMap<>(base);
+		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "-dlq-handler");
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId() + ".dlq-handler");
 		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + "-dlq-handler");
-		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
-		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+		return byteConsumers(config);
 	}
 
 	/**
@@ -298,14 +290,29 @@ public final class OrderedRetryAutoConfiguration {
 	 */
 	private static Supplier<Consumer<byte[], byte[]>> rereaders(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = new HashMap<>(base);
+		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "-rereader");
 		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
 		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + "-rereader");
+		return byteConsumers(config);
+	}
+
+	/**
+	 * What every consumer the library creates for a listener shares: the application's client
+	 * settings, a client id naming the listener, the instance and the consumer's role, no auto
+	 * commit, and raw bytes (the handler deserializes).
+	 */
+	private static Map<String, Object> byteConsumerConfig(Map<String, Object> base, ListenerEndpoint endpoint,
+			String instanceId, String role) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + role);
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		return config;
+	}
+
+	private static Supplier<Consumer<byte[], byte[]>> byteConsumers(Map<String, Object> config) {
 		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
 	}
 

@@ -48,7 +48,7 @@ public class DlqDispatcher implements SmartLifecycle {
 
 	private final Map<TopicPartition, Long> endOffsets = new ConcurrentHashMap<>();
 
-	private final Callbacks assignmentCallbacks;
+	private final Callbacks assignmentCallbacks = new Callbacks("a dead-letter assignment change");
 
 	private volatile boolean running;
 
@@ -61,7 +61,6 @@ public class DlqDispatcher implements SmartLifecycle {
 	public DlqDispatcher(Supplier<List<Source>> sources, DlqHandler handler, Duration pollTimeout) {
 		this.sources = sources;
 		this.handler = handler;
-		this.assignmentCallbacks = new Callbacks("a dead-letter assignment change");
 		this.pollTimeout = pollTimeout;
 	}
 

@@ -304,7 +304,6 @@ public class OrderedRetryContainer {
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
-					applyBounds(consumer);
 					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
 						noteEndOffsets(consumer);
 						commit(consumer, this.partitions.keySet());
@@ -535,7 +534,7 @@ public class OrderedRetryContainer {
 			}
 		}
 		this.roomMade = false;
-		return anyFull ? timeout.compareTo(BRIEF_POLL) < 0 ? timeout : BRIEF_POLL : timeout;
+		return (anyFull && BRIEF_POLL.compareTo(timeout) < 0) ? BRIEF_POLL : timeout;
 	}
 
 	/** Called under the partition's monitor when one of its records is done. */
@@ -613,18 +612,15 @@ public class OrderedRetryContainer {
 		this.assignmentCallbacks.add(callback);
 	}
 
-	private void assignmentChanged() {
+	/** Tells the observer and the assignment callbacks that partitions were {@code kind}. */
+	private void rebalanced(String kind, Collection<TopicPartition> partitions) {
+		this.observer.rebalanced(this.id, kind, partitions);
 		this.assignmentCallbacks.run();
 	}
 
 	/** The partitions assigned to this container's consumer now. */
 	public Set<TopicPartition> assignment() {
 		return Set.copyOf(this.partitions.keySet());
-	}
-
-	/** When the consumer last returned from a poll ({@link System#nanoTime}), 0 before the first poll. */
-	public long lastPollNanos() {
-		return this.lastPollNanos;
 	}
 
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
@@ -1081,16 +1077,14 @@ public class OrderedRetryContainer {
 				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not commit revoked partitions", ex);
 			}
 			drop(revoked);
-			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "revoked", revoked);
-			assignmentChanged();
+			rebalanced("revoked", revoked);
 			callUser("onPartitionsRevokedAfterCommit", (user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
 		}
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> lost) {
 			drop(lost);
-			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "lost", lost);
-			assignmentChanged();
+			rebalanced("lost", lost);
 			callUser("onPartitionsLost", (user) -> user.onPartitionsLost(this.consumer, lost));
 		}
 
@@ -1126,8 +1120,7 @@ public class OrderedRetryContainer {
 					.whenComplete((waited, ex) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, waited, ex)));
 			}
 			seekToCommitted(assigned);
-			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, "assigned", assigned);
-			assignmentChanged();
+			rebalanced("assigned", assigned);
 			callUser("onPartitionsAssigned", (user) -> user.onPartitionsAssigned(this.consumer, assigned));
 		}
 

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.metrics;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -12,6 +13,7 @@ import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.apache.kafka.common.TopicPartition;
@@ -76,6 +78,10 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 		}
 	}
 
+	/** The two meters of one stage and outcome, found with one look-up per record. */
+	private record Attempts(Timer handler, Counter count) {
+	}
+
 	/** The meters of one main topic's ladder, looked up once per stage and outcome. */
 	private final class Ladder implements LadderObserver {
 
@@ -83,9 +89,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 
 		private final String mainTopic;
 
-		private final Map<Integer, Timer> handlerTimers = new ConcurrentHashMap<>();
-
-		private final Map<Integer, Counter> attempts = new ConcurrentHashMap<>();
+		/** The meters of each stage and outcome, by {@code stage * outcomes + outcome}. */
+		private final Map<Integer, Attempts> attempts = new ConcurrentHashMap<>();
 
 		private final Map<String, Counter> deadLetters = new ConcurrentHashMap<>();
 
@@ -103,21 +108,23 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 				return;
 			}
 			int slot = stage * HandlerResult.Outcome.values().length + outcome.ordinal();
-			String outcomeTag = outcome.name().toLowerCase(java.util.Locale.ROOT);
-			this.handlerTimers.computeIfAbsent(slot, (s) -> Timer.builder("kafka.resilience.handler")
+			Attempts meters = this.attempts.computeIfAbsent(slot, (s) -> attempts(current, stage, outcome));
+			meters.handler().record(nanos, TimeUnit.NANOSECONDS);
+			meters.count().increment();
+		}
+
+		private Attempts attempts(MeterRegistry registry, int stage, HandlerResult.Outcome outcome) {
+			Tags tags = Tags.of("listener", this.listenerId, "topic", this.mainTopic, "stage", Integer.toString(stage),
+					"outcome", outcome.name().toLowerCase(Locale.ROOT));
+			Timer handler = Timer.builder("kafka.resilience.handler")
 				.description("Time the handler took on a record, by the stage it was read from (0: the main topic) and outcome")
-				.tag("listener", this.listenerId)
-				.tag("topic", this.mainTopic)
-				.tag("stage", Integer.toString(stage))
-				.tag("outcome", outcomeTag)
-				.register(current)).record(nanos, TimeUnit.NANOSECONDS);
-			this.attempts.computeIfAbsent(slot, (s) -> Counter.builder("kafka.resilience.attempts")
+				.tags(tags)
+				.register(registry);
+			Counter count = Counter.builder("kafka.resilience.attempts")
 				.description("Handler runs, by the stage the record was read from (0: the main topic) and outcome")
-				.tag("listener", this.listenerId)
-				.tag("topic", this.mainTopic)
-				.tag("stage", Integer.toString(stage))
-				.tag("outcome", outcomeTag)
-				.register(current)).increment();
+				.tags(tags)
+				.register(registry);
+			return new Attempts(handler, count);
 		}
 
 		@Override

@@ -111,20 +111,16 @@ class MetersTests {
 	}
 
 	private static double deadLetters(MeterRegistry meters, String topic, String reason, String errorClass) {
-		Counter counter = meters.find("kafka.resilience.dlq.records")
-			.tag("topic", topic)
-			.tag("reason", reason)
-			.tag("error.class", errorClass)
-			.counter();
-		return (counter != null) ? counter.count() : 0;
+		return count(meters, "kafka.resilience.dlq.records", "topic", topic, "reason", reason, "error.class", errorClass);
 	}
 
 	private static double attempts(MeterRegistry meters, String topic, String stage, String outcome) {
-		Counter counter = meters.find("kafka.resilience.attempts")
-			.tag("topic", topic)
-			.tag("stage", stage)
-			.tag("outcome", outcome)
-			.counter();
+		return count(meters, "kafka.resilience.attempts", "topic", topic, "stage", stage, "outcome", outcome);
+	}
+
+	/** The count of the counter with these tags, 0 when nothing was counted (it is not registered yet). */
+	private static double count(MeterRegistry meters, String name, String... tags) {
+		Counter counter = meters.find(name).tags(tags).counter();
 		return (counter != null) ? counter.count() : 0;
 	}
 
