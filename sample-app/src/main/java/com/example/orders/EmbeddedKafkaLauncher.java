@@ -72,6 +72,11 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 		if (this.broker != null || StringUtils.hasText(environment.getProperty(BOOTSTRAP_SERVERS))) {
 			return;
 		}
+		if (StringUtils.hasText(environment.getProperty("kafka.resilience.command"))) {
+			// a fresh broker holds no dead letters: a replay needs the cluster that has them
+			throw new IllegalStateException("The replay command reads the dead letters of a running cluster; pass "
+					+ "--spring.kafka.bootstrap-servers=<its brokers>");
+		}
 		System.out.println("[sample] spring.kafka.bootstrap-servers is not set: starting an in-process Kafka broker");
 		EmbeddedKafkaKraftBroker embedded = new EmbeddedKafkaKraftBroker(1, 3);
 		embedded.brokerListProperty(BROKER_ADDRESS_SYSTEM_PROPERTY);

@@ -11,6 +11,7 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -22,8 +23,11 @@ import org.springframework.stereotype.Component;
  * to the {@code orders} topic, waits until every one is handled or dead-lettered, prints a
  * summary and, unless {@code sample.exit-when-done=false}, ends the JVM with exit code 0 when
  * every key was handled in order and 1 otherwise.
+ * <p>
+ * It stays off when the application runs the {@code replay} command.
  */
 @Component
+@ConditionalOnExpression("'${kafka.resilience.command:}'.isEmpty()")
 public class LoadGenerator implements ApplicationRunner, DisposableBean {
 
 	static final int KEYS = 6;

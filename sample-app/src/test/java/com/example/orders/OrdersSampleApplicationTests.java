@@ -1,5 +1,9 @@
 package com.example.orders;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -18,12 +22,19 @@ class OrdersSampleApplicationTests {
 	void handlesEveryKeyInOrderRetriesTheFlakyOrderAndDeadLettersThePoisonOne() throws Exception {
 		DemoTracker.Summary summary;
 		String brokers;
+		String prometheus;
+		String resilience;
+		String health;
 		try (ConfigurableApplicationContext context = OrdersSampleApplication.application()
-			.run("--sample.exit-when-done=false", "--sample.timeout=120s")) {
+			.run("--sample.exit-when-done=false", "--sample.timeout=120s", "--server.port=0")) {
 			assertThat(context.getEnvironment().getPropertySources()
 				.contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isTrue();
 			brokers = context.getEnvironment().getProperty(EmbeddedKafkaLauncher.BOOTSTRAP_SERVERS);
 			summary = context.getBean(DemoTracker.class).awaitSummary(150, TimeUnit.SECONDS);
+			String base = "http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/actuator/";
+			prometheus = get(base + "prometheus");
+			resilience = get(base + "kafkaresilience");
+			health = get(base + "health");
 		}
 		assertThat(brokers).isNotBlank();
 		assertThat(summary).as("the sample did not finish").isNotNull();
@@ -38,6 +49,21 @@ class OrdersSampleApplicationTests {
 				.contains("dead-lettered: 3"))
 			.anySatisfy((line) -> assertThat(line).contains("k2-1 handled on attempt 3"))
 			.anySatisfy((line) -> assertThat(line).startsWith("records dead-lettered: 1 (k5-3)"));
+		// what an operator sees over HTTP
+		assertThat(prometheus).contains("kafka_resilience_dlq_records_total{error_class=\"permanent\"")
+			.contains("kafka_resilience_attempts_total{")
+			.contains("kafka_resilience_locks_active{");
+		assertThat(resilience).contains("\"id\":\"orders\"")
+			.contains("\"dlqTopic\":\"orders.dlq\"")
+			.contains("\"active\":0");
+		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"orders.locks\":\"current\"}");
+	}
+
+	private static String get(String url) throws Exception {
+		HttpResponse<String> response = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as(url).isEqualTo(200);
+		return response.body();
 	}
 
 }

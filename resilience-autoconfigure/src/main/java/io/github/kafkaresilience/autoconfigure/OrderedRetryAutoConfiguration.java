@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.dlq.DlqDispatcher;
 import io.github.kafkaresilience.dlq.DlqHandler;
+import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.DualWrite;
@@ -51,6 +52,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
@@ -73,7 +75,8 @@ import org.springframework.util.StringUtils;
 @ConditionalOnClass(KafkaTemplate.class)
 @ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(ResilienceProperties.class)
-@Import(ResilienceMetricsConfiguration.class)
+@Import({ ResilienceMetricsConfiguration.class, ResilienceActuatorConfiguration.Health.class,
+		ResilienceActuatorConfiguration.EndpointConfiguration.class })
 public final class OrderedRetryAutoConfiguration {
 
 	@Bean
@@ -127,6 +130,21 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	DlqReplayer dlqReplayer(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
+			ResilienceProperties properties) {
+		return new DlqReplayer(readCommitted(properties, consumerFactory.getConfigurationProperties()),
+				producerFactory.getConfigurationProperties(), properties.getReplay().getRate(), Clock.systemUTC());
+	}
+
+	@Bean
+	@ConditionalOnProperty(name = ReplayCommandEnvironmentPostProcessor.COMMAND_PROPERTY,
+			havingValue = ReplayCommandEnvironmentPostProcessor.REPLAY)
+	ReplayCommandRunner kafkaResilienceReplayCommandRunner(DlqReplayer replayer, ConfigurableApplicationContext context) {
+		return new ReplayCommandRunner(replayer, context, Clock.systemUTC());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	SyncBarrier syncBarrier() {
 		return new SyncBarrier();
 	}
@@ -161,6 +179,7 @@ public final class OrderedRetryAutoConfiguration {
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
+		registry.setAutoStartup(runsListeners(properties));
 		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
@@ -169,6 +188,21 @@ public final class OrderedRetryAutoConfiguration {
 					"kafka-resilience-" + instanceId + "-" + listenerId, concurrency, timeout, faults));
 		}
 		return registry;
+	}
+
+	/**
+	 * Whether the application runs its listeners, or a one-off command instead.
+	 */
+	private static boolean runsListeners(ResilienceProperties properties) {
+		String command = properties.getCommand();
+		if (!StringUtils.hasText(command)) {
+			return true;
+		}
+		if (!ReplayCommandEnvironmentPostProcessor.REPLAY.equals(command)) {
+			throw new IllegalStateException("kafka.resilience.command is '" + command + "' but the only command is '"
+					+ ReplayCommandEnvironmentPostProcessor.REPLAY + "'; remove the property to run the listeners");
+		}
+		return false;
 	}
 
 	/**

@@ -51,6 +51,19 @@ public class ResilienceProperties {
 
 	private final DlqHandler dlqHandler = new DlqHandler();
 
+	private final Replay replay = new Replay();
+
+	private final Health health = new Health();
+
+	private final Endpoint endpoint = new Endpoint();
+
+	/**
+	 * The one-off command the application runs instead of its listeners: set to 'replay' when
+	 * it is started as 'java -jar app.jar replay ...'. Beans of the application that must not
+	 * run then (load generators, schedulers) can be conditional on it.
+	 */
+	private @Nullable String command;
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -97,6 +110,92 @@ public class ResilienceProperties {
 
 	public DlqHandler getDlqHandler() {
 		return this.dlqHandler;
+	}
+
+	public Replay getReplay() {
+		return this.replay;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	public Endpoint getEndpoint() {
+		return this.endpoint;
+	}
+
+	public @Nullable String getCommand() {
+		return this.command;
+	}
+
+	public void setCommand(@Nullable String command) {
+		this.command = command;
+	}
+
+	public static class Replay {
+
+		/**
+		 * Most dead letters a replay sends per second (command line and endpoint alike).
+		 */
+		private double rate = 100;
+
+		public double getRate() {
+			return this.rate;
+		}
+
+		public void setRate(double rate) {
+			this.rate = rate;
+		}
+
+	}
+
+	public static class Health {
+
+		/**
+		 * How long a freshly assigned partition may wait for the lock view before the health
+		 * details report it.
+		 */
+		private Duration barrierWaitWarning = Duration.ofSeconds(30);
+
+		/**
+		 * Share of max.poll.interval.ms a gap between two polls may reach before the health
+		 * details report it; past max.poll.interval.ms the consumer leaves its group.
+		 */
+		private double pollGapWarning = 0.8;
+
+		public Duration getBarrierWaitWarning() {
+			return this.barrierWaitWarning;
+		}
+
+		public void setBarrierWaitWarning(Duration barrierWaitWarning) {
+			this.barrierWaitWarning = barrierWaitWarning;
+		}
+
+		public double getPollGapWarning() {
+			return this.pollGapWarning;
+		}
+
+		public void setPollGapWarning(double pollGapWarning) {
+			this.pollGapWarning = pollGapWarning;
+		}
+
+	}
+
+	public static class Endpoint {
+
+		/**
+		 * How many of the oldest live locks the kafkaresilience endpoint lists per topic.
+		 */
+		private int oldestLocks = 10;
+
+		public int getOldestLocks() {
+			return this.oldestLocks;
+		}
+
+		public void setOldestLocks(int oldestLocks) {
+			this.oldestLocks = oldestLocks;
+		}
+
 	}
 
 	public static class DlqHandler {

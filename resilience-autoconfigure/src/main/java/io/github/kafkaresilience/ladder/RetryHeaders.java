@@ -59,6 +59,10 @@ public final class RetryHeaders {
 
 	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON);
 
+	private static final Set<String> ORIGINS = Set.of(ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET);
+
+	private static final Set<String> REPLAY = Set.of(REPLAY_FROM_DLQ, REPLAY_TIMESTAMP);
+
 	private static final DateTimeFormatter RFC_3339_NANOS = DateTimeFormatter
 		.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'")
 		.withZone(ZoneOffset.UTC);
@@ -118,6 +122,34 @@ public final class RetryHeaders {
 		if (reason != null) {
 			put(headers, DLQ_REASON, reason.value());
 		}
+		return headers;
+	}
+
+	/**
+	 * The headers of a dead letter sent back by a replay. User headers travel unchanged, in
+	 * their order, and so do the {@code original.*} headers; the other protocol headers and
+	 * the {@code replay.*} headers of an earlier replay are dropped. {@code retry.count} starts
+	 * again at {@code 0}, and {@code replay.from-dlq} and {@code replay.timestamp} say which
+	 * dead letter this is and when it was replayed.
+	 * @param dlqHeaders the headers of the dead letter
+	 * @param dlqTopic the dead-letter topic
+	 * @param dlqPartition the partition of the dead letter
+	 * @param dlqOffset the offset of the dead letter
+	 * @param now when it is replayed
+	 * @return the headers of the record to send
+	 */
+	public static Headers forReplay(Headers dlqHeaders, String dlqTopic, int dlqPartition, long dlqOffset, Instant now) {
+		RecordHeaders headers = new RecordHeaders();
+		for (Header header : dlqHeaders) {
+			String name = header.key();
+			boolean drop = (PROTOCOL.contains(name) && !ORIGINS.contains(name)) || REPLAY.contains(name);
+			if (!drop) {
+				headers.add(header);
+			}
+		}
+		put(headers, RETRY_COUNT, "0");
+		put(headers, REPLAY_FROM_DLQ, dlqTopic + "/" + dlqPartition + "/" + dlqOffset);
+		put(headers, REPLAY_TIMESTAMP, RFC_3339_NANOS.format(now));
 		return headers;
 	}
 

@@ -623,6 +623,30 @@ public class OrderedRetryContainer {
 		return Set.copyOf(this.partitions.keySet());
 	}
 
+	/**
+	 * The assigned partitions whose sync barrier is still closed, with how long each has
+	 * waited for the lock view so far.
+	 */
+	public Map<TopicPartition, Duration> closedBarriers() {
+		long now = System.nanoTime();
+		Map<TopicPartition, Duration> closed = new HashMap<>();
+		this.partitions.forEach((tp, work) -> {
+			if (!work.barrierOpen) {
+				closed.put(tp, Duration.ofNanos(now - work.assignedNanos));
+			}
+		});
+		return closed;
+	}
+
+	/**
+	 * How long ago the consumer's last poll returned: what {@code max.poll.interval.ms} bounds.
+	 * Zero before the first poll.
+	 */
+	public Duration sinceLastPoll() {
+		long last = this.lastPollNanos;
+		return (last != 0) ? Duration.ofNanos(System.nanoTime() - last) : Duration.ZERO;
+	}
+
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
 		this.lastCommit = this.clock.millis();
 		if (this.transactions != null) {
@@ -1283,6 +1307,8 @@ public class OrderedRetryContainer {
 		volatile boolean revoked;
 
 		volatile boolean barrierOpen;
+
+		final long assignedNanos = System.nanoTime();
 
 		/** Written by the poll thread only; read by workers to tell it when there is room. */
 		volatile boolean boundPaused;

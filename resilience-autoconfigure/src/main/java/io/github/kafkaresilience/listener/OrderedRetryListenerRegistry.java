@@ -71,6 +71,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	private volatile boolean autoStartup = true;
+
 	private DualWrite dualWrite = DualWrite.COMPENSATE;
 
 	private @Nullable BiFunction<String, Integer, TransactionalWrites> transactions;
@@ -206,6 +208,19 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	@Override
 	public boolean isRunning() {
 		return this.running;
+	}
+
+	/**
+	 * Whether the listeners start with the application context; off when the application runs
+	 * a one-off command such as a replay.
+	 */
+	public void setAutoStartup(boolean autoStartup) {
+		this.autoStartup = autoStartup;
+	}
+
+	@Override
+	public boolean isAutoStartup() {
+		return this.autoStartup;
 	}
 
 	@Override

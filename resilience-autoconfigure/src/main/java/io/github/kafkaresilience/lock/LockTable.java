@@ -2,10 +2,12 @@ package io.github.kafkaresilience.lock;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -216,6 +218,27 @@ public final class LockTable {
 	/** All live locks, for inspection. */
 	public synchronized Collection<Lock> snapshot() {
 		return allLocks();
+	}
+
+	/**
+	 * The {@code n} live locks written longest ago (those whose record has sat longest at
+	 * its stage), oldest first.
+	 */
+	public synchronized List<Lock> oldest(int n) {
+		if (n <= 0) {
+			return List.of();
+		}
+		Comparator<Lock> byAge = Comparator.comparing(Lock::updated);
+		PriorityQueue<Lock> youngestFirst = new PriorityQueue<>(n, byAge.reversed());
+		for (Lock lock : allLocks()) {
+			youngestFirst.add(lock);
+			if (youngestFirst.size() > n) {
+				youngestFirst.poll();
+			}
+		}
+		List<Lock> oldest = new ArrayList<>(youngestFirst);
+		oldest.sort(byAge);
+		return oldest;
 	}
 
 	private List<Lock> allLocks() {

@@ -59,6 +59,8 @@ public final class LockTailer {
 
 	private Thread thread;
 
+	private volatile CompletableFuture<Void> started = new CompletableFuture<>();
+
 	public LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
 			Duration pollTimeout) {
 		this.topic = topic;
@@ -77,6 +79,16 @@ public final class LockTailer {
 		this.thread = new Thread(this::run, "kafka-resilience-tailer-" + this.topic);
 		this.thread.setDaemon(true);
 		this.thread.start();
+		this.started = catchUpAll();
+	}
+
+	/**
+	 * Whether this tailer has read every lock partition up to its end offset as of its start:
+	 * until then this instance's view of the locks is incomplete.
+	 */
+	public boolean hasCaughtUp() {
+		CompletableFuture<Void> started = this.started;
+		return started.isDone() && !started.isCompletedExceptionally();
 	}
 
 	/**

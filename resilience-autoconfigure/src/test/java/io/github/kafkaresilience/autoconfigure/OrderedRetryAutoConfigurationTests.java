@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.github.kafkaresilience.ladder.RetryLadder;
@@ -308,6 +311,57 @@ class OrderedRetryAutoConfigurationTests {
 				.doesNotHaveBean(LockMetrics.class)
 				.hasSingleBean(LockCoordinator.class)
 				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	// --- optional Actuator and health
+
+	@Test
+	void theHealthIndicatorIsOnAndTheEndpointOnlyWhenExposed() {
+		this.runner.run((context) -> assertThat(context).hasSingleBean(ResilienceHealthIndicator.class)
+			.hasSingleBean(DlqReplayer.class)
+			.doesNotHaveBean(KafkaResilienceEndpoint.class));
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=kafkaresilience")
+			.run((context) -> assertThat(context).hasSingleBean(KafkaResilienceEndpoint.class));
+		this.runner.withPropertyValues("management.health.kafkaresilience.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(ResilienceHealthIndicator.class));
+	}
+
+	@Test
+	void withoutActuatorOrHealthTheContextStartsWithoutThem() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=kafkaresilience")
+			.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate",
+					"org.springframework.boot.health"))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(ResilienceHealthIndicator.class)
+				.doesNotHaveBean(KafkaResilienceEndpoint.class)
+				.hasSingleBean(DlqReplayer.class)
+				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	@Test
+	void aBadPollGapShareFailsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("kafka.resilience.health.poll-gap-warning=1.5")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("kafka.resilience.health.poll-gap-warning"));
+	}
+
+	// --- the replay command
+
+	@Test
+	void theReplayCommandKeepsTheListenersFromStarting() {
+		this.runner.withPropertyValues("kafka.resilience.command=replay")
+			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isFalse());
+		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isTrue());
+	}
+
+	@Test
+	void anUnknownCommandFailsStartupNamingTheKnownOne() {
+		this.runner.withPropertyValues("kafka.resilience.command=reply")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("kafka.resilience.command is 'reply'")
+				.hasMessageContaining("'replay'"));
 	}
 
 	// --- registration

@@ -219,6 +219,101 @@ class RetryHeadersTests {
 		assertThat(text(headers, "dlq.reason")).isEqualTo("poison");
 	}
 
+	// --- replays
+
+	@Test
+	void aReplayKeepsUserHeadersInOrderAndTheOriginalHeaders() {
+		Headers dead = deadLetterHeaders();
+
+		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN);
+
+		assertThat(names(replayed)).containsExactly("trace-id", "original.topic", "original.partition",
+				"original.offset", "multi", "multi", "empty", "retry.count", "replay.from-dlq", "replay.timestamp");
+		assertThat(text(replayed, "trace-id")).isEqualTo("abc");
+		assertThat(replayed.headers("multi")).extracting(Header::value)
+			.containsExactly(new byte[] { 1 }, new byte[] { 2 });
+		assertThat(replayed.lastHeader("empty").value()).isNull();
+		assertThat(text(replayed, "original.topic")).isEqualTo("orders");
+		assertThat(text(replayed, "original.partition")).isEqualTo("2");
+		assertThat(text(replayed, "original.offset")).isEqualTo("42");
+	}
+
+	@Test
+	void aReplayStartsAgainAtRetryCountZeroWithoutTheOtherProtocolHeaders() {
+		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN);
+
+		assertThat(text(replayed, "retry.count")).isEqualTo("0");
+		assertThat(replayed.headers("retry.count")).hasSize(1);
+		assertThat(RetryHeaders.retryCount(replayed)).isZero();
+		for (String dropped : List.of("error.class", "error.message", "error.exception", "error.timestamp",
+				"previous.topic", "lock.id", "dlq.reason")) {
+			assertThat(replayed.lastHeader(dropped)).as("header '%s'", dropped).isNull();
+		}
+		assertThat(RetryHeaders.failure(replayed)).isNull();
+	}
+
+	@Test
+	void aReplayNamesTheDeadLetterAndWhenItWasReplayed() {
+		Headers replayed = RetryHeaders.forReplay(new RecordHeaders(), "orders.dlq", 2, 17,
+				Instant.parse("2025-03-04T05:06:07Z"));
+
+		assertThat(names(replayed)).containsExactly("retry.count", "replay.from-dlq", "replay.timestamp");
+		assertThat(text(replayed, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
+		assertThat(text(replayed, "replay.timestamp")).isEqualTo("2025-03-04T05:06:07.000000000Z");
+		assertThat(replayed.lastHeader("replay.timestamp").value())
+			.isEqualTo("2025-03-04T05:06:07.000000000Z".getBytes(StandardCharsets.UTF_8));
+	}
+
+	@Test
+	void aReplayOfAReplayedRecordReplacesTheEarlierReplayHeaders() {
+		Headers first = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN);
+		Headers deadAgain = RetryHeaders.forHop(first, true, "orders", 2, 99, 1, "lock-2", TRANSIENT_FAILURE,
+				DlqReason.EXHAUSTED);
+
+		Headers second = RetryHeaders.forReplay(deadAgain, "orders.dlq", 2, 30, WHEN.plusSeconds(60));
+
+		assertThat(second.headers("replay.from-dlq")).hasSize(1);
+		assertThat(second.headers("replay.timestamp")).hasSize(1);
+		assertThat(text(second, "replay.from-dlq")).isEqualTo("orders.dlq/2/30");
+		assertThat(text(second, "replay.timestamp")).isEqualTo("2025-03-04T05:07:07.123456789Z");
+		assertThat(text(second, "original.offset")).isEqualTo("99");
+		assertThat(text(second, "trace-id")).isEqualTo("abc");
+	}
+
+	@Test
+	void aReplayDoesNotModifyTheDeadLettersHeaders() {
+		Headers dead = deadLetterHeaders();
+		List<String> before = names(dead);
+
+		RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN);
+
+		assertThat(names(dead)).isEqualTo(before);
+		assertThat(text(dead, "retry.count")).isEqualTo("3");
+	}
+
+	/** The headers of a dead letter as the ladder writes them, with the user's headers among them. */
+	private static Headers deadLetterHeaders() {
+		Headers headers = new RecordHeaders();
+		headers.add("trace-id", "abc".getBytes(StandardCharsets.UTF_8));
+		headers.add("original.topic", "orders".getBytes(StandardCharsets.UTF_8));
+		headers.add("original.partition", "2".getBytes(StandardCharsets.UTF_8));
+		headers.add("original.offset", "42".getBytes(StandardCharsets.UTF_8));
+		headers.add("multi", new byte[] { 1 });
+		headers.add("retry.count", "3".getBytes(StandardCharsets.UTF_8));
+		headers.add("previous.topic", "orders.retry.5m".getBytes(StandardCharsets.UTF_8));
+		headers.add("lock.id", "lock-1".getBytes(StandardCharsets.UTF_8));
+		headers.add("multi", new byte[] { 2 });
+		headers.add("error.class", "transient".getBytes(StandardCharsets.UTF_8));
+		headers.add("error.message", "boom".getBytes(StandardCharsets.UTF_8));
+		headers.add("error.exception", "java.lang.IllegalStateException".getBytes(StandardCharsets.UTF_8));
+		headers.add("error.timestamp", "2025-03-04T05:06:07.123456789Z".getBytes(StandardCharsets.UTF_8));
+		headers.add("dlq.reason", "exhausted".getBytes(StandardCharsets.UTF_8));
+		headers.add("replay.from-dlq", "orders.dlq/0/1".getBytes(StandardCharsets.UTF_8));
+		headers.add("replay.timestamp", "2020-01-01T00:00:00.000000000Z".getBytes(StandardCharsets.UTF_8));
+		headers.add("empty", null);
+		return headers;
+	}
+
 	// --- failures and timestamps
 
 	@Test

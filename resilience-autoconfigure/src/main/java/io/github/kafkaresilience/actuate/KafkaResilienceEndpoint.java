@@ -1,0 +1,305 @@
+package io.github.kafkaresilience.actuate;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.dlq.ReplayArguments;
+import io.github.kafkaresilience.dlq.ReplayReport;
+import io.github.kafkaresilience.dlq.ReplayRequest;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.LockTable;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code kafkaresilience} Actuator endpoint.
+ * <ul>
+ * <li>Read: every ordered retry listener with its topics and, per main topic, its stages, the
+ * live locks (how many, on how many keys, and the oldest ones with key, stage and age) and how
+ * many dead letters its dead-letter topic holds.</li>
+ * <li>Write: a replay of dead letters (see {@link DlqReplayer}). It only reads the dead-letter
+ * topic of a listener of this application and sends to a main topic of one, and it is a dry
+ * run unless {@code dryRun} is {@code false}.</li>
+ * </ul>
+ *
+ * @since 0.1.0
+ */
+@Endpoint(id = "kafkaresilience")
+public class KafkaResilienceEndpoint {
+
+	private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
+
+	private final OrderedRetryListenerRegistry listeners;
+
+	private final LockCoordinator locks;
+
+	private final Supplier<Admin> admins;
+
+	private final Supplier<DlqReplayer> replayer;
+
+	private final int oldestLocks;
+
+	private final Clock clock;
+
+	/**
+	 * @param listeners the listeners
+	 * @param locks the lock views of their topics
+	 * @param admins creates an admin client for the dead-letter counts (closed after each read)
+	 * @param replayer the replayer of the write operation
+	 * @param oldestLocks how many of the oldest live locks to list per main topic
+	 * @param clock the clock lock ages are measured with
+	 */
+	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
+			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
+		if (oldestLocks < 0) {
+			throw new IllegalArgumentException("kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
+		}
+		this.listeners = listeners;
+		this.locks = locks;
+		this.admins = admins;
+		this.replayer = replayer;
+		this.oldestLocks = oldestLocks;
+		this.clock = clock;
+	}
+
+	@ReadOperation
+	public ResilienceDescriptor resilience() {
+		Map<String, LockRegistry> registries = new HashMap<>();
+		this.locks.registries().forEach((registry) -> registries.put(registry.mainTopic(), registry));
+		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
+		Map<String, DlqDescriptor> deadLetters = deadLetters(endpoints.stream()
+			.flatMap((endpoint) -> this.listeners.plans(endpoint.id()).stream())
+			.map(LadderPlan::dlqTopic)
+			.toList());
+		Instant now = this.clock.instant();
+		List<ListenerDescriptor> descriptors = new ArrayList<>();
+		for (ListenerEndpoint endpoint : endpoints) {
+			OrderedRetryContainer container = this.listeners.container(endpoint.id());
+			List<TopicDescriptor> topics = new ArrayList<>();
+			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
+				topics.add(describe(plan, registries.get(plan.mainTopic()), deadLetters.get(plan.dlqTopic()), now));
+			}
+			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
+					container != null && container.isRunning(), topics));
+		}
+		return new ResilienceDescriptor(descriptors);
+	}
+
+	/**
+	 * Replays dead letters of one of this application's dead-letter topics.
+	 * @param from the dead-letter topic
+	 * @param to the topic to send to; by default the main topic of {@code from}
+	 * @param dryRun {@code false} to send; by default the replay only counts
+	 */
+	@WriteOperation
+	public ReplayReport replay(String from, @Nullable String to, @Nullable String since, @Nullable String until,
+			@Nullable String errorClass, @Nullable String exception, @Nullable String reason, @Nullable String key,
+			@Nullable String originalPartition, @Nullable String originalOffset, @Nullable Boolean dryRun) {
+		List<LadderPlan> plans = this.listeners.endpoints()
+			.stream()
+			.flatMap((endpoint) -> this.listeners.plans(endpoint.id()).stream())
+			.toList();
+		LadderPlan source = plans.stream()
+			.filter((plan) -> plan.dlqTopic().equals(from))
+			.findFirst()
+			.orElseThrow(() -> new IllegalArgumentException("'" + from + "' is not the dead-letter topic of a listener here; "
+					+ "known: " + plans.stream().map(LadderPlan::dlqTopic).toList()));
+		String target = (to != null && !to.isBlank()) ? to : source.mainTopic();
+		if (plans.stream().noneMatch((plan) -> plan.mainTopic().equals(target))) {
+			throw new IllegalArgumentException("'" + target + "' is not the topic of a listener here; known: "
+					+ plans.stream().map(LadderPlan::mainTopic).toList());
+		}
+		ReplayRequest request = ReplayArguments.request(from, target, since, until, errorClass, exception, reason, key,
+				originalPartition, originalOffset, !Boolean.FALSE.equals(dryRun), this.clock);
+		return this.replayer.get().replay(request);
+	}
+
+	private TopicDescriptor describe(LadderPlan plan, @Nullable LockRegistry registry, @Nullable DlqDescriptor dlq,
+			Instant now) {
+		List<StageDescriptor> stages = plan.stages()
+			.stream()
+			.map((stage) -> new StageDescriptor(stage.index(), stage.topic(), stage.delay()))
+			.toList();
+		LocksDescriptor locks = null;
+		if (registry != null) {
+			LockTable table = registry.table();
+			List<LockDescriptor> oldest = table.oldest(this.oldestLocks)
+				.stream()
+				.map((lock) -> describe(plan, lock, now))
+				.toList();
+			locks = new LocksDescriptor(table.size(), table.lockedKeys(), registry.tailer().hasCaughtUp(), oldest);
+		}
+		return new TopicDescriptor(plan.mainTopic(), stages, plan.maxAttempts(), plan.dlqTopic(), plan.lockTopic(), locks,
+				dlq);
+	}
+
+	private static LockDescriptor describe(LadderPlan plan, Lock lock, Instant now) {
+		String stageTopic = (lock.stage() <= plan.stages().size()) ? plan.stages().get(lock.stage() - 1).topic()
+				: plan.dlqTopic();
+		return new LockDescriptor(keyText(lock.key()), lock.stage(), stageTopic, Duration.between(lock.updated(), now),
+				lock.updated(), lock.retryCount(), lock.originPartition(), lock.originOffset(), lock.isMoving(), lock.id());
+	}
+
+	/** Dead letters held per topic, from the earliest and latest offsets of its partitions. */
+	private Map<String, DlqDescriptor> deadLetters(List<String> topics) {
+		Map<String, DlqDescriptor> result = new HashMap<>();
+		if (topics.isEmpty()) {
+			return result;
+		}
+		try (Admin admin = this.admins.get()) {
+			Map<String, TopicDescription> descriptions = admin.describeTopics(topics)
+				.allTopicNames()
+				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
+			Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+			descriptions.forEach((topic, description) -> description.partitions().forEach((partition) -> {
+				TopicPartition tp = new TopicPartition(topic, partition.partition());
+				earliest.put(tp, OffsetSpec.earliest());
+				latest.put(tp, OffsetSpec.latest());
+			}));
+			Map<TopicPartition, ListOffsetsResultInfo> first = admin.listOffsets(earliest)
+				.all()
+				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			Map<TopicPartition, ListOffsetsResultInfo> end = admin.listOffsets(latest)
+				.all()
+				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			for (String topic : descriptions.keySet()) {
+				long held = 0;
+				long written = 0;
+				for (Map.Entry<TopicPartition, ListOffsetsResultInfo> entry : end.entrySet()) {
+					if (entry.getKey().topic().equals(topic)) {
+						held += entry.getValue().offset() - first.get(entry.getKey()).offset();
+						written += entry.getValue().offset();
+					}
+				}
+				result.put(topic, new DlqDescriptor(held, written, null));
+			}
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			topics.forEach((topic) -> result.put(topic, new DlqDescriptor(null, null, "unavailable: " + ex)));
+		}
+		return result;
+	}
+
+	/**
+	 * A key as text when it is printable UTF-8, otherwise {@code base64:} and its bytes in
+	 * Base64.
+	 */
+	static String keyText(Bytes key) {
+		byte[] bytes = key.get();
+		try {
+			String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+			if (text.chars().noneMatch(Character::isISOControl)) {
+				return text;
+			}
+		}
+		catch (CharacterCodingException ex) {
+			// not text
+		}
+		return "base64:" + Base64.getEncoder().encodeToString(bytes);
+	}
+
+	/** What the read operation returns. */
+	public record ResilienceDescriptor(List<ListenerDescriptor> listeners) {
+	}
+
+	/**
+	 * One {@code @OrderedRetryListener}.
+	 * @param id its id
+	 * @param group its consumer group
+	 * @param running whether its consumer runs
+	 * @param topics its main topics
+	 */
+	public record ListenerDescriptor(String id, String group, boolean running, List<TopicDescriptor> topics) {
+	}
+
+	/**
+	 * One main topic and its ladder.
+	 * @param topic the main topic
+	 * @param stages its retry stages, stage 1 first
+	 * @param maxAttempts attempts before a record is dead-lettered
+	 * @param dlqTopic its dead-letter topic
+	 * @param lockTopic its lock topic
+	 * @param locks its live locks, {@code null} before the listener started
+	 * @param deadLetters its dead letters
+	 */
+	public record TopicDescriptor(String topic, List<StageDescriptor> stages, int maxAttempts, String dlqTopic,
+			String lockTopic, @Nullable LocksDescriptor locks, @Nullable DlqDescriptor deadLetters) {
+	}
+
+	/**
+	 * One retry stage.
+	 * @param stage its number, from 1
+	 * @param topic its topic
+	 * @param delay how long a record waits in it
+	 */
+	public record StageDescriptor(int stage, String topic, Duration delay) {
+	}
+
+	/**
+	 * The live locks of a main topic.
+	 * @param active live locks
+	 * @param keys keys with at least one live lock
+	 * @param current whether the lock view is loaded (the tailer caught up once)
+	 * @param oldest the locks written longest ago, oldest first
+	 */
+	public record LocksDescriptor(int active, int keys, boolean current, List<LockDescriptor> oldest) {
+	}
+
+	/**
+	 * One live lock: a key whose records wait in the ladder.
+	 * @param key the record key (text, or {@code base64:...})
+	 * @param stage the stage its record waits in (or is moving to)
+	 * @param stageTopic that stage's topic
+	 * @param age how long ago the lock was last written: how long the record has been at its stage
+	 * @param since when the lock was last written
+	 * @param retryCount failed attempts so far
+	 * @param originPartition the partition of the main topic the record was born in
+	 * @param originOffset its offset there
+	 * @param moving whether a move to {@code stage} is in flight
+	 * @param id the lock id
+	 */
+	public record LockDescriptor(String key, int stage, String stageTopic, Duration age, Instant since, int retryCount,
+			int originPartition, long originOffset, boolean moving, String id) {
+	}
+
+	/**
+	 * The dead letters of a main topic.
+	 * @param records dead letters its topic holds now (written less those past retention)
+	 * @param written dead letters ever written (the sum of its end offsets)
+	 * @param error why the counts are missing, if they are
+	 */
+	public record DlqDescriptor(@Nullable Long records, @Nullable Long written, @Nullable String error) {
+	}
+
+}

@@ -1,0 +1,134 @@
+package io.github.kafkaresilience.actuate;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.kafka.common.TopicPartition;
+
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * The health of the ordered retry listeners.
+ * <ul>
+ * <li>{@code OUT_OF_SERVICE} until every lock tailer has read its lock topic up to the end it
+ * had when it started: before that this instance does not know every locked key.</li>
+ * <li>{@code UP} afterwards. The details name the partitions whose sync barrier has waited
+ * longer than the configured bound, and the listeners whose time since the last poll passed
+ * the configured share of {@code max.poll.interval.ms} (past it, the consumer leaves its
+ * group).</li>
+ * </ul>
+ *
+ * @since 0.1.0
+ */
+public class ResilienceHealthIndicator extends AbstractHealthIndicator {
+
+	private final OrderedRetryListenerRegistry listeners;
+
+	private final LockCoordinator locks;
+
+	private final Duration barrierWaitWarning;
+
+	private final Duration pollGapWarning;
+
+	private final Duration maxPollInterval;
+
+	/**
+	 * @param listeners the listeners
+	 * @param locks the lock views of their topics
+	 * @param barrierWaitWarning a barrier closed longer than this is reported
+	 * @param pollGapWarning a share of {@code maxPollInterval}: a longer gap since the last
+	 * poll is reported
+	 * @param maxPollInterval the consumers' {@code max.poll.interval.ms}
+	 */
+	public ResilienceHealthIndicator(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
+			Duration barrierWaitWarning, double pollGapWarning, Duration maxPollInterval) {
+		super("Kafka resilience health check failed");
+		if (!(pollGapWarning > 0 && pollGapWarning <= 1)) {
+			throw new IllegalArgumentException(
+					"kafka.resilience.health.poll-gap-warning is a share of max.poll.interval.ms between 0 (excluded) and 1 but was "
+							+ pollGapWarning);
+		}
+		this.listeners = listeners;
+		this.locks = locks;
+		this.barrierWaitWarning = barrierWaitWarning;
+		this.maxPollInterval = maxPollInterval;
+		this.pollGapWarning = Duration.ofNanos((long) (maxPollInterval.toNanos() * pollGapWarning));
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) {
+		Map<String, String> lockViews = new TreeMap<>();
+		boolean loading = false;
+		for (LockRegistry registry : this.locks.registries()) {
+			boolean caughtUp = registry.tailer().hasCaughtUp();
+			lockViews.put(registry.lockTopic(), caughtUp ? "current" : "loading");
+			loading |= !caughtUp;
+		}
+		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
+		Map<String, Object> listeners = new LinkedHashMap<>();
+		List<String> warnings = new ArrayList<>();
+		boolean started = true;
+		for (ListenerEndpoint endpoint : endpoints) {
+			OrderedRetryContainer container = this.listeners.container(endpoint.id());
+			boolean running = container != null && container.isRunning();
+			started &= running;
+			Map<String, Object> details = new LinkedHashMap<>();
+			details.put("running", running);
+			if (container != null) {
+				details.put("partitions", container.assignment().size());
+				Duration sinceLastPoll = container.sinceLastPoll();
+				details.put("sinceLastPoll", sinceLastPoll.toString());
+				if (running && sinceLastPoll.compareTo(this.pollGapWarning) > 0) {
+					warnings.add("Listener '" + endpoint.id() + "' has not polled for " + sinceLastPoll.toMillis()
+							+ " ms; at " + this.maxPollInterval.toMillis()
+							+ " ms (max.poll.interval.ms) its consumer leaves the group. A handler or a write is slower than "
+							+ "the poll loop allows: see the consumer tuning in the operations guide");
+				}
+				Map<String, String> slow = new TreeMap<>();
+				container.closedBarriers().forEach((partition, waited) -> {
+					if (waited.compareTo(this.barrierWaitWarning) > 0) {
+						slow.put(name(partition), waited.toString());
+					}
+				});
+				if (!slow.isEmpty()) {
+					details.put("slowBarriers", slow);
+					warnings.add("Listener '" + endpoint.id() + "' has " + slow.size() + " partition(s) paused longer than "
+							+ this.barrierWaitWarning.toMillis() + " ms waiting for the lock view: " + slow.keySet()
+							+ ". Check that the lock topics are readable and the brokers reachable");
+				}
+			}
+			listeners.put(endpoint.id(), details);
+		}
+		if (!lockViews.isEmpty()) {
+			builder.withDetail("lockViews", lockViews);
+		}
+		builder.withDetail("listeners", listeners);
+		if (!warnings.isEmpty()) {
+			builder.withDetail("warnings", warnings);
+		}
+		if (loading) {
+			builder.outOfService().withDetail("reason", "The lock view is still loading: records are not routed yet");
+		}
+		else if (!started && !endpoints.isEmpty()) {
+			builder.outOfService().withDetail("reason", "The listeners are not running");
+		}
+		else {
+			builder.up();
+		}
+	}
+
+	private static String name(TopicPartition partition) {
+		return partition.topic() + "-" + partition.partition();
+	}
+
+}

@@ -1,0 +1,88 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+
+/**
+ * The health indicator and the {@code kafkaresilience} endpoint, when Spring Boot's health
+ * and Actuator modules are on the class path.
+ */
+final class ResilienceActuatorConfiguration {
+
+	private ResilienceActuatorConfiguration() {
+	}
+
+	// Conditions from the optional modules sit on member classes: Spring reads those only
+	// once the outer class found the module on the class path.
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	static class Health {
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnEnabledHealthIndicator("kafkaresilience")
+		static class Enabled {
+
+			@Bean
+			@ConditionalOnMissingBean(name = "kafkaResilienceHealthIndicator")
+			ResilienceHealthIndicator kafkaResilienceHealthIndicator(OrderedRetryListenerRegistry listeners,
+					LockCoordinator locks, ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory) {
+				ResilienceProperties.Health health = properties.getHealth();
+				return new ResilienceHealthIndicator(listeners, locks, health.getBarrierWaitWarning(),
+						health.getPollGapWarning(), maxPollInterval(consumerFactory.getConfigurationProperties()));
+			}
+
+			private static Duration maxPollInterval(Map<String, Object> config) {
+				Object configured = config.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG);
+				if (configured == null) {
+					return Duration.ofMinutes(5);
+				}
+				return Duration.ofMillis(Long.parseLong(configured.toString().trim()));
+			}
+
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+	static class EndpointConfiguration {
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnAvailableEndpoint(KafkaResilienceEndpoint.class)
+		static class Available {
+
+			@Bean
+			@ConditionalOnMissingBean
+			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
+					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties) {
+				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
+				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
+						properties.getEndpoint().getOldestLocks(), Clock.systemUTC());
+			}
+
+		}
+
+	}
+
+}

@@ -1,0 +1,392 @@
+package io.github.kafkaresilience.dlq;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerSettings;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sends dead letters back, on an operator's request only: never automatically.
+ * <p>
+ * A replay reads the dead-letter topic from its beginning (or from {@code since}) up to its end
+ * as of the start of the replay, without a consumer group and without committing, and sends
+ * every dead letter that matches the request to the target topic, at most {@code ratePerSecond}
+ * a second. A replayed record keeps its key, value and user headers and its {@code original.*}
+ * headers; its {@code retry.count} is {@code 0}, and {@code replay.from-dlq}
+ * ({@code topic/partition/offset} of the dead letter) and {@code replay.timestamp} are added.
+ * The other protocol headers are dropped. When the target is the record's original topic, it
+ * goes back to its original partition.
+ * <p>
+ * Only committed dead letters are read: one written by an aborted transaction was never a
+ * dead letter. Neither topic is ever created by a replay.
+ * <p>
+ * Replaying twice sends twice: the handler must be idempotent, or guarded.
+ *
+ * @since 0.1.0
+ */
+public final class DlqReplayer {
+
+	private static final Log logger = LogFactory.getLog(DlqReplayer.class);
+
+	private static final String CLIENT_ID = "kafka-resilience-replay";
+
+	private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
+
+	/** How long polls may return nothing while the end of the dead-letter topic is not reached. */
+	private static final Duration STALL_TIMEOUT = Duration.ofMinutes(1);
+
+	/** How long to wait for a send that the producer already completed (after a flush). */
+	private static final Duration SEND_TIMEOUT = Duration.ofMinutes(1);
+
+	private final Map<String, Object> consumerConfig;
+
+	private final Map<String, Object> producerConfig;
+
+	private final double ratePerSecond;
+
+	private final Clock clock;
+
+	/**
+	 * @param consumerConfig the application's consumer settings (bootstrap servers, security)
+	 * @param producerConfig the application's producer settings
+	 * @param ratePerSecond at most this many records are sent per second
+	 * @param clock the clock of {@code replay.timestamp}
+	 */
+	public DlqReplayer(Map<String, Object> consumerConfig, Map<String, Object> producerConfig, double ratePerSecond,
+			Clock clock) {
+		if (!(ratePerSecond > 0)) {
+			throw new IllegalArgumentException("The replay rate must be above 0 records per second but was " + ratePerSecond);
+		}
+		this.consumerConfig = replayConsumerConfig(consumerConfig);
+		this.producerConfig = Collections
+			.unmodifiableMap(ProducerSettings.forAwaitedWrites(producerConfig, CLIENT_ID, null));
+		this.ratePerSecond = ratePerSecond;
+		this.clock = clock;
+	}
+
+	/**
+	 * Runs a replay and returns once every matching dead letter is sent and acknowledged (or,
+	 * on a dry run, counted).
+	 * @throws IllegalArgumentException when {@code from} or {@code to} does not exist
+	 * @throws IllegalStateException when a send fails, or the replay is interrupted (its
+	 * interrupt flag is then set again); the message says how many were sent
+	 */
+	public ReplayReport replay(ReplayRequest request) {
+		logger.info("Replaying dead letters " + request + ", at most " + this.ratePerSecond + " a second");
+		Replay replay = new Replay(request);
+		try {
+			ReplayReport report = replay.run();
+			logger.info(report);
+			return report;
+		}
+		finally {
+			if (replay.interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private static Map<String, Object> replayConsumerConfig(Map<String, Object> base) {
+		Map<String, Object> config = new HashMap<>(base);
+		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
+		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, CLIENT_ID);
+		// looking a topic up must not create it: a mistyped name is an error, not a new topic
+		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+		// a dead letter of an aborted transaction was never one (its record was redelivered)
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		// a seek below the log start (retention ran meanwhile) reads from the first dead letter left
+		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		return Collections.unmodifiableMap(config);
+	}
+
+	/** A dead letter handed to the producer and the result of its send. */
+	private record Sent(DeadLetter letter, Future<RecordMetadata> future) {
+
+		String coordinates() {
+			return this.letter.topic() + "/" + this.letter.partition() + "/" + this.letter.offset();
+		}
+
+	}
+
+	/** One run of a request: what it read, matched and sent so far. */
+	private final class Replay {
+
+		private final ReplayRequest request;
+
+		private final long started = System.nanoTime();
+
+		/** Sends not yet known to be acknowledged, in the order they were made. */
+		private final Deque<Sent> pending = new ArrayDeque<>();
+
+		private int targetPartitions;
+
+		private long scanned;
+
+		private long matched;
+
+		private long sends;
+
+		private long published;
+
+		private long firstSendNanos;
+
+		private boolean stopped;
+
+		private boolean interrupted;
+
+		Replay(ReplayRequest request) {
+			this.request = request;
+		}
+
+		ReplayReport run() {
+			Consumer<byte[], byte[]> consumer = new KafkaConsumer<>(DlqReplayer.this.consumerConfig,
+					new ByteArrayDeserializer(), new ByteArrayDeserializer());
+			try {
+				List<TopicPartition> partitions = partitionsOf(consumer, this.request.from(),
+						"Dead-letter topic '%s' does not exist; check the topic to replay from ('from')");
+				this.targetPartitions = partitionsOf(consumer, this.request.to(),
+						"Topic '%s' does not exist; check the topic to replay to ('to'), usually the listener's main topic")
+					.size();
+				consumer.assign(partitions);
+				Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+				Set<TopicPartition> reading = seekToStart(consumer, partitions);
+				try (Producer<byte[], byte[]> producer = this.request.dryRun() ? null : createProducer()) {
+					try {
+						scan(consumer, producer, reading, ends);
+					}
+					catch (InterruptException ex) {
+						interrupted();
+					}
+					if (producer != null) {
+						producer.flush();
+						acknowledge(true);
+					}
+				}
+			}
+			catch (InterruptException ex) {
+				interrupted();
+			}
+			finally {
+				// no group to leave, nothing to commit: do not wait for the fetch still in flight
+				consumer.close(CloseOptions.timeout(Duration.ZERO));
+			}
+			if (this.interrupted) {
+				throw new IllegalStateException("Replay " + this.request + " was interrupted: it scanned " + this.scanned
+						+ " dead letter(s), of which " + this.matched + " matched, and sent and had acknowledged "
+						+ this.published + "; a replay sends again whatever it already sent, so narrow the next one to resume");
+			}
+			return new ReplayReport(this.request, this.scanned, this.matched, this.published,
+					Duration.ofNanos(System.nanoTime() - this.started));
+		}
+
+		private List<TopicPartition> partitionsOf(Consumer<byte[], byte[]> consumer, String topic, String missing) {
+			List<PartitionInfo> partitions = consumer.partitionsFor(topic);
+			if (partitions == null || partitions.isEmpty()) {
+				throw new IllegalArgumentException(missing.formatted(topic));
+			}
+			return partitions.stream().map((info) -> new TopicPartition(topic, info.partition())).toList();
+		}
+
+		/** Seeks each partition to where the request starts; returns those with anything to read. */
+		private Set<TopicPartition> seekToStart(Consumer<byte[], byte[]> consumer, List<TopicPartition> partitions) {
+			Set<TopicPartition> reading = new HashSet<>(partitions);
+			Instant since = this.request.since();
+			if (since == null) {
+				consumer.seekToBeginning(partitions);
+				return reading;
+			}
+			Map<TopicPartition, Long> query = new HashMap<>();
+			partitions.forEach((partition) -> query.put(partition, since.toEpochMilli()));
+			Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
+			for (TopicPartition partition : partitions) {
+				OffsetAndTimestamp start = found.get(partition);
+				if (start != null) {
+					consumer.seek(partition, start.offset());
+				}
+				else {
+					reading.remove(partition); // nothing written since then
+				}
+			}
+			return reading;
+		}
+
+		/** Reads every partition up to its end as of the start, sending what matches. */
+		private void scan(Consumer<byte[], byte[]> consumer, @Nullable Producer<byte[], byte[]> producer,
+				Set<TopicPartition> reading, Map<TopicPartition, Long> ends) {
+			long lastProgress = System.nanoTime();
+			while (!this.stopped) {
+				// position, not the last record seen: transaction markers and aborted records
+				// are skipped without being returned
+				Set<TopicPartition> done = new HashSet<>();
+				for (TopicPartition partition : reading) {
+					if (consumer.position(partition) >= ends.get(partition)) {
+						done.add(partition);
+					}
+				}
+				reading.removeAll(done);
+				consumer.pause(done);
+				if (reading.isEmpty()) {
+					return;
+				}
+				ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL_TIMEOUT);
+				if (records.isEmpty()) {
+					if (System.nanoTime() - lastProgress > STALL_TIMEOUT.toNanos()) {
+						throw new IllegalStateException("Could not read dead-letter topic '" + this.request.from()
+								+ "' to its end: nothing arrived for " + STALL_TIMEOUT.toSeconds() + " s on " + reading);
+					}
+					continue;
+				}
+				lastProgress = System.nanoTime();
+				for (TopicPartition partition : records.partitions()) {
+					long end = ends.get(partition);
+					for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+						if (this.stopped || record.offset() >= end) {
+							break; // written after the start: the next replay's
+						}
+						read(record, producer);
+					}
+				}
+			}
+		}
+
+		private void read(ConsumerRecord<byte[], byte[]> record, @Nullable Producer<byte[], byte[]> producer) {
+			this.scanned++;
+			DeadLetter letter = DeadLetter.of(record);
+			if (!this.request.matches(letter)) {
+				return;
+			}
+			this.matched++;
+			if (producer != null) {
+				send(letter, producer);
+			}
+		}
+
+		private void send(DeadLetter letter, Producer<byte[], byte[]> producer) {
+			if (!pace()) {
+				return;
+			}
+			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.request.to(), partitionFor(letter), null,
+					letter.key(), letter.value(), RetryHeaders.forReplay(letter.headers(), letter.topic(),
+							letter.partition(), letter.offset(), DlqReplayer.this.clock.instant()));
+			Future<RecordMetadata> future;
+			try {
+				future = producer.send(record);
+			}
+			catch (InterruptException ex) {
+				interrupted();
+				return;
+			}
+			catch (KafkaException ex) {
+				// reported in send order by acknowledge, with the sends before it
+				future = CompletableFuture.failedFuture(ex);
+				this.stopped = true;
+			}
+			this.sends++;
+			this.pending.add(new Sent(letter, future));
+			acknowledge(false);
+		}
+
+		/**
+		 * Waits until the next send is due: the i-th send is not made before i / rate seconds
+		 * after the first one.
+		 * @return whether to send; {@code false} when the thread was interrupted
+		 */
+		private boolean pace() {
+			long now = System.nanoTime();
+			if (this.sends == 0) {
+				this.firstSendNanos = now;
+			}
+			// bounded so that the sum cannot overflow, however slow the rate
+			long delay = (long) Math.min(this.sends * 1_000_000_000d / DlqReplayer.this.ratePerSecond, Long.MAX_VALUE / 2);
+			long due = this.firstSendNanos + delay;
+			while (due - now > 0 && !Thread.currentThread().isInterrupted()) {
+				LockSupport.parkNanos(due - now);
+				now = System.nanoTime();
+			}
+			if (Thread.interrupted()) {
+				interrupted();
+				return false;
+			}
+			return true;
+		}
+
+		/** Counts the acknowledged sends at the head of the pending ones; all of them when flushed. */
+		private void acknowledge(boolean flushed) {
+			while (!this.pending.isEmpty() && (flushed || this.pending.peek().future().isDone())) {
+				Sent sent = this.pending.poll();
+				try {
+					KafkaFutures.await(sent.future(), SEND_TIMEOUT,
+							"send dead letter " + sent.coordinates() + " to '" + this.request.to() + "'");
+				}
+				catch (KafkaException ex) {
+					this.stopped = true;
+					throw new IllegalStateException("Could not replay dead letter " + sent.coordinates() + " (written at "
+							+ sent.letter().timestamp() + ") to '" + this.request.to() + "': the replay sent and had"
+							+ " acknowledged " + this.published + " dead letter(s) before it, and may have sent some after"
+							+ " it; a replay sends again whatever it already sent, so narrow the next one to resume",
+							(ex.getCause() != null) ? ex.getCause() : ex);
+				}
+				this.published++;
+			}
+		}
+
+		/** The original partition when sending back to the original topic, else the partitioner's choice. */
+		private @Nullable Integer partitionFor(DeadLetter letter) {
+			Integer partition = letter.originalPartition();
+			boolean original = this.request.to().equals(letter.originalTopic()) && partition != null && partition >= 0
+					&& partition < this.targetPartitions;
+			return original ? partition : null;
+		}
+
+		private Producer<byte[], byte[]> createProducer() {
+			return new KafkaProducer<>(DlqReplayer.this.producerConfig, new ByteArraySerializer(),
+					new ByteArraySerializer());
+		}
+
+		private void interrupted() {
+			Thread.interrupted(); // set again once the sends made are flushed and counted
+			this.interrupted = true;
+			this.stopped = true;
+		}
+
+	}
+
+}
