@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.commons.logging.Log;
@@ -121,19 +122,12 @@ public final class DlqReplayer {
 	}
 
 	private static Map<String, Object> replayConsumerConfig(Map<String, Object> base) {
-		Map<String, Object> config = new HashMap<>(base);
-		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
-		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
-		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, CLIENT_ID);
+		Map<String, Object> config = ConsumerSettings.groupless(base, CLIENT_ID);
 		// looking a topic up must not create it: a mistyped name is an error, not a new topic
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
 		// a dead letter of an aborted transaction was never one (its record was redelivered)
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		// a seek below the log start (retention ran meanwhile) reads from the first dead letter left
-		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		// earliest: a seek below the log start (retention ran meanwhile) reads from the first dead letter left
 		return Collections.unmodifiableMap(config);
 	}
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -124,15 +125,7 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	private Map<String, Object> tailerConfig(Map<String, Object> base) {
-		Map<String, Object> config = new HashMap<>(base);
-		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
-		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
-		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-tailer-" + this.instanceId);
-		return config;
+		return ConsumerSettings.groupless(base, "kafka-resilience-tailer-" + this.instanceId);
 	}
 
 	private Map<String, Object> writerConfig(Map<String, Object> base) {
