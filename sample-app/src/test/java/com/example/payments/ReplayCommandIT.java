@@ -1,4 +1,4 @@
-package com.example.orders;
+package com.example.payments;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;

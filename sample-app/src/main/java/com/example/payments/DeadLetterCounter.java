@@ -1,8 +1,9 @@
-package com.example.orders;
+package com.example.payments;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -12,12 +13,13 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * Reads the dead-letter topic with a plain consumer (no group, nothing committed) and keeps
- * the values of the records that arrived after {@link #markStart()}, so that records left by
- * earlier runs against the same cluster are not counted.
+ * the payment id and {@code dlq.reason} of each record that arrived after {@link #markStart()},
+ * so that records left by earlier runs against the same cluster are not counted.
  * <p>
  * Not thread-safe: use it from one thread at a time.
  */
@@ -27,7 +29,7 @@ class DeadLetterCounter implements AutoCloseable {
 
 	private final String topic;
 
-	private final List<String> values = new ArrayList<>();
+	private final Map<String, String> reasons = new LinkedHashMap<>();
 
 	private boolean assigned;
 
@@ -35,7 +37,7 @@ class DeadLetterCounter implements AutoCloseable {
 		Map<String, Object> properties = new HashMap<>(clientProperties);
 		properties.remove(ConsumerConfig.GROUP_ID_CONFIG);
 		properties.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-		properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "orders-sample-dlq-counter");
+		properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "payments-sample-dlq-counter");
 		properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		properties.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
 		properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -75,20 +77,19 @@ class DeadLetterCounter implements AutoCloseable {
 			this.assigned = true;
 		}
 		for (ConsumerRecord<String, String> record : this.consumer.poll(timeout)) {
-			this.values.add(record.value());
+			Header reason = record.headers().lastHeader("dlq.reason");
+			this.reasons.put(DemoTracker.paymentId(String.valueOf(record.value())),
+					(reason != null) ? new String(reason.value(), StandardCharsets.UTF_8) : "?");
 		}
 	}
 
-	/**
-	 * The values of the dead-lettered records seen so far, in arrival order.
-	 * @return the values
-	 */
-	List<String> values() {
-		return List.copyOf(this.values.stream().map(String::valueOf).toList());
+	/** The dead-lettered payments seen so far, with their {@code dlq.reason}, in arrival order. */
+	Map<String, String> reasons() {
+		return new LinkedHashMap<>(this.reasons);
 	}
 
 	int count() {
-		return this.values.size();
+		return this.reasons.size();
 	}
 
 	private List<TopicPartition> partitions() {

@@ -1,4 +1,4 @@
-package com.example.orders;
+package com.example.payments;
 
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;

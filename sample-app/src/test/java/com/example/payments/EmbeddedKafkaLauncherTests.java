@@ -1,4 +1,4 @@
-package com.example.orders;
+package com.example.payments;
 
 import java.util.Map;
 
@@ -23,7 +23,7 @@ class EmbeddedKafkaLauncherTests {
 		EmbeddedKafkaLauncher launcher = new EmbeddedKafkaLauncher();
 
 		launcher.onApplicationEvent(new ApplicationEnvironmentPreparedEvent(new DefaultBootstrapContext(),
-				new SpringApplication(OrdersSampleApplication.class), new String[0], environment));
+				new SpringApplication(PaymentsSampleApplication.class), new String[0], environment));
 
 		assertThat(launcher.brokers()).isNull();
 		assertThat(environment.getPropertySources().contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isFalse();

@@ -1,4 +1,4 @@
-package com.example.orders;
+package com.example.payments;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,16 +16,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs the sample end to end, the way {@code main} does: with no
  * {@code spring.kafka.bootstrap-servers} it starts its own broker.
  */
-class OrdersSampleApplicationTests {
+class PaymentsSampleApplicationTests {
 
 	@Test
-	void handlesEveryKeyInOrderRetriesTheFlakyOrderAndDeadLettersThePoisonOne() throws Exception {
+	void chargesEveryCustomerInOrderThroughAFlappingProviderAndShowsItOverHttp() throws Exception {
 		DemoTracker.Summary summary;
 		String brokers;
 		String prometheus;
 		String resilience;
 		String health;
-		try (ConfigurableApplicationContext context = OrdersSampleApplication.application()
+		try (ConfigurableApplicationContext context = PaymentsSampleApplication.application()
 			.run("--sample.exit-when-done=false", "--sample.timeout=120s", "--server.port=0")) {
 			assertThat(context.getEnvironment().getPropertySources()
 				.contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isTrue();
@@ -41,22 +41,27 @@ class OrdersSampleApplicationTests {
 		String report = String.join(System.lineSeparator(), summary.lines());
 		assertThat(summary.ok()).as(report).isTrue();
 		assertThat(summary.lines()).as(report)
-			.anySatisfy((line) -> assertThat(line).startsWith("k2:")
-				.contains("handled 1 2 3 4 5 6 7 8 9 10 ")
-				.contains("in order: yes"))
-			.anySatisfy((line) -> assertThat(line).startsWith("k5:")
-				.contains("handled 1 2 4 5 6 7 8 9 10 ")
-				.contains("dead-lettered: 3"))
-			.anySatisfy((line) -> assertThat(line).contains("k2-1 handled on attempt 3"))
-			.anySatisfy((line) -> assertThat(line).startsWith("records dead-lettered: 1 (k5-3)"));
+			.contains("payments:      240 sent over 12 customers; 237 charged, 3 dead-lettered")
+			.contains("order:         checked for all 12 customers: each one's payments were charged in the order sent")
+			.contains("dead letters:  exhausted 1 [c05-4], permanent 2 [c10-7, c11-2]")
+			.anySatisfy((line) -> assertThat(line).startsWith("attempts:      main ")
+				.contains("retry.2s")
+				.contains("retry.5s")
+				.contains("retry.10s"))
+			.anySatisfy((line) -> assertThat(line).startsWith("retried:")
+				.contains("c03-1 charged on attempt 4")
+				.contains("c08-1 charged on attempt 4"))
+			.anySatisfy((line) -> assertThat(line).startsWith("lateness:      the latest retry ran "))
+			.anySatisfy((line) -> assertThat(line).startsWith("throughput:    237 payments in "));
 		// what an operator sees over HTTP
 		assertThat(prometheus).contains("kafka_resilience_dlq_records_total{error_class=\"permanent\"")
+			.contains("reason=\"exhausted\"")
 			.contains("kafka_resilience_attempts_total{")
 			.contains("kafka_resilience_locks_active{");
-		assertThat(resilience).contains("\"id\":\"orders\"")
-			.contains("\"dlqTopic\":\"orders.dlq\"")
+		assertThat(resilience).contains("\"id\":\"payments\"")
+			.contains("\"dlqTopic\":\"payments.dlq\"")
 			.contains("\"active\":0");
-		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"orders.locks\":\"current\"}");
+		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"payments.locks\":\"current\"}");
 	}
 
 	private static String get(String url) throws Exception {
