@@ -16,7 +16,7 @@ import tools.jackson.databind.json.JsonMapper;
  *  "dlq.timestamp":"2026-11-21T10:15:30.120Z","key":"customer-7","original.topic":"orders",
  *  "original.partition":2,"original.offset":1093,"previous.topic":"orders.retry.1h",
  *  "retry.count":4,"error.class":"transient","error.exception":"java.net.SocketTimeoutException",
- *  "error.message":"Read timed out","error.timestamp":"2026-11-21T10:15:30.101Z",
+ *  "error.message":"Read timed out","error.timestamp":"2026-11-21T10:15:30.101000000Z",
  *  "dlq.reason":"exhausted","payload.size":312}
  * </pre>
  *
