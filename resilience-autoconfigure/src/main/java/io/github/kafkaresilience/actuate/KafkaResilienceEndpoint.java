@@ -94,10 +94,7 @@ public class KafkaResilienceEndpoint {
 		Map<String, LockRegistry> registries = new HashMap<>();
 		this.locks.registries().forEach((registry) -> registries.put(registry.mainTopic(), registry));
 		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
-		Map<String, DlqDescriptor> deadLetters = deadLetters(endpoints.stream()
-			.flatMap((endpoint) -> this.listeners.plans(endpoint.id()).stream())
-			.map(LadderPlan::dlqTopic)
-			.toList());
+		Map<String, DlqDescriptor> deadLetters = deadLetters(plans().stream().map(LadderPlan::dlqTopic).toList());
 		Instant now = this.clock.instant();
 		List<ListenerDescriptor> descriptors = new ArrayList<>();
 		for (ListenerEndpoint endpoint : endpoints) {
@@ -122,10 +119,7 @@ public class KafkaResilienceEndpoint {
 	public ReplayReport replay(String from, @Nullable String to, @Nullable String since, @Nullable String until,
 			@Nullable String errorClass, @Nullable String exception, @Nullable String reason, @Nullable String key,
 			@Nullable String originalPartition, @Nullable String originalOffset, @Nullable Boolean dryRun) {
-		List<LadderPlan> plans = this.listeners.endpoints()
-			.stream()
-			.flatMap((endpoint) -> this.listeners.plans(endpoint.id()).stream())
-			.toList();
+		List<LadderPlan> plans = plans();
 		LadderPlan source = plans.stream()
 			.filter((plan) -> plan.dlqTopic().equals(from))
 			.findFirst()
@@ -139,6 +133,14 @@ public class KafkaResilienceEndpoint {
 		ReplayRequest request = ReplayArguments.request(from, target, since, until, errorClass, exception, reason, key,
 				originalPartition, originalOffset, !Boolean.FALSE.equals(dryRun), this.clock);
 		return this.replayer.get().replay(request);
+	}
+
+	/** The ladders of every listener here. */
+	private List<LadderPlan> plans() {
+		return this.listeners.endpoints()
+			.stream()
+			.flatMap((endpoint) -> this.listeners.plans(endpoint.id()).stream())
+			.toList();
 	}
 
 	private TopicDescriptor describe(LadderPlan plan, @Nullable LockRegistry registry, @Nullable DlqDescriptor dlq,

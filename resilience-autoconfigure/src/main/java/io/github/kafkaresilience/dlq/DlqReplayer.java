@@ -122,12 +122,13 @@ public final class DlqReplayer {
 	}
 
 	private static Map<String, Object> replayConsumerConfig(Map<String, Object> base) {
+		// groupless starts at earliest: a seek below the log start (retention ran meanwhile) reads
+		// from the first dead letter left
 		Map<String, Object> config = ConsumerSettings.groupless(base, CLIENT_ID);
 		// looking a topic up must not create it: a mistyped name is an error, not a new topic
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
 		// a dead letter of an aborted transaction was never one (its record was redelivered)
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		// earliest: a seek below the log start (retention ran meanwhile) reads from the first dead letter left
 		return Collections.unmodifiableMap(config);
 	}
 

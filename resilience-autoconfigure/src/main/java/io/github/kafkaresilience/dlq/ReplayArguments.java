@@ -5,11 +5,14 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.github.kafkaresilience.ladder.DlqReason;
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -46,6 +49,10 @@ public final class ReplayArguments {
 			"reason", "key", "original-partition", "original-offset");
 
 	private static final String DRY_RUN = "dry-run";
+
+	private static final List<String> ERROR_CLASSES = List.of(RetryHeaders.TRANSIENT, RetryHeaders.PERMANENT);
+
+	private static final List<String> REASONS = Arrays.stream(DlqReason.values()).map(DlqReason::value).toList();
 
 	private ReplayArguments() {
 	}
@@ -105,8 +112,7 @@ public final class ReplayArguments {
 			@Nullable String errorClass, @Nullable String exception, @Nullable String reason, @Nullable String key,
 			@Nullable String originalPartition, @Nullable String originalOffset, boolean dryRun, Clock clock) {
 		return new ReplayRequest(from, to, time("since", since, clock), time("until", until, clock),
-				oneOf("error-class", errorClass, List.of("transient", "permanent")), exception,
-				oneOf("reason", reason, List.of("permanent", "exhausted", "poison")), key,
+				oneOf("error-class", errorClass, ERROR_CLASSES), exception, oneOf("reason", reason, REASONS), key,
 				number("original-partition", originalPartition, Integer.MAX_VALUE).map(Long::intValue).orElse(null),
 				number("original-offset", originalOffset, Long.MAX_VALUE).orElse(null), dryRun);
 	}
