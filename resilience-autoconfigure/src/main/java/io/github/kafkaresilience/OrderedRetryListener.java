@@ -68,4 +68,25 @@ public @interface OrderedRetryListener {
 	 */
 	String concurrency() default "";
 
+	/**
+	 * Whether the handler is guarded against running twice for one record: {@code "true"} or
+	 * {@code "false"}. A guarded listener claims each record's idempotency key before the
+	 * method runs, skips a record whose key was completed, and releases the claim when the
+	 * method throws. Empty means {@code kafka.resilience.idempotency.enabled}.
+	 * @return whether the listener is idempotent
+	 */
+	String idempotent() default "";
+
+	/**
+	 * A SpEL expression giving a record's idempotency key, evaluated on the deserialized
+	 * {@link org.apache.kafka.clients.consumer.ConsumerRecord} (for example
+	 * {@code "value.paymentId"}, or {@code "@fileHashes.of(value)"} with a bean). Empty means
+	 * the {@link io.github.kafkaresilience.idempotency.IdempotencyKeyResolver} bean if there
+	 * is one, otherwise the record's birthplace ({@code original.topic/partition/offset}), so
+	 * that retries and replays of a record share its key. {@code ${...}} placeholders are
+	 * resolved first.
+	 * @return the key expression
+	 */
+	String idempotencyKey() default "";
+
 }

@@ -14,6 +14,7 @@ import io.github.kafkaresilience.dlq.DlqDispatcher;
 import io.github.kafkaresilience.dlq.DlqHandler;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
+import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
@@ -71,11 +72,13 @@ import org.springframework.util.StringUtils;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = KafkaAutoConfiguration.class)
+@AutoConfiguration(after = KafkaAutoConfiguration.class,
+		afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+				"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration" })
 @ConditionalOnClass(KafkaTemplate.class)
 @ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(ResilienceProperties.class)
-@Import({ ResilienceMetricsConfiguration.class, ResilienceActuatorConfiguration.Health.class,
+@Import({ ResilienceMetricsConfiguration.class, IdempotencyConfiguration.class, ResilienceActuatorConfiguration.Health.class,
 		ResilienceActuatorConfiguration.EndpointConfiguration.class })
 public final class OrderedRetryAutoConfiguration {
 
@@ -162,7 +165,7 @@ public final class OrderedRetryAutoConfiguration {
 			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
 			ObjectProvider<ResilienceObserver> observers, ProducerFactory<?, ?> producerFactory,
-			ObjectProvider<FaultInjection> faultInjection) {
+			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -175,7 +178,8 @@ public final class OrderedRetryAutoConfiguration {
 		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
 				(endpoint, topic) -> new HandlerInvoker(endpoint.bean(), endpoint.method(), topic,
-						deserializer(consumerFactory, true), deserializer(consumerFactory, false)),
+						deserializer(consumerFactory, true), deserializer(consumerFactory, false),
+						idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(), endpoint.idempotencyKey(), topic)),
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);

@@ -57,6 +57,8 @@ public class ResilienceProperties {
 
 	private final Endpoint endpoint = new Endpoint();
 
+	private final Idempotency idempotency = new Idempotency();
+
 	/**
 	 * The one-off command the application runs instead of its listeners: set to 'replay' when
 	 * it is started as 'java -jar app.jar replay ...'. Beans of the application that must not
@@ -124,12 +126,92 @@ public class ResilienceProperties {
 		return this.endpoint;
 	}
 
+	public Idempotency getIdempotency() {
+		return this.idempotency;
+	}
+
 	public @Nullable String getCommand() {
 		return this.command;
 	}
 
 	public void setCommand(@Nullable String command) {
 		this.command = command;
+	}
+
+	public static class Idempotency {
+
+		/**
+		 * Whether listeners are idempotent unless their @OrderedRetryListener says otherwise:
+		 * each record's idempotency key is claimed before the handler runs and a record whose
+		 * key was completed is skipped.
+		 */
+		private boolean enabled = false;
+
+		/**
+		 * How long a claim holds without being completed or released. A claim left by a
+		 * crashed instance blocks its record's retries until then; keep it above the longest
+		 * handler run, or a slow run's claim can be taken over.
+		 */
+		private Duration lease = Duration.ofMinutes(5);
+
+		/**
+		 * How long completed keys are remembered. A record replayed or redelivered after that
+		 * runs again.
+		 */
+		private Duration retention = Duration.ofDays(7);
+
+		/**
+		 * How often keys older than the retention are deleted from the store.
+		 */
+		private Duration cleanupInterval = Duration.ofHours(1);
+
+		/**
+		 * Whether the handler and the completion of its key run in one transaction of the
+		 * application's transaction manager (when it has exactly one), so that the handler's
+		 * database writes and the key commit together.
+		 */
+		private boolean transaction = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getLease() {
+			return this.lease;
+		}
+
+		public void setLease(Duration lease) {
+			this.lease = lease;
+		}
+
+		public Duration getRetention() {
+			return this.retention;
+		}
+
+		public void setRetention(Duration retention) {
+			this.retention = retention;
+		}
+
+		public Duration getCleanupInterval() {
+			return this.cleanupInterval;
+		}
+
+		public void setCleanupInterval(Duration cleanupInterval) {
+			this.cleanupInterval = cleanupInterval;
+		}
+
+		public boolean isTransaction() {
+			return this.transaction;
+		}
+
+		public void setTransaction(boolean transaction) {
+			this.transaction = transaction;
+		}
+
 	}
 
 	public static class Replay {

@@ -82,7 +82,8 @@ public final class RetryHeaders {
 	/**
 	 * The headers of a record leaving {@code sourceTopic} for a retry or dead-letter topic.
 	 * User headers travel unchanged; protocol headers on a main-topic record are not trusted
-	 * and are dropped.
+	 * and are dropped, except the {@code original.*} headers of a replayed dead letter (they
+	 * say where the record was born, nothing more; routing never reads them).
 	 * @param source the headers of the record being sent on
 	 * @param fromMain whether the record comes from the main topic (its first hop)
 	 * @param sourceTopic the topic the record comes from
@@ -96,14 +97,17 @@ public final class RetryHeaders {
 	public static Headers forHop(Headers source, boolean fromMain, String sourceTopic, int partition, long offset,
 			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure, @Nullable DlqReason reason) {
 		RecordHeaders headers = new RecordHeaders();
+		boolean replayed = fromMain && isReplay(source);
 		for (Header header : source) {
 			String name = header.key();
-			boolean drop = fromMain ? PROTOCOL.contains(name) : PER_HOP.contains(name) || (failure != null && ERRORS.contains(name));
+			boolean drop = fromMain
+					? PROTOCOL.contains(name) && !(replayed && ORIGINS.contains(name))
+					: PER_HOP.contains(name) || (failure != null && ERRORS.contains(name));
 			if (!drop) {
 				headers.add(header);
 			}
 		}
-		if (fromMain) {
+		if (fromMain && !replayed) {
 			put(headers, ORIGINAL_TOPIC, sourceTopic);
 			put(headers, ORIGINAL_PARTITION, Integer.toString(partition));
 			put(headers, ORIGINAL_OFFSET, Long.toString(offset));
@@ -151,6 +155,34 @@ public final class RetryHeaders {
 		put(headers, REPLAY_FROM_DLQ, dlqTopic + "/" + dlqPartition + "/" + dlqOffset);
 		put(headers, REPLAY_TIMESTAMP, RFC_3339_NANOS.format(now));
 		return headers;
+	}
+
+	/**
+	 * Where a record was born, {@code topic/partition/offset} from its {@code original.*}
+	 * headers, or {@code null} when they are missing or unreadable.
+	 */
+	public static @Nullable String origin(Headers headers) {
+		String topic = text(headers, ORIGINAL_TOPIC);
+		String partition = text(headers, ORIGINAL_PARTITION);
+		String offset = text(headers, ORIGINAL_OFFSET);
+		if (topic == null || topic.isEmpty() || partition == null || offset == null) {
+			return null;
+		}
+		try {
+			return topic + "/" + Integer.parseInt(partition.trim()) + "/" + Long.parseLong(offset.trim());
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * Whether a main-topic record is a dead letter sent back by a replay: it names its dead
+	 * letter and carries a readable birthplace. Its {@code original.*} headers then travel on,
+	 * so that its retries keep the birthplace of the record's first attempt.
+	 */
+	static boolean isReplay(Headers headers) {
+		return text(headers, REPLAY_FROM_DLQ) != null && origin(headers) != null;
 	}
 
 	/** The text of the last header with that name, or {@code null}. */

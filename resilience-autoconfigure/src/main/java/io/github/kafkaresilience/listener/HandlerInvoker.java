@@ -5,19 +5,22 @@ import java.lang.reflect.Method;
 import java.util.Optional;
 
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Deserializes a record with the application's deserializers and invokes the listener
  * method with the {@link ConsumerRecord} or just its value. A record that cannot be
- * deserialized is reported as poison.
+ * deserialized is reported as poison. With an {@link IdempotencyGuard}, the method runs only
+ * for records whose idempotency key was not completed before.
  * <p>
  * Records are deserialized as if read from their main topic, also when they come from a retry
  * topic, so that topic-based schema lookups keep working.
@@ -38,8 +41,23 @@ public class HandlerInvoker implements RecordHandler {
 
 	private final Deserializer<?> valueDeserializer;
 
+	private final @Nullable IdempotencyGuard guard;
+
 	public HandlerInvoker(Object bean, Method method, String mainTopic, Deserializer<?> keyDeserializer,
 			Deserializer<?> valueDeserializer) {
+		this(bean, method, mainTopic, keyDeserializer, valueDeserializer, null);
+	}
+
+	/**
+	 * @param bean the bean holding the listener method
+	 * @param method the listener method
+	 * @param mainTopic the main topic, the topic records are deserialized for
+	 * @param keyDeserializer the application's key deserializer
+	 * @param valueDeserializer the application's value deserializer
+	 * @param guard runs the method once per idempotency key, or {@code null}
+	 */
+	public HandlerInvoker(Object bean, Method method, String mainTopic, Deserializer<?> keyDeserializer,
+			Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard) {
 		if (method.getParameterCount() != 1) {
 			throw new IllegalStateException("@OrderedRetryListener method " + method
 					+ " must take exactly one parameter: a ConsumerRecord or the record value");
@@ -50,6 +68,7 @@ public class HandlerInvoker implements RecordHandler {
 		this.mainTopic = mainTopic;
 		this.keyDeserializer = keyDeserializer;
 		this.valueDeserializer = valueDeserializer;
+		this.guard = guard;
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -66,14 +85,19 @@ public class HandlerInvoker implements RecordHandler {
 		catch (RuntimeException ex) {
 			return HandlerResult.poison(ex);
 		}
-		Object argument = this.takesRecord ? new ConsumerRecord<>(delivery.topic(), delivery.partition(),
-				delivery.offset(), delivery.timestamp(), TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE,
-				ConsumerRecord.NULL_SIZE, key, value, delivery.headers(), Optional.empty()) : value;
+		ConsumerRecord<?, ?> record = new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(),
+				delivery.timestamp(), TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key,
+				value, delivery.headers(), Optional.empty());
 		if (!this.takesRecord && value != null && !wrap(this.method.getParameterTypes()[0]).isInstance(value)) {
 			return HandlerResult.failed(new PermanentFailureException("Listener method " + this.method.getName()
 					+ " takes " + this.method.getParameterTypes()[0].getName() + " but the value deserializer gave "
 					+ value.getClass().getName()));
 		}
+		Object argument = this.takesRecord ? record : value;
+		return (this.guard != null) ? this.guard.run(record, () -> invoke(argument)) : invoke(argument);
+	}
+
+	private HandlerResult invoke(@Nullable Object argument) {
 		try {
 			this.method.invoke(this.bean, argument);
 			return HandlerResult.success();

@@ -15,12 +15,15 @@ import org.jspecify.annotations.Nullable;
  * @param delays the stage delays, {@code null} for the configured default
  * @param maxAttempts the attempts, {@code null} for the configured default
  * @param concurrency the worker count, {@code null} for the configured default
+ * @param idempotent whether the listener is guarded, {@code null} for the configured default
+ * @param idempotencyKey the key expression, {@code null} for the default key
  * @param bean the bean holding the method
  * @param method the listener method
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
-		@Nullable Integer maxAttempts, @Nullable Integer concurrency, Object bean, Method method) {
+		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
+		@Nullable String idempotencyKey, Object bean, Method method) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);

@@ -101,7 +101,11 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		}
 		Integer maxAttempts = parseInt(resolve(annotation.maxAttempts()), "maxAttempts", where, 1);
 		Integer concurrency = parseInt(resolve(annotation.concurrency()), "concurrency", where, 1);
-		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, bean, method);
+		Boolean idempotent = parseBoolean(resolve(annotation.idempotent()), "idempotent", where);
+		String idempotencyKey = (this.beanFactory != null && StringUtils.hasText(annotation.idempotencyKey()))
+				? this.beanFactory.resolveEmbeddedValue(annotation.idempotencyKey()) : annotation.idempotencyKey();
+		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
+				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, bean, method);
 	}
 
 	private static Duration parseDuration(String text, String where) {
@@ -111,6 +115,18 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException(where + " has delay '" + text + "', which is not a duration (use 30s, 5m, 1h)", ex);
 		}
+	}
+
+	private static @Nullable Boolean parseBoolean(String text, String attribute, String where) {
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+			case "true" -> true;
+			case "false" -> false;
+			default -> throw new IllegalStateException(where + " has " + attribute + " '" + text
+					+ "', which is neither true nor false");
+		};
 	}
 
 	private static @Nullable Integer parseInt(String text, String attribute, String where, int min) {

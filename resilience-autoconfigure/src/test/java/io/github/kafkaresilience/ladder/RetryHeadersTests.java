@@ -108,6 +108,38 @@ class RetryHeadersTests {
 	}
 
 	@Test
+	void aReplayedDeadLetterKeepsItsBirthplaceOnItsFirstHop() {
+		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "original.topic", "orders", "original.partition",
+				"2", "original.offset", "7", "retry.count", "0", "lock.id", "forged-lock");
+
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null);
+
+		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/7");
+		assertThat(headers.headers("original.offset")).hasSize(1);
+		assertThat(text(headers, "retry.count")).isEqualTo("1");
+		assertThat(text(headers, "lock.id")).isEqualTo("lock-1");
+		assertThat(text(headers, "previous.topic")).isEqualTo("orders");
+	}
+
+	@Test
+	void aForgedBirthplaceWithoutReplayHeaderIsReplacedOnTheFirstHop() {
+		Headers source = headers("original.topic", "orders", "original.partition", "2", "original.offset", "7");
+
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null);
+
+		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/50");
+	}
+
+	@Test
+	void anUnreadableBirthplaceIsNoBirthplace() {
+		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.partition", "x",
+				"original.offset", "7"))).isNull();
+		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.offset", "7"))).isNull();
+		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.partition", "1",
+				"original.offset", "7"))).isEqualTo("orders/1/7");
+	}
+
+	@Test
 	void theSourceHeadersAreNotModified() {
 		Headers source = headers("retry.count", "7", "trace-id", "abc");
 
@@ -276,7 +308,9 @@ class RetryHeadersTests {
 		assertThat(second.headers("replay.timestamp")).hasSize(1);
 		assertThat(text(second, "replay.from-dlq")).isEqualTo("orders.dlq/2/30");
 		assertThat(text(second, "replay.timestamp")).isEqualTo("2025-03-04T05:07:07.123456789Z");
-		assertThat(text(second, "original.offset")).isEqualTo("99");
+		// the record keeps the birthplace of its first attempt through every replay
+		assertThat(RetryHeaders.origin(second)).isEqualTo(RetryHeaders.origin(deadLetterHeaders()));
+		assertThat(second.headers("original.offset")).hasSize(1);
 		assertThat(text(second, "trace-id")).isEqualTo("abc");
 	}
 

@@ -1,0 +1,157 @@
+package io.github.kafkaresilience.idempotency;
+
+import java.time.Duration;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.support.TransactionOperations;
+
+/**
+ * Runs a listener's handler at most once per idempotency key, as far as the store knows:
+ * claims the record's key first, skips the record when its key was completed, completes the
+ * key when the handler succeeds and releases it when the handler fails, so that a retry runs.
+ * <p>
+ * With a transaction, the handler and the completion of its key run in one transaction: a
+ * handler whose database writes join it commits them together with the key, or neither.
+ *
+ * @since 0.1.0
+ */
+public class IdempotencyGuard {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyGuard.class);
+
+	private final String scope;
+
+	private final IdempotencyStore store;
+
+	private final IdempotencyKeyResolver keys;
+
+	private final Duration lease;
+
+	private final @Nullable TransactionOperations transactions;
+
+	private final IdempotencyObserver observer;
+
+	/**
+	 * @param scope the listener whose keys this guard claims
+	 * @param store where claims are kept
+	 * @param keys gives a record's idempotency key
+	 * @param lease how long a claim holds before another attempt may take it over
+	 * @param transactions runs the handler and the completion of its key in one transaction,
+	 * or {@code null} to complete the key after the handler returns
+	 * @param observer hears skipped records and held keys
+	 */
+	public IdempotencyGuard(String scope, IdempotencyStore store, IdempotencyKeyResolver keys, Duration lease,
+			@Nullable TransactionOperations transactions, IdempotencyObserver observer) {
+		this.scope = scope;
+		this.store = store;
+		this.keys = keys;
+		this.lease = lease;
+		this.transactions = transactions;
+		this.observer = observer;
+	}
+
+	/**
+	 * Runs the handler of a record unless its key was completed.
+	 * @param record the deserialized record
+	 * @param handler runs the listener method and says how it went
+	 * @return the handler's result; success for a skipped record; a transient failure when the
+	 * key is held elsewhere or the store failed; a permanent one when no key can be found
+	 */
+	public HandlerResult run(ConsumerRecord<?, ?> record, Supplier<HandlerResult> handler) {
+		String key;
+		try {
+			key = this.keys.keyOf(record);
+		}
+		catch (RuntimeException ex) {
+			return HandlerResult.failed(new PermanentFailureException(
+					"Cannot compute the idempotency key of " + where(record) + ": " + ex.getMessage(), ex));
+		}
+		if (!IdempotencyKeyResolver.isUsable(key)) {
+			return HandlerResult.failed(new PermanentFailureException("The idempotency key of " + where(record)
+					+ " is empty; the key resolver must give every record a key"));
+		}
+		Claim claim;
+		try {
+			claim = this.store.claim(this.scope, key, this.lease);
+		}
+		catch (RuntimeException ex) {
+			return HandlerResult.failed(ex); // the store is down: a transient failure, retried
+		}
+		if (claim.status() == Claim.Status.COMPLETED) {
+			this.observer.skipped();
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipping " + where(record) + ": idempotency key '" + key + "' was completed at "
+						+ claim.since());
+			}
+			return HandlerResult.success();
+		}
+		if (claim.status() == Claim.Status.HELD) {
+			this.observer.held();
+			return HandlerResult.failed(new ClaimHeldException(this.scope, key, claim.since()));
+		}
+		HandlerResult result;
+		try {
+			result = (this.transactions != null) ? runInTransaction(claim, handler, this.transactions)
+					: runThenComplete(claim, handler);
+		}
+		catch (RuntimeException ex) {
+			result = HandlerResult.failed(ex);
+		}
+		if (result.outcome() != HandlerResult.Outcome.SUCCESS) {
+			release(claim, result);
+		}
+		return result;
+	}
+
+	private HandlerResult runThenComplete(Claim claim, Supplier<HandlerResult> handler) {
+		HandlerResult result = handler.get();
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
+			this.store.complete(claim);
+		}
+		return result;
+	}
+
+	private HandlerResult runInTransaction(Claim claim, Supplier<HandlerResult> handler,
+			TransactionOperations transactions) {
+		HandlerResult result = transactions.execute((status) -> {
+			HandlerResult outcome = handler.get();
+			if (outcome.outcome() == HandlerResult.Outcome.SUCCESS) {
+				this.store.complete(claim);
+			}
+			else {
+				status.setRollbackOnly();
+			}
+			return outcome;
+		});
+		if (result == null) {
+			throw new IllegalStateException("The transaction gave no result");
+		}
+		return result;
+	}
+
+	private void release(Claim claim, HandlerResult result) {
+		try {
+			this.store.release(claim);
+		}
+		catch (RuntimeException ex) {
+			// the claim stays until its lease runs out; until then the record's retries find it held
+			if (result.failure() != null) {
+				result.failure().addSuppressed(ex);
+			}
+			logger.warn("Could not release the claim on idempotency key '" + claim.key() + "' of '" + this.scope
+					+ "'; it is held until kafka.resilience.idempotency.lease runs out", ex);
+		}
+	}
+
+	private static String where(ConsumerRecord<?, ?> record) {
+		return record.topic() + "/" + record.partition() + "/" + record.offset();
+	}
+
+}
