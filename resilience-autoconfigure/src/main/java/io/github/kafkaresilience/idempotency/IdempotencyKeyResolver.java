@@ -2,7 +2,6 @@ package io.github.kafkaresilience.idempotency;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,19 +28,19 @@ public interface IdempotencyKeyResolver {
 	 * The default key: where the record was born, {@code topic/partition/offset} in its main
 	 * topic. A retry carries its birthplace in the {@code original.*} headers, and so does a
 	 * dead letter replayed to the main topic, so every attempt and every replay of one record
-	 * share a key. On a record read from the main topic that is not a replay, the
-	 * {@code original.*} headers are ignored (anyone may write them) and its own coordinates
+	 * share a key. On a record read from the main topic, the {@code original.*} headers are
+	 * only believed when the record is a replay that names an earlier record of its own
+	 * partition (see {@link RetryHeaders#replayedBirthplace}); otherwise its own coordinates
 	 * are the key.
 	 * @param mainTopic the main topic of the listener
 	 * @return the resolver
 	 */
 	static IdempotencyKeyResolver birthplace(String mainTopic) {
 		return (record) -> {
-			Headers headers = record.headers();
-			boolean trusted = !record.topic().equals(mainTopic)
-					|| RetryHeaders.text(headers, RetryHeaders.REPLAY_FROM_DLQ) != null;
-			String origin = trusted ? RetryHeaders.origin(headers) : null;
-			return (origin != null) ? origin : record.topic() + "/" + record.partition() + "/" + record.offset();
+			String birthplace = record.topic().equals(mainTopic)
+					? RetryHeaders.replayedBirthplace(record.headers(), mainTopic, record.partition(), record.offset())
+					: RetryHeaders.origin(record.headers());
+			return (birthplace != null) ? birthplace : record.topic() + "/" + record.partition() + "/" + record.offset();
 		};
 	}
 

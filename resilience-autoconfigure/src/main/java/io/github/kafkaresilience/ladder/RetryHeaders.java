@@ -97,7 +97,7 @@ public final class RetryHeaders {
 	public static Headers forHop(Headers source, boolean fromMain, String sourceTopic, int partition, long offset,
 			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure, @Nullable DlqReason reason) {
 		RecordHeaders headers = new RecordHeaders();
-		boolean replayed = fromMain && isReplay(source);
+		boolean replayed = fromMain && replayedBirthplace(source, sourceTopic, partition, offset) != null;
 		for (Header header : source) {
 			String name = header.key();
 			boolean drop = fromMain
@@ -177,12 +177,35 @@ public final class RetryHeaders {
 	}
 
 	/**
-	 * Whether a main-topic record is a dead letter sent back by a replay: it names its dead
-	 * letter and carries a readable birthplace. Its {@code original.*} headers then travel on,
-	 * so that its retries keep the birthplace of the record's first attempt.
+	 * The birthplace a main-topic record names as a dead letter sent back by a replay, or
+	 * {@code null} when it is not one. A replay names its dead letter in
+	 * {@code replay.from-dlq} and is written to its birthplace's partition, after it; a record
+	 * whose {@code original.*} headers name another topic or partition, or a later offset, is
+	 * not taken for a replay. Its {@code original.*} headers then travel on, so that its
+	 * retries keep the birthplace of the record's first attempt.
+	 * @param headers the record's headers
+	 * @param topic the main topic it was read from
+	 * @param partition its partition
+	 * @param offset its offset
+	 * @return {@code topic/partition/offset} of its birthplace, or {@code null}
 	 */
-	static boolean isReplay(Headers headers) {
-		return text(headers, REPLAY_FROM_DLQ) != null && origin(headers) != null;
+	public static @Nullable String replayedBirthplace(Headers headers, String topic, int partition, long offset) {
+		if (text(headers, REPLAY_FROM_DLQ) == null || !topic.equals(text(headers, ORIGINAL_TOPIC))) {
+			return null;
+		}
+		try {
+			String originalPartition = text(headers, ORIGINAL_PARTITION);
+			String originalOffset = text(headers, ORIGINAL_OFFSET);
+			if (originalPartition == null || originalOffset == null
+					|| Integer.parseInt(originalPartition.trim()) != partition
+					|| Long.parseLong(originalOffset.trim()) >= offset) {
+				return null;
+			}
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+		return origin(headers);
 	}
 
 	/** The text of the last header with that name, or {@code null}. */

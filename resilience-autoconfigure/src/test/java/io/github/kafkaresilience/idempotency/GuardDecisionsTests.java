@@ -53,6 +53,9 @@ class GuardDecisionsTests {
 		ConsumerRecord<String, String> replayed = withBirthplace(record("orders", 1, 90), "orders", 1, 40);
 		replayed.headers().add("replay.from-dlq", "orders.dlq/1/3".getBytes(StandardCharsets.UTF_8));
 		assertThat(keys.keyOf(replayed)).isEqualTo("orders/1/40");
+		ConsumerRecord<String, String> forged = withBirthplace(record("orders", 1, 20), "orders", 1, 40);
+		forged.headers().add("replay.from-dlq", "orders.dlq/1/3".getBytes(StandardCharsets.UTF_8));
+		assertThat(keys.keyOf(forged)).as("a replay names an earlier record of its partition").isEqualTo("orders/1/20");
 	}
 
 	@Test

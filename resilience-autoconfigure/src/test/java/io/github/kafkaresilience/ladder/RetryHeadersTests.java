@@ -131,6 +131,23 @@ class RetryHeadersTests {
 	}
 
 	@Test
+	void aReplayHeaderNamingAnotherPartitionOrALaterRecordIsNotBelieved() {
+		Headers otherPartition = headers("replay.from-dlq", "orders.dlq/1/3", "original.topic", "orders",
+				"original.partition", "1", "original.offset", "7");
+		Headers laterOffset = headers("replay.from-dlq", "orders.dlq/2/3", "original.topic", "orders",
+				"original.partition", "2", "original.offset", "70");
+		Headers otherTopic = headers("replay.from-dlq", "orders.dlq/2/3", "original.topic", "payments",
+				"original.partition", "2", "original.offset", "7");
+
+		for (Headers source : List.of(otherPartition, laterOffset, otherTopic)) {
+			assertThat(RetryHeaders.replayedBirthplace(source, "orders", 2, 50)).isNull();
+			assertThat(RetryHeaders.origin(RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1",
+					TRANSIENT_FAILURE, null))).isEqualTo("orders/2/50");
+		}
+		assertThat(RetryHeaders.replayedBirthplace(otherPartition, "orders", 1, 50)).isEqualTo("orders/1/7");
+	}
+
+	@Test
 	void anUnreadableBirthplaceIsNoBirthplace() {
 		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.partition", "x",
 				"original.offset", "7"))).isNull();
