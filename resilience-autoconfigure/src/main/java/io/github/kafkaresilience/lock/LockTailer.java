@@ -114,7 +114,11 @@ public final class LockTailer {
 		return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
 	}
 
-	/** Lock records that could not be read and were skipped. */
+	/**
+	 * Lock records that could not be read and were skipped since this tailer started: no key,
+	 * not JSON, another document version, a missing header or field. A record is counted each
+	 * time it is read, so one left in the topic counts again after a restart.
+	 */
 	public long skippedRecords() {
 		return this.skippedRecords.get();
 	}
@@ -151,7 +155,7 @@ public final class LockTailer {
 					registerRequests(consumer);
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.pollTimeout);
 					for (ConsumerRecord<byte[], byte[]> record : records) {
-						apply(record);
+						applySafely(record);
 					}
 					for (TopicPartition partition : assignment) {
 						long position = consumer.position(partition);
@@ -216,28 +220,40 @@ public final class LockTailer {
 		}
 	}
 
+	/**
+	 * Applies one lock record. Anyone with write access can put anything on the lock topic, so
+	 * a record that cannot be applied is skipped rather than allowed to throw: the position has
+	 * already moved past the whole batch, and an exception here would lose every later record
+	 * of it.
+	 */
+	private void applySafely(ConsumerRecord<byte[], byte[]> record) {
+		try {
+			apply(record);
+		}
+		catch (RuntimeException ex) {
+			skip(record, (ex.getMessage() != null) ? ex.getMessage() : ex.getClass().getName());
+		}
+	}
+
 	private void apply(ConsumerRecord<byte[], byte[]> record) {
-		if (record.key() == null) {
+		if (record.key() == null || record.key().length == 0) {
+			// the library never writes one, and a compacted topic keeps an empty key as a real key
 			skip(record, "it has no key (the lock id)");
 			return;
 		}
 		String id = LockCodec.decodeId(record.key());
 		if (record.value() == null) {
+			// also a release whose earlier versions were compacted away: not an error
 			this.table.apply(record.partition(), record.offset(), id, null);
 			return;
 		}
-		try {
-			this.table.apply(record.partition(), record.offset(), id, LockCodec.decode(id, record.headers(), record.value()));
-		}
-		catch (RuntimeException ex) {
-			skip(record, ex.getMessage());
-		}
+		this.table.apply(record.partition(), record.offset(), id, LockCodec.decode(id, record.headers(), record.value()));
 	}
 
 	private void skip(ConsumerRecord<byte[], byte[]> record, String why) {
 		this.skippedRecords.incrementAndGet();
 		logger.warn("Skipping lock record " + record.topic() + "/" + record.partition() + "/" + record.offset() + ": "
-				+ why);
+				+ why + ". The lock it describes, if any, is unknown to this instance");
 	}
 
 }

@@ -6,7 +6,9 @@ import io.github.kafkaresilience.listener.ResilienceObserver;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.LockTailer;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -15,10 +17,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Gauges of the lock registries, per main topic: {@code kafka.resilience.locks.active} (live
- * locks) and {@code kafka.resilience.locks.keys} (keys with at least one live lock); and, as
- * a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait} (timer) and
- * {@code kafka.resilience.locks.reaped} (counter).
+ * Meters of the lock registries, per main topic: {@code kafka.resilience.locks.active} (live
+ * locks) and {@code kafka.resilience.locks.keys} (keys with at least one live lock), gauges,
+ * and {@code kafka.resilience.locks.skipped} (lock records the tailer could not read), a
+ * function counter; and, as a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait}
+ * (timer) and {@code kafka.resilience.locks.reaped} (counter).
  *
  * @since 0.1.0
  */
@@ -71,6 +74,10 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 			.register(registry);
 		Gauge.builder("kafka.resilience.locks.keys", locks.table(), (table) -> table.lockedKeys())
 			.description("Keys with at least one live lock")
+			.tag("topic", locks.mainTopic())
+			.register(registry);
+		FunctionCounter.builder("kafka.resilience.locks.skipped", locks.tailer(), LockTailer::skippedRecords)
+			.description("Lock records the tailer could not read and skipped; each was logged at WARN")
 			.tag("topic", locks.mainTopic())
 			.register(registry);
 	}
