@@ -106,6 +106,14 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 							+ this.barrierWaitWarning.toMillis() + " ms waiting for the lock view: " + slow.keySet()
 							+ ". Check that the lock topics are readable and the brokers reachable");
 				}
+				Map<String, String> stopped = new TreeMap<>();
+				container.stoppedPartitions().forEach((partition, reason) -> stopped.put(name(partition), reason));
+				if (!stopped.isEmpty()) {
+					// stays UP: a restart by a liveness probe would only stop at the same record again
+					details.put("stoppedPartitions", stopped);
+					warnings.add("Listener '" + endpoint.id() + "' stopped " + stopped.keySet() + " at a record that can be"
+							+ " neither retried nor dead-lettered; raise the setting named in stoppedPartitions, then restart");
+				}
 			}
 			listeners.put(endpoint.id(), details);
 		}

@@ -6,8 +6,11 @@ import java.util.Map;
 
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerSettings;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -18,10 +21,17 @@ import org.springframework.beans.factory.DisposableBean;
 /**
  * The retry ladders of this instance: plans the topics of a main topic from the configured
  * name templates, provisions them, and publishes records to retry and dead-letter topics.
+ * <p>
+ * Its producer sends on the records the main topics accepted, with a few headers more: when
+ * a main topic accepts larger records than Kafka's default and the application did not set
+ * {@code max.request.size}, the producer allows that size plus
+ * {@link TopicProvisioner#HEADER_ALLOWANCE}.
  *
  * @since 0.1.0
  */
 public class RetryLadder implements RecordPublisher, DisposableBean {
+
+	private static final Log logger = LogFactory.getLog(RetryLadder.class);
 
 	/**
 	 * Name templates of the library's topics; {@code {topic}} is the main topic and
@@ -49,6 +59,9 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 
 	private volatile @Nullable Producer<byte[], byte[]> producer;
 
+	/** The largest record the producer must send, from the main topics provisioned so far. */
+	private int largestRecord;
+
 	public RetryLadder(Naming naming, TopicProvisioner provisioner, Map<String, Object> producerConfig,
 			String instanceId, Duration publishTimeout) {
 		this.naming = naming;
@@ -68,7 +81,38 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	 * @return the partition count shared by all of them
 	 */
 	public int provision(LadderPlan plan) {
-		return this.provisioner.provision(plan);
+		TopicProvisioner.Provisioned provisioned = this.provisioner.provisionLadder(plan);
+		allowRecordsOf(plan.mainTopic(), provisioned.maxMessageBytes());
+		return provisioned.partitions();
+	}
+
+	/**
+	 * Notes that the producer must send on the records of a main topic that accepts records
+	 * of {@code maxMessageBytes}; only a topic above Kafka's default matters.
+	 */
+	private synchronized void allowRecordsOf(String mainTopic, int maxMessageBytes) {
+		if (maxMessageBytes <= TopicProvisioner.DEFAULT_MAX_MESSAGE_BYTES) {
+			return;
+		}
+		int needed = (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + TopicProvisioner.HEADER_ALLOWANCE);
+		if (this.producerConfig.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
+			int configured = ProducerSettings.maxRequestSize(this.producerConfig);
+			if (configured < maxMessageBytes) {
+				logger.warn("Topic '" + mainTopic + "' accepts records up to " + maxMessageBytes
+						+ " bytes but spring.kafka.producer.properties.max.request.size is " + configured
+						+ ": a larger record can be neither retried nor dead-lettered, and its partition stops. Raise it "
+						+ "to " + needed + " or more");
+			}
+			return;
+		}
+		if (needed > this.largestRecord) {
+			this.largestRecord = needed;
+			if (this.producer != null) {
+				logger.warn("Topic '" + mainTopic + "' accepts records up to " + maxMessageBytes + " bytes but the retry "
+						+ "publisher already runs: records larger than it allows can be neither retried nor "
+						+ "dead-lettered until the next start");
+			}
+		}
 	}
 
 	@Override
@@ -92,7 +136,8 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 			synchronized (this) {
 				current = this.producer;
 				if (current == null) {
-					current = new KafkaProducer<>(this.producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+					current = new KafkaProducer<>(ProducerSettings.sending(this.producerConfig, this.largestRecord),
+							new ByteArraySerializer(), new ByteArraySerializer());
 					this.producer = current;
 				}
 			}

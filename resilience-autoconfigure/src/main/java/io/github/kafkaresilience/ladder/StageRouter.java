@@ -2,6 +2,8 @@ package io.github.kafkaresilience.ladder;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.lock.FailureInfo;
@@ -10,6 +12,10 @@ import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Position;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -23,12 +29,21 @@ import org.jspecify.annotations.Nullable;
  * publishes, then confirms the lock's new position, and a record that finds its own move
  * unfinished completes it. When this method throws, nothing was committed and the record must
  * be delivered again.
+ * <p>
+ * A record that a retry topic (or the producer) refuses as too large cannot be retried: it is
+ * dead-lettered as {@code permanent}, with a {@code RecordTooLargeException} that names the
+ * refusing topic and the setting to raise, and its lock is released, as after any permanent
+ * failure. When the dead-letter topic refuses it too, an {@link UnpublishableRecordException}
+ * is thrown: the record can go nowhere until a setting is raised.
  *
  * @since 0.1.0
  */
 public class StageRouter {
 
 	private static final Log logger = LogFactory.getLog(StageRouter.class);
+
+	/** At most this many refusals are remembered: a record whose partition was revoked never comes back. */
+	private static final int MAX_REFUSALS = 1000;
 
 	private final LadderPlan plan;
 
@@ -49,6 +64,13 @@ public class StageRouter {
 	private final FaultInjection faults;
 
 	private volatile LadderObserver observer = LadderObserver.NONE;
+
+	/**
+	 * In {@link DualWrite#TRANSACTION} mode, the records whose move a topic refused as too
+	 * large, by {@link Delivery#toString() position}: the failed send dooms the transaction,
+	 * so the record is dead-lettered in the next one, when it is routed again.
+	 */
+	private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
 
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
@@ -97,6 +119,20 @@ public class StageRouter {
 			throw new IllegalArgumentException("Topic '" + record.topic() + "' is not part of the ladder of '"
 					+ this.plan.mainTopic() + "'");
 		}
+		Refusal refusal = this.refusals.isEmpty() ? null : this.refusals.remove(record.toString());
+		if (refusal != null) {
+			try {
+				deadLetterRefused(record, refusal);
+			}
+			catch (UnpublishableRecordException ex) {
+				throw ex;
+			}
+			catch (RuntimeException ex) {
+				this.refusals.put(record.toString(), refusal);
+				throw ex;
+			}
+			return Step.done();
+		}
 		return (stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced);
 	}
 
@@ -137,7 +173,7 @@ public class StageRouter {
 			return Step.done();
 		}
 		if (key == null) {
-			publish(record, true, 1, 1, null, failure);
+			publishWithoutLock(record, true, 1, 1, failure);
 			return Step.done();
 		}
 		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
@@ -167,7 +203,8 @@ public class StageRouter {
 		Bytes key = record.businessKey();
 		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
 			return deadLetterMalformed(record, (retryCount != null) ? retryCount : 0,
-					"missing or unreadable protocol headers (retry.count=" + retryCount + ", lock.id=" + lockId + ")");
+					"missing or unreadable protocol headers (retry.count="
+							+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT) + ", lock.id=" + lockId + ")");
 		}
 		if (lockId == null) {
 			return runWhenDue(record, stage, retryCount, null);
@@ -179,7 +216,7 @@ public class StageRouter {
 			return skipStale(tailerSynced);
 		}
 		if (!lock.key().equals(key)) {
-			return deadLetterMalformed(record, retryCount, "lock.id names lock " + lockId + " of another key");
+			return deadLetterMalformed(record, retryCount, "a lock.id that names lock " + lockId + " of another key");
 		}
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
@@ -232,7 +269,8 @@ public class StageRouter {
 			release(lock);
 			return Step.done();
 		}
-		int attempts = retryCount + 1;
+		// a count read from a retry topic can be as large as an int goes; it must not wrap around
+		int attempts = (retryCount < Integer.MAX_VALUE) ? retryCount + 1 : retryCount;
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
@@ -244,7 +282,7 @@ public class StageRouter {
 			move(lock, record, stage, nextStage(stage), attempts, failure);
 		}
 		else {
-			publish(record, false, nextStage(stage), attempts, null, failure);
+			publishWithoutLock(record, false, nextStage(stage), attempts, failure);
 		}
 		return Step.done();
 	}
@@ -296,6 +334,12 @@ public class StageRouter {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
+			Throwable tooLarge = tooLarge(ex);
+			if (tooLarge != null) {
+				refused(record, new Refusal(this.plan.topicOf(moving.stage()), tooLarge, true, moving.retryCount(),
+						moving.id(), moving.failure()), ex);
+				return;
+			}
 			compensate(() -> this.locks.release(moving), moving, record, ex);
 			throw ex;
 		}
@@ -317,6 +361,12 @@ public class StageRouter {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
+			Throwable tooLarge = tooLarge(ex);
+			if (tooLarge != null) {
+				refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, false, retryCount, lock.id(), failure),
+						ex);
+				return;
+			}
 			compensate(() -> this.locks.write(lock), moving, record, ex);
 			throw ex;
 		}
@@ -325,9 +375,77 @@ public class StageRouter {
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
-		long offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+		long offset;
+		try {
+			offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+		}
+		catch (RuntimeException ex) {
+			Throwable tooLarge = tooLarge(ex);
+			if (tooLarge == null) {
+				throw ex;
+			}
+			refused(record, new Refusal(this.plan.topicOf(moving.stage()), tooLarge, fromMain, moving.retryCount(),
+					moving.id(), moving.failure()), ex);
+			return;
+		}
 		this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		confirm(moving, offset);
+	}
+
+	/** Publishes a record without a key, which moves without a lock. */
+	private void publishWithoutLock(Delivery record, boolean fromMain, int toStage, int retryCount,
+			FailureInfo failure) {
+		try {
+			publish(record, fromMain, toStage, retryCount, null, failure);
+		}
+		catch (RuntimeException ex) {
+			Throwable tooLarge = tooLarge(ex);
+			if (tooLarge == null) {
+				throw ex;
+			}
+			refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, fromMain, retryCount, null, failure), ex);
+		}
+	}
+
+	/**
+	 * A retry topic (or the producer) refused a record as too large: it cannot be retried, so
+	 * it is dead-lettered as a permanent failure and its lock, if any, released. The key's
+	 * later records keep waiting behind every earlier record still in the ladder, so none
+	 * overtakes a record that will still be handled; the refused record itself is finished.
+	 * In a transaction the failed send dooms the transaction: the record is dead-lettered in
+	 * the next one, when it is routed again.
+	 */
+	private void refused(Delivery record, Refusal refusal, RuntimeException ex) {
+		if (this.dualWrite == DualWrite.TRANSACTION) {
+			if (this.refusals.size() >= MAX_REFUSALS) {
+				this.refusals.clear();
+			}
+			this.refusals.put(record.toString(), refusal);
+			throw new KafkaException("'" + refusal.topic() + "' refused " + record + " as too large; the transaction is "
+					+ "aborted and the record is sent to '" + this.plan.dlqTopic() + "' when it is routed again", ex);
+		}
+		deadLetterRefused(record, refusal);
+	}
+
+	/**
+	 * Dead-letters a record a topic refused as too large, with the refusal as its failure, and
+	 * releases the lock it carries or was to carry. The lock goes last: after a crash before
+	 * it, the redelivered record finds its move unfinished and comes here again.
+	 */
+	private void deadLetterRefused(Delivery record, Refusal refusal) {
+		long size = size(record);
+		FailureInfo last = refusal.failure();
+		String message = "Record " + record + " (about " + size + " bytes of key, value and headers) could not be "
+				+ "published to '" + refusal.topic() + "': " + refusal.cause().getMessage()
+				+ " It cannot be retried and was dead-lettered instead. Raise " + fix(refusal.cause(), refusal.topic(), size)
+				+ ", then replay it from '" + this.plan.dlqTopic() + "'"
+				+ ((last != null) ? ". Its last failure: " + last.exception() + ": " + last.message() : "");
+		logger.warn(message);
+		FailureInfo tooLarge = RetryHeaders.failure(refusal.cause(), true, now());
+		deadLetter(record, refusal.fromMain(), refusal.retryCount(), refusal.lockId(),
+				new FailureInfo(tooLarge.errorClass(), message, tooLarge.exception(), tooLarge.timestamp()),
+				DlqReason.PERMANENT);
+		release((refusal.lockId() != null) ? this.locks.find(refusal.lockId()) : null);
 	}
 
 	/**
@@ -378,14 +496,101 @@ public class StageRouter {
 
 	private void deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,
 			FailureInfo failure, DlqReason reason) {
-		this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
-				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
-						retryCount, lockId, failure, reason));
+		try {
+			this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
+					RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
+							retryCount, lockId, failure, reason));
+		}
+		catch (RuntimeException ex) {
+			Throwable tooLarge = tooLarge(ex);
+			if (tooLarge == null) {
+				throw ex;
+			}
+			long size = size(record);
+			throw new UnpublishableRecordException("Record " + record + " (about " + size + " bytes of key, value and "
+					+ "headers) can be neither retried nor dead-lettered: '" + this.plan.dlqTopic() + "' refused it as too "
+					+ "large (" + tooLarge.getMessage() + "). Nothing from it on in " + record.topic() + "-"
+					+ record.partition() + " is committed until it is published. Raise "
+					+ fix(tooLarge, this.plan.dlqTopic(), size) + ", then restart the instance to deliver it again",
+					this.plan.dlqTopic(), ex);
+		}
 		this.observer.deadLettered(reason, failure.errorClass());
+	}
+
+	/** The cause that says a topic or the producer refused a record as too large, or {@code null}. */
+	private static @Nullable Throwable tooLarge(Throwable ex) {
+		Throwable current = ex;
+		for (int depth = 0; current != null && depth < 20; current = current.getCause(), depth++) {
+			if (current instanceof RecordTooLargeException || current instanceof RecordBatchTooLargeException) {
+				return current;
+			}
+		}
+		return null;
+	}
+
+	/** The setting to raise so that {@code topic} takes a record of {@code size} bytes. */
+	private static String fix(Throwable tooLarge, String topic, long size) {
+		long needed = size + TopicProvisioner.HEADER_ALLOWANCE;
+		String reason = String.valueOf(tooLarge.getMessage());
+		if (reason.contains("max.request.size")) {
+			return "spring.kafka.producer.properties.max.request.size to " + needed
+					+ " or more (the library's producers start from the application's producer settings)";
+		}
+		if (reason.contains("buffer.memory")) {
+			return "spring.kafka.producer.buffer-memory above " + size;
+		}
+		return "max.message.bytes of '" + topic + "' (kafka-configs --bootstrap-server <broker> --alter --entity-type "
+				+ "topics --entity-name " + topic + " --add-config max.message.bytes=" + needed + ")";
+	}
+
+	/** About the bytes a record takes: its key, value and headers. */
+	private static long size(Delivery record) {
+		long size = ((record.key() != null) ? record.key().length : 0)
+				+ ((record.value() != null) ? record.value().length : 0);
+		for (Header header : record.headers()) {
+			size += header.key().length() + ((header.value() != null) ? header.value().length : 0);
+		}
+		return size;
 	}
 
 	private Instant now() {
 		return this.clock.instant();
+	}
+
+	/**
+	 * A topic refused a record's move as too large.
+	 * @param topic the refusing topic
+	 * @param cause the refusal, a {@link RecordTooLargeException} as a rule
+	 * @param fromMain whether the record was read from the main topic
+	 * @param retryCount the attempts that failed so far
+	 * @param lockId the lock the record carries or was to carry
+	 * @param failure the handler's failure that made the record move, if any
+	 */
+	private record Refusal(String topic, Throwable cause, boolean fromMain, int retryCount, @Nullable String lockId,
+			@Nullable FailureInfo failure) {
+	}
+
+	/**
+	 * A record can be neither moved on nor dead-lettered: the dead-letter topic, or the
+	 * producer, refuses it as too large. Nothing was committed, and routing it again cannot
+	 * succeed until a setting is raised, so its partition must not go on past it.
+	 *
+	 * @since 0.1.0
+	 */
+	public static class UnpublishableRecordException extends KafkaException {
+
+		private final String refusingTopic;
+
+		public UnpublishableRecordException(String message, String refusingTopic, Throwable cause) {
+			super(message, cause);
+			this.refusingTopic = refusingTopic;
+		}
+
+		/** The topic that refused the record. */
+		public String refusingTopic() {
+			return this.refusingTopic;
+		}
+
 	}
 
 }

@@ -560,7 +560,7 @@ public class OrderedRetryContainer {
 			}
 			else if (work.boundPaused && inFlight <= this.settings.maxInFlightPerPartition() / 2) {
 				work.boundPaused = false;
-				if (work.barrierOpen) {
+				if (work.barrierOpen && work.stopped == null) {
 					consumer.resume(List.of(work.partition));
 				}
 			}
@@ -745,6 +745,10 @@ public class OrderedRetryContainer {
 					: route.router().route(task.delivery, task.tailerSynced);
 			task.failures = 0;
 		}
+		catch (StageRouter.UnpublishableRecordException ex) {
+			stop(task, ex);
+			return;
+		}
 		catch (RuntimeException ex) {
 			Duration backoff = backoff(++task.failures);
 			logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
@@ -770,6 +774,51 @@ public class OrderedRetryContainer {
 			});
 			case WAIT_FOR_KEY -> waitForKey(task, route, before);
 		}
+	}
+
+	/**
+	 * Stops a partition at a record that can go nowhere (neither its next topic nor the
+	 * dead-letter topic takes it): trying again cannot help until a setting is raised, and
+	 * going on would only pile up records that are done but cannot be committed past it. The
+	 * record stays pending, so the committed offset stays below it and it is delivered again
+	 * after a restart or a rebalance; the partition is paused, and the records already handed
+	 * out finish.
+	 */
+	private void stop(Task task, StageRouter.UnpublishableRecordException ex) {
+		PartitionWork work = task.work;
+		String reason = ex.getMessage();
+		synchronized (work) {
+			if (work.revoked) {
+				return;
+			}
+			if (work.stopped == null) {
+				work.stopped = reason;
+			}
+		}
+		logger.error("Listener '" + this.id + "' stopped consuming " + work.partition + " at offset "
+				+ task.delivery.offset() + ", which stays uncommitted: " + reason, ex);
+		this.pollThreadActions.add(() -> {
+			if (this.partitions.get(work.partition) == work) {
+				this.consumer.pause(List.of(work.partition));
+			}
+		});
+	}
+
+	/**
+	 * The partitions this container stopped consuming because a record in them can be neither
+	 * moved on nor dead-lettered, each with the reason: the record, the topic that refused it
+	 * and the setting to raise. A partition stays stopped until it is assigned again (after a
+	 * restart or a rebalance), which delivers the record again.
+	 */
+	public Map<TopicPartition, String> stoppedPartitions() {
+		Map<TopicPartition, String> stopped = new HashMap<>();
+		this.partitions.forEach((tp, work) -> {
+			String reason = work.stopped;
+			if (reason != null) {
+				stopped.put(tp, reason);
+			}
+		});
+		return stopped;
 	}
 
 	private void waitForKey(Task task, Route route, List<Lock> before) {
@@ -1197,7 +1246,7 @@ public class OrderedRetryContainer {
 				logger.debug("Listener '" + OrderedRetryContainer.this.id + "' opened " + work.partition + " after "
 						+ waited.toMillis() + " ms");
 			}
-			if (!work.boundPaused) {
+			if (!work.boundPaused && work.stopped == null) {
 				this.consumer.resume(List.of(work.partition));
 			}
 		}
@@ -1312,6 +1361,9 @@ public class OrderedRetryContainer {
 
 		/** Written by the poll thread only; read by workers to tell it when there is room. */
 		volatile boolean boundPaused;
+
+		/** Why the partition was stopped at a record that can go nowhere, or {@code null}. */
+		volatile @Nullable String stopped;
 
 		long committed = -1;
 

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -148,6 +149,10 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	 * @throws IllegalStateException when its id or one of its topics is already taken
 	 */
 	public synchronized void register(ListenerEndpoint endpoint) {
+		if (new HashSet<>(endpoint.topics()).size() != endpoint.topics().size()) {
+			throw new IllegalStateException("@OrderedRetryListener '" + endpoint.id() + "' (" + endpoint.method()
+					+ ") names a topic twice in " + endpoint.topics() + "; list each topic once");
+		}
 		for (ListenerEndpoint other : this.endpoints) {
 			if (other.id().equals(endpoint.id())) {
 				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id() + "' ("
@@ -157,7 +162,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 				if (other.topics().contains(topic)) {
 					throw new IllegalStateException("Topic '" + topic + "' is consumed by two @OrderedRetryListener methods ("
 							+ other.method() + " and " + endpoint.method()
-							+ "); they would share its retry and lock topics. Use one listener per topic");
+							+ "); they would share its retry, dead-letter and lock topics. Consume it with one of them (a "
+							+ "listener may take several topics) and give the other a topic of its own");
 				}
 			}
 		}
@@ -189,6 +195,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 			return;
 		}
 		if (this.containers.isEmpty()) {
+			checkTopicsAreDistinct();
 			for (ListenerEndpoint endpoint : this.endpoints) {
 				OrderedRetryContainer container = createContainer(endpoint);
 				this.containers.put(endpoint.id(), container);
@@ -228,6 +235,57 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		return PHASE;
 	}
 
+	/**
+	 * Every topic plays one role in one ladder: two ladders sharing a retry, dead-letter or
+	 * lock topic would mix their records and locks, and a listener consuming another ladder's
+	 * topic as its main topic would take that ladder's records for fresh ones. Checked on the
+	 * plans, before any topic is created.
+	 * @throws IllegalStateException naming the topic, both roles and the fix
+	 */
+	private void checkTopicsAreDistinct() {
+		record Role(String mainTopic, String description) {
+		}
+		Map<String, Role> roles = new HashMap<>();
+		for (ListenerEndpoint endpoint : this.endpoints) {
+			for (String topic : endpoint.topics()) {
+				LadderPlan plan = this.retryLadder.plan(topic, delays(endpoint), maxAttempts(endpoint));
+				String of = " of '" + topic + "' (listener '" + endpoint.id() + "')";
+				List<Map.Entry<String, String>> named = new ArrayList<>();
+				named.add(Map.entry(topic, "main topic of listener '" + endpoint.id() + "'"));
+				plan.stages()
+					.forEach((stage) -> named.add(Map.entry(stage.topic(), "retry topic (stage " + stage.index() + ")" + of)));
+				named.add(Map.entry(plan.dlqTopic(), "dead-letter topic" + of));
+				named.add(Map.entry(plan.lockTopic(), "lock topic" + of));
+				for (Map.Entry<String, String> entry : named) {
+					String name = entry.getKey();
+					Role other = roles.putIfAbsent(name, new Role(topic, entry.getValue()));
+					if (other == null) {
+						continue;
+					}
+					boolean consumesAnother = !other.mainTopic().equals(topic)
+							&& (name.equals(topic) || name.equals(other.mainTopic()));
+					throw new IllegalStateException("Topic '" + name + "' is both the " + other.description() + " and the "
+							+ entry.getValue() + "; a topic may play only one role in one ladder, or the ladders would mix "
+							+ "their records and locks. " + (consumesAnother
+									? "Do not consume another ladder's retry, dead-letter or lock topic with "
+											+ "@OrderedRetryListener (a DlqHandler bean handles dead letters, and a replay "
+											+ "sends them back), or make the templates give other names: "
+									: "Fix the templates: ")
+							+ "kafka.resilience.topics.retry-template, dlq-template and lock-template must each contain "
+							+ "{topic} and a suffix of their own (the retry template {delay} too)");
+				}
+			}
+		}
+	}
+
+	private List<Duration> delays(ListenerEndpoint endpoint) {
+		return (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
+	}
+
+	private @Nullable Integer maxAttempts(ListenerEndpoint endpoint) {
+		return (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
+	}
+
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
 		OrderedRetryContainer.Settings settings = this.defaults.settings();
 		if (endpoint.concurrency() != null) {
@@ -240,9 +298,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
-			List<java.time.Duration> delays = (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
-			Integer maxAttempts = (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
-			LadderPlan plan = this.retryLadder.plan(topic, delays, maxAttempts);
+			LadderPlan plan = this.retryLadder.plan(topic, delays(endpoint), maxAttempts(endpoint));
 			plans.add(plan);
 			int partitions = this.retryLadder.provision(plan);
 			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions);

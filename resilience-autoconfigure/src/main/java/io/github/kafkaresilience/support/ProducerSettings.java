@@ -16,6 +16,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ProducerSettings {
 
+	/** Kafka's default {@code max.request.size}. */
+	public static final int DEFAULT_MAX_REQUEST_SIZE = 1024 * 1024;
+
 	private ProducerSettings() {
 	}
 
@@ -40,6 +43,44 @@ public final class ProducerSettings {
 		config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
 		config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
 		return config;
+	}
+
+	/**
+	 * The largest record a producer with these settings sends: its {@code max.request.size},
+	 * or Kafka's default (1 MiB) when not set.
+	 * @param config producer settings
+	 * @return the limit in bytes
+	 */
+	public static int maxRequestSize(Map<String, Object> config) {
+		Object configured = config.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+		if (configured instanceof Number number) {
+			return number.intValue();
+		}
+		if (configured != null) {
+			try {
+				return Integer.parseInt(configured.toString().trim());
+			}
+			catch (NumberFormatException ex) {
+				// the producer itself refuses it when it is created
+			}
+		}
+		return DEFAULT_MAX_REQUEST_SIZE;
+	}
+
+	/**
+	 * Settings that let a producer send records of {@code bytes}: its {@code max.request.size}
+	 * is raised to that when the application did not set it, and kept when it did.
+	 * @param config producer settings
+	 * @param bytes the size of the largest record to send
+	 * @return the settings to create the producer with
+	 */
+	public static Map<String, Object> sending(Map<String, Object> config, int bytes) {
+		if (config.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG) || bytes <= DEFAULT_MAX_REQUEST_SIZE) {
+			return config;
+		}
+		Map<String, Object> raised = new HashMap<>(config);
+		raised.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, bytes);
+		return raised;
 	}
 
 }
