@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -17,7 +19,9 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -31,6 +35,9 @@ import org.springframework.context.SmartLifecycle;
 public class DlqDispatcher implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(DlqDispatcher.class);
+
+	/** The longest pause after failed polls in a row. */
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
 	/** Dead-letter topics of one listener, read by one consumer. */
 	public record Source(String listenerId, List<String> dlqTopics, Supplier<Consumer<byte[], byte[]>> consumers) {
@@ -117,6 +124,12 @@ public class DlqDispatcher implements SmartLifecycle {
 		this.assignmentCallbacks.run();
 	}
 
+	/** 500 ms after the first failure in a row, doubling up to {@link #MAX_BACKOFF}. */
+	private static Duration backoff(int failures) {
+		long millis = 500L << Math.min(failures - 1, 6);
+		return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
+	}
+
 	private final class Reader {
 
 		private final Source source;
@@ -127,6 +140,11 @@ public class DlqDispatcher implements SmartLifecycle {
 
 		private volatile boolean stopped;
 
+		/** Counted down on stop: ends a pause after a failed poll at once. */
+		private final CountDownLatch stopping = new CountDownLatch(1);
+
+		private int failedPolls;
+
 		Reader(Source source) {
 			this.source = source;
 			this.consumer = source.consumers().get();
@@ -136,6 +154,7 @@ public class DlqDispatcher implements SmartLifecycle {
 
 		void stop() {
 			this.stopped = true;
+			this.stopping.countDown();
 			this.consumer.wakeup();
 			try {
 				this.thread.join(Duration.ofSeconds(30).toMillis());
@@ -172,13 +191,19 @@ public class DlqDispatcher implements SmartLifecycle {
 							this.consumer.commitSync();
 						}
 						noteEndOffsets(this.consumer.assignment());
+						this.failedPolls = 0;
 					}
 					catch (WakeupException ex) {
 						// stopping
 					}
 					catch (RuntimeException ex) {
+						// a failure that lasts (a missing ACL, rejected credentials) fails every poll at
+						// once: pause, or the loop would spin and flood the log
+						Duration pause = backoff(++this.failedPolls);
 						logger.error("Dead-letter handler of listener '" + this.source.listenerId()
-								+ "' failed to poll or commit; polling again", ex);
+								+ "' failed to poll or commit (" + this.failedPolls + " in a row); polling again in "
+								+ pause.toMillis() + " ms", ex);
+						pause(pause);
 					}
 				}
 			}
@@ -189,6 +214,16 @@ public class DlqDispatcher implements SmartLifecycle {
 				catch (RuntimeException ex) {
 					logger.warn("Dead-letter handler of listener '" + this.source.listenerId() + "' did not close cleanly", ex);
 				}
+			}
+		}
+
+		private void pause(Duration pause) {
+			try {
+				this.stopping.await(pause.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				this.stopped = true;
 			}
 		}
 
@@ -206,13 +241,27 @@ public class DlqDispatcher implements SmartLifecycle {
 		private void noteEndOffsets(java.util.Collection<TopicPartition> assignment) {
 			for (TopicPartition partition : assignment) {
 				OptionalLong lag = this.consumer.currentLag(partition);
-				if (lag.isPresent()) {
-					DlqDispatcher.this.endOffsets.put(partition,
-							this.consumer.position(partition, Duration.ZERO) + lag.getAsLong());
+				Long position = lag.isPresent() ? knownPosition(partition) : null;
+				if (position != null) {
+					DlqDispatcher.this.endOffsets.put(partition, position + lag.getAsLong());
 				}
 				else {
 					DlqDispatcher.this.endOffsets.putIfAbsent(partition, -1L);
 				}
+			}
+		}
+
+		/**
+		 * The position of a partition if the consumer knows it without asking the broker. After
+		 * a broker restart or a leader change the consumer validates its positions again before
+		 * it fetches, and until then {@code position} with no time to wait throws.
+		 */
+		private @Nullable Long knownPosition(TopicPartition partition) {
+			try {
+				return this.consumer.position(partition, Duration.ZERO);
+			}
+			catch (TimeoutException ex) {
+				return null;
 			}
 		}
 

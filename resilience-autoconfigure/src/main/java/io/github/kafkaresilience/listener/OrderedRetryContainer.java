@@ -63,6 +63,9 @@ public class OrderedRetryContainer {
 
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
+	/** The longest pause of the poll loop after polls that failed in a row. */
+	private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(5);
+
 	/** The poll timeout while some partitions are paused at their bound and may soon resume. */
 	private static final Duration BRIEF_POLL = Duration.ofMillis(10);
 
@@ -177,6 +180,9 @@ public class OrderedRetryContainer {
 
 	private long lastCommit;
 
+	/** Polls that failed in a row; poll thread only. */
+	private int failedPolls;
+
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
 	private volatile @Nullable Rereader rereader;
@@ -274,6 +280,9 @@ public class OrderedRetryContainer {
 		if (this.housekeeping != null) {
 			this.housekeeping.shutdownNow();
 		}
+		synchronized (this.room) {
+			this.room.notifyAll();
+		}
 		this.consumer.wakeup();
 		try {
 			thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
@@ -308,17 +317,35 @@ public class OrderedRetryContainer {
 						noteEndOffsets(consumer);
 						commit(consumer, this.partitions.keySet());
 					}
+					this.failedPolls = 0;
 				}
 				catch (WakeupException ex) {
 					// stopping
 				}
 				catch (RuntimeException ex) {
-					logger.error("Listener '" + this.id + "' failed to poll; polling again", ex);
+					// a lasting failure (a missing ACL, rejected credentials) fails every poll at
+					// once: pause, or the loop would spin and flood the log
+					long pause = Math.min(100L << Math.min(this.failedPolls++, 6), MAX_POLL_BACKOFF.toMillis());
+					logger.error("Listener '" + this.id + "' failed to poll; polling again in " + pause + " ms", ex);
+					pauseAfterFailure(pause);
 				}
 			}
 		}
 		finally {
 			shutdown(consumer);
+		}
+	}
+
+	private void pauseAfterFailure(long millis) {
+		synchronized (this.room) {
+			if (this.running.get()) {
+				try {
+					this.room.wait(millis);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
 		}
 	}
 

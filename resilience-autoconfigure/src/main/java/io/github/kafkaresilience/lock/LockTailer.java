@@ -31,6 +31,9 @@ public final class LockTailer {
 
 	private static final Log logger = LogFactory.getLog(LockTailer.class);
 
+	/** The longest pause after polls that failed in a row. */
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+
 	private record CatchUp(int partition, CompletableFuture<Void> done) {
 	}
 
@@ -54,6 +57,9 @@ public final class LockTailer {
 	private final AtomicLong skippedRecords = new AtomicLong();
 
 	private volatile boolean running;
+
+	/** Notified on stop: ends a pause after a failed poll at once. */
+	private final Object pause = new Object();
 
 	private volatile Consumer<byte[], byte[]> consumer;
 
@@ -132,6 +138,9 @@ public final class LockTailer {
 			this.running = false;
 			running = this.thread;
 		}
+		synchronized (this.pause) {
+			this.pause.notifyAll();
+		}
 		this.consumer.wakeup();
 		try {
 			running.join(Duration.ofSeconds(10).toMillis());
@@ -150,6 +159,7 @@ public final class LockTailer {
 			}
 			consumer.assign(assignment);
 			consumer.seekToBeginning(assignment);
+			int failures = 0;
 			while (this.running) {
 				try {
 					registerRequests(consumer);
@@ -162,13 +172,18 @@ public final class LockTailer {
 						this.table.tailerReached(partition.partition(), position);
 						completeWaiters(partition.partition(), position);
 					}
+					failures = 0;
 				}
 				catch (WakeupException ex) {
 					// a catch-up request or stop: loop again
 				}
 				catch (RuntimeException ex) {
 					if (this.running) {
-						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying", ex);
+						// a lasting failure (a missing ACL, rejected credentials) fails every poll at
+						// once: pause, or the loop would spin and flood the log
+						long pause = Math.min(100L << Math.min(failures++, 6), MAX_BACKOFF.toMillis());
+						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying in " + pause + " ms", ex);
+						pauseAfterFailure(pause);
 					}
 				}
 			}
@@ -177,6 +192,19 @@ public final class LockTailer {
 			this.requests.forEach((request) -> request.done().cancel(false));
 			this.waiters.values().forEach((list) -> list.forEach((waiter) -> waiter.done().cancel(false)));
 			consumer.close(Duration.ofSeconds(5));
+		}
+	}
+
+	private void pauseAfterFailure(long millis) {
+		synchronized (this.pause) {
+			if (this.running) {
+				try {
+					this.pause.wait(millis);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
 		}
 	}
 
