@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -35,6 +36,9 @@ import org.springframework.context.SmartLifecycle;
 public class DlqDispatcher implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(DlqDispatcher.class);
+
+	/** The first pause after a failed poll. */
+	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
 
 	/** The longest pause after failed polls in a row. */
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
@@ -124,12 +128,6 @@ public class DlqDispatcher implements SmartLifecycle {
 		this.assignmentCallbacks.run();
 	}
 
-	/** 500 ms after the first failure in a row, doubling up to {@link #MAX_BACKOFF}. */
-	private static Duration backoff(int failures) {
-		long millis = 500L << Math.min(failures - 1, 6);
-		return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
-	}
-
 	private final class Reader {
 
 		private final Source source;
@@ -199,7 +197,7 @@ public class DlqDispatcher implements SmartLifecycle {
 					catch (RuntimeException ex) {
 						// a failure that lasts (a missing ACL, rejected credentials) fails every poll at
 						// once: pause, or the loop would spin and flood the log
-						Duration pause = backoff(++this.failedPolls);
+						Duration pause = Backoff.after(++this.failedPolls, FIRST_BACKOFF, MAX_BACKOFF);
 						logger.error("Dead-letter handler of listener '" + this.source.listenerId()
 								+ "' failed to poll or commit (" + this.failedPolls + " in a row); polling again in "
 								+ pause.toMillis() + " ms", ex);

@@ -29,6 +29,7 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -61,7 +62,12 @@ public class OrderedRetryContainer {
 
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
+	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
+
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+	/** The first pause of the poll loop after a failed poll. */
+	private static final Duration FIRST_POLL_BACKOFF = Duration.ofMillis(100);
 
 	/** The longest pause of the poll loop after polls that failed in a row. */
 	private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(5);
@@ -325,7 +331,7 @@ public class OrderedRetryContainer {
 				catch (RuntimeException ex) {
 					// a lasting failure (a missing ACL, rejected credentials) fails every poll at
 					// once: pause, or the loop would spin and flood the log
-					long pause = Math.min(100L << Math.min(this.failedPolls++, 6), MAX_POLL_BACKOFF.toMillis());
+					long pause = Backoff.after(++this.failedPolls, FIRST_POLL_BACKOFF, MAX_POLL_BACKOFF).toMillis();
 					logger.error("Listener '" + this.id + "' failed to poll; polling again in " + pause + " ms", ex);
 					pauseAfterFailure(pause);
 				}
@@ -916,8 +922,7 @@ public class OrderedRetryContainer {
 	}
 
 	private static Duration backoff(int failures) {
-		long millis = 500L << Math.min(failures - 1, 6);
-		return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
+		return Backoff.after(failures, FIRST_BACKOFF, MAX_BACKOFF);
 	}
 
 	private static ThreadFactory threads(String prefix) {

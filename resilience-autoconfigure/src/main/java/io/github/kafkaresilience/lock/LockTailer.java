@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.support.Backoff;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -30,6 +31,9 @@ import org.apache.kafka.common.errors.WakeupException;
 public final class LockTailer {
 
 	private static final Log logger = LogFactory.getLog(LockTailer.class);
+
+	/** The first pause after a failed poll. */
+	private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
 
 	/** The longest pause after polls that failed in a row. */
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
@@ -181,7 +185,7 @@ public final class LockTailer {
 					if (this.running) {
 						// a lasting failure (a missing ACL, rejected credentials) fails every poll at
 						// once: pause, or the loop would spin and flood the log
-						long pause = Math.min(100L << Math.min(failures++, 6), MAX_BACKOFF.toMillis());
+						long pause = Backoff.after(++failures, FIRST_BACKOFF, MAX_BACKOFF).toMillis();
 						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying in " + pause + " ms", ex);
 						pauseAfterFailure(pause);
 					}
