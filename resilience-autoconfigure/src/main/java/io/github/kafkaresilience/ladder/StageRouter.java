@@ -334,10 +334,9 @@ public class StageRouter {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
-			Throwable tooLarge = tooLarge(ex);
-			if (tooLarge != null) {
-				refused(record, new Refusal(this.plan.topicOf(moving.stage()), tooLarge, true, moving.retryCount(),
-						moving.id(), moving.failure()), ex);
+			Refusal refusal = refusal(ex, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+			if (refusal != null) {
+				refused(record, refusal, ex);
 				return;
 			}
 			compensate(() -> this.locks.release(moving), moving, record, ex);
@@ -361,10 +360,9 @@ public class StageRouter {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 		}
 		catch (RuntimeException ex) {
-			Throwable tooLarge = tooLarge(ex);
-			if (tooLarge != null) {
-				refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, false, retryCount, lock.id(), failure),
-						ex);
+			Refusal refusal = refusal(ex, false, toStage, retryCount, lock.id(), failure);
+			if (refusal != null) {
+				refused(record, refusal, ex);
 				return;
 			}
 			compensate(() -> this.locks.write(lock), moving, record, ex);
@@ -380,12 +378,11 @@ public class StageRouter {
 			offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
 		}
 		catch (RuntimeException ex) {
-			Throwable tooLarge = tooLarge(ex);
-			if (tooLarge == null) {
+			Refusal refusal = refusal(ex, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+			if (refusal == null) {
 				throw ex;
 			}
-			refused(record, new Refusal(this.plan.topicOf(moving.stage()), tooLarge, fromMain, moving.retryCount(),
-					moving.id(), moving.failure()), ex);
+			refused(record, refusal, ex);
 			return;
 		}
 		this.faults.at(FaultInjection.Point.PUBLISHED, record);
@@ -399,12 +396,23 @@ public class StageRouter {
 			publish(record, fromMain, toStage, retryCount, null, failure);
 		}
 		catch (RuntimeException ex) {
-			Throwable tooLarge = tooLarge(ex);
-			if (tooLarge == null) {
+			Refusal refusal = refusal(ex, fromMain, toStage, retryCount, null, failure);
+			if (refusal == null) {
 				throw ex;
 			}
-			refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, fromMain, retryCount, null, failure), ex);
+			refused(record, refusal, ex);
 		}
+	}
+
+	/**
+	 * What a failed publish of a record's move to {@code toStage} means when a topic or the
+	 * producer refused the record as too large, or {@code null} for any other failure.
+	 */
+	private @Nullable Refusal refusal(RuntimeException ex, boolean fromMain, int toStage, int retryCount,
+			@Nullable String lockId, @Nullable FailureInfo failure) {
+		Throwable tooLarge = tooLarge(ex);
+		return (tooLarge != null)
+				? new Refusal(this.plan.topicOf(toStage), tooLarge, fromMain, retryCount, lockId, failure) : null;
 	}
 
 	/**
