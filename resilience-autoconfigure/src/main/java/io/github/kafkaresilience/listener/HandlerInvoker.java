@@ -85,16 +85,21 @@ public class HandlerInvoker implements RecordHandler {
 		catch (RuntimeException ex) {
 			return HandlerResult.poison(ex);
 		}
-		ConsumerRecord<?, ?> record = new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(),
-				delivery.timestamp(), TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key,
-				value, delivery.headers(), Optional.empty());
 		if (!this.takesRecord && value != null && !wrap(this.method.getParameterTypes()[0]).isInstance(value)) {
 			return HandlerResult.failed(new PermanentFailureException("Listener method " + this.method.getName()
 					+ " takes " + this.method.getParameterTypes()[0].getName() + " but the value deserializer gave "
 					+ value.getClass().getName()));
 		}
+		// the record is built only for a method that takes it or for the guard, which keys by it
+		ConsumerRecord<?, ?> record = (this.takesRecord || this.guard != null) ? record(delivery, key, value) : null;
 		Object argument = this.takesRecord ? record : value;
 		return (this.guard != null) ? this.guard.run(record, () -> invoke(argument)) : invoke(argument);
+	}
+
+	private static ConsumerRecord<?, ?> record(Delivery delivery, @Nullable Object key, @Nullable Object value) {
+		return new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(), delivery.timestamp(),
+				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key, value,
+				delivery.headers(), Optional.empty());
 	}
 
 	private HandlerResult invoke(@Nullable Object argument) {
