@@ -32,7 +32,7 @@ final class BarrierWatch implements ResilienceObserver {
 	}
 
 	@Override
-	public void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
+	public void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
 		this.longestWait.accumulateAndGet(waited.toNanos(), Math::max);
 		synchronized (this) {
 			if (this.opened.add(partition)) {

@@ -14,6 +14,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.Ownership;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.utils.Bytes;
@@ -28,6 +29,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 final class ColdStartScenario extends Scenario {
 
 	private static final String DELAYS = "1s";
+
+	/** The consumer group (and listener and instance id) of every run on the filled lock topic. */
+	private static final String LOCKED_GROUP = "p4-locked";
 
 	ColdStartScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
 		super(broker, settings);
@@ -51,7 +55,9 @@ final class ColdStartScenario extends Scenario {
 
 		String emptyTopic = this.broker.newTopic("p4-empty", partitions);
 		String topic = this.broker.newTopic("p4-locked", partitions);
-		String lockTopic = topic + ".locks";
+		// every run starts an instance of one group, whose ladder's lock topic is filled once
+		String lockTopic = LOCKED_GROUP + "." + topic + ".locks";
+		Ownership owner = new Ownership(LOCKED_GROUP, true, List.of());
 		this.broker.createTopic(lockTopic, partitions, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG,
 				TopicConfig.CLEANUP_POLICY_COMPACT));
 		LongAdder lockBytes = new LongAdder();
@@ -63,9 +69,10 @@ final class ColdStartScenario extends Scenario {
 			Lock lock = new Lock(UUID.randomUUID().toString(), key, partition, i / partitions, 1, (long) (i / partitions),
 					null, 1, null, now);
 			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(lockTopic, partition, null,
-					LockCodec.encodeId(lock.id()), LockCodec.encode(lock), LockCodec.headers(key, "benchmark-loader"));
+					LockCodec.encodeId(lock.id()), LockCodec.encode(lock), LockCodec.headers(key, "benchmark-loader", owner));
 			lockBytes.add(record.key().length + record.value().length + LockCodec.BUSINESS_KEY.length() + key.get().length
-					+ LockCodec.COORDINATOR_ID.length() + "benchmark-loader".length());
+					+ LockCodec.COORDINATOR_ID.length() + "benchmark-loader".length() + Ownership.HEADER.length()
+					+ LOCKED_GROUP.length());
 			return record;
 		});
 		this.logger.info(String.format(Locale.ROOT, "P4 wrote %,d lock records in %,.0f ms", locks,
@@ -89,7 +96,7 @@ final class ColdStartScenario extends Scenario {
 			}
 			BarrierWatch watch = new BarrierWatch(barriers);
 			long start = System.nanoTime();
-			try (ConfigurableApplicationContext context = start(topic, "p4-locked-" + label(run), watch)) {
+			try (ConfigurableApplicationContext context = start(topic, LOCKED_GROUP, watch)) {
 				boolean opened = watch.await(timeout());
 				LockRegistry registry = context.getBean(LockCoordinator.class)
 					.registries()

@@ -67,11 +67,14 @@ final class DelayPrecisionScenario extends Scenario {
 		}
 		for (int run : runs(false)) {
 			String topic = this.broker.newTopic("p5-" + label(run), partitions);
+			String id = "p5-" + label(run);
+			// the listener's group is its id: its retry topics are named after it
+			String stages = id + "." + topic + ".retry.";
 			Map<String, Long> delayByTopic = new LinkedHashMap<>();
 			Map<String, Queue<Long>> lateness = new LinkedHashMap<>();
 			STAGES.forEach((stage, delay) -> {
-				delayByTopic.put(topic + ".retry." + stage, delay);
-				lateness.put(topic + ".retry." + stage, new ConcurrentLinkedQueue<>());
+				delayByTopic.put(stages + stage, delay);
+				lateness.put(stages + stage, new ConcurrentLinkedQueue<>());
 			});
 			Tally all = new Tally(0, records);
 			long[] firstAttempts = new long[records];
@@ -99,7 +102,6 @@ final class DelayPrecisionScenario extends Scenario {
 				}
 				all.record(seq);
 			};
-			String id = "p5-" + label(run);
 			BarrierWatch ready = new BarrierWatch(partitions * (1 + STAGES.size()));
 			measure(report, ORDERED, run, all, () -> {
 				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
@@ -124,7 +126,7 @@ final class DelayPrecisionScenario extends Scenario {
 				this.logger.info(String.format(Locale.ROOT, "P5 %s first attempts: p99 %,.0f ms from send to handler",
 						label(run), firstP99));
 				STAGES.keySet().forEach((stage) -> {
-					List<Long> sorted = lateness.get(topic + ".retry." + stage).stream().sorted().toList();
+					List<Long> sorted = lateness.get(stages + stage).stream().sorted().toList();
 					samples.get(stage).add(sorted.size());
 					p50.get(stage).add(percentile(sorted, 0.50));
 					p99.get(stage).add(percentile(sorted, 0.99));

@@ -92,7 +92,7 @@ public class KafkaResilienceEndpoint {
 	@ReadOperation
 	public ResilienceDescriptor resilience() {
 		Map<String, LockRegistry> registries = new HashMap<>();
-		this.locks.registries().forEach((registry) -> registries.put(registry.mainTopic(), registry));
+		this.locks.registries().forEach((registry) -> registries.put(registry.lockTopic(), registry));
 		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
 		Map<String, DlqDescriptor> deadLetters = deadLetters(plans().stream().map(LadderPlan::dlqTopic).toList());
 		Instant now = this.clock.instant();
@@ -101,7 +101,7 @@ public class KafkaResilienceEndpoint {
 			OrderedRetryContainer container = this.listeners.container(endpoint.id());
 			List<TopicDescriptor> topics = new ArrayList<>();
 			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
-				topics.add(describe(plan, registries.get(plan.mainTopic()), deadLetters.get(plan.dlqTopic()), now));
+				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), now));
 			}
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
 					container != null && container.isRunning(), topics));
@@ -110,15 +110,18 @@ public class KafkaResilienceEndpoint {
 	}
 
 	/**
-	 * Replays dead letters of one of this application's dead-letter topics.
+	 * Replays dead letters of one of this application's dead-letter topics back into the ladder
+	 * of the group that owns it (see {@link DlqReplayer}).
 	 * @param from the dead-letter topic
-	 * @param to the topic to send to; by default the main topic of {@code from}
+	 * @param to the main topic; by default the one of {@code from}'s ladder
+	 * @param group the consumer group; by default the one of {@code from}'s ladder
 	 * @param dryRun {@code false} to send; by default the replay only counts
 	 */
 	@WriteOperation
-	public ReplayReport replay(String from, @Nullable String to, @Nullable String since, @Nullable String until,
-			@Nullable String errorClass, @Nullable String exception, @Nullable String reason, @Nullable String key,
-			@Nullable String originalPartition, @Nullable String originalOffset, @Nullable Boolean dryRun) {
+	public ReplayReport replay(String from, @Nullable String to, @Nullable String group, @Nullable String since,
+			@Nullable String until, @Nullable String errorClass, @Nullable String exception, @Nullable String reason,
+			@Nullable String key, @Nullable String originalPartition, @Nullable String originalOffset,
+			@Nullable Boolean dryRun) {
 		List<LadderPlan> plans = plans();
 		LadderPlan source = plans.stream()
 			.filter((plan) -> plan.dlqTopic().equals(from))
@@ -126,12 +129,13 @@ public class KafkaResilienceEndpoint {
 			.orElseThrow(() -> new IllegalArgumentException("'" + from + "' is not the dead-letter topic of a listener here; "
 					+ "known: " + plans.stream().map(LadderPlan::dlqTopic).toList()));
 		String target = (to != null && !to.isBlank()) ? to : source.mainTopic();
-		if (plans.stream().noneMatch((plan) -> plan.mainTopic().equals(target))) {
-			throw new IllegalArgumentException("'" + target + "' is not the topic of a listener here; known: "
-					+ plans.stream().map(LadderPlan::mainTopic).toList());
+		String owner = (group != null && !group.isBlank()) ? group : source.group();
+		if (plans.stream().noneMatch((plan) -> plan.mainTopic().equals(target) && plan.group().equals(owner))) {
+			throw new IllegalArgumentException("No listener here consumes '" + target + "' in group '" + owner
+					+ "'; known: " + plans.stream().map(LadderPlan::describe).toList());
 		}
-		ReplayRequest request = ReplayArguments.request(from, target, since, until, errorClass, exception, reason, key,
-				originalPartition, originalOffset, !Boolean.FALSE.equals(dryRun), this.clock);
+		ReplayRequest request = ReplayArguments.request(from, target, owner, since, until, errorClass, exception, reason,
+				key, originalPartition, originalOffset, !Boolean.FALSE.equals(dryRun), this.clock);
 		return this.replayer.get().replay(request);
 	}
 

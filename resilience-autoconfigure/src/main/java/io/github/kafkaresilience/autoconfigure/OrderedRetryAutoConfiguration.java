@@ -22,6 +22,7 @@ import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderObserver;
+import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.HandlerInvoker;
@@ -35,6 +36,8 @@ import io.github.kafkaresilience.listener.SyncBarrier;
 import io.github.kafkaresilience.listener.TransactionalWrites;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.Ownership;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -103,7 +106,8 @@ public final class OrderedRetryAutoConfiguration {
 		ResilienceProperties.Topics topics = properties.getTopics();
 		TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
 				new TopicProvisioner.Settings(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
-						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention()));
+						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
+						topics.isCheckUnscopedAtStartup()));
 		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
 				topics.getLockTemplate()), provisioner, producerFactory.getConfigurationProperties(), instanceId(properties),
 				properties.getLocks().getWriteTimeout());
@@ -119,24 +123,34 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(prefix = "kafka.resilience.dlq-handler", name = "enabled", matchIfMissing = true)
 	DlqDispatcher dlqDispatcher(OrderedRetryListenerRegistry listeners, DlqHandler dlqHandler,
-			ConsumerFactory<?, ?> consumerFactory, ResilienceProperties properties) {
+			ConsumerFactory<?, ?> consumerFactory, ResilienceProperties properties, LockCoordinator lockCoordinator) {
 		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
 		String instanceId = instanceId(properties);
 		return new DlqDispatcher(() -> listeners.endpoints()
 			.stream()
-			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(),
-					listeners.plans(endpoint.id()).stream().map(LadderPlan::dlqTopic).toList(),
-					dlqConsumers(clientConfig, endpoint, instanceId)))
+			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(), dlqTopics(listeners.plans(endpoint.id()),
+					lockCoordinator), dlqConsumers(clientConfig, endpoint, instanceId)))
 			.filter((source) -> !source.dlqTopics().isEmpty())
 			.toList(), dlqHandler, properties.getConsumer().getPollTimeout());
+	}
+
+	/** The dead-letter topics of a listener's ladders, each with the check its ladder shares. */
+	private static Map<String, Ownership> dlqTopics(List<LadderPlan> plans, LockCoordinator lockCoordinator) {
+		Map<String, Ownership> topics = new HashMap<>();
+		for (LadderPlan plan : plans) {
+			LockRegistry registry = lockCoordinator.registryOf(plan.lockTopic());
+			topics.put(plan.dlqTopic(), (registry != null) ? registry.ownership() : plan.ownership());
+		}
+		return topics;
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	DlqReplayer dlqReplayer(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
-			ResilienceProperties properties) {
+			ResilienceProperties properties, OrderedRetryListenerRegistry listeners) {
 		return new DlqReplayer(readCommitted(properties, consumerFactory.getConfigurationProperties()),
-				producerFactory.getConfigurationProperties(), properties.getReplay().getRate(), Clock.systemUTC());
+				producerFactory.getConfigurationProperties(), properties.getReplay().getRate(), Clock.systemUTC(),
+				listeners::ladder);
 	}
 
 	@Bean
@@ -185,6 +199,10 @@ public final class OrderedRetryAutoConfiguration {
 		registry.setFaultInjection(faults);
 		registry.setAutoStartup(runsListeners(properties));
 		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
+		if (properties.getTopics().isCheckOwnerAtStartup()) {
+			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(rereaders(clientConfig, endpoint, instanceId),
+					OWNERSHIP_CHECK_TIMEOUT));
+		}
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
 			Duration timeout = properties.getLocks().getWriteTimeout();
@@ -240,19 +258,19 @@ public final class OrderedRetryAutoConfiguration {
 		return new ResilienceObserver() {
 
 			@Override
-			public void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
-				observers.forEach((observer) -> observer.barrierOpened(listenerId, partition, waited));
+			public void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
+				observers.forEach((observer) -> observer.barrierOpened(listenerId, group, partition, waited));
 			}
 
 			@Override
-			public void lockReaped(String listenerId, String mainTopic, Lock lock) {
-				observers.forEach((observer) -> observer.lockReaped(listenerId, mainTopic, lock));
+			public void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
+				observers.forEach((observer) -> observer.lockReaped(listenerId, group, mainTopic, lock));
 			}
 
 			@Override
-			public LadderObserver ladder(String listenerId, String mainTopic) {
+			public LadderObserver ladder(String listenerId, String group, String mainTopic) {
 				List<LadderObserver> ladders = observers.stream()
-					.map((observer) -> observer.ladder(listenerId, mainTopic))
+					.map((observer) -> observer.ladder(listenerId, group, mainTopic))
 					.filter((ladder) -> ladder != LadderObserver.NONE)
 					.toList();
 				if (ladders.size() <= 1) {
@@ -290,6 +308,9 @@ public final class OrderedRetryAutoConfiguration {
 
 		};
 	}
+
+	/** How long the startup check of a ladder's ownership waits for its lock view and latest records. */
+	private static final Duration OWNERSHIP_CHECK_TIMEOUT = Duration.ofMinutes(2);
 
 	/** The listener consumer's {@code fetch.max.wait.ms} unless configured: see {@link #consumers}. */
 	static final int FETCH_MAX_WAIT_MS = 20;

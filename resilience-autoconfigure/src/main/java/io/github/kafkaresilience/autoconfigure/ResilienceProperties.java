@@ -401,20 +401,40 @@ public class ResilienceProperties {
 		private short replicationFactor = -1;
 
 		/**
-		 * Name template of retry topics; {topic} is the main topic, {delay} the stage delay in
-		 * its shortest exact unit (500ms, 30s, 5m, 1h, 1d).
+		 * Name template of retry topics; {group} is the listener's consumer group, {topic} the
+		 * main topic, {delay} the stage delay in its shortest exact unit (500ms, 30s, 5m, 1h,
+		 * 1d). Keep {group} in it, so that each group that reads a topic has a ladder of its
+		 * own.
 		 */
 		private String retryTemplate = LadderPlan.DEFAULT_RETRY_TEMPLATE;
 
 		/**
-		 * Name template of dead-letter topics; {topic} is the main topic.
+		 * Name template of dead-letter topics; {group} is the listener's consumer group, {topic}
+		 * the main topic.
 		 */
 		private String dlqTemplate = LadderPlan.DEFAULT_DLQ_TEMPLATE;
 
 		/**
-		 * Name template of lock topics; {topic} is the main topic.
+		 * Name template of lock topics; {group} is the listener's consumer group, {topic} the
+		 * main topic.
 		 */
 		private String lockTemplate = LadderPlan.DEFAULT_LOCK_TEMPLATE;
+
+		/**
+		 * Whether startup refuses a ladder whose topics hold records written by another
+		 * consumer group (live locks, or among the latest retry and dead-letter records). Set
+		 * it to false only to start despite records a group left behind after it moved to
+		 * topics of its own; they are never acted on either way.
+		 */
+		private boolean checkOwnerAtStartup = true;
+
+		/**
+		 * Whether startup first looks for records the listener's group left in the retry
+		 * topics of releases that named a ladder after its main topic alone ({topic}.retry.{delay}),
+		 * and refuses while some wait there. Set it to false only when the group never used those
+		 * topics (other groups on an earlier release still do).
+		 */
+		private boolean checkUnscopedAtStartup = true;
 
 		/**
 		 * Retention of created retry topics. Must be at least twice the longest delay.
@@ -452,6 +472,22 @@ public class ResilienceProperties {
 
 		public void setReplicationFactor(short replicationFactor) {
 			this.replicationFactor = replicationFactor;
+		}
+
+		public boolean isCheckOwnerAtStartup() {
+			return this.checkOwnerAtStartup;
+		}
+
+		public void setCheckOwnerAtStartup(boolean checkOwnerAtStartup) {
+			this.checkOwnerAtStartup = checkOwnerAtStartup;
+		}
+
+		public boolean isCheckUnscopedAtStartup() {
+			return this.checkUnscopedAtStartup;
+		}
+
+		public void setCheckUnscopedAtStartup(boolean checkUnscopedAtStartup) {
+			this.checkUnscopedAtStartup = checkUnscopedAtStartup;
 		}
 
 		public String getRetryTemplate() {

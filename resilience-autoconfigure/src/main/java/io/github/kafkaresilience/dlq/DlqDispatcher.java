@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
@@ -27,9 +28,11 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Reads the dead-letter topics and calls the {@link DlqHandler} for every record: one
- * consumer and thread per listener, in a group of its own ({@code <listener group>.dlq-handler}),
- * committing after each batch it handled. It starts after the listeners and stops before them.
+ * Reads the dead-letter topics and calls the {@link DlqHandler} for every dead letter of the
+ * listener's group: one consumer and thread per listener, in a group of its own
+ * ({@code <listener group>.dlq-handler}), committing after each batch it handled. A record of
+ * another group is skipped and counted in {@code kafka.resilience.foreign.records}. It starts
+ * after the listeners and stops before them.
  *
  * @since 0.1.0
  */
@@ -43,8 +46,19 @@ public class DlqDispatcher implements SmartLifecycle {
 	/** The longest pause after failed polls in a row. */
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
-	/** Dead-letter topics of one listener, read by one consumer. */
-	public record Source(String listenerId, List<String> dlqTopics, Supplier<Consumer<byte[], byte[]>> consumers) {
+	/**
+	 * Dead-letter topics of one listener, read by one consumer.
+	 * @param listenerId the listener
+	 * @param dlqTopics its dead-letter topics, each with the check of which dead letters its group
+	 * owns: those of another group are skipped and counted, never handed to the handler
+	 * @param consumers creates the consumer
+	 */
+	public record Source(String listenerId, Map<String, Ownership> dlqTopics, Supplier<Consumer<byte[], byte[]>> consumers) {
+
+		public Source {
+			dlqTopics = Map.copyOf(dlqTopics);
+		}
+
 	}
 
 	private final Supplier<List<Source>> sources;
@@ -164,7 +178,7 @@ public class DlqDispatcher implements SmartLifecycle {
 
 		private void loop() {
 			try {
-				this.consumer.subscribe(this.source.dlqTopics(), new ConsumerRebalanceListener() {
+				this.consumer.subscribe(this.source.dlqTopics().keySet(), new ConsumerRebalanceListener() {
 
 					@Override
 					public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
@@ -226,6 +240,10 @@ public class DlqDispatcher implements SmartLifecycle {
 		}
 
 		private void handle(ConsumerRecord<byte[], byte[]> record) {
+			Ownership ownership = this.source.dlqTopics().get(record.topic());
+			if (ownership != null && !ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
+				return; // another group's dead letter: its own handler reports it
+			}
 			DeadLetter deadLetter = DeadLetter.of(record);
 			try {
 				DlqDispatcher.this.handler.handle(deadLetter);

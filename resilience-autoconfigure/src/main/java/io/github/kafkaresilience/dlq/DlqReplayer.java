@@ -15,7 +15,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.locks.LockSupport;
 
+import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerSettings;
@@ -41,16 +43,19 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Sends dead letters back, on an operator's request only: never automatically.
+ * Sends dead letters back into their consumer group's ladder, on an operator's request only:
+ * never automatically.
  * <p>
  * A replay reads the dead-letter topic from its beginning (or from {@code since}) up to its end
  * as of the start of the replay, without a consumer group and without committing, and sends
- * every dead letter that matches the request to the target topic, at most {@code ratePerSecond}
- * a second. A replayed record keeps its key, value and user headers and its {@code original.*}
- * headers; its {@code retry.count} is {@code 0}, and {@code replay.from-dlq}
- * ({@code topic/partition/offset} of the dead letter) and {@code replay.timestamp} are added.
- * The other protocol headers are dropped. When the target is the record's original topic, it
- * goes back to its original partition.
+ * every dead letter of the group that matches the request to stage 1 of the group's ladder on
+ * the main topic, in the dead letter's own partition, at most {@code ratePerSecond} a second.
+ * It never writes to the main topic: the other groups that read it never see a replay. A
+ * replayed record keeps its key, value and user headers and its {@code original.*} headers; its
+ * {@code retry.count} is {@code 0}, and {@code replay.from-dlq} ({@code topic/partition/offset}
+ * of the dead letter), {@code replay.timestamp} and {@code owner.group} are added. The other
+ * protocol headers are dropped. The group's instances take it in behind every record of its key
+ * still in the ladder (PROTOCOL §6). Dead letters of another group are skipped and counted.
  * <p>
  * Only committed dead letters are read: one written by an aborted transaction was never a
  * dead letter. Neither topic is ever created by a replay.
@@ -81,14 +86,32 @@ public final class DlqReplayer {
 
 	private final Clock clock;
 
+	private final Ladders ladders;
+
+	/** Finds the ladder a replay goes back to. */
+	@FunctionalInterface
+	public interface Ladders {
+
+		/**
+		 * The ladder of a consumer group on a main topic.
+		 * @param group the group, or {@code null} for the only one that consumes the topic
+		 * @param mainTopic the main topic
+		 * @throws IllegalArgumentException when there is no such ladder, or no single one
+		 */
+		LadderPlan ladder(@Nullable String group, String mainTopic);
+
+	}
+
 	/**
 	 * @param consumerConfig the application's consumer settings (bootstrap servers, security)
 	 * @param producerConfig the application's producer settings
 	 * @param ratePerSecond at most this many records are sent per second
 	 * @param clock the clock of {@code replay.timestamp}
+	 * @param ladders finds the ladder of a request's group and main topic
 	 */
 	public DlqReplayer(Map<String, Object> consumerConfig, Map<String, Object> producerConfig, double ratePerSecond,
-			Clock clock) {
+			Clock clock, Ladders ladders) {
+		this.ladders = ladders;
 		if (!(ratePerSecond > 0)) {
 			throw new IllegalArgumentException("The replay rate must be above 0 records per second but was " + ratePerSecond);
 		}
@@ -146,6 +169,13 @@ public final class DlqReplayer {
 
 		private final ReplayRequest request;
 
+		private final LadderPlan ladder;
+
+		/** Stage 1 of the group's ladder: where replayed dead letters enter it. */
+		private final String target;
+
+		private final Ownership ownership;
+
 		private final long started = System.nanoTime();
 
 		/** Sends not yet known to be acknowledged, in the order they were made. */
@@ -154,6 +184,8 @@ public final class DlqReplayer {
 		private int targetPartitions;
 
 		private long scanned;
+
+		private long foreign;
 
 		private long matched;
 
@@ -169,6 +201,17 @@ public final class DlqReplayer {
 
 		Replay(ReplayRequest request) {
 			this.request = request;
+			this.ladder = DlqReplayer.this.ladders.ladder(request.group(), request.to());
+			if (this.ladder.stages().isEmpty()) {
+				throw new IllegalArgumentException("The ladder of " + this.ladder.describe() + " has no retry stage, and a "
+						+ "replay sends dead letters back through stage 1 (the main topic is read by other groups too); "
+						+ "give the listener a delay to replay its dead letters");
+			}
+			this.target = this.ladder.stage(1).topic();
+			// a dead letter without an owner is another group's only on a dead-letter topic named
+			// after the group: an unscoped one may hold those of a release before the header existed
+			this.ownership = new Ownership(this.ladder.group(),
+					this.ladder.scoped() && request.from().equals(this.ladder.dlqTopic()), List.of(request.from()));
 		}
 
 		ReplayReport run() {
@@ -177,8 +220,8 @@ public final class DlqReplayer {
 			try {
 				List<TopicPartition> partitions = partitionsOf(consumer, this.request.from(),
 						"Dead-letter topic '%s' does not exist; check the topic to replay from ('from')");
-				this.targetPartitions = partitionsOf(consumer, this.request.to(),
-						"Topic '%s' does not exist; check the topic to replay to ('to'), usually the listener's main topic")
+				this.targetPartitions = partitionsOf(consumer, this.target, "Retry topic '%s' of "
+						+ this.ladder.describe().replace("%", "%%") + " does not exist; start the listener once to create it")
 					.size();
 				consumer.assign(partitions);
 				Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
@@ -208,7 +251,7 @@ public final class DlqReplayer {
 						+ " dead letter(s), of which " + this.matched + " matched, and sent and had acknowledged "
 						+ this.published + "; a replay sends again whatever it already sent, so narrow the next one to resume");
 			}
-			return new ReplayReport(this.request, this.scanned, this.matched, this.published,
+			return new ReplayReport(this.request, this.scanned, this.foreign, this.matched, this.target, this.published,
 					Duration.ofNanos(System.nanoTime() - this.started));
 		}
 
@@ -284,6 +327,10 @@ public final class DlqReplayer {
 
 		private void read(ConsumerRecord<byte[], byte[]> record, @Nullable Producer<byte[], byte[]> producer) {
 			this.scanned++;
+			if (!this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
+				this.foreign++;
+				return;
+			}
 			DeadLetter letter = DeadLetter.of(record);
 			if (!this.request.matches(letter)) {
 				return;
@@ -298,9 +345,14 @@ public final class DlqReplayer {
 			if (!pace()) {
 				return;
 			}
-			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.request.to(), partitionFor(letter), null,
+			if (letter.partition() >= this.targetPartitions) {
+				throw new IllegalStateException("Dead letter " + letter + " is in partition " + letter.partition() + " but '"
+						+ this.target + "' has " + this.targetPartitions + " partitions; a dead letter goes back to its own "
+						+ "partition, where its key lives");
+			}
+			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.target, letter.partition(), null,
 					letter.key(), letter.value(), RetryHeaders.forReplay(letter.headers(), letter.topic(),
-							letter.partition(), letter.offset(), DlqReplayer.this.clock.instant()));
+							letter.partition(), letter.offset(), DlqReplayer.this.clock.instant(), this.ownership));
 			Future<RecordMetadata> future;
 			try {
 				future = producer.send(record);
@@ -349,26 +401,18 @@ public final class DlqReplayer {
 				Sent sent = this.pending.poll();
 				try {
 					KafkaFutures.await(sent.future(), SEND_TIMEOUT,
-							"send dead letter " + sent.coordinates() + " to '" + this.request.to() + "'");
+							"send dead letter " + sent.coordinates() + " to '" + this.target + "'");
 				}
 				catch (KafkaException ex) {
 					this.stopped = true;
 					throw new IllegalStateException("Could not replay dead letter " + sent.coordinates() + " (written at "
-							+ sent.letter().timestamp() + ") to '" + this.request.to() + "': the replay sent and had"
+							+ sent.letter().timestamp() + ") to '" + this.target + "': the replay sent and had"
 							+ " acknowledged " + this.published + " dead letter(s) before it, and may have sent some after"
 							+ " it; a replay sends again whatever it already sent, so narrow the next one to resume",
 							(ex.getCause() != null) ? ex.getCause() : ex);
 				}
 				this.published++;
 			}
-		}
-
-		/** The original partition when sending back to the original topic, else the partitioner's choice. */
-		private @Nullable Integer partitionFor(DeadLetter letter) {
-			Integer partition = letter.originalPartition();
-			boolean original = this.request.to().equals(letter.originalTopic()) && partition != null && partition >= 0
-					&& partition < this.targetPartitions;
-			return original ? partition : null;
 		}
 
 		private Producer<byte[], byte[]> createProducer() {

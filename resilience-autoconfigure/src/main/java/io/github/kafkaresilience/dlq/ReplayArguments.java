@@ -31,9 +31,10 @@ public final class ReplayArguments {
 
 	/** How to call the command, for error messages and {@code --help}. */
 	public static final String USAGE = """
-			Usage: java -jar <app>.jar replay --from <dlq topic> --to <topic> [filters] [--dry-run]
+			Usage: java -jar <app>.jar replay --from <dlq topic> --to <topic> [--group <group>] [filters] [--dry-run]
 			  --from <topic>               the dead-letter topic to read
-			  --to <topic>                 the topic to send the dead letters to (the listener's topic)
+			  --to <topic>                 the main topic whose ladder the dead letters go back to
+			  --group <group>              the consumer group whose ladder it is (needed when several listeners here consume <topic>)
 			  --since <time>               only dead letters written at or after <time>: 1h (ago), 30m, 2d or 2026-11-21T09:00:00Z
 			  --until <time>               only dead letters written before <time>
 			  --error-class <class>        transient or permanent (header error.class)
@@ -45,7 +46,7 @@ public final class ReplayArguments {
 			  --dry-run                    count the matching dead letters, send nothing
 			Spring properties (--spring.kafka.bootstrap-servers=..., --kafka.resilience.replay.rate=...) may follow.""";
 
-	private static final List<String> VALUED = List.of("from", "to", "since", "until", "error-class", "exception",
+	private static final List<String> VALUED = List.of("from", "to", "group", "since", "until", "error-class", "exception",
 			"reason", "key", "original-partition", "original-offset");
 
 	private static final String DRY_RUN = "dry-run";
@@ -99,7 +100,7 @@ public final class ReplayArguments {
 		if (from == null || to == null) {
 			throw new IllegalArgumentException("A replay needs --from and --to\n" + USAGE);
 		}
-		return request(from, to, values.get("since"), values.get("until"), values.get("error-class"),
+		return request(from, to, values.get("group"), values.get("since"), values.get("until"), values.get("error-class"),
 				values.get("exception"), values.get("reason"), values.get("key"), values.get("original-partition"),
 				values.get("original-offset"), dryRun, clock);
 	}
@@ -108,10 +109,12 @@ public final class ReplayArguments {
 	 * Builds a request from text fields, any of them but {@code from} and {@code to} absent.
 	 * @throws IllegalArgumentException for a value that cannot be read
 	 */
-	public static ReplayRequest request(String from, String to, @Nullable String since, @Nullable String until,
-			@Nullable String errorClass, @Nullable String exception, @Nullable String reason, @Nullable String key,
-			@Nullable String originalPartition, @Nullable String originalOffset, boolean dryRun, Clock clock) {
-		return new ReplayRequest(from, to, time("since", since, clock), time("until", until, clock),
+	public static ReplayRequest request(String from, String to, @Nullable String group, @Nullable String since,
+			@Nullable String until, @Nullable String errorClass, @Nullable String exception, @Nullable String reason,
+			@Nullable String key, @Nullable String originalPartition, @Nullable String originalOffset, boolean dryRun,
+			Clock clock) {
+		return new ReplayRequest(from, to, (group != null) ? group.trim() : null, time("since", since, clock),
+				time("until", until, clock),
 				oneOf("error-class", errorClass, ERROR_CLASSES), exception, oneOf("reason", reason, REASONS), key,
 				number("original-partition", originalPartition, Integer.MAX_VALUE).map(Long::intValue).orElse(null),
 				number("original-offset", originalOffset, Long.MAX_VALUE).orElse(null), dryRun);

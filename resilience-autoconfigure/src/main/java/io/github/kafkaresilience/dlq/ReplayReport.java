@@ -7,16 +7,22 @@ import java.time.Duration;
  *
  * @param request the request it ran
  * @param scanned dead letters read from the dead-letter topic (up to its end as of the start)
- * @param matched dead letters that passed every filter
+ * @param foreign dead letters skipped because another consumer group owns them (or, on a dead-letter
+ * topic named after the group, because they have no {@code owner.group} header)
+ * @param matched dead letters of the group that passed every filter
+ * @param target the topic the dead letters were sent to: stage 1 of the group's ladder
  * @param published dead letters sent to the target topic and acknowledged; 0 on a dry run
  * @param took how long the replay ran
  * @since 0.1.0
  */
-public record ReplayReport(ReplayRequest request, long scanned, long matched, long published, Duration took) {
+public record ReplayReport(ReplayRequest request, long scanned, long foreign, long matched, String target,
+		long published, Duration took) {
 
 	@Override
 	public String toString() {
-		return "Replay " + this.request + ": scanned " + this.scanned + ", matched " + this.matched + ", "
+		return "Replay " + this.request + " into '" + this.target + "': scanned " + this.scanned
+				+ ((this.foreign > 0) ? " (" + this.foreign + " of another group, skipped)" : "") + ", matched "
+				+ this.matched + ", "
 				+ (this.request.dryRun() ? "published nothing (dry run)" : "published " + this.published) + " in "
 				+ this.took.toMillis() + " ms";
 	}

@@ -5,28 +5,58 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
+
+import io.github.kafkaresilience.lock.Ownership;
 
 /**
- * The topics of one main topic's ladder: its retry stages (one topic per delay), its
- * dead-letter topic and its lock topic, with the number of attempts a record gets.
+ * The topics of one consumer group's ladder on one main topic: its retry stages (one topic
+ * per delay), its dead-letter topic and its lock topic, with the number of attempts a record
+ * gets. A ladder belongs to one group: other groups reading the same main topic have ladders
+ * of their own.
  *
+ * @param group the consumer group that owns the ladder
  * @param mainTopic the user's topic
  * @param stages the retry stages, stage 1 first
  * @param dlqTopic the dead-letter topic
  * @param lockTopic the compacted lock topic
  * @param maxAttempts attempts before a record is dead-lettered, the first one included
+ * @param scoped whether every name of the ladder contains the group (all three templates
+ * have {@code {group}}): then a record on its topics without an {@code owner.group} header was
+ * not written by the library for this group and is never acted on
  * @since 0.1.0
  */
-public record LadderPlan(String mainTopic, List<Stage> stages, String dlqTopic, String lockTopic, int maxAttempts) {
+public record LadderPlan(String group, String mainTopic, List<Stage> stages, String dlqTopic, String lockTopic,
+		int maxAttempts, boolean scoped) {
 
 	/** Default name template of a retry topic. */
-	public static final String DEFAULT_RETRY_TEMPLATE = "{topic}.retry.{delay}";
+	public static final String DEFAULT_RETRY_TEMPLATE = "{group}.{topic}.retry.{delay}";
 
 	/** Default name template of a dead-letter topic. */
-	public static final String DEFAULT_DLQ_TEMPLATE = "{topic}.dlq";
+	public static final String DEFAULT_DLQ_TEMPLATE = "{group}.{topic}.dlq";
 
 	/** Default name template of a lock topic. */
-	public static final String DEFAULT_LOCK_TEMPLATE = "{topic}.locks";
+	public static final String DEFAULT_LOCK_TEMPLATE = "{group}.{topic}.locks";
+
+	/** The retry topic template of releases before ladders were scoped to a group. */
+	public static final String UNSCOPED_RETRY_TEMPLATE = "{topic}.retry.{delay}";
+
+	/** The dead-letter topic template of releases before ladders were scoped to a group. */
+	public static final String UNSCOPED_DLQ_TEMPLATE = "{topic}.dlq";
+
+	/** The lock topic template of releases before ladders were scoped to a group. */
+	public static final String UNSCOPED_LOCK_TEMPLATE = "{topic}.locks";
+
+	/** The placeholder of the consumer group in a name template. */
+	public static final String GROUP = "{group}";
+
+	/** What Kafka allows in a topic name. */
+	private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
+
+	/** The longest topic name Kafka allows. */
+	private static final int MAX_NAME_LENGTH = 249;
+
+	private static final String TEMPLATES = "kafka.resilience.topics.retry-template, dlq-template and lock-template";
 
 	/**
 	 * One retry stage.
@@ -50,16 +80,27 @@ public record LadderPlan(String mainTopic, List<Stage> stages, String dlqTopic, 
 	}
 
 	/**
-	 * Builds the plan of a main topic from name templates ({@code {topic}} and {@code {delay}}
-	 * are replaced).
+	 * Builds the ladder of a group on a main topic from name templates ({@code {group}},
+	 * {@code {topic}} and {@code {delay}} are replaced).
 	 * @param maxAttempts the attempts, or {@code null} for one more than the number of stages
+	 * @throws IllegalArgumentException when a name is not a legal topic name (a group that
+	 * cannot be part of one is named with the properties to set), or two delays give one name
 	 */
-	public static LadderPlan of(String mainTopic, List<Duration> delays, Integer maxAttempts, String retryTemplate,
-			String dlqTemplate, String lockTemplate) {
+	public static LadderPlan of(String group, String mainTopic, List<Duration> delays, Integer maxAttempts,
+			String retryTemplate, String dlqTemplate, String lockTemplate) {
+		boolean scoped = retryTemplate.contains(GROUP) && dlqTemplate.contains(GROUP) && lockTemplate.contains(GROUP);
+		if ((retryTemplate + dlqTemplate + lockTemplate).contains(GROUP) && !isLegalPart(group)) {
+			throw new IllegalArgumentException("Consumer group '" + group + "' (topic '" + mainTopic + "') cannot be part "
+					+ "of a topic name: Kafka allows only letters, digits, '.', '_' and '-' there, but " + TEMPLATES
+					+ " put the group into the names of its retry, dead-letter and lock topics. Give the listener a group "
+					+ "id made of those characters, or set the three templates with a fixed name of your own in place of "
+					+ "{group}, for example billing.{topic}.retry.{delay}, billing.{topic}.dlq and billing.{topic}.locks");
+		}
 		List<Stage> stages = new ArrayList<>();
 		Set<String> names = new HashSet<>();
 		for (Duration delay : delays) {
-			String topic = retryTemplate.replace("{topic}", mainTopic).replace("{delay}", Delays.format(delay));
+			String topic = legal(name(retryTemplate, group, mainTopic).replace("{delay}", Delays.format(delay)), "retry",
+					group, mainTopic);
 			if (!names.add(topic)) {
 				throw new IllegalArgumentException("Retry delays of topic '" + mainTopic + "' give the topic name '" + topic
 						+ "' twice; use distinct delays (" + delays + ")");
@@ -67,8 +108,35 @@ public record LadderPlan(String mainTopic, List<Stage> stages, String dlqTopic, 
 			stages.add(new Stage(stages.size() + 1, delay, topic));
 		}
 		int attempts = (maxAttempts != null) ? maxAttempts : stages.size() + 1;
-		return new LadderPlan(mainTopic, stages, dlqTemplate.replace("{topic}", mainTopic),
-				lockTemplate.replace("{topic}", mainTopic), attempts);
+		return new LadderPlan(group, mainTopic, stages, legal(name(dlqTemplate, group, mainTopic), "dlq", group, mainTopic),
+				legal(name(lockTemplate, group, mainTopic), "lock", group, mainTopic), attempts, scoped);
+	}
+
+	/**
+	 * The plan the same group would have with the names of releases before ladders were
+	 * scoped to a group: where an application upgraded from such a release left its records.
+	 */
+	public LadderPlan unscoped() {
+		return of(this.group, this.mainTopic, this.stages.stream().map(Stage::delay).toList(), this.maxAttempts,
+				UNSCOPED_RETRY_TEMPLATE, UNSCOPED_DLQ_TEMPLATE, UNSCOPED_LOCK_TEMPLATE);
+	}
+
+	private static String name(String template, String group, String mainTopic) {
+		return template.replace(GROUP, group).replace("{topic}", mainTopic);
+	}
+
+	private static boolean isLegalPart(String text) {
+		return LEGAL.matcher(text).matches();
+	}
+
+	private static String legal(String name, String role, String group, String mainTopic) {
+		if (!isLegalPart(name) || name.equals(".") || name.equals("..") || name.length() > MAX_NAME_LENGTH) {
+			throw new IllegalArgumentException("The " + role + " topic of group '" + group + "' on '" + mainTopic
+					+ "' would be named '" + name + "', which is not a legal topic name (at most " + MAX_NAME_LENGTH
+					+ " letters, digits, '.', '_' or '-'; it has " + name.length() + " characters); set kafka.resilience.topics."
+					+ role + "-template to give a shorter or legal name");
+		}
+		return name;
 	}
 
 	public Stage stage(int index) {
@@ -105,13 +173,26 @@ public record LadderPlan(String mainTopic, List<Stage> stages, String dlqTopic, 
 		return topics;
 	}
 
-	/** Every topic of the ladder but the main one: what the library creates. */
+	/** Every topic of the ladder but the main one: what the library creates, and what the group owns. */
 	public List<String> ownTopics() {
 		List<String> topics = new ArrayList<>();
 		this.stages.forEach((stage) -> topics.add(stage.topic()));
 		topics.add(this.dlqTopic);
 		topics.add(this.lockTopic);
 		return topics;
+	}
+
+	/**
+	 * A new check of which records on the ladder's topics belong to its group; share one per
+	 * ladder, so that its counts cover every reader.
+	 */
+	public Ownership ownership() {
+		return new Ownership(this.group, this.scoped, ownTopics());
+	}
+
+	/** The ladder as it is named in messages: its group and main topic. */
+	public String describe() {
+		return "group '" + this.group + "' on '" + this.mainTopic + "'";
 	}
 
 }

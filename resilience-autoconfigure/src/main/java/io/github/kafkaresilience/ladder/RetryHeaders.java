@@ -7,6 +7,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.Set;
 
 import io.github.kafkaresilience.lock.FailureInfo;
+import io.github.kafkaresilience.lock.Ownership;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -53,11 +54,12 @@ public final class RetryHeaders {
 	public static final String PERMANENT = "permanent";
 
 	private static final Set<String> PROTOCOL = Set.of(RETRY_COUNT, ERROR_CLASS, ERROR_MESSAGE, ERROR_EXCEPTION,
-			ERROR_TIMESTAMP, PREVIOUS_TOPIC, ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET, LOCK_ID, DLQ_REASON);
+			ERROR_TIMESTAMP, PREVIOUS_TOPIC, ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET, LOCK_ID, DLQ_REASON,
+			Ownership.HEADER);
 
 	private static final Set<String> ERRORS = Set.of(ERROR_CLASS, ERROR_MESSAGE, ERROR_EXCEPTION, ERROR_TIMESTAMP);
 
-	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON);
+	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON, Ownership.HEADER);
 
 	private static final Set<String> ORIGINS = Set.of(ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET);
 
@@ -93,9 +95,11 @@ public final class RetryHeaders {
 	 * @param lockId the lock the record carries, {@code null} for a record without a key
 	 * @param failure the latest failure, or {@code null} to keep the previous one
 	 * @param reason why it is dead-lettered, or {@code null} for a retry topic
+	 * @param owner the group whose ladder the record goes to
 	 */
 	public static Headers forHop(Headers source, boolean fromMain, String sourceTopic, int partition, long offset,
-			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure, @Nullable DlqReason reason) {
+			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure, @Nullable DlqReason reason,
+			Ownership owner) {
 		RecordHeaders headers = new RecordHeaders();
 		boolean replayed = fromMain && replayedBirthplace(source, sourceTopic, partition, offset) != null;
 		for (Header header : source) {
@@ -126,23 +130,28 @@ public final class RetryHeaders {
 		if (reason != null) {
 			put(headers, DLQ_REASON, reason.value());
 		}
-		return headers;
+		return owner.stamp(headers);
 	}
 
 	/**
-	 * The headers of a dead letter sent back by a replay. User headers travel unchanged, in
-	 * their order, and so do the {@code original.*} headers; the other protocol headers and
-	 * the {@code replay.*} headers of an earlier replay are dropped. {@code retry.count} starts
-	 * again at {@code 0}, and {@code replay.from-dlq} and {@code replay.timestamp} say which
-	 * dead letter this is and when it was replayed.
+	 * The headers of a dead letter sent back into its group's ladder by a replay: the record
+	 * enters stage 1 as a replay entry (PROTOCOL §6). User headers travel unchanged, in their
+	 * order, and so do the {@code original.*} headers; the other protocol headers and the
+	 * {@code replay.*} headers of an earlier replay are dropped. {@code retry.count} starts again
+	 * at {@code 0}, {@code previous.topic} names the dead-letter topic, {@code replay.from-dlq}
+	 * and {@code replay.timestamp} say which dead letter this is and when it was replayed, and
+	 * {@code owner.group} names the group whose ladder it enters. It carries no
+	 * {@code lock.id}: the instance that reads it gives it a lock.
 	 * @param dlqHeaders the headers of the dead letter
 	 * @param dlqTopic the dead-letter topic
 	 * @param dlqPartition the partition of the dead letter
 	 * @param dlqOffset the offset of the dead letter
 	 * @param now when it is replayed
+	 * @param owner the group whose ladder the record enters
 	 * @return the headers of the record to send
 	 */
-	public static Headers forReplay(Headers dlqHeaders, String dlqTopic, int dlqPartition, long dlqOffset, Instant now) {
+	public static Headers forReplay(Headers dlqHeaders, String dlqTopic, int dlqPartition, long dlqOffset, Instant now,
+			Ownership owner) {
 		RecordHeaders headers = new RecordHeaders();
 		for (Header header : dlqHeaders) {
 			String name = header.key();
@@ -152,9 +161,15 @@ public final class RetryHeaders {
 			}
 		}
 		put(headers, RETRY_COUNT, "0");
+		put(headers, PREVIOUS_TOPIC, dlqTopic);
 		put(headers, REPLAY_FROM_DLQ, dlqTopic + "/" + dlqPartition + "/" + dlqOffset);
 		put(headers, REPLAY_TIMESTAMP, RFC_3339_NANOS.format(now));
-		return headers;
+		return owner.stamp(headers);
+	}
+
+	/** Whether a stage record is a replay entry: a dead letter sent back, not yet given a lock. */
+	public static boolean isReplayEntry(Headers headers) {
+		return text(headers, REPLAY_FROM_DLQ) != null && headers.lastHeader(LOCK_ID) == null;
 	}
 
 	/**

@@ -34,8 +34,9 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	private static final Log logger = LogFactory.getLog(RetryLadder.class);
 
 	/**
-	 * Name templates of the library's topics; {@code {topic}} is the main topic and
-	 * {@code {delay}} the stage delay in its shortest exact unit.
+	 * Name templates of the library's topics; {@code {group}} is the listener's consumer group,
+	 * {@code {topic}} the main topic and {@code {delay}} the stage delay in its shortest exact
+	 * unit.
 	 * @param retry retry topic template
 	 * @param dlq dead-letter topic template
 	 * @param locks lock topic template
@@ -71,9 +72,10 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 		this.publishTimeout = publishTimeout;
 	}
 
-	/** The ladder of a main topic. */
-	public LadderPlan plan(String mainTopic, List<Duration> delays, @Nullable Integer maxAttempts) {
-		return LadderPlan.of(mainTopic, delays, maxAttempts, this.naming.retry(), this.naming.dlq(), this.naming.locks());
+	/** The ladder of a consumer group on a main topic. */
+	public LadderPlan plan(String group, String mainTopic, List<Duration> delays, @Nullable Integer maxAttempts) {
+		return LadderPlan.of(group, mainTopic, delays, maxAttempts, this.naming.retry(), this.naming.dlq(),
+				this.naming.locks());
 	}
 
 	/**

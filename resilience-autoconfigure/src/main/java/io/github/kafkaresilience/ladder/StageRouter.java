@@ -1,14 +1,17 @@
 package io.github.kafkaresilience.ladder;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -63,6 +66,8 @@ public class StageRouter {
 
 	private final FaultInjection faults;
 
+	private final Ownership ownership;
+
 	private volatile LadderObserver observer = LadderObserver.NONE;
 
 	/**
@@ -74,7 +79,8 @@ public class StageRouter {
 
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
-		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE);
+		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE,
+				plan.ownership());
 	}
 
 	/**
@@ -82,10 +88,12 @@ public class StageRouter {
 	 * {@link DualWrite#TRANSACTION} every write of one call is in a transaction that the caller
 	 * aborts when this router throws, so a failed publish is not compensated here
 	 * @param faults the test hook called between the steps of a move
+	 * @param ownership the group that owns the ladder: stage records of any other are skipped
 	 */
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds, DualWrite dualWrite,
-			FaultInjection faults) {
+			FaultInjection faults, Ownership ownership) {
+		this.ownership = ownership;
 		this.dualWrite = dualWrite;
 		this.faults = faults;
 		this.plan = plan;
@@ -118,6 +126,9 @@ public class StageRouter {
 		if (stage < 0) {
 			throw new IllegalArgumentException("Topic '" + record.topic() + "' is not part of the ladder of '"
 					+ this.plan.mainTopic() + "'");
+		}
+		if (stage > 0 && !this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
+			return Step.done(); // another group's record (PROTOCOL §2): not run, not dead-lettered
 		}
 		Refusal refusal = this.refusals.isEmpty() ? null : this.refusals.remove(record.toString());
 		if (refusal != null) {
@@ -201,6 +212,11 @@ public class StageRouter {
 		Integer retryCount = RetryHeaders.retryCount(record.headers());
 		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
 		Bytes key = record.businessKey();
+		// a dead letter sent back by a replay: it gets a lock named after where it entered
+		boolean entry = stage == 1 && key != null && RetryHeaders.isReplayEntry(record.headers());
+		if (entry) {
+			lockId = replayLockId(record);
+		}
 		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
 			return deadLetterMalformed(record, (retryCount != null) ? retryCount : 0,
 					"missing or unreadable protocol headers (retry.count="
@@ -211,12 +227,18 @@ public class StageRouter {
 		}
 		Lock lock = this.locks.find(lockId);
 		if (lock == null) {
+			if (entry) {
+				return enter(record, lockId, tailerSynced);
+			}
 			// the lock was written before this record: once the tailer has caught up, an
 			// unknown lock is a released one and this record is a copy of finished work
 			return skipStale(tailerSynced);
 		}
 		if (!lock.key().equals(key)) {
 			return deadLetterMalformed(record, retryCount, "a lock.id that names lock " + lockId + " of another key");
+		}
+		if (lock.isPending()) {
+			return Step.waitForKey(); // until the owner of its main-topic partition admits it
 		}
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
@@ -243,6 +265,28 @@ public class StageRouter {
 			return Step.done();
 		}
 		return Step.waitForKey();
+	}
+
+	/**
+	 * Takes a replayed dead letter into its key's order (PROTOCOL §6.E): it gets a lock,
+	 * pending until the instance that owns its main-topic partition admits it behind every
+	 * record of its key taken from there so far; until then it waits. Its lock id comes from
+	 * where it entered, so a redelivery finds the lock an earlier delivery wrote. Once the lock
+	 * is released it is forgotten: a redelivery after that enters again, which runs the record
+	 * again, as any redelivery may.
+	 */
+	private Step enter(Delivery record, String lockId, boolean tailerSynced) {
+		if (!tailerSynced) {
+			return Step.waitForTailer(); // an earlier delivery may have written the lock already
+		}
+		this.locks.write(Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
+		return Step.waitForKey();
+	}
+
+	/** The lock id of a replay entry: the same for every delivery of the record. */
+	static String replayLockId(Delivery record) {
+		return UUID.nameUUIDFromBytes((record.topic() + "/" + record.partition() + "/" + record.offset())
+			.getBytes(StandardCharsets.UTF_8)).toString();
 	}
 
 	/**
@@ -491,7 +535,7 @@ public class StageRouter {
 		String topic = this.plan.stage(toStage).topic();
 		return this.publisher.publish(topic, record.partition(), record.key(), record.value(),
 				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
-						retryCount, lockId, failure, null));
+						retryCount, lockId, failure, null, this.ownership));
 	}
 
 	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
@@ -507,7 +551,7 @@ public class StageRouter {
 		try {
 			this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
 					RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
-							retryCount, lockId, failure, reason));
+							retryCount, lockId, failure, reason, this.ownership));
 		}
 		catch (RuntimeException ex) {
 			Throwable tooLarge = tooLarge(ex);

@@ -36,8 +36,9 @@ import org.jspecify.annotations.Nullable;
  * Creates the retry, dead-letter and lock topics of a ladder with the main topic's partition
  * count, and checks existing ones. Startup fails, with a message that names the topic and the
  * fix, when the main topic is missing, a topic has another partition count, the lock topic is
- * not compacted alone, a retry or dead-letter topic is compacted, or a retry topic keeps its
- * records for less than twice its delay.
+ * not compacted alone, a retry or dead-letter topic is compacted, a retry topic keeps its
+ * records for less than twice its delay, or the group still has records waiting under the
+ * names of releases before group-scoped ladders ({@link UnscopedLadderCheck}).
  * <p>
  * A hop adds headers to a record, so when the main topic was given its own
  * {@code max.message.bytes}, the retry and dead-letter topics created here accept that much
@@ -67,9 +68,18 @@ public class TopicProvisioner {
 	 * @param dlqRetention retention of dead-letter topics
 	 * @param lockSegment segment time of lock topics (compaction only cleans closed segments)
 	 * @param lockDeleteRetention how long lock tombstones are kept
+	 * @param checkUnscoped whether a group-scoped ladder first checks that its group has nothing
+	 * waiting under the names of earlier releases ({@link UnscopedLadderCheck})
 	 */
 	public record Settings(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
-			Duration lockSegment, Duration lockDeleteRetention) {
+			Duration lockSegment, Duration lockDeleteRetention, boolean checkUnscoped) {
+
+		/** Settings that check the earlier names. */
+		public Settings(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
+				Duration lockSegment, Duration lockDeleteRetention) {
+			this(create, replicationFactor, retryRetention, dlqRetention, lockSegment, lockDeleteRetention, true);
+		}
+
 	}
 
 	/**
@@ -120,6 +130,7 @@ public class TopicProvisioner {
 				throw new IllegalStateException(missingMainTopic(plan));
 			}
 			int partitions = main.partitions().size();
+			boolean moved = this.settings.checkUnscoped() && UnscopedLadderCheck.check(admin, plan);
 			Map<String, TopicDescription> own = describe(admin, plan.ownTopics());
 			List<String> missing = new ArrayList<>();
 			for (String topic : plan.ownTopics()) {
@@ -150,6 +161,9 @@ public class TopicProvisioner {
 				boolean ownSize = mainLimit != null && mainLimit.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
 				Integer ownLimit = ownSize ? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + HEADER_ALLOWANCE) : null;
 				create(admin, missing.stream().map((topic) -> newTopic(plan, topic, partitions, ownLimit)).toList());
+			}
+			if (moved) {
+				UnscopedLadderCheck.markMoved(admin, plan);
 			}
 			return new Provisioned(partitions, maxMessageBytes);
 		}

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.ReplayAdmission;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
@@ -219,9 +220,12 @@ public class OrderedRetryContainer {
 		this.userListener = userListener;
 		this.settings = settings;
 		this.clock = clock;
-		Set<LockRegistry> registries = new HashSet<>();
-		this.routesByTopic.values().forEach((route) -> registries.add(route.registry()));
-		registries.forEach((registry) -> registry.table().addListener(this::keyChanged));
+		Map<LockRegistry, Route> registries = new HashMap<>();
+		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
+		registries.forEach((registry, route) -> {
+			registry.table().addListener(this::keyChanged);
+			registry.table().addPendingListener((lock) -> admissionNeeded(route, lock));
+		});
 	}
 
 	public String id() {
@@ -441,6 +445,7 @@ public class OrderedRetryContainer {
 				return false;
 			}
 			work.offsets.add(record.offset());
+			work.lastTaken = Math.max(work.lastTaken, record.offset());
 			if (task.key != null && work.parkedKeys.containsKey(task.key)) {
 				// an earlier record of its key is parked: this one parks behind it, in order
 				work.offsets.park(record.offset());
@@ -768,6 +773,10 @@ public class OrderedRetryContainer {
 		if (this.stopping || task.work.revoked) {
 			return;
 		}
+		if (task.admission != null) {
+			admit(task);
+			return;
+		}
 		Route route = task.work.route;
 		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
@@ -863,6 +872,75 @@ public class OrderedRetryContainer {
 		scheduleAction(() -> wake(task), this.settings.recheckInterval().toMillis());
 	}
 
+	/**
+	 * A replayed dead letter's lock is pending (PROTOCOL §6.E): if its main-topic partition is
+	 * assigned here and open, its admission takes its turn in its key's queue, behind the
+	 * records of its key taken from the partition so far.
+	 */
+	private void admissionNeeded(Route route, Lock lock) {
+		PartitionWork work = this.partitions.get(new TopicPartition(route.router().plan().mainTopic(), lock.originPartition()));
+		if (work == null || !work.barrierOpen) {
+			return; // the partition's owner admits it, or this instance once its barrier opens
+		}
+		Task task;
+		boolean runNow;
+		synchronized (work) {
+			if (work.revoked || !work.admissions.add(lock.id())) {
+				return;
+			}
+			task = new Task(work, lock, work.lastTaken);
+			runNow = enqueue(work, task);
+		}
+		if (runNow) {
+			submit(task);
+		}
+	}
+
+	/**
+	 * Admits a replay in its key's turn, on a lock view caught up with its lock partition, so
+	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
+	 * back.
+	 */
+	private void admit(Task task) {
+		LockRegistry registry = task.work.route.registry();
+		if (!task.tailerSynced) {
+			registry.catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
+				task.tailerSynced = (ex == null);
+				if (ex != null) {
+					schedule(task, backoff(++task.failures).toMillis());
+				}
+				else {
+					submit(task);
+				}
+			});
+			return;
+		}
+		try {
+			ReplayAdmission.admit(registry, task.admission, task.lastTaken, this.clock.instant());
+		}
+		catch (RuntimeException ex) {
+			task.tailerSynced = false;
+			Duration backoff = backoff(++task.failures);
+			logger.warn("Listener '" + this.id + "' could not admit replayed lock " + task.admission + " of "
+					+ task.work.partition + " (attempt " + task.failures + "); trying again in " + backoff.toMillis() + " ms",
+					ex);
+			schedule(task, backoff.toMillis());
+			return;
+		}
+		PartitionWork work = task.work;
+		Task next;
+		synchronized (work) {
+			if (work.revoked) {
+				return;
+			}
+			work.admissions.remove(task.admission);
+			next = nextOfKey(work, task.key);
+		}
+		if (next != null) {
+			submit(next);
+		}
+	}
+
 	private void keyChanged(Bytes key) {
 		Set<Task> waiting = this.waitingForKey.get(key);
 		if (waiting != null) {
@@ -889,20 +967,28 @@ public class OrderedRetryContainer {
 			}
 			work.offsets.done(task.delivery.offset());
 			madeRoom(work);
-			if (task.key != null) {
-				ArrayDeque<Task> queue = work.keyQueues.get(task.key);
-				if (queue != null) {
-					queue.poll();
-					next = queue.peek();
-					if (next == null) {
-						work.keyQueues.remove(task.key);
-					}
-				}
-			}
+			next = nextOfKey(work, task.key);
 		}
 		if (next != null) {
 			submit(next);
 		}
+	}
+
+	/** Takes the head off a key's queue (under the partition's monitor); returns the next one. */
+	private static @Nullable Task nextOfKey(PartitionWork work, @Nullable Bytes key) {
+		if (key == null) {
+			return null;
+		}
+		ArrayDeque<Task> queue = work.keyQueues.get(key);
+		if (queue == null) {
+			return null;
+		}
+		queue.poll();
+		Task next = queue.peek();
+		if (next == null) {
+			work.keyQueues.remove(key);
+		}
+		return next;
 	}
 
 	private void schedule(Task task, long delayMillis) {
@@ -1248,6 +1334,12 @@ public class OrderedRetryContainer {
 				Long dropped = OrderedRetryContainer.this.droppedAt.remove(tp);
 				if (offset != null) {
 					this.consumer.seek(tp, offset);
+					PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
+					if (work != null) {
+						synchronized (work) {
+							work.lastTaken = Math.max(work.lastTaken, offset.offset() - 1);
+						}
+					}
 				}
 				else if (dropped != null && dropped >= 0) {
 					this.consumer.seek(tp, dropped);
@@ -1273,13 +1365,18 @@ public class OrderedRetryContainer {
 				return;
 			}
 			work.barrierOpen = true;
-			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id, work.partition, waited);
+			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id,
+					work.route.registry().ownership().group(), work.partition, waited);
 			if (logger.isDebugEnabled()) {
 				logger.debug("Listener '" + OrderedRetryContainer.this.id + "' opened " + work.partition + " after "
 						+ waited.toMillis() + " ms");
 			}
 			if (!work.boundPaused && work.stopped == null) {
 				this.consumer.resume(List.of(work.partition));
+			}
+			if (work.route.router().plan().stageOf(work.partition.topic()) == 0) {
+				work.route.registry().table().pending(work.partition.partition())
+					.forEach((lock) -> admissionNeeded(work.route, lock));
 			}
 		}
 
@@ -1382,6 +1479,15 @@ public class OrderedRetryContainer {
 		/** Keys with parked records here, and how many: later records of such a key park too. */
 		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
 
+		/** The replays whose admission waits in a key queue here, by lock id. */
+		final Set<String> admissions = new HashSet<>();
+
+		/**
+		 * The offset of the last record taken from this partition (or the one before its
+		 * committed offset): a replay admitted now goes behind it.
+		 */
+		long lastTaken = -1;
+
 		/** When the re-reader should next look at the parked records: epoch millis. */
 		long lookAt = Long.MAX_VALUE;
 
@@ -1422,6 +1528,10 @@ public class OrderedRetryContainer {
 
 	}
 
+	/**
+	 * A record to route, or the admission of a replay ({@link #admission} set, no record): both
+	 * take their turn in their key's queue.
+	 */
 	private static final class Task {
 
 		final PartitionWork work;
@@ -1429,6 +1539,12 @@ public class OrderedRetryContainer {
 		final Delivery delivery;
 
 		final @Nullable Bytes key;
+
+		/** The pending lock this task admits, or {@code null} for a record. */
+		final @Nullable String admission;
+
+		/** For an admission: the last record taken from the partition when its turn was queued. */
+		final long lastTaken;
 
 		volatile boolean tailerSynced;
 
@@ -1438,6 +1554,16 @@ public class OrderedRetryContainer {
 			this.work = work;
 			this.delivery = delivery;
 			this.key = delivery.businessKey();
+			this.admission = null;
+			this.lastTaken = -1;
+		}
+
+		Task(PartitionWork work, Lock pending, long lastTaken) {
+			this.work = work;
+			this.delivery = null;
+			this.key = pending.key();
+			this.admission = pending.id();
+			this.lastTaken = lastTaken;
 		}
 
 	}

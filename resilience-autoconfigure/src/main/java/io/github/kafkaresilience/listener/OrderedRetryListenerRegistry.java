@@ -17,6 +17,7 @@ import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.StageRouter;
@@ -84,6 +85,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
 
+	private @Nullable Function<ListenerEndpoint, OwnershipCheck> ownershipChecks;
+
 	/**
 	 * How zombie locks are reaped.
 	 * @param interval how often each listener looks for zombie locks
@@ -139,14 +142,26 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		this.rereaders = rereaders;
 	}
 
+	/**
+	 * Checks at the first start that no other consumer group wrote to the listeners' ladder
+	 * topics; see {@link OwnershipCheck}. Without it, records of other groups are only skipped
+	 * and counted as they are read.
+	 * @param checks creates the check of an endpoint
+	 */
+	public synchronized void checkOwnershipWith(Function<ListenerEndpoint, OwnershipCheck> checks) {
+		this.ownershipChecks = checks;
+	}
+
 	/** Sets the test hook called between the steps of a move. */
 	public synchronized void setFaultInjection(FaultInjection faults) {
 		this.faults = faults;
 	}
 
 	/**
-	 * Registers an endpoint; called while the context starts.
-	 * @throws IllegalStateException when its id or one of its topics is already taken
+	 * Registers an endpoint; called while the context starts. Listeners of different consumer
+	 * groups may consume one topic: each group has a ladder of its own.
+	 * @throws IllegalStateException when its id is taken, or one of its topics is already
+	 * consumed in its group
 	 */
 	public synchronized void register(ListenerEndpoint endpoint) {
 		if (new HashSet<>(endpoint.topics()).size() != endpoint.topics().size()) {
@@ -158,12 +173,16 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id() + "' ("
 						+ other.method() + " and " + endpoint.method() + "); give each a distinct id");
 			}
+			if (!other.groupId().equals(endpoint.groupId())) {
+				continue;
+			}
 			for (String topic : endpoint.topics()) {
 				if (other.topics().contains(topic)) {
-					throw new IllegalStateException("Topic '" + topic + "' is consumed by two @OrderedRetryListener methods ("
-							+ other.method() + " and " + endpoint.method()
-							+ "); they would share its retry, dead-letter and lock topics. Consume it with one of them (a "
-							+ "listener may take several topics) and give the other a topic of its own");
+					throw new IllegalStateException("Topic '" + topic + "' is consumed twice in consumer group '"
+							+ endpoint.groupId() + "', by " + other.method() + " and " + endpoint.method()
+							+ "; they would share its retry, dead-letter and lock topics and split its records between "
+							+ "them. Consume it with one of them (a listener may take several topics), or give the other a "
+							+ "groupId of its own to have it read every record with a ladder of its own");
 				}
 			}
 		}
@@ -201,9 +220,30 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 				this.containers.put(endpoint.id(), container);
 				this.containerListeners.forEach((listener) -> listener.accept(container));
 			}
+			checkOwnership();
 		}
 		this.containers.values().forEach(OrderedRetryContainer::start);
 		this.running = true;
+	}
+
+	/**
+	 * Refuses to start when another group wrote to a ladder's topics, before any consumer
+	 * joins its group: it waits for the lock tailers to catch up once (the sync barrier would
+	 * hold every partition for as long) and reads the latest retry and dead-letter records.
+	 */
+	private void checkOwnership() {
+		if (this.ownershipChecks == null) {
+			return;
+		}
+		for (ListenerEndpoint endpoint : this.endpoints) {
+			OwnershipCheck check = this.ownershipChecks.apply(endpoint);
+			for (LadderPlan plan : this.plans.getOrDefault(endpoint.id(), List.of())) {
+				LockRegistry registry = this.lockCoordinator.registryOf(plan.lockTopic());
+				if (registry != null) {
+					check.check(plan, registry);
+				}
+			}
+		}
 	}
 
 	@Override
@@ -236,20 +276,20 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	}
 
 	/**
-	 * Every topic plays one role in one ladder: two ladders sharing a retry, dead-letter or
-	 * lock topic would mix their records and locks, and a listener consuming another ladder's
-	 * topic as its main topic would take that ladder's records for fresh ones. Checked on the
-	 * plans, before any topic is created.
+	 * Every topic plays one role in one ladder: two ladders (of two groups, or of two main
+	 * topics) sharing a retry, dead-letter or lock topic would mix their records and locks,
+	 * and a listener consuming another ladder's topic as its main topic would take that
+	 * ladder's records for fresh ones. Checked on the plans, before any topic is created.
 	 * @throws IllegalStateException naming the topic, both roles and the fix
 	 */
 	private void checkTopicsAreDistinct() {
-		record Role(String mainTopic, String description) {
+		record Role(String mainTopic, boolean main, String description) {
 		}
 		Map<String, Role> roles = new HashMap<>();
 		for (ListenerEndpoint endpoint : this.endpoints) {
 			for (String topic : endpoint.topics()) {
-				LadderPlan plan = this.retryLadder.plan(topic, delays(endpoint), maxAttempts(endpoint));
-				String of = " of '" + topic + "' (listener '" + endpoint.id() + "')";
+				LadderPlan plan = plan(endpoint, topic);
+				String of = " of '" + topic + "' (listener '" + endpoint.id() + "', group '" + endpoint.groupId() + "')";
 				List<Map.Entry<String, String>> named = new ArrayList<>();
 				named.add(Map.entry(topic, "main topic of listener '" + endpoint.id() + "'"));
 				plan.stages()
@@ -258,9 +298,10 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 				named.add(Map.entry(plan.lockTopic(), "lock topic" + of));
 				for (Map.Entry<String, String> entry : named) {
 					String name = entry.getKey();
-					Role other = roles.putIfAbsent(name, new Role(topic, entry.getValue()));
-					if (other == null) {
-						continue;
+					boolean main = name.equals(topic);
+					Role other = roles.putIfAbsent(name, new Role(topic, main, entry.getValue()));
+					if (other == null || (main && other.main())) {
+						continue; // a main topic read by listeners of several groups (each its own ladder)
 					}
 					boolean consumesAnother = !other.mainTopic().equals(topic)
 							&& (name.equals(topic) || name.equals(other.mainTopic()));
@@ -272,10 +313,49 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 											+ "sends them back), or make the templates give other names: "
 									: "Fix the templates: ")
 							+ "kafka.resilience.topics.retry-template, dlq-template and lock-template must each contain "
-							+ "{topic} and a suffix of their own (the retry template {delay} too)");
+							+ "{group}, {topic} and a suffix of their own (the retry template {delay} too)");
 				}
 			}
 		}
+	}
+
+	/** The ladder of a listener's group on one of its topics, named but not provisioned. */
+	private LadderPlan plan(ListenerEndpoint endpoint, String topic) {
+		return this.retryLadder.plan(endpoint.groupId(), topic, delays(endpoint), maxAttempts(endpoint));
+	}
+
+	/**
+	 * The ladder of a consumer group on a main topic, as one of this application's listeners
+	 * names it (whether or not it runs).
+	 * @param group the consumer group, or {@code null} for the only group that consumes
+	 * {@code mainTopic} here
+	 * @throws IllegalArgumentException when no listener here consumes the topic in that group,
+	 * or several groups do and none was named
+	 */
+	public synchronized LadderPlan ladder(@Nullable String group, String mainTopic) {
+		List<ListenerEndpoint> consuming = this.endpoints.stream()
+			.filter((endpoint) -> endpoint.topics().contains(mainTopic))
+			.toList();
+		if (consuming.isEmpty()) {
+			throw new IllegalArgumentException("No @OrderedRetryListener of this application consumes '" + mainTopic
+					+ "'; consumed here: " + this.endpoints.stream().flatMap((e) -> e.topics().stream()).distinct().toList());
+		}
+		List<ListenerEndpoint> inGroup = consuming.stream()
+			.filter((endpoint) -> group == null || endpoint.groupId().equals(group))
+			.toList();
+		if (inGroup.isEmpty()) {
+			throw new IllegalArgumentException("No @OrderedRetryListener of this application consumes '" + mainTopic
+					+ "' in group '" + group + "'; it is consumed here in " + groupsOf(consuming));
+		}
+		if (inGroup.size() > 1) {
+			throw new IllegalArgumentException("'" + mainTopic + "' is consumed here in " + groupsOf(inGroup)
+					+ "; name the consumer group whose ladder is meant");
+		}
+		return plan(inGroup.get(0), mainTopic);
+	}
+
+	private static List<String> groupsOf(List<ListenerEndpoint> endpoints) {
+		return endpoints.stream().map((endpoint) -> "group '" + endpoint.groupId() + "'").toList();
 	}
 
 	private List<Duration> delays(ListenerEndpoint endpoint) {
@@ -298,15 +378,15 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
-			LadderPlan plan = this.retryLadder.plan(topic, delays(endpoint), maxAttempts(endpoint));
+			LadderPlan plan = plan(endpoint, topic);
 			plans.add(plan);
 			int partitions = this.retryLadder.provision(plan);
-			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions);
+			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions, plan.ownership());
 			RecordHandler handler = this.handlers.create(endpoint, topic);
 			StageRouter router = new StageRouter(plan, (tx != null) ? tx.locks(registry) : registry,
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
-					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults);
-			router.observeWith(this.observer.ladder(endpoint.id(), topic));
+					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults, registry.ownership());
+			router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 		}
@@ -330,7 +410,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 		for (LadderPlan plan : plans) {
 			LockRegistry registry = routes.get(plan.mainTopic()).registry();
 			reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, this.reaper.grace(), this.clock,
-					(lock) -> this.observer.lockReaped(endpoint.id(), plan.mainTopic(), lock)));
+					(lock) -> this.observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
 		}
 		return new OrderedRetryContainer.Reaping(reapers, this.reaper.interval(), admin);
 	}

@@ -16,16 +16,16 @@ import org.apache.kafka.common.TopicPartition;
  */
 public interface ResilienceObserver {
 
-	/** A partition's sync barrier opened after {@code waited}. */
-	default void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
+	/** A partition's sync barrier opened after {@code waited}; {@code group} owns its ladder. */
+	default void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
 	}
 
-	/** A zombie lock of {@code mainTopic} was released by the reaper. */
-	default void lockReaped(String listenerId, String mainTopic, Lock lock) {
+	/** A zombie lock of {@code group}'s ladder on {@code mainTopic} was released by the reaper. */
+	default void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
 	}
 
-	/** Who hears what the ladder of {@code mainTopic} does with each record of a listener. */
-	default LadderObserver ladder(String listenerId, String mainTopic) {
+	/** Who hears what {@code group}'s ladder on {@code mainTopic} does with each record of a listener. */
+	default LadderObserver ladder(String listenerId, String group, String mainTopic) {
 		return LadderObserver.NONE;
 	}
 

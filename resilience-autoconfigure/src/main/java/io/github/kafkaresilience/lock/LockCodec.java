@@ -14,7 +14,7 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Reads and writes lock records: the Kafka key is the lock id, the headers carry the business
- * key and the writer's coordinator id, and the value is a small versioned JSON document (a
+ * key, the writer's coordinator id and the owning group, and the value is a small versioned JSON document (a
  * tombstone releases the lock).
  *
  * @since 0.1.0
@@ -43,11 +43,15 @@ public final class LockCodec {
 		return new String(key, StandardCharsets.UTF_8);
 	}
 
-	public static Headers headers(Bytes businessKey, String coordinatorId) {
+	/**
+	 * The headers of a lock record or tombstone: the business key, the writer and the group
+	 * that owns the lock topic.
+	 */
+	public static Headers headers(Bytes businessKey, String coordinatorId, Ownership owner) {
 		RecordHeaders headers = new RecordHeaders();
 		headers.add(BUSINESS_KEY, businessKey.get());
 		headers.add(COORDINATOR_ID, coordinatorId.getBytes(StandardCharsets.UTF_8));
-		return headers;
+		return owner.stamp(headers);
 	}
 
 	public static byte[] encode(Lock lock) {
@@ -55,7 +59,12 @@ public final class LockCodec {
 		doc.put("v", VERSION);
 		ObjectNode origin = doc.putObject("origin");
 		origin.put("partition", lock.originPartition());
-		origin.put("offset", lock.originOffset());
+		if (!lock.isPending()) {
+			origin.put("offset", lock.originOffset());
+		}
+		if (lock.entry() != null) {
+			origin.put("replay", lock.entry());
+		}
 		doc.put("stage", lock.stage());
 		if (lock.at() != null) {
 			doc.put("at", lock.at());
@@ -119,10 +128,15 @@ public final class LockCodec {
 		catch (RuntimeException ex) {
 			throw new IllegalArgumentException("Lock record '" + id + "' has an unreadable 'updated' time", ex);
 		}
+		int originPartition = (int) smallNumber(origin, "partition", id);
+		// a replayed dead letter's lock names where it entered the ladder, and has no origin
+		// offset until its main-topic partition admits it
+		Long entry = origin.has("replay") ? number(origin, "replay", id) : null;
+		long originOffset = (entry != null && !origin.has("offset")) ? Lock.PENDING : number(origin, "offset", id);
 		try {
-			return new Lock(id, key, (int) smallNumber(origin, "partition", id), number(origin, "offset", id),
+			return new Lock(id, key, originPartition, originOffset,
 					(int) smallNumber(doc, "stage", id), at, fromPosition, (int) smallNumber(doc, "retryCount", id),
-					failureInfo, updated);
+					failureInfo, updated, entry);
 		}
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new IllegalArgumentException("Lock record '" + id + "' is not a valid lock: " + ex.getMessage(), ex);

@@ -20,7 +20,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.springframework.beans.factory.DisposableBean;
 
 /**
- * Owns the lock registries of this instance, one per main topic: each has its lock table, its
+ * Owns the lock registries of this instance, one per ladder (consumer group and main topic): each has its lock table, its
  * tailer and shares one idempotent producer for lock writes. Lock records carry this
  * instance's stable coordinator id.
  *
@@ -67,20 +67,23 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	/**
-	 * The registry of a main topic, its tailer started on first use.
+	 * The registry of a ladder, its tailer started on first use.
 	 * @param mainTopic the main topic
-	 * @param lockTopic the lock topic of the main topic
+	 * @param lockTopic the ladder's lock topic
 	 * @param partitions the partition count of both
+	 * @param ownership the group that owns the ladder
 	 * @return the started registry
 	 */
-	public LockRegistry registry(String mainTopic, String lockTopic, int partitions) {
+	public LockRegistry registry(String mainTopic, String lockTopic, int partitions, Ownership ownership) {
 		boolean[] created = new boolean[1];
-		LockRegistry registry = this.registries.computeIfAbsent(mainTopic, (topic) -> {
+		LockRegistry registry = this.registries.computeIfAbsent(lockTopic, (topic) -> {
 			LockTable table = new LockTable();
-			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this.tailerPollTimeout);
+			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this.tailerPollTimeout,
+					ownership);
 			tailer.start();
 			created[0] = true;
-			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.instanceId, this.writeTimeout);
+			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.instanceId, this.writeTimeout,
+					ownership);
 		});
 		if (created[0]) {
 			this.registryListeners.forEach((listener) -> listener.accept(registry));
@@ -94,6 +97,11 @@ public class LockCoordinator implements DisposableBean {
 	public void onRegistry(java.util.function.Consumer<LockRegistry> listener) {
 		this.registryListeners.add(listener);
 		this.registries.values().forEach(listener);
+	}
+
+	/** The registry of a lock topic, or {@code null} before its listener started. */
+	public @org.jspecify.annotations.Nullable LockRegistry registryOf(String lockTopic) {
+		return this.registries.get(lockTopic);
 	}
 
 	/** The registries started so far. */

@@ -11,7 +11,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The lock registry of one main topic, backed by its compacted lock topic: a {@link LockTable}
+ * The lock registry of one ladder (a consumer group on a main topic), backed by its compacted lock topic: a {@link LockTable}
  * kept current by a {@link LockTailer}, and durable writes that are applied to the table as
  * soon as the broker acknowledges them.
  *
@@ -33,8 +33,11 @@ public final class LockRegistry implements LockStore {
 
 	private final Duration writeTimeout;
 
+	private final Ownership ownership;
+
 	LockRegistry(String mainTopic, String lockTopic, LockTable table, LockTailer tailer, Producer<byte[], byte[]> producer,
-			String coordinatorId, Duration writeTimeout) {
+			String coordinatorId, Duration writeTimeout, Ownership ownership) {
+		this.ownership = ownership;
 		this.mainTopic = mainTopic;
 		this.lockTopic = lockTopic;
 		this.table = table;
@@ -50,6 +53,11 @@ public final class LockRegistry implements LockStore {
 
 	public String lockTopic() {
 		return this.lockTopic;
+	}
+
+	/** The group that owns this lock topic, and the check of records read from its ladder. */
+	public Ownership ownership() {
+		return this.ownership;
 	}
 
 	public LockTable table() {
@@ -106,7 +114,7 @@ public final class LockRegistry implements LockStore {
 	 */
 	public ProducerRecord<byte[], byte[]> recordOf(Lock lock, boolean release) {
 		return new ProducerRecord<>(this.lockTopic, lock.originPartition(), null, LockCodec.encodeId(lock.id()),
-				release ? null : LockCodec.encode(lock), LockCodec.headers(lock.key(), this.coordinatorId));
+				release ? null : LockCodec.encode(lock), LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
 	}
 
 	/**
@@ -122,7 +130,7 @@ public final class LockRegistry implements LockStore {
 
 	private long send(Lock lock, byte @Nullable [] value) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, lock.originPartition(), null,
-				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId));
+				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
 		return KafkaFutures.await(this.producer.send(record), this.writeTimeout,
 				"write lock " + lock.id() + " to '" + this.lockTopic + "'").offset();
 	}

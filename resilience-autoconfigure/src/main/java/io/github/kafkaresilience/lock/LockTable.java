@@ -33,17 +33,30 @@ public final class LockTable {
 	private record Entry(int partition, long offset, @Nullable Lock lock) {
 	}
 
-	/** Orders a key's locks by origin; the id tells apart two locks of one origin (a duplicate). */
-	private record OriginKey(long offset, String id) implements Comparable<OriginKey> {
+	/**
+	 * Orders a key's locks by origin ({@link Lock#BY_ORIGIN}): offset, then the entry of a
+	 * replay (-1 for a main-topic record), then the id, which tells apart two locks of one
+	 * origin (a duplicate).
+	 */
+	private record OriginKey(long offset, long sequence, String id) implements Comparable<OriginKey> {
 
 		static OriginKey of(Lock lock) {
-			return new OriginKey(lock.originOffset(), lock.id());
+			return new OriginKey(lock.originOffset(), lock.sequence(), lock.id());
+		}
+
+		/** Below every lock of {@code lock}'s origin, duplicates included. */
+		static OriginKey before(Lock lock) {
+			return new OriginKey(lock.originOffset(), lock.sequence(), "");
 		}
 
 		@Override
 		public int compareTo(OriginKey other) {
 			int byOffset = Long.compare(this.offset, other.offset);
-			return (byOffset != 0) ? byOffset : this.id.compareTo(other.id);
+			if (byOffset != 0) {
+				return byOffset;
+			}
+			int bySequence = Long.compare(this.sequence, other.sequence);
+			return (bySequence != 0) ? bySequence : this.id.compareTo(other.id);
 		}
 
 	}
@@ -64,6 +77,11 @@ public final class LockTable {
 
 	private final List<Consumer<Bytes>> listeners = new CopyOnWriteArrayList<>();
 
+	private final List<Consumer<Lock>> pendingListeners = new CopyOnWriteArrayList<>();
+
+	/** The ids of the live pending locks: replays waiting for admission (rare, so few). */
+	private final java.util.Set<String> pendingIds = new java.util.HashSet<>();
+
 	private long version;
 
 	private int live;
@@ -75,6 +93,7 @@ public final class LockTable {
 	 */
 	public boolean apply(int partition, long offset, String id, @Nullable Lock lock) {
 		Bytes changedKey;
+		boolean pending = lock != null && lock.isPending();
 		synchronized (this) {
 			Entry current = this.byId.get(id);
 			if (current != null && current.offset() >= offset) {
@@ -105,10 +124,21 @@ public final class LockTable {
 			}
 			this.version++;
 			changedKey = (lock != null) ? lock.key() : (previous != null) ? previous.key() : null;
+			if (pending) {
+				this.pendingIds.add(id);
+			}
+			else if (!this.pendingIds.isEmpty()) {
+				this.pendingIds.remove(id);
+			}
 		}
 		if (changedKey != null) {
 			for (Consumer<Bytes> listener : this.listeners) {
 				listener.accept(changedKey);
+			}
+		}
+		if (pending) {
+			for (Consumer<Lock> listener : this.pendingListeners) {
+				listener.accept(lock);
 			}
 		}
 		return true;
@@ -150,6 +180,7 @@ public final class LockTable {
 			}
 			this.tailerPositions.remove(partition);
 			this.tombstones.remove(partition);
+			this.pendingIds.removeIf((id) -> find(id) == null);
 			this.live = (int) this.byId.values().stream().filter((entry) -> entry.lock() != null).count();
 			this.version++;
 		}
@@ -176,7 +207,8 @@ public final class LockTable {
 	}
 
 	/**
-	 * The live lock whose record was born at {@code originOffset}, if any.
+	 * The live lock of the record born at {@code originOffset} of the main topic, if any; a
+	 * replay's lock is never one (it was not born there).
 	 */
 	public synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
 		Object locks = this.byKey.get(key);
@@ -184,10 +216,11 @@ public final class LockTable {
 			return null;
 		}
 		if (locks instanceof Lock lock) {
-			return (lock.originOffset() == originOffset) ? lock : null;
+			return (lock.originOffset() == originOffset && lock.entry() == null) ? lock : null;
 		}
-		Map.Entry<OriginKey, Lock> first = many(locks).ceilingEntry(new OriginKey(originOffset, ""));
-		return (first != null && first.getKey().offset() == originOffset) ? first.getValue() : null;
+		Map.Entry<OriginKey, Lock> first = many(locks).ceilingEntry(new OriginKey(originOffset, -1, ""));
+		return (first != null && first.getKey().offset() == originOffset && first.getValue().entry() == null)
+				? first.getValue() : null;
 	}
 
 	/**
@@ -199,10 +232,25 @@ public final class LockTable {
 			return null;
 		}
 		if (locks instanceof Lock only) {
-			return (only.originOffset() < lock.originOffset()) ? only : null;
+			return (OriginKey.of(only).compareTo(OriginKey.before(lock)) < 0) ? only : null;
 		}
-		Map.Entry<OriginKey, Lock> lower = many(locks).lowerEntry(new OriginKey(lock.originOffset(), ""));
+		Map.Entry<OriginKey, Lock> lower = many(locks).lowerEntry(OriginKey.before(lock));
 		return (lower != null) ? lower.getValue() : null;
+	}
+
+	/** The pending locks of replays in lock partition {@code partition}, for admission. */
+	public synchronized List<Lock> pending(int partition) {
+		if (this.pendingIds.isEmpty()) {
+			return List.of();
+		}
+		List<Lock> pending = new ArrayList<>();
+		for (String id : this.pendingIds) {
+			Lock lock = find(id);
+			if (lock != null && lock.originPartition() == partition) {
+				pending.add(lock);
+			}
+		}
+		return pending;
 	}
 
 	/** The number of live locks. */
@@ -262,6 +310,11 @@ public final class LockTable {
 	/** Registers a listener called with the business key of every change. */
 	public void addListener(Consumer<Bytes> listener) {
 		this.listeners.add(listener);
+	}
+
+	/** Registers a listener called with every pending lock applied: a replay to admit. */
+	public void addPendingListener(Consumer<Lock> listener) {
+		this.pendingListeners.add(listener);
 	}
 
 	private void addToKey(Lock lock) {

@@ -60,6 +60,11 @@ public final class LockTailer {
 
 	private final AtomicLong skippedRecords = new AtomicLong();
 
+	private final Ownership ownership;
+
+	/** The live locks other groups wrote to this topic, by lock id: their group. */
+	private final Map<String, String> foreignLocks = new java.util.concurrent.ConcurrentHashMap<>();
+
 	private volatile boolean running;
 
 	/** Notified on stop: ends a pause after a failed poll at once. */
@@ -72,7 +77,8 @@ public final class LockTailer {
 	private volatile CompletableFuture<Void> started = new CompletableFuture<>();
 
 	public LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
-			Duration pollTimeout) {
+			Duration pollTimeout, Ownership ownership) {
+		this.ownership = ownership;
 		this.topic = topic;
 		this.partitions = partitions;
 		this.table = table;
@@ -131,6 +137,37 @@ public final class LockTailer {
 	 */
 	public long skippedRecords() {
 		return this.skippedRecords.get();
+	}
+
+	/**
+	 * The live locks that other consumer groups wrote to this lock topic, as far as this tailer
+	 * has read, counted by group: none of them is applied, each means another group shares the
+	 * topic (or did, and left locks behind).
+	 */
+	public Map<String, Integer> foreignLocks() {
+		Map<String, Integer> byGroup = new java.util.TreeMap<>();
+		this.foreignLocks.values().forEach((group) -> byGroup.merge(group, 1, Integer::sum));
+		return byGroup;
+	}
+
+	/**
+	 * Waits until this tailer has read every lock partition up to its end offset as of its
+	 * start.
+	 * @return whether it has, within {@code timeout}
+	 */
+	public boolean awaitCaughtUp(Duration timeout) {
+		try {
+			this.started.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+		catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+				| java.util.concurrent.CancellationException ex) {
+			return false;
+		}
 	}
 
 	public void stop() {
@@ -268,6 +305,10 @@ public final class LockTailer {
 	}
 
 	private void apply(ConsumerRecord<byte[], byte[]> record) {
+		if (!this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
+			noteForeign(record);
+			return;
+		}
 		if (record.key() == null || record.key().length == 0) {
 			// the library never writes one, and a compacted topic keeps an empty key as a real key
 			skip(record, "it has no key (the lock id)");
@@ -280,6 +321,21 @@ public final class LockTailer {
 			return;
 		}
 		this.table.apply(record.partition(), record.offset(), id, LockCodec.decode(id, record.headers(), record.value()));
+	}
+
+	/** Keeps count of the live locks of another group, for the startup check; never applied. */
+	private void noteForeign(ConsumerRecord<byte[], byte[]> record) {
+		String owner = Ownership.ownerOf(record.headers());
+		if (owner == null || record.key() == null) {
+			return;
+		}
+		String id = LockCodec.decodeId(record.key());
+		if (record.value() != null) {
+			this.foreignLocks.put(id, owner);
+		}
+		else {
+			this.foreignLocks.remove(id);
+		}
 	}
 
 	private void skip(ConsumerRecord<byte[], byte[]> record, String why) {

@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code kafka.resilience.consumer.rebalances} (counter): rebalance callbacks by
  * {@code kind} ({@code assigned}, {@code revoked}, {@code lost}).</li>
  * </ul>
- * Tags are bounded: listener id, main topic, stage, outcome, reason, error class; never a key
+ * Tags are bounded: listener id, consumer group, main topic, stage, outcome, reason, error class; never a key
  * or an offset.
  *
  * @since 0.1.0
@@ -50,8 +50,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	@Override
-	public LadderObserver ladder(String listenerId, String mainTopic) {
-		return new Ladder(listenerId, mainTopic);
+	public LadderObserver ladder(String listenerId, String group, String mainTopic) {
+		return new Ladder(listenerId, group, mainTopic);
 	}
 
 	@Override
@@ -87,6 +87,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 
 		private final String listenerId;
 
+		private final String group;
+
 		private final String mainTopic;
 
 		/** The meters of each stage and outcome, by {@code stage * outcomes + outcome}. */
@@ -96,8 +98,9 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 
 		private volatile @Nullable Counter forwarded;
 
-		Ladder(String listenerId, String mainTopic) {
+		Ladder(String listenerId, String group, String mainTopic) {
 			this.listenerId = listenerId;
+			this.group = group;
 			this.mainTopic = mainTopic;
 		}
 
@@ -114,8 +117,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 		}
 
 		private Attempts attempts(MeterRegistry registry, int stage, HandlerResult.Outcome outcome) {
-			Tags tags = Tags.of("listener", this.listenerId, "topic", this.mainTopic, "stage", Integer.toString(stage),
-					"outcome", outcome.name().toLowerCase(Locale.ROOT));
+			Tags tags = Tags.of("listener", this.listenerId, "group", this.group, "topic", this.mainTopic, "stage",
+					Integer.toString(stage), "outcome", outcome.name().toLowerCase(Locale.ROOT));
 			Timer handler = Timer.builder("kafka.resilience.handler")
 				.description("Time the handler took on a record, by the stage it was read from (0: the main topic) and outcome")
 				.tags(tags)
@@ -138,6 +141,7 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 				counter = Counter.builder("kafka.resilience.followers.forwarded")
 					.description("Records of a locked key sent to the first stage behind the key's earlier records, unrun")
 					.tag("listener", this.listenerId)
+					.tag("group", this.group)
 					.tag("topic", this.mainTopic)
 					.register(current);
 				this.forwarded = counter;
@@ -155,6 +159,7 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 					(k) -> Counter.builder("kafka.resilience.dlq.records")
 						.description("Records sent to the dead-letter topic, by dlq.reason and the class of the last failure")
 						.tag("listener", this.listenerId)
+						.tag("group", this.group)
 						.tag("topic", this.mainTopic)
 						.tag("reason", reason.value())
 						.tag("error.class", errorClass)

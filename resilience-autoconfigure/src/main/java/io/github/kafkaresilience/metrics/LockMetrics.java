@@ -7,6 +7,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockTailer;
+import io.github.kafkaresilience.lock.Ownership;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -17,10 +18,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Meters of the lock registries, per main topic: {@code kafka.resilience.locks.active} (live
- * locks) and {@code kafka.resilience.locks.keys} (keys with at least one live lock), gauges,
- * and {@code kafka.resilience.locks.skipped} (lock records the tailer could not read), a
- * function counter; and, as a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait}
+ * Meters of the lock registries, per ladder (group and main topic):
+ * {@code kafka.resilience.locks.active} (live locks) and {@code kafka.resilience.locks.keys}
+ * (keys with at least one live lock), gauges, {@code kafka.resilience.locks.skipped} (lock
+ * records the tailer could not read) and {@code kafka.resilience.foreign.records} (records of
+ * another group found on one of the ladder's topics), function counters; and, as a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait}
  * (timer) and {@code kafka.resilience.locks.reaped} (counter).
  *
  * @since 0.1.0
@@ -42,12 +44,13 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	@Override
-	public void barrierOpened(String listenerId, TopicPartition partition, Duration waited) {
+	public void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
 		MeterRegistry current = this.registry;
 		if (current != null) {
 			Timer.builder("kafka.resilience.barrier.wait")
 				.description("Time a newly assigned partition stayed paused until the lock table was current")
 				.tag("listener", listenerId)
+				.tag("group", group)
 				.tag("topic", partition.topic())
 				.register(current)
 				.record(waited);
@@ -55,12 +58,13 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	@Override
-	public void lockReaped(String listenerId, String mainTopic, Lock lock) {
+	public void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
 		MeterRegistry current = this.registry;
 		if (current != null) {
 			Counter.builder("kafka.resilience.locks.reaped")
 				.description("Zombie locks released by the reaper: each is a record lost outside the protocol")
 				.tag("listener", listenerId)
+				.tag("group", group)
 				.tag("topic", mainTopic)
 				.register(current)
 				.increment();
@@ -68,18 +72,31 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	private void bind(MeterRegistry registry, LockRegistry locks) {
+		String group = locks.ownership().group();
 		Gauge.builder("kafka.resilience.locks.active", locks.table(), (table) -> table.size())
 			.description("Live locks: records of locked keys that are in the retry ladder")
+			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);
 		Gauge.builder("kafka.resilience.locks.keys", locks.table(), (table) -> table.lockedKeys())
 			.description("Keys with at least one live lock")
+			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);
 		FunctionCounter.builder("kafka.resilience.locks.skipped", locks.tailer(), LockTailer::skippedRecords)
 			.description("Lock records the tailer could not read and skipped; each was logged at WARN")
+			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);
+		Ownership ownership = locks.ownership();
+		for (String topic : ownership.topics()) {
+			FunctionCounter.builder("kafka.resilience.foreign.records", ownership, (o) -> o.foreignRecords(topic))
+				.description("Records of another consumer group, or without an owner.group header where one is required, "
+						+ "read from one of this group's ladder topics; none was run, applied or dead-lettered")
+				.tag("group", group)
+				.tag("topic", topic)
+				.register(registry);
+		}
 	}
 
 }

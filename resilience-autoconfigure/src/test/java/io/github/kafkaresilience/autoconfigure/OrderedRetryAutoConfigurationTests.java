@@ -81,9 +81,9 @@ class OrderedRetryAutoConfigurationTests {
 			assertThat(properties.getRetry().getMaxAttempts()).isNull();
 			assertThat(properties.getRetry().getPermanentExceptions()).isEmpty();
 			assertThat(properties.getTopics().isCreate()).isTrue();
-			assertThat(properties.getTopics().getRetryTemplate()).isEqualTo("{topic}.retry.{delay}");
-			assertThat(properties.getTopics().getDlqTemplate()).isEqualTo("{topic}.dlq");
-			assertThat(properties.getTopics().getLockTemplate()).isEqualTo("{topic}.locks");
+			assertThat(properties.getTopics().getRetryTemplate()).isEqualTo("{group}.{topic}.retry.{delay}");
+			assertThat(properties.getTopics().getDlqTemplate()).isEqualTo("{group}.{topic}.dlq");
+			assertThat(properties.getTopics().getLockTemplate()).isEqualTo("{group}.{topic}.locks");
 			assertThat(properties.getConsumer().getConcurrency()).isPositive();
 		});
 	}
@@ -109,8 +109,8 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void theRetryLadderNamesTopicsFromTheDefaultTemplates() {
 		this.runner.run((context) -> assertThat(context.getBean(RetryLadder.class)
-			.plan("orders", List.of(Duration.ofSeconds(30)), null)
-			.ownTopics()).containsExactly("orders.retry.30s", "orders.dlq", "orders.locks"));
+			.plan("billing", "orders", List.of(Duration.ofSeconds(30)), null)
+			.ownTopics()).containsExactly("billing.orders.retry.30s", "billing.orders.dlq", "billing.orders.locks"));
 	}
 
 	// --- backing off
@@ -225,7 +225,7 @@ class OrderedRetryAutoConfigurationTests {
 				assertThat(topics.getDlqRetention()).isEqualTo(Duration.ofDays(90));
 				assertThat(topics.getLockSegment()).isEqualTo(Duration.ofMinutes(1));
 				assertThat(topics.getLockDeleteRetention()).isEqualTo(Duration.ofHours(2));
-				assertThat(context.getBean(RetryLadder.class).plan("orders", List.of(Duration.ofMinutes(5)), null)
+				assertThat(context.getBean(RetryLadder.class).plan("billing", "orders", List.of(Duration.ofMinutes(5)), null)
 					.ownTopics()).containsExactly("retry.orders.5m", "dlq.orders", "locks.orders");
 			});
 	}

@@ -53,8 +53,8 @@ class BoundedMemoryTests {
 	void aStageWithAHundredThousandWaitingRecordsHoldsNoMoreThanTheBoundAndAFollowerOfAnotherKeyRunsAtOnce()
 			throws Exception {
 		String topic = SharedBroker.newTopic(1);
-		String stage = topic + ".retry.1h";
-		String locks = topic + ".locks";
+		String stage = Names.retry(topic, "1h");
+		String locks = Names.locks(topic);
 		SharedBroker.createTopic(stage, 1, Map.of());
 		SharedBroker.createTopic(locks, 1, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
 		Script script = Script.forTopic(topic);
@@ -138,8 +138,8 @@ class BoundedMemoryTests {
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 				assertThat(OrderedRetryIntegrationTests.liveLocks(context, topic)).isZero();
 				assertThat(container.load().parked()).isZero();
-				assertThat(SharedBroker.committed("g-" + topic, topic + ".retry.4s", 0))
-					.isEqualTo(SharedBroker.readAll(topic + ".retry.4s").size());
+				assertThat(SharedBroker.committed("g-" + topic, Names.retry(topic, "4s"), 0))
+					.isEqualTo(SharedBroker.readAll(Names.retry(topic, "4s")).size());
 			});
 		}
 	}
@@ -166,9 +166,9 @@ class BoundedMemoryTests {
 				Lock lock = new Lock(lockId, Bytes.wrap(key.getBytes()), 0, i, 1, (long) i, null, retryCount,
 						follower ? null : failure, now);
 				sent.add(producer.send(new ProducerRecord<>(locks, 0, LockCodec.encodeId(lockId), LockCodec.encode(lock),
-						LockCodec.headers(lock.key(), "previous-instance"))));
+						LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)))));
 				sent.add(producer.send(new ProducerRecord<>(stage, 0, key.getBytes(), value, RetryHeaders.forHop(
-						new RecordHeaders(), true, topic, 0, i, retryCount, lockId, follower ? null : failure, null))));
+						new RecordHeaders(), true, topic, 0, i, retryCount, lockId, follower ? null : failure, null, Names.owner(topic)))));
 				if (sent.size() >= 20_000) {
 					awaitAll(sent);
 				}

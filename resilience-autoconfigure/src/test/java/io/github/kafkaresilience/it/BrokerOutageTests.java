@@ -110,7 +110,7 @@ class BrokerOutageTests {
 						deadLetters(cluster, topic))).isEmpty());
 				producedByKey.forEach((key, values) -> assertThat(script.firstSuccesses(key)).as("key " + key)
 					.containsExactlyElementsOf(values.stream().filter((v) -> !permanent.contains(v)).toList()));
-				List<ConsumerRecord<byte[], byte[]>> deadLetters = cluster.readAll(topic + ".dlq");
+				List<ConsumerRecord<byte[], byte[]>> deadLetters = cluster.readAll(Names.dlq(topic));
 				assertThat(deadLetters).extracting((record) -> new String(record.value(), StandardCharsets.UTF_8))
 					.containsOnlyElementsOf(permanent)
 					.containsAll(permanent);
@@ -118,9 +118,9 @@ class BrokerOutageTests {
 					.containsOnly("permanent");
 				await().atMost(WAIT).until(() -> liveLocks(locks) == 0 && ChaosRun.liveLocks(cluster, topic) == 0);
 				await().atMost(WAIT).untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic, topic,
-						topic + ".retry.1s", topic + ".retry.2s")).isEmpty());
+						Names.retry(topic, "1s"), Names.retry(topic, "2s"))).isEmpty());
 				await().atMost(WAIT).untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic + ".dlq-handler",
-						topic + ".dlq")).isEmpty());
+						Names.dlq(topic))).isEmpty());
 
 				OrderedRetryListenerRegistry listeners = app.getBean(OrderedRetryListenerRegistry.class);
 				OrderedRetryContainer container = listeners.container("it-" + topic);
@@ -219,7 +219,7 @@ class BrokerOutageTests {
 	}
 
 	private static Set<String> deadLetters(KafkaCluster cluster, String topic) {
-		return cluster.readAll(topic + ".dlq")
+		return cluster.readAll(Names.dlq(topic))
 			.stream()
 			.map((record) -> new String(record.value(), StandardCharsets.UTF_8))
 			.collect(Collectors.toSet());

@@ -344,8 +344,8 @@ final class ChaosRun {
 			this.start = start;
 			this.brokers = brokers.size();
 			this.audits = brokers.tail(AuditedApplication.auditTopic(topic));
-			this.deadLetterTail = brokers.tail(topic + ".dlq");
-			this.lockTail = brokers.tail(topic + ".locks");
+			this.deadLetterTail = brokers.tail(Names.dlq(topic));
+			this.lockTail = brokers.tail(Names.locks(topic));
 		}
 
 		Report check() {
@@ -430,7 +430,7 @@ final class ChaosRun {
 	/** The lock table after replaying the whole lock topic. */
 	private static LockTable lockTable(Brokers brokers, String topic) {
 		LockTable table = new LockTable();
-		apply(table, brokers.readAll(topic + ".locks"));
+		apply(table, brokers.readAll(Names.locks(topic)));
 		return table;
 	}
 

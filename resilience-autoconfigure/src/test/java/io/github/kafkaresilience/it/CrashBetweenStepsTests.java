@@ -36,11 +36,11 @@ class CrashBetweenStepsTests {
 			await().atMost(Duration.ofSeconds(90)).until(() -> !crashing.isAlive());
 		}
 		int published = (point == Point.LOCK_WRITTEN) ? 0 : 1;
-		assertThat(SharedBroker.readAll(topic + ".retry.1s", false)).as("written to the retry topic before the crash")
+		assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false)).as("written to the retry topic before the crash")
 			.hasSize(published);
 		if (transaction) {
-			assertThat(SharedBroker.readAll(topic + ".retry.1s", true)).as("visible to read-committed consumers").isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".locks", true)).as("locks visible to read-committed tailers").isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).as("visible to read-committed consumers").isEmpty();
+			assertThat(SharedBroker.readAll(Names.locks(topic), true)).as("locks visible to read-committed tailers").isEmpty();
 		}
 		else {
 			assertThat(ChaosRun.liveLocks(topic)).as("the lock in flight the crash left").isEqualTo(1);

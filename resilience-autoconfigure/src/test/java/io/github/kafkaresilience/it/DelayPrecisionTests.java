@@ -34,7 +34,7 @@ class DelayPrecisionTests {
 				.until(() -> script.journal().stream().filter(Script.Attempt::succeeded).count() == keys);
 		}
 		List<Long> lateness = script.journal().stream()
-			.filter((a) -> a.topic().equals(topic + ".retry.2s"))
+			.filter((a) -> a.topic().equals(Names.retry(topic, "2s")))
 			.map((a) -> a.at().toEpochMilli() - (a.recordTimestamp() + 2000))
 			.sorted()
 			.toList();

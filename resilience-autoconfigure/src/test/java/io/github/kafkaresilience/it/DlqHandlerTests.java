@@ -53,7 +53,7 @@ class DlqHandlerTests {
 			SharedBroker.send(new ProducerRecord<>(topic, null, "customer-7".getBytes(StandardCharsets.UTF_8),
 					PAYLOAD.getBytes(StandardCharsets.UTF_8), headers));
 			await().atMost(WAIT).until(() -> incidentsOf(incidents, topic).size() == 1);
-			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(topic + ".dlq").get(0);
+			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(Names.dlq(topic)).get(0);
 			String line = incidentsOf(incidents, topic).get(0);
 
 			assertThat(line).doesNotContain("\n");
@@ -66,7 +66,7 @@ class DlqHandlerTests {
 					"original.topic", "original.partition", "original.offset", "previous.topic", "retry.count",
 					"error.class", "error.exception", "error.message", "error.timestamp", "dlq.reason", "payload.size");
 			assertThat(fields).containsEntry("event", "dead-letter")
-				.containsEntry("dlq.topic", topic + ".dlq")
+				.containsEntry("dlq.topic", Names.dlq(topic))
 				.containsEntry("dlq.partition", dead.partition())
 				.containsEntry("dlq.offset", (int) dead.offset())
 				.containsEntry("dlq.timestamp", java.time.Instant.ofEpochMilli(dead.timestamp()).toString())
@@ -74,7 +74,7 @@ class DlqHandlerTests {
 				.containsEntry("original.topic", topic)
 				.containsEntry("original.partition", dead.partition())
 				.containsEntry("original.offset", 0)
-				.containsEntry("previous.topic", topic + ".retry.1s")
+				.containsEntry("previous.topic", Names.retry(topic, "1s"))
 				.containsEntry("retry.count", 2)
 				.containsEntry("error.class", "transient")
 				.containsEntry("error.exception", IllegalStateException.class.getName())
@@ -103,7 +103,7 @@ class DlqHandlerTests {
 			assertThat(seen).extracting((letter) -> new String(letter.value(), StandardCharsets.UTF_8))
 				.containsExactlyInAnyOrder("P-1", "P-2", "P-3");
 			assertThat(seen).allSatisfy((letter) -> {
-				assertThat(letter.topic()).isEqualTo(topic + ".dlq");
+				assertThat(letter.topic()).isEqualTo(Names.dlq(topic));
 				assertThat(letter.dlqReason()).isEqualTo("permanent");
 				assertThat(letter.originalTopic()).isEqualTo(topic);
 				assertThat(letter.retryCount()).isEqualTo(1);
@@ -119,7 +119,7 @@ class DlqHandlerTests {
 	private static List<String> incidentsOf(ListAppender<ILoggingEvent> appender, String topic) {
 		return appender.list.stream()
 			.map(ILoggingEvent::getFormattedMessage)
-			.filter((line) -> line.contains("\"dlq.topic\":\"" + topic + ".dlq\""))
+			.filter((line) -> line.contains("\"dlq.topic\":\"" + Names.dlq(topic) + "\""))
 			.toList();
 	}
 

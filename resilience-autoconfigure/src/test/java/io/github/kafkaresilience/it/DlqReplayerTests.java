@@ -26,6 +26,8 @@ import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -55,9 +57,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Replays of dead letters on a real broker: which dead letters each filter selects, the
- * headers and partition of a replayed record, dry runs, unknown topics, and a replayed record
- * running through the listener again.
+ * Replays of dead letters on a real broker: which dead letters each filter selects, that only
+ * the group's own dead letters go back, into stage 1 of its ladder and never to the main topic,
+ * the headers and partition of a replayed record, dry runs, unknown topics, and a replayed
+ * record running through the listener again.
  */
 class DlqReplayerTests {
 
@@ -128,7 +131,7 @@ class DlqReplayerTests {
 					.withReason("permanent"), 8, "V2", "V4", "V8"),
 				new Case("key and exception", (r) -> r.withKey(KEY_C).withException(STATE), 9, "V6"),
 				new Case("no match", (r) -> r.withKey("nobody"), 9));
-		try (TopicTail target = new TopicTail(SharedBroker.bootstrapServers(), letters.to, false)) {
+		try (TopicTail target = new TopicTail(SharedBroker.bootstrapServers(), letters.target, false)) {
 			for (Case test : cases) {
 				ReplayReport report = replayer.replay(test.filter.apply(ReplayRequest.of(letters.from, letters.to)));
 
@@ -137,18 +140,56 @@ class DlqReplayerTests {
 				assertThat(report.scanned()).as(test.name + ": scanned").isEqualTo(test.scanned);
 				assertThat(report.matched()).as(test.name + ": matched").isEqualTo(test.expected.length);
 				assertThat(report.published()).as(test.name + ": published").isEqualTo(test.expected.length);
+				assertThat(report.target()).as(test.name + ": target").isEqualTo(letters.target);
 			}
 		}
+		assertThat(SharedBroker.readAll(letters.to)).as("nothing is written to the main topic").isEmpty();
 	}
 
 	@Test
-	void aReplayedRecordKeepsKeyValueUserAndOriginalHeadersAndGoesBackToItsOriginalPartition() {
+	void onlyTheGroupsOwnDeadLettersGoBackAndTheOthersAreCounted() {
+		DeadLetters letters = DeadLetters.write();
+		SharedBroker.send(new ProducerRecord<>(letters.from, 0, bytes(KEY_A), bytes("shipping's"),
+				new RecordHeaders().add("owner.group", bytes("shipping"))));
+		SharedBroker.send(new ProducerRecord<>(letters.from, 1, bytes(KEY_B), bytes("nobody's"), new RecordHeaders()));
+
+		ReplayReport report = replayer(1000).replay(ReplayRequest.of(letters.from, letters.to));
+
+		assertThat(report.scanned()).isEqualTo(LETTERS.size() + 2);
+		assertThat(report.foreign()).isEqualTo(2);
+		assertThat(report.matched()).isEqualTo(LETTERS.size());
+		assertThat(SharedBroker.readAll(letters.target)).extracting((record) -> text(record.value()))
+			.hasSize(LETTERS.size())
+			.doesNotContain("shipping's", "nobody's");
+	}
+
+	@Test
+	void deadLettersWithoutAnOwnerOnADeadLetterTopicOfAnEarlierReleaseGoBackIntoTheNamedGroupsLadder() {
+		String to = SharedBroker.newTopic(1);
+		String unscoped = to + ".dlq";
+		SharedBroker.createTopic(unscoped, 1, Map.of());
+		SharedBroker.createTopic(Names.retry(to, "1s"), 1, Map.of());
+		SharedBroker.send(new ProducerRecord<>(unscoped, 0, bytes("k"), bytes("before groups"), new RecordHeaders()));
+		SharedBroker.send(new ProducerRecord<>(unscoped, 0, bytes("k"), bytes("shipping's"),
+				new RecordHeaders().add("owner.group", bytes("shipping"))));
+
+		ReplayReport report = replayer(1000).replay(ReplayRequest.of(unscoped, to).withGroup(Names.group(to)));
+
+		assertThat(report.foreign()).isOne();
+		assertThat(report.published()).isOne();
+		List<ConsumerRecord<byte[], byte[]>> entered = SharedBroker.readAll(Names.retry(to, "1s"));
+		assertThat(entered).extracting((record) -> text(record.value())).containsExactly("before groups");
+		assertThat(OrderedRetryLadderTests.headers(entered.get(0))).containsEntry("owner.group", Names.group(to));
+	}
+
+	@Test
+	void aReplayedRecordKeepsKeyValueUserAndOriginalHeadersAndEntersStageOneInItsOwnPartition() {
 		DeadLetters letters = DeadLetters.write();
 
 		ReplayReport report = replayer(1000).replay(ReplayRequest.of(letters.from, letters.to));
 
 		assertThat(report.published()).isEqualTo(LETTERS.size());
-		Map<String, ConsumerRecord<byte[], byte[]>> replayed = SharedBroker.readAll(letters.to)
+		Map<String, ConsumerRecord<byte[], byte[]>> replayed = SharedBroker.readAll(letters.target)
 			.stream()
 			.collect(Collectors.toMap((record) -> text(record.value()), (record) -> record));
 		assertThat(replayed).hasSize(LETTERS.size());
@@ -165,29 +206,28 @@ class DlqReplayerTests {
 				.containsEntry("retry.count", "0")
 				.containsEntry("replay.from-dlq", letters.coordinates.get(letter.value))
 				.containsEntry("replay.timestamp", "2030-01-02T03:04:05.123456789Z")
+				.containsEntry("previous.topic", letters.from)
+				.containsEntry("owner.group", Names.group(letters.to))
 				.doesNotContainKeys("error.class", "error.message", "error.exception", "error.timestamp", "dlq.reason",
-						"lock.id", "previous.topic");
+						"lock.id");
 			assertThat(record.headers().headers("replay.from-dlq")).as(about).hasSize(1);
 			assertThat(record.headers().headers("retry.count")).as(about).hasSize(1);
 			assertThat(record.timestamp()).as(about + ": written now")
 				.isGreaterThan(letters.t0.plus(letter.minute, ChronoUnit.MINUTES).toEpochMilli());
 		}
-		// back to the original partition when the target is the original topic and has it...
-		for (String value : List.of("V1", "V2", "V3", "V4", "V5", "V6", "V7")) {
-			Letter letter = letter(value);
-			assertThat(replayed.get(value).partition()).as(value).isEqualTo(letter.originalPartition);
+		// always the dead letter's own partition, where its key lives, whatever original.* claims
+		for (Letter letter : LETTERS) {
+			assertThat(replayed.get(letter.value).partition()).as(letter.value).isEqualTo(letter.partition());
 		}
-		assertThat(replayed.get("V7").partition()).as("V7: not its key's partition").isEqualTo(2);
-		// ...else where the partitioner puts the key
-		assertThat(replayed.get("V8").partition()).as("V8: from another topic").isEqualTo(1);
-		assertThat(replayed.get("V9").partition()).as("V9: partition 9 does not exist").isEqualTo(2);
+		assertThat(replayed.get("V7").partition()).as("V7 claims partition 2").isZero();
+		assertThat(replayed.get("V9").partition()).as("V9 claims partition 9").isEqualTo(2);
 	}
 
 	@Test
 	void aDryRunCountsTheMatchingDeadLettersAndPublishesNothing() {
 		DeadLetters letters = DeadLetters.write();
-		SharedBroker.send(letters.to, "x", "already there");
-		Map<TopicPartition, Long> before = endOffsets(letters.to);
+		SharedBroker.send(letters.target, "x", "already there");
+		Map<TopicPartition, Long> before = endOffsets(letters.target);
 
 		ReplayReport report = replayer(1000)
 			.replay(ReplayRequest.of(letters.from, letters.to).withErrorClass("transient").withDryRun(true));
@@ -195,12 +235,13 @@ class DlqReplayerTests {
 		assertThat(report.scanned()).isEqualTo(9);
 		assertThat(report.matched()).isEqualTo(5);
 		assertThat(report.published()).isZero();
-		assertThat(endOffsets(letters.to)).isEqualTo(before);
+		assertThat(endOffsets(letters.target)).isEqualTo(before);
 	}
 
 	@Test
 	void anEmptyDeadLetterTopicOrASinceAfterTheLastDeadLetterReplaysNothing() {
 		String to = SharedBroker.newTopic(3);
+		SharedBroker.createTopic(Names.retry(to, "1s"), 3, Map.of());
 		String empty = SharedBroker.newTopic(3);
 		DeadLetters letters = DeadLetters.write();
 		DlqReplayer replayer = replayer(1000);
@@ -213,12 +254,13 @@ class DlqReplayerTests {
 			assertThat(report.matched()).isZero();
 			assertThat(report.published()).isZero();
 		}
-		assertThat(SharedBroker.readAll(to)).isEmpty();
+		assertThat(SharedBroker.readAll(Names.retry(to, "1s"))).isEmpty();
 	}
 
 	@Test
 	void anUnknownTopicIsRejectedByNameAndNotCreated() {
 		String existing = SharedBroker.newTopic(3);
+		SharedBroker.createTopic(Names.retry(existing, "1s"), 3, Map.of());
 		String other = SharedBroker.newTopic(3);
 		String missingFrom = "missing-" + UUID.randomUUID();
 		String missingTo = "missing-" + UUID.randomUUID();
@@ -227,11 +269,12 @@ class DlqReplayerTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> replayer.replay(ReplayRequest.of(missingFrom, existing)))
 			.withMessageContaining("'" + missingFrom + "'");
 		assertThatIllegalArgumentException().isThrownBy(() -> replayer.replay(ReplayRequest.of(other, missingTo)))
-			.withMessageContaining("'" + missingTo + "'");
+			.withMessageContaining("'" + Names.retry(missingTo, "1s") + "'")
+			.withMessageContaining("start the listener once");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> replayer.replay(ReplayRequest.of(other, missingTo).withDryRun(true)))
-			.withMessageContaining("'" + missingTo + "'");
-		assertThat(topics()).contains(existing, other).doesNotContain(missingFrom, missingTo);
+			.withMessageContaining("'" + Names.retry(missingTo, "1s") + "'");
+		assertThat(topics()).contains(existing, other).doesNotContain(missingFrom, Names.retry(missingTo, "1s"));
 	}
 
 	@Test
@@ -242,29 +285,31 @@ class DlqReplayerTests {
 
 		assertThat(report.matched()).isEqualTo(3);
 		assertThat(report.published()).isEqualTo(3);
-		assertThat(SharedBroker.readAll(letters.to)).extracting((record) -> text(record.value()))
+		assertThat(SharedBroker.readAll(letters.target)).extracting((record) -> text(record.value()))
 			.containsExactlyInAnyOrder("V1", "V6", "V9");
 	}
 
 	@Test
 	void aFailedSendStopsTheReplayAndSaysWhichDeadLetterFailedAndHowManyWereSentBefore() {
 		String to = SharedBroker.newTopic(1);
-		String from = to + ".dlq";
+		String from = Names.dlq(to);
 		SharedBroker.createTopic(from, 1, Map.of());
-		SharedBroker.send(from, "k", "small");
-		SharedBroker.send(from, "k", "x".repeat(20_000));
-		SharedBroker.send(from, "k", "small again");
+		SharedBroker.createTopic(Names.retry(to, "1s"), 1, Map.of());
+		for (String value : List.of("small", "x".repeat(20_000), "small again")) {
+			SharedBroker.send(new ProducerRecord<>(from, 0, bytes("k"), bytes(value),
+					new RecordHeaders().add("owner.group", bytes(Names.group(to)))));
+		}
 		DlqReplayer replayer = new DlqReplayer(
 				Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()),
 				Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
 						ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 10_000),
-				1000, Clock.systemUTC());
+				1000, Clock.systemUTC(), DlqReplayerTests::ladder);
 
 		assertThatIllegalStateException().isThrownBy(() -> replayer.replay(ReplayRequest.of(from, to)))
 			.withMessageContaining("dead letter " + from + "/0/1 ")
 			.withMessageContaining("acknowledged 1 dead letter(s) before it")
 			.withCauseInstanceOf(RecordTooLargeException.class);
-		assertThat(SharedBroker.readAll(to)).extracting((record) -> text(record.value()))
+		assertThat(SharedBroker.readAll(Names.retry(to, "1s"))).extracting((record) -> text(record.value()))
 			.contains("small")
 			.doesNotContain("x".repeat(20_000));
 	}
@@ -285,7 +330,7 @@ class DlqReplayerTests {
 			interruptFlag.set(Thread.currentThread().isInterrupted());
 		});
 		replay.start();
-		await().atMost(WAIT).until(() -> SharedBroker.readAll(letters.to).size() == 1);
+		await().atMost(WAIT).until(() -> SharedBroker.readAll(letters.target).size() == 1);
 
 		replay.interrupt();
 
@@ -294,14 +339,15 @@ class DlqReplayerTests {
 			.hasMessageContaining("was interrupted")
 			.hasMessageContaining("sent and had acknowledged 1;");
 		assertThat(interruptFlag).isTrue();
-		assertThat(SharedBroker.readAll(letters.to)).hasSize(1);
+		assertThat(SharedBroker.readAll(letters.target)).hasSize(1);
 	}
 
 	@Test
 	void aRateOfZeroOrLessIsRejected() {
 		Map<String, Object> config = Map.of();
 		for (double rate : new double[] { 0, -1, Double.NaN }) {
-			assertThatIllegalArgumentException().isThrownBy(() -> new DlqReplayer(config, config, rate, Clock.systemUTC()))
+			assertThatIllegalArgumentException().isThrownBy(() -> new DlqReplayer(config, config, rate, Clock.systemUTC(),
+					DlqReplayerTests::ladder))
 				.withMessageContaining("rate");
 		}
 	}
@@ -316,15 +362,14 @@ class DlqReplayerTests {
 			RecordHeaders userHeaders = new RecordHeaders();
 			userHeaders.add("trace-id", "t-1".getBytes(StandardCharsets.UTF_8));
 			SharedBroker.send(new ProducerRecord<>(topic, null, bytes("k"), bytes("V"), userHeaders));
-			await().atMost(WAIT).until(() -> SharedBroker.readAll(topic + ".dlq").size() == 1);
-			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(topic + ".dlq").get(0);
+			await().atMost(WAIT).until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 1);
+			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(Names.dlq(topic)).get(0);
 			assertThat(OrderedRetryLadderTests.headers(dead)).containsEntry("dlq.reason", "permanent")
 				.containsEntry("original.topic", topic);
 			handled.failing = false;
-			DlqReplayer replayer = new DlqReplayer(context.getBean(ConsumerFactory.class).getConfigurationProperties(),
-					context.getBean(ProducerFactory.class).getConfigurationProperties(), 10, Clock.systemUTC());
+			DlqReplayer replayer = context.getBean(DlqReplayer.class);
 
-			ReplayReport report = replayer.replay(ReplayRequest.of(topic + ".dlq", topic));
+			ReplayReport report = replayer.replay(ReplayRequest.of(Names.dlq(topic), topic));
 
 			assertThat(report.matched()).isEqualTo(1);
 			assertThat(report.published()).isEqualTo(1);
@@ -333,15 +378,18 @@ class DlqReplayerTests {
 			ConsumerRecord<String, String> again = replayed(handled).get(0);
 			assertThat(again.key()).isEqualTo("k");
 			assertThat(again.value()).isEqualTo("V");
-			assertThat(again.topic()).isEqualTo(topic);
+			assertThat(again.topic()).as("back through the group's own first stage").isEqualTo(Names.retry(topic, "1s"));
 			assertThat(again.partition()).isEqualTo(first.partition());
 			assertThat(text(again.headers().lastHeader("replay.from-dlq").value()))
-				.isEqualTo(topic + ".dlq/" + dead.partition() + "/" + dead.offset());
+				.isEqualTo(Names.dlq(topic) + "/" + dead.partition() + "/" + dead.offset());
 			assertThat(text(again.headers().lastHeader("trace-id").value())).isEqualTo("t-1");
 			// the replayed record is done once the listener committed past it; nothing died again
-			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, first.partition()) == 2);
-			assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(1);
+			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, Names.retry(topic, "1s"),
+					first.partition()) == 1);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(1);
 			assertThat(replayed(handled)).hasSize(1);
+			assertThat(SharedBroker.readAll(topic)).as("nothing was written to the main topic").hasSize(1);
+			assertThat(ChaosRun.liveLocks(topic)).isZero();
 		}
 	}
 
@@ -352,7 +400,13 @@ class DlqReplayerTests {
 	private static DlqReplayer replayer(double ratePerSecond) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
 		return new DlqReplayer(config, Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()),
-				ratePerSecond, Clock.fixed(REPLAYED_AT, ZoneOffset.UTC));
+				ratePerSecond, Clock.fixed(REPLAYED_AT, ZoneOffset.UTC), DlqReplayerTests::ladder);
+	}
+
+	/** The ladder of the test listener's group on a topic (one stage of 1s), or of the group named. */
+	private static LadderPlan ladder(@Nullable String group, String topic) {
+		return LadderPlan.of((group != null) ? group : Names.group(topic), topic, List.of(Duration.ofSeconds(1)), null,
+				LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 	}
 
 	private static Letter letter(String value) {
@@ -362,7 +416,7 @@ class DlqReplayerTests {
 	private static List<String> userHeaders(ConsumerRecord<byte[], byte[]> record) {
 		Set<String> protocol = Set.of("retry.count", "error.class", "error.message", "error.exception", "error.timestamp",
 				"previous.topic", "original.topic", "original.partition", "original.offset", "lock.id", "dlq.reason",
-				"replay.from-dlq", "replay.timestamp");
+				"replay.from-dlq", "replay.timestamp", "owner.group");
 		return Arrays.stream(record.headers().toArray())
 			.filter((header) -> !protocol.contains(header.key()))
 			.map((header) -> header.key() + "=" + text(header.value()))
@@ -419,6 +473,11 @@ class DlqReplayerTests {
 			return headers;
 		}
 
+		/** The partition of the key, where the ladder writes its dead letters. */
+		int partition() {
+			return Utils.toPositive(Utils.murmur2(bytes(this.key))) % 3;
+		}
+
 		ProducerRecord<byte[], byte[]> toRecord(String dlq, String to, Instant t0) {
 			Headers headers = new RecordHeaders();
 			List<String> user = userHeaders();
@@ -430,20 +489,19 @@ class DlqReplayerTests {
 				add(headers, user.get(1));
 			}
 			add(headers, "retry.count=" + ("exhausted".equals(this.reason) ? "2" : "1"));
-			add(headers, "previous.topic=" + ("exhausted".equals(this.reason) ? to + ".retry.1s" : to));
+			add(headers, "previous.topic=" + ("exhausted".equals(this.reason) ? Names.retry(to, "1s") : to));
 			add(headers, "lock.id=" + UUID.randomUUID());
 			add(headers, "error.class=" + this.errorClass);
 			add(headers, "error.message=cannot handle " + this.value);
 			add(headers, "error.exception=" + this.exception);
 			add(headers, "error.timestamp=2025-03-04T05:06:07.123456789Z");
 			add(headers, "dlq.reason=" + this.reason);
+			add(headers, "owner.group=" + Names.group(to));
 			if (this.minute == 3) { // died again after an earlier replay
 				add(headers, "replay.from-dlq=" + dlq + "/1/0");
 				add(headers, "replay.timestamp=2025-03-04T05:06:07.000000000Z");
 			}
-			// the partition of the key, as the ladder writes dead letters
-			int partition = Utils.toPositive(Utils.murmur2(bytes(this.key))) % 3;
-			return new ProducerRecord<>(dlq, partition, t0.plus(this.minute, ChronoUnit.MINUTES).toEpochMilli(),
+			return new ProducerRecord<>(dlq, partition(), t0.plus(this.minute, ChronoUnit.MINUTES).toEpochMilli(),
 					bytes(this.key), bytes(this.value), headers);
 		}
 
@@ -454,12 +512,17 @@ class DlqReplayerTests {
 
 	}
 
-	/** The dead letters of {@link #LETTERS} on a dead-letter topic of their own, and its main topic. */
+	/**
+	 * The dead letters of {@link #LETTERS} on the dead-letter topic of the test group's ladder
+	 * on a main topic of their own, and the ladder's first retry topic they go back to.
+	 */
 	private static final class DeadLetters {
 
 		final String to;
 
 		final String from;
+
+		final String target;
 
 		/** The time of the first dead letter: an hour ago. */
 		final Instant t0 = Instant.now().minus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
@@ -469,8 +532,10 @@ class DlqReplayerTests {
 
 		private DeadLetters() {
 			this.to = SharedBroker.newTopic(3);
-			this.from = this.to + ".dlq";
+			this.from = Names.dlq(this.to);
+			this.target = Names.retry(this.to, "1s");
 			SharedBroker.createTopic(this.from, 3, Map.of());
+			SharedBroker.createTopic(this.target, 3, Map.of());
 			for (Letter letter : LETTERS) {
 				SharedBroker.send(letter.toRecord(this.from, this.to, this.t0));
 			}
@@ -514,7 +579,8 @@ class DlqReplayerTests {
 
 		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) {
-			Handled handled = Handled.forTopic(record.topic());
+			String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+			Handled handled = Handled.forTopic((original != null) ? original : record.topic());
 			handled.records.add(record);
 			if (handled.failing) {
 				throw new PermanentFailureException("cannot handle " + record.value() + " yet");

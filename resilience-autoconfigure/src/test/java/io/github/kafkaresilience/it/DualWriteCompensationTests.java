@@ -47,9 +47,9 @@ class DualWriteCompensationTests {
 			assertThat(failingPublishes.get()).as("the injected publish failure happened").isLessThanOrEqualTo(0);
 			// A ran on the main topic twice: once before the failed publish, once after its redelivery
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic, topic + ".retry.1s");
+				.containsExactly(topic, topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
-			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(topic + ".locks");
+			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(Names.locks(topic));
 			assertThat(lockRecords.stream().filter((r) -> r.value() == null).count())
 				.as("every lock written was released, the compensated one included")
 				.isEqualTo(lockRecords.stream().map((r) -> new String(r.key())).distinct().count());
@@ -71,9 +71,9 @@ class DualWriteCompensationTests {
 			assertThat(failingCompensations.get()).as("the injected compensation failure happened").isLessThanOrEqualTo(0);
 			// the lock stayed in flight; A's redelivery finished the move instead of running A again
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic + ".retry.1s");
+				.containsExactly(topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
-			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(topic + ".locks");
+			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(Names.locks(topic));
 			assertThat(lockRecords.stream().map((r) -> new String(r.key())).distinct().count())
 				.as("one lock for A, one for its follower B: the redelivery made no second lock for A")
 				.isEqualTo(2);

@@ -51,7 +51,7 @@ class HostileInputTests {
 	@Test
 	void forgedProtocolHeadersOnTheMainTopicAreIgnoredAndCannotTouchTheLockTheyName() {
 		String topic = SharedBroker.newTopic(3);
-		String stage1 = topic + ".retry.1s";
+		String stage1 = Names.retry(topic, "1s");
 		String victim = SharedBroker.keyIn(0, 3, "victim-");
 		String forged = SharedBroker.keyIn(0, 3, "forged-");
 		String permanent = SharedBroker.keyIn(0, 3, "permanent-");
@@ -107,9 +107,9 @@ class HostileInputTests {
 				.containsEntry("error.message", "attempt 1 of N1 fails")
 				.doesNotContainKeys("lock.id", "dlq.reason");
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(byValue(SharedBroker.readAll(topic + ".dlq")))
+			await().atMost(WAIT).untilAsserted(() -> assertThat(byValue(SharedBroker.readAll(Names.dlq(topic))))
 				.containsOnlyKeys("FP", "POISON-F"));
-			Map<String, ConsumerRecord<byte[], byte[]>> dead = byValue(SharedBroker.readAll(topic + ".dlq"));
+			Map<String, ConsumerRecord<byte[], byte[]>> dead = byValue(SharedBroker.readAll(Names.dlq(topic)));
 			assertThat(headers(dead.get("FP"))).containsEntry("dlq.reason", "permanent")
 				.containsEntry("retry.count", "1")
 				.containsEntry("error.class", "permanent")
@@ -130,22 +130,23 @@ class HostileInputTests {
 			assertTheVictimsLockSurvivedAndItsKeyDrainsInOrder(context, topic, registry, victimLock, victim, script,
 					"the lock the forged records named");
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 7);
-			assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(2);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(2);
 		}
 	}
 
 	@Test
 	void garbageOnTheLockTopicIsSkippedAndCountedWhileLocksWrittenAfterItStillHoldTheirKey() {
 		String topic = SharedBroker.newTopic(3);
-		String lockTopic = topic + ".locks";
+		String lockTopic = Names.locks(topic);
 		SharedBroker.createTopic(lockTopic, 3, Map.of("cleanup.policy", "compact"));
 		String key = SharedBroker.keyIn(0, 3, "k-");
 		String other = SharedBroker.keyIn(0, 3, "o-");
-		Headers lockHeaders = LockCodec.headers(bytes(key), "other-instance");
+		Headers lockHeaders = LockCodec.headers(bytes(key), "other-instance", Names.owner(topic));
 		String validLock = new String(LockCodec.encode(new Lock("sample", bytes(key), 0, 0, 1, 0L, null, 1, null,
 				Instant.now())), StandardCharsets.UTF_8);
 		RecordHeaders withoutBusinessKey = new RecordHeaders();
 		withoutBusinessKey.add(LockCodec.COORDINATOR_ID, utf8("other-instance"));
+		Names.owner(topic).stamp(withoutBusinessKey); // garbage of its own group: records of others are not read at all
 
 		// already in the lock topic when the instance starts
 		sendLockRecord(lockTopic, "g-1", utf8("{not json"), lockHeaders);
@@ -186,14 +187,14 @@ class HostileInputTests {
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 3);
 			assertThat(skipped(meters, topic)).isEqualTo(9);
-			assertThat(SharedBroker.readAll(topic + ".dlq")).isEmpty();
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 		}
 	}
 
 	@Test
 	void garbageOnARetryTopicIsDeadLetteredOrSkippedWithoutBlockingItsPartitionOrTouchingAnotherKeysLock() {
 		String topic = SharedBroker.newTopic(3);
-		String stage1 = topic + ".retry.1s";
+		String stage1 = Names.retry(topic, "1s");
 		String victim = SharedBroker.keyIn(0, 3, "victim-");
 		Script script = Script.forTopic(topic).failTransiently("V1", Integer.MAX_VALUE).failTransiently("R1", 1);
 		try (ConfigurableApplicationContext context = TestApplication.start(HostileApplication.class, topic,
@@ -226,7 +227,7 @@ class HostileInputTests {
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(script.firstSuccesses(retried)).containsExactly("R1");
 				assertThat(script.succeeded("M1")).isTrue();
-				assertThat(byValue(SharedBroker.readAll(topic + ".dlq"))).containsOnlyKeys(malformed);
+				assertThat(byValue(SharedBroker.readAll(Names.dlq(topic)))).containsOnlyKeys(malformed);
 			});
 			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.committed("g-" + topic, stage1, 0))
 				.as("every record of the stage partition is done")
@@ -239,7 +240,7 @@ class HostileInputTests {
 				assertThat(script.attempts(value)).as("handler runs of " + value).isZero();
 			}
 
-			Map<String, ConsumerRecord<byte[], byte[]>> dead = byValue(SharedBroker.readAll(topic + ".dlq"));
+			Map<String, ConsumerRecord<byte[], byte[]>> dead = byValue(SharedBroker.readAll(Names.dlq(topic)));
 			assertThat(dead).as("stale copies are skipped, not dead-lettered").containsOnlyKeys(malformed);
 			for (String value : malformed) {
 				ConsumerRecord<byte[], byte[]> record = dead.get(value);
@@ -262,29 +263,29 @@ class HostileInputTests {
 
 			assertTheVictimsLockSurvivedAndItsKeyDrainsInOrder(context, topic, registry, victimLock, victim, script,
 					"the lock the garbage named");
-			assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(malformed.size());
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(malformed.size());
 		}
 	}
 
 	@Test
 	void aKeylessRetryRecordWithTheLargestRetryCountIsExhaustedWhereItFailsInsteadOfOverflowing() {
 		String topic = SharedBroker.newTopic(3);
-		String stage1 = topic + ".retry.1s";
+		String stage1 = Names.retry(topic, "1s");
 		Script script = Script.forTopic(topic).failTransiently("N-MAX", Integer.MAX_VALUE);
 		try (ConfigurableApplicationContext context = TestApplication.start(HostileApplication.class, topic)) {
 			// a record without a key takes no lock, so nothing but its header says how often it failed
 			SharedBroker.send(stageRecord(stage1, null, "N-MAX", "retry.count", Integer.toString(Integer.MAX_VALUE)));
 			SharedBroker.send(topic, "m", "M1");
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(1));
-			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(topic + ".dlq").get(0);
+			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(1));
+			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(Names.dlq(topic)).get(0);
 			assertThat(headers(dead)).containsEntry("dlq.reason", "exhausted")
 				.containsEntry("previous.topic", stage1)
 				.containsEntry("error.class", "transient")
 				.containsEntry("error.message", "attempt 1 of N-MAX fails");
 			assertThat(Long.parseLong(headers(dead).get("retry.count"))).as("retry.count").isNotNegative();
 			assertThat(script.attempts("N-MAX")).isEqualTo(1);
-			assertThat(SharedBroker.readAll(topic + ".retry.2s")).as("no further hop").isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "2s"))).as("no further hop").isEmpty();
 			await().atMost(WAIT).until(() -> script.succeeded("M1"));
 		}
 	}
@@ -315,7 +316,7 @@ class HostileInputTests {
 		headers.add("error.message", utf8("forged"));
 		headers.add("error.exception", utf8("com.example.ForgedException"));
 		headers.add("error.timestamp", utf8("2001-01-01T00:00:00.000000000Z"));
-		headers.add("previous.topic", utf8(topic + ".retry.2s"));
+		headers.add("previous.topic", utf8(Names.retry(topic, "2s")));
 		headers.add("original.topic", utf8("elsewhere"));
 		headers.add("original.partition", utf8("2"));
 		headers.add("original.offset", utf8("4242"));
@@ -355,12 +356,18 @@ class HostileInputTests {
 		SharedBroker.send(stageRecord(stageTopic, key, value, headerPairs));
 	}
 
+	/**
+	 * A record written to a retry topic by someone else than the library, but in the name of
+	 * the ladder's group (its {@code owner.group}): garbage the group reads. A record of another
+	 * group is never read at all.
+	 */
 	private static ProducerRecord<byte[], byte[]> stageRecord(String stageTopic, String key, String value,
 			String... headerPairs) {
 		RecordHeaders headers = new RecordHeaders();
 		for (int i = 0; i < headerPairs.length; i += 2) {
 			headers.add(headerPairs[i], utf8(headerPairs[i + 1]));
 		}
+		headers.add("owner.group", utf8(stageTopic.substring(0, stageTopic.indexOf('.'))));
 		return new ProducerRecord<>(stageTopic, 0, (key != null) ? utf8(key) : null, utf8(value), headers);
 	}
 

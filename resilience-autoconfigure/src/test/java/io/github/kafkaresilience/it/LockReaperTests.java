@@ -52,7 +52,7 @@ class LockReaperTests {
 
 			// the carrier of Z's lock disappears from its retry topic, as with a too short retention
 			Lock lostLock = registry.locksOf(Bytes.wrap(lost.getBytes())).get(0);
-			admin.deleteRecords(Map.of(new TopicPartition(topic + ".retry.1h", 1), RecordsToDelete.beforeOffset(lostLock.at() + 1)))
+			admin.deleteRecords(Map.of(new TopicPartition(Names.retry(topic, "1h"), 1), RecordsToDelete.beforeOffset(lostLock.at() + 1)))
 				.all().get(30, TimeUnit.SECONDS);
 
 			// a lock whose move from the main topic never completed, although its source was committed

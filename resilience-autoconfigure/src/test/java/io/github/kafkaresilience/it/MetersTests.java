@@ -39,7 +39,7 @@ class MetersTests {
 				"spring.kafka.consumer.value-deserializer=" + StrictStringDeserializer.class.getName())) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "it-" + topic;
-			String stage1 = topic + ".retry.2s";
+			String stage1 = Names.retry(topic, "2s");
 			await().atMost(WAIT).until(() -> sum(meters.find("kafka.resilience.consumer.lag").tag("topic", topic).gauges()) == 0);
 
 			SharedBroker.send(topic, "k", "A"); // fails on every attempt: exhausted after 3
@@ -68,7 +68,7 @@ class MetersTests {
 					.as("every partition of the main topic and the stages drained")
 					.isZero();
 			});
-			assertThat(meters.find("kafka.resilience.consumer.lag").tag("topic", topic + ".retry.3s").gauges())
+			assertThat(meters.find("kafka.resilience.consumer.lag").tag("topic", Names.retry(topic, "3s")).gauges())
 				.as("one gauge per assigned partition of each stage")
 				.hasSize(3);
 
@@ -76,7 +76,7 @@ class MetersTests {
 			assertThat(deadLetters(meters, topic, "permanent", "permanent")).isEqualTo(1);
 			assertThat(deadLetters(meters, topic, "poison", "permanent")).isEqualTo(1);
 			assertThat(meters.find("kafka.resilience.dlq.records").counters()).hasSize(3);
-			assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(3);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(3);
 
 			String allAttempts = meters.find("kafka.resilience.attempts").counters().stream()
 				.map((c) -> c.getId().getTag("stage") + "/" + c.getId().getTag("outcome") + "=" + c.count())

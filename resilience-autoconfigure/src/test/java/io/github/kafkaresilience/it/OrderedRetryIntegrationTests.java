@@ -45,7 +45,7 @@ class OrderedRetryIntegrationTests {
 				.orElseThrow();
 			Instant retried = retry.at();
 			assertThat(failed.succeeded()).isFalse();
-			assertThat(retry.topic()).isEqualTo(topic + ".retry.10s");
+			assertThat(retry.topic()).isEqualTo(Names.retry(topic, "10s"));
 			assertThat(retried).isAfterOrEqualTo(Instant.ofEpochMilli(retry.recordTimestamp() + 10_000));
 			Instant lastOther = script.journal().stream()
 				.filter((a) -> !a.key().equals("k"))

@@ -38,7 +38,7 @@ class OrderedRetryLadderTests {
 			SharedBroker.send(topic, "k", "C"); // A now waits in stage 2
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
 			List<String> attemptsOfA = script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList();
-			assertThat(attemptsOfA).containsExactly(topic, topic + ".retry.1s", topic + ".retry.2s", topic + ".retry.3s");
+			assertThat(attemptsOfA).containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "2s"), Names.retry(topic, "3s"));
 			assertThat(script.attempts("B")).isEqualTo(1);
 			assertThat(script.attempts("C")).isEqualTo(1);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
@@ -60,7 +60,7 @@ class OrderedRetryLadderTests {
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("B", "C"));
 			assertThat(script.attempts("A")).isEqualTo(3);
 			assertThat(script.journal().stream().map(Script.Attempt::value).toList()).containsSubsequence("A", "A", "A", "B", "C");
-			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(topic + ".dlq");
+			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).hasSize(1);
 			ConsumerRecord<byte[], byte[]> dead = dlq.get(0);
 			assertThat(new String(dead.key())).isEqualTo("k");
@@ -71,7 +71,7 @@ class OrderedRetryLadderTests {
 				.containsEntry("error.class", "transient")
 				.containsEntry("error.exception", IllegalStateException.class.getName())
 				.containsEntry("error.message", "attempt 3 of A fails")
-				.containsEntry("previous.topic", topic + ".retry.2s")
+				.containsEntry("previous.topic", Names.retry(topic, "2s"))
 				.containsEntry("original.topic", topic)
 				.containsEntry("original.offset", "0")
 				.containsEntry("dlq.reason", "exhausted")
@@ -96,8 +96,8 @@ class OrderedRetryLadderTests {
 				assertThat(script.firstSuccesses("p")).containsExactly("P-2");
 				assertThat(script.firstSuccesses("q")).containsExactly("Q-2");
 			});
-			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(topic + ".dlq")).hasSize(2));
-			Map<String, Map<String, String>> dead = SharedBroker.readAll(topic + ".dlq").stream()
+			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(2));
+			Map<String, Map<String, String>> dead = SharedBroker.readAll(Names.dlq(topic)).stream()
 				.collect(Collectors.toMap((r) -> new String(r.value()), OrderedRetryLadderTests::headers));
 			assertThat(dead.get("P-1")).containsEntry("dlq.reason", "permanent")
 				.containsEntry("error.class", "permanent")
@@ -107,7 +107,7 @@ class OrderedRetryLadderTests {
 			assertThat(dead.get("POISON-1")).containsEntry("dlq.reason", "poison")
 				.containsEntry("previous.topic", topic)
 				.containsEntry("error.exception", "org.apache.kafka.common.errors.SerializationException");
-			assertThat(SharedBroker.readAll(topic + ".retry.5s")).as("no stage visited").isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "5s"))).as("no stage visited").isEmpty();
 			assertThat(liveLocks(context, topic)).isZero();
 		}
 	}
@@ -135,18 +135,18 @@ class OrderedRetryLadderTests {
 	@Test
 	void anExistingRetryTopicWithAnotherPartitionCountFailsStartup() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".retry.1s", 1, Map.of());
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s").close())
 			.rootCause()
-			.hasMessageContaining("Topic '" + topic + ".retry.1s' has 1 partitions but '" + topic + "' has 3");
+			.hasMessageContaining("Topic '" + Names.retry(topic, "1s") + "' has 1 partitions but '" + topic + "' has 3");
 	}
 
 	@Test
 	void anExistingLockTopicThatIsNotCompactedFailsStartup() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".locks", 3, Map.of("cleanup.policy", "delete"));
+		SharedBroker.createTopic(Names.locks(topic), 3, Map.of("cleanup.policy", "delete"));
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
-			.hasMessageContaining("Lock topic '" + topic + ".locks' has cleanup.policy=delete but must be compacted");
+			.hasMessageContaining("Lock topic '" + Names.locks(topic) + "' has cleanup.policy=delete but must be compacted");
 	}
 
 	static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {

@@ -74,15 +74,15 @@ class OversizedRecordTests {
 		Script script = Script.forTopic(topic).failTransiently("A", 1);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s")) {
 			int allowed = TWO_MB + 16 * 1024;
-			assertThat(maxMessageBytes(topic + ".retry.1s")).isEqualTo(allowed);
-			assertThat(maxMessageBytes(topic + ".dlq")).isEqualTo(allowed);
-			assertThat(maxMessageBytes(topic + ".locks")).as("lock records stay small").isLessThan(TWO_MB);
+			assertThat(maxMessageBytes(Names.retry(topic, "1s"))).isEqualTo(allowed);
+			assertThat(maxMessageBytes(Names.dlq(topic))).isEqualTo(allowed);
+			assertThat(maxMessageBytes(Names.locks(topic))).as("lock records stay small").isLessThan(TWO_MB);
 			send(topic, "k", "A", BIG);
 			send(topic, "k", "B", 10);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic + ".retry.1s");
-			assertThat(SharedBroker.readAll(topic + ".dlq")).isEmpty();
+				.containsExactly(topic, Names.retry(topic, "1s"));
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -92,7 +92,7 @@ class OversizedRecordTests {
 		String topic = SharedBroker.newTopic(1);
 		alter(topic, "max.message.bytes", Integer.toString(TWO_MB));
 		// created before the main topic took larger records: it keeps Kafka's default
-		SharedBroker.createTopic(topic + ".retry.1s", 1, Map.of());
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE).failTransiently("C", 2);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s,2s")) {
 			send(topic, "k", "A", BIG); // fails on the main topic and cannot move to stage 1
@@ -114,8 +114,8 @@ class OversizedRecordTests {
 				.containsEntry("retry.count", "1")
 				.containsEntry("previous.topic", topic)
 				.containsKey("lock.id");
-			assertThat(dead.get("A").get("error.message")).contains("could not be published to '" + topic + ".retry.1s'")
-				.contains("--entity-name " + topic + ".retry.1s --add-config max.message.bytes=")
+			assertThat(dead.get("A").get("error.message")).contains("could not be published to '" + Names.retry(topic, "1s") + "'")
+				.contains("--entity-name " + Names.retry(topic, "1s") + " --add-config max.message.bytes=")
 				.contains("Its last failure: java.lang.IllegalStateException: attempt 1 of A fails");
 			assertThat(dead.get("D")).containsEntry("dlq.reason", "permanent")
 				.containsEntry("error.exception", RecordTooLargeException.class.getName())
@@ -129,7 +129,7 @@ class OversizedRecordTests {
 	void aRetryTooLargeForTheNextRetryTopicIsDeadLetteredThereAndItsFollowerRunsAfterIt() {
 		String topic = SharedBroker.newTopic(1);
 		alter(topic, "max.message.bytes", Integer.toString(TWO_MB));
-		SharedBroker.createTopic(topic + ".retry.2s", 1, Map.of());
+		SharedBroker.createTopic(Names.retry(topic, "2s"), 1, Map.of());
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s,2s")) {
 			send(topic, "k", "A", BIG);
@@ -140,8 +140,8 @@ class OversizedRecordTests {
 			assertThat(dead).containsEntry("dlq.reason", "permanent")
 				.containsEntry("error.exception", RecordTooLargeException.class.getName())
 				.containsEntry("retry.count", "2")
-				.containsEntry("previous.topic", topic + ".retry.1s");
-			assertThat(dead.get("error.message")).contains("could not be published to '" + topic + ".retry.2s'");
+				.containsEntry("previous.topic", Names.retry(topic, "1s"));
+			assertThat(dead.get("error.message")).contains("could not be published to '" + Names.retry(topic, "2s") + "'");
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -150,7 +150,7 @@ class OversizedRecordTests {
 	void inTransactionModeARecordTooLargeForTheRetryTopicIsDeadLetteredInTheNextTransactionWithoutRunningAgain() {
 		String topic = SharedBroker.newTopic(1);
 		alter(topic, "max.message.bytes", Integer.toString(TWO_MB));
-		SharedBroker.createTopic(topic + ".retry.1s", 1, Map.of());
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s",
 				"kafka.resilience.dual-write=transaction", "spring.kafka.producer.properties.max.request.size=4194304")) {
@@ -158,11 +158,11 @@ class OversizedRecordTests {
 			send(topic, "k", "B", 10);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("B"));
 			assertThat(script.attempts("A")).isEqualTo(1);
-			List<ConsumerRecord<byte[], byte[]>> dead = SharedBroker.readAll(topic + ".dlq", true);
+			List<ConsumerRecord<byte[], byte[]>> dead = SharedBroker.readAll(Names.dlq(topic), true);
 			assertThat(dead).hasSize(1);
 			assertThat(headers(dead.get(0))).containsEntry("dlq.reason", "permanent")
 				.containsEntry("error.exception", RecordTooLargeException.class.getName());
-			assertThat(SharedBroker.readAll(topic + ".retry.1s", true)).isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).isEmpty();
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -181,7 +181,7 @@ class OversizedRecordTests {
 			assertThat(container(context, topic).stoppedPartitions()).containsOnlyKeys(new TopicPartition(topic, 0));
 			assertThat(container(context, topic).stoppedPartitions().get(new TopicPartition(topic, 0)))
 				.contains("Record " + topic + "/0/0 ")
-				.contains("can be neither retried nor dead-lettered: '" + topic + ".dlq' refused it")
+				.contains("can be neither retried nor dead-lettered: '" + Names.dlq(topic) + "' refused it")
 				.contains("Raise spring.kafka.producer.properties.max.request.size to ");
 			Health health = context.getBean(ResilienceHealthIndicator.class).health(true);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
@@ -191,14 +191,14 @@ class OversizedRecordTests {
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 1) == 1);
 			assertThat(SharedBroker.committed("g-" + topic, topic, 0)).as("nothing committed past A").isLessThanOrEqualTo(0);
 			assertThat(script.firstSuccesses(key)).isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".retry.1s")).isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".dlq")).isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"))).isEmpty();
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 		}
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s")) {
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses(key)).containsExactly("A", "B"));
 			// the move A started before the stop is finished: A is not run again on the main topic
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic + ".retry.1s");
+				.containsExactly(topic, Names.retry(topic, "1s"));
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 2);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
@@ -208,7 +208,7 @@ class OversizedRecordTests {
 	void aDeadLetterTopicRefusingARecordStopsItsPartitionUntilItsMaxMessageBytesIsRaised() {
 		String topic = SharedBroker.newTopic(1);
 		alter(topic, "max.message.bytes", Integer.toString(TWO_MB));
-		SharedBroker.createTopic(topic + ".dlq", 1, Map.of());
+		SharedBroker.createTopic(Names.dlq(topic), 1, Map.of());
 		Script script = Script.forTopic(topic).failPermanently("A");
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s")) {
 			send(topic, "k", "A", BIG);
@@ -216,12 +216,12 @@ class OversizedRecordTests {
 			await().atMost(WAIT).until(() -> !container(context, topic).stoppedPartitions().isEmpty());
 			assertThat(container(context, topic).stoppedPartitions().get(new TopicPartition(topic, 0)))
 				.contains("Record " + topic + "/0/0 ")
-				.contains("'" + topic + ".dlq' refused it as too large")
-				.contains("--entity-name " + topic + ".dlq --add-config max.message.bytes=");
+				.contains("'" + Names.dlq(topic) + "' refused it as too large")
+				.contains("--entity-name " + Names.dlq(topic) + " --add-config max.message.bytes=");
 			assertThat(script.firstSuccesses("k")).isEmpty();
 			assertThat(SharedBroker.committed("g-" + topic, topic, 0)).isLessThanOrEqualTo(0);
 		}
-		alter(topic + ".dlq", "max.message.bytes", Integer.toString(TWO_MB + 16 * 1024));
+		alter(Names.dlq(topic), "max.message.bytes", Integer.toString(TWO_MB + 16 * 1024));
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s")) {
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("B"));
 			assertThat(deadLetters(topic)).containsOnlyKeys("A");
@@ -240,7 +240,7 @@ class OversizedRecordTests {
 
 	/** Dead letters by the name their value starts with, with their headers. */
 	private static Map<String, Map<String, String>> deadLetters(String topic) {
-		return SharedBroker.readAll(topic + ".dlq").stream()
+		return SharedBroker.readAll(Names.dlq(topic)).stream()
 			.collect(Collectors.toMap((r) -> name(new String(r.value(), StandardCharsets.UTF_8)),
 					OrderedRetryLadderTests::headers));
 	}

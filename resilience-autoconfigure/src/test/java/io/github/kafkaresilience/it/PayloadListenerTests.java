@@ -37,8 +37,8 @@ class PayloadListenerTests {
 			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(handled).contains("plain", "fails-once"));
 			assertThat(handled).containsSubsequence("fails-once@1", "fails-once");
 			assertThat(liveLocks(context, topic)).isZero();
-			assertThat(SharedBroker.readAll(topic + ".locks")).as("records without a key take no lock").isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".retry.1s")).singleElement()
+			assertThat(SharedBroker.readAll(Names.locks(topic))).as("records without a key take no lock").isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"))).singleElement()
 				.satisfies((record) -> assertThat(OrderedRetryLadderTests.headers(record)).containsEntry("retry.count", "1")
 					.doesNotContainKey("lock.id"));
 		}

@@ -41,7 +41,7 @@ class RebalanceListenerCompositionTests {
 	void theApplicationsListenerIsCalledBehindTheBarrierOnEveryRebalance() {
 		String topic = SharedBroker.newTopic(PARTITIONS);
 		Script script = Script.forTopic(topic);
-		Set<TopicPartition> all = partitions(topic, topic + ".retry.1s");
+		Set<TopicPartition> all = partitions(topic, Names.retry(topic, "1s"));
 		try (ConfigurableApplicationContext first = TestApplication.start(ListeningApplication.class, topic,
 				"kafka.resilience.retry.delays=1s", "kafka.resilience.instance-id=first-" + topic)) {
 			RecordingRebalanceListener firstListener = first.getBean(RecordingRebalanceListener.class);
@@ -79,7 +79,7 @@ class RebalanceListenerCompositionTests {
 				"kafka.resilience.retry.delays=1s")) {
 			RecordingRebalanceListener primary = context.getBean("primaryListener", RecordingRebalanceListener.class);
 			RecordingRebalanceListener other = context.getBean("otherListener", RecordingRebalanceListener.class);
-			await().atMost(Duration.ofSeconds(30)).until(() -> primary.owned().equals(partitions(topic, topic + ".retry.1s")));
+			await().atMost(Duration.ofSeconds(30)).until(() -> primary.owned().equals(partitions(topic, Names.retry(topic, "1s"))));
 			sendOneToEachPartition(topic, "a");
 			await().atMost(Duration.ofSeconds(30)).until(() -> handled(script, "a"));
 			assertCalledBehindTheBarrier(primary);
@@ -91,7 +91,7 @@ class RebalanceListenerCompositionTests {
 	void aFailingApplicationListenerDoesNotKeepTheLibraryFromCommittingRevokedPartitions() {
 		String topic = SharedBroker.newTopic(PARTITIONS);
 		Script script = Script.forTopic(topic);
-		Set<TopicPartition> all = partitions(topic, topic + ".retry.1s");
+		Set<TopicPartition> all = partitions(topic, Names.retry(topic, "1s"));
 		// offsets are committed only when partitions are revoked (or at shutdown)
 		String[] properties = { "kafka.resilience.retry.delays=1s", "kafka.resilience.consumer.commit-interval=1h" };
 		try (ConfigurableApplicationContext first = TestApplication.start(FailingListenerApplication.class, topic,

@@ -22,8 +22,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 final class Script {
 
+	/**
+	 * One handling of a record.
+	 * @param replayed whether the record was a dead letter sent back by a replay
+	 */
 	record Attempt(String key, String value, String topic, int retryCount, long recordTimestamp, Instant at,
-			boolean succeeded) {
+			boolean succeeded, boolean replayed) {
 	}
 
 	private static final Map<String, Script> BY_TOPIC = new ConcurrentHashMap<>();
@@ -57,6 +61,13 @@ final class Script {
 
 	Script failPermanently(String value) {
 		this.permanentFailures.add(value);
+		return this;
+	}
+
+	/** From now on, {@code value} succeeds whatever was scripted for it. */
+	Script succeedFromNowOn(String value) {
+		this.permanentFailures.remove(value);
+		this.transientFailures.remove(value);
 		return this;
 	}
 
@@ -103,7 +114,8 @@ final class Script {
 		String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 		int retryCount = (count != null) ? Integer.parseInt(count) : 0;
 		boolean fail = this.permanentFailures.contains(value) || attempt <= this.transientFailures.getOrDefault(value, 0);
-		this.journal.add(new Attempt(record.key(), value, record.topic(), retryCount, record.timestamp(), Instant.now(), !fail));
+		this.journal.add(new Attempt(record.key(), value, record.topic(), retryCount, record.timestamp(), Instant.now(), !fail,
+				record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null));
 		if (this.permanentFailures.contains(value)) {
 			throw new PermanentFailureException("cannot handle " + value);
 		}

@@ -28,15 +28,15 @@ class StartupChecksTests {
 	@Test
 	void aDeadLetterOrLockTopicWithAnotherPartitionCountFailsStartupNamingBothCountsAndHowToMatchThem() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".dlq", 2, Map.of());
+		SharedBroker.createTopic(Names.dlq(topic), 2, Map.of());
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
-			.hasMessageContaining("Topic '" + topic + ".dlq' has 2 partitions but '" + topic + "' has 3")
-			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --alter --topic " + topic + ".dlq --partitions 3");
+			.hasMessageContaining("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic + "' has 3")
+			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --alter --topic " + Names.dlq(topic) + " --partitions 3");
 
 		String other = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(other + ".locks", 4, Map.of("cleanup.policy", "compact"));
+		SharedBroker.createTopic(Names.locks(other), 4, Map.of("cleanup.policy", "compact"));
 		assertThatThrownBy(() -> TestApplication.start(other).close()).rootCause()
-			.hasMessageContaining("Topic '" + other + ".locks' has 4 partitions but '" + other + "' has 3")
+			.hasMessageContaining("Topic '" + Names.locks(other) + "' has 4 partitions but '" + other + "' has 3")
 			.hasMessageContaining("A topic cannot lose partitions")
 			.hasMessageContaining("let the library create it again with 3 partitions");
 	}
@@ -44,35 +44,35 @@ class StartupChecksTests {
 	@Test
 	void aLockTopicThatAlsoDeletesFailsStartupWithTheCommandThatMakesItCompactOnly() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".locks", 3, Map.of("cleanup.policy", "compact,delete"));
+		SharedBroker.createTopic(Names.locks(topic), 3, Map.of("cleanup.policy", "compact,delete"));
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
-			.hasMessageContaining("Lock topic '" + topic + ".locks' has cleanup.policy=compact,delete but must be "
+			.hasMessageContaining("Lock topic '" + Names.locks(topic) + "' has cleanup.policy=compact,delete but must be "
 					+ "compacted only (cleanup.policy=compact)")
 			.hasMessageContaining("kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
-					+ topic + ".locks --add-config cleanup.policy=compact");
+					+ Names.locks(topic) + " --add-config cleanup.policy=compact");
 	}
 
 	@Test
 	void anExistingRetryTopicKeepingRecordsForLessThanTwiceItsOwnDelayFailsStartup() {
 		String topic = SharedBroker.newTopic(3);
 		// twice 1s is 2s: enough for the first stage; not for the second, whose delay is 2s
-		SharedBroker.createTopic(topic + ".retry.1s", 3, Map.of("retention.ms", "3000"));
-		SharedBroker.createTopic(topic + ".retry.2s", 3, Map.of("retention.ms", "3000"));
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of("retention.ms", "3000"));
+		SharedBroker.createTopic(Names.retry(topic, "2s"), 3, Map.of("retention.ms", "3000"));
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s").close()).rootCause()
-			.hasMessageContaining("Retry topic '" + topic + ".retry.2s' has retention.ms=3000 (3s) but its delay is 2s")
+			.hasMessageContaining("Retry topic '" + Names.retry(topic, "2s") + "' has retention.ms=3000 (3s) but its delay is 2s")
 			.hasMessageContaining("kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
-					+ topic + ".retry.2s --add-config retention.ms=604800000");
-		assertThat(topics()).as("nothing is created before every check passed").doesNotContain(topic + ".dlq", topic + ".locks");
+					+ Names.retry(topic, "2s") + " --add-config retention.ms=604800000");
+		assertThat(topics()).as("nothing is created before every check passed").doesNotContain(Names.dlq(topic), Names.locks(topic));
 	}
 
 	@Test
 	void aCompactedRetryTopicFailsStartupAsItWouldDropTheEarlierRecordsOfAKey() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".retry.1s", 3, Map.of("cleanup.policy", "compact"));
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of("cleanup.policy", "compact"));
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s").close()).rootCause()
-			.hasMessageContaining("Retry topic '" + topic + ".retry.1s' has cleanup.policy=compact but must have "
+			.hasMessageContaining("Retry topic '" + Names.retry(topic, "1s") + "' has cleanup.policy=compact but must have "
 					+ "cleanup.policy=delete")
-			.hasMessageContaining("--entity-name " + topic + ".retry.1s --add-config cleanup.policy=delete");
+			.hasMessageContaining("--entity-name " + Names.retry(topic, "1s") + " --add-config cleanup.policy=delete");
 	}
 
 	@Test
@@ -82,13 +82,13 @@ class StartupChecksTests {
 				"kafka.resilience.topics.retry-retention=3s").close())
 			.rootCause()
 			.hasMessageContaining("kafka.resilience.topics.retry-retention (3s)")
-			.hasMessageContaining("retry topic '" + topic + ".retry.2s' has a delay of 2s")
+			.hasMessageContaining("retry topic '" + Names.retry(topic, "2s") + "' has a delay of 2s")
 			.hasMessageContaining("Set kafka.resilience.topics.retry-retention to 4s or more");
 
 		// the setting only applies to retry topics the library creates: existing ones keep theirs
 		String existing = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(existing + ".retry.1s", 3, Map.of("retention.ms", "86400000"));
-		SharedBroker.createTopic(existing + ".retry.2s", 3, Map.of("retention.ms", "86400000"));
+		SharedBroker.createTopic(Names.retry(existing, "1s"), 3, Map.of("retention.ms", "86400000"));
+		SharedBroker.createTopic(Names.retry(existing, "2s"), 3, Map.of("retention.ms", "86400000"));
 		try (ConfigurableApplicationContext context = TestApplication.start(existing, "kafka.resilience.retry.delays=1s,2s",
 				"kafka.resilience.topics.retry-retention=3s")) {
 			assertThat(context.isRunning()).isTrue();
@@ -117,16 +117,16 @@ class StartupChecksTests {
 					+ first + "')")
 			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template must each "
 					+ "contain {topic}");
-		assertThat(topics()).doesNotContain("all-dead-letters", first + ".locks", second + ".locks");
+		assertThat(topics()).doesNotContain("all-dead-letters", Names.locks(first), Names.locks(second));
 	}
 
 	@Test
 	void aListenerConsumingAnotherLaddersRetryTopicFailsStartup() {
 		String first = SharedBroker.newTopic(1);
 		assertThatThrownBy(() -> TestApplication.start(TwoListeners.class, first, "test.first=" + first,
-				"test.second=" + first + ".retry.1s", "kafka.resilience.retry.delays=1s").close())
+				"test.second=" + Names.retry(first, "1s"), "kafka.resilience.retry.delays=1s").close())
 			.rootCause()
-			.hasMessageContaining("Topic '" + first + ".retry.1s' is both the retry topic (stage 1) of '" + first
+			.hasMessageContaining("Topic '" + Names.retry(first, "1s") + "' is both the retry topic (stage 1) of '" + first
 					+ "' (listener 'first-" + first + "') and the main topic of listener 'second-" + first + "'")
 			.hasMessageContaining("Do not consume another ladder's retry, dead-letter or lock topic");
 	}
@@ -137,25 +137,25 @@ class StartupChecksTests {
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=false").close()).rootCause()
 			.hasMessageContaining("Topic '" + topic + "' does not exist")
 			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --create --topic " + topic)
-			.hasMessageContaining("As kafka.resilience.topics.create is false, also create [" + topic + ".retry.1s, "
-					+ topic + ".retry.2s, " + topic + ".dlq, " + topic + ".locks]");
+			.hasMessageContaining("As kafka.resilience.topics.create is false, also create [" + Names.retry(topic, "1s") + ", "
+					+ Names.retry(topic, "2s") + ", " + Names.dlq(topic) + ", " + Names.locks(topic) + "]");
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=true").close()).rootCause()
 			.hasMessageContaining("Topic '" + topic + "' does not exist. The library never creates a main topic")
 			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --create --topic " + topic);
 		assertThat(topics()).as("neither the main topic nor its ladder was created")
-			.doesNotContain(topic, topic + ".retry.1s", topic + ".dlq", topic + ".locks");
+			.doesNotContain(topic, Names.retry(topic, "1s"), Names.dlq(topic), Names.locks(topic));
 	}
 
 	@Test
 	void missingLadderTopicsFailStartupWhenTheLibraryMayNotCreateThem() {
 		String topic = SharedBroker.newTopic(3);
-		SharedBroker.createTopic(topic + ".retry.1s", 3, Map.of());
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of());
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s",
 				"kafka.resilience.topics.create=false").close())
 			.rootCause()
-			.hasMessageContaining("Topics [" + topic + ".dlq, " + topic + ".locks] of '" + topic + "' do not exist and "
+			.hasMessageContaining("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic) + "] of '" + topic + "' do not exist and "
 					+ "kafka.resilience.topics.create is false; create them with 3 partitions")
-			.hasMessageContaining("--config cleanup.policy=compact for the lock topic '" + topic + ".locks'");
+			.hasMessageContaining("--config cleanup.policy=compact for the lock topic '" + Names.locks(topic) + "'");
 	}
 
 	private static Set<String> topics() {

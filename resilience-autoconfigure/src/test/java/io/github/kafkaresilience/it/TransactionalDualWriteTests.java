@@ -66,11 +66,11 @@ class TransactionalDualWriteTests {
 			SharedBroker.send(topic, "other", "X");
 			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic + ".retry.1s", topic + ".retry.2s");
+				.containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "2s"));
 			assertThat(script.firstSuccesses("other")).containsExactly("X");
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			// A moved twice and each of B and C was forwarded behind it: all in committed transactions
-			assertThat(values(SharedBroker.readAll(topic + ".retry.1s", true))).containsExactly("A", "B", "C");
+			assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactly("A", "B", "C");
 			int partition = SharedBroker.readAll(topic).stream().filter((r) -> value(r).equals("A")).findFirst().orElseThrow()
 				.partition();
 			await().atMost(Duration.ofSeconds(30))
@@ -92,9 +92,9 @@ class TransactionalDualWriteTests {
 			assertThat(failuresAfterLockWrite.get()).as("the injected failure happened").isLessThanOrEqualTo(0);
 			// the aborted move ran A's handler first; its redelivery ran it again on the main topic
 			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
-				.containsExactly(topic, topic, topic + ".retry.1s");
+				.containsExactly(topic, topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
-			assertThat(lockIds(SharedBroker.readAll(topic + ".locks", true)))
+			assertThat(lockIds(SharedBroker.readAll(Names.locks(topic), true)))
 				.as("committed locks: A's from its second move and its follower B's, none from the aborted move")
 				.hasSize(2);
 		}
@@ -103,22 +103,22 @@ class TransactionalDualWriteTests {
 	@Test
 	void aReplacedInstanceCannotCommitItsWrites() throws Exception {
 		String topic = SharedBroker.newTopic(1);
-		SharedBroker.createTopic(topic + ".locks", 1, Map.of("cleanup.policy", "compact"));
-		SharedBroker.createTopic(topic + ".retry.1s", 1, Map.of());
+		SharedBroker.createTopic(Names.locks(topic), 1, Map.of("cleanup.policy", "compact"));
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
 		LockCoordinator coordinator = new LockCoordinator("fencing", client, client, Duration.ofMillis(100),
 				Duration.ofSeconds(30));
 		try (TransactionalWrites old = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30), FaultInjection.NONE);
 				TransactionalWrites replacement = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30),
 						FaultInjection.NONE)) {
-			LockRegistry registry = coordinator.registry(topic, topic + ".locks", 1);
+			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			old.execute(delivery(topic, 0), () -> move(old, registry, topic, "old-1", 0), new NoOffsets(null));
 			// the same instance starts again (same transactional id) while the old one lives on
 			replacement.execute(delivery(topic, 1), () -> move(replacement, registry, topic, "new-1", 1), new NoOffsets(null));
 			assertThatExceptionOfType(KafkaException.class)
 				.isThrownBy(() -> old.execute(delivery(topic, 2), () -> move(old, registry, topic, "old-2", 2), new NoOffsets(null)));
-			assertThat(lockIds(SharedBroker.readAll(topic + ".locks", true))).containsExactlyInAnyOrder("old-1", "new-1");
-			assertThat(values(SharedBroker.readAll(topic + ".retry.1s", true))).containsExactlyInAnyOrder("v0", "v1");
+			assertThat(lockIds(SharedBroker.readAll(Names.locks(topic), true))).containsExactlyInAnyOrder("old-1", "new-1");
+			assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactlyInAnyOrder("v0", "v1");
 			assertThat(registry.find("old-2")).as("an aborted write never reaches the lock table").isNull();
 		}
 		finally {
@@ -129,8 +129,8 @@ class TransactionalDualWriteTests {
 	@Test
 	void anInstanceWhosePartitionsWentToAnotherCannotCommit() throws Exception {
 		String topic = SharedBroker.newTopic(1);
-		SharedBroker.createTopic(topic + ".locks", 1, Map.of("cleanup.policy", "compact"));
-		SharedBroker.createTopic(topic + ".retry.1s", 1, Map.of());
+		SharedBroker.createTopic(Names.locks(topic), 1, Map.of("cleanup.policy", "compact"));
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		String group = "g-" + topic;
 		ConsumerGroupMetadata before = joinAndLeave(group, topic);
 		joinAndLeave(group, topic); // the partition went to another member: a new generation
@@ -139,12 +139,12 @@ class TransactionalDualWriteTests {
 				Duration.ofSeconds(30));
 		try (TransactionalWrites zombie = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30),
 				FaultInjection.NONE)) {
-			LockRegistry registry = coordinator.registry(topic, topic + ".locks", 1);
+			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			assertThatExceptionOfType(KafkaException.class).isThrownBy(() -> zombie.execute(delivery(topic, 0),
 					() -> move(zombie, registry, topic, "zombie-1", 0), new NoOffsets(before)));
-			assertThat(SharedBroker.readAll(topic + ".locks", true)).isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".retry.1s", true)).isEmpty();
-			assertThat(SharedBroker.readAll(topic + ".retry.1s", false)).as("the write was made, then aborted").hasSize(1);
+			assertThat(SharedBroker.readAll(Names.locks(topic), true)).isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false)).as("the write was made, then aborted").hasSize(1);
 			assertThat(committed(group, new TopicPartition(topic, 0))).isEqualTo(-1);
 		}
 		finally {
@@ -158,7 +158,7 @@ class TransactionalDualWriteTests {
 		Lock moving = Lock.moving(lockId, Bytes.wrap("k".getBytes()), 0, offset, 1, new Position(0, offset), 1, null,
 				Instant.now());
 		locks.write(moving);
-		long at = writes.publisher().publish(topic + ".retry.1s", 0, "k".getBytes(), ("v" + offset).getBytes(),
+		long at = writes.publisher().publish(Names.retry(topic, "1s"), 0, "k".getBytes(), ("v" + offset).getBytes(),
 				new RecordHeaders());
 		locks.write(locks.find(lockId).confirmedAt(at, Instant.now()));
 		return Step.done();

@@ -9,33 +9,98 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The topics of a main topic's ladder (PROTOCOL §2).
+ * The topics of a group's ladder on a main topic (PROTOCOL §2).
  */
 class LadderPlanTests {
 
 	private static final List<Duration> DELAYS = List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1));
 
 	@Test
-	void topicsAreNamedFromTheDefaultTemplates() {
+	void topicsAreNamedFromTheDefaultTemplatesAfterTheGroupAndTheTopic() {
 		LadderPlan plan = defaults("orders", DELAYS, null);
 
+		assertThat(plan.group()).isEqualTo("billing");
 		assertThat(plan.mainTopic()).isEqualTo("orders");
 		assertThat(plan.stages()).extracting(LadderPlan.Stage::topic)
-			.containsExactly("orders.retry.30s", "orders.retry.5m", "orders.retry.1h");
+			.containsExactly("billing.orders.retry.30s", "billing.orders.retry.5m", "billing.orders.retry.1h");
 		assertThat(plan.stages()).extracting(LadderPlan.Stage::index).containsExactly(1, 2, 3);
 		assertThat(plan.stages()).extracting(LadderPlan.Stage::delay).containsExactlyElementsOf(DELAYS);
-		assertThat(plan.dlqTopic()).isEqualTo("orders.dlq");
-		assertThat(plan.lockTopic()).isEqualTo("orders.locks");
+		assertThat(plan.dlqTopic()).isEqualTo("billing.orders.dlq");
+		assertThat(plan.lockTopic()).isEqualTo("billing.orders.locks");
+		assertThat(plan.scoped()).isTrue();
+	}
+
+	@Test
+	void twoGroupsOnOneTopicHaveLaddersWithoutATopicInCommon() {
+		LadderPlan billing = defaults("orders", DELAYS, null);
+		LadderPlan shipping = LadderPlan.of("shipping", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+				LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
+
+		assertThat(billing.ownTopics()).doesNotContainAnyElementsOf(shipping.ownTopics());
+		assertThat(billing.consumedTopics()).containsOnlyOnce("orders");
+		assertThat(shipping.consumedTopics()).contains("orders");
 	}
 
 	@Test
 	void topicsAreNamedFromCustomTemplates() {
-		LadderPlan plan = LadderPlan.of("orders", List.of(Duration.ofMillis(500)), null, "retry-{delay}-{topic}",
-				"dead-{topic}", "{topic}-locks");
+		LadderPlan plan = LadderPlan.of("billing", "orders", List.of(Duration.ofMillis(500)), null,
+				"retry-{delay}-{topic}-{group}", "dead-{group}-{topic}", "{topic}-{group}-locks");
 
-		assertThat(plan.stage(1).topic()).isEqualTo("retry-500ms-orders");
-		assertThat(plan.dlqTopic()).isEqualTo("dead-orders");
-		assertThat(plan.lockTopic()).isEqualTo("orders-locks");
+		assertThat(plan.stage(1).topic()).isEqualTo("retry-500ms-orders-billing");
+		assertThat(plan.dlqTopic()).isEqualTo("dead-billing-orders");
+		assertThat(plan.lockTopic()).isEqualTo("orders-billing-locks");
+		assertThat(plan.scoped()).isTrue();
+	}
+
+	@Test
+	void templatesWithoutTheGroupGiveAnUnscopedLadderThatAcceptsRecordsWithoutAnOwner() {
+		LadderPlan plan = LadderPlan.of("billing", "orders", DELAYS, null, LadderPlan.UNSCOPED_RETRY_TEMPLATE,
+				LadderPlan.UNSCOPED_DLQ_TEMPLATE, LadderPlan.UNSCOPED_LOCK_TEMPLATE);
+
+		assertThat(plan.ownTopics()).containsExactly("orders.retry.30s", "orders.retry.5m", "orders.retry.1h",
+				"orders.dlq", "orders.locks");
+		assertThat(plan.scoped()).isFalse();
+		assertThat(plan.ownership().isRequired()).isFalse();
+		assertThat(defaults("orders", DELAYS, null).ownership().isRequired()).isTrue();
+	}
+
+	@Test
+	void theUnscopedPlanNamesTheTopicsOfTheReleasesBeforeGroups() {
+		LadderPlan plan = defaults("orders", DELAYS, 7).unscoped();
+
+		assertThat(plan.group()).isEqualTo("billing");
+		assertThat(plan.ownTopics()).containsExactly("orders.retry.30s", "orders.retry.5m", "orders.retry.1h",
+				"orders.dlq", "orders.locks");
+		assertThat(plan.maxAttempts()).isEqualTo(7);
+	}
+
+	@Test
+	void aGroupThatCannotBePartOfATopicNameIsRefusedNamingTheGroupAndTheTemplates() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LadderPlan.of("billing service/eu", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+					LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE))
+			.withMessageContaining("Consumer group 'billing service/eu'")
+			.withMessageContaining("'orders'")
+			.withMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template");
+	}
+
+	@Test
+	void aGroupWithIllegalCharactersIsAcceptedWhenNoTemplateNamesTheGroup() {
+		LadderPlan plan = LadderPlan.of("billing service/eu", "orders", DELAYS, null, "billing-eu.{topic}.retry.{delay}",
+				"billing-eu.{topic}.dlq", "billing-eu.{topic}.locks");
+
+		assertThat(plan.dlqTopic()).isEqualTo("billing-eu.orders.dlq");
+		assertThat(plan.scoped()).isFalse();
+	}
+
+	@Test
+	void aNameLongerThanKafkaAllowsIsRefusedNamingTheTemplate() {
+		String group = "g".repeat(240);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LadderPlan.of(group, "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+					LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE))
+			.withMessageContaining("not a legal topic name")
+			.withMessageContaining("kafka.resilience.topics.retry-template");
 	}
 
 	@Test
@@ -43,11 +108,12 @@ class LadderPlanTests {
 		LadderPlan plan = defaults("orders", DELAYS, null);
 
 		assertThat(plan.stageOf("orders")).isZero();
-		assertThat(plan.stageOf("orders.retry.30s")).isEqualTo(1);
-		assertThat(plan.stageOf("orders.retry.5m")).isEqualTo(2);
-		assertThat(plan.stageOf("orders.retry.1h")).isEqualTo(3);
-		assertThat(plan.stageOf("orders.dlq")).isEqualTo(-1);
-		assertThat(plan.stageOf("orders.locks")).isEqualTo(-1);
+		assertThat(plan.stageOf("billing.orders.retry.30s")).isEqualTo(1);
+		assertThat(plan.stageOf("billing.orders.retry.5m")).isEqualTo(2);
+		assertThat(plan.stageOf("billing.orders.retry.1h")).isEqualTo(3);
+		assertThat(plan.stageOf("orders.retry.30s")).as("another ladder's stage").isEqualTo(-1);
+		assertThat(plan.stageOf("billing.orders.dlq")).isEqualTo(-1);
+		assertThat(plan.stageOf("billing.orders.locks")).isEqualTo(-1);
 		assertThat(plan.stageOf("payments")).isEqualTo(-1);
 	}
 
@@ -56,7 +122,7 @@ class LadderPlanTests {
 		LadderPlan plan = defaults("orders", DELAYS, null);
 
 		assertThat(plan.stage(1).delay()).isEqualTo(Duration.ofSeconds(30));
-		assertThat(plan.stage(3).topic()).isEqualTo("orders.retry.1h");
+		assertThat(plan.stage(3).topic()).isEqualTo("billing.orders.retry.1h");
 		assertThat(plan.lastStage()).isEqualTo(3);
 	}
 
@@ -64,10 +130,10 @@ class LadderPlanTests {
 	void theListenerConsumesTheMainTopicAndEveryStage() {
 		LadderPlan plan = defaults("orders", DELAYS, null);
 
-		assertThat(plan.consumedTopics()).containsExactly("orders", "orders.retry.30s", "orders.retry.5m",
-				"orders.retry.1h");
-		assertThat(plan.ownTopics()).containsExactly("orders.retry.30s", "orders.retry.5m", "orders.retry.1h",
-				"orders.dlq", "orders.locks");
+		assertThat(plan.consumedTopics()).containsExactly("orders", "billing.orders.retry.30s", "billing.orders.retry.5m",
+				"billing.orders.retry.1h");
+		assertThat(plan.ownTopics()).containsExactly("billing.orders.retry.30s", "billing.orders.retry.5m",
+				"billing.orders.retry.1h", "billing.orders.dlq", "billing.orders.locks");
 	}
 
 	@Test
@@ -88,7 +154,7 @@ class LadderPlanTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> defaults("orders", List.of(Duration.ofSeconds(30), Duration.ofSeconds(30)), null))
 			.withMessageContaining("'orders'")
-			.withMessageContaining("'orders.retry.30s'")
+			.withMessageContaining("'billing.orders.retry.30s'")
 			.withMessageContaining("distinct");
 	}
 
@@ -97,7 +163,7 @@ class LadderPlanTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> defaults("orders", List.of(Duration.ofSeconds(60), Duration.ofMinutes(1)), null))
 			.withMessageContaining("'orders'")
-			.withMessageContaining("'orders.retry.1m'");
+			.withMessageContaining("'billing.orders.retry.1m'");
 	}
 
 	@Test
@@ -129,7 +195,7 @@ class LadderPlanTests {
 	}
 
 	private static LadderPlan defaults(String topic, List<Duration> delays, Integer maxAttempts) {
-		return LadderPlan.of(topic, delays, maxAttempts, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+		return LadderPlan.of("billing", topic, delays, maxAttempts, LadderPlan.DEFAULT_RETRY_TEMPLATE,
 				LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 	}
 

@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.github.kafkaresilience.lock.FailureInfo;
+import io.github.kafkaresilience.lock.Ownership;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -22,6 +23,8 @@ class RetryHeadersTests {
 
 	private static final Instant WHEN = Instant.parse("2025-03-04T05:06:07.123456789Z");
 
+	private static final Ownership OWNER = new Ownership("billing", true, List.of());
+
 	private static final FailureInfo TRANSIENT_FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false, WHEN);
 
 	// --- first hop from the main topic
@@ -29,7 +32,7 @@ class RetryHeadersTests {
 	@Test
 	void theFirstHopRecordsWhereTheRecordWasBorn() {
 		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
 		assertThat(text(headers, "original.topic")).isEqualTo("orders");
 		assertThat(text(headers, "original.partition")).isEqualTo("3");
@@ -49,12 +52,14 @@ class RetryHeadersTests {
 		Headers source = headers("retry.count", "7", "original.topic", "forged", "original.partition", "99",
 				"original.offset", "999", "previous.topic", "forged", "lock.id", "forged-lock", "error.class", "permanent",
 				"error.message", "forged", "error.exception", "Forged", "error.timestamp", "yesterday", "dlq.reason",
-				"poison");
+				"poison", "owner.group", "shipping");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 3, 42, 0, "lock-1", null, null);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 3, 42, 0, "lock-1", null, null, OWNER);
 
 		assertThat(names(headers)).containsExactlyInAnyOrder("original.topic", "original.partition", "original.offset",
-				"retry.count", "previous.topic", "lock.id");
+				"retry.count", "previous.topic", "lock.id", "owner.group");
+		assertThat(text(headers, "owner.group")).isEqualTo("billing");
+		assertThat(headers.headers("owner.group")).hasSize(1);
 		assertThat(text(headers, "original.topic")).isEqualTo("orders");
 		assertThat(text(headers, "original.partition")).isEqualTo("3");
 		assertThat(text(headers, "original.offset")).isEqualTo("42");
@@ -66,7 +71,7 @@ class RetryHeadersTests {
 	@Test
 	void theFirstHopOfAFollowerHasNoErrorHeaders() {
 		Headers headers = RetryHeaders.forHop(headers("error.class", "transient"), true, "orders", 0, 1, 0, "lock-1",
-				null, null);
+				null, null, OWNER);
 
 		assertThat(headers.lastHeader("error.class")).isNull();
 		assertThat(headers.lastHeader("error.message")).isNull();
@@ -82,9 +87,9 @@ class RetryHeadersTests {
 		source.add("binary", new byte[] { 0, (byte) 0xff });
 		source.add("empty", null);
 
-		Headers fromMain = RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null);
+		Headers fromMain = RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 		Headers later = RetryHeaders.forHop(fromMain, false, "orders.retry.30s", 0, 5, 2, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
 		for (Headers headers : List.of(fromMain, later)) {
 			assertThat(headers.lastHeader("trace-id").value()).isEqualTo("abc".getBytes(StandardCharsets.UTF_8));
@@ -100,7 +105,7 @@ class RetryHeadersTests {
 	void theFirstHopKeepsReplayHeaders() {
 		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "replay.timestamp", "2025-03-04T05:06:07.000000000Z");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(headers, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
 		assertThat(text(headers, "replay.timestamp")).isEqualTo("2025-03-04T05:06:07.000000000Z");
@@ -112,7 +117,7 @@ class RetryHeadersTests {
 		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "original.topic", "orders", "original.partition",
 				"2", "original.offset", "7", "retry.count", "0", "lock.id", "forged-lock");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/7");
 		assertThat(headers.headers("original.offset")).hasSize(1);
@@ -125,7 +130,7 @@ class RetryHeadersTests {
 	void aForgedBirthplaceWithoutReplayHeaderIsReplacedOnTheFirstHop() {
 		Headers source = headers("original.topic", "orders", "original.partition", "2", "original.offset", "7");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/50");
 	}
@@ -142,7 +147,7 @@ class RetryHeadersTests {
 		for (Headers source : List.of(otherPartition, laterOffset, otherTopic)) {
 			assertThat(RetryHeaders.replayedBirthplace(source, "orders", 2, 50)).isNull();
 			assertThat(RetryHeaders.origin(RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1",
-					TRANSIENT_FAILURE, null))).isEqualTo("orders/2/50");
+					TRANSIENT_FAILURE, null, OWNER))).isEqualTo("orders/2/50");
 		}
 		assertThat(RetryHeaders.replayedBirthplace(otherPartition, "orders", 1, 50)).isEqualTo("orders/1/7");
 	}
@@ -160,7 +165,7 @@ class RetryHeadersTests {
 	void theSourceHeadersAreNotModified() {
 		Headers source = headers("retry.count", "7", "trace-id", "abc");
 
-		RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null);
+		RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(names(source)).containsExactly("retry.count", "trace-id");
 		assertThat(text(source, "retry.count")).isEqualTo("7");
@@ -169,7 +174,7 @@ class RetryHeadersTests {
 	@Test
 	void aRecordWithoutKeyHasNoLockIdHeader() {
 		Headers headers = RetryHeaders.forHop(headers("lock.id", "forged"), true, "orders", 0, 1, 1, null,
-				TRANSIENT_FAILURE, null);
+				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(headers.lastHeader("lock.id")).isNull();
 	}
@@ -179,10 +184,10 @@ class RetryHeadersTests {
 	@Test
 	void laterHopsKeepTheOriginalHeaders() {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE, null);
-		Headers third = RetryHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE, null);
+		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers third = RetryHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(third, "original.topic")).isEqualTo("orders");
 		assertThat(text(third, "original.partition")).isEqualTo("3");
@@ -193,9 +198,9 @@ class RetryHeadersTests {
 	@Test
 	void laterHopsReplaceRetryCountPreviousTopicAndLockId() {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE, null);
+		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(second, "retry.count")).isEqualTo("2");
 		assertThat(text(second, "previous.topic")).isEqualTo("orders.retry.30s");
@@ -208,9 +213,9 @@ class RetryHeadersTests {
 	@Test
 	void aForwardKeepsTheLatestErrorHeaders() {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
-		Headers forwarded = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 1, "lock-1", null, null);
+		Headers forwarded = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 1, "lock-1", null, null, OWNER);
 
 		assertThat(text(forwarded, "error.class")).isEqualTo("transient");
 		assertThat(text(forwarded, "error.message")).isEqualTo("boom");
@@ -222,11 +227,11 @@ class RetryHeadersTests {
 	@Test
 	void aNewFailureReplacesTheErrorHeaders() {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 		FailureInfo permanent = RetryHeaders.failure(new IllegalArgumentException(), true, WHEN.plusSeconds(30));
 
 		Headers dead = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", permanent,
-				DlqReason.PERMANENT);
+				DlqReason.PERMANENT, OWNER);
 
 		assertThat(text(dead, "error.class")).isEqualTo("permanent");
 		assertThat(text(dead, "error.message")).isEmpty();
@@ -241,9 +246,9 @@ class RetryHeadersTests {
 	@Test
 	void onlyTheDeadLetterHopHasADlqReason() {
 		Headers retry = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 		Headers dead = RetryHeaders.forHop(retry, false, "orders.retry.30s", 0, 2, 2, "lock-1", TRANSIENT_FAILURE,
-				DlqReason.EXHAUSTED);
+				DlqReason.EXHAUSTED, OWNER);
 
 		assertThat(retry.lastHeader("dlq.reason")).isNull();
 		assertThat(text(dead, "dlq.reason")).isEqualTo("exhausted");
@@ -254,7 +259,7 @@ class RetryHeadersTests {
 		Headers stageRecord = headers("retry.count", "1", "dlq.reason", "permanent", "original.topic", "orders");
 
 		Headers headers = RetryHeaders.forHop(stageRecord, false, "orders.retry.30s", 0, 2, 2, "lock-1",
-				TRANSIENT_FAILURE, null);
+				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(headers.lastHeader("dlq.reason")).isNull();
 	}
@@ -264,7 +269,7 @@ class RetryHeadersTests {
 		assertThat(Arrays.stream(DlqReason.values()).map(DlqReason::value)).containsExactly("permanent", "exhausted",
 				"poison");
 		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 0, null,
-				RetryHeaders.failure(new RuntimeException("bad bytes"), true, WHEN), DlqReason.POISON);
+				RetryHeaders.failure(new RuntimeException("bad bytes"), true, WHEN), DlqReason.POISON, OWNER);
 		assertThat(text(headers, "dlq.reason")).isEqualTo("poison");
 	}
 
@@ -274,10 +279,11 @@ class RetryHeadersTests {
 	void aReplayKeepsUserHeadersInOrderAndTheOriginalHeaders() {
 		Headers dead = deadLetterHeaders();
 
-		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN);
+		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(names(replayed)).containsExactly("trace-id", "original.topic", "original.partition",
-				"original.offset", "multi", "multi", "empty", "retry.count", "replay.from-dlq", "replay.timestamp");
+				"original.offset", "multi", "multi", "empty", "retry.count", "previous.topic", "replay.from-dlq",
+				"replay.timestamp", "owner.group");
 		assertThat(text(replayed, "trace-id")).isEqualTo("abc");
 		assertThat(replayed.headers("multi")).extracting(Header::value)
 			.containsExactly(new byte[] { 1 }, new byte[] { 2 });
@@ -289,24 +295,50 @@ class RetryHeadersTests {
 
 	@Test
 	void aReplayStartsAgainAtRetryCountZeroWithoutTheOtherProtocolHeaders() {
-		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN);
+		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(text(replayed, "retry.count")).isEqualTo("0");
 		assertThat(replayed.headers("retry.count")).hasSize(1);
 		assertThat(RetryHeaders.retryCount(replayed)).isZero();
-		for (String dropped : List.of("error.class", "error.message", "error.exception", "error.timestamp",
-				"previous.topic", "lock.id", "dlq.reason")) {
+		for (String dropped : List.of("error.class", "error.message", "error.exception", "error.timestamp", "lock.id",
+				"dlq.reason")) {
 			assertThat(replayed.lastHeader(dropped)).as("header '%s'", dropped).isNull();
 		}
 		assertThat(RetryHeaders.failure(replayed)).isNull();
+		assertThat(text(replayed, "previous.topic")).as("it comes from the dead-letter topic").isEqualTo("orders.dlq");
+		assertThat(RetryHeaders.isReplayEntry(replayed)).isTrue();
+	}
+
+	@Test
+	void aReplayIsOwnedByTheGroupWhoseLadderItEntersWhoeverWroteTheDeadLetter() {
+		Headers dead = deadLetterHeaders();
+		dead.add("owner.group", "shipping".getBytes(StandardCharsets.UTF_8));
+
+		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
+
+		assertThat(replayed.headers("owner.group")).hasSize(1);
+		assertThat(text(replayed, "owner.group")).isEqualTo("billing");
+	}
+
+	@Test
+	void aRecordCarryingALockIsNoReplayEntryEvenWithReplayHeaders() {
+		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
+
+		Headers moved = RetryHeaders.forHop(replayed, false, "billing.orders.retry.30s", 2, 5, 1, "lock-9",
+				TRANSIENT_FAILURE, null, OWNER);
+
+		assertThat(text(moved, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
+		assertThat(RetryHeaders.isReplayEntry(moved)).isFalse();
+		assertThat(RetryHeaders.isReplayEntry(new RecordHeaders())).isFalse();
 	}
 
 	@Test
 	void aReplayNamesTheDeadLetterAndWhenItWasReplayed() {
 		Headers replayed = RetryHeaders.forReplay(new RecordHeaders(), "orders.dlq", 2, 17,
-				Instant.parse("2025-03-04T05:06:07Z"));
+				Instant.parse("2025-03-04T05:06:07Z"), OWNER);
 
-		assertThat(names(replayed)).containsExactly("retry.count", "replay.from-dlq", "replay.timestamp");
+		assertThat(names(replayed)).containsExactly("retry.count", "previous.topic", "replay.from-dlq", "replay.timestamp",
+				"owner.group");
 		assertThat(text(replayed, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
 		assertThat(text(replayed, "replay.timestamp")).isEqualTo("2025-03-04T05:06:07.000000000Z");
 		assertThat(replayed.lastHeader("replay.timestamp").value())
@@ -315,11 +347,11 @@ class RetryHeadersTests {
 
 	@Test
 	void aReplayOfAReplayedRecordReplacesTheEarlierReplayHeaders() {
-		Headers first = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN);
+		Headers first = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
 		Headers deadAgain = RetryHeaders.forHop(first, true, "orders", 2, 99, 1, "lock-2", TRANSIENT_FAILURE,
-				DlqReason.EXHAUSTED);
+				DlqReason.EXHAUSTED, OWNER);
 
-		Headers second = RetryHeaders.forReplay(deadAgain, "orders.dlq", 2, 30, WHEN.plusSeconds(60));
+		Headers second = RetryHeaders.forReplay(deadAgain, "orders.dlq", 2, 30, WHEN.plusSeconds(60), OWNER);
 
 		assertThat(second.headers("replay.from-dlq")).hasSize(1);
 		assertThat(second.headers("replay.timestamp")).hasSize(1);
@@ -336,7 +368,7 @@ class RetryHeadersTests {
 		Headers dead = deadLetterHeaders();
 		List<String> before = names(dead);
 
-		RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN);
+		RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(names(dead)).isEqualTo(before);
 		assertThat(text(dead, "retry.count")).isEqualTo("3");
@@ -398,7 +430,7 @@ class RetryHeadersTests {
 	@Test
 	void failureIsReadBackFromTheErrorHeaders() {
 		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE,
-				null);
+				null, OWNER);
 
 		assertThat(RetryHeaders.failure(headers)).isEqualTo(TRANSIENT_FAILURE);
 		assertThat(RetryHeaders.failure(new RecordHeaders())).isNull();

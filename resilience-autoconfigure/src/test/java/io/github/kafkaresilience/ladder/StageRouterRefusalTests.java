@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class StageRouterRefusalTests {
 
-	private static final LadderPlan PLAN = LadderPlan.of("orders", List.of(Duration.ofSeconds(1)), null,
+	private static final LadderPlan PLAN = LadderPlan.of("billing", "orders", List.of(Duration.ofSeconds(1)), null,
 			LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 
 	private static final String TOO_LARGE = "The request included a message larger than the max message size the server "
@@ -49,17 +49,17 @@ class StageRouterRefusalTests {
 
 	@Test
 	void aRecordWithoutAKeyThatTheRetryTopicRefusesIsDeadLetteredAsPermanent() {
-		this.publisher.refuse("orders.retry.1s");
+		this.publisher.refuse("billing.orders.retry.1s");
 		Step step = router(DualWrite.COMPENSATE).route(record("orders", 7, null), false);
 		assertThat(step.kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(this.publisher.sent).hasSize(1);
 		Sent dead = this.publisher.sent.get(0);
-		assertThat(dead.topic()).isEqualTo("orders.dlq");
+		assertThat(dead.topic()).isEqualTo("billing.orders.dlq");
 		assertThat(dead.header("dlq.reason")).isEqualTo("permanent");
 		assertThat(dead.header("error.exception")).isEqualTo(RecordTooLargeException.class.getName());
 		assertThat(dead.header("retry.count")).isEqualTo("1");
-		assertThat(dead.header("error.message")).contains("could not be published to 'orders.retry.1s'")
-			.contains("--entity-name orders.retry.1s --add-config max.message.bytes=");
+		assertThat(dead.header("error.message")).contains("could not be published to 'billing.orders.retry.1s'")
+			.contains("--entity-name billing.orders.retry.1s --add-config max.message.bytes=");
 	}
 
 	@Test
@@ -67,12 +67,12 @@ class StageRouterRefusalTests {
 		Bytes key = Bytes.wrap("k".getBytes(StandardCharsets.UTF_8));
 		Lock moving = Lock.moving("lock-1", key, 0, 7, 1, new Position(0, 7), 1, null, this.clock.instant());
 		this.locks.write(moving);
-		this.publisher.refuse("orders.retry.1s");
+		this.publisher.refuse("billing.orders.retry.1s");
 		Step step = router(DualWrite.COMPENSATE).route(record("orders", 7, "k"), false);
 		assertThat(step.kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(this.handled).as("the redelivery finishes the move, it does not run again").hasValue(0);
 		assertThat(this.publisher.sent).singleElement().satisfies((dead) -> {
-			assertThat(dead.topic()).isEqualTo("orders.dlq");
+			assertThat(dead.topic()).isEqualTo("billing.orders.dlq");
 			assertThat(dead.header("lock.id")).isEqualTo("lock-1");
 			assertThat(dead.header("dlq.reason")).isEqualTo("permanent");
 		});
@@ -81,15 +81,15 @@ class StageRouterRefusalTests {
 
 	@Test
 	void inTransactionModeARefusedMoveFailsTheStepAndTheNextDeliveryIsDeadLetteredWithoutRunningAgain() {
-		this.publisher.refuse("orders.retry.1s");
+		this.publisher.refuse("billing.orders.retry.1s");
 		StageRouter router = router(DualWrite.TRANSACTION);
 		assertThatThrownBy(() -> router.route(record("orders", 7, "k"), false)).isInstanceOf(KafkaException.class)
-			.hasMessageContaining("'orders.retry.1s' refused orders/0/7 as too large");
+			.hasMessageContaining("'billing.orders.retry.1s' refused orders/0/7 as too large");
 		this.locks.live.clear(); // the caller aborted the transaction, and the lock write with it
 		assertThat(router.route(record("orders", 7, "k"), false).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(this.handled).hasValue(1);
 		assertThat(this.publisher.sent).singleElement().satisfies((dead) -> {
-			assertThat(dead.topic()).isEqualTo("orders.dlq");
+			assertThat(dead.topic()).isEqualTo("billing.orders.dlq");
 			assertThat(dead.header("retry.count")).isEqualTo("1");
 			assertThat(dead.header("error.exception")).isEqualTo(RecordTooLargeException.class.getName());
 		});
@@ -97,14 +97,14 @@ class StageRouterRefusalTests {
 
 	@Test
 	void aDeadLetterTopicRefusingARecordFailsWithAnErrorNamingTheRecordTheTopicAndTheSetting() {
-		this.publisher.refuse("orders.retry.1s");
-		this.publisher.refuse("orders.dlq");
+		this.publisher.refuse("billing.orders.retry.1s");
+		this.publisher.refuse("billing.orders.dlq");
 		assertThatThrownBy(() -> router(DualWrite.COMPENSATE).route(record("orders", 7, "k"), false))
 			.isInstanceOfSatisfying(StageRouter.UnpublishableRecordException.class,
-					(ex) -> assertThat(ex.refusingTopic()).isEqualTo("orders.dlq"))
+					(ex) -> assertThat(ex.refusingTopic()).isEqualTo("billing.orders.dlq"))
 			.hasMessageContaining("Record orders/0/7 ")
-			.hasMessageContaining("can be neither retried nor dead-lettered: 'orders.dlq' refused it as too large")
-			.hasMessageContaining("--entity-name orders.dlq --add-config max.message.bytes=");
+			.hasMessageContaining("can be neither retried nor dead-lettered: 'billing.orders.dlq' refused it as too large")
+			.hasMessageContaining("--entity-name billing.orders.dlq --add-config max.message.bytes=");
 		assertThat(this.locks.live).as("the move stays unfinished, for the redelivery to finish").hasSize(1);
 	}
 
@@ -114,7 +114,7 @@ class StageRouterRefusalTests {
 			return HandlerResult.failed(new IllegalStateException("fails"));
 		};
 		return new StageRouter(PLAN, this.locks, this.publisher, handler, new FailureClassifier(List.of()), this.clock,
-				() -> "lock-" + (this.locks.live.size() + 1), dualWrite, FaultInjection.NONE);
+				() -> "lock-" + (this.locks.live.size() + 1), dualWrite, FaultInjection.NONE, PLAN.ownership());
 	}
 
 	private static Delivery record(String topic, long offset, @Nullable String key) {

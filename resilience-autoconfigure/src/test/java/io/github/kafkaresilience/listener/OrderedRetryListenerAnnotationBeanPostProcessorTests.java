@@ -21,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Finding {@code @OrderedRetryListener} methods and resolving their attributes. The registry
@@ -151,13 +152,32 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
-	void twoListenersOnTheSameTopicFailStartupNamingTheTopic() {
+	void twoListenersOnTheSameTopicInOneGroupFailStartupNamingTheTopicAndTheGroup() {
+		this.runner.withBean("ordersListener", OrdersListener.class)
+			.withBean("otherOrdersListener", OtherOrdersListener.class)
+			.withPropertyValues("spring.kafka.consumer.group-id=app-group")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+					.contains("Topic 'orders' is consumed twice in consumer group 'app-group'"));
+			});
+	}
+
+	@Test
+	void twoListenersOnTheSameTopicInTwoGroupsAreRegisteredWithLaddersOfTheirOwn() {
 		this.runner.withBean("ordersListener", OrdersListener.class)
 			.withBean("otherOrdersListener", OtherOrdersListener.class)
 			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(messages(context.getStartupFailure()))
-					.anySatisfy((message) -> assertThat(message).contains("Topic 'orders'"));
+				assertThat(context).hasNotFailed();
+				OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+				assertThat(registry.endpoints()).extracting(ListenerEndpoint::groupId)
+					.containsExactlyInAnyOrder("ordersListener.handle", "otherOrdersListener.handle");
+				assertThat(registry.ladder("ordersListener.handle", "orders").dlqTopic())
+					.isEqualTo("ordersListener.handle.orders.dlq");
+				assertThat(registry.ladder("otherOrdersListener.handle", "orders").dlqTopic())
+					.isEqualTo("otherOrdersListener.handle.orders.dlq");
+				assertThatIllegalArgumentException().isThrownBy(() -> registry.ladder(null, "orders"))
+					.withMessageContaining("name the consumer group");
 			});
 	}
 

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.lock;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -22,7 +23,9 @@ class LockCodecTests {
 
 	private static final Bytes KEY = Bytes.wrap(new byte[] { 0, 'k', (byte) 0xff, -1 });
 
-	private static final Headers HEADERS = LockCodec.headers(KEY, "node-1");
+	private static final Ownership OWNER = new Ownership("billing", true, List.of());
+
+	private static final Headers HEADERS = LockCodec.headers(KEY, "node-1", OWNER);
 
 	private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
@@ -31,6 +34,35 @@ class LockCodecTests {
 		Lock lock = Lock.moving("L", KEY, 3, 42, 1, new Position(0, 42), 1, null, NOW);
 
 		assertThat(roundTrip(lock)).isEqualTo(lock);
+	}
+
+	@Test
+	void aReplaysPendingLockHasNoOriginOffsetAndSurvivesARoundTrip() throws Exception {
+		Lock pending = Lock.pendingReplay("R", KEY, 2, 17, NOW);
+
+		JsonNode origin = MAPPER.readTree(LockCodec.encode(pending)).path("origin");
+
+		assertThat(origin.has("offset")).isFalse();
+		assertThat(origin.path("replay").asLong()).isEqualTo(17);
+		Lock decoded = roundTrip(pending);
+		assertThat(decoded).isEqualTo(pending);
+		assertThat(decoded.isPending()).isTrue();
+		assertThat(decoded.position()).isEqualTo(new Position(1, 17));
+	}
+
+	@Test
+	void anAdmittedReplaysLockKeepsItsEntryThroughMoves() throws Exception {
+		Lock admitted = Lock.pendingReplay("R", KEY, 2, 17, NOW).admittedAfter(40, NOW.plusSeconds(1));
+		Lock moving = admitted.moveTo(2, new Position(1, 17), 1, null, NOW.plusSeconds(2));
+
+		JsonNode origin = MAPPER.readTree(LockCodec.encode(moving)).path("origin");
+
+		assertThat(origin.path("offset").asLong()).isEqualTo(40);
+		assertThat(origin.path("replay").asLong()).isEqualTo(17);
+		assertThat(roundTrip(admitted)).isEqualTo(admitted);
+		assertThat(roundTrip(moving)).isEqualTo(moving);
+		assertThat(roundTrip(moving).entry()).isEqualTo(17);
+		assertThat(roundTrip(moving).isPending()).isFalse();
 	}
 
 	@Test
@@ -108,12 +140,13 @@ class LockCodecTests {
 	}
 
 	@Test
-	void theHeadersHoldTheRawBusinessKeyAndTheCoordinatorId() {
-		Headers headers = LockCodec.headers(KEY, "pod-7");
+	void theHeadersHoldTheRawBusinessKeyTheCoordinatorIdAndTheOwningGroup() {
+		Headers headers = LockCodec.headers(KEY, "pod-7", OWNER);
 
 		assertThat(headers.lastHeader("business-key").value()).isEqualTo(KEY.get());
 		assertThat(new String(headers.lastHeader("x-coordinator-id").value(), StandardCharsets.UTF_8)).isEqualTo("pod-7");
-		assertThat(headers.toArray()).hasSize(2);
+		assertThat(new String(headers.lastHeader("owner.group").value(), StandardCharsets.UTF_8)).isEqualTo("billing");
+		assertThat(headers.toArray()).hasSize(3);
 		assertThat(LockCodec.businessKey(headers)).isEqualTo(KEY);
 	}
 
@@ -121,7 +154,7 @@ class LockCodecTests {
 	void theBusinessKeyIsReadFromTheHeaders() {
 		Lock lock = Lock.moving("L", KEY, 3, 42, 1, new Position(0, 42), 0, null, NOW);
 
-		Lock decoded = LockCodec.decode("L", LockCodec.headers(KEY, "someone-else"), LockCodec.encode(lock));
+		Lock decoded = LockCodec.decode("L", LockCodec.headers(KEY, "someone-else", OWNER), LockCodec.encode(lock));
 
 		assertThat(decoded.key()).isEqualTo(KEY);
 		assertThat(decoded.id()).isEqualTo("L");
@@ -250,7 +283,7 @@ class LockCodecTests {
 	}
 
 	private static Lock roundTrip(Lock lock) {
-		return LockCodec.decode(lock.id(), LockCodec.headers(lock.key(), "node-1"), LockCodec.encode(lock));
+		return LockCodec.decode(lock.id(), LockCodec.headers(lock.key(), "node-1", OWNER), LockCodec.encode(lock));
 	}
 
 	private static byte[] json(String text) {

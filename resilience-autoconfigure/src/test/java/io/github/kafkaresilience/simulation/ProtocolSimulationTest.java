@@ -129,9 +129,9 @@ class ProtocolSimulationTest {
 
 	// ---- the worked trace of PROTOCOL §11: stages 30s and 5m, key k, A, B, C at offsets 10, 11, 14
 
-	private static final String STAGE_1 = SimWorld.MAIN + ".retry.30s";
+	private static final String STAGE_1 = SimWorld.GROUP + "." + SimWorld.MAIN + ".retry.30s";
 
-	private static final String STAGE_2 = SimWorld.MAIN + ".retry.5m";
+	private static final String STAGE_2 = SimWorld.GROUP + "." + SimWorld.MAIN + ".retry.5m";
 
 	private static final Bytes K = Bytes.wrap("k".getBytes(StandardCharsets.UTF_8));
 

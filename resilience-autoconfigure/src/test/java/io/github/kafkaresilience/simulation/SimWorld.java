@@ -43,6 +43,9 @@ final class SimWorld {
 
 	static final String MAIN = "orders";
 
+	/** The consumer group that owns the simulated ladder. */
+	static final String GROUP = "billing";
+
 	/** A user header every produced record carries; it must travel unchanged. */
 	static final String USER_HEADER = "trace-id";
 
@@ -498,7 +501,7 @@ final class SimWorld {
 	}
 
 	static LadderPlan plan(List<java.time.Duration> delays, int maxAttempts) {
-		return LadderPlan.of(MAIN, delays, maxAttempts, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+		return LadderPlan.of(GROUP, MAIN, delays, maxAttempts, LadderPlan.DEFAULT_RETRY_TEMPLATE,
 				LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 	}
 
@@ -581,7 +584,7 @@ final class SimWorld {
 		byte[] value = null;
 		Headers headers = null;
 		if (this.encodeLocks) {
-			headers = LockCodec.headers(key, writer);
+			headers = LockCodec.headers(key, writer, this.plan.ownership());
 			value = (lock != null) ? LockCodec.encode(lock) : null;
 		}
 		LockRec rec = new LockRec(partition, log.size(), id, key, lock, value, headers, writer);
