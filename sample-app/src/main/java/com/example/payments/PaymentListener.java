@@ -27,7 +27,7 @@ public class PaymentListener {
 		this.tracker = tracker;
 	}
 
-	@OrderedRetryListener(id = "payments", topics = PaymentsSampleApplication.TOPIC, groupId = "payments-sample")
+	@OrderedRetryListener(id = "payments", topics = PaymentsSampleApplication.TOPIC, groupId = PaymentsSampleApplication.GROUP)
 	public void charge(ConsumerRecord<String, String> record) {
 		String payment = DemoTracker.paymentId(record.value());
 		String stage = stageOf(record.topic());
@@ -48,7 +48,7 @@ public class PaymentListener {
 	/** {@code main} for the main topic, {@code retry.2s} for a retry stage. */
 	static String stageOf(String topic) {
 		return topic.equals(PaymentsSampleApplication.TOPIC) ? "main"
-				: topic.substring(PaymentsSampleApplication.TOPIC.length() + 1);
+				: topic.substring(topic.lastIndexOf(".retry.") + 1);
 	}
 
 	/**

@@ -25,8 +25,11 @@ public class PaymentsSampleApplication {
 	/** The main topic of the sample: one record per payment, keyed by customer. */
 	public static final String TOPIC = "payments";
 
-	/** The dead-letter topic the library creates next to {@link #TOPIC}. */
-	public static final String DEAD_LETTER_TOPIC = TOPIC + ".dlq";
+	/** The consumer group of the sample's listener: its retry ladder is named after it. */
+	public static final String GROUP = "payments-sample";
+
+	/** The dead-letter topic the library creates for {@link #GROUP}'s ladder on {@link #TOPIC}. */
+	public static final String DEAD_LETTER_TOPIC = GROUP + "." + TOPIC + ".dlq";
 
 	public static void main(String[] args) {
 		application().run(args);

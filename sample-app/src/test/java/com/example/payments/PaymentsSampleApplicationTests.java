@@ -59,9 +59,9 @@ class PaymentsSampleApplicationTests {
 			.contains("kafka_resilience_attempts_total{")
 			.contains("kafka_resilience_locks_active{");
 		assertThat(resilience).contains("\"id\":\"payments\"")
-			.contains("\"dlqTopic\":\"payments.dlq\"")
+			.contains("\"dlqTopic\":\"payments-sample.payments.dlq\"")
 			.contains("\"active\":0");
-		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"payments.locks\":\"current\"}");
+		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"payments-sample.payments.locks\":\"current\"}");
 	}
 
 	private static String get(String url) throws Exception {

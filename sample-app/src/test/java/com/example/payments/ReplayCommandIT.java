@@ -33,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The {@code replay} command line, run from the packaged jar against a real broker that holds
- * dead letters: {@code java -jar sample-app.jar replay --from ... --to ... [filters]}.
+ * dead letters: {@code java -jar sample-app.jar replay --from ... --to ... [--group ...] [filters]}.
+ * The dead letters go back into the sample listener's own ladder, never to the main topic.
  */
 class ReplayCommandIT {
 
@@ -51,33 +52,40 @@ class ReplayCommandIT {
 	}
 
 	@Test
-	void aDryRunCountsTheMatchingDeadLettersAndARealRunSendsThemBack() throws Exception {
-		String main = "cli-orders";
-		String dlq = main + ".dlq";
-		createTopics(main, dlq);
-		sendDeadLetter(dlq, "k1", "k1-3", "transient", "exhausted", 0, 2);
-		sendDeadLetter(dlq, "k2", "k2-1", "permanent", "permanent", 1, 0);
-		sendDeadLetter(dlq, "k3", "k3-7", "transient", "exhausted", 2, 6);
+	void aDryRunCountsTheMatchingDeadLettersAndARealRunSendsThemBackIntoTheGroupsLadder() throws Exception {
+		String main = PaymentsSampleApplication.TOPIC;
+		String dlq = PaymentsSampleApplication.DEAD_LETTER_TOPIC;
+		String stage1 = PaymentsSampleApplication.GROUP + "." + main + ".retry.2s";
+		createTopics(main, dlq, stage1);
+		sendDeadLetter(dlq, "k1", "k1-3", "transient", "exhausted", 0, 2, PaymentsSampleApplication.GROUP);
+		sendDeadLetter(dlq, "k2", "k2-1", "permanent", "permanent", 1, 0, PaymentsSampleApplication.GROUP);
+		sendDeadLetter(dlq, "k3", "k3-7", "transient", "exhausted", 2, 6, PaymentsSampleApplication.GROUP);
+		sendDeadLetter(dlq, "k4", "k4-1", "transient", "exhausted", 2, 9, "another-service");
 
 		Run dryRun = replay("--from", dlq, "--to", main, "--since", "1h", "--error-class", "transient", "--dry-run");
 		assertThat(dryRun.status()).as(dryRun.output()).isZero();
-		assertThat(dryRun.output()).contains("scanned 3, matched 2, published nothing (dry run)");
-		assertThat(read(main)).isEmpty();
+		assertThat(dryRun.output()).contains("into '" + stage1 + "'")
+			.contains("scanned 4 (1 of another group, skipped), matched 2, published nothing (dry run)");
+		assertThat(read(stage1)).isEmpty();
 
-		Run real = replay("--from", dlq, "--to", main, "--error-class=transient");
+		Run real = replay("--from", dlq, "--to", main, "--group", PaymentsSampleApplication.GROUP, "--error-class=transient");
 		assertThat(real.status()).as(real.output()).isZero();
-		assertThat(real.output()).contains("scanned 3, matched 2, published 2");
-		List<ConsumerRecord<String, String>> replayed = read(main);
+		assertThat(real.output()).contains("matched 2, published 2");
+		Map<String, Integer> deadLetterPartitions = new java.util.HashMap<>();
+		read(dlq).forEach((record) -> deadLetterPartitions.put(record.value(), record.partition()));
+		List<ConsumerRecord<String, String>> replayed = read(stage1);
 		assertThat(replayed).extracting(ConsumerRecord::value).containsExactlyInAnyOrder("k1-3", "k3-7");
 		assertThat(replayed).allSatisfy((record) -> {
 			assertThat(header(record, "retry.count")).isEqualTo("0");
 			assertThat(header(record, "replay.from-dlq")).startsWith(dlq + "/");
 			assertThat(header(record, "original.topic")).isEqualTo(main);
+			assertThat(header(record, "owner.group")).isEqualTo(PaymentsSampleApplication.GROUP);
 			assertThat(header(record, "trace-id")).isEqualTo("trace-" + record.key());
 			assertThat(record.headers().lastHeader("dlq.reason")).isNull();
-			// back to the partition it was born in
-			assertThat(record.partition()).isEqualTo(Integer.parseInt(header(record, "original.partition")));
+			// back into the partition of its key, where it was dead-lettered
+			assertThat(record.partition()).isEqualTo(deadLetterPartitions.get(record.value()));
 		});
+		assertThat(read(main)).as("a replay never writes to the main topic other groups read").isEmpty();
 	}
 
 	@Test
@@ -124,10 +132,11 @@ class ReplayCommandIT {
 	}
 
 	private static void sendDeadLetter(String dlq, String key, String value, String errorClass, String reason,
-			int originalPartition, long originalOffset) throws Exception {
+			int originalPartition, long originalOffset, String owner) throws Exception {
 		RecordHeaders headers = new RecordHeaders();
 		add(headers, "trace-id", "trace-" + key);
-		add(headers, "original.topic", dlq.substring(0, dlq.length() - ".dlq".length()));
+		add(headers, "original.topic", PaymentsSampleApplication.TOPIC);
+		add(headers, "owner.group", owner);
 		add(headers, "original.partition", Integer.toString(originalPartition));
 		add(headers, "original.offset", Long.toString(originalOffset));
 		add(headers, "retry.count", "3");
