@@ -200,8 +200,8 @@ public final class OrderedRetryAutoConfiguration {
 		registry.setAutoStartup(runsListeners(properties));
 		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
-			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(rereaders(clientConfig, endpoint, instanceId),
-					OWNERSHIP_CHECK_TIMEOUT));
+			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(
+					groupless(clientConfig, endpoint, instanceId, "-ownership-check"), OWNERSHIP_CHECK_TIMEOUT));
 		}
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
@@ -349,7 +349,16 @@ public final class OrderedRetryAutoConfiguration {
 	 */
 	private static Supplier<Consumer<byte[], byte[]>> rereaders(Map<String, Object> base, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "-rereader");
+		return groupless(base, endpoint, instanceId, "-rereader");
+	}
+
+	/**
+	 * Consumers of a listener outside its group, reading from the earliest offset and never
+	 * committing: for the re-reader and the startup check of the ladder's owners.
+	 */
+	private static Supplier<Consumer<byte[], byte[]>> groupless(Map<String, Object> base, ListenerEndpoint endpoint,
+			String instanceId, String role) {
+		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, role);
 		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
 		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
 		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");

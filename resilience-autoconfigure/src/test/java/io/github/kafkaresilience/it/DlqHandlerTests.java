@@ -12,6 +12,8 @@ import ch.qos.logback.core.read.ListAppender;
 import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.dlq.DlqHandler;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -89,7 +91,7 @@ class DlqHandlerTests {
 	}
 
 	@Test
-	void anApplicationsHandlerReplacesTheDefaultAndSeesEveryDeadLetterOnce() {
+	void anApplicationsHandlerReplacesTheDefaultAndSeesEveryDeadLetterOfItsGroupOnce() {
 		String topic = SharedBroker.newTopic(3);
 		Script.forTopic(topic).failPermanently("P-1").failPermanently("P-2").failPermanently("P-3");
 		try (ConfigurableApplicationContext context = TestApplication.start(HandlerApplication.class, topic,
@@ -108,11 +110,21 @@ class DlqHandlerTests {
 				assertThat(letter.originalTopic()).isEqualTo(topic);
 				assertThat(letter.retryCount()).isEqualTo(1);
 			});
-			// a fourth dead letter after the first three shows nothing was handled twice meanwhile
+			// dead letters another group wrote to this group's dead-letter topic are not this
+			// group's to report: skipped and counted, never handed to the handler
+			SharedBroker.send(new ProducerRecord<>(Names.dlq(topic), 0, "x".getBytes(StandardCharsets.UTF_8),
+					"THEIRS".getBytes(StandardCharsets.UTF_8),
+					new RecordHeaders().add("owner.group", "shipping".getBytes(StandardCharsets.UTF_8))));
+			SharedBroker.send(new ProducerRecord<>(Names.dlq(topic), 1, "y".getBytes(StandardCharsets.UTF_8),
+					"NOBODYS".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
+			// a fourth dead letter after those shows nothing was handled twice meanwhile
 			Script.forTopic(topic).failPermanently("P-4");
 			SharedBroker.send(topic, "c", "P-4");
 			await().atMost(WAIT).until(() -> seen.size() >= 4);
-			assertThat(seen).hasSize(4);
+			LockRegistry registry = context.getBean(LockCoordinator.class).registryOf(Names.locks(topic));
+			await().atMost(WAIT).until(() -> registry.ownership().foreignRecords(Names.dlq(topic)) == 2);
+			assertThat(seen).hasSize(4).extracting((letter) -> new String(letter.value(), StandardCharsets.UTF_8))
+				.doesNotContain("THEIRS", "NOBODYS");
 		}
 	}
 

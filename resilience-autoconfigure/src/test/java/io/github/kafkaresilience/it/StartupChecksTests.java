@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.it;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -18,6 +19,7 @@ import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Misconfigured topics and listeners fail the application's startup, with a message that
@@ -39,6 +41,28 @@ class StartupChecksTests {
 			.hasMessageContaining("Topic '" + Names.locks(other) + "' has 4 partitions but '" + other + "' has 3")
 			.hasMessageContaining("A topic cannot lose partitions")
 			.hasMessageContaining("let the library create it again with 3 partitions");
+	}
+
+	@Test
+	void aGroupThatCannotBePartOfATopicNameFailsStartupNamingTheGroupAndTheTemplatesAndCreatesNothing() {
+		String topic = SharedBroker.newTopic(3);
+		assertThatThrownBy(() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close())
+			.rootCause()
+			.hasMessageContaining("Consumer group 'billing service/eu' (topic '" + topic + "') cannot be part of a topic name")
+			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template");
+		assertThat(topics()).noneMatch((name) -> name.contains(topic + ".retry.") || name.endsWith(topic + ".dlq"));
+
+		// with the group replaced by a fixed name of its own in the templates, the same group starts
+		Script script = Script.forTopic(topic);
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"spring.kafka.consumer.group-id=billing service/eu",
+				"kafka.resilience.topics.retry-template=billing-eu.{topic}.retry.{delay}",
+				"kafka.resilience.topics.dlq-template=billing-eu.{topic}.dlq",
+				"kafka.resilience.topics.lock-template=billing-eu.{topic}.locks")) {
+			SharedBroker.send(topic, "k", "V");
+			await().atMost(Duration.ofSeconds(60)).until(() -> script.succeeded("V"));
+			assertThat(topics()).contains("billing-eu." + topic + ".dlq", "billing-eu." + topic + ".locks");
+		}
 	}
 
 	@Test
