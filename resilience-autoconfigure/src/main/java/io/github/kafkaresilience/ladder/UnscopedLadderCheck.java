@@ -9,11 +9,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
+import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.admin.Admin;
@@ -235,19 +233,7 @@ public final class UnscopedLadderCheck {
 	}
 
 	private static <T> T get(KafkaFuture<T> future, String what) {
-		try {
-			return future.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted trying to " + what, ex);
-		}
-		catch (ExecutionException ex) {
-			throw new KafkaException("Could not " + what, ex.getCause());
-		}
-		catch (TimeoutException ex) {
-			throw new KafkaException("Timed out trying to " + what, ex);
-		}
+		return KafkaFutures.await(future, TIMEOUT, what);
 	}
 
 }

@@ -120,12 +120,12 @@ class StartupChecksTests {
 	}
 
 	@Test
-	void twoListenersConsumingTheSameTopicFailStartup() {
+	void twoListenersConsumingTheSameTopicInOneGroupFailStartup() {
 		String topic = SharedBroker.newTopic(1);
 		assertThatThrownBy(() -> TestApplication.start(TwoListeners.class, topic, "test.first=" + topic,
 				"test.second=" + topic).close())
 			.rootCause()
-			.hasMessageContaining("Topic '" + topic + "' is consumed by two @OrderedRetryListener methods")
+			.hasMessageContaining("Topic '" + topic + "' is consumed twice in consumer group 'g-" + topic + "'")
 			.hasMessageContaining("Consume it with one of them");
 	}
 
@@ -137,10 +137,10 @@ class StartupChecksTests {
 				"test.second=" + second, "kafka.resilience.topics.dlq-template=all-dead-letters").close())
 			.rootCause()
 			.hasMessageContaining("Topic 'all-dead-letters' is both the dead-letter topic of '" + first
-					+ "' (listener 'first-" + first + "') and the dead-letter topic of '" + second + "' (listener 'second-"
-					+ first + "')")
+					+ "' (listener 'first-" + first + "', group 'g-" + first + "') and the dead-letter topic of '" + second
+					+ "' (listener 'second-" + first + "', group 'g-" + first + "')")
 			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template must each "
-					+ "contain {topic}");
+					+ "contain {group}, {topic}");
 		assertThat(topics()).doesNotContain("all-dead-letters", Names.locks(first), Names.locks(second));
 	}
 
@@ -151,7 +151,8 @@ class StartupChecksTests {
 				"test.second=" + Names.retry(first, "1s"), "kafka.resilience.retry.delays=1s").close())
 			.rootCause()
 			.hasMessageContaining("Topic '" + Names.retry(first, "1s") + "' is both the retry topic (stage 1) of '" + first
-					+ "' (listener 'first-" + first + "') and the main topic of listener 'second-" + first + "'")
+					+ "' (listener 'first-" + first + "', group 'g-" + first + "') and the main topic of listener 'second-"
+					+ first + "'")
 			.hasMessageContaining("Do not consume another ladder's retry, dead-letter or lock topic");
 	}
 
