@@ -33,7 +33,14 @@ import org.springframework.context.annotation.Import;
  * partition, so its order is the order in which attempts finished).
  * <p>
  * A value {@code key:seq:rule} is handled by rule: {@code ok} succeeds, {@code tN} fails
- * transiently while its {@code retry.count} is below N, {@code p} fails permanently.
+ * transiently while its {@code retry.count} is below N, {@code p} fails permanently. Where
+ * several consumer groups read one topic, a value may give each group its rule, as in
+ * {@code key:seq:A=t2,C=p}: an instance follows the rule of its {@code test.label}, and
+ * succeeds where none is given. A dead letter sent back by a replay always succeeds, as it
+ * would once the bug that failed it is fixed.
+ * <p>
+ * An audit line reads {@code value|topic|retryCount|ok or fail|instance|replay or -}; it goes
+ * to {@code test.audit-topic}, by default {@code <topic>.audit}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -62,10 +69,17 @@ public class AuditedApplication {
 
 		private final int maxLatencyMillis;
 
+		private final String label;
+
+		private final String auditTopic;
+
 		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
 				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
-				@Value("${test.max-latency-ms:0}") int maxLatencyMillis) {
+				@Value("${test.max-latency-ms:0}") int maxLatencyMillis, @Value("${test.label:}") String label,
+				@Value("${test.audit-topic:}") String auditTopic) {
 			this.maxLatencyMillis = maxLatencyMillis;
+			this.label = label;
+			this.auditTopic = auditTopic.isEmpty() ? auditTopic(topic) : auditTopic;
 			// acks=all and idempotent: an audit line survives a broker kill and is never written twice
 			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG,
 					"all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
@@ -82,13 +96,14 @@ public class AuditedApplication {
 			}
 			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
-			String rule = record.value().substring(record.value().lastIndexOf(':') + 1);
+			boolean replayed = record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null;
+			String rule = replayed ? "ok" : rule(record.value(), this.label);
 			boolean permanent = rule.equals("p");
 			boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
 			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount), fail ? "fail" : "ok",
-					this.instance);
+					this.instance, replayed ? "replay" : "-");
 			// waits longer than the delivery timeout: a send outliving a failover fails by itself
-			this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, record.key(), line))
+			this.audit.send(new ProducerRecord<>(this.auditTopic, 0, record.key(), line))
 				.get(AUDIT_DELIVERY_TIMEOUT.plusSeconds(10).toMillis(), TimeUnit.MILLISECONDS);
 			if (permanent) {
 				throw new PermanentFailureException("rule p: " + record.value());
@@ -98,6 +113,24 @@ public class AuditedApplication {
 			}
 		}
 
+	}
+
+	/**
+	 * The rule of a value ({@code key:seq:rule}) for the instances labelled {@code label}: the
+	 * rule itself, or where it names groups ({@code A=t2,C=p}) the one given to the label,
+	 * {@code ok} when none is.
+	 */
+	static String rule(String value, String label) {
+		String rule = value.substring(value.lastIndexOf(':') + 1);
+		if (!rule.contains("=")) {
+			return rule;
+		}
+		for (String labelled : rule.split(",")) {
+			if (labelled.startsWith(label + "=")) {
+				return labelled.substring(label.length() + 1);
+			}
+		}
+		return "ok";
 	}
 
 	/**
@@ -121,13 +154,16 @@ public class AuditedApplication {
 
 	}
 
-	/** One line of the audit topic. */
-	record Audit(String key, String value, String topic, int retryCount, boolean ok, String instance) {
+	/**
+	 * One line of the audit topic.
+	 * @param replayed whether the record handled was a dead letter sent back by a replay
+	 */
+	record Audit(String key, String value, String topic, int retryCount, boolean ok, String instance, boolean replayed) {
 
 		static Audit parse(ConsumerRecord<byte[], byte[]> record) {
 			String[] parts = new String(record.value(), StandardCharsets.UTF_8).split("\\|");
 			return new Audit(new String(record.key(), StandardCharsets.UTF_8), parts[0], parts[1], Integer.parseInt(parts[2]),
-					parts[3].equals("ok"), parts[4]);
+					parts[3].equals("ok"), parts[4], parts.length > 5 && parts[5].equals("replay"));
 		}
 
 	}

@@ -285,8 +285,13 @@ final class ChaosRun {
 	 * own output reaches its report file only in chunks): {@code tail -f} it during a long run.
 	 */
 	private static void progress(String line) {
+		progress("chaos-progress.log", line);
+	}
+
+	/** Notes a line of a run's progress, with the time, in {@code target/<file>}. */
+	static void progress(String file, String line) {
 		try {
-			Files.writeString(Path.of("target", "chaos-progress.log"), LocalTime.now().withNano(0) + " " + line + "\n",
+			Files.writeString(Path.of("target", file), LocalTime.now().withNano(0) + " " + line + "\n",
 					StandardOpenOption.CREATE, StandardOpenOption.APPEND);
 		}
 		catch (IOException ex) {
@@ -434,7 +439,8 @@ final class ChaosRun {
 		return table;
 	}
 
-	private static void apply(LockTable table, List<ConsumerRecord<byte[], byte[]>> lockRecords) {
+	/** Applies records of a lock topic to a lock table, in their order. */
+	static void apply(LockTable table, List<ConsumerRecord<byte[], byte[]>> lockRecords) {
 		for (ConsumerRecord<byte[], byte[]> record : lockRecords) {
 			String id = LockCodec.decodeId(record.key());
 			table.apply(record.partition(), record.offset(), id,

@@ -28,7 +28,8 @@ final class InstanceProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Starts an instance on the given brokers.
+	 * Starts an instance on the given brokers, in the test applications' group
+	 * {@code g-<topic>}.
 	 * @param bootstrapServers the brokers, for example those of a {@link KafkaCluster}
 	 * @param topic the main topic
 	 * @param instanceId the instance id, kept across a restart
@@ -36,6 +37,21 @@ final class InstanceProcess implements AutoCloseable {
 	 * @return the running instance
 	 */
 	static InstanceProcess start(String bootstrapServers, String topic, String instanceId, List<String> properties) {
+		return start(bootstrapServers, topic, Names.group(topic), instanceId, properties);
+	}
+
+	/**
+	 * Starts an instance on the given brokers in a consumer group of its own choosing.
+	 * @param bootstrapServers the brokers
+	 * @param topic the main topic
+	 * @param group the consumer group, which names its ladder; given here and not among
+	 * {@code properties}, since Spring Boot would join two values of one option with a comma
+	 * @param instanceId the instance id, kept across a restart
+	 * @param properties more application properties ({@code name=value})
+	 * @return the running instance
+	 */
+	static InstanceProcess start(String bootstrapServers, String topic, String group, String instanceId,
+			List<String> properties) {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-Xmx256m");
@@ -45,7 +61,7 @@ final class InstanceProcess implements AutoCloseable {
 		command.add(AuditedApplication.class.getName());
 		command.add("--spring.kafka.bootstrap-servers=" + bootstrapServers);
 		command.add("--test.topic=" + topic);
-		command.add("--spring.kafka.consumer.group-id=g-" + topic);
+		command.add("--spring.kafka.consumer.group-id=" + group);
 		command.add("--spring.kafka.consumer.auto-offset-reset=earliest");
 		command.add("--spring.kafka.consumer.properties.session.timeout.ms=6000");
 		command.add("--spring.kafka.consumer.properties.heartbeat.interval.ms=1000");
