@@ -55,7 +55,7 @@ import org.jspecify.annotations.Nullable;
  * {@code retry.count} is {@code 0}, and {@code replay.from-dlq} ({@code topic/partition/offset}
  * of the dead letter), {@code replay.timestamp} and {@code owner.group} are added. The other
  * protocol headers are dropped. The group's instances take it in behind every record of its key
- * still in the ladder (PROTOCOL §6). Dead letters of another group are skipped and counted.
+ * still in the ladder (docs/PROTOCOL.md, rule 2.0). Dead letters of another group are skipped and counted.
  * <p>
  * Only committed dead letters are read: one written by an aborted transaction was never a
  * dead letter. Neither topic is ever created by a replay.

@@ -14,7 +14,7 @@ import org.springframework.util.StringUtils;
  * <p>
  * A replay never writes to the main topic, which other groups read too: it sends each dead
  * letter to stage 1 of the group's own ladder, where the group's instances give it a lock
- * behind every record of its key still in the ladder (PROTOCOL §6). Dead letters of another
+ * behind every record of its key still in the ladder (docs/PROTOCOL.md, rule 2.0). Dead letters of another
  * group are skipped and counted.
  *
  * @param from the dead-letter topic to read

@@ -6,7 +6,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 
 /**
- * Admits a replayed dead letter into its key's order (PROTOCOL §6.E). Only the instance that
+ * Admits a replayed dead letter into its key's order (docs/PROTOCOL.md, rule 2.0). Only the instance that
  * owns the main-topic partition of the key may do it, in that key's turn: every record of the
  * key it took from the main topic before has then run or is in the ladder with a lock, and
  * every record it takes after sees the replay's lock and follows it. The replay's lock gets

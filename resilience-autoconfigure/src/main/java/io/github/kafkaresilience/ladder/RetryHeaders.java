@@ -135,7 +135,7 @@ public final class RetryHeaders {
 
 	/**
 	 * The headers of a dead letter sent back into its group's ladder by a replay: the record
-	 * enters stage 1 as a replay entry (PROTOCOL §6). User headers travel unchanged, in their
+	 * enters stage 1 as a replay entry (docs/PROTOCOL.md, rule 2.0). User headers travel unchanged, in their
 	 * order, and so do the {@code original.*} headers; the other protocol headers and the
 	 * {@code replay.*} headers of an earlier replay are dropped. {@code retry.count} starts again
 	 * at {@code 0}, {@code previous.topic} names the dead-letter topic, {@code replay.from-dlq}

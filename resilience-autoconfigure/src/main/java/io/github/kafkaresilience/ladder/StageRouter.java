@@ -268,9 +268,9 @@ public class StageRouter {
 	}
 
 	/**
-	 * Takes a replayed dead letter into its key's order (PROTOCOL §6.E): it gets a lock,
-	 * pending until the instance that owns its main-topic partition admits it behind every
-	 * record of its key taken from there so far; until then it waits. Its lock id comes from
+	 * Takes a replayed dead letter into its key's order (docs/PROTOCOL.md, rule 2.0): it gets
+	 * a lock, pending until the instance that owns its main-topic partition admits it behind
+	 * every record of its key taken from there so far; until then it waits. Its lock id comes from
 	 * where it entered, so a redelivery finds the lock an earlier delivery wrote. Once the lock
 	 * is released it is forgotten: a redelivery after that enters again, which runs the record
 	 * again, as any redelivery may.

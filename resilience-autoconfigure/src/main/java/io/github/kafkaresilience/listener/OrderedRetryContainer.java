@@ -873,7 +873,7 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * A replayed dead letter's lock is pending (PROTOCOL §6.E): if its main-topic partition is
+	 * A replayed dead letter's lock is pending (docs/PROTOCOL.md, rule 2.0): if its main-topic partition is
 	 * assigned here and open, its admission takes its turn in its key's queue, behind the
 	 * records of its key taken from the partition so far.
 	 */

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * A dead letter replayed into the ladder was not born in the main topic at a place of its own:
  * its lock names the stage 1 offset where it entered ({@code entry}) and is <em>pending</em>
  * until the instance that owns its main-topic partition admits it, giving it the origin of
- * the main topic's last record it had taken (PROTOCOL §6). Locks of a key are ordered by
+ * the main topic's last record it had taken (docs/PROTOCOL.md, rule 2.0). Locks of a key are ordered by
  * origin offset, then entry (a replay comes after the main-topic record of the same origin),
  * then id; a pending lock comes after every admitted one.
  *

@@ -11,9 +11,9 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The lock registry of one ladder (a consumer group on a main topic), backed by its compacted lock topic: a {@link LockTable}
- * kept current by a {@link LockTailer}, and durable writes that are applied to the table as
- * soon as the broker acknowledges them.
+ * The lock registry of one ladder (a consumer group on a main topic), backed by its
+ * compacted lock topic: a {@link LockTable} kept current by a {@link LockTailer}, and durable
+ * writes that are applied to the table as soon as the broker acknowledges them.
  *
  * @since 0.1.0
  */

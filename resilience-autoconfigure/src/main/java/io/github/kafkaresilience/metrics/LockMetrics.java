@@ -22,8 +22,9 @@ import org.jspecify.annotations.Nullable;
  * {@code kafka.resilience.locks.active} (live locks) and {@code kafka.resilience.locks.keys}
  * (keys with at least one live lock), gauges, {@code kafka.resilience.locks.skipped} (lock
  * records the tailer could not read) and {@code kafka.resilience.foreign.records} (records of
- * another group found on one of the ladder's topics), function counters; and, as a {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait}
- * (timer) and {@code kafka.resilience.locks.reaped} (counter).
+ * another group found on one of the ladder's topics), function counters; and, as a
+ * {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait} (timer) and
+ * {@code kafka.resilience.locks.reaped} (counter).
  *
  * @since 0.1.0
  */
