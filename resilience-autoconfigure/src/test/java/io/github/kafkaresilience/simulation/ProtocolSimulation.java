@@ -2,6 +2,7 @@ package io.github.kafkaresilience.simulation;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -12,8 +13,10 @@ import java.util.Random;
 
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.simulation.SimWorld.Fail;
 import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
@@ -23,6 +26,8 @@ import io.github.kafkaresilience.simulation.SimWorld.TP;
 import io.github.kafkaresilience.simulation.SimWorld.Task;
 import io.github.kafkaresilience.simulation.SimWorld.Wait;
 import io.github.kafkaresilience.simulation.SimWorld.Work;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
@@ -33,6 +38,14 @@ import org.apache.kafka.common.utils.Bytes;
  * route in progress, as the container's workers and tailer threads do; a route of an instance
  * never starts while a route below it holds that instance's router monitor, where a worker
  * would block). At the end, the invariants are checked.
+ * <p>
+ * Some seeds also replay dead letters (or records that succeeded) into stage 1, and plant
+ * records of another consumer group (or of none) in the stage and lock topics. A replay entry
+ * is routed like any stage record; the owner of its main-topic partition admits its pending
+ * lock the way {@code OrderedRetryContainer} does: an admission task joins the key's queue of
+ * that partition (behind the records of the key taken so far; records taken later queue behind
+ * it), catches its lock tailer up, then calls the real {@code ReplayAdmission}. The pending
+ * locks a new owner finds when its sync barrier opens are admitted the same way.
  */
 final class ProtocolSimulation {
 
@@ -46,7 +59,7 @@ final class ProtocolSimulation {
 			int maxAttempts, double pSuccess, double pPermanent, double pPoison, double pNullKey, double pJunkHeaders,
 			double pCrashPerCall, double pNestPerCall, double pFailPerWrite, boolean splitOwnership, boolean zombies,
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
-			double wCommit, double wFaults) {
+			double wCommit, double wFaults, int replays, int foreign) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -88,9 +101,12 @@ final class ProtocolSimulation {
 			if (!option("simulation.concurrency", true, true)) {
 				pNest = 0;
 			}
+			// drawn last, so that every earlier draw (and a seed without either) stays as it was
+			int replays = (r.nextInt(2) == 0) ? 0 : 1 + r.nextInt(4);
+			int foreign = (r.nextInt(5) < 2) ? 2 + r.nextInt(7) : 0;
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
-					wTailer, wClock, wCommit, wFaults);
+					wTailer, wClock, wCommit, wFaults, replays, foreign);
 		}
 
 		/** {@code true}, {@code false}, or {@code random} (this seed's draw). */
@@ -105,11 +121,13 @@ final class ProtocolSimulation {
 					"seed=%d partitions=%d instances=%d records=%d keys=%d delays=%s maxAttempts=%d pSuccess=%.2f "
 							+ "pPermanent=%.3f pPoison=%.2f pNullKey=%.2f junkHeaders=%.2f crash/call=%.4f "
 							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
-							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f",
+							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
+							+ "replays=%d foreignRecords=%d",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
-					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults);
+					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
+					this.replays, this.foreign);
 		}
 
 	}
@@ -157,6 +175,20 @@ final class ProtocolSimulation {
 
 		long waitTailer;
 
+		long replays;
+
+		long admissions;
+
+		long replaysRun;
+
+		long admittedBehindLocks;
+
+		long admissionsAtBarrier;
+
+		long foreignStageRecords;
+
+		long foreignLockRecords;
+
 		synchronized void add(Stats other) {
 			this.runs += other.runs;
 			this.steps += other.steps;
@@ -178,6 +210,13 @@ final class ProtocolSimulation {
 			this.waitUntil += other.waitUntil;
 			this.waitKey += other.waitKey;
 			this.waitTailer += other.waitTailer;
+			this.replays += other.replays;
+			this.admissions += other.admissions;
+			this.replaysRun += other.replaysRun;
+			this.admittedBehindLocks += other.admittedBehindLocks;
+			this.admissionsAtBarrier += other.admissionsAtBarrier;
+			this.foreignStageRecords += other.foreignStageRecords;
+			this.foreignLockRecords += other.foreignLockRecords;
 		}
 
 		@Override
@@ -189,7 +228,11 @@ final class ProtocolSimulation {
 					+ " (inside a route: " + this.crashesInRoute + ") rebalances=" + this.rebalances + " duplicates="
 					+ this.duplicates + " injectedWriteFailures=" + this.injectedFailures + " nestedActions="
 					+ this.nestedActions + " zombieResults=" + this.zombieResults + " waits(until/key/tailer)="
-					+ this.waitUntil + "/" + this.waitKey + "/" + this.waitTailer;
+					+ this.waitUntil + "/" + this.waitKey + "/" + this.waitTailer + " replays=" + this.replays
+					+ " (admissions: " + this.admissions + ", queued when a barrier opened: " + this.admissionsAtBarrier
+					+ ", admitted behind live locks of their key: " + this.admittedBehindLocks + ", run: " + this.replaysRun
+					+ ") foreign(stage/lock)="
+					+ this.foreignStageRecords + "/" + this.foreignLockRecords;
 		}
 
 	}
@@ -222,6 +265,12 @@ final class ProtocolSimulation {
 	private long steps;
 
 	private int depth;
+
+	/** Replays written so far. */
+	private int replays;
+
+	/** Records of other groups planted so far. */
+	private int foreign;
 
 	private long lastProgress = -1;
 
@@ -261,7 +310,10 @@ final class ProtocolSimulation {
 					String state = describeState();
 					String kind = state.contains("DEADLOCK:")
 							? "(liveness: a stale copy waits for a move whose source is queued behind it)"
-							: state.contains("LEAKED:") ? "(liveness: a live lock names a committed record)" : "(liveness)";
+							: state.contains("BLOCKED:") ? "(liveness: a carrier waits for a predecessor's move "
+									+ "whose source is queued behind it)"
+									: state.contains("LEAKED:") ? "(liveness: a live lock names a committed record)"
+											: "(liveness)";
 					this.stalled = true;
 					throw new SimViolation(kind + " not finished: no progress after step " + this.lastProgressStep
 							+ " (trace below ends there):\n" + state);
@@ -301,8 +353,16 @@ final class ProtocolSimulation {
 		if (first.contains("(liveness")) {
 			first = failure; // the state dump below the first line names the stuck lock
 		}
+		java.util.regex.Matcher blocked = java.util.regex.Pattern
+			.compile("BLOCKED: \\S+ carries Lock\\[(\\S+) .*? predecessor Lock\\[(\\S+) ")
+			.matcher(first);
+		if (blocked.find()) {
+			String ids = blocked.group(1) + "|" + blocked.group(2);
+			return "\nHistory of locks " + blocked.group(1) + " and " + blocked.group(2) + " (every trace line naming "
+					+ "them):\n" + this.world.trace.grep(java.util.regex.Pattern.compile("\\b(" + ids + ")\\b"), 80) + "\n";
+		}
 		java.util.regex.Matcher lock = java.util.regex.Pattern
-			.compile("(LEAKED: |stale copy of |live locks left in the lock log: \\[)Lock\\[(L\\d+)")
+			.compile("(LEAKED: |stale copy of |live locks left in the lock log[^:]*: \\[)Lock\\[(L\\d+|[0-9a-f-]{36})")
 			.matcher(first);
 		if (lock.find()) {
 			String id = lock.group(2);
@@ -318,6 +378,13 @@ final class ProtocolSimulation {
 					+ "of another partition):\n" + this.world.trace.grep(java.util.regex.Pattern.compile(pattern), 60)
 					+ "\n";
 		}
+		java.util.regex.Matcher replay = java.util.regex.Pattern.compile("replay#(\\d+)\\(").matcher(first);
+		if (replay.find()) {
+			SimWorld.Replay life = this.world.replays.get(Integer.parseInt(replay.group(1)));
+			String pattern = "replay#" + replay.group(1) + "\\(" + ((life.lockId != null) ? "|" + life.lockId : "");
+			return "\nHistory of " + life + " (every trace line naming it or its lock):\n"
+					+ this.world.trace.grep(java.util.regex.Pattern.compile(pattern), 60) + "\n";
+		}
 		return "";
 	}
 
@@ -329,10 +396,18 @@ final class ProtocolSimulation {
 			this.stats.handlerRuns += p.runs;
 			this.stats.successes += (p.firstSuccess >= 0) ? 1 : 0;
 		});
+		this.stats.replays = this.world.replays.size();
+		this.world.replays.forEach((replay) -> {
+			this.stats.admissions += replay.admissions;
+			this.stats.replaysRun += (replay.runs > 0) ? 1 : 0;
+			this.stats.admittedBehindLocks += (replay.behind > 0) ? 1 : 0;
+			this.stats.handlerRuns += replay.runs;
+		});
+		this.stats.foreignStageRecords = this.world.planted.size();
+		this.stats.foreignLockRecords = this.world.plantedLocks;
 		for (int p = 0; p < this.config.partitions(); p++) {
 			for (Rec rec : this.world.log(this.world.plan.dlqTopic(), p)) {
-				String reason = io.github.kafkaresilience.ladder.RetryHeaders.text(rec.headers(),
-						io.github.kafkaresilience.ladder.RetryHeaders.DLQ_REASON);
+				String reason = RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON);
 				if ("permanent".equals(reason)) {
 					this.stats.dlqPermanent++;
 				}
@@ -377,6 +452,41 @@ final class ProtocolSimulation {
 				}
 			}
 		});
+		incarnation.table.addPendingListener((lock) -> admissionNeeded(incarnation, lock));
+	}
+
+	/**
+	 * A pending lock was applied to an incarnation's table: if it owns the lock's main-topic
+	 * partition and has seen its barrier open, the admission joins the key's queue there,
+	 * behind the records of the key taken so far (the container's {@code admissionNeeded}).
+	 */
+	private boolean admissionNeeded(Incarnation incarnation, Lock lock) {
+		Work work = incarnation.works.get(new TP(SimWorld.MAIN, lock.originPartition()));
+		if (work == null || !work.opened || work.revoked || !work.admissions.add(lock.id())) {
+			return false; // the partition's owner admits it, or this one once its barrier opens
+		}
+		Task task = new Task(work, lock, work.fetchPos - 1);
+		work.tasks.add(task);
+		work.queues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>()).add(task);
+		trace(() -> "    " + incarnation + " queues the " + task);
+		return true;
+	}
+
+	/**
+	 * The main-topic partitions of an incarnation whose sync barrier has just opened: their
+	 * pending locks are admitted (the container's {@code open}).
+	 */
+	private void openBarriers(Incarnation incarnation) {
+		for (Work work : incarnation.works.values()) {
+			if (!work.opened && work.barrierOpen() && SimWorld.MAIN.equals(work.tp.topic())) {
+				work.opened = true;
+				for (Lock lock : incarnation.table.pending(work.tp.partition())) {
+					if (admissionNeeded(incarnation, lock)) {
+						this.stats.admissionsAtBarrier++;
+					}
+				}
+			}
+		}
 	}
 
 	private HandlerResult decide(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
@@ -449,7 +559,7 @@ final class ProtocolSimulation {
 
 	private enum Action {
 
-		PRODUCE, POLL, ROUTE, TAILER, COMMIT, CLOCK, RECHECK, DUPLICATE, CRASH, REBALANCE
+		PRODUCE, POLL, ROUTE, TAILER, COMMIT, CLOCK, RECHECK, DUPLICATE, CRASH, REBALANCE, REPLAY, FOREIGN
 
 	}
 
@@ -481,7 +591,8 @@ final class ProtocolSimulation {
 					committable.add(work);
 				}
 				for (Task task : work.tasks) {
-					if (isReady(task) && !routerBusy) {
+					// an admission takes no router monitor: the container calls ReplayAdmission itself
+					if (isReady(task) && (!routerBusy || task.admission != null)) {
 						ready.add(task);
 					}
 					else if (!task.running && task.wait == Wait.KEY && !task.woken) {
@@ -500,6 +611,9 @@ final class ProtocolSimulation {
 		weights[Action.TAILER.ordinal()] = tailers.isEmpty() ? 0 : this.config.wTailer();
 		weights[Action.COMMIT.ordinal()] = committable.isEmpty() ? 0 : this.config.wCommit();
 		weights[Action.RECHECK.ordinal()] = sleeping.isEmpty() ? 0 : 0.2;
+		// a replay and a record of another group come at seeded moments, among everything else
+		weights[Action.REPLAY.ordinal()] = (this.replays < this.config.replays()) ? 0.08 : 0;
+		weights[Action.FOREIGN.ordinal()] = (this.foreign < this.config.foreign()) ? 0.08 : 0;
 		double busy = 0;
 		for (double w : weights) {
 			busy += w;
@@ -524,8 +638,9 @@ final class ProtocolSimulation {
 				long unread = this.world.lockEnd(p) - inc.tailerPos[p];
 				int max = this.rnd.nextBoolean() ? Integer.MAX_VALUE : 1 + this.rnd.nextInt((int) unread);
 				int applied = this.world.tailerStep(inc, p, max);
-				trace(() -> inc + " tailer applies " + applied + " lock records of partition " + p + ", now at "
+				trace(() -> inc + " tailer reads " + applied + " lock records of partition " + p + ", now at "
 						+ inc.tailerPos[p]);
+				openBarriers(inc);
 			}
 			case COMMIT -> commit(committable.get(this.rnd.nextInt(committable.size())).owner);
 			case CLOCK -> advanceClock(nextDue, busy == 0);
@@ -540,6 +655,8 @@ final class ProtocolSimulation {
 				crash(instance, "between actions");
 			}
 			case REBALANCE -> rebalance();
+			case REPLAY -> replay();
+			case FOREIGN -> plantForeign();
 		}
 	}
 
@@ -615,6 +732,10 @@ final class ProtocolSimulation {
 		if (task.wait == Wait.TAILER) {
 			task.tailerSynced = true;
 		}
+		if (task.admission != null) {
+			admit(task);
+			return;
+		}
 		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
 		task.running = true;
 		task.wait = Wait.NONE;
@@ -675,9 +796,59 @@ final class ProtocolSimulation {
 		};
 	}
 
+	/**
+	 * Runs an admission in its key's turn: first the lock tailer catches up with the lock
+	 * partition, then the real {@code ReplayAdmission} admits the lock if it is still pending.
+	 * A failed write makes it try again later, from a new catch-up (the container's {@code admit}).
+	 */
+	private void admit(Task task) {
+		Work work = task.work;
+		Incarnation inc = work.owner;
+		String indent = "  ".repeat(this.depth) + ((this.depth > 0) ? "> " : "");
+		task.wait = Wait.NONE;
+		task.routes++;
+		if (!task.tailerSynced) {
+			task.wait = Wait.TAILER;
+			task.tailerTarget = this.world.lockEnd(work.tp.partition());
+			trace(() -> indent + inc + " catches up before the " + task);
+			return;
+		}
+		task.running = true;
+		trace(() -> indent + inc + " runs the " + task);
+		boolean result;
+		try {
+			result = this.world.admit(inc, task.admission, task.lastTaken);
+		}
+		catch (Crash ex) {
+			trace(() -> indent + "  " + inc + " admission ends: " + ex.getMessage());
+			return;
+		}
+		catch (RuntimeException ex) {
+			trace(() -> indent + "  " + inc + " admission throws " + ex + "; tried again later");
+			task.tailerSynced = false;
+			task.wait = Wait.UNTIL;
+			task.dueAt = this.world.clock.millis() + 500;
+			return;
+		}
+		finally {
+			task.running = false;
+		}
+		boolean admitted = result;
+		if (work.revoked || inc.dead) {
+			this.stats.zombieResults++;
+			trace(() -> indent + "  " + inc + " admission -> " + admitted + " (partition revoked meanwhile)");
+			return;
+		}
+		trace(() -> indent + "  -> " + (admitted ? "admitted" : "not pending any more"));
+		work.admissions.remove(task.admission);
+		complete(task);
+	}
+
 	private void complete(Task task) {
 		Work work = task.work;
-		work.pending.remove(task.rec.offset());
+		if (task.rec != null) {
+			work.pending.remove(task.rec.offset());
+		}
 		work.tasks.remove(task);
 		if (task.key != null) {
 			ArrayDeque<Task> queue = work.queues.get(task.key);
@@ -715,6 +886,122 @@ final class ProtocolSimulation {
 		}
 		this.world.clock.advance(delta);
 		trace(() -> "clock +" + delta + "ms -> " + SimWorld.rel(this.world.clock.millis()));
+	}
+
+	/**
+	 * An operator replays a dead letter, or a record that succeeded, into stage 1 of its
+	 * partition: a new life of the record, which enters its key's order where it is admitted.
+	 */
+	private void replay() {
+		List<Rec> letters = new ArrayList<>();
+		List<Rec> succeeded = new ArrayList<>();
+		for (int p = 0; p < this.config.partitions(); p++) {
+			letters.addAll(this.world.log(this.world.plan.dlqTopic(), p));
+		}
+		for (SimWorld.Produced p : this.world.produced) {
+			if (p.firstSuccess >= 0 && p.key != null) {
+				succeeded.add(this.world.log(SimWorld.MAIN, p.partition).get((int) p.offset));
+			}
+		}
+		if (letters.isEmpty() && succeeded.isEmpty()) {
+			return;
+		}
+		boolean letter = !letters.isEmpty() && (succeeded.isEmpty() || this.rnd.nextInt(3) > 0);
+		List<Rec> from = letter ? letters : succeeded;
+		Rec source = from.get(this.rnd.nextInt(from.size()));
+		this.replays++;
+		SimWorld.Replay replay = this.world.replay(source);
+		trace(() -> "REPLAY " + (letter ? "dead letter " : "record that succeeded ") + source + " as " + replay
+				+ " lock " + replay.lockId + " key=" + keyName(source));
+	}
+
+	/**
+	 * Another consumer group (or a tool that writes no owner) puts a record on one of this
+	 * group's ladder topics: a stage record that looks like ours (the lock.id of one of our live
+	 * locks, a replay entry of our key, a record without a key due at once, one with broken
+	 * headers), or a lock record (a tombstone or another version of one of our live locks, a new
+	 * lock or a pending replay on one of our keys). None of them may change anything.
+	 */
+	private void plantForeign() {
+		this.foreign++;
+		String group = (this.rnd.nextInt(3) == 0) ? null : SimWorld.OTHER_GROUP;
+		List<Lock> live = new ArrayList<>();
+		for (int p = 0; p < this.config.partitions(); p++) {
+			live.addAll(this.world.liveLocks(p, this.world.lockEnd(p)));
+		}
+		Lock target = live.isEmpty() ? null : live.get(this.rnd.nextInt(live.size()));
+		int partition = (target != null) ? target.originPartition() : this.rnd.nextInt(this.config.partitions());
+		List<SimWorld.Produced> ofPartition = new ArrayList<>();
+		for (SimWorld.Produced p : this.world.produced) {
+			if (p.partition == partition && p.key != null) {
+				ofPartition.add(p);
+			}
+		}
+		SimWorld.Produced like = ofPartition.isEmpty() ? null : ofPartition.get(this.rnd.nextInt(ofPartition.size()));
+		Bytes key = (target != null) ? target.key() : (like != null) ? like.key
+				: Bytes.wrap(("k" + partition).getBytes(StandardCharsets.UTF_8));
+		String owner = (group != null) ? "group " + group : "no owner";
+		if (this.rnd.nextBoolean()) {
+			int kind = this.rnd.nextInt(4);
+			int stage = (kind == 1) ? 1 : 1 + this.rnd.nextInt(this.world.plan.lastStage());
+			String topic = this.world.plan.stage(stage).topic();
+			RecordHeaders headers = new RecordHeaders();
+			if (like != null) {
+				headers.add(SimWorld.USER_HEADER, like.value);
+				put(headers, RetryHeaders.ORIGINAL_TOPIC, SimWorld.MAIN);
+				put(headers, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(like.partition));
+				put(headers, RetryHeaders.ORIGINAL_OFFSET, Long.toString(like.offset));
+			}
+			byte[] recordKey = key.get();
+			String what;
+			switch (kind) {
+				case 0 -> {
+					String lockId = (target != null) ? target.id() : "L1";
+					put(headers, RetryHeaders.RETRY_COUNT, Integer.toString((target != null) ? target.retryCount() : 0));
+					put(headers, RetryHeaders.LOCK_ID, lockId);
+					if (target != null) {
+						topic = this.world.plan.stage(target.stage()).topic();
+					}
+					what = "a copy carrying lock " + lockId;
+				}
+				case 1 -> {
+					put(headers, RetryHeaders.RETRY_COUNT, "0");
+					put(headers, RetryHeaders.REPLAY_FROM_DLQ, this.world.plan.dlqTopic() + "/" + partition + "/0");
+					what = "a replay entry";
+				}
+				case 2 -> {
+					put(headers, RetryHeaders.RETRY_COUNT, "0");
+					recordKey = null;
+					what = "a record without a key";
+				}
+				default -> what = "a record without retry.count";
+			}
+			if (group != null) {
+				put(headers, Ownership.HEADER, group);
+			}
+			byte[] value = (like != null) ? like.value : "forged".getBytes(StandardCharsets.UTF_8);
+			Rec rec = this.world.plantStage(topic, partition, recordKey, value, headers);
+			trace(() -> "PLANT " + rec + " of " + owner + ": " + what + " key=" + keyName(rec));
+			return;
+		}
+		int kind = (target != null) ? this.rnd.nextInt(4) : 2 + this.rnd.nextInt(2);
+		String id = (kind < 2) ? target.id() : "F" + this.foreign;
+		Lock forged = switch (kind) {
+			case 0 -> null;
+			// our lock moved to where no record of ours is
+			case 1 -> new Lock(id, key, partition, target.originOffset(), 1,
+					(long) this.world.log(this.world.plan.stage(1).topic(), partition).size(), null, 0, null,
+					SimWorld.FORGED, target.entry());
+			case 2 -> new Lock(id, key, partition, (like != null) ? like.offset : 0, 1, 0L, null, 1, null, SimWorld.FORGED);
+			default -> Lock.pendingReplay(id, key, partition, 0, SimWorld.FORGED);
+		};
+		SimWorld.LockRec rec = this.world.plantLock(partition, id, key, forged, group);
+		trace(() -> "PLANT locks/" + partition + "/" + rec.offset() + " of " + owner + ": " + ((forged == null)
+				? "a tombstone of our " + target : forged + ((kind == 1) ? ", over our " + target : "")));
+	}
+
+	private static void put(Headers headers, String name, String value) {
+		headers.add(name, value.getBytes(StandardCharsets.UTF_8));
 	}
 
 	private void duplicate() {
@@ -796,6 +1083,9 @@ final class ProtocolSimulation {
 			trace(() -> "assign " + tp + " to " + inc + " from offset " + work.fetchPos + " (barrier: lock offset "
 					+ work.barrierEnd + ")");
 		}
+		for (SimInstance instance : this.world.instances) {
+			openBarriers(instance.current);
+		}
 	}
 
 	private SimInstance randomInstance() {
@@ -812,7 +1102,9 @@ final class ProtocolSimulation {
 				.append(this.world.committed(tp)).append(" end ").append(this.world.log(tp.topic(), tp.partition()).size())
 				.append(" fetch ").append(work.fetchPos).append(" barrierOpen ").append(work.barrierOpen()).append('\n');
 			for (Task task : work.tasks) {
-				out.append("    ").append(task).append(" key=").append(keyName(task.rec)).append(" wait=")
+				out.append("    ").append(task).append(" key=")
+					.append((task.key != null) ? new String(task.key.get(), StandardCharsets.UTF_8) : "null")
+					.append(" wait=")
 					.append(task.wait).append((task.wait == Wait.UNTIL) ? " " + SimWorld.rel(task.dueAt) : "")
 					.append(" woken=").append(task.woken).append(" routes=").append(task.routes).append('\n');
 				String diagnosis = diagnose(task);
@@ -841,12 +1133,11 @@ final class ProtocolSimulation {
 
 	/** Explains why a task waiting for its key can never go on, when the reason is a known one. */
 	private String diagnose(Task task) {
-		if (task.wait != Wait.KEY || task.key == null) {
+		if (task.wait != Wait.KEY || task.key == null || task.rec == null) {
 			return null;
 		}
 		int stage = this.world.plan.stageOf(task.rec.topic());
-		String lockId = io.github.kafkaresilience.ladder.RetryHeaders.text(task.rec.headers(),
-				io.github.kafkaresilience.ladder.RetryHeaders.LOCK_ID);
+		String lockId = RetryHeaders.text(task.rec.headers(), RetryHeaders.LOCK_ID);
 		Lock lock = (lockId != null) ? task.work.owner.table.find(lockId) : null;
 		if (stage > 0 && lock != null && lock.isMoving() && lock.from().stage() == stage
 				&& lock.from().offset() > task.rec.offset()) {
@@ -854,11 +1145,24 @@ final class ProtocolSimulation {
 					+ "the move's source " + task.rec.topic() + "/" + task.rec.partition() + "/" + lock.from().offset()
 					+ " is queued behind it (same key, same topic partition) and is never routed";
 		}
+		if (lockId == null && stage == 1 && RetryHeaders.isReplayEntry(task.rec.headers())) {
+			lockId = SimWorld.replayLockId(task.rec);
+			lock = task.work.owner.table.find(lockId);
+		}
+		Lock predecessor = (lock != null && !lock.isMoving() && !lock.isPending())
+				? task.work.owner.table.predecessor(lock) : null;
+		if (stage > 0 && predecessor != null && predecessor.isMoving() && predecessor.from().stage() == stage
+				&& predecessor.from().offset() > task.rec.offset() && lock.at() == task.rec.offset()) {
+			return "BLOCKED: " + task + " carries " + lock + ", which waits for its predecessor " + predecessor
+					+ " to be confirmed, but that move's source " + task.rec.topic() + "/" + task.rec.partition() + "/"
+					+ predecessor.from().offset() + " is queued behind " + task
+					+ " (same key, same topic partition) and is never routed";
+		}
 		return null;
 	}
 
 	private static String keyName(Rec rec) {
-		return (rec.key() != null) ? new String(rec.key(), java.nio.charset.StandardCharsets.UTF_8) : "null";
+		return (rec.key() != null) ? new String(rec.key(), StandardCharsets.UTF_8) : "null";
 	}
 
 	private void trace(java.util.function.Supplier<String> line) {

@@ -1,22 +1,30 @@
 package io.github.kafkaresilience.simulation;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RecordPublisher;
+import io.github.kafkaresilience.ladder.ReplayAdmission;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
@@ -24,6 +32,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.LockTable;
+import io.github.kafkaresilience.lock.Ownership;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -38,6 +47,12 @@ import org.apache.kafka.common.utils.Bytes;
  * <p>
  * The world also records the ground truth (what was produced, every handler run, every DLQ
  * record) and checks the invariants that can be checked the moment something happens.
+ * <p>
+ * Two more kinds of record enter the ladder's topics from outside. Records of another consumer
+ * group, or without an owner, are planted in the stage logs and the lock log: they must never
+ * run, be applied, moved or dead-lettered. Dead letters (and records that succeeded) are
+ * replayed into stage 1: each replay is a {@link Replay}, a new life of its record, which the
+ * owner of its main-topic partition admits into its key's order (PROTOCOL §6.E).
  */
 final class SimWorld {
 
@@ -46,8 +61,27 @@ final class SimWorld {
 	/** The consumer group that owns the simulated ladder. */
 	static final String GROUP = "billing";
 
+	/** Another consumer group, whose records are planted in this group's ladder. */
+	static final String OTHER_GROUP = "shipping";
+
 	/** A user header every produced record carries; it must travel unchanged. */
 	static final String USER_HEADER = "trace-id";
+
+	/**
+	 * A user header naming the {@link Replay} a record descends from: a user header travels
+	 * unchanged, so every copy and dead letter of a replay says which life it belongs to.
+	 */
+	static final String REPLAY_HEADER = "sim.replay";
+
+	/** The {@code updated} time of every forged lock: no lock of ours is that old. */
+	static final Instant FORGED = Instant.EPOCH;
+
+	/**
+	 * The ownership check of each ladder shape. The library shares one per ladder, and every
+	 * seed of one shape uses the same topic names: one per shape warns once per partition
+	 * about a foreign record, not once per seed.
+	 */
+	private static final Map<List<String>, Ownership> OWNERSHIPS = new ConcurrentHashMap<>();
 
 	static final long START = 1_700_000_000_000L;
 
@@ -76,13 +110,95 @@ final class SimWorld {
 
 	}
 
-	/** A record of the lock log: a lock version or (lock == null) a tombstone. */
+	/**
+	 * A record of the lock log: a lock version or (lock == null) a tombstone. {@code headers} are
+	 * the real ones when the world encodes locks, and on every planted record; an unencoded record
+	 * of ours has none and stands for one stamped with our group, as every write of the
+	 * registry is.
+	 */
 	record LockRec(int partition, long offset, String id, Bytes key, Lock lock, byte[] value, Headers headers,
-			String writer) {
+			String writer, boolean planted) {
+	}
+
+	/**
+	 * One life of a record in the ladder, from the moment it is taken in until it succeeds or is
+	 * dead-lettered: a record produced to the main topic, or a replay of one. Its order checks
+	 * are about its first success or dead letter; later runs are redeliveries.
+	 */
+	abstract static class Life {
+
+		long firstSuccess = -1;
+
+		long firstDlq = -1;
+
+		int runs;
+
+		/**
+		 * The lives of its key that must finish before this one runs, beyond what the produce
+		 * order says: set when a replay is admitted (PROTOCOL §6.E).
+		 */
+		final List<Life> predecessors = new ArrayList<>(0);
+
+		boolean finished() {
+			return this.firstSuccess >= 0 || this.firstDlq >= 0;
+		}
+
+		long finishedAt() {
+			if (this.firstSuccess < 0) {
+				return this.firstDlq;
+			}
+			return (this.firstDlq < 0) ? this.firstSuccess : Math.min(this.firstSuccess, this.firstDlq);
+		}
+
+		abstract Bytes key();
+
+	}
+
+	/**
+	 * A dead letter (or a record that succeeded) sent back into stage 1 as a replay entry: a new
+	 * life of {@link #origin}, placed in its key's order where the owner of its main-topic
+	 * partition admits its lock.
+	 */
+	static final class Replay extends Life {
+
+		final int index;
+
+		final Produced origin;
+
+		final Rec entry;
+
+		/** The id of its lock, from where it entered; {@code null} for a record without a key. */
+		final String lockId;
+
+		/** The event of its first admission, or -1. */
+		long admittedAt = -1;
+
+		int admissions;
+
+		/** How many live locks of its key sorted before it at its first admission. */
+		int behind;
+
+		Replay(int index, Produced origin, Rec entry, String lockId) {
+			this.index = index;
+			this.origin = origin;
+			this.entry = entry;
+			this.lockId = lockId;
+		}
+
+		@Override
+		Bytes key() {
+			return this.origin.key;
+		}
+
+		@Override
+		public String toString() {
+			return "replay#" + this.index + "(of " + this.origin + " at " + this.entry + ")";
+		}
+
 	}
 
 	/** A record produced to the main topic, and what became of it. */
-	static final class Produced {
+	static final class Produced extends Life {
 
 		final int index;
 
@@ -98,12 +214,6 @@ final class SimWorld {
 
 		final boolean poison;
 
-		long firstSuccess = -1;
-
-		long firstDlq = -1;
-
-		int runs;
-
 		Produced(int index, int partition, long offset, String keyName, byte[] value, boolean poison) {
 			this.index = index;
 			this.partition = partition;
@@ -114,15 +224,9 @@ final class SimWorld {
 			this.poison = poison;
 		}
 
-		boolean finished() {
-			return this.firstSuccess >= 0 || this.firstDlq >= 0;
-		}
-
-		long finishedAt() {
-			if (this.firstSuccess < 0) {
-				return this.firstDlq;
-			}
-			return (this.firstDlq < 0) ? this.firstSuccess : Math.min(this.firstSuccess, this.firstDlq);
+		@Override
+		Bytes key() {
+			return this.key;
 		}
 
 		@Override
@@ -163,23 +267,38 @@ final class SimWorld {
 
 	}
 
-	/** One route() call in progress. */
+	/** One route() call, or one admission of a replay, in progress. */
 	static final class RouteContext {
 
 		final Incarnation incarnation;
 
+		/** The record routed; {@code null} for an admission. */
 		final Delivery delivery;
 
+		/** Where the record was born; {@code null} for an admission or a planted record. */
 		final Produced origin;
+
+		/** Which life of it the record is; {@code null} for an admission or a planted record. */
+		final Life life;
+
+		/** Whether the record routed is one of another group (or without an owner): planted. */
+		final boolean foreign;
+
+		/** The pending lock admitted, or {@code null} for a route. */
+		final String admission;
 
 		HandlerResult lastResult;
 
 		boolean failureInjected;
 
-		RouteContext(Incarnation incarnation, Delivery delivery, Produced origin) {
+		RouteContext(Incarnation incarnation, Delivery delivery, Produced origin, Life life, boolean foreign,
+				String admission) {
 			this.incarnation = incarnation;
 			this.delivery = delivery;
 			this.origin = origin;
+			this.life = life;
+			this.foreign = foreign;
+			this.admission = admission;
 		}
 
 	}
@@ -218,6 +337,9 @@ final class SimWorld {
 
 		final StageRouter router;
 
+		/** The lock store of its router, which admissions use too (as the container uses the registry). */
+		final LockStore store = new Store();
+
 		final Map<TP, Work> works = new LinkedHashMap<>();
 
 		boolean dead;
@@ -227,13 +349,19 @@ final class SimWorld {
 			this.number = number;
 			RecordHandler handler = this::handle;
 			RecordPublisher publisher = this::publish;
-			this.router = new StageRouter(SimWorld.this.plan, new Store(), publisher, handler,
-					SimWorld.this.classifier, SimWorld.this.clock, () -> "L" + (++SimWorld.this.lockIds));
+			this.router = new StageRouter(SimWorld.this.plan, this.store, publisher, handler,
+					SimWorld.this.classifier, SimWorld.this.clock, () -> "L" + (++SimWorld.this.lockIds),
+					DualWrite.COMPENSATE, FaultInjection.NONE, SimWorld.this.ownership);
 		}
 
 		private Fail enter(Call call) {
 			if (this.dead) {
 				throw new Crash(this + " is dead");
+			}
+			RouteContext context = SimWorld.this.contexts.peek();
+			if (context != null && context.foreign) {
+				throw new SimViolation("(6) routing " + context.delivery + ", a record of another group (or of none), "
+						+ "made a " + call + " call: it must be skipped before anything is looked up, run or written");
 			}
 			Fail fail = SimWorld.this.hook.before(this, call);
 			if (this.dead) {
@@ -242,9 +370,20 @@ final class SimWorld {
 			return fail;
 		}
 
+		/**
+		 * The handler runs from the moment its port call is entered (where other actions may go
+		 * on, as other workers do while a handler runs) until it returns.
+		 */
 		private HandlerResult handle(Delivery delivery) {
-			enter(Call.HANDLE);
-			return SimWorld.this.runHandler(this, delivery);
+			RouteContext context = SimWorld.this.contexts.peek();
+			SimWorld.this.handling.add(context);
+			try {
+				enter(Call.HANDLE);
+				return SimWorld.this.runHandler(this, delivery);
+			}
+			finally {
+				SimWorld.this.handling.remove(context);
+			}
 		}
 
 		private long publish(String topic, int partition, byte[] key, byte[] value, Headers headers) {
@@ -315,6 +454,9 @@ final class SimWorld {
 					checkLockWrite(value);
 				}
 				LockRec rec = appendLock(about.originPartition(), about.id(), about.key(), value, me.instance.name);
+				if (value != null && value.entry() != null) {
+					checkReplayLockWrite(rec, value);
+				}
 				trace(() -> "    " + me + " " + ((value != null) ? "write " + value : "release " + about.id()) + " @locks/"
 						+ rec.partition() + "/" + rec.offset()
 						+ ((fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : ""));
@@ -347,6 +489,15 @@ final class SimWorld {
 
 		final List<Task> tasks = new ArrayList<>();
 
+		/** The pending locks whose admission waits in a key queue here (main-topic partitions only). */
+		final Set<String> admissions = new HashSet<>();
+
+		/**
+		 * Whether the owner saw the sync barrier open: from then on it admits the pending locks of
+		 * its partition, those it finds at that moment and those its table learns of later.
+		 */
+		boolean opened;
+
 		Work(TP tp, Incarnation owner, long fetchPos, long barrierEnd) {
 			this.tp = tp;
 			this.owner = owner;
@@ -370,16 +521,26 @@ final class SimWorld {
 
 	}
 
-	/** A record in flight at its owner. */
+	/**
+	 * A record in flight at its owner, or the admission of a replay's pending lock: both take
+	 * their turn in their key's queue.
+	 */
 	static final class Task {
 
 		final Work work;
 
+		/** The record; {@code null} for an admission. */
 		final Rec rec;
 
 		final Bytes key;
 
 		final boolean duplicate;
+
+		/** The pending lock this task admits, or {@code null} for a record. */
+		final String admission;
+
+		/** For an admission: the last offset taken from the partition when it was queued. */
+		final long lastTaken;
 
 		Wait wait = Wait.NONE;
 
@@ -400,10 +561,24 @@ final class SimWorld {
 			this.rec = rec;
 			this.key = (rec.key() != null) ? Bytes.wrap(rec.key()) : null;
 			this.duplicate = duplicate;
+			this.admission = null;
+			this.lastTaken = -1;
+		}
+
+		Task(Work work, Lock pending, long lastTaken) {
+			this.work = work;
+			this.rec = null;
+			this.key = pending.key();
+			this.duplicate = false;
+			this.admission = pending.id();
+			this.lastTaken = lastTaken;
 		}
 
 		@Override
 		public String toString() {
+			if (this.admission != null) {
+				return "admission of " + this.admission + " in " + this.work.tp + " after offset " + this.lastTaken;
+			}
 			return this.rec + (this.duplicate ? "(dup)" : "");
 		}
 
@@ -475,7 +650,23 @@ final class SimWorld {
 
 	final Map<Long, Produced> producedByOrigin = new HashMap<>();
 
+	/** The group that owns the ladder: what the routers and the tailers check records against. */
+	final Ownership ownership;
+
+	final List<Replay> replays = new ArrayList<>();
+
+	final Map<String, Replay> replaysByLock = new HashMap<>();
+
+	/** The stage records planted by another group (or by nobody), as topic/partition/offset. */
+	final Set<String> planted = new HashSet<>();
+
+	/** Lock records planted by another group (or by nobody). */
+	int plantedLocks;
+
 	final ArrayDeque<RouteContext> contexts = new ArrayDeque<>();
+
+	/** The routes whose handler is running: entered its port call, not returned yet. */
+	final List<RouteContext> handling = new ArrayList<>();
 
 	Hook hook = (incarnation, call) -> Fail.NONE;
 
@@ -495,6 +686,7 @@ final class SimWorld {
 		this.plan = plan;
 		this.partitions = partitions;
 		this.encodeLocks = encodeLocks;
+		this.ownership = OWNERSHIPS.computeIfAbsent(plan.ownTopics(), (topics) -> plan.ownership());
 		for (int p = 0; p < partitions; p++) {
 			this.lockLog.add(new ArrayList<>());
 		}
@@ -570,6 +762,89 @@ final class SimWorld {
 		Produced p = new Produced(index, partition, rec.offset(), keyName, value, poison);
 		this.produced.add(p);
 		this.producedByOrigin.put(originKey(partition, rec.offset()), p);
+		if (p.key != null) {
+			// it comes after every replay of its key admitted so far: each was admitted behind the
+			// last record its owner had taken, and whoever takes this one takes it later (§6.E)
+			for (Replay replay : this.replays) {
+				if (replay.admittedAt >= 0 && !replay.finished() && p.key.equals(replay.key())) {
+					p.predecessors.add(replay);
+				}
+			}
+		}
+		return rec;
+	}
+
+	/**
+	 * Replays {@code letter}, a dead letter of this group or a record standing in for one, into
+	 * stage 1 of its partition, with the headers the replayer writes.
+	 * @param letter the dead letter, or a record of the main topic that succeeded
+	 * @return the new life
+	 */
+	Replay replay(Rec letter) {
+		Headers source;
+		Produced origin;
+		if (MAIN.equals(letter.topic())) {
+			// a record that succeeded, with the headers its dead letter would have: its own
+			// (minus junk protocol headers anyone may write to the main topic) and its birthplace
+			origin = this.producedByOrigin.get(originKey(letter.partition(), letter.offset()));
+			RecordHeaders headers = new RecordHeaders();
+			headers.add(USER_HEADER, origin.value);
+			headers.add(RetryHeaders.ORIGINAL_TOPIC, MAIN.getBytes(StandardCharsets.UTF_8));
+			headers.add(RetryHeaders.ORIGINAL_PARTITION,
+					Integer.toString(origin.partition).getBytes(StandardCharsets.UTF_8));
+			headers.add(RetryHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset).getBytes(StandardCharsets.UTF_8));
+			source = headers;
+		}
+		else {
+			origin = originOf(letter.delivery());
+			source = letter.headers();
+		}
+		Headers headers = RetryHeaders.forReplay(source, this.plan.dlqTopic(), letter.partition(), letter.offset(),
+				this.clock.instant(), this.ownership);
+		int index = this.replays.size();
+		headers.remove(REPLAY_HEADER);
+		headers.add(REPLAY_HEADER, Integer.toString(index).getBytes(StandardCharsets.UTF_8));
+		Rec entry = append(this.plan.stage(1).topic(), letter.partition(), letter.key(), letter.value(), headers);
+		Replay replay = new Replay(index, origin, entry, (letter.key() != null) ? replayLockId(entry) : null);
+		this.replays.add(replay);
+		if (replay.lockId != null) {
+			this.replaysByLock.put(replay.lockId, replay);
+		}
+		return replay;
+	}
+
+	/**
+	 * The lock id the router gives a replay entry: the same derivation as
+	 * {@code StageRouter.replayLockId}, so that the world knows which replay a lock belongs to.
+	 */
+	static String replayLockId(Rec entry) {
+		return UUID.nameUUIDFromBytes((entry.topic() + "/" + entry.partition() + "/" + entry.offset())
+			.getBytes(StandardCharsets.UTF_8)).toString();
+	}
+
+	/** Appends a record of another group (or of none) to a stage topic. */
+	Rec plantStage(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+		Rec rec = append(topic, partition, key, value, headers);
+		this.planted.add(rec.toString());
+		return rec;
+	}
+
+	/**
+	 * Appends a lock record of another group, or of none when {@code group} is {@code null}, with
+	 * the headers the library writes.
+	 */
+	LockRec plantLock(int partition, String id, Bytes key, Lock lock, String group) {
+		List<LockRec> log = this.lockLog.get(partition);
+		Headers headers = LockCodec.headers(key, "intruder",
+				(group != null) ? new Ownership(group, true, List.of()) : this.ownership);
+		if (group == null) {
+			headers.remove(Ownership.HEADER);
+		}
+		byte[] value = (lock != null) ? LockCodec.encode(lock) : null;
+		LockRec rec = new LockRec(partition, log.size(), id, key, lock, value, headers, "intruder", true);
+		log.add(rec);
+		this.plantedLocks++;
+		this.progress++;
 		return rec;
 	}
 
@@ -584,10 +859,10 @@ final class SimWorld {
 		byte[] value = null;
 		Headers headers = null;
 		if (this.encodeLocks) {
-			headers = LockCodec.headers(key, writer, this.plan.ownership());
+			headers = LockCodec.headers(key, writer, this.ownership);
 			value = (lock != null) ? LockCodec.encode(lock) : null;
 		}
-		LockRec rec = new LockRec(partition, log.size(), id, key, lock, value, headers, writer);
+		LockRec rec = new LockRec(partition, log.size(), id, key, lock, value, headers, writer, false);
 		log.add(rec);
 		this.progress++;
 		return rec;
@@ -609,17 +884,72 @@ final class SimWorld {
 		return decoded;
 	}
 
-	/** Lets the incarnation's tailer apply up to {@code max} unread lock records of a partition. */
+	/**
+	 * Whether the tailer applies a lock record: the check of {@code LockTailer}, on the record's
+	 * real headers.
+	 */
+	boolean owns(LockRec rec) {
+		return rec.headers() == null
+				|| this.ownership.owns(this.plan.lockTopic(), rec.partition(), rec.offset(), rec.headers());
+	}
+
+	/**
+	 * Lets the incarnation's tailer read up to {@code max} unread lock records of a partition,
+	 * applying those of this group as {@code LockTailer} does.
+	 */
 	int tailerStep(Incarnation incarnation, int partition, int max) {
 		List<LockRec> log = this.lockLog.get(partition);
-		int applied = 0;
-		while (applied < max && incarnation.tailerPos[partition] < log.size()) {
+		int read = 0;
+		while (read < max && incarnation.tailerPos[partition] < log.size()) {
 			LockRec rec = log.get((int) incarnation.tailerPos[partition]++);
-			incarnation.table.apply(partition, rec.offset(), rec.id(), read(rec));
-			applied++;
+			if (owns(rec)) {
+				if (rec.planted()) {
+					throw new SimViolation("(6) the tailer of " + incarnation + " took lock record " + partition + "/"
+							+ rec.offset() + " of group " + Ownership.ownerOf(rec.headers()) + " for one of " + GROUP);
+				}
+				incarnation.table.apply(partition, rec.offset(), rec.id(), read(rec));
+			}
+			else if (!rec.planted()) {
+				throw new SimViolation("(6) the tailer of " + incarnation + " skipped our own lock record " + partition
+						+ "/" + rec.offset() + " as another group's");
+			}
+			else {
+				checkForeignSkipped(incarnation, rec);
+			}
+			read++;
 		}
 		incarnation.table.tailerReached(partition, incarnation.tailerPos[partition]);
-		return applied;
+		return read;
+	}
+
+	/**
+	 * A foreign lock record changes nothing: right after the tailer passed it, the table holds
+	 * for its lock id what our own records say, when the tailer has read all of them (a forged
+	 * tombstone does not release our lock, a forged version does not move or create one).
+	 */
+	private void checkForeignSkipped(Incarnation incarnation, LockRec foreign) {
+		Lock held = incarnation.table.find(foreign.id());
+		if (held != null && FORGED.equals(held.updated())) {
+			throw new SimViolation("(6) the table of " + incarnation + " holds " + held + ", forged by another group");
+		}
+		LockRec own = null;
+		List<LockRec> log = this.lockLog.get(foreign.partition());
+		for (int i = log.size() - 1; i >= 0 && own == null; i--) {
+			LockRec rec = log.get(i);
+			if (!rec.planted() && rec.id().equals(foreign.id())) {
+				own = rec;
+			}
+		}
+		if (own != null && own.offset() > foreign.offset()) {
+			return; // the table may know a later version of ours already, or not yet
+		}
+		Lock expected = (own != null && own.lock() != null) ? read(own) : null;
+		if (!Objects.equals(held, expected)) {
+			throw new SimViolation("(6) after passing " + ((foreign.lock() == null) ? "a tombstone" : "a lock record")
+					+ " of group " + Ownership.ownerOf(foreign.headers()) + " for lock " + foreign.id() + " at locks/"
+					+ foreign.partition() + "/" + foreign.offset() + ", the table of " + incarnation + " holds " + held
+					+ " but our lock records say " + expected);
+		}
 	}
 
 	void catchUp(Incarnation incarnation) {
@@ -633,7 +963,9 @@ final class SimWorld {
 		LockTable table = new LockTable();
 		for (int p = 0; p < this.partitions; p++) {
 			for (LockRec rec : this.lockLog.get(p)) {
-				table.apply(p, rec.offset(), rec.id(), read(rec));
+				if (owns(rec)) {
+					table.apply(p, rec.offset(), rec.id(), read(rec));
+				}
 			}
 			table.tailerReached(p, lockEnd(p));
 		}
@@ -643,14 +975,51 @@ final class SimWorld {
 	// ---- routing
 
 	Step route(Incarnation incarnation, Delivery delivery, boolean tailerSynced) {
-		RouteContext context = new RouteContext(incarnation, delivery, originOf(delivery));
+		boolean foreign = this.planted.contains(delivery.toString());
+		Produced origin = foreign ? null : originOf(delivery);
+		RouteContext context = new RouteContext(incarnation, delivery, origin, foreign ? null : lifeOf(delivery, origin),
+				foreign, null);
 		this.contexts.push(context);
+		Step step;
 		try {
-			return incarnation.router.route(delivery, tailerSynced);
+			step = incarnation.router.route(delivery, tailerSynced);
 		}
 		finally {
 			this.contexts.pop();
 		}
+		if (foreign && step.kind() != Step.Kind.DONE) {
+			throw new SimViolation("(6) " + delivery + ", a record of another group (or of none), was not skipped: "
+					+ step.kind());
+		}
+		return step;
+	}
+
+	/**
+	 * Admits a replay's pending lock as the owner of its main-topic partition does, in its key's
+	 * turn: with the real {@link ReplayAdmission} on the incarnation's lock store, every call of
+	 * which goes through the hook.
+	 * @return whether the lock was admitted now
+	 */
+	boolean admit(Incarnation incarnation, String lockId, long lastTaken) {
+		this.contexts.push(new RouteContext(incarnation, null, null, null, false, lockId));
+		try {
+			return ReplayAdmission.admit(incarnation.store, lockId, lastTaken, this.clock.instant());
+		}
+		finally {
+			this.contexts.pop();
+		}
+	}
+
+	/** The life a record of a stage or the main topic belongs to. */
+	Life lifeOf(Delivery delivery, Produced origin) {
+		String replay = RetryHeaders.text(delivery.headers(), REPLAY_HEADER);
+		if (replay == null) {
+			return origin;
+		}
+		if (MAIN.equals(delivery.topic())) {
+			throw new SimViolation(delivery + " of the main topic names a replay; replays never go there");
+		}
+		return this.replays.get(Integer.parseInt(replay));
 	}
 
 	Produced originOf(Delivery delivery) {
@@ -674,7 +1043,11 @@ final class SimWorld {
 		if (context == null || context.delivery != delivery) {
 			throw new SimViolation("handler called outside of the route of " + delivery);
 		}
+		if (context.foreign) {
+			throw new SimViolation("(6) handler ran " + delivery + ", a record of another group (or of none)");
+		}
 		Produced origin = context.origin;
+		Life life = context.life;
 		if (!Arrays.equals(origin.value, delivery.value())) {
 			throw new SimViolation("handler got " + delivery + " whose value is not the value of its origin " + origin);
 		}
@@ -687,7 +1060,7 @@ final class SimWorld {
 						+ " before its due time " + rel(due));
 			}
 		}
-		if (origin.key != null) {
+		if (origin.key != null && life == origin) {
 			// (2c) a record's handler never runs while an earlier record of its key is still in the ladder
 			for (int i = origin.index - 1; i >= 0; i--) {
 				Produced earlier = this.produced.get(i);
@@ -697,15 +1070,37 @@ final class SimWorld {
 				}
 			}
 		}
+		if (life instanceof Replay replay && replay.lockId != null && replay.admittedAt < 0) {
+			throw new SimViolation("(7) handler ran " + replay + " from " + delivery + " at " + incarnation
+					+ " before its lock was ever admitted");
+		}
+		for (Life earlier : life.predecessors) {
+			// (7) nor while a record placed before it by a replay's admission is
+			if (!earlier.finished()) {
+				throw new SimViolation("(7) handler ran " + life + " from " + delivery + " at " + incarnation + " while "
+						+ earlier + ", which a replay's admission placed before it in the key's order, had neither "
+						+ "succeeded nor been dead-lettered");
+			}
+		}
+		for (RouteContext other : this.handling) {
+			// (2d) two records of one key never run at once (a redelivery of a finished one may);
+			// a handler whose process died before it ran never runs
+			if (other != context && !other.incarnation.dead && origin.key != null && origin.key.equals(other.life.key())
+					&& !other.life.finished() && !life.finished()) {
+				throw new SimViolation("(2d) handler ran " + life + " from " + delivery + " at " + incarnation
+						+ " while the handler of " + other.life + " of the same key was running (from "
+						+ other.delivery + " at " + other.incarnation + ")");
+			}
+		}
 		HandlerResult result = this.policy.decide(origin, delivery);
 		long event = ++this.events;
 		this.progress++;
-		origin.runs++;
-		if (result.outcome() == HandlerResult.Outcome.SUCCESS && origin.firstSuccess < 0) {
-			origin.firstSuccess = event;
+		life.runs++;
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS && life.firstSuccess < 0) {
+			life.firstSuccess = event;
 		}
 		context.lastResult = result;
-		trace(() -> "    " + incarnation + " handler " + delivery + " " + origin + " retry.count=" + retryCount + " -> "
+		trace(() -> "    " + incarnation + " handler " + delivery + " " + life + " retry.count=" + retryCount + " -> "
 				+ describe(result));
 		return result;
 	}
@@ -747,18 +1142,148 @@ final class SimWorld {
 		String carried = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
 		String origin = RetryHeaders.text(rec.headers(), RetryHeaders.ORIGINAL_OFFSET);
 		Integer count = RetryHeaders.retryCount(rec.headers());
-		if (!lock.id().equals(carried) || !Long.toString(lock.originOffset()).equals(origin)
+		long born = lock.originOffset();
+		if (lock.entry() != null) {
+			// a replay's lock: its origin is its place in the key's order, not where it was born;
+			// at its entry it is carried by the replay entry, which has no lock.id yet
+			Replay replay = this.replaysByLock.get(lock.id());
+			if (replay == null || replay.entry.partition() != lock.originPartition()
+					|| replay.entry.offset() != lock.entry()) {
+				throw new SimViolation("(7) replay lock " + lock + " names no replay entry of ours (" + replay + ")");
+			}
+			born = replay.origin.offset;
+			if (lock.stage() == 1 && lock.at().equals(lock.entry()) && RetryHeaders.isReplayEntry(rec.headers())) {
+				carried = replayLockId(rec);
+			}
+		}
+		if (!lock.id().equals(carried) || !Long.toString(born).equals(origin)
 				|| !Objects.equals(count, lock.retryCount())) {
 			throw new SimViolation("lock " + lock + " confirmed at " + rec + " which carries lock.id=" + carried
 					+ " original.offset=" + origin + " retry.count=" + count);
 		}
 	}
 
+	/**
+	 * A replay's lock is written pending by the route of its entry, admitted once by the owner of
+	 * its main-topic partition (and only while it is pending), and then only moved on. The first
+	 * admission places the replay in its key's order: behind every record of its key with a
+	 * live lock sorting before it, before those sorting after it (replays of the same origin
+	 * and a later entry), before every record of its key not in the ladder yet.
+	 */
+	private void checkReplayLockWrite(LockRec rec, Lock lock) {
+		RouteContext context = this.contexts.peek();
+		Replay replay = this.replaysByLock.get(lock.id());
+		Lock previous = null;
+		List<LockRec> log = this.lockLog.get(rec.partition());
+		for (int i = (int) rec.offset() - 1; i >= 0; i--) {
+			LockRec earlier = log.get(i);
+			if (!earlier.planted() && earlier.id().equals(lock.id())) {
+				previous = earlier.lock();
+				break;
+			}
+		}
+		boolean admission = context != null && lock.id().equals(context.admission);
+		if (lock.isPending()) {
+			if (context == null || context.delivery == null || !RetryHeaders.isReplayEntry(context.delivery.headers())
+					|| !lock.id().equals(replayLockId(recordOf(context.delivery)))) {
+				throw new SimViolation("(7) pending lock " + lock + " written while routing " + context.delivery
+						+ ", which is not its replay entry");
+			}
+			if (previous != null && !previous.isPending()) {
+				throw new SimViolation("(7) " + context.incarnation + " wrote " + lock + " pending again over " + previous
+						+ ", which is still live");
+			}
+			return;
+		}
+		if (!admission) {
+			if (previous == null || previous.isPending()) {
+				throw new SimViolation("(7) " + lock + " written while " + ((previous == null) ? "released" : "pending")
+						+ ", not by its admission" + ((context != null && context.delivery != null)
+								? " but by the route of " + context.delivery : ""));
+			}
+			return;
+		}
+		if (previous == null || !previous.isPending()) {
+			throw new SimViolation("(7) the admission at " + context.incarnation + " wrote " + lock + " over "
+					+ ((previous == null) ? "a released lock: it is live again" : previous + ", admitted already"));
+		}
+		replay.admissions++;
+		long event = ++this.events;
+		trace(() -> "    admitted " + replay + " as " + lock + " (event " + event + ")");
+		if (replay.admittedAt >= 0) {
+			return; // a redelivered entry entered again: a redelivery, as the first life's order stands
+		}
+		replay.admittedAt = event;
+		// the key's order at this moment: every live lock of ours (what a caught-up table holds)
+		for (Lock other : liveLocks(rec.partition(), rec.offset())) {
+			if (!other.key().equals(lock.key()) || other.id().equals(lock.id()) || other.isPending()) {
+				continue;
+			}
+			if (other.originOffset() > lock.originOffset()) {
+				throw new SimViolation("(7) " + lock + " admitted before " + other + ", a live lock of its key with a "
+						+ "later origin");
+			}
+			Life owner = (other.entry() != null) ? this.replaysByLock.get(other.id())
+					: this.producedByOrigin.get(originKey(other.originPartition(), other.originOffset()));
+			if (owner == null) {
+				throw new SimViolation("(7) live lock " + other + " belongs to no record");
+			}
+			if (Lock.BY_ORIGIN.compare(other, lock) < 0) {
+				replay.predecessors.add(owner);
+				replay.behind++;
+			}
+			else {
+				owner.predecessors.add(replay);
+			}
+		}
+		// the records of its key not in the ladder: those taken so far are behind it (they went
+		// into the ladder before the admission's turn, or will be taken again after it), the others come after
+		for (Produced p : this.produced) {
+			if (lock.key().equals(p.key) && !p.finished() && p.partition == lock.originPartition()) {
+				if (p.offset <= lock.originOffset()) {
+					replay.predecessors.add(p);
+				}
+				else {
+					p.predecessors.add(replay);
+				}
+			}
+		}
+	}
+
+	/**
+	 * The live locks of ours that lock partition {@code partition} holds below {@code end}, in
+	 * the order they were first written: the ground truth, read without decoding.
+	 */
+	List<Lock> liveLocks(int partition, long end) {
+		Map<String, Lock> live = new LinkedHashMap<>();
+		List<LockRec> log = this.lockLog.get(partition);
+		for (int i = 0; i < end; i++) {
+			LockRec rec = log.get(i);
+			if (!rec.planted()) {
+				if (rec.lock() != null) {
+					live.put(rec.id(), rec.lock());
+				}
+				else {
+					live.remove(rec.id());
+				}
+			}
+		}
+		return new ArrayList<>(live.values());
+	}
+
+	private Rec recordOf(Delivery delivery) {
+		return log(delivery.topic(), delivery.partition()).get((int) delivery.offset());
+	}
+
 	/** Checks the §3 headers of a record just written to a stage topic or the DLQ. */
 	private void checkPublish(Rec rec) {
 		RouteContext context = this.contexts.peek();
-		if (context == null) {
+		if (context == null || context.delivery == null) {
 			throw new SimViolation("publish to " + rec + " outside of any route");
+		}
+		if (context.foreign) {
+			throw new SimViolation("(6) " + context.delivery + ", a record of another group (or of none), was "
+					+ "published as " + rec);
 		}
 		Delivery source = context.delivery;
 		Produced origin = context.origin;
@@ -774,6 +1299,12 @@ final class SimWorld {
 		expect(wrong, h, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(origin.partition));
 		expect(wrong, h, RetryHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset));
 		expect(wrong, h, USER_HEADER, new String(origin.value, StandardCharsets.UTF_8));
+		expect(wrong, h, Ownership.HEADER, GROUP);
+		for (String travels : List.of(REPLAY_HEADER, RetryHeaders.REPLAY_FROM_DLQ)) {
+			if (!Objects.equals(RetryHeaders.text(source.headers(), travels), RetryHeaders.text(h, travels))) {
+				wrong.add(travels + " changed from " + RetryHeaders.text(source.headers(), travels));
+			}
+		}
 		if (!Arrays.equals(rec.value(), origin.value) || !Arrays.equals(rec.key(), source.key())) {
 			wrong.add("key/value changed");
 		}
@@ -786,6 +1317,10 @@ final class SimWorld {
 		}
 		boolean fromMain = MAIN.equals(source.topic());
 		String sourceLock = fromMain ? null : RetryHeaders.text(source.headers(), RetryHeaders.LOCK_ID);
+		if (sourceLock == null && source.key() != null && this.plan.stageOf(source.topic()) == 1
+				&& RetryHeaders.isReplayEntry(source.headers())) {
+			sourceLock = replayLockId(recordOf(source)); // a replay entry carries the lock named after it
+		}
 		String lockId = RetryHeaders.text(h, RetryHeaders.LOCK_ID);
 		if (dlq) {
 			checkDlq(context, rec, wrong, count, fromMain, sourceLock, lockId);
@@ -858,8 +1393,8 @@ final class SimWorld {
 		else if (lockId != null) {
 			wrong.add("lock.id " + lockId + " on a record that never carried a lock");
 		}
-		if (origin.firstDlq < 0) {
-			origin.firstDlq = ++this.events;
+		if (context.life.firstDlq < 0) {
+			context.life.firstDlq = ++this.events;
 		}
 	}
 
@@ -872,12 +1407,29 @@ final class SimWorld {
 
 	// ---- checks made at the end
 
-	/** Checks (1), (2), (2b), (3) and the DLQ's content; returns what is broken. */
+	/** Checks (1), (2), (2b), (3), (7) and the DLQ's content; returns what is broken. */
 	List<String> finalViolations() {
 		List<String> violations = new ArrayList<>();
 		for (Produced p : this.produced) {
 			if (!p.finished()) {
 				violations.add("(1) lost: " + p + " neither succeeded nor reached the DLQ (runs=" + p.runs + ")");
+			}
+		}
+		for (Replay replay : this.replays) {
+			if (!replay.finished()) {
+				violations.add("(1) lost: " + replay + " neither succeeded nor reached the DLQ (runs=" + replay.runs
+						+ ", admissions=" + replay.admissions + ")");
+			}
+		}
+		List<Life> lives = new ArrayList<>(this.produced);
+		lives.addAll(this.replays);
+		for (Life life : lives) {
+			for (Life earlier : life.predecessors) {
+				// (7) a replay's admission placed them in this order: they leave the ladder in it
+				if (life.finished() && earlier.finished() && life.finishedAt() < earlier.finishedAt()) {
+					violations.add("(7) " + life + " left the ladder (event " + life.finishedAt() + ") before " + earlier
+							+ " (event " + earlier.finishedAt() + "), which a replay's admission placed before it");
+				}
 			}
 		}
 		Map<String, List<Produced>> byKey = new LinkedHashMap<>();
@@ -912,7 +1464,9 @@ final class SimWorld {
 		});
 		LockTable replayed = replayLockLog();
 		if (replayed.size() != 0) {
-			violations.add("(3) live locks left in the lock log: " + replayed.snapshot());
+			boolean pending = replayed.snapshot().stream().anyMatch(Lock::isPending);
+			violations.add("(3) live locks left in the lock log" + (pending ? " (pending admission among them)" : "")
+					+ ": " + replayed.snapshot());
 		}
 		for (SimInstance instance : this.instances) {
 			catchUp(instance.current);
