@@ -12,7 +12,8 @@ import io.github.kafkaresilience.lock.LockStore;
  * every record it takes after sees the replay's lock and follows it. The replay's lock gets
  * the origin of the last record taken from the partition (or of the key's last lock, if that
  * is later), so it sorts behind every earlier lock of its key and before the records taken
- * after it.
+ * after it; and it moves the entry to the end of stage 1, behind the records of those earlier
+ * locks that entered stage 1 after it (see {@link Lock#admittedAfter}).
  *
  * @since 0.1.0
  */

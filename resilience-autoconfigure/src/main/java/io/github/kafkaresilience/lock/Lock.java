@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * A dead letter replayed into the ladder was not born in the main topic at a place of its own:
  * its lock names the stage 1 offset where it entered ({@code entry}) and is <em>pending</em>
  * until the instance that owns its main-topic partition admits it, giving it the origin of
- * the main topic's last record it had taken (docs/PROTOCOL.md, rule 2.0). Locks of a key are ordered by
+ * the main topic's last record it had taken and moving the entry to the end of stage 1
+ * (docs/PROTOCOL.md, rule 2.0). Locks of a key are ordered by
  * origin offset, then entry (a replay comes after the main-topic record of the same origin),
  * then id; a pending lock comes after every admitted one.
  *
@@ -80,13 +81,20 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 		return this.originOffset == PENDING;
 	}
 
-	/** This pending lock, admitted behind the main-topic record at {@code originOffset}. */
+	/**
+	 * This pending lock, admitted behind the main-topic record at {@code originOffset}, and
+	 * moving its entry record to the end of stage 1. Records of its key may have entered stage
+	 * 1 after the entry did (followers published since), and with this origin they come before
+	 * the replay; carried where it entered, the replay would sit before its predecessors in
+	 * stage 1 and could wait for a move whose source is queued behind it. Written again at the
+	 * end of the stage, it is behind every one of them.
+	 */
 	public Lock admittedAfter(long originOffset, Instant now) {
 		if (!isPending()) {
 			throw new IllegalStateException(this + " is not pending admission");
 		}
-		return new Lock(this.id, this.key, this.originPartition, originOffset, this.stage, this.at, this.from,
-				this.retryCount, this.failure, now, this.entry);
+		return new Lock(this.id, this.key, this.originPartition, originOffset, 1, null, new Position(1, this.entry),
+				this.retryCount, null, now, this.entry);
 	}
 
 	/** Tells apart locks of one origin offset: -1 for a main-topic record, the entry for a replay. */
