@@ -3,6 +3,7 @@ package io.github.kafkaresilience.metrics;
 import java.util.OptionalLong;
 import java.util.function.ToDoubleFunction;
 
+import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.micrometer.core.instrument.Gauge;
@@ -48,7 +49,17 @@ public class ListenerMetrics implements MeterBinder {
 		gauge(registry, container, "kafka.resilience.consumer.key.depth.max",
 				"Records of the busiest key waiting in one partition, held or parked: a hot key",
 				(load) -> load.busiestKeyDepth());
-		bindLag(registry, container);
+		bindLag(registry, container, groupOf(container));
+	}
+
+	/** The consumer group of a container's listener: its stages belong to that group's ladders. */
+	private String groupOf(OrderedRetryContainer container) {
+		return this.listeners.endpoints()
+			.stream()
+			.filter((endpoint) -> endpoint.id().equals(container.id()))
+			.map(ListenerEndpoint::groupId)
+			.findFirst()
+			.orElse("");
 	}
 
 	/**
@@ -56,11 +67,12 @@ public class ListenerMetrics implements MeterBinder {
 	 * here (main topic and stages), renewed after every rebalance so partitions owned by other
 	 * instances do not show.
 	 */
-	private static void bindLag(MeterRegistry registry, OrderedRetryContainer container) {
+	private static void bindLag(MeterRegistry registry, OrderedRetryContainer container, String group) {
 		MultiGauge lag = MultiGauge.builder("kafka.resilience.consumer.lag")
 			.description("Records of a partition not done yet, from the first pending one to the end of the partition; "
 					+ "for a stage topic, the retries waiting or running")
 			.tag("listener", container.id())
+			.tag("group", group)
 			.register(registry);
 		Runnable renew = () -> lag.register(container.assignment()
 			.stream()

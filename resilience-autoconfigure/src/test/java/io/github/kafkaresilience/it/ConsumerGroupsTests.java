@@ -94,6 +94,12 @@ class ConsumerGroupsTests {
 				.isNotNull();
 			assertThat(meters.find("kafka.resilience.attempts").tag("group", AUDIT + topic).tag("stage", "1").counter())
 				.isNull();
+			assertThat(meters.find("kafka.resilience.consumer.lag").tag("group", BILLING + topic)
+				.tag("topic", Names.retry(BILLING + topic, topic, "1s"))
+				.gauges()).hasSize(3);
+			assertThat(meters.find("kafka.resilience.consumer.lag").tag("group", AUDIT + topic)
+				.tag("topic", Names.retry(BILLING + topic, topic, "1s"))
+				.gauges()).isEmpty();
 		}
 	}
 
