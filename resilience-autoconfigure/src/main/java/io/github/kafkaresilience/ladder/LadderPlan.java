@@ -112,15 +112,6 @@ public record LadderPlan(String group, String mainTopic, List<Stage> stages, Str
 				legal(name(lockTemplate, group, mainTopic), "lock", group, mainTopic), attempts, scoped);
 	}
 
-	/**
-	 * The plan the same group would have with the names of releases before ladders were
-	 * scoped to a group: where an application upgraded from such a release left its records.
-	 */
-	public LadderPlan unscoped() {
-		return of(this.group, this.mainTopic, this.stages.stream().map(Stage::delay).toList(), this.maxAttempts,
-				UNSCOPED_RETRY_TEMPLATE, UNSCOPED_DLQ_TEMPLATE, UNSCOPED_LOCK_TEMPLATE);
-	}
-
 	private static String name(String template, String group, String mainTopic) {
 		return template.replace(GROUP, group).replace("{topic}", mainTopic);
 	}

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.lock;
 
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.Objects;
 
 import org.apache.kafka.common.utils.Bytes;
@@ -41,7 +42,7 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 	public static final long PENDING = Long.MAX_VALUE;
 
 	/** Orders the locks of a key: by origin offset, then entry (none first), then id. */
-	public static final java.util.Comparator<Lock> BY_ORIGIN = java.util.Comparator.comparingLong(Lock::originOffset)
+	public static final Comparator<Lock> BY_ORIGIN = Comparator.comparingLong(Lock::originOffset)
 		.thenComparingLong(Lock::sequence)
 		.thenComparing(Lock::id);
 

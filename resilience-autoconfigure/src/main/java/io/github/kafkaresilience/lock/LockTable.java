@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -80,7 +82,7 @@ public final class LockTable {
 	private final List<Consumer<Lock>> pendingListeners = new CopyOnWriteArrayList<>();
 
 	/** The ids of the live pending locks: replays waiting for admission (rare, so few). */
-	private final java.util.Set<String> pendingIds = new java.util.HashSet<>();
+	private final Set<String> pendingIds = new HashSet<>();
 
 	private long version;
 

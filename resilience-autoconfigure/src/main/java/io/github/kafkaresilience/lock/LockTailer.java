@@ -7,8 +7,14 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -63,7 +69,7 @@ public final class LockTailer {
 	private final Ownership ownership;
 
 	/** The live locks other groups wrote to this topic, by lock id: their group. */
-	private final Map<String, String> foreignLocks = new java.util.concurrent.ConcurrentHashMap<>();
+	private final Map<String, String> foreignLocks = new ConcurrentHashMap<>();
 
 	private volatile boolean running;
 
@@ -145,7 +151,7 @@ public final class LockTailer {
 	 * topic (or did, and left locks behind).
 	 */
 	public Map<String, Integer> foreignLocks() {
-		Map<String, Integer> byGroup = new java.util.TreeMap<>();
+		Map<String, Integer> byGroup = new TreeMap<>();
 		this.foreignLocks.values().forEach((group) -> byGroup.merge(group, 1, Integer::sum));
 		return byGroup;
 	}
@@ -157,15 +163,14 @@ public final class LockTailer {
 	 */
 	public boolean awaitCaughtUp(Duration timeout) {
 		try {
-			this.started.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+			this.started.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			return true;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			return false;
 		}
-		catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
-				| java.util.concurrent.CancellationException ex) {
+		catch (ExecutionException | TimeoutException | CancellationException ex) {
 			return false;
 		}
 	}

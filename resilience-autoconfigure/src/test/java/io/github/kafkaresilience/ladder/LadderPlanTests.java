@@ -65,16 +65,6 @@ class LadderPlanTests {
 	}
 
 	@Test
-	void theUnscopedPlanNamesTheTopicsOfTheReleasesBeforeGroups() {
-		LadderPlan plan = defaults("orders", DELAYS, 7).unscoped();
-
-		assertThat(plan.group()).isEqualTo("billing");
-		assertThat(plan.ownTopics()).containsExactly("orders.retry.30s", "orders.retry.5m", "orders.retry.1h",
-				"orders.dlq", "orders.locks");
-		assertThat(plan.maxAttempts()).isEqualTo(7);
-	}
-
-	@Test
 	void aGroupThatCannotBePartOfATopicNameIsRefusedNamingTheGroupAndTheTemplates() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> LadderPlan.of("billing service/eu", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
