@@ -3,15 +3,18 @@ package io.github.kafkaresilience.ladder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerSettings;
+import io.github.kafkaresilience.support.Sends;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
@@ -60,6 +63,8 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 
 	private volatile @Nullable Producer<byte[], byte[]> producer;
 
+	private final Sends sends;
+
 	/** The largest record the producer must send, from the main topics provisioned so far. */
 	private int largestRecord;
 
@@ -70,6 +75,7 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, "kafka-resilience-ladder-" + instanceId,
 				null);
 		this.publishTimeout = publishTimeout;
+		this.sends = new Sends("kafka-resilience-ladder-" + instanceId);
 	}
 
 	/** The ladder of a consumer group on a main topic. */
@@ -125,7 +131,16 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	}
 
 	@Override
+	public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
+			Headers headers) {
+		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
+		return this.sends.send(producer(), record, this.publishTimeout, "publish to '" + topic + "' partition " + partition)
+			.thenApply(RecordMetadata::offset);
+	}
+
+	@Override
 	public void destroy() {
+		this.sends.close();
 		Producer<byte[], byte[]> current = this.producer;
 		if (current != null) {
 			current.close(Duration.ofSeconds(5));

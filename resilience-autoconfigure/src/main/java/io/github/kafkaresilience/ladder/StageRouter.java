@@ -5,7 +5,9 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.lock.FailureInfo;
@@ -13,6 +15,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.KafkaException;
@@ -115,7 +118,12 @@ public class StageRouter {
 	}
 
 	/**
-	 * Takes the next step for a record.
+	 * Takes the next step for a record. The writes of a step are started here and not waited
+	 * for: a step that writes returns {@link Step.Kind#SETTLING} with their future, and the
+	 * record is finished only when that future completes. Its failure means what an exception
+	 * thrown here means: nothing of the step can be relied on, and the record must be routed
+	 * again. Writes that were already complete when this method returns (a store that writes
+	 * before it returns) make it return {@link Step#done()} or throw, as if awaited.
 	 * @param record the record
 	 * @param tailerSynced whether the lock tailer has caught up with the lock partition since
 	 * this record was read (a lock the record names that is still unknown was released)
@@ -132,19 +140,28 @@ public class StageRouter {
 		}
 		Refusal refusal = this.refusals.isEmpty() ? null : this.refusals.remove(record.toString());
 		if (refusal != null) {
-			try {
-				deadLetterRefused(record, refusal);
-			}
-			catch (UnpublishableRecordException ex) {
-				throw ex;
-			}
-			catch (RuntimeException ex) {
-				this.refusals.put(record.toString(), refusal);
-				throw ex;
-			}
-			return Step.done();
+			CompletableFuture<Void> dead = deadLetterRefused(record, refusal).whenComplete((ignored, ex) -> {
+				if (ex != null && !(Futures.cause(ex) instanceof UnpublishableRecordException)) {
+					this.refusals.put(record.toString(), refusal);
+				}
+			});
+			return settle(dead);
 		}
-		return (stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced);
+		return settle((stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced));
+	}
+
+	/** A step whose writes are already complete is done, or throws what they failed with. */
+	private static Step settle(Step step) {
+		CompletableFuture<?> writes = step.writes();
+		if (writes == null || !writes.isDone()) {
+			return step;
+		}
+		Futures.rethrowIfFailed(writes);
+		return Step.done();
+	}
+
+	private static Step settle(CompletableFuture<?> writes) {
+		return settle(Step.settling(writes));
 	}
 
 	// PROTOCOL §5
@@ -156,16 +173,14 @@ public class StageRouter {
 				// an earlier delivery of this record got this far; its first move is this
 				// record's to finish, any later one belongs to a record in a retry stage
 				if (earlier.isMoving() && new Position(0, record.offset()).equals(earlier.from())) {
-					completeMove(earlier, record, true);
+					return Step.settling(completeMove(earlier, record, true));
 				}
 				return Step.done();
 			}
 			if (!this.locks.locksOf(key).isEmpty()) {
 				Lock follower = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 						new Position(0, record.offset()), 0, null, now());
-				moveNewLock(follower, record);
-				this.observer.followerForwarded();
-				return Step.done();
+				return Step.settling(moveNewLock(follower, record).thenRun(this.observer::followerForwarded));
 			}
 		}
 		HandlerResult result = handle(record, 0);
@@ -174,23 +189,20 @@ public class StageRouter {
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			deadLetter(record, true, 0, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
-			return Step.done();
+			return Step.settling(deadLetter(record, true, 0, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON));
 		}
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || this.plan.maxAttempts() <= 1) {
-			deadLetter(record, true, 1, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
-			return Step.done();
+			return Step.settling(
+					deadLetter(record, true, 1, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
 		}
 		if (key == null) {
-			publishWithoutLock(record, true, 1, 1, failure);
-			return Step.done();
+			return Step.settling(publishWithoutLock(record, true, 1, 1, failure));
 		}
 		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 				new Position(0, record.offset()), 1, failure, now());
-		moveNewLock(lock, record);
-		return Step.done();
+		return Step.settling(moveNewLock(lock, record));
 	}
 
 	/**
@@ -243,8 +255,7 @@ public class StageRouter {
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
 			if (here.equals(lock.from())) {
-				completeMove(lock, record, false);
-				return Step.done();
+				return Step.settling(completeMove(lock, record, false));
 			}
 			// only a copy the unfinished move may have published can become the carrier: one
 			// in the target stage and, when the move re-appends to its own stage, after the source
@@ -261,8 +272,7 @@ public class StageRouter {
 		Position ahead = predecessor.position();
 		if (ahead != null && ahead.isAfter(here)) {
 			// forward: not an attempt, the record keeps its count and its last failure
-			move(lock, record, stage, ahead.stage(), retryCount, null);
-			return Step.done();
+			return Step.settling(move(lock, record, stage, ahead.stage(), retryCount, null));
 		}
 		return Step.waitForKey();
 	}
@@ -304,31 +314,25 @@ public class StageRouter {
 		HandlerResult result = handle(record, stage);
 		String lockId = (lock != null) ? lock.id() : null;
 		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			release(lock);
-			return Step.done();
+			return Step.settling(release(lock));
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			deadLetter(record, false, retryCount, lockId, RetryHeaders.failure(ex, true, now()), DlqReason.POISON);
-			release(lock);
-			return Step.done();
+			return Step.settling(deadLetter(record, false, retryCount, lockId, RetryHeaders.failure(ex, true, now()),
+					DlqReason.POISON).thenCompose((ignored) -> release(lock)));
 		}
 		// a count read from a retry topic can be as large as an int goes; it must not wrap around
 		int attempts = (retryCount < Integer.MAX_VALUE) ? retryCount + 1 : retryCount;
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
-			deadLetter(record, false, attempts, lockId, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED);
-			release(lock);
-			return Step.done();
+			return Step.settling(deadLetter(record, false, attempts, lockId, failure,
+					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED).thenCompose((ignored) -> release(lock)));
 		}
 		if (lock != null) {
-			move(lock, record, stage, nextStage(stage), attempts, failure);
+			return Step.settling(move(lock, record, stage, nextStage(stage), attempts, failure));
 		}
-		else {
-			publishWithoutLock(record, false, nextStage(stage), attempts, failure);
-		}
-		return Step.done();
+		return Step.settling(publishWithoutLock(record, false, nextStage(stage), attempts, failure));
 	}
 
 	private HandlerResult handle(Delivery record, int stage) {
@@ -338,10 +342,8 @@ public class StageRouter {
 		return result;
 	}
 
-	private void release(@Nullable Lock lock) {
-		if (lock != null) {
-			this.locks.release(lock);
-		}
+	private CompletableFuture<Void> release(@Nullable Lock lock) {
+		return (lock != null) ? Futures.call(() -> this.locks.releasing(lock)) : Futures.done();
 	}
 
 	/**
@@ -360,33 +362,13 @@ public class StageRouter {
 	/**
 	 * Moves a lock created for a main-topic record to stage 1. If the publish fails, the new
 	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
+	 * When the lock write itself reports a failure it may still have landed: it is released
+	 * too, or the redelivery would create a second lock and leave this one moving forever.
 	 */
-	private void moveNewLock(Lock moving, Delivery record) {
-		try {
-			this.locks.write(moving);
-		}
-		catch (RuntimeException ex) {
-			// the write may have landed although it reported a failure: release it, or the
-			// redelivery would create a second lock and leave this one moving forever
-			compensate(() -> this.locks.release(moving), moving, record, ex);
-			throw ex;
-		}
-		long offset;
-		try {
-			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
-			offset = publish(record, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
-			this.faults.at(FaultInjection.Point.PUBLISHED, record);
-		}
-		catch (RuntimeException ex) {
-			Refusal refusal = refusal(ex, true, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
-			if (refusal != null) {
-				refused(record, refusal, ex);
-				return;
-			}
-			compensate(() -> this.locks.release(moving), moving, record, ex);
-			throw ex;
-		}
-		confirm(moving, offset);
+	private CompletableFuture<Void> moveNewLock(Lock moving, Delivery record) {
+		return undoOnFailure(Futures.call(() -> this.locks.writing(moving)),
+				() -> this.locks.releasing(moving), moving, record)
+			.thenCompose((ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving)));
 	}
 
 	/**
@@ -394,58 +376,74 @@ public class StageRouter {
 	 * confirmed position (releasing it would let its key's later records overtake it) and the
 	 * record is redelivered.
 	 */
-	private void move(Lock lock, Delivery record, int fromStage, int toStage, int retryCount, @Nullable FailureInfo failure) {
+	private CompletableFuture<Void> move(Lock lock, Delivery record, int fromStage, int toStage, int retryCount,
+			@Nullable FailureInfo failure) {
 		Lock moving = lock.moveTo(toStage, new Position(fromStage, record.offset()), retryCount, failure, now());
-		this.locks.write(moving);
-		long offset;
-		try {
+		return Futures.call(() -> this.locks.writing(moving))
+			.thenCompose((ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock)));
+	}
+
+	/**
+	 * The second half of a move whose lock is written: publishes the record to the lock's
+	 * stage, then confirms the lock there. A publish refused as too large dead-letters the
+	 * record instead; any other failed publish undoes the lock write and fails the move.
+	 */
+	private CompletableFuture<Void> publishThenConfirm(Lock moving, Delivery record, boolean fromMain,
+			Supplier<CompletableFuture<Void>> undo) {
+		CompletableFuture<Long> published = Futures.call(() -> {
 			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
-			offset = publish(record, false, toStage, retryCount, lock.id(), failure);
+			return publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+		}).thenApply((offset) -> {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
-		}
-		catch (RuntimeException ex) {
-			Refusal refusal = refusal(ex, false, toStage, retryCount, lock.id(), failure);
-			if (refusal != null) {
-				refused(record, refusal, ex);
-				return;
+			return offset;
+		});
+		return published.handle((offset, ex) -> {
+			if (ex == null) {
+				return confirm(moving, offset);
 			}
-			compensate(() -> this.locks.write(lock), moving, record, ex);
-			throw ex;
-		}
-		confirm(moving, offset);
+			Throwable cause = Futures.cause(ex);
+			if (cause instanceof RuntimeException failed) {
+				Refusal refusal = refusal(failed, fromMain, moving.stage(), moving.retryCount(), moving.id(),
+						moving.failure());
+				if (refusal != null) {
+					return refused(record, refusal, failed);
+				}
+			}
+			return undoThenFail(undo, moving, record, cause);
+		}).thenCompose(Function.identity());
 	}
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
-	private void completeMove(Lock moving, Delivery record, boolean fromMain) {
-		long offset;
-		try {
-			offset = publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
-		}
-		catch (RuntimeException ex) {
-			Refusal refusal = refusal(ex, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
-			if (refusal == null) {
-				throw ex;
+	private CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
+		CompletableFuture<Long> published = Futures.call(
+				() -> publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure()));
+		return published.handle((offset, ex) -> {
+			if (ex == null) {
+				this.faults.at(FaultInjection.Point.PUBLISHED, record);
+				return confirm(moving, offset);
 			}
-			refused(record, refusal, ex);
-			return;
-		}
-		this.faults.at(FaultInjection.Point.PUBLISHED, record);
-		confirm(moving, offset);
+			Throwable cause = Futures.cause(ex);
+			Refusal refusal = (cause instanceof RuntimeException failed) ? refusal(failed, fromMain, moving.stage(),
+					moving.retryCount(), moving.id(), moving.failure()) : null;
+			return (refusal != null) ? refused(record, refusal, (RuntimeException) cause)
+					: CompletableFuture.<Void>failedFuture(cause);
+		}).thenCompose(Function.identity());
 	}
 
 	/** Publishes a record without a key, which moves without a lock. */
-	private void publishWithoutLock(Delivery record, boolean fromMain, int toStage, int retryCount,
+	private CompletableFuture<Void> publishWithoutLock(Delivery record, boolean fromMain, int toStage, int retryCount,
 			FailureInfo failure) {
-		try {
-			publish(record, fromMain, toStage, retryCount, null, failure);
-		}
-		catch (RuntimeException ex) {
-			Refusal refusal = refusal(ex, fromMain, toStage, retryCount, null, failure);
-			if (refusal == null) {
-				throw ex;
+		CompletableFuture<Long> published = Futures.call(() -> publish(record, fromMain, toStage, retryCount, null, failure));
+		return published.handle((offset, ex) -> {
+			if (ex == null) {
+				return Futures.done();
 			}
-			refused(record, refusal, ex);
-		}
+			Throwable cause = Futures.cause(ex);
+			Refusal refusal = (cause instanceof RuntimeException failed)
+					? refusal(failed, fromMain, toStage, retryCount, null, failure) : null;
+			return (refusal != null) ? refused(record, refusal, (RuntimeException) cause)
+					: CompletableFuture.<Void>failedFuture(cause);
+		}).thenCompose(Function.identity());
 	}
 
 	/**
@@ -467,16 +465,17 @@ public class StageRouter {
 	 * In a transaction the failed send dooms the transaction: the record is dead-lettered in
 	 * the next one, when it is routed again.
 	 */
-	private void refused(Delivery record, Refusal refusal, RuntimeException ex) {
+	private CompletableFuture<Void> refused(Delivery record, Refusal refusal, RuntimeException ex) {
 		if (this.dualWrite == DualWrite.TRANSACTION) {
 			if (this.refusals.size() >= MAX_REFUSALS) {
 				this.refusals.clear();
 			}
 			this.refusals.put(record.toString(), refusal);
-			throw new KafkaException("'" + refusal.topic() + "' refused " + record + " as too large; the transaction is "
-					+ "aborted and the record is sent to '" + this.plan.dlqTopic() + "' when it is routed again", ex);
+			return CompletableFuture.failedFuture(new KafkaException("'" + refusal.topic() + "' refused " + record
+					+ " as too large; the transaction is aborted and the record is sent to '" + this.plan.dlqTopic()
+					+ "' when it is routed again", ex));
 		}
-		deadLetterRefused(record, refusal);
+		return deadLetterRefused(record, refusal);
 	}
 
 	/**
@@ -484,7 +483,7 @@ public class StageRouter {
 	 * releases the lock it carries or was to carry. The lock goes last: after a crash before
 	 * it, the redelivered record finds its move unfinished and comes here again.
 	 */
-	private void deadLetterRefused(Delivery record, Refusal refusal) {
+	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal) {
 		long size = size(record);
 		FailureInfo last = refusal.failure();
 		String message = "Record " + record + " (about " + size + " bytes of key, value and headers) could not be "
@@ -494,10 +493,10 @@ public class StageRouter {
 				+ ((last != null) ? ". Its last failure: " + last.exception() + ": " + last.message() : "");
 		logger.warn(message);
 		FailureInfo tooLarge = RetryHeaders.failure(refusal.cause(), true, now());
-		deadLetter(record, refusal.fromMain(), refusal.retryCount(), refusal.lockId(),
+		return deadLetter(record, refusal.fromMain(), refusal.retryCount(), refusal.lockId(),
 				new FailureInfo(tooLarge.errorClass(), message, tooLarge.exception(), tooLarge.timestamp()),
-				DlqReason.PERMANENT);
-		release((refusal.lockId() != null) ? this.locks.find(refusal.lockId()) : null);
+				DlqReason.PERMANENT)
+			.thenCompose((ignored) -> release((refusal.lockId() != null) ? this.locks.find(refusal.lockId()) : null));
 	}
 
 	/**
@@ -505,35 +504,58 @@ public class StageRouter {
 	 * record may have completed the move, and the lock may even be released already; a late
 	 * confirmation must not bring it back.
 	 */
-	private synchronized void confirm(Lock moving, long offset) {
-		Lock current = this.locks.find(moving.id());
-		if (current == null || !current.isMoving() || current.stage() != moving.stage()
-				|| !current.from().equals(moving.from())) {
-			logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
-			return;
+	private CompletableFuture<Void> confirm(Lock moving, long offset) {
+		synchronized (this) {
+			Lock current = this.locks.find(moving.id());
+			if (current == null || !current.isMoving() || current.stage() != moving.stage()
+					|| !current.from().equals(moving.from())) {
+				logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
+				return Futures.done();
+			}
+			return Futures.call(() -> this.locks.writing(moving.confirmedAt(offset, now())));
 		}
-		this.locks.write(moving.confirmedAt(offset, now()));
 	}
 
-	private void compensate(Runnable undo, Lock moving, Delivery record, RuntimeException cause) {
-		if (this.dualWrite == DualWrite.TRANSACTION) {
-			return; // the caller aborts the transaction, and the lock write with it
+	/**
+	 * When {@code write} fails, undoes it ({@code compensate} mode) and fails with the write's
+	 * failure; in {@code transaction} mode the caller aborts the transaction instead.
+	 */
+	private CompletableFuture<Void> undoOnFailure(CompletableFuture<Void> write, Supplier<CompletableFuture<Void>> undo,
+			Lock moving, Delivery record) {
+		return write.handle((ignored, ex) -> (ex == null) ? Futures.done() : undoThenFail(undo, moving, record, Futures.cause(ex)))
+			.thenCompose(Function.identity());
+	}
+
+	/**
+	 * Undoes a lock write after a failed step and fails with the step's failure. A failed undo
+	 * leaves the lock in flight; the record's redelivery completes the move. An {@link Error}
+	 * is not undone: it fails at once.
+	 */
+	private CompletableFuture<Void> undoThenFail(Supplier<CompletableFuture<Void>> undo, Lock moving, Delivery record,
+			Throwable cause) {
+		if (this.dualWrite == DualWrite.TRANSACTION || !(cause instanceof RuntimeException)) {
+			return CompletableFuture.failedFuture(cause); // the caller aborts the transaction, and the lock write with it
 		}
-		try {
+		return Futures.call(() -> {
 			this.faults.at(FaultInjection.Point.COMPENSATING, record);
-			undo.run();
-		}
-		catch (RuntimeException ex) {
-			// the lock stays in flight; the record's redelivery completes the move
-			cause.addSuppressed(ex);
-			logger.warn("Could not undo the move of " + moving + " after a failed publish", ex);
-		}
+			return undo.get();
+		}).handle((ignored, ex) -> {
+			if (ex != null) {
+				Throwable undoFailure = Futures.cause(ex);
+				if (undoFailure instanceof Error error) {
+					throw error;
+				}
+				cause.addSuppressed(undoFailure);
+				logger.warn("Could not undo the move of " + moving + " after a failed publish", undoFailure);
+			}
+			return CompletableFuture.<Void>failedFuture(cause);
+		}).thenCompose(Function.identity());
 	}
 
-	private long publish(Delivery record, boolean fromMain, int toStage, int retryCount, @Nullable String lockId,
-			@Nullable FailureInfo failure) {
+	private CompletableFuture<Long> publish(Delivery record, boolean fromMain, int toStage, int retryCount,
+			@Nullable String lockId, @Nullable FailureInfo failure) {
 		String topic = this.plan.stage(toStage).topic();
-		return this.publisher.publish(topic, record.partition(), record.key(), record.value(),
+		return this.publisher.sending(topic, record.partition(), record.key(), record.value(),
 				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
 						retryCount, lockId, failure, null, this.ownership));
 	}
@@ -541,32 +563,38 @@ public class StageRouter {
 	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
 	private Step deadLetterMalformed(Delivery record, int retryCount, String problem) {
 		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
-		deadLetter(record, false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now()),
-				DlqReason.POISON);
-		return Step.done();
+		return Step.settling(deadLetter(record, false, retryCount, null,
+				RetryHeaders.failure(new IllegalStateException(problem), true, now()), DlqReason.POISON));
 	}
 
-	private void deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,
+	/**
+	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
+	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
+	 */
+	private CompletableFuture<Void> deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,
 			FailureInfo failure, DlqReason reason) {
-		try {
-			this.publisher.publish(this.plan.dlqTopic(), record.partition(), record.key(), record.value(),
-					RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
-							retryCount, lockId, failure, reason, this.ownership));
-		}
-		catch (RuntimeException ex) {
-			Throwable tooLarge = tooLarge(ex);
+		CompletableFuture<Long> published = Futures.call(() -> this.publisher.sending(this.plan.dlqTopic(),
+				record.partition(), record.key(), record.value(), RetryHeaders.forHop(record.headers(), fromMain,
+						record.topic(), record.partition(), record.offset(), retryCount, lockId, failure, reason,
+						this.ownership)));
+		return published.handle((offset, ex) -> {
+			if (ex == null) {
+				this.observer.deadLettered(reason, failure.errorClass());
+				return Futures.done();
+			}
+			Throwable cause = Futures.cause(ex);
+			Throwable tooLarge = tooLarge(cause);
 			if (tooLarge == null) {
-				throw ex;
+				return CompletableFuture.<Void>failedFuture(cause);
 			}
 			long size = size(record);
-			throw new UnpublishableRecordException("Record " + record + " (about " + size + " bytes of key, value and "
-					+ "headers) can be neither retried nor dead-lettered: '" + this.plan.dlqTopic() + "' refused it as too "
-					+ "large (" + tooLarge.getMessage() + "). Nothing from it on in " + record.topic() + "-"
-					+ record.partition() + " is committed until it is published. Raise "
+			return CompletableFuture.<Void>failedFuture(new UnpublishableRecordException("Record " + record + " (about "
+					+ size + " bytes of key, value and headers) can be neither retried nor dead-lettered: '"
+					+ this.plan.dlqTopic() + "' refused it as too large (" + tooLarge.getMessage() + "). Nothing from it on in "
+					+ record.topic() + "-" + record.partition() + " is committed until it is published. Raise "
 					+ fix(tooLarge, this.plan.dlqTopic(), size) + ", then restart the instance to deliver it again",
-					this.plan.dlqTopic(), ex);
-		}
-		this.observer.deadLettered(reason, failure.errorClass());
+					this.plan.dlqTopic(), cause));
+		}).thenCompose(Function.identity());
 	}
 
 	/** The cause that says a topic or the producer refused a record as too large, or {@code null}. */

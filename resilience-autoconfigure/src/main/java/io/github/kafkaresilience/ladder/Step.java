@@ -1,13 +1,18 @@
 package io.github.kafkaresilience.ladder;
 
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the consumer does with a record after the {@link StageRouter} looked at it.
  *
  * @param kind what to do
  * @param dueAt for {@link Kind#WAIT_UNTIL}, the epoch millis at which to look again
+ * @param writes for {@link Kind#SETTLING}, the writes under way
  * @since 0.1.0
  */
-public record Step(Kind kind, long dueAt) {
+public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes) {
 
 	public enum Kind {
 
@@ -21,22 +26,29 @@ public record Step(Kind kind, long dueAt) {
 		WAIT_FOR_KEY,
 
 		/** The record's lock is unknown: look again once the tailer has caught up. */
-		WAIT_FOR_TAILER
+		WAIT_FOR_TAILER,
+
+		/**
+		 * The record's writes are under way: it is finished once {@code writes} completes, and
+		 * until then its key stays held and its offset uncommitted. When {@code writes} fails,
+		 * the record is routed again, as after a failure of the step itself.
+		 */
+		SETTLING
 
 	}
 
-	private static final Step DONE = new Step(Kind.DONE, 0);
+	private static final Step DONE = new Step(Kind.DONE, 0, null);
 
-	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0);
+	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null);
 
-	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0);
+	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null);
 
 	public static Step done() {
 		return DONE;
 	}
 
 	public static Step waitUntil(long dueAt) {
-		return new Step(Kind.WAIT_UNTIL, dueAt);
+		return new Step(Kind.WAIT_UNTIL, dueAt, null);
 	}
 
 	public static Step waitForKey() {
@@ -45,6 +57,10 @@ public record Step(Kind kind, long dueAt) {
 
 	public static Step waitForTailer() {
 		return WAIT_FOR_TAILER;
+	}
+
+	public static Step settling(CompletableFuture<?> writes) {
+		return new Step(Kind.SETTLING, 0, writes);
 	}
 
 }

@@ -12,13 +12,16 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -32,6 +35,7 @@ import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
+import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -153,6 +157,9 @@ public class OrderedRetryContainer {
 	private final Map<TopicPartition, Long> droppedAt = new HashMap<>();
 
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
+
+	/** The writes of records whose steps returned without waiting for them. */
+	private final Set<CompletableFuture<?>> settling = ConcurrentHashMap.newKeySet();
 
 	/** Tasks ready to run, drained by the workers. */
 	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
@@ -375,6 +382,7 @@ public class OrderedRetryContainer {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		awaitSettling();
 		try {
 			commit(consumer, this.partitions.keySet());
 		}
@@ -395,6 +403,26 @@ public class OrderedRetryContainer {
 			catch (Exception ex) {
 				logger.debug("Could not close the reaper's admin client", ex);
 			}
+		}
+	}
+
+	/**
+	 * Lets the writes under way finish before the last commit, so that a clean stop does not
+	 * deliver their records again; they are bounded by the write timeouts.
+	 */
+	private void awaitSettling() {
+		CompletableFuture<?>[] pending = this.settling.toArray(CompletableFuture<?>[]::new);
+		if (pending.length == 0) {
+			return;
+		}
+		try {
+			CompletableFuture.allOf(pending).get(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.debug("Listener '" + this.id + "' stopped before all writes under way completed", ex);
 		}
 	}
 
@@ -787,19 +815,13 @@ public class OrderedRetryContainer {
 					: route.router().route(task.delivery, task.tailerSynced);
 			task.failures = 0;
 		}
-		catch (StageRouter.UnpublishableRecordException ex) {
-			stop(task, ex);
-			return;
-		}
 		catch (RuntimeException ex) {
-			Duration backoff = backoff(++task.failures);
-			logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
-					+ "); trying again in " + backoff.toMillis() + " ms", ex);
-			schedule(task, backoff.toMillis());
+			routeFailed(task, ex);
 			return;
 		}
 		switch (step.kind()) {
 			case DONE -> complete(task);
+			case SETTLING -> settle(task, step.writes());
 			case WAIT_UNTIL -> {
 				if (!park(task, step.dueAt())) {
 					schedule(task, step.dueAt() - this.clock.millis());
@@ -816,6 +838,39 @@ public class OrderedRetryContainer {
 			});
 			case WAIT_FOR_KEY -> waitForKey(task, route, before);
 		}
+	}
+
+	/**
+	 * A step failed, or its writes did: the record is routed again after a backoff, unless it
+	 * can go nowhere.
+	 */
+	private void routeFailed(Task task, Throwable ex) {
+		if (ex instanceof StageRouter.UnpublishableRecordException unpublishable) {
+			stop(task, unpublishable);
+			return;
+		}
+		Duration backoff = backoff(++task.failures);
+		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
+				+ "); trying again in " + backoff.toMillis() + " ms", ex);
+		schedule(task, backoff.toMillis());
+	}
+
+	/**
+	 * A record whose writes are under way frees its worker at once (PROTOCOL §8): it stays at
+	 * the head of its key's queue, so the key's later records wait, and its offset stays
+	 * pending, so no commit passes it, until the writes complete.
+	 */
+	private void settle(Task task, CompletableFuture<?> writes) {
+		this.settling.add(writes);
+		writes.whenComplete((ignored, ex) -> {
+			this.settling.remove(writes);
+			if (ex == null) {
+				complete(task);
+			}
+			else if (!this.stopping && !task.work.revoked) {
+				routeFailed(task, Futures.cause(ex));
+			}
+		});
 	}
 
 	/**

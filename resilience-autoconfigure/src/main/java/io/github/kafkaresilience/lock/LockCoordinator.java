@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.support.ProducerSettings;
+import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -46,6 +47,9 @@ public class LockCoordinator implements DisposableBean {
 
 	private volatile Producer<byte[], byte[]> producer;
 
+	/** Completes the lock writes of moves, which no thread waits for. */
+	private final Sends sends;
+
 	/**
 	 * @param instanceId the stable id of this instance, written with every lock record
 	 * @param consumerConfig the client settings for the tailers (group settings are dropped)
@@ -60,6 +64,7 @@ public class LockCoordinator implements DisposableBean {
 		this.producerConfig = writerConfig(producerConfig);
 		this.tailerPollTimeout = tailerPollTimeout;
 		this.writeTimeout = writeTimeout;
+		this.sends = new Sends("kafka-resilience-locks-" + instanceId);
 	}
 
 	public String instanceId() {
@@ -82,7 +87,7 @@ public class LockCoordinator implements DisposableBean {
 					ownership);
 			tailer.start();
 			created[0] = true;
-			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.instanceId, this.writeTimeout,
+			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.sends, this.instanceId, this.writeTimeout,
 					ownership);
 		});
 		if (created[0]) {
@@ -113,6 +118,7 @@ public class LockCoordinator implements DisposableBean {
 	public void destroy() {
 		this.registries.values().forEach((registry) -> registry.tailer().stop());
 		this.registries.clear();
+		this.sends.close();
 		Producer<byte[], byte[]> current = this.producer;
 		if (current != null) {
 			current.close(Duration.ofSeconds(5));

@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -35,8 +37,11 @@ public final class LockRegistry implements LockStore {
 
 	private final Ownership ownership;
 
+	private final Sends sends;
+
 	LockRegistry(String mainTopic, String lockTopic, LockTable table, LockTailer tailer, Producer<byte[], byte[]> producer,
-			String coordinatorId, Duration writeTimeout, Ownership ownership) {
+			Sends sends, String coordinatorId, Duration writeTimeout, Ownership ownership) {
+		this.sends = sends;
 		this.ownership = ownership;
 		this.mainTopic = mainTopic;
 		this.lockTopic = lockTopic;
@@ -105,6 +110,17 @@ public final class LockRegistry implements LockStore {
 		this.table.apply(lock.originPartition(), offset, lock.id(), null);
 	}
 
+	@Override
+	public CompletableFuture<Void> writing(Lock lock) {
+		return sending(lock, LockCodec.encode(lock)).thenAccept((offset) ->
+				this.table.apply(lock.originPartition(), offset, lock.id(), lock));
+	}
+
+	@Override
+	public CompletableFuture<Void> releasing(Lock lock) {
+		return sending(lock, null).thenAccept((offset) -> this.table.apply(lock.originPartition(), offset, lock.id(), null));
+	}
+
 	/**
 	 * The lock record that writes {@code lock}, or releases it, for a caller that sends it
 	 * itself (in a transaction); it then reports the write with {@link #written}.
@@ -113,8 +129,7 @@ public final class LockRegistry implements LockStore {
 	 * @return the record to send
 	 */
 	public ProducerRecord<byte[], byte[]> recordOf(Lock lock, boolean release) {
-		return new ProducerRecord<>(this.lockTopic, lock.originPartition(), null, LockCodec.encodeId(lock.id()),
-				release ? null : LockCodec.encode(lock), LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
+		return record(lock, release ? null : LockCodec.encode(lock));
 	}
 
 	/**
@@ -129,10 +144,20 @@ public final class LockRegistry implements LockStore {
 	}
 
 	private long send(Lock lock, byte @Nullable [] value) {
-		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, lock.originPartition(), null,
-				LockCodec.encodeId(lock.id()), value, LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
-		return KafkaFutures.await(this.producer.send(record), this.writeTimeout,
-				"write lock " + lock.id() + " to '" + this.lockTopic + "'").offset();
+		return KafkaFutures.await(this.producer.send(record(lock, value)), this.writeTimeout, what(lock)).offset();
+	}
+
+	private CompletableFuture<Long> sending(Lock lock, byte @Nullable [] value) {
+		return this.sends.send(this.producer, record(lock, value), this.writeTimeout, what(lock)).thenApply(RecordMetadata::offset);
+	}
+
+	private ProducerRecord<byte[], byte[]> record(Lock lock, byte @Nullable [] value) {
+		return new ProducerRecord<>(this.lockTopic, lock.originPartition(), null, LockCodec.encodeId(lock.id()), value,
+				LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
+	}
+
+	private String what(Lock lock) {
+		return "write lock " + lock.id() + " to '" + this.lockTopic + "'";
 	}
 
 }

@@ -1,14 +1,17 @@
 package io.github.kafkaresilience.lock;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.support.Futures;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The locks of one main topic as the retry protocol sees them: reads come from this
  * instance's lock table, writes are durable when they return and are visible to the next read
- * at once (read-your-writes).
+ * at once (read-your-writes). Writes come in two forms: awaited, for the rare writes outside
+ * a move, and without waiting, for the moves of records.
  *
  * @since 0.1.0
  */
@@ -30,5 +33,19 @@ public interface LockStore {
 
 	/** Releases a lock with a tombstone; durable on return. */
 	void release(Lock lock);
+
+	/**
+	 * Writes a new version of a lock without waiting for it. The future completes once the
+	 * write is durable (reads see it from then on), never on a Kafka client's network thread,
+	 * so the next step of a move may be chained on it.
+	 */
+	default CompletableFuture<Void> writing(Lock lock) {
+		return Futures.of(() -> write(lock));
+	}
+
+	/** Releases a lock without waiting for it; completes like {@link #writing(Lock)}. */
+	default CompletableFuture<Void> releasing(Lock lock) {
+		return Futures.of(() -> release(lock));
+	}
 
 }

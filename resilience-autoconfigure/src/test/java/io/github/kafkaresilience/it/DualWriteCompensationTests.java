@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.autoconfigure.ResilienceProperties;
@@ -124,11 +125,12 @@ class DualWriteCompensationTests {
 					"faulty", Duration.ofSeconds(30)) {
 
 				@Override
-				public long publish(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+				public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
+						Headers headers) {
 					if (topic.contains(".retry.") && failingPublishes.getAndDecrement() > 0) {
-						throw new KafkaException("injected: publish to " + topic + " failed");
+						return CompletableFuture.failedFuture(new KafkaException("injected: publish to " + topic + " failed"));
 					}
-					return super.publish(topic, partition, key, value, headers);
+					return super.sending(topic, partition, key, value, headers);
 				}
 
 			};
