@@ -10,6 +10,8 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
@@ -24,6 +26,12 @@ import org.springframework.util.ReflectionUtils;
  * <p>
  * Records are deserialized as if read from their main topic, also when they come from a retry
  * topic, so that topic-based schema lookups keep working.
+ * <p>
+ * The deserializers, the idempotency key and the method see a copy of the record's headers:
+ * a deserializer may remove headers (the JSON deserializer removes its type headers) or add
+ * some, and the method sees them as the deserializers left them, as a {@code @KafkaListener}
+ * does. The {@link Delivery}'s own headers stay as the record arrived: its retries and its
+ * dead letter carry them, and its next attempt deserializes from them again.
  *
  * @since 0.1.0
  */
@@ -74,13 +82,14 @@ public class HandlerInvoker implements RecordHandler {
 
 	@Override
 	public HandlerResult handle(Delivery delivery) {
+		Headers headers = new RecordHeaders(delivery.headers().toArray());
 		Object key;
 		Object value;
 		try {
-			key = (delivery.key() != null)
-					? this.keyDeserializer.deserialize(this.mainTopic, delivery.headers(), delivery.key()) : null;
+			key = (delivery.key() != null) ? this.keyDeserializer.deserialize(this.mainTopic, headers, delivery.key())
+					: null;
 			value = (delivery.value() != null)
-					? this.valueDeserializer.deserialize(this.mainTopic, delivery.headers(), delivery.value()) : null;
+					? this.valueDeserializer.deserialize(this.mainTopic, headers, delivery.value()) : null;
 		}
 		catch (RuntimeException ex) {
 			return HandlerResult.poison(ex);
@@ -91,15 +100,17 @@ public class HandlerInvoker implements RecordHandler {
 					+ value.getClass().getName()));
 		}
 		// the record is built only for a method that takes it or for the guard, which keys by it
-		ConsumerRecord<?, ?> record = (this.takesRecord || this.guard != null) ? record(delivery, key, value) : null;
+		ConsumerRecord<?, ?> record = (this.takesRecord || this.guard != null) ? record(delivery, headers, key, value)
+				: null;
 		Object argument = this.takesRecord ? record : value;
 		return (this.guard != null) ? this.guard.run(record, () -> invoke(argument)) : invoke(argument);
 	}
 
-	private static ConsumerRecord<?, ?> record(Delivery delivery, @Nullable Object key, @Nullable Object value) {
+	private static ConsumerRecord<?, ?> record(Delivery delivery, Headers headers, @Nullable Object key,
+			@Nullable Object value) {
 		return new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(), delivery.timestamp(),
-				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key, value,
-				delivery.headers(), Optional.empty());
+				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key, value, headers,
+				Optional.empty());
 	}
 
 	private HandlerResult invoke(@Nullable Object argument) {
