@@ -16,13 +16,18 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.kafka.support.serializer.DeserializationException;
+import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Deserializes a record with the application's deserializers and invokes the listener
  * method with the {@link ConsumerRecord} or just its value. A record that cannot be
- * deserialized is reported as poison. With an {@link IdempotencyGuard}, the method runs only
- * for records whose idempotency key was not completed before.
+ * deserialized is reported as poison and the method does not run: a deserializer threw, or an
+ * {@link ErrorHandlingDeserializer} reported its delegate's failure in an exception header (the
+ * poison's failure is then that {@link DeserializationException}, with the delegate's
+ * exception as its cause). With an {@link IdempotencyGuard}, the method runs only for records
+ * whose idempotency key was not completed before.
  * <p>
  * Records are deserialized as if read from their main topic, also when they come from a retry
  * topic, so that topic-based schema lookups keep working.
@@ -93,6 +98,11 @@ public class HandlerInvoker implements RecordHandler {
 		}
 		catch (RuntimeException ex) {
 			return HandlerResult.poison(ex);
+		}
+		DeserializationException reported = DeserializerExceptionHeaders.reported(delivery.headers(), headers,
+				delivery.key(), delivery.value());
+		if (reported != null) {
+			return HandlerResult.poison(reported);
 		}
 		if (!this.takesRecord && value != null && !wrap(this.method.getParameterTypes()[0]).isInstance(value)) {
 			return HandlerResult.failed(new PermanentFailureException("Listener method " + this.method.getName()
