@@ -65,11 +65,23 @@ final class OffsetTracker {
 
 	/** The offset to commit once the pending record at {@code offset} is done too. */
 	long committableOnceDone(long offset) {
-		if (this.pending.first() != offset) {
-			return committable();
+		return committableOnceDone(java.util.Set.of(offset));
+	}
+
+	/** The offset to commit once the pending records at {@code offsets} are done too. */
+	long committableOnceDone(java.util.Set<Long> offsets) {
+		if (this.pending.isEmpty()) {
+			return this.next;
 		}
-		long above = this.pending.ceiling(offset + 1);
-		return (above >= 0) ? above : this.next;
+		long at = this.pending.first();
+		while (offsets.contains(at)) {
+			long above = this.pending.ceiling(at + 1);
+			if (above < 0) {
+				return this.next;
+			}
+			at = above;
+		}
+		return at;
 	}
 
 	/** The offset to commit, or -1 when no record was seen yet. */

@@ -810,7 +810,7 @@ public class OrderedRetryContainer {
 		Step step;
 		try {
 			step = (this.transactions != null)
-					? this.transactions.execute(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
+					? this.transactions.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
 							this.offsets)
 					: route.router().route(task.delivery, task.tailerSynced);
 			task.failures = 0;
@@ -1486,16 +1486,25 @@ public class OrderedRetryContainer {
 		}
 
 		@Override
-		public Map<TopicPartition, OffsetAndMetadata> afterDone(Delivery record) {
-			TopicPartition tp = new TopicPartition(record.topic(), record.partition());
-			PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
-			if (work == null) {
-				return Map.of();
+		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
+			Map<TopicPartition, Set<Long>> byPartition = new HashMap<>();
+			for (Delivery record : records) {
+				byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new HashSet<>())
+					.add(record.offset());
 			}
-			synchronized (work) {
-				long committable = work.offsets.committableOnceDone(record.offset());
-				return (committable > work.committed) ? Map.of(tp, new OffsetAndMetadata(committable)) : Map.of();
-			}
+			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+			byPartition.forEach((tp, done) -> {
+				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
+				if (work != null) {
+					synchronized (work) {
+						long committable = work.offsets.committableOnceDone(done);
+						if (committable > work.committed) {
+							offsets.put(tp, new OffsetAndMetadata(committable));
+						}
+					}
+				}
+			});
+			return offsets;
 		}
 
 		@Override

@@ -2,12 +2,14 @@ package io.github.kafkaresilience.listener;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,8 +22,10 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerSettings;
+import io.github.kafkaresilience.support.Sends;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -40,23 +44,29 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
- * publishes of one record's step, and the commit of the record's offset, go in one Kafka
- * transaction. A crash or a failure before the commit leaves none of them visible to the
- * read-committed consumers and tailers, so there is nothing to compensate.
+ * publishes of records' steps, and the commit of their offsets, go in Kafka transactions. A
+ * crash or a failure before a commit leaves none of its writes visible to the read-committed
+ * consumers and tailers, so there is nothing to compensate.
  * <p>
- * A transaction begins with the step's first write, so a record handled without writing
- * anything (the common case) costs no transaction; its offset is committed later with the
- * others. Steps of different keys run their transactions at once, each on a transactional
- * producer of a small pool (one per worker, and one for the periodic offset commits); only
- * the commits themselves take turns, so that committed offsets only grow. Offsets are
- * committed with the consumer's group metadata: an instance whose partitions were given to
- * another cannot commit (the broker fences its generation). The pool's transactional ids
- * ({@code <prefix>-0}, {@code <prefix>-1}, ...) are the same across restarts, and all of
- * them are initialised before the first transaction: a restarted instance fences its
- * predecessor and aborts what that one left open.
+ * One transaction carries the steps of many records: every step that writes while a
+ * transaction is open joins it, and the transaction commits, with the offsets of its records,
+ * once the steps in it have made all their writes (a move's confirmation waits for its
+ * publish's offset). A committer thread commits one transaction after another; while one
+ * commits, the next gathers the steps that start meanwhile, so under load a transaction
+ * carries many moves and when idle a move commits at once. When any step of a transaction
+ * fails, the whole transaction is aborted and every record in it is routed again. A step that
+ * writes nothing (the common case) joins no transaction; its offset is committed later with
+ * the others, in a transaction of their own.
+ * <p>
+ * Commits take turns, so committed offsets only grow, and offsets are committed with the
+ * consumer's group metadata: an instance whose partitions were given to another cannot commit
+ * (the broker fences its generation). The producers' transactional ids ({@code <prefix>-0},
+ * {@code <prefix>-1}, ...) are the same across restarts, and all of them are initialised
+ * before the first transaction: a restarted instance fences its predecessor and aborts what
+ * that one left open.
  * <p>
  * The lock writes of a transaction are applied to this instance's lock table once the
- * transaction is committed; until then only the step that made them sees them.
+ * transaction is committed; until then only the steps in it see them.
  *
  * @since 0.1.0
  */
@@ -70,8 +80,8 @@ public class TransactionalWrites implements AutoCloseable {
 	 */
 	public interface OffsetBook {
 
-		/** The offsets to commit once {@code record} is done: only those above the committed ones. */
-		Map<TopicPartition, OffsetAndMetadata> afterDone(Delivery record);
+		/** The offsets to commit once {@code records} are done: only those above the committed ones. */
+		Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records);
 
 		/** The offsets that can be committed now: only those above the committed ones. */
 		Map<TopicPartition, OffsetAndMetadata> committable();
@@ -99,13 +109,25 @@ public class TransactionalWrites implements AutoCloseable {
 	/** Held while offsets are chosen and a transaction commits: commits take turns. */
 	private final ReentrantLock commitLock = new ReentrantLock();
 
-	private final ThreadLocal<Scope> scope = new ThreadLocal<>();
+	/** The step the calling thread runs, or whose write's completion it runs. */
+	private final ThreadLocal<Member> scope = new ThreadLocal<>();
+
+	/** Guards {@link #open} and the counts of every batch. */
+	private final Object batches = new Object();
+
+	/** The transaction that steps join, or {@code null} until a step writes. */
+	private @Nullable Batch open;
+
+	private final Sends sends;
+
+	private volatile @Nullable Thread committer;
+
+	private volatile boolean closed;
 
 	private volatile boolean initialised;
 
 	/**
-	 * Transactions on one producer, one at a time: for tests, and for listeners with one
-	 * worker.
+	 * Transactions on one producer at a time and one for offsets: for tests.
 	 * @see #TransactionalWrites(Map, String, int, Duration, FaultInjection)
 	 */
 	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, Duration sendTimeout,
@@ -117,9 +139,9 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param producerConfig the client settings of the producers
 	 * @param transactionalIdPrefix the prefix of the producers' transactional ids: stable
 	 * across restarts of this instance and unique among live instances
-	 * @param concurrency how many steps may run transactions at once (the listener's
-	 * workers); the pool has one producer more, for the periodic offset commits
-	 * @param sendTimeout how long one send may take
+	 * @param concurrency the listener's workers; the pool has one producer more (at least
+	 * three: one transaction gathering steps, one committing, one for offsets alone)
+	 * @param sendTimeout how long one send or commit may take
 	 * @param faults the test hook, called before a transaction commits
 	 */
 	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, int concurrency,
@@ -132,11 +154,12 @@ public class TransactionalWrites implements AutoCloseable {
 		this.sendTimeout = sendTimeout;
 		this.faults = faults;
 		List<Slot> slots = new ArrayList<>();
-		for (int i = 0; i <= concurrency; i++) {
+		for (int i = 0; i <= Math.max(concurrency, 2); i++) {
 			slots.add(new Slot(transactionalIdPrefix + "-" + i));
 		}
 		this.slots = List.copyOf(slots);
 		this.idle = new ArrayBlockingQueue<>(slots.size(), false, slots);
+		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
 	}
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
@@ -146,40 +169,76 @@ public class TransactionalWrites implements AutoCloseable {
 
 	/** Publishes in the transaction of the step that calls it. */
 	public RecordPublisher publisher() {
-		return this::publish;
+		return new TransactionalPublisher();
 	}
 
 	/**
-	 * Runs one step of a record. When the step writes, its writes and, if the record is done,
-	 * its offset are committed in one transaction before this method returns; when the step
-	 * fails they are aborted.
+	 * Runs one step of a record. A step that writes joins the open transaction: it returns
+	 * {@link Step.Kind#SETTLING} with a future that completes
+	 * once that transaction is committed (with the record's offset, if the step finished the
+	 * record), or fails when it is aborted; the record is then routed again. A step that
+	 * writes and still waits (a replay entering the ladder) returns once its transaction is
+	 * committed. A step that writes nothing returns what it returned.
 	 * @param record the record
 	 * @param step the step, calling the stores of this object
 	 * @param offsets where the listener's offsets are kept
-	 * @return what the step returned
+	 * @return what to do with the record next
 	 */
-	public Step execute(Delivery record, Supplier<Step> step, OffsetBook offsets) {
-		Scope current = new Scope();
+	public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
+		Member current = new Member(record, offsets);
+		Step result;
 		this.scope.set(current);
 		try {
-			Step result = step.get();
-			if (current.slot != null) {
-				commit(current, current.slot, record, result.kind() == Step.Kind.DONE, offsets);
-			}
-			return result;
+			result = step.get();
 		}
-		catch (RuntimeException ex) {
-			if (current.slot != null) {
-				abort(current.slot, ex);
-			}
+		catch (RuntimeException | Error ex) {
+			current.failed(ex);
 			throw ex;
 		}
 		finally {
 			this.scope.remove();
-			if (current.slot != null) {
-				this.idle.add(current.slot);
+		}
+		if (current.batch == null) {
+			return result;
+		}
+		switch (result.kind()) {
+			case SETTLING -> {
+				current.finishes = true;
+				result.writes().whenComplete((ignored, ex) -> {
+					if (ex != null) {
+						current.failed(Futures.cause(ex));
+					}
+					else {
+						current.settled();
+					}
+				});
+				return Step.settling(current.committed);
+			}
+			case DONE -> {
+				current.finishes = true;
+				current.settled();
+				return Step.settling(current.committed);
+			}
+			default -> {
+				current.settled();
+				KafkaFutures.await(current.committed, this.sendTimeout.multipliedBy(2), "commit the writes of " + record);
+				return result;
 			}
 		}
+	}
+
+	/**
+	 * Runs one step of a record and waits until its writes, if any, are committed; throws
+	 * when they were aborted.
+	 * @see #route(Delivery, Supplier, OffsetBook)
+	 */
+	public Step execute(Delivery record, Supplier<Step> step, OffsetBook offsets) {
+		Step result = route(record, step, offsets);
+		if (result.kind() == Step.Kind.SETTLING) {
+			KafkaFutures.await(result.writes(), this.sendTimeout.multipliedBy(2), "commit the writes of " + record);
+			return Step.done();
+		}
+		return result;
 	}
 
 	/**
@@ -218,6 +277,20 @@ public class TransactionalWrites implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.closed = true;
+		synchronized (this.batches) {
+			this.batches.notifyAll();
+		}
+		Thread thread = this.committer;
+		if (thread != null) {
+			try {
+				thread.join(this.sendTimeout.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		this.sends.close();
 		for (Slot slot : this.slots) {
 			synchronized (slot) {
 				closeProducer(slot);
@@ -225,23 +298,124 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 	}
 
-	private void commit(Scope current, Slot slot, Delivery record, boolean done, OffsetBook offsets) {
-		Producer<byte[], byte[]> producer = producer(slot);
-		// a transaction commits only writes the broker has acknowledged: a write that failed or
-		// is still unanswered fails the step (and the transaction is aborted) instead of
-		// leaving the lock table with a write whose fate is unknown
-		List<Long> lockOffsets = new ArrayList<>(current.writes.size());
-		for (PendingWrite write : current.writes) {
-			lockOffsets.add(KafkaFutures.await(write.result(), this.sendTimeout,
-					"write lock " + write.lock().id() + " in a transaction").offset());
+	/** The open transaction, begun for the step that writes first in it. */
+	private Batch join(Member step) {
+		synchronized (this.batches) {
+			if (this.closed) {
+				throw new KafkaException("The transactions of '" + this.transactionalIdPrefix + "' are closed");
+			}
+			if (this.open == null) {
+				Slot slot = take();
+				try {
+					producer(slot).beginTransaction();
+				}
+				catch (RuntimeException ex) {
+					abort(slot, ex);
+					this.idle.add(slot);
+					throw ex;
+				}
+				this.open = new Batch(slot);
+				startCommitter();
+			}
+			Batch batch = this.open;
+			batch.steps.add(step);
+			batch.unsettled++;
+			this.batches.notifyAll();
+			return batch;
+		}
+	}
+
+	private void startCommitter() {
+		if (this.committer == null) {
+			Thread thread = new Thread(this::commitLoop, "kafka-resilience-tx-" + this.transactionalIdPrefix + "-committer");
+			thread.setDaemon(true);
+			this.committer = thread;
+			thread.start();
+		}
+	}
+
+	/**
+	 * Commits one transaction after another: takes the open one (later steps open the next),
+	 * waits until every step in it has made its writes, and commits it.
+	 */
+	private void commitLoop() {
+		while (true) {
+			Batch batch;
+			synchronized (this.batches) {
+				while (this.open == null && !this.closed) {
+					waitOn(this.batches);
+				}
+				if (this.open == null) {
+					return;
+				}
+				batch = this.open;
+				this.open = null;
+				while (batch.unsettled > 0 && !this.closed) {
+					waitOn(this.batches);
+				}
+			}
+			commit(batch);
+		}
+	}
+
+	private static void waitOn(Object monitor) {
+		try {
+			monitor.wait(100);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void commit(Batch batch) {
+		Slot slot = batch.slot;
+		RuntimeException failure = null;
+		try {
+			if (batch.failure != null) {
+				throw new KafkaException("A step in the transaction failed; aborting it", batch.failure);
+			}
+			if (batch.unsettled > 0) {
+				throw new KafkaException("Closed before every step in the transaction made its writes");
+			}
+			commitWrites(batch);
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+			abort(slot, ex);
+		}
+		finally {
+			this.idle.add(slot);
+		}
+		for (Member step : batch.steps) {
+			if (failure != null) {
+				step.committed.completeExceptionally(failure);
+			}
+			else {
+				step.committed.complete(null);
+			}
+		}
+	}
+
+	private void commitWrites(Batch batch) {
+		Producer<byte[], byte[]> producer = producer(batch.slot);
+		List<Delivery> finished = new ArrayList<>();
+		OffsetBook offsets = null;
+		for (Member step : batch.steps) {
+			if (step.finishes) {
+				finished.add(step.record);
+				offsets = step.offsets;
+			}
 		}
 		this.commitLock.lock();
 		try {
-			Map<TopicPartition, OffsetAndMetadata> doneOffsets = done ? offsets.afterDone(record) : Map.of();
+			Map<TopicPartition, OffsetAndMetadata> doneOffsets = (offsets != null) ? offsets.afterDone(finished) : Map.of();
 			if (!doneOffsets.isEmpty()) {
 				producer.sendOffsetsToTransaction(doneOffsets, offsets.group());
 			}
-			this.faults.at(FaultInjection.Point.COMMITTING, record);
+			for (Member step : batch.steps) {
+				this.faults.at(FaultInjection.Point.COMMITTING, step.record);
+			}
+			// a commit fails when any write of the transaction failed: nothing of it is then visible
 			producer.commitTransaction();
 			if (!doneOffsets.isEmpty()) {
 				offsets.committed(doneOffsets);
@@ -250,9 +424,10 @@ public class TransactionalWrites implements AutoCloseable {
 		finally {
 			this.commitLock.unlock();
 		}
-		for (int i = 0; i < current.writes.size(); i++) {
-			PendingWrite write = current.writes.get(i);
-			write.registry().written(write.lock(), write.release(), lockOffsets.get(i));
+		for (PendingWrite write : batch.writes) {
+			long offset = KafkaFutures.await(write.result(), this.sendTimeout, "write lock " + write.lock().id()
+					+ " in a transaction").offset();
+			write.registry().written(write.lock(), write.release(), offset);
 		}
 	}
 
@@ -352,31 +527,16 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 	}
 
-	/** The open transaction of the calling thread's step, begun on its first write. */
-	private Scope inTransaction() {
-		Scope current = this.scope.get();
+	/** The step of the calling thread, in its transaction once it writes. */
+	private Member inTransaction() {
+		Member current = this.scope.get();
 		if (current == null) {
 			throw new IllegalStateException("In transaction mode a lock write or publish runs in the step of a record");
 		}
-		if (current.slot == null) {
-			Slot slot = take();
-			try {
-				producer(slot).beginTransaction();
-			}
-			catch (RuntimeException ex) {
-				abort(slot, ex);
-				this.idle.add(slot);
-				throw ex;
-			}
-			current.slot = slot;
+		if (current.batch == null) {
+			current.batch = join(current);
 		}
 		return current;
-	}
-
-	private long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
-		Scope current = inTransaction();
-		Future<RecordMetadata> result = producer(current.slot).send(new ProducerRecord<>(topic, partition, null, key, value, headers));
-		return KafkaFutures.await(result, this.sendTimeout, "publish to '" + topic + "' partition " + partition).offset();
 	}
 
 	/** One producer of the pool, created when first needed and replaced when it fails. */
@@ -392,15 +552,76 @@ public class TransactionalWrites implements AutoCloseable {
 
 	}
 
-	private static final class Scope {
+	/** One transaction: the steps in it and their lock writes. Counts are guarded by {@link #batches}. */
+	private static final class Batch {
 
-		/** The producer of the step's transaction, once begun. */
-		@Nullable Slot slot;
+		final Slot slot;
 
-		final List<PendingWrite> writes = new ArrayList<>();
+		final List<Member> steps = new ArrayList<>();
 
-		/** The step's own lock writes by id; an empty value is a release. */
-		final Map<String, Optional<Lock>> written = new HashMap<>();
+		/** Steps in it whose writes are not all made yet. */
+		int unsettled;
+
+		/** The failure of a step in it, which dooms it. */
+		@Nullable Throwable failure;
+
+		final List<PendingWrite> writes = java.util.Collections.synchronizedList(new ArrayList<>());
+
+		/** The lock writes made in it by id; an empty value is a release. */
+		final Map<String, Optional<Lock>> written = new java.util.concurrent.ConcurrentHashMap<>();
+
+		Batch(Slot slot) {
+			this.slot = slot;
+		}
+
+	}
+
+	/** The step of one record, and the transaction it joined by writing. */
+	private final class Member {
+
+		final Delivery record;
+
+		final OffsetBook offsets;
+
+		/** Completes when the transaction is committed, fails when it is aborted. */
+		final CompletableFuture<Void> committed = new CompletableFuture<>();
+
+		volatile @Nullable Batch batch;
+
+		/** Whether the step finishes the record, so that its offset is committed with its writes. */
+		volatile boolean finishes;
+
+		Member(Delivery record, OffsetBook offsets) {
+			this.record = record;
+			this.offsets = offsets;
+		}
+
+		/** Every write of the step is made. */
+		void settled() {
+			synchronized (TransactionalWrites.this.batches) {
+				this.batch.unsettled--;
+				TransactionalWrites.this.batches.notifyAll();
+			}
+		}
+
+		/** The step failed; when it wrote, its transaction is doomed. */
+		void failed(Throwable ex) {
+			Batch current = this.batch;
+			if (current == null) {
+				return;
+			}
+			synchronized (TransactionalWrites.this.batches) {
+				if (current.failure == null) {
+					current.failure = ex;
+				}
+				current.unsettled--;
+				TransactionalWrites.this.batches.notifyAll();
+			}
+		}
+
+		Producer<byte[], byte[]> producer() {
+			return TransactionalWrites.this.producer(this.batch.slot);
+		}
 
 	}
 
@@ -408,8 +629,48 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Reads see the step's own writes first (a move confirms the lock it wrote a moment
-	 * earlier); writes join the step's transaction.
+	 * Sends in the transaction of the step that calls it. The offset comes once the broker has
+	 * the record (before the commit), on a thread that runs the rest of the step's move in the
+	 * same transaction.
+	 */
+	private final class TransactionalPublisher implements RecordPublisher {
+
+		@Override
+		public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+			return KafkaFutures.await(sending(topic, partition, key, value, headers), TransactionalWrites.this.sendTimeout,
+					"publish to '" + topic + "' partition " + partition);
+		}
+
+		@Override
+		public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
+				Headers headers) {
+			Member current = inTransaction();
+			CompletableFuture<Long> offset = new CompletableFuture<>();
+			TransactionalWrites.this.sends
+				.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
+						TransactionalWrites.this.sendTimeout, "publish to '" + topic + "' partition " + partition)
+				.whenComplete((metadata, ex) -> {
+					TransactionalWrites.this.scope.set(current);
+					try {
+						if (ex != null) {
+							offset.completeExceptionally(Futures.cause(ex));
+						}
+						else {
+							offset.complete(metadata.offset());
+						}
+					}
+					finally {
+						TransactionalWrites.this.scope.remove();
+					}
+				});
+			return offset;
+		}
+
+	}
+
+	/**
+	 * Reads see the writes of the step's transaction first (a move confirms the lock it wrote a
+	 * moment earlier); writes join the step's transaction.
 	 */
 	private final class TransactionalLocks implements LockStore {
 
@@ -421,8 +682,9 @@ public class TransactionalWrites implements AutoCloseable {
 
 		@Override
 		public @Nullable Lock find(String id) {
-			Scope current = TransactionalWrites.this.scope.get();
-			Optional<Lock> own = (current != null) ? current.written.get(id) : null;
+			Member current = TransactionalWrites.this.scope.get();
+			Batch batch = (current != null) ? current.batch : null;
+			Optional<Lock> own = (batch != null) ? batch.written.get(id) : null;
 			return (own != null) ? own.orElse(null) : this.registry.find(id);
 		}
 
@@ -452,10 +714,10 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 
 		private void send(Lock lock, boolean release) {
-			Scope current = inTransaction();
-			Future<RecordMetadata> result = producer(current.slot).send(this.registry.recordOf(lock, release));
-			current.writes.add(new PendingWrite(this.registry, lock, release, result));
-			current.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
+			Member current = inTransaction();
+			Future<RecordMetadata> result = current.producer().send(this.registry.recordOf(lock, release));
+			current.batch.writes.add(new PendingWrite(this.registry, lock, release, result));
+			current.batch.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
 		}
 
 	}

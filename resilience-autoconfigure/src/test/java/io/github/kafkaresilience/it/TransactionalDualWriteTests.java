@@ -3,6 +3,8 @@ package io.github.kafkaresilience.it;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -208,9 +210,14 @@ class TransactionalDualWriteTests {
 	private record NoOffsets(ConsumerGroupMetadata group) implements TransactionalWrites.OffsetBook {
 
 		@Override
-		public Map<TopicPartition, OffsetAndMetadata> afterDone(Delivery record) {
-			return (this.group != null) ? Map.of(new TopicPartition(record.topic(), record.partition()),
-					new OffsetAndMetadata(record.offset() + 1)) : Map.of();
+		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
+			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+			if (this.group != null) {
+				records.forEach((record) -> offsets.merge(new TopicPartition(record.topic(), record.partition()),
+						new OffsetAndMetadata(record.offset() + 1),
+						(a, b) -> (a.offset() >= b.offset()) ? a : b));
+			}
+			return offsets;
 		}
 
 		@Override

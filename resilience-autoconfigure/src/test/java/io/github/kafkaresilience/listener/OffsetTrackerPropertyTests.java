@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.listener;
 
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 import net.jqwik.api.Arbitraries;
@@ -126,6 +127,35 @@ class OffsetTrackerPropertyTests {
 			previous = offset;
 		}
 		return runs;
+	}
+
+
+	/**
+	 * What a transaction commits with the records it finishes is what the tracker commits
+	 * once they are done.
+	 */
+	@Property(tries = 500)
+	void committingOnceSomeAreDoneIsCommittingAfterMarkingThemDone(@ForAll("actions") List<Action> actions,
+			@ForAll("offsets") Set<Long> finishing) {
+		OffsetTracker tracker = new OffsetTracker();
+		OffsetTracker marked = new OffsetTracker();
+		for (Action action : actions) {
+			if (action.op() == Op.ADD) {
+				tracker.add(action.offset());
+				marked.add(action.offset());
+			}
+			else if (action.op() == Op.REMOVE) {
+				tracker.done(action.offset());
+				marked.done(action.offset());
+			}
+		}
+		finishing.forEach(marked::done);
+		assertThat(tracker.committableOnceDone(finishing)).isEqualTo(marked.committable());
+	}
+
+	@Provide
+	Arbitrary<Set<Long>> offsets() {
+		return Arbitraries.longs().between(0, 60).set().ofMaxSize(20);
 	}
 
 }
