@@ -199,7 +199,11 @@ public class TransactionalWrites implements AutoCloseable {
 			this.scope.remove();
 		}
 		if (current.batch == null) {
-			return result;
+			if (result.kind() != Step.Kind.SETTLING) {
+				return result;
+			}
+			// writes under way that have not joined a transaction yet join the open one now
+			join(current);
 		}
 		switch (result.kind()) {
 			case SETTLING -> {
@@ -298,9 +302,15 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 	}
 
-	/** The open transaction, begun for the step that writes first in it. */
+	/**
+	 * Puts a step in the open transaction (begun for the first step that joins it), unless
+	 * it is in one already.
+	 */
 	private Batch join(Member step) {
 		synchronized (this.batches) {
+			if (step.batch != null) {
+				return step.batch;
+			}
 			if (this.closed) {
 				throw new KafkaException("The transactions of '" + this.transactionalIdPrefix + "' are closed");
 			}
@@ -320,6 +330,7 @@ public class TransactionalWrites implements AutoCloseable {
 			Batch batch = this.open;
 			batch.steps.add(step);
 			batch.unsettled++;
+			step.batch = batch;
 			this.batches.notifyAll();
 			return batch;
 		}
@@ -350,7 +361,8 @@ public class TransactionalWrites implements AutoCloseable {
 				}
 				batch = this.open;
 				this.open = null;
-				while (batch.unsettled > 0 && !this.closed) {
+				long deadline = System.nanoTime() + this.sendTimeout.multipliedBy(2).toNanos();
+				while (batch.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
 					waitOn(this.batches);
 				}
 			}
@@ -375,7 +387,8 @@ public class TransactionalWrites implements AutoCloseable {
 				throw new KafkaException("A step in the transaction failed; aborting it", batch.failure);
 			}
 			if (batch.unsettled > 0) {
-				throw new KafkaException("Closed before every step in the transaction made its writes");
+				throw new KafkaException(batch.unsettled + " steps in the transaction did not make their writes within "
+						+ this.sendTimeout.multipliedBy(2).toMillis() + " ms" + (this.closed ? " (closing)" : ""));
 			}
 			commitWrites(batch);
 		}
@@ -384,6 +397,7 @@ public class TransactionalWrites implements AutoCloseable {
 			abort(slot, ex);
 		}
 		finally {
+			batch.ended = true;
 			this.idle.add(slot);
 		}
 		for (Member step : batch.steps) {
@@ -533,9 +547,7 @@ public class TransactionalWrites implements AutoCloseable {
 		if (current == null) {
 			throw new IllegalStateException("In transaction mode a lock write or publish runs in the step of a record");
 		}
-		if (current.batch == null) {
-			current.batch = join(current);
-		}
+		join(current);
 		return current;
 	}
 
@@ -564,6 +576,9 @@ public class TransactionalWrites implements AutoCloseable {
 
 		/** The failure of a step in it, which dooms it. */
 		@Nullable Throwable failure;
+
+		/** Committed or aborted: its producer may carry the next transaction, a late write must fail. */
+		volatile boolean ended;
 
 		final List<PendingWrite> writes = java.util.Collections.synchronizedList(new ArrayList<>());
 
@@ -620,7 +635,11 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 
 		Producer<byte[], byte[]> producer() {
-			return TransactionalWrites.this.producer(this.batch.slot);
+			Batch current = this.batch;
+			if (current.ended) {
+				throw new KafkaException("The transaction of the step for " + this.record + " has ended");
+			}
+			return TransactionalWrites.this.producer(current.slot);
 		}
 
 	}
@@ -650,6 +669,9 @@ public class TransactionalWrites implements AutoCloseable {
 				.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
 						TransactionalWrites.this.sendTimeout, "publish to '" + topic + "' partition " + partition)
 				.whenComplete((metadata, ex) -> {
+					// the rest of the move runs here, in the step's transaction; when the send
+					// completed at once this is the step's own thread, whose scope stays
+					Member previous = TransactionalWrites.this.scope.get();
 					TransactionalWrites.this.scope.set(current);
 					try {
 						if (ex != null) {
@@ -660,7 +682,12 @@ public class TransactionalWrites implements AutoCloseable {
 						}
 					}
 					finally {
-						TransactionalWrites.this.scope.remove();
+						if (previous != null) {
+							TransactionalWrites.this.scope.set(previous);
+						}
+						else {
+							TransactionalWrites.this.scope.remove();
+						}
 					}
 				});
 			return offset;
