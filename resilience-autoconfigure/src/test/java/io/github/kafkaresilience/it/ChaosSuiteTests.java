@@ -12,9 +12,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The long chaos runs, only in the {@code chaos} Maven profile
  * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over 1,000
  * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
- * seed of {@code -Dchaos.seeds=1,2,3,4,5}; once on the shared in-process broker and once on
- * a cluster of three broker processes (replication factor 3) one of which is killed and
- * restarted mid-run. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
+ * seed of {@code -Dchaos.seeds=1,2,3,4,5}; on the shared in-process broker and on a cluster
+ * of three broker processes (replication factor 3) one of which is killed and restarted
+ * mid-run, each in both dual-write modes. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
  * changes how long one may take.
  */
 class ChaosSuiteTests {
@@ -46,6 +46,20 @@ class ChaosSuiteTests {
 					.withProperties("kafka.resilience.topics.replication-factor=3");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
 				System.out.println(report);
+				assertThat(report.violations()).as(report.toString()).isEmpty();
+			}
+		}
+	}
+
+	@Test
+	void fullChaosRunsInTransactionModeOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted()
+			throws InterruptedException {
+		try (KafkaCluster cluster = KafkaCluster.start(3)) {
+			for (long seed : seeds()) {
+				ChaosRun.Plan plan = plan(seed, timeout(30)).withBrokerKills(1)
+					.withProperties("kafka.resilience.topics.replication-factor=3", "kafka.resilience.dual-write=transaction");
+				ChaosRun.Report report = ChaosRun.run(plan, cluster);
+				System.out.println(report + " dual-write=transaction");
 				assertThat(report.violations()).as(report.toString()).isEmpty();
 			}
 		}
