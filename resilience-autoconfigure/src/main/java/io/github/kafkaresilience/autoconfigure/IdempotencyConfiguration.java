@@ -1,7 +1,6 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import java.time.Clock;
-import java.time.Duration;
 
 import javax.sql.DataSource;
 
@@ -45,14 +44,6 @@ class IdempotencyConfiguration {
 			ConfigurableListableBeanFactory beanFactory, ObjectProvider<PlatformTransactionManager> transactionManagers,
 			ObjectProvider<IdempotencyObserver.Factory> observers) {
 		ResilienceProperties.Idempotency idempotency = properties.getIdempotency();
-		requirePositive(idempotency.getLease(), "lease");
-		requirePositive(idempotency.getRetention(), "retention");
-		requirePositive(idempotency.getCleanupInterval(), "cleanup-interval");
-		if (idempotency.getRetention().compareTo(idempotency.getLease()) <= 0) {
-			throw new IllegalStateException("kafka.resilience.idempotency.retention (" + idempotency.getRetention()
-					+ ") must be longer than kafka.resilience.idempotency.lease (" + idempotency.getLease()
-					+ "), or live claims would be forgotten");
-		}
 		PlatformTransactionManager transactionManager = idempotency.isTransaction() ? transactionManagers.getIfUnique()
 				: null;
 		TransactionOperations transactions = (transactionManager != null) ? new TransactionTemplate(transactionManager)
@@ -65,12 +56,6 @@ class IdempotencyConfiguration {
 				(mainTopic) -> (keys != null) ? keys : IdempotencyKeyResolver.birthplace(mainTopic),
 				(expression) -> new ExpressionKeyResolver(expression, beanFactory), transactions,
 				observers.getIfAvailable(() -> (listenerId, mainTopic) -> IdempotencyObserver.NONE), Clock.systemUTC());
-	}
-
-	private static void requirePositive(Duration duration, String name) {
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalStateException("kafka.resilience.idempotency." + name + " must be positive but is " + duration);
-		}
 	}
 
 	@Configuration(proxyBeanMethods = false)

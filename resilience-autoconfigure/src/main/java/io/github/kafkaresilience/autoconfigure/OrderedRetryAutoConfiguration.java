@@ -213,18 +213,11 @@ public final class OrderedRetryAutoConfiguration {
 	}
 
 	/**
-	 * Whether the application runs its listeners, or a one-off command instead.
+	 * Whether the application runs its listeners, or a one-off command instead. Any other
+	 * value than the one command is refused when the properties are bound.
 	 */
 	private static boolean runsListeners(ResilienceProperties properties) {
-		String command = properties.getCommand();
-		if (!StringUtils.hasText(command)) {
-			return true;
-		}
-		if (!ReplayCommandEnvironmentPostProcessor.REPLAY.equals(command)) {
-			throw new IllegalStateException("kafka.resilience.command is '" + command + "' but the only command is '"
-					+ ReplayCommandEnvironmentPostProcessor.REPLAY + "'; remove the property to run the listeners");
-		}
-		return false;
+		return !ReplayCommandEnvironmentPostProcessor.REPLAY.equals(properties.getCommand());
 	}
 
 	/**

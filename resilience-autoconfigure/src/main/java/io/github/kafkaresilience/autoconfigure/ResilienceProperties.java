@@ -6,18 +6,35 @@ import java.util.List;
 
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.LadderPlan;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Positive;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.annotation.Validated;
 
 /**
  * Configuration of ordered non-blocking retries. Connection settings come from
- * {@code spring.kafka.*}.
+ * {@code spring.kafka.*}. The constraints are checked when the properties are bound, when a
+ * Bean Validation provider is present (the starter brings one): a bad value fails startup
+ * naming the property, its value and the reason.
  *
  * @since 0.1.0
  */
 @ConfigurationProperties("kafka.resilience")
+@Validated
 public class ResilienceProperties {
+
+	/** What a topic name template is made of: Kafka's topic name characters and placeholders. */
+	private static final String NAME_PART = "[a-zA-Z0-9._-]|\\{group}|\\{topic}";
+
+	/** How the message of a bad template starts; its placeholders are escaped, or Bean Validation reads them. */
+	private static final String NAME_PARTS = "must be made of letters, digits, '.', '_', '-' and the placeholders ";
 
 	/**
 	 * Whether ordered retry listeners are enabled.
@@ -37,26 +54,36 @@ public class ResilienceProperties {
 	 * writes, publish and offset commit in one Kafka transaction; consumers and the lock
 	 * tailer read committed).
 	 */
+	@NotNull
 	private DualWrite dualWrite = DualWrite.COMPENSATE;
 
+	@Valid
 	private final Retry retry = new Retry();
 
+	@Valid
 	private final Topics topics = new Topics();
 
+	@Valid
 	private final Consumer consumer = new Consumer();
 
+	@Valid
 	private final Locks locks = new Locks();
 
+	@Valid
 	private final Reaper reaper = new Reaper();
 
 	private final DlqHandler dlqHandler = new DlqHandler();
 
+	@Valid
 	private final Replay replay = new Replay();
 
+	@Valid
 	private final Health health = new Health();
 
+	@Valid
 	private final Endpoint endpoint = new Endpoint();
 
+	@Valid
 	private final Idempotency idempotency = new Idempotency();
 
 	/**
@@ -64,6 +91,9 @@ public class ResilienceProperties {
 	 * it is started as 'java -jar app.jar replay ...'. Beans of the application that must not
 	 * run then (load generators, schedulers) can be conditional on it.
 	 */
+	@Pattern(regexp = "\\s*|" + ReplayCommandEnvironmentPostProcessor.REPLAY,
+			message = "is not a command: the only one is '" + ReplayCommandEnvironmentPostProcessor.REPLAY
+					+ "'; remove the property to run the listeners")
 	private @Nullable String command;
 
 	public boolean isEnabled() {
@@ -138,6 +168,7 @@ public class ResilienceProperties {
 		this.command = command;
 	}
 
+	@RetentionLongerThanLease
 	public static class Idempotency {
 
 		/**
@@ -152,17 +183,23 @@ public class ResilienceProperties {
 		 * crashed instance blocks its record's retries until then; keep it above the longest
 		 * handler run, or a slow run's claim can be taken over.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration lease = Duration.ofMinutes(5);
 
 		/**
 		 * How long completed keys are remembered. A record replayed or redelivered after that
 		 * runs again.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration retention = Duration.ofDays(7);
 
 		/**
 		 * How often keys older than the retention are deleted from the store.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration cleanupInterval = Duration.ofHours(1);
 
 		/**
@@ -219,6 +256,7 @@ public class ResilienceProperties {
 		/**
 		 * Most dead letters a replay sends per second (command line and endpoint alike).
 		 */
+		@Positive
 		private double rate = 100;
 
 		public double getRate() {
@@ -237,12 +275,16 @@ public class ResilienceProperties {
 		 * How long a freshly assigned partition may wait for the lock view before the health
 		 * details report it.
 		 */
+		@NotNull
+		@MinDuration("0ms")
 		private Duration barrierWaitWarning = Duration.ofSeconds(30);
 
 		/**
 		 * Share of max.poll.interval.ms a gap between two polls may reach before the health
 		 * details report it; past max.poll.interval.ms the consumer leaves its group.
 		 */
+		@DecimalMin(value = "0", inclusive = false, message = "must be a share of max.poll.interval.ms above 0")
+		@DecimalMax(value = "1", message = "must be a share of max.poll.interval.ms, at most 1")
 		private double pollGapWarning = 0.8;
 
 		public Duration getBarrierWaitWarning() {
@@ -268,6 +310,7 @@ public class ResilienceProperties {
 		/**
 		 * How many of the oldest live locks the kafkaresilience endpoint lists per topic.
 		 */
+		@Min(0)
 		private int oldestLocks = 10;
 
 		public int getOldestLocks() {
@@ -309,11 +352,15 @@ public class ResilienceProperties {
 		/**
 		 * How often each listener looks for zombie locks.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration interval = Duration.ofMinutes(1);
 
 		/**
 		 * How long a lock must be unchanged before it may be reaped.
 		 */
+		@NotNull
+		@MinDuration("0ms")
 		private Duration grace = Duration.ofMinutes(5);
 
 		public boolean isEnabled() {
@@ -347,19 +394,23 @@ public class ResilienceProperties {
 		/**
 		 * Delays of the retry stages, one retry topic per delay, in order.
 		 */
-		private List<Duration> delays = new ArrayList<>(List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1)));
+		@NotNull
+		private List<@NotNull @MinDuration("1ms") Duration> delays = new ArrayList<>(
+				List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1)));
 
 		/**
 		 * Attempts a record gets, the first one included, before it goes to the dead-letter
 		 * topic. Defaults to one more than the number of delays; beyond that the last stage
 		 * is repeated.
 		 */
+		@Min(1)
 		private @Nullable Integer maxAttempts;
 
 		/**
 		 * Exception types that are never retried: a record whose handler throws one of them
 		 * (or one caused by one of them) goes to the dead-letter topic at once.
 		 */
+		@NotNull
 		private List<Class<? extends Throwable>> permanentExceptions = new ArrayList<>();
 
 		public List<Duration> getDelays() {
@@ -406,18 +457,24 @@ public class ResilienceProperties {
 		 * 1d). Keep {group} in it, so that each group that reads a topic has a ladder of its
 		 * own.
 		 */
+		@NotNull
+		@Pattern(regexp = "(" + NAME_PART + "|\\{delay})+", message = NAME_PARTS + "\\{group\\}, \\{topic\\} and \\{delay\\}")
 		private String retryTemplate = LadderPlan.DEFAULT_RETRY_TEMPLATE;
 
 		/**
 		 * Name template of dead-letter topics; {group} is the listener's consumer group, {topic}
 		 * the main topic.
 		 */
+		@NotNull
+		@Pattern(regexp = "(" + NAME_PART + ")+", message = NAME_PARTS + "\\{group\\} and \\{topic\\}")
 		private String dlqTemplate = LadderPlan.DEFAULT_DLQ_TEMPLATE;
 
 		/**
 		 * Name template of lock topics; {group} is the listener's consumer group, {topic} the
 		 * main topic.
 		 */
+		@NotNull
+		@Pattern(regexp = "(" + NAME_PART + ")+", message = NAME_PARTS + "\\{group\\} and \\{topic\\}")
 		private String lockTemplate = LadderPlan.DEFAULT_LOCK_TEMPLATE;
 
 		/**
@@ -439,23 +496,31 @@ public class ResilienceProperties {
 		/**
 		 * Retention of created retry topics. Must be at least twice the longest delay.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration retryRetention = Duration.ofDays(7);
 
 		/**
 		 * Retention of created dead-letter topics.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration dlqRetention = Duration.ofDays(28);
 
 		/**
 		 * Segment time of created lock topics: compaction only cleans closed segments, so a
 		 * short segment keeps the lock topic close to the number of live locks.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration lockSegment = Duration.ofMinutes(10);
 
 		/**
 		 * How long tombstones of released locks stay in created lock topics. Must be longer
 		 * than the time a lock tailer may take to read the topic from the beginning.
 		 */
+		@NotNull
+		@MinDuration("0ms")
 		private Duration lockDeleteRetention = Duration.ofDays(1);
 
 		public boolean isCreate() {
@@ -554,33 +619,43 @@ public class ResilienceProperties {
 		 * Worker threads per listener: records run concurrently across keys and in order
 		 * within a key.
 		 */
+		@Min(1)
 		private int concurrency = 4;
 
 		/**
 		 * Records of one partition in flight (running or waiting) before the partition is
 		 * paused.
 		 */
+		@Min(1)
 		private int maxInFlightPerPartition = 1000;
 
 		/**
 		 * How long one poll waits for records.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration pollTimeout = Duration.ofMillis(100);
 
 		/**
 		 * How often offsets of done records are committed.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration commitInterval = Duration.ofSeconds(1);
 
 		/**
 		 * How long stopping a listener waits for running handlers.
 		 */
+		@NotNull
+		@MinDuration("0ms")
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
 
 		/**
 		 * How often a record that waits for an earlier record of its key looks again, in
 		 * case a change went unnoticed.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration recheckInterval = Duration.ofSeconds(5);
 
 		/**
@@ -588,6 +663,8 @@ public class ResilienceProperties {
 		 * record is read again from its stage shortly before it is due. Keeps memory bounded
 		 * when a stage holds more waiting records than the in-flight bound.
 		 */
+		@NotNull
+		@MinDuration("1s")
 		private Duration parkAfter = Duration.ofSeconds(10);
 
 		public Duration getParkAfter() {
@@ -653,12 +730,16 @@ public class ResilienceProperties {
 		/**
 		 * How long a lock tailer poll waits for records.
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration tailerPollTimeout = Duration.ofMillis(100);
 
 		/**
 		 * How long a lock write or a retry publish may take before it fails (the record is
 		 * then delivered again).
 		 */
+		@NotNull
+		@MinDuration("1ms")
 		private Duration writeTimeout = Duration.ofSeconds(30);
 
 		public Duration getTailerPollTimeout() {

@@ -338,14 +338,6 @@ class OrderedRetryAutoConfigurationTests {
 				.hasSingleBean(OrderedRetryListenerRegistry.class));
 	}
 
-	@Test
-	void aBadPollGapShareFailsStartupNamingTheProperty() {
-		this.runner.withPropertyValues("kafka.resilience.health.poll-gap-warning=1.5")
-			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
-				.hasMessageContaining("kafka.resilience.health.poll-gap-warning"));
-	}
-
 	// --- the replay command
 
 	@Test
@@ -353,15 +345,6 @@ class OrderedRetryAutoConfigurationTests {
 		this.runner.withPropertyValues("kafka.resilience.command=replay")
 			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isFalse());
 		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isTrue());
-	}
-
-	@Test
-	void anUnknownCommandFailsStartupNamingTheKnownOne() {
-		this.runner.withPropertyValues("kafka.resilience.command=reply")
-			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
-				.hasMessageContaining("kafka.resilience.command is 'reply'")
-				.hasMessageContaining("'replay'"));
 	}
 
 	// --- registration
