@@ -83,18 +83,21 @@ public record LadderPlan(String group, String mainTopic, List<Stage> stages, Str
 	 * Builds the ladder of a group on a main topic from name templates ({@code {group}},
 	 * {@code {topic}} and {@code {delay}} are replaced).
 	 * @param maxAttempts the attempts, or {@code null} for one more than the number of stages
-	 * @throws IllegalArgumentException when a name is not a legal topic name (a group that
-	 * cannot be part of one is named with the properties to set), or two delays give one name
+	 * @throws LadderStartupException when the group cannot be part of a topic name (naming
+	 * the properties to set)
+	 * @throws IllegalArgumentException when a name is not a legal topic name, or two delays
+	 * give one name
 	 */
 	public static LadderPlan of(String group, String mainTopic, List<Duration> delays, Integer maxAttempts,
 			String retryTemplate, String dlqTemplate, String lockTemplate) {
 		boolean scoped = retryTemplate.contains(GROUP) && dlqTemplate.contains(GROUP) && lockTemplate.contains(GROUP);
 		if ((retryTemplate + dlqTemplate + lockTemplate).contains(GROUP) && !isLegalPart(group)) {
-			throw new IllegalArgumentException("Consumer group '" + group + "' (topic '" + mainTopic + "') cannot be part "
+			throw new LadderStartupException("Consumer group '" + group + "' (topic '" + mainTopic + "') cannot be part "
 					+ "of a topic name: Kafka allows only letters, digits, '.', '_' and '-' there, but " + TEMPLATES
-					+ " put the group into the names of its retry, dead-letter and lock topics. Give the listener a group "
-					+ "id made of those characters, or set the three templates with a fixed name of your own in place of "
-					+ "{group}, for example billing.{topic}.retry.{delay}, billing.{topic}.dlq and billing.{topic}.locks");
+					+ " put the group into the names of its retry, dead-letter and lock topics.",
+					"Give the listener a group id made of those characters, or set the three templates with a fixed name "
+							+ "of your own in place of {group}, for example billing.{topic}.retry.{delay}, "
+							+ "billing.{topic}.dlq and billing.{topic}.locks");
 		}
 		List<Stage> stages = new ArrayList<>();
 		Set<String> names = new HashSet<>();

@@ -53,7 +53,7 @@ public final class OwnershipCheck {
 
 	/**
 	 * Checks a ladder whose lock tailer runs.
-	 * @throws IllegalStateException when another group wrote to its topics
+	 * @throws LadderStartupException when another group wrote to its topics
 	 */
 	public void check(LadderPlan plan, LockRegistry registry) {
 		Map<String, Map<String, Long>> foreign = new TreeMap<>(); // by topic: by group, how many
@@ -72,7 +72,7 @@ public final class OwnershipCheck {
 		topics.add(plan.dlqTopic());
 		latestOwners(topics, plan.group()).forEach((topic, byGroup) -> foreign.put(topic + " (latest records)", byGroup));
 		if (!foreign.isEmpty()) {
-			throw new IllegalStateException(refusal(plan, foreign));
+			throw refusal(plan, foreign);
 		}
 	}
 
@@ -119,7 +119,7 @@ public final class OwnershipCheck {
 		return found;
 	}
 
-	private static String refusal(LadderPlan plan, Map<String, Map<String, Long>> foreign) {
+	private static LadderStartupException refusal(LadderPlan plan, Map<String, Map<String, Long>> foreign) {
 		List<String> others = foreign.values().stream().flatMap((byGroup) -> byGroup.keySet().stream()).distinct().toList();
 		StringBuilder found = new StringBuilder();
 		foreign.forEach((topic, byGroup) -> byGroup.forEach((owner, count) -> found.append("\n  ")
@@ -129,14 +129,17 @@ public final class OwnershipCheck {
 			.append(" of group '")
 			.append(owner)
 			.append("'")));
-		return "The ladder of " + plan.describe() + " holds records written by " + ((others.size() == 1) ? "group " : "groups ")
+		String problem = "The ladder of " + plan.describe() + " holds records written by "
+				+ ((others.size() == 1) ? "group " : "groups ")
 				+ String.join(", ", others.stream().map((other) -> "'" + other + "'").toList()) + ":" + found
 				+ "\nTwo consumer groups use the same retry, dead-letter and lock topics, so each would run, release and "
-				+ "dead-letter the other's records. Give every group topics of its own: kafka.resilience.topics.retry-template, "
-				+ "dlq-template and lock-template must contain {group} (as the defaults {group}.{topic}.retry.{delay}, "
-				+ "{group}.{topic}.dlq and {group}.{topic}.locks do) in every application that reads '" + plan.mainTopic()
-				+ "'. If the other group no longer writes here and only left these records behind, set " + PROPERTY
-				+ "=false to start anyway: they are never acted on, and counted in kafka.resilience.foreign.records";
+				+ "dead-letter the other's records.";
+		String action = "Give every group topics of its own: kafka.resilience.topics.retry-template, dlq-template and "
+				+ "lock-template must contain {group} (as the defaults {group}.{topic}.retry.{delay}, {group}.{topic}.dlq "
+				+ "and {group}.{topic}.locks do) in every application that reads '" + plan.mainTopic() + "'. If the other "
+				+ "group no longer writes here and only left these records behind, set " + PROPERTY + "=false to start "
+				+ "anyway: they are never acted on, and counted in kafka.resilience.foreign.records";
+		return new LadderStartupException(problem, action);
 	}
 
 }

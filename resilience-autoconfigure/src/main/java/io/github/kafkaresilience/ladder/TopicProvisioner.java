@@ -34,11 +34,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Creates the retry, dead-letter and lock topics of a ladder with the main topic's partition
- * count, and checks existing ones. Startup fails, with a message that names the topic and the
- * fix, when the main topic is missing, a topic has another partition count, the lock topic is
- * not compacted alone, a retry or dead-letter topic is compacted, a retry topic keeps its
- * records for less than twice its delay, or the group still has records waiting under the
- * names of releases before group-scoped ladders ({@link UnscopedLadderCheck}).
+ * count, and checks existing ones. Startup fails, with a {@link LadderStartupException} that
+ * names the topic and the fix, when the main topic is missing, a topic has another partition
+ * count, the lock topic is not compacted alone, a retry or dead-letter topic is compacted, a
+ * retry topic keeps its records for less than twice its delay, or the group still has records
+ * waiting under the names of releases before group-scoped ladders ({@link UnscopedLadderCheck}).
  * <p>
  * A hop adds headers to a record, so when the main topic was given its own
  * {@code max.message.bytes}, the retry and dead-letter topics created here accept that much
@@ -109,7 +109,7 @@ public class TopicProvisioner {
 	/**
 	 * Makes sure every topic of the plan exists, aligned with the main topic.
 	 * @return the partition count of the main topic
-	 * @throws IllegalStateException when a topic is missing or misconfigured
+	 * @throws LadderStartupException when a topic is missing or misconfigured
 	 * @see #provisionLadder(LadderPlan)
 	 */
 	public int provision(LadderPlan plan) {
@@ -121,13 +121,14 @@ public class TopicProvisioner {
 	 * so that no waiting record is lost. Everything is checked before a missing topic is
 	 * created.
 	 * @return the main topic's partition count and the size of the records it accepts
-	 * @throws IllegalStateException when a topic is missing or misconfigured
+	 * @throws LadderStartupException when a topic is missing or misconfigured, or the group
+	 * still has records under the names of an earlier release
 	 */
 	public Provisioned provisionLadder(LadderPlan plan) {
 		try (Admin admin = Admin.create(this.adminConfig)) {
 			TopicDescription main = describe(admin, List.of(plan.mainTopic())).get(plan.mainTopic());
 			if (main == null) {
-				throw new IllegalStateException(missingMainTopic(plan));
+				throw missingMainTopic(plan);
 			}
 			int partitions = main.partitions().size();
 			boolean moved = this.settings.checkUnscoped() && UnscopedLadderCheck.check(admin, plan);
@@ -139,7 +140,7 @@ public class TopicProvisioner {
 					missing.add(topic);
 				}
 				else if (description.partitions().size() != partitions) {
-					throw new IllegalStateException(partitionMismatch(plan, topic, description.partitions().size(), partitions));
+					throw partitionMismatch(plan, topic, description.partitions().size(), partitions);
 				}
 			}
 			List<String> existing = plan.ownTopics().stream().filter(own::containsKey).toList();
@@ -153,7 +154,7 @@ public class TopicProvisioner {
 			}
 			if (!missing.isEmpty()) {
 				if (!this.settings.create()) {
-					throw new IllegalStateException(missingTopics(plan, missing, partitions));
+					throw missingTopics(plan, missing, partitions);
 				}
 				checkRetryRetention(plan, missing);
 				// the main topic was given a size of its own: a created retry or dead-letter topic
@@ -217,11 +218,11 @@ public class TopicProvisioner {
 		for (LadderPlan.Stage stage : plan.stages()) {
 			Duration needed = stage.delay().multipliedBy(2);
 			if (missing.contains(stage.topic()) && retention.compareTo(needed) < 0) {
-				throw new IllegalStateException("kafka.resilience.topics.retry-retention (" + format(retention)
+				throw new LadderStartupException("kafka.resilience.topics.retry-retention (" + format(retention)
 						+ ") is the retention of the retry topics the library creates, but retry topic '" + stage.topic()
 						+ "' has a delay of " + format(stage.delay()) + " and must keep its records at least twice as long ("
-						+ format(needed) + "), or records are deleted while they wait and are lost. Set "
-						+ "kafka.resilience.topics.retry-retention to " + format(needed) + " or more (default 7d)");
+						+ format(needed) + "), or records are deleted while they wait and are lost.",
+						"Set kafka.resilience.topics.retry-retention to " + format(needed) + " or more (default 7d)");
 			}
 		}
 	}
@@ -235,22 +236,22 @@ public class TopicProvisioner {
 		String policyText = String.join(",", policy);
 		if (topic.equals(plan.lockTopic())) {
 			if (!policy.equals(Set.of(TopicConfig.CLEANUP_POLICY_COMPACT))) {
-				throw new IllegalStateException("Lock topic '" + topic + "' has cleanup.policy="
+				throw new LadderStartupException("Lock topic '" + topic + "' has cleanup.policy="
 						+ (policy.isEmpty() ? "unknown" : policyText) + " but must be compacted only (cleanup.policy=compact): "
 						+ "a lock lives as long as its record waits in the ladder, and with 'delete' the broker deletes "
-						+ "locks older than retention.ms, after which their records are skipped as finished and lost. Fix: "
-						+ alter(topic, "cleanup.policy=compact"));
+						+ "locks older than retention.ms, after which their records are skipped as finished and lost.",
+						"Fix: " + alter(topic, "cleanup.policy=compact"));
 			}
 			return;
 		}
 		int stage = plan.stageOf(topic);
 		String role = (stage > 0) ? "Retry topic" : "Dead-letter topic";
 		if (policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
-			throw new IllegalStateException(role + " '" + topic + "' has cleanup.policy=" + policyText
+			throw new LadderStartupException(role + " '" + topic + "' has cleanup.policy=" + policyText
 					+ " but must have cleanup.policy=delete: compaction keeps only the latest record of each key, so "
-					+ ((stage > 0) ? "earlier records of a key waiting there would be lost"
-							: "earlier dead letters of a key would be lost")
-					+ ". Fix: " + alter(topic, "cleanup.policy=delete"));
+					+ ((stage > 0) ? "earlier records of a key waiting there would be lost."
+							: "earlier dead letters of a key would be lost."),
+					"Fix: " + alter(topic, "cleanup.policy=delete"));
 		}
 		long accepts = number(entry(config, TopicConfig.MAX_MESSAGE_BYTES_CONFIG), DEFAULT_MAX_MESSAGE_BYTES);
 		if (accepts < mainMaxMessageBytes) {
@@ -278,11 +279,11 @@ public class TopicProvisioner {
 		long needed = stage.delay().multipliedBy(2).toMillis();
 		if (retention >= 0 && retention < needed) {
 			long suggested = Math.max(needed, this.settings.retryRetention().toMillis());
-			throw new IllegalStateException("Retry topic '" + stage.topic() + "' has retention.ms=" + retention + " ("
+			throw new LadderStartupException("Retry topic '" + stage.topic() + "' has retention.ms=" + retention + " ("
 					+ format(Duration.ofMillis(retention)) + ") but its delay is " + format(stage.delay())
 					+ ": a record waits there for the delay plus the time earlier records of its key take, and one "
-					+ "deleted while it waits is lost. Keep its records at least twice the delay (" + needed
-					+ " ms). Fix: " + alter(stage.topic(), "retention.ms=" + suggested));
+					+ "deleted while it waits is lost.", "Keep its records at least twice the delay (" + needed
+							+ " ms). Fix: " + alter(stage.topic(), "retention.ms=" + suggested));
 		}
 		long bytes = number(entry(config, TopicConfig.RETENTION_BYTES_CONFIG), -1);
 		if (bytes >= 0) {
@@ -292,42 +293,44 @@ public class TopicProvisioner {
 		}
 	}
 
-	private String missingMainTopic(LadderPlan plan) {
-		String create = "kafka-topics --bootstrap-server " + BROKER + " --create --topic " + plan.mainTopic()
-				+ " --partitions <n>";
+	private LadderStartupException missingMainTopic(LadderPlan plan) {
+		String problem = "Topic '" + plan.mainTopic() + "' does not exist.";
+		String action = "Create it before the listener starts (kafka-topics --bootstrap-server " + BROKER
+				+ " --create --topic " + plan.mainTopic() + " --partitions <n>, or a NewTopic bean), or correct the "
+				+ "listener's topics";
 		if (this.settings.create()) {
-			return "Topic '" + plan.mainTopic() + "' does not exist. The library never creates a main topic: its retry, "
-					+ "dead-letter and lock topics take its partition count, which only you can choose. Create it before "
-					+ "the listener starts (" + create + ", or a NewTopic bean), or correct the listener's topics";
+			return new LadderStartupException(problem + " The library never creates a main topic: its retry, dead-letter "
+					+ "and lock topics take its partition count, which only you can choose.", action);
 		}
-		return "Topic '" + plan.mainTopic() + "' does not exist. Create it before the listener starts (" + create
-				+ ", or a NewTopic bean), or correct the listener's topics. As kafka.resilience.topics.create is false, "
-				+ "also create " + plan.ownTopics() + " with the same partition count (the lock topic with "
-				+ "cleanup.policy=compact), or set kafka.resilience.topics.create=true";
+		return new LadderStartupException(problem, action + ". As kafka.resilience.topics.create is false, also create "
+				+ plan.ownTopics() + " with the same partition count (the lock topic with cleanup.policy=compact), or set "
+				+ "kafka.resilience.topics.create=true");
 	}
 
-	private String missingTopics(LadderPlan plan, List<String> missing, int partitions) {
-		return "Topics " + missing + " of '" + plan.mainTopic() + "' do not exist and kafka.resilience.topics.create is "
-				+ "false; create them with " + partitions + " partitions, like '" + plan.mainTopic()
+	private LadderStartupException missingTopics(LadderPlan plan, List<String> missing, int partitions) {
+		String problem = "Topics " + missing + " of '" + plan.mainTopic() + "' do not exist and "
+				+ "kafka.resilience.topics.create is false.";
+		String action = "Create them with " + partitions + " partitions, like '" + plan.mainTopic()
 				+ "' (kafka-topics --bootstrap-server " + BROKER + " --create --topic <name> --partitions " + partitions
 				+ ", adding --config cleanup.policy=compact for the lock topic '" + plan.lockTopic()
 				+ "'), or set kafka.resilience.topics.create=true";
+		return new LadderStartupException(problem, action);
 	}
 
-	private static String partitionMismatch(LadderPlan plan, String topic, int has, int partitions) {
-		String message = "Topic '" + topic + "' has " + has + " partitions but '" + plan.mainTopic() + "' has " + partitions
+	private static LadderStartupException partitionMismatch(LadderPlan plan, String topic, int has, int partitions) {
+		String problem = "Topic '" + topic + "' has " + has + " partitions but '" + plan.mainTopic() + "' has " + partitions
 				+ "; retry, dead-letter and lock topics must match the main topic, as everything about a key lives in the "
-				+ "same partition number of each. ";
+				+ "same partition number of each.";
 		if (has < partitions) {
-			return message + "If partitions were added to '" + plan.mainTopic() + "' while records waited in the "
-					+ "ladder, drain it first (operations guide, 'Scaling out'); otherwise give it " + partitions
-					+ " partitions: kafka-topics --bootstrap-server " + BROKER + " --alter --topic " + topic + " --partitions "
-					+ partitions;
+			return new LadderStartupException(problem, "If partitions were added to '" + plan.mainTopic()
+					+ "' while records waited in the ladder, drain it first (operations guide, 'Scaling out'); otherwise "
+					+ "give it " + partitions + " partitions: kafka-topics --bootstrap-server " + BROKER + " --alter --topic "
+					+ topic + " --partitions " + partitions);
 		}
-		return message + "A topic cannot lose partitions: add partitions to '" + plan.mainTopic() + "' to match (after "
-				+ "draining the ladder, operations guide, 'Scaling out'), or delete '" + topic + "' once nothing in it is "
-				+ "still needed (no live locks, no lag on the retry topics, dead letters replayed) and let the library "
-				+ "create it again with " + partitions + " partitions";
+		return new LadderStartupException(problem, "A topic cannot lose partitions: add partitions to '" + plan.mainTopic()
+				+ "' to match (after draining the ladder, operations guide, 'Scaling out'), or delete '" + topic
+				+ "' once nothing in it is still needed (no live locks, no lag on the retry topics, dead letters "
+				+ "replayed) and let the library create it again with " + partitions + " partitions");
 	}
 
 	private static String alter(String topic, String config) {

@@ -66,7 +66,7 @@ public final class UnscopedLadderCheck {
 	 * Checks a ladder, before any of its topics is created or checked.
 	 * @return whether the group's start on its own ladder is still to be marked with
 	 * {@link #markMoved} once the ladder's topics exist
-	 * @throws IllegalStateException when the group has records waiting under the earlier names,
+	 * @throws LadderStartupException when the group has records waiting under the earlier names,
 	 * or instances still consuming them
 	 */
 	public static boolean check(Admin admin, LadderPlan plan) {
@@ -92,12 +92,12 @@ public final class UnscopedLadderCheck {
 		}
 		List<String> stillThere = membersConsuming(admin, plan.group(), earlier);
 		if (!stillThere.isEmpty()) {
-			throw new IllegalStateException("Instances of consumer group '" + plan.group() + "' (" + String.join(", ", stillThere)
-					+ ") still consume " + earlier + ", the retry topics that releases before group-scoped ladders used for '"
-					+ plan.mainTopic() + "', while this instance would use the ladder of " + plan.describe() + " ("
-					+ plan.stage(1).topic() + ", ...). A group changes its ladder's names with every instance stopped, or one "
-					+ "key's records would wait in two ladders and lose their order. Stop every instance of the group, then "
-					+ "start them again on this release");
+			throw new LadderStartupException("Instances of consumer group '" + plan.group() + "' ("
+					+ String.join(", ", stillThere) + ") still consume " + earlier + ", the retry topics that releases before "
+					+ "group-scoped ladders used for '" + plan.mainTopic() + "', while this instance would use the ladder of "
+					+ plan.describe() + " (" + plan.stage(1).topic() + ", ...). A group changes its ladder's names with every "
+					+ "instance stopped, or one key's records would wait in two ladders and lose their order.",
+					"Stop every instance of the group, then start them again on this release");
 		}
 		Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
 		offsets.forEach((partition, offset) -> {
@@ -107,7 +107,7 @@ public final class UnscopedLadderCheck {
 		});
 		Map<String, Long> waiting = waiting(admin, earlier, committed);
 		if (!waiting.isEmpty()) {
-			throw new IllegalStateException(refusal(plan, waiting));
+			throw refusal(plan, waiting);
 		}
 		leave(admin, plan, committed.keySet());
 		return true;
@@ -184,16 +184,17 @@ public final class UnscopedLadderCheck {
 				+ "earlier topics; delete them once none does");
 	}
 
-	private static String refusal(LadderPlan plan, Map<String, Long> waiting) {
+	private static LadderStartupException refusal(LadderPlan plan, Map<String, Long> waiting) {
 		long total = waiting.values().stream().mapToLong(Long::longValue).sum();
 		List<String> each = new ArrayList<>();
 		waiting.forEach((topic, count) -> each.add(topic + " (" + count + ")"));
 		String unscoped = plan.mainTopic() + ".dlq";
-		return "Consumer group '" + plan.group() + "' read '" + plan.mainTopic() + "' before, and " + total + " record(s) "
-				+ "wait in the retry topics that releases before group-scoped ladders used for it: " + String.join(", ", each)
-				+ ". This release names the group's ladder " + plan.stage(1).topic() + ", ..., " + plan.dlqTopic() + ", "
-				+ plan.lockTopic() + " and would never read them: they, and the records of their keys behind them, would "
-				+ "be lost. Drain them under the earlier names first: start this release with "
+		String problem = "Consumer group '" + plan.group() + "' read '" + plan.mainTopic() + "' before, and " + total
+				+ " record(s) wait in the retry topics that releases before group-scoped ladders used for it: "
+				+ String.join(", ", each) + ". This release names the group's ladder " + plan.stage(1).topic() + ", ..., "
+				+ plan.dlqTopic() + ", " + plan.lockTopic() + " and would never read them: they, and the records of their "
+				+ "keys behind them, would be lost.";
+		String action = "Drain them under the earlier names first: start this release with "
 				+ "kafka.resilience.topics.retry-template=" + LadderPlan.UNSCOPED_RETRY_TEMPLATE
 				+ ", kafka.resilience.topics.dlq-template=" + LadderPlan.UNSCOPED_DLQ_TEMPLATE
 				+ " and kafka.resilience.topics.lock-template=" + LadderPlan.UNSCOPED_LOCK_TEMPLATE
@@ -204,6 +205,7 @@ public final class UnscopedLadderCheck {
 				+ plan.group() + ". If none of these records is this group's (the group read '" + plan.mainTopic()
 				+ "' without this library, and other groups still on an earlier release use these topics), set " + PROPERTY
 				+ "=false. See the operations guide, 'Upgrading to group-scoped ladders'";
+		return new LadderStartupException(problem, action);
 	}
 
 	/** The members of a group assigned a partition of one of {@code topics}, by client and host. */

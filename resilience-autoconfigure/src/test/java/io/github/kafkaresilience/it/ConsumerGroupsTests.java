@@ -171,6 +171,12 @@ class ConsumerGroupsTests {
 			.withStackTraceContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template must contain "
 					+ "{group}")
 			.withStackTraceContaining("kafka.resilience.topics.check-owner-at-startup=false");
+		assertThat(StartupChecksTests.report(() -> TestApplication.start(topic).close())).satisfies((report) -> {
+			assertThat(report.getDescription()).contains("holds records written by group 'shipping'")
+				.doesNotContain("check-owner-at-startup");
+			assertThat(report.getAction()).startsWith("Give every group topics of its own")
+				.contains("kafka.resilience.topics.check-owner-at-startup=false");
+		});
 
 		// once told that the other group only left them behind, it starts; they are never run
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
@@ -209,6 +215,12 @@ class ConsumerGroupsTests {
 			.withStackTraceContaining(earlierStage + " (2)")
 			.withStackTraceContaining("kafka.resilience.topics.retry-template={topic}.retry.{delay}")
 			.withStackTraceContaining("replay --from " + topic + ".dlq --to " + topic + " --group g-" + topic);
+		assertThat(StartupChecksTests.report(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=4s").close()))
+			.satisfies((report) -> {
+				assertThat(report.getDescription()).contains(earlierStage + " (2)").doesNotContain("replay --from");
+				assertThat(report.getAction()).startsWith("Drain them under the earlier names first")
+					.contains("replay --from " + topic + ".dlq --to " + topic + " --group g-" + topic);
+			});
 		assertThat(topics()).doesNotContain(Names.retry(topic, "4s"), Names.dlq(topic), Names.locks(topic));
 
 		// drained under the earlier names...

@@ -7,18 +7,22 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.support.StartupFailures;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -34,6 +38,12 @@ class StartupChecksTests {
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
 			.hasMessageContaining("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic + "' has 3")
 			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --alter --topic " + Names.dlq(topic) + " --partitions 3");
+		assertThat(report(() -> TestApplication.start(topic).close())).satisfies((report) -> {
+			assertThat(report.getDescription()).startsWith("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic
+					+ "' has 3").doesNotContain("kafka-topics");
+			assertThat(report.getAction()).contains("kafka-topics --bootstrap-server <broker> --alter --topic "
+					+ Names.dlq(topic) + " --partitions 3");
+		});
 
 		String other = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.locks(other), 4, Map.of("cleanup.policy", "compact"));
@@ -50,6 +60,11 @@ class StartupChecksTests {
 			.rootCause()
 			.hasMessageContaining("Consumer group 'billing service/eu' (topic '" + topic + "') cannot be part of a topic name")
 			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template");
+		assertThat(report(() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close()))
+			.satisfies((report) -> {
+				assertThat(report.getDescription()).contains("cannot be part of a topic name");
+				assertThat(report.getAction()).startsWith("Give the listener a group id made of those characters");
+			});
 		assertThat(topics()).noneMatch((name) -> name.contains(topic + ".retry.") || name.endsWith(topic + ".dlq"));
 
 		// with the group replaced by a fixed name of its own in the templates, the same group starts
@@ -179,8 +194,23 @@ class StartupChecksTests {
 				"kafka.resilience.topics.create=false").close())
 			.rootCause()
 			.hasMessageContaining("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic) + "] of '" + topic + "' do not exist and "
-					+ "kafka.resilience.topics.create is false; create them with 3 partitions")
+					+ "kafka.resilience.topics.create is false.")
+			.hasMessageContaining("Create them with 3 partitions")
 			.hasMessageContaining("--config cleanup.policy=compact for the lock topic '" + Names.locks(topic) + "'");
+		assertThat(report(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s",
+				"kafka.resilience.topics.create=false").close())).satisfies((report) -> {
+					assertThat(report.getDescription()).isEqualTo("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic)
+							+ "] of '" + topic + "' do not exist and kafka.resilience.topics.create is false.");
+					assertThat(report.getAction()).startsWith("Create them with 3 partitions")
+						.endsWith("or set kafka.resilience.topics.create=true");
+				});
+	}
+
+	/** What Spring Boot reports when the application fails to start. */
+	static FailureAnalysis report(ThrowingCallable start) {
+		FailureAnalysis analysis = StartupFailures.analysis(catchThrowable(start));
+		assertThat(analysis).as("Boot's failure analysis").isNotNull();
+		return analysis;
 	}
 
 	private static Set<String> topics() {

@@ -6,6 +6,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
@@ -66,12 +67,18 @@ class LadderPlanTests {
 
 	@Test
 	void aGroupThatCannotBePartOfATopicNameIsRefusedNamingTheGroupAndTheTemplates() {
-		assertThatIllegalArgumentException()
+		assertThatExceptionOfType(LadderStartupException.class)
 			.isThrownBy(() -> LadderPlan.of("billing service/eu", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
 					LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE))
 			.withMessageContaining("Consumer group 'billing service/eu'")
 			.withMessageContaining("'orders'")
-			.withMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template");
+			.withMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template")
+			.satisfies((refusal) -> {
+				assertThat(refusal.problem()).contains("Consumer group 'billing service/eu' (topic 'orders') cannot be part "
+						+ "of a topic name");
+				assertThat(refusal.action()).startsWith("Give the listener a group id made of those characters")
+					.contains("billing.{topic}.retry.{delay}");
+			});
 	}
 
 	@Test
