@@ -146,7 +146,7 @@ public class OrderedRetryContainer {
 
 	private final ResilienceObserver observer;
 
-	private final @Nullable TransactionalWrites transactions;
+	private final OffsetCommitter committer;
 
 	private final Offsets offsets = new Offsets();
 
@@ -216,7 +216,7 @@ public class OrderedRetryContainer {
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
 			@Nullable Reaping reaping, ResilienceObserver observer, @Nullable TransactionalWrites transactions) {
-		this.transactions = transactions;
+		this.committer = OffsetCommitter.of(transactions);
 		this.id = id;
 		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
 		this.reaping = reaping;
@@ -324,9 +324,7 @@ public class OrderedRetryContainer {
 					}
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
 					this.lastPollNanos = System.nanoTime();
-					if (this.transactions != null) {
-						this.groupMetadata = consumer.groupMetadata();
-					}
+					this.groupMetadata = consumer.groupMetadata();
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
@@ -389,9 +387,7 @@ public class OrderedRetryContainer {
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);
 		}
-		if (this.transactions != null) {
-			this.transactions.close();
-		}
+		this.committer.close();
 		this.partitions.values().forEach((work) -> work.revoked = true);
 		this.partitions.clear();
 		this.waitingForKey.clear();
@@ -715,29 +711,14 @@ public class OrderedRetryContainer {
 
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
 		this.lastCommit = this.clock.millis();
-		if (this.transactions != null) {
-			this.groupMetadata = consumer.groupMetadata();
-			try {
-				this.transactions.commitOffsets(this.offsets.of(which));
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Listener '" + this.id + "' could not commit offsets in a transaction; will try again", ex);
-			}
-			return;
-		}
-		Map<TopicPartition, OffsetAndMetadata> offsets = this.offsets.committable(which);
-		if (offsets.isEmpty()) {
-			return;
-		}
 		try {
-			consumer.commitSync(offsets);
-			this.offsets.committed(offsets);
+			this.committer.commit(consumer, this.offsets.of(which));
 		}
 		catch (WakeupException ex) {
 			throw ex;
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not commit " + offsets + "; will try again", ex);
+			logger.warn("Listener '" + this.id + "' could not commit the offsets of " + which + "; will try again", ex);
 		}
 	}
 
@@ -809,10 +790,8 @@ public class OrderedRetryContainer {
 		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
 		try {
-			step = (this.transactions != null)
-					? this.transactions.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
-							this.offsets)
-					: route.router().route(task.delivery, task.tailerSynced);
+			step = this.committer.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
+					this.offsets);
 			task.failures = 0;
 		}
 		catch (RuntimeException ex) {
@@ -1355,9 +1334,7 @@ public class OrderedRetryContainer {
 		@Override
 		public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
 			logger.info("Listener '" + OrderedRetryContainer.this.id + "' assigned " + assigned);
-			if (OrderedRetryContainer.this.transactions != null) {
-				OrderedRetryContainer.this.groupMetadata = this.consumer.groupMetadata();
-			}
+			OrderedRetryContainer.this.groupMetadata = this.consumer.groupMetadata();
 			for (TopicPartition tp : assigned) {
 				Route route = OrderedRetryContainer.this.routesByTopic.get(tp.topic());
 				PartitionWork work = new PartitionWork(tp, route);

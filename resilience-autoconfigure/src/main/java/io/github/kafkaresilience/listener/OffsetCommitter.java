@@ -1,0 +1,97 @@
+package io.github.kafkaresilience.listener;
+
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.Step;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How a listener commits: the writes of a record's step and the offsets of the records it has
+ * finished. With the consumer ({@code compensate} mode) a step's writes are its own and
+ * offsets are committed by the consumer; with transactions ({@code transaction} mode) the
+ * writes of steps and the offsets of their records commit together.
+ *
+ * @since 0.1.0
+ */
+interface OffsetCommitter extends AutoCloseable {
+
+	/**
+	 * Runs one step of a record.
+	 * @param record the record
+	 * @param step the step
+	 * @param offsets the listener's offsets
+	 * @return what to do with the record next
+	 */
+	Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets);
+
+	/**
+	 * Commits the offsets that can be committed now.
+	 * @param consumer the listener's consumer, on its poll thread
+	 * @param offsets the listener's offsets, of the partitions to commit
+	 */
+	void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets);
+
+	@Override
+	void close();
+
+	/** Commits with {@code transactions} when given, with the consumer otherwise. */
+	static OffsetCommitter of(@Nullable TransactionalWrites transactions) {
+		return (transactions != null) ? new Transactional(transactions) : new WithConsumer();
+	}
+
+	/** Steps write on their own; the consumer commits offsets. */
+	final class WithConsumer implements OffsetCommitter {
+
+		@Override
+		public Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets) {
+			return step.get();
+		}
+
+		@Override
+		public void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets) {
+			Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
+			if (committable.isEmpty()) {
+				return;
+			}
+			consumer.commitSync(committable);
+			offsets.committed(committable);
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+	/** Steps that write join transactions, which commit their offsets; other offsets commit in one of their own. */
+	final class Transactional implements OffsetCommitter {
+
+		private final TransactionalWrites transactions;
+
+		Transactional(TransactionalWrites transactions) {
+			this.transactions = transactions;
+		}
+
+		@Override
+		public Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets) {
+			return this.transactions.route(record, step, offsets);
+		}
+
+		@Override
+		public void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets) {
+			this.transactions.commitOffsets(offsets);
+		}
+
+		@Override
+		public void close() {
+			this.transactions.close();
+		}
+
+	}
+
+}
