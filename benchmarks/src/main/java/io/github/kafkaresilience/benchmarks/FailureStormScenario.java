@@ -119,8 +119,9 @@ final class FailureStormScenario extends Scenario {
 				healthyPerSecond.get("compensate, storm"));
 		report.note("transaction vs compensate, healthy records/s during the storm: "
 				+ Format.ratio(transactionVsCompensate.median()) + " (median of per-run ratios).");
-		report.note("A failure costs a lock write, a publish to the retry topic and the lock's confirmation, all awaited "
-				+ "on the worker that ran the record; its retry costs the release.");
+		report.note("A failure costs a lock write, a publish to the retry topic and the lock's confirmation, made one "
+				+ "after the other without holding the worker that ran the record (in transaction mode inside a "
+				+ "transaction shared with the other moves under way); its retry costs the release.");
 		return report;
 	}
 
