@@ -14,7 +14,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DualWrite;
@@ -348,7 +350,7 @@ final class SimWorld {
 			this.instance = instance;
 			this.number = number;
 			RecordHandler handler = this::handle;
-			RecordPublisher publisher = this::publish;
+			RecordPublisher publisher = new Publisher();
 			this.router = new StageRouter(SimWorld.this.plan, this.store, publisher, handler,
 					SimWorld.this.classifier, SimWorld.this.clock, () -> "L" + (++SimWorld.this.lockIds),
 					DualWrite.COMPENSATE, FaultInjection.NONE, SimWorld.this.ownership);
@@ -388,18 +390,31 @@ final class SimWorld {
 
 		private long publish(String topic, int partition, byte[] key, byte[] value, Headers headers) {
 			Fail fail = enter(Call.PUBLISH);
+			SimWorld.this.sends.flush(this, new TP(topic, partition));
 			if (fail == Fail.CLEAN) {
 				trace(() -> "    " + this + " publish to " + topic + " FAILS (injected, not written)");
 				throw new KafkaException("injected publish failure");
 			}
-			Rec rec = append(topic, partition, key, value, headers);
-			trace(() -> "    " + this + " publish " + rec + describeHeaders(headers)
-					+ ((fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : ""));
-			checkPublish(rec);
+			Rec rec = land(topic, partition, key, value, headers,
+					(fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : "");
 			if (fail == Fail.AMBIGUOUS) {
 				throw new KafkaException("injected publish failure after the write");
 			}
 			return rec.offset();
+		}
+
+		/** Sends a publish that lands and is acknowledged when the scheduler says so. */
+		private CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+			Fail fail = enter(Call.PUBLISH);
+			return SimWorld.this.sends.send(this, new TP(topic, partition), "publish", fail,
+					() -> land(topic, partition, key, value, headers, "").offset());
+		}
+
+		private Rec land(String topic, int partition, byte[] key, byte[] value, Headers headers, String then) {
+			Rec rec = append(topic, partition, key, value, headers);
+			trace(() -> "    " + this + " publish " + rec + describeHeaders(headers) + then);
+			checkPublish(rec);
+			return rec;
 		}
 
 		@Override
@@ -443,13 +458,49 @@ final class SimWorld {
 				writeLock(Call.RELEASE, lock, null);
 			}
 
+			@Override
+			public CompletableFuture<Void> writing(Lock lock) {
+				return SimWorld.this.async ? sendLock(Call.WRITE, lock, lock) : LockStore.super.writing(lock);
+			}
+
+			@Override
+			public CompletableFuture<Void> releasing(Lock lock) {
+				return SimWorld.this.async ? sendLock(Call.RELEASE, lock, null) : LockStore.super.releasing(lock);
+			}
+
 			private void writeLock(Call call, Lock about, Lock value) {
 				Fail fail = enter(call);
 				Incarnation me = Incarnation.this;
+				// an awaited write comes after the writes of this process to its partition still under way
+				SimWorld.this.sends.flush(me, new TP(SimWorld.this.plan.lockTopic(), about.originPartition()));
 				if (fail == Fail.CLEAN) {
 					trace(() -> "    " + me + " " + call.name().toLowerCase() + " " + about + " FAILS (injected, not written)");
 					throw new KafkaException("injected lock write failure");
 				}
+				LockRec rec = landLock(about, value, (fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : "");
+				if (fail == Fail.AMBIGUOUS) {
+					throw new KafkaException("injected lock write failure after the write");
+				}
+				me.table.apply(rec.partition(), rec.offset(), rec.id(), value);
+			}
+
+			/**
+			 * Sends a lock record that lands and is acknowledged when the scheduler says so; the
+			 * table applies it on the acknowledgement, before the future completes, as
+			 * {@code LockRegistry.writing} does.
+			 */
+			private CompletableFuture<Void> sendLock(Call call, Lock about, Lock value) {
+				Fail fail = enter(call);
+				Incarnation me = Incarnation.this;
+				String what = (value != null) ? "write " + value : "release " + about.id();
+				return SimWorld.this.sends
+					.send(me, new TP(SimWorld.this.plan.lockTopic(), about.originPartition()), what, fail,
+							() -> landLock(about, value, "").offset())
+					.thenAccept((offset) -> me.table.apply(about.originPartition(), offset, about.id(), value));
+			}
+
+			private LockRec landLock(Lock about, Lock value, String then) {
+				Incarnation me = Incarnation.this;
 				if (value != null) {
 					checkLockWrite(value);
 				}
@@ -458,12 +509,25 @@ final class SimWorld {
 					checkReplayLockWrite(rec, value);
 				}
 				trace(() -> "    " + me + " " + ((value != null) ? "write " + value : "release " + about.id()) + " @locks/"
-						+ rec.partition() + "/" + rec.offset()
-						+ ((fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : ""));
-				if (fail == Fail.AMBIGUOUS) {
-					throw new KafkaException("injected lock write failure after the write");
-				}
-				me.table.apply(rec.partition(), rec.offset(), rec.id(), value);
+						+ rec.partition() + "/" + rec.offset() + then);
+				return rec;
+			}
+
+		}
+
+		/** The ladder's publisher: awaited, or sent without waiting when the world's writes are asynchronous. */
+		private final class Publisher implements RecordPublisher {
+
+			@Override
+			public long publish(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+				return Incarnation.this.publish(topic, partition, key, value, headers);
+			}
+
+			@Override
+			public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
+					Headers headers) {
+				return SimWorld.this.async ? Incarnation.this.sending(topic, partition, key, value, headers)
+						: RecordPublisher.super.sending(topic, partition, key, value, headers);
 			}
 
 		}
@@ -509,6 +573,10 @@ final class SimWorld {
 			return this.owner.tailerPos[this.tp.partition()] >= this.barrierEnd;
 		}
 
+		/**
+		 * The contiguous boundary: below the lowest offset still pending, which includes every
+		 * record whose writes are under way (SETTLING), as {@code OffsetTracker} keeps them.
+		 */
 		long committable() {
 			return this.pending.isEmpty() ? this.fetchPos : this.pending.first();
 		}
@@ -517,7 +585,13 @@ final class SimWorld {
 
 	enum Wait {
 
-		NONE, UNTIL, KEY, TAILER
+		NONE, UNTIL, KEY, TAILER,
+
+		/**
+		 * Its route returned SETTLING: it stays at the head of its key and its offset pending
+		 * until the writes under way complete.
+		 */
+		SETTLING
 
 	}
 
@@ -670,6 +744,18 @@ final class SimWorld {
 
 	Hook hook = (incarnation, call) -> Fail.NONE;
 
+	/**
+	 * Whether the async ports send without waiting ({@link SimSends}); otherwise they fall back
+	 * to the awaited writes, and every move completes inside its route.
+	 */
+	boolean async;
+
+	/** The writes under way, of every incarnation. */
+	final SimSends sends = new SimSends(this);
+
+	/** Decides, when an incarnation dies, whether each of its sends not landed yet lands. */
+	Predicate<SimSends.Send> landsAtCrash = (send) -> true;
+
 	HandlerPolicy policy = (record, delivery) -> HandlerResult.success();
 
 	Trace trace;
@@ -714,6 +800,7 @@ final class SimWorld {
 		Incarnation old = instance.current;
 		old.dead = true;
 		old.works.values().forEach((work) -> work.revoked = true);
+		this.sends.crash(old, this.landsAtCrash);
 		instance.current = new Incarnation(instance, ++instance.incarnations);
 		return instance.current;
 	}
