@@ -162,10 +162,9 @@ class ProtocolSimulationTest {
 	@SuppressWarnings("unchecked")
 	private static final class Script {
 
-		final SimWorld world = new SimWorld(SimWorld.plan(List.of(Duration.ofSeconds(30), Duration.ofMinutes(5)), 4), 1,
-				true);
+		final SimWorld world;
 
-		final SimInstance instance = this.world.addInstance("I1");
+		final SimInstance instance;
 
 		final List<String> runs = new ArrayList<>();
 
@@ -179,7 +178,18 @@ class ProtocolSimulationTest {
 
 		final List<Runnable> deferred = new ArrayList<>();
 
+		/** How the next port calls of a kind fail, in turn; none listed: they do not. */
+		final Map<Call, java.util.ArrayDeque<Fail>> failures = new java.util.EnumMap<>(Call.class);
+
 		Script() {
+			this(1);
+		}
+
+		/** Ten records of other keys at offsets 0-9 of partition 0, so that key k's start at 10. */
+		Script(int partitions) {
+			this.world = new SimWorld(SimWorld.plan(List.of(Duration.ofSeconds(30), Duration.ofMinutes(5)), 4),
+					partitions, true);
+			this.instance = this.world.addInstance("I1");
 			this.world.trace = new SimWorld.Trace(200);
 			this.world.policy = (record, delivery) -> {
 				String run = value(delivery.value()) + "@" + delivery.topic();
@@ -208,7 +218,8 @@ class ProtocolSimulationTest {
 					}
 				}
 				runDeferred(incarnation);
-				return Fail.NONE;
+				java.util.ArrayDeque<Fail> next = this.failures.get(call);
+				return (next != null && !next.isEmpty()) ? next.poll() : Fail.NONE;
 			};
 			for (int i = 0; i < 10; i++) {
 				this.world.produce("other" + i, 0, false, false);
@@ -217,6 +228,52 @@ class ProtocolSimulationTest {
 
 		Incarnation inc() {
 			return this.instance.current;
+		}
+
+		/** Makes the next call of that kind (after those already listed) fail that way. */
+		void failNext(Call call, Fail fail) {
+			this.failures.computeIfAbsent(call, (c) -> new java.util.ArrayDeque<>()).add(fail);
+		}
+
+		/** Makes the ports send without waiting: a write lands and completes when the script says so. */
+		void sendWithoutWaiting() {
+			this.world.async = true;
+		}
+
+		/** The sends under way of the current process, oldest first. */
+		List<SimSends.Send> sends() {
+			return this.world.sends.of(inc());
+		}
+
+		/** The only send under way of the current process to that topic partition. */
+		SimSends.Send sendTo(String topic, int partition) {
+			List<SimSends.Send> to = sends().stream()
+				.filter((send) -> send.tp.topic().equals(topic) && send.tp.partition() == partition)
+				.toList();
+			assertThat(to).as("sends under way to %s/%d", topic, partition).hasSize(1);
+			return to.get(0);
+		}
+
+		/** Acknowledges a send (it lands first): what the router chained on it runs now. */
+		void ack(SimSends.Send send) {
+			this.world.sends.ack(send, true);
+			runDeferred(inc());
+		}
+
+		/** Acknowledges the sends under way, oldest first, until there are none. */
+		void ackAll() {
+			while (!this.world.sends.isEmpty()) {
+				ack(this.world.sends.heads((incarnation) -> true).get(0));
+			}
+		}
+
+		Rec produce(String key, int partition) {
+			return this.world.produce(key, partition, false, false);
+		}
+
+		Step route(String topic, int partition, long offset) {
+			Rec rec = this.world.log(topic, partition).get((int) offset);
+			return this.world.route(inc(), rec.delivery(), false);
 		}
 
 		Rec produce(String key) {
@@ -541,6 +598,134 @@ class ProtocolSimulationTest {
 		assertThat(s.runs).containsExactly("v10@orders");
 	}
 
+
+	// ---- moves whose writes complete in callbacks (§8): the route returns, the move goes on
+
+	private static final String LOCKS = SimWorld.GROUP + "." + SimWorld.MAIN + ".locks";
+
+	private static final Bytes J = Bytes.wrap("j".getBytes(StandardCharsets.UTF_8));
+
+	@Test
+	void movesOfTwoKeysAreUnderWayAtOnceAndTheLaterOneMayBeConfirmedFirst() {
+		Script s = new Script(2);
+		s.sendWithoutWaiting();
+		Rec a = s.produce("k", 0);
+		Rec b = s.produce("j", 1);
+		s.failing.add("v10@" + SimWorld.MAIN);
+		s.failing.add("v11@" + SimWorld.MAIN);
+
+		// A fails and its move starts; the route returns with the lock write under way, and so does B's
+		Step movingA = s.route(SimWorld.MAIN, 0, a.offset());
+		Step movingB = s.route(SimWorld.MAIN, 1, b.offset());
+		assertThat(movingA.kind()).isEqualTo(Step.Kind.SETTLING);
+		assertThat(movingB.kind()).isEqualTo(Step.Kind.SETTLING);
+		assertThat(s.sends()).extracting((send) -> send.tp.toString()).containsExactly(LOCKS + "/0", LOCKS + "/1");
+
+		// B's writes are acknowledged first, each step starting the next: lock, publish, confirmation
+		s.ack(s.sendTo(LOCKS, 1));
+		assertThat(s.inc().table.locksOf(J).get(0).isMoving()).isTrue();
+		s.ack(s.sendTo(STAGE_1, 1));
+		assertThat(movingB.writes()).isNotDone();
+		s.ack(s.sendTo(LOCKS, 1));
+		assertThat(movingB.writes()).isCompleted();
+		assertLock(s.inc().table.locksOf(J).get(0), 0, 1, 0, 1);
+
+		// A's move has not even written its lock: A is nowhere but in the main topic, which must
+		// not be committed past it (the container keeps its offset pending)
+		assertThat(movingA.writes()).isNotDone();
+		assertThat(s.world.lockEnd(0)).isZero();
+		assertThat(s.locks()).isEmpty();
+		assertThat(s.sends()).hasSize(1);
+
+		s.ack(s.sendTo(LOCKS, 0));
+		s.ack(s.sendTo(STAGE_1, 0));
+		s.ack(s.sendTo(LOCKS, 0));
+		assertThat(movingA.writes()).isCompleted();
+		assertLock(s.locks().get(0), 10, 1, 0, 1);
+		assertThat(s.sends()).isEmpty();
+		assertThat(s.runs).containsExactly("v10@" + SimWorld.MAIN, "v11@" + SimWorld.MAIN);
+	}
+
+	@Test
+	void crashAfterTheLockWriteLandedAndBeforeThePublishWasSentIsHealedFromTheMainTopic() {
+		Script s = new Script();
+		s.sendWithoutWaiting();
+		s.produce("k");
+		s.failing.add("v10@" + SimWorld.MAIN);
+		Incarnation first = s.inc();
+		Step moving = s.route(SimWorld.MAIN, 10);
+		assertThat(moving.kind()).isEqualTo(Step.Kind.SETTLING);
+
+		// the lock write is acknowledged; the process dies in the callback, before it sends the publish
+		s.crashBefore(Call.PUBLISH, 0);
+		s.ack(s.sendTo(LOCKS, 0));
+		assertThat(first.dead).isTrue();
+		assertThat(s.world.log(STAGE_1, 0)).isEmpty();
+		assertThat(s.world.sends.isEmpty()).isTrue();
+
+		// the new process sees the lock in flight, from (0, 10)
+		s.world.catchUp(s.inc());
+		Lock inFlight = s.locks().get(0);
+		assertThat(inFlight.isMoving()).isTrue();
+		assertThat(inFlight.from()).isEqualTo(new Position(0, 10));
+
+		// A is delivered again from T and finishes the move without running again
+		Step completing = s.route(SimWorld.MAIN, 10);
+		assertThat(completing.kind()).isEqualTo(Step.Kind.SETTLING);
+		s.ackAll();
+		assertThat(completing.writes()).isCompleted();
+		assertLock(s.locks().get(0), 10, 1, 0, 1);
+		assertThat(s.runs).containsExactly("v10@" + SimWorld.MAIN);
+
+		s.advance(Duration.ofSeconds(30));
+		Step released = s.route(STAGE_1, 0);
+		assertThat(released.kind()).isEqualTo(Step.Kind.SETTLING);
+		s.ackAll();
+		assertThat(released.writes()).isCompleted();
+		assertThat(s.locks()).isEmpty();
+		assertThat(s.world.replayLockLog().snapshot()).isEmpty();
+		assertThat(s.runs).containsExactly("v10@" + SimWorld.MAIN, "v10@" + STAGE_1);
+	}
+
+	@Test
+	void crashWithThePublishUnderWayThatStillLandsLeavesACopyThatTheRedeliveryMakesStale() {
+		Script s = new Script();
+		s.sendWithoutWaiting();
+		s.produce("k");
+		s.failing.add("v10@" + SimWorld.MAIN);
+		Step moving = s.route(SimWorld.MAIN, 10);
+		s.ack(s.sendTo(LOCKS, 0));
+		s.sendTo(STAGE_1, 0);
+
+		// the process dies with the publish under way; the broker still takes it
+		s.world.landsAtCrash = (send) -> true;
+		s.world.restart(s.instance);
+		assertThat(moving.writes()).as("nothing completes the writes of a dead process").isNotDone();
+		assertThat(s.world.log(STAGE_1, 0)).hasSize(1);
+		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.LOCK_ID)).isEqualTo(s.world.replayLockLog().snapshot()
+			.iterator().next().id());
+
+		// the new process sees the lock in flight; the copy may become its carrier, so it waits
+		s.world.catchUp(s.inc());
+		assertThat(s.locks().get(0).isMoving()).isTrue();
+		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
+
+		// A is delivered again from T and finishes the move with a second copy, without running again
+		Step completing = s.route(SimWorld.MAIN, 10);
+		s.ackAll();
+		assertThat(completing.writes()).isCompleted();
+		assertLock(s.locks().get(0), 10, 1, 1, 1);
+
+		// the copy that landed after the crash is stale, once the tailer has caught up
+		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_TAILER);
+		assertThat(s.route(STAGE_1, 0, true).kind()).isEqualTo(Step.Kind.DONE);
+		s.advance(Duration.ofSeconds(30));
+		Step released = s.route(STAGE_1, 1);
+		s.ackAll();
+		assertThat(released.writes()).isCompleted();
+		assertThat(s.locks()).isEmpty();
+		assertThat(s.runs).containsExactly("v10@" + SimWorld.MAIN, "v10@" + STAGE_1);
+	}
 
 	/**
 	 * Found by the simulation in the first router (about 1% of the seeds, e.g. 501 with crashes only,
