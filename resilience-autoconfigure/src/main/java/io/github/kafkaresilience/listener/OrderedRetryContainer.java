@@ -806,22 +806,19 @@ public class OrderedRetryContainer {
 					schedule(task, step.dueAt() - this.clock.millis());
 				}
 			}
-			case WAIT_FOR_TAILER -> route.registry().catchUp(task.delivery.partition()).whenComplete((ignored, ex) -> {
-				task.tailerSynced = (ex == null);
-				if (ex != null) {
-					schedule(task, backoff(++task.failures).toMillis());
-				}
-				else {
-					submit(task);
-				}
-			});
+			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
 			case WAIT_FOR_KEY -> waitForKey(task, route, before);
 		}
 	}
 
 	/**
 	 * A step failed, or its writes did: the record is routed again after a backoff, unless it
-	 * can go nowhere.
+	 * can go nowhere. A write that reported a failure may have landed (its acknowledgement was
+	 * lost), and the undo of it may have failed too; this instance's table has not seen it. So the
+	 * record is routed again only once the tailer has caught up with its lock partition, as a
+	 * redelivery after a crash is behind the sync barrier: it then finds the lock its failed step
+	 * wrote and finishes that move (PROTOCOL §5.0, §6.1), or finds it released, instead of writing
+	 * a second lock beside it or bringing a released one back.
 	 */
 	private void routeFailed(Task task, Throwable ex) {
 		if (ex instanceof StageRouter.UnpublishableRecordException unpublishable) {
@@ -831,7 +828,21 @@ public class OrderedRetryContainer {
 		Duration backoff = backoff(++task.failures);
 		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
 				+ "); trying again in " + backoff.toMillis() + " ms", ex);
-		schedule(task, backoff.toMillis());
+		task.tailerSynced = false;
+		scheduleAction(() -> catchUpThenSubmit(task), backoff.toMillis());
+	}
+
+	/** Routes a record once the tailer has caught up with its lock partition. */
+	private void catchUpThenSubmit(Task task) {
+		task.work.route.registry().catchUp(task.delivery.partition()).whenComplete((ignored, ex) -> {
+			task.tailerSynced = (ex == null);
+			if (ex != null) {
+				schedule(task, backoff(++task.failures).toMillis());
+			}
+			else {
+				submit(task);
+			}
+		});
 	}
 
 	/**
