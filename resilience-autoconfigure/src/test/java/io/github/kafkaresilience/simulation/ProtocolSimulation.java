@@ -122,6 +122,15 @@ final class ProtocolSimulation {
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async);
 		}
 
+		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
+		Config withAmbiguousWrites() {
+			return new Config(this.seed, this.partitions, this.instances, this.records, this.keys, this.delays,
+					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
+					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
+					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
+					this.replays, this.foreign, this.asyncWrites);
+		}
+
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
 		private static boolean choice(String property, boolean draw) {
 			String value = System.getProperty(property, "random");
@@ -362,7 +371,11 @@ final class ProtocolSimulation {
 	}
 
 	static Result run(long seed, boolean tracing) {
-		return new ProtocolSimulation(Config.of(seed), tracing).run();
+		return run(Config.of(seed), tracing);
+	}
+
+	static Result run(Config config, boolean tracing) {
+		return new ProtocolSimulation(config, tracing).run();
 	}
 
 	Result run() {
@@ -872,12 +885,16 @@ final class ProtocolSimulation {
 			admit(task);
 			return;
 		}
+		String indent = "  ".repeat(this.depth) + ((this.depth > 0) ? "> " : "");
+		if (task.catchUpFirst) {
+			catchUpFirst(task, indent);
+			return;
+		}
 		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
 		task.running = true;
 		task.wait = Wait.NONE;
 		task.woken = false;
 		task.routes++;
-		String indent = "  ".repeat(this.depth) + ((this.depth > 0) ? "> " : "");
 		trace(() -> indent + inc + " routes " + task + " key=" + keyName(task.rec) + " tailerSynced=" + task.tailerSynced
 				+ " at " + SimWorld.rel(this.world.clock.millis()));
 		Step step;
@@ -890,8 +907,7 @@ final class ProtocolSimulation {
 		}
 		catch (RuntimeException ex) {
 			trace(() -> indent + "  " + inc + " route of " + task + " throws " + ex + "; retried later");
-			task.wait = Wait.UNTIL;
-			task.dueAt = this.world.clock.millis() + 500;
+			routeFailed(task);
 			return;
 		}
 		finally {
@@ -978,8 +994,27 @@ final class ProtocolSimulation {
 		}
 		this.stats.failedSettles++;
 		trace(() -> "    " + inc + " writes of " + task + " failed (" + cause + "); routed again later");
+		routeFailed(task);
+	}
+
+	/**
+	 * A step failed, or its writes did (the container's {@code routeFailed}): after a backoff the
+	 * record is routed again, on a lock table caught up with its lock partition, where a write of
+	 * the failed step that landed although it reported a failure is seen.
+	 */
+	private void routeFailed(Task task) {
 		task.wait = Wait.UNTIL;
 		task.dueAt = this.world.clock.millis() + 500;
+		task.tailerSynced = false;
+		task.catchUpFirst = true;
+	}
+
+	/** The backoff after a failure is over: the tailer catches up first, then the record is routed. */
+	private void catchUpFirst(Task task, String indent) {
+		task.catchUpFirst = false;
+		task.wait = Wait.TAILER;
+		task.tailerTarget = this.world.lockEnd(task.work.tp.partition());
+		trace(() -> indent + task.work.owner + " catches up before routing " + task + " again");
 	}
 
 	/** Runs a callback chained on a future, keeping what it throws, which the future would swallow. */

@@ -628,6 +628,9 @@ final class SimWorld {
 
 		boolean running;
 
+		/** Its last route failed: once its backoff is over, the tailer catches up before it is routed again. */
+		boolean catchUpFirst;
+
 		int routes;
 
 		Task(Work work, Rec rec, boolean duplicate) {
