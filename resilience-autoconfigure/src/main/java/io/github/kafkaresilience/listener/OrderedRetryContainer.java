@@ -158,8 +158,8 @@ public class OrderedRetryContainer {
 
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
 
-	/** The writes of records whose steps returned without waiting for them. */
-	private final Set<CompletableFuture<?>> settling = ConcurrentHashMap.newKeySet();
+	/** The writes of records whose steps returned without waiting for them, with each record's partition. */
+	private final Map<CompletableFuture<?>, TopicPartition> settling = new ConcurrentHashMap<>();
 
 	/** Tasks ready to run, drained by the workers. */
 	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
@@ -380,7 +380,7 @@ public class OrderedRetryContainer {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		awaitSettling();
+		awaitSettling(null);
 		try {
 			commit(consumer, this.partitions.keySet());
 		}
@@ -403,11 +403,17 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Lets the writes under way finish before the last commit, so that a clean stop does not
-	 * deliver their records again; they are bounded by the write timeouts.
+	 * Lets the writes under way of some partitions (all when {@code null}) finish before their
+	 * last commit: a clean stop or a revocation then does not deliver their records again, and
+	 * a move of this instance never lands after the partition's next owner has started (it
+	 * would find the lock unknown, or moving on). Bounded by the shutdown timeout; the writes
+	 * themselves are bounded by the write timeouts.
 	 */
-	private void awaitSettling() {
-		CompletableFuture<?>[] pending = this.settling.toArray(CompletableFuture<?>[]::new);
+	private void awaitSettling(@Nullable Collection<TopicPartition> which) {
+		CompletableFuture<?>[] pending = this.settling.entrySet().stream()
+			.filter((entry) -> which == null || which.contains(entry.getValue()))
+			.map(Map.Entry::getKey)
+			.toArray(CompletableFuture<?>[]::new);
 		if (pending.length == 0) {
 			return;
 		}
@@ -418,7 +424,8 @@ public class OrderedRetryContainer {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			logger.debug("Listener '" + this.id + "' stopped before all writes under way completed", ex);
+			logger.warn("Listener '" + this.id + "' let go of " + ((which != null) ? which : "its partitions")
+					+ " before all writes under way completed; their records are delivered again", ex);
 		}
 	}
 
@@ -792,7 +799,9 @@ public class OrderedRetryContainer {
 		try {
 			step = this.committer.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
 					this.offsets);
-			task.failures = 0;
+			if (step.kind() != Step.Kind.SETTLING) {
+				task.failures = 0; // writes under way count as a success only once they complete
+			}
 		}
 		catch (RuntimeException ex) {
 			routeFailed(task, ex);
@@ -851,10 +860,11 @@ public class OrderedRetryContainer {
 	 * pending, so no commit passes it, until the writes complete.
 	 */
 	private void settle(Task task, CompletableFuture<?> writes) {
-		this.settling.add(writes);
+		this.settling.put(writes, task.work.partition);
 		writes.whenComplete((ignored, ex) -> {
 			this.settling.remove(writes);
 			if (ex == null) {
+				task.failures = 0;
 				complete(task);
 			}
 			else if (!this.stopping && !task.work.revoked) {
@@ -1306,6 +1316,7 @@ public class OrderedRetryContainer {
 			logger.info("Listener '" + OrderedRetryContainer.this.id + "' revoked " + revoked);
 			callUser("onPartitionsRevokedBeforeCommit",
 					(user) -> user.onPartitionsRevokedBeforeCommit(this.consumer, revoked));
+			awaitSettling(revoked);
 			try {
 				commit(this.consumer, revoked);
 			}
