@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.lock;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -27,55 +28,26 @@ import org.jspecify.annotations.Nullable;
  * own writes at once: they stay as an overlay, and the older records the tailer reads later
  * can neither resurrect nor regress them. Tombstones are remembered until the tailer has read
  * past them, for the same reason.
+ * <p>
+ * A table may hold millions of locks (every record of every locked key after a long outage of
+ * a dependency), in every instance. It keeps each as a {@code CompactLock}, primitives in one
+ * object, and indexes them in two open-addressing tables of references (by id, and by key
+ * with a key's locks sorted by origin), and turns them back into {@link Lock}s when they are
+ * read. A lookup of a key without locks, the question asked of nearly every record of the
+ * main topic, allocates nothing.
  *
  * @since 0.1.0
  */
 public final class LockTable {
 
-	private record Entry(int partition, long offset, @Nullable Lock lock) {
-	}
+	private final IdIndex byId = new IdIndex();
 
-	/**
-	 * Orders a key's locks by origin ({@link Lock#BY_ORIGIN}): offset, then the entry of a
-	 * replay (-1 for a main-topic record), then the id, which tells apart two locks of one
-	 * origin (a duplicate).
-	 */
-	private record OriginKey(long offset, long sequence, String id) implements Comparable<OriginKey> {
-
-		static OriginKey of(Lock lock) {
-			return new OriginKey(lock.originOffset(), lock.sequence(), lock.id());
-		}
-
-		/** Below every lock of {@code lock}'s origin, duplicates included. */
-		static OriginKey before(Lock lock) {
-			return new OriginKey(lock.originOffset(), lock.sequence(), "");
-		}
-
-		@Override
-		public int compareTo(OriginKey other) {
-			int byOffset = Long.compare(this.offset, other.offset);
-			if (byOffset != 0) {
-				return byOffset;
-			}
-			int bySequence = Long.compare(this.sequence, other.sequence);
-			return (bySequence != 0) ? bySequence : this.id.compareTo(other.id);
-		}
-
-	}
-
-	private final Map<String, Entry> byId = new HashMap<>();
-
-	/**
-	 * The live locks of each locked key: the {@link Lock} itself while a key has one (almost
-	 * always), a {@code TreeMap<OriginKey, Lock>} ordered by origin while it has more. A table of
-	 * a million locks saves a map per key that way.
-	 */
-	private final Map<Bytes, Object> byKey = new HashMap<>();
+	private final KeyIndex byKey = new KeyIndex();
 
 	private final Map<Integer, Long> tailerPositions = new HashMap<>();
 
 	/** The remembered tombstones of each partition by offset, so forgetting them is cheap. */
-	private final Map<Integer, TreeMap<Long, String>> tombstones = new HashMap<>();
+	private final Map<Integer, TreeMap<Long, LockVersion>> tombstones = new HashMap<>();
 
 	private final List<Consumer<Bytes>> listeners = new CopyOnWriteArrayList<>();
 
@@ -91,41 +63,50 @@ public final class LockTable {
 	/**
 	 * Applies a lock record read from, or written to, lock partition {@code partition} at
 	 * {@code offset}. A {@code null} lock is a tombstone: the lock is released.
+	 * @param id the lock id, the key of the lock record (and the id of {@code lock})
 	 * @return whether the table changed
 	 */
 	public boolean apply(int partition, long offset, String id, @Nullable Lock lock) {
+		if (lock != null && !lock.id().equals(id)) {
+			throw new IllegalArgumentException("Lock record '" + id + "' holds lock '" + lock.id() + "'");
+		}
+		LockId lockId = LockId.of(id);
 		Bytes changedKey;
 		boolean pending = lock != null && lock.isPending();
 		synchronized (this) {
-			Entry current = this.byId.get(id);
-			if (current != null && current.offset() >= offset) {
+			int slot = this.byId.slotOf(lockId);
+			LockVersion current = (slot >= 0) ? this.byId.versionAt(slot) : null;
+			if (current != null && current.offset >= offset) {
 				return false;
 			}
-			Lock previous = (current != null) ? current.lock() : null;
-			if (previous != null) {
-				removeFromKey(previous);
-			}
+			CompactLock previous = (current instanceof CompactLock stillLive) ? stillLive : null;
 			if (lock != null) {
-				addToKey(lock);
-				this.byId.put(id, new Entry(partition, offset, lock));
+				CompactLock next = new CompactLock(lockId, partition, offset, lock, this.byKey.sharedKey(lock.key()));
+				if (previous != null) {
+					this.byKey.remove(previous);
+				}
+				this.byKey.add(next);
+				this.byId.put(slot, next);
 				if (previous == null) {
 					this.live++;
 				}
 			}
 			else {
 				if (previous != null) {
+					this.byKey.remove(previous);
 					this.live--;
 				}
 				if (offset >= this.tailerPositions.getOrDefault(partition, 0L)) {
-					this.byId.put(id, new Entry(partition, offset, null));
-					this.tombstones.computeIfAbsent(partition, (p) -> new TreeMap<>()).put(offset, id);
+					LockVersion released = new LockVersion(lockId, partition, offset);
+					this.byId.put(slot, released);
+					this.tombstones.computeIfAbsent(partition, (p) -> new TreeMap<>()).put(offset, released);
 				}
-				else {
-					this.byId.remove(id);
+				else if (slot >= 0) {
+					this.byId.removeAt(slot);
 				}
 			}
 			this.version++;
-			changedKey = (lock != null) ? lock.key() : (previous != null) ? previous.key() : null;
+			changedKey = (lock != null) ? lock.key() : (previous != null) ? Bytes.wrap(previous.key) : null;
 			if (pending) {
 				this.pendingIds.add(id);
 			}
@@ -152,18 +133,17 @@ public final class LockTable {
 	 */
 	public synchronized void tailerReached(int partition, long position) {
 		this.tailerPositions.put(partition, position);
-		TreeMap<Long, String> remembered = this.tombstones.get(partition);
+		TreeMap<Long, LockVersion> remembered = this.tombstones.get(partition);
 		if (remembered == null) {
 			return;
 		}
-		Iterator<Map.Entry<Long, String>> below = remembered.headMap(position).entrySet().iterator();
+		Iterator<LockVersion> below = remembered.headMap(position).values().iterator();
 		while (below.hasNext()) {
-			Map.Entry<Long, String> tombstone = below.next();
-			Entry entry = this.byId.get(tombstone.getValue());
+			LockVersion tombstone = below.next();
+			int slot = this.byId.slotOf(tombstone.lockId());
 			// the id may have a newer version by now; only that very tombstone is forgotten
-			if (entry != null && entry.lock() == null && entry.partition() == partition
-					&& entry.offset() == tombstone.getKey()) {
-				this.byId.remove(tombstone.getValue());
+			if (slot >= 0 && this.byId.versionAt(slot) == tombstone) {
+				this.byId.removeAt(slot);
 			}
 			below.remove();
 		}
@@ -174,38 +154,43 @@ public final class LockTable {
 	 */
 	public void clearPartition(int partition) {
 		synchronized (this) {
-			this.byId.values().removeIf((entry) -> entry.partition() == partition);
-			for (Lock lock : allLocks()) {
-				if (lock.originPartition() == partition) {
-					removeFromKey(lock);
+			List<LockVersion> kept = new ArrayList<>();
+			this.byId.forEach((entry) -> {
+				if (((LockVersion) entry).partition != partition) {
+					kept.add((LockVersion) entry);
+				}
+			});
+			this.byId.clear();
+			this.byKey.clear();
+			this.live = 0;
+			for (LockVersion version : kept) {
+				this.byId.add(version);
+				if (version instanceof CompactLock lock) {
+					this.byKey.add(lock);
+					this.live++;
 				}
 			}
 			this.tailerPositions.remove(partition);
 			this.tombstones.remove(partition);
 			this.pendingIds.removeIf((id) -> find(id) == null);
-			this.live = (int) this.byId.values().stream().filter((entry) -> entry.lock() != null).count();
 			this.version++;
 		}
 	}
 
 	public synchronized @Nullable Lock find(String id) {
-		Entry entry = this.byId.get(id);
-		return (entry != null) ? entry.lock() : null;
+		int slot = this.byId.slotOf(LockId.of(id));
+		return (slot >= 0 && this.byId.versionAt(slot) instanceof CompactLock lock) ? lock.toLock() : null;
 	}
 
 	/**
 	 * The live locks of a business key, oldest origin first.
 	 */
 	public synchronized List<Lock> locksOf(Bytes key) {
-		Object locks = this.byKey.get(key);
-		if (locks == null) {
-			return List.of();
-		}
-		return (locks instanceof Lock lock) ? List.of(lock) : new ArrayList<>(many(locks).values());
+		return this.byKey.locksOf(key);
 	}
 
 	public synchronized boolean isLocked(Bytes key) {
-		return this.byKey.containsKey(key);
+		return this.byKey.contains(key);
 	}
 
 	/**
@@ -213,31 +198,16 @@ public final class LockTable {
 	 * replay's lock is never one (it was not born there).
 	 */
 	public synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
-		Object locks = this.byKey.get(key);
-		if (locks == null) {
-			return null;
-		}
-		if (locks instanceof Lock lock) {
-			return (lock.originOffset() == originOffset && lock.entry() == null) ? lock : null;
-		}
-		Map.Entry<OriginKey, Lock> first = many(locks).ceilingEntry(new OriginKey(originOffset, -1, ""));
-		return (first != null && first.getKey().offset() == originOffset && first.getValue().entry() == null)
-				? first.getValue() : null;
+		CompactLock lock = this.byKey.bornAt(key, originOffset);
+		return (lock != null) ? lock.toLock() : null;
 	}
 
 	/**
 	 * The live lock of the same key with the greatest origin below {@code lock}'s.
 	 */
 	public synchronized @Nullable Lock predecessor(Lock lock) {
-		Object locks = this.byKey.get(lock.key());
-		if (locks == null) {
-			return null;
-		}
-		if (locks instanceof Lock only) {
-			return (OriginKey.of(only).compareTo(OriginKey.before(lock)) < 0) ? only : null;
-		}
-		Map.Entry<OriginKey, Lock> lower = many(locks).lowerEntry(OriginKey.before(lock));
-		return (lower != null) ? lower.getValue() : null;
+		CompactLock predecessor = this.byKey.lastBefore(lock.key(), lock.originOffset(), lock.sequence());
+		return (predecessor != null) ? predecessor.toLock() : null;
 	}
 
 	/** The pending locks of replays in lock partition {@code partition}, for admission. */
@@ -265,9 +235,19 @@ public final class LockTable {
 		return this.byKey.size();
 	}
 
-	/** All live locks, for inspection. */
+	/**
+	 * All live locks, for inspection. Each becomes a {@link Lock} as it is read, so going
+	 * through a million of them does not hold a million {@code Lock}s at once.
+	 */
 	public synchronized Collection<Lock> snapshot() {
-		return allLocks();
+		CompactLock[] all = new CompactLock[this.live];
+		int[] count = new int[1];
+		this.byId.forEach((entry) -> {
+			if (entry instanceof CompactLock lock) {
+				all[count[0]++] = lock;
+			}
+		});
+		return new DecodedLocks(all);
 	}
 
 	/**
@@ -278,30 +258,19 @@ public final class LockTable {
 		if (n <= 0) {
 			return List.of();
 		}
-		Comparator<Lock> byAge = Comparator.comparing(Lock::updated);
-		PriorityQueue<Lock> youngestFirst = new PriorityQueue<>(n, byAge.reversed());
-		for (Lock lock : allLocks()) {
-			youngestFirst.add(lock);
-			if (youngestFirst.size() > n) {
-				youngestFirst.poll();
+		Comparator<CompactLock> byAge = CompactLock::compareByUpdated;
+		PriorityQueue<CompactLock> youngestFirst = new PriorityQueue<>(n, byAge.reversed());
+		this.byId.forEach((entry) -> {
+			if (entry instanceof CompactLock lock) {
+				youngestFirst.add(lock);
+				if (youngestFirst.size() > n) {
+					youngestFirst.poll();
+				}
 			}
-		}
-		List<Lock> oldest = new ArrayList<>(youngestFirst);
-		oldest.sort(byAge);
-		return oldest;
-	}
-
-	private List<Lock> allLocks() {
-		List<Lock> all = new ArrayList<>(this.live);
-		for (Object locks : this.byKey.values()) {
-			if (locks instanceof Lock lock) {
-				all.add(lock);
-			}
-			else {
-				all.addAll(many(locks).values());
-			}
-		}
-		return all;
+		});
+		CompactLock[] oldest = youngestFirst.toArray(CompactLock[]::new);
+		Arrays.sort(oldest, byAge);
+		return List.copyOf(new DecodedLocks(oldest));
 	}
 
 	/** Increases with every change: a reader can tell whether anything changed since it looked. */
@@ -317,46 +286,6 @@ public final class LockTable {
 	/** Registers a listener called with every pending lock applied: a replay to admit. */
 	public void addPendingListener(Consumer<Lock> listener) {
 		this.pendingListeners.add(listener);
-	}
-
-	private void addToKey(Lock lock) {
-		Object locks = this.byKey.get(lock.key());
-		if (locks == null) {
-			this.byKey.put(lock.key(), lock);
-		}
-		else if (locks instanceof Lock other) {
-			TreeMap<OriginKey, Lock> both = new TreeMap<>();
-			both.put(OriginKey.of(other), other);
-			both.put(OriginKey.of(lock), lock);
-			this.byKey.put(lock.key(), both);
-		}
-		else {
-			many(locks).put(OriginKey.of(lock), lock);
-		}
-	}
-
-	private void removeFromKey(Lock lock) {
-		Object locks = this.byKey.get(lock.key());
-		if (locks instanceof Lock only) {
-			if (only.id().equals(lock.id())) {
-				this.byKey.remove(lock.key());
-			}
-		}
-		else if (locks != null) {
-			TreeMap<OriginKey, Lock> byOrigin = many(locks);
-			byOrigin.remove(OriginKey.of(lock));
-			if (byOrigin.size() == 1) {
-				this.byKey.put(lock.key(), byOrigin.firstEntry().getValue());
-			}
-			else if (byOrigin.isEmpty()) {
-				this.byKey.remove(lock.key());
-			}
-		}
-	}
-
-	@SuppressWarnings("unchecked")
-	private static TreeMap<OriginKey, Lock> many(Object locks) {
-		return (TreeMap<OriginKey, Lock>) locks;
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.lock;
 
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -9,13 +10,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Locale;
 import java.util.Set;
+import java.util.UUID;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -472,6 +477,177 @@ class LockTableTests {
 
 		assertThat(first).containsExactly(K);
 		assertThat(second).containsExactly(K);
+	}
+
+	// --- compact storage: what the table stores comes back as it was applied
+
+	@ParameterizedTest
+	@MethodSource("everyKindOfLock")
+	void everyKindOfLockComesBackAsItWasApplied(Lock lock) {
+		this.table.apply(lock.originPartition(), 0, lock.id(), lock);
+
+		assertThat(this.table.find(lock.id())).isEqualTo(lock);
+		assertThat(this.table.locksOf(lock.key())).containsExactly(lock);
+		assertThat(this.table.snapshot()).containsExactly(lock);
+		assertThat(this.table.oldest(1)).containsExactly(lock);
+		assertThat(this.table.byOrigin(lock.key(), lock.originOffset())).isEqualTo((lock.entry() == null) ? lock : null);
+		assertThat(this.table.pending(lock.originPartition())).isEqualTo(lock.isPending() ? List.of(lock) : List.of());
+	}
+
+	@Test
+	void everyKindOfLockComesBackAmongOtherLocksOfItsKeyInOriginOrder() {
+		List<Lock> locks = new ArrayList<>();
+		List<Lock> kinds = everyKindOfLock().toList();
+		for (int i = 0; i < kinds.size(); i++) {
+			Lock kind = kinds.get(i);
+			// ids whose first digit makes some of them negative as longs
+			String id = new UUID((long) i << 59, i).toString();
+			locks.add(new Lock(id, K, 0, kind.originOffset(), kind.stage(), kind.at(), kind.from(), kind.retryCount(),
+					kind.failure(), kind.updated(), kind.entry()));
+		}
+		for (int i = 0; i < locks.size(); i++) {
+			this.table.apply(0, i, locks.get(i).id(), locks.get(i));
+		}
+
+		assertThat(this.table.locksOf(K)).containsExactlyElementsOf(locks.stream().sorted(Lock.BY_ORIGIN).toList());
+		assertThat(locks).allSatisfy((lock) -> assertThat(this.table.find(lock.id())).isEqualTo(lock));
+		assertThat(this.table.snapshot()).containsExactlyInAnyOrderElementsOf(locks);
+		assertThat(this.table.lockedKeys()).isOne();
+	}
+
+	@Test
+	void lookingUpAKeyWithoutLocksAllocatesNothing() {
+		for (int i = 0; i < 1_000; i++) {
+			this.table.apply(0, i, "lock-" + i, confirmed("lock-" + i, key("locked-" + i), i, 1, i));
+		}
+		List<Bytes> unlocked = IntStream.range(0, 1_000).mapToObj((i) -> key("free-" + i)).toList();
+		unlocked.forEach(Bytes::hashCode);
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		lookUpEach(unlocked);
+
+		long before = threads.getCurrentThreadAllocatedBytes();
+		lookUpEach(unlocked);
+		long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+		// what the measurement itself takes, if anything; 1,000 lookups of 8 bytes would be 8,000
+		assertThat(allocated).isLessThan(100);
+	}
+
+	private void lookUpEach(List<Bytes> unlocked) {
+		for (Bytes key : unlocked) {
+			if (!this.table.locksOf(key).isEmpty() || this.table.byOrigin(key, 7) != null || this.table.isLocked(key)) {
+				throw new AssertionError(key);
+			}
+		}
+	}
+
+	@Test
+	void locksOfOneOriginAreOrderedByTheirIdsAsText() {
+		// as a long, an id from 8 on is negative; as text it sorts after 7 and before upper case
+		List<String> ids = List.of("80000000-0000-0000-0000-000000000000", "zzz", "7fffffff-ffff-ffff-ffff-ffffffffffff",
+				"A0000000-0000-0000-0000-000000000000", "7fffffff-ffff-ffff-ffff-fffffffffff0");
+		for (int i = 0; i < ids.size(); i++) {
+			this.table.apply(0, i, ids.get(i), confirmed(ids.get(i), K, 10, 1, i));
+		}
+		Lock later = confirmed("later", K, 11, 1, 9);
+
+		assertThat(this.table.locksOf(K)).extracting(Lock::id).containsExactlyElementsOf(ids.stream().sorted().toList());
+		assertThat(this.table.predecessor(later)).extracting(Lock::id).isEqualTo("zzz");
+	}
+
+	@Test
+	void aLargeTableAgreesWithASimpleModelAsItGrowsAndEmpties() {
+		Random random = new Random(2025);
+		List<Bytes> keys = IntStream.range(0, 2_000).mapToObj((i) -> key("order-" + i)).toList();
+		Map<String, Lock> model = new HashMap<>();
+		List<String> liveIds = new ArrayList<>();
+		long[] nextOffset = new long[3];
+		long origin = 0;
+		for (int step = 0; step < 80_000; step++) {
+			boolean creating = step < 50_000 && (liveIds.isEmpty() || random.nextInt(10) < 5);
+			if (creating) {
+				Bytes key = keys.get(random.nextInt(keys.size()));
+				// every tenth id is not a UUID
+				String id = (step % 10 == 0) ? "lock-" + step : new UUID(random.nextLong(), random.nextLong()).toString();
+				Lock lock = Lock.moving(id, key, partitionOf(key), origin++, 1, new Position(0, origin), 0, null, NOW);
+				this.table.apply(lock.originPartition(), nextOffset[lock.originPartition()]++, id, lock);
+				model.put(id, lock);
+				liveIds.add(id);
+			}
+			else if (!liveIds.isEmpty()) {
+				int index = random.nextInt(liveIds.size());
+				Lock lock = model.get(liveIds.get(index));
+				long offset = nextOffset[lock.originPartition()]++;
+				if (step >= 50_000 || random.nextInt(3) == 0) {
+					this.table.apply(lock.originPartition(), offset, lock.id(), null);
+					model.remove(lock.id());
+					liveIds.set(index, liveIds.get(liveIds.size() - 1));
+					liveIds.remove(liveIds.size() - 1);
+				}
+				else {
+					Lock next = lock.isMoving() ? lock.confirmedAt(offset, NOW.plusMillis(step))
+							: lock.moveTo(lock.stage() + 1, lock.position(), lock.retryCount() + 1, null, NOW);
+					this.table.apply(lock.originPartition(), offset, lock.id(), next);
+					model.put(lock.id(), next);
+				}
+			}
+			if (step % 7_000 == 0) {
+				// forget the remembered tombstones so far
+				for (int p = 0; p < nextOffset.length; p++) {
+					this.table.tailerReached(p, nextOffset[p]);
+				}
+			}
+			if (step % 10_000 == 0 || step == 79_999) {
+				assertAgrees(model, keys);
+			}
+		}
+		assertThat(model).isEmpty();
+		assertThat(this.table.size()).isZero();
+		assertThat(this.table.lockedKeys()).isZero();
+		assertThat(this.table.snapshot()).isEmpty();
+	}
+
+	private void assertAgrees(Map<String, Lock> model, List<Bytes> keys) {
+		Map<Bytes, List<Lock>> byKey = new HashMap<>();
+		model.values().stream().sorted(Lock.BY_ORIGIN).forEach((lock) -> byKey.computeIfAbsent(lock.key(), (k) -> new ArrayList<>()).add(lock));
+		for (Bytes key : keys) {
+			List<Lock> expected = byKey.getOrDefault(key, List.of());
+			assertThat(this.table.locksOf(key)).isEqualTo(expected);
+			assertThat(this.table.isLocked(key)).isEqualTo(!expected.isEmpty());
+		}
+		assertThat(this.table.size()).isEqualTo(model.size());
+		assertThat(this.table.lockedKeys()).isEqualTo(byKey.size());
+		model.forEach((id, lock) -> assertThat(this.table.find(id)).isEqualTo(lock));
+		assertThat(new HashSet<>(this.table.snapshot())).isEqualTo(new HashSet<>(model.values()));
+	}
+
+	private static int partitionOf(Bytes key) {
+		return Math.floorMod(key.hashCode(), 3);
+	}
+
+	static Stream<Lock> everyKindOfLock() {
+		String id = "3f2a9c1e-7b4d-4e8a-9f00-0123456789ab";
+		Instant precise = Instant.parse("2025-03-04T05:06:07.123456789Z");
+		FailureInfo failure = new FailureInfo("transient", "timed out", "java.util.concurrent.TimeoutException",
+				"2025-03-04T05:06:07.123456789Z");
+		Lock moving = Lock.moving(id, K, 3, 42, 1, new Position(0, 42), 0, null, precise);
+		Lock confirmed = moving.confirmedAt(7, precise);
+		Lock pending = Lock.pendingReplay(id, K, 2, 17, precise);
+		Lock admitted = pending.admittedAfter(40, precise.plusSeconds(1));
+		return Stream.of(moving, Lock.moving(id, K, 3, 42, 1, new Position(0, 42), 0, failure, precise), confirmed,
+				confirmed.moveTo(3, new Position(1, 7), 2, failure, precise),
+				confirmed.moveTo(3, new Position(1, 7), 2, new FailureInfo("permanent", "", "", ""), precise), pending,
+				admitted, admitted.confirmedAt(90, precise),
+				admitted.confirmedAt(90, precise).moveTo(2, new Position(1, 90), 1, failure, precise),
+				// ids that are not canonical UUIDs are kept as written
+				new Lock("L", K, 0, 0, 1, 0L, null, 0, null, Instant.EPOCH),
+				new Lock(id.toUpperCase(Locale.ROOT), K, 0, 5, 1, 5L, null, 0, null, NOW),
+				new Lock(id.replace('-', '_'), K, 0, 5, 1, 5L, null, 0, null, NOW),
+				// extremes of every field
+				new Lock(id, Bytes.wrap(new byte[0]), Integer.MAX_VALUE, Long.MAX_VALUE - 1, Integer.MAX_VALUE,
+						Long.MAX_VALUE, null, Integer.MAX_VALUE, null, Instant.MAX),
+				new Lock(id, Bytes.wrap(new byte[] { 0, (byte) 0xff, -1 }), 0, 0, 1, null, new Position(0, 0), 0, null,
+						Instant.MIN));
 	}
 
 	// --- partitions
