@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.kafkaresilience.it.StrictStringDeserializer;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -64,7 +65,7 @@ class HandlerInvokerTests {
 	void aValueTheErrorHandlingDeserializerCouldNotReadIsPoisonWithItsCauseAndNeverReachesTheMethod() {
 		Delivery delivery = new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("POISON-1"), headers("trace-id", "t-1"));
 		List<Header> arrived = List.of(delivery.headers().toArray());
-		ErrorHandlingDeserializer<String> values = new ErrorHandlingDeserializer<>(new Strict());
+		ErrorHandlingDeserializer<String> values = new ErrorHandlingDeserializer<>(new StrictStringDeserializer());
 		values.setFailedDeserializationFunction((info) -> "stand-in");
 
 		HandlerResult result = invoker("onValue", new StringDeserializer(), values).handle(delivery);
@@ -86,7 +87,7 @@ class HandlerInvokerTests {
 	@Test
 	void aKeyTheErrorHandlingDeserializerCouldNotReadIsPoisonAndTheMethodDoesNotRun() {
 		Delivery delivery = new Delivery("orders", 0, 7, 1L, utf8("POISON-KEY"), utf8("v"), new RecordHeaders());
-		ErrorHandlingDeserializer<String> keys = new ErrorHandlingDeserializer<>(new Strict()).keyDeserializer(true);
+		ErrorHandlingDeserializer<String> keys = new ErrorHandlingDeserializer<>(new StrictStringDeserializer()).keyDeserializer(true);
 
 		HandlerResult result = invoker("onRecord", keys, new StringDeserializer()).handle(delivery);
 
@@ -144,7 +145,7 @@ class HandlerInvokerTests {
 	void aThrowingDeserializerMakesThePoisonsFailureItsOwnException() {
 		Delivery delivery = new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("POISON-2"), new RecordHeaders());
 
-		HandlerResult result = invoker("onValue", new StringDeserializer(), new Strict()).handle(delivery);
+		HandlerResult result = invoker("onValue", new StringDeserializer(), new StrictStringDeserializer()).handle(delivery);
 
 		assertThat(result.outcome()).isEqualTo(HandlerResult.Outcome.POISON);
 		assertThat(result.failure()).isInstanceOf(SerializationException.class).hasMessage("not a valid record: POISON-2");
@@ -182,20 +183,6 @@ class HandlerInvokerTests {
 
 		void onValue(String value) {
 			this.values.add(value);
-		}
-
-	}
-
-	/** Refuses text starting with {@code POISON}, as no deserializer could read it. */
-	static class Strict implements Deserializer<String> {
-
-		@Override
-		public String deserialize(String topic, byte[] data) {
-			String text = new String(data, StandardCharsets.UTF_8);
-			if (text.startsWith("POISON")) {
-				throw new SerializationException("not a valid record: " + text);
-			}
-			return text;
 		}
 
 	}
