@@ -73,7 +73,7 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 		this.naming = naming;
 		this.provisioner = provisioner;
 		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, "kafka-resilience-ladder-" + instanceId,
-				null);
+				null, publishTimeout);
 		this.publishTimeout = publishTimeout;
 		this.sends = new Sends("kafka-resilience-ladder-" + instanceId);
 	}

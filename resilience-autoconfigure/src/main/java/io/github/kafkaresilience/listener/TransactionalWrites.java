@@ -516,7 +516,8 @@ public class TransactionalWrites implements AutoCloseable {
 
 	private Producer<byte[], byte[]> create(Slot slot) {
 		KafkaProducer<byte[], byte[]> created = new KafkaProducer<>(
-				ProducerSettings.forAwaitedWrites(this.producerConfig, slot.transactionalId, slot.transactionalId),
+				ProducerSettings.forAwaitedWrites(this.producerConfig, slot.transactionalId, slot.transactionalId,
+						this.sendTimeout),
 				new ByteArraySerializer(), new ByteArraySerializer());
 		try {
 			created.initTransactions();

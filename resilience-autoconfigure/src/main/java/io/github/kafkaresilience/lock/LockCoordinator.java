@@ -60,10 +60,10 @@ public class LockCoordinator implements DisposableBean {
 	public LockCoordinator(String instanceId, Map<String, Object> consumerConfig, Map<String, Object> producerConfig,
 			Duration tailerPollTimeout, Duration writeTimeout) {
 		this.instanceId = instanceId;
+		this.writeTimeout = writeTimeout;
 		this.consumerConfig = tailerConfig(consumerConfig);
 		this.producerConfig = writerConfig(producerConfig);
 		this.tailerPollTimeout = tailerPollTimeout;
-		this.writeTimeout = writeTimeout;
 		this.sends = new Sends("kafka-resilience-locks-" + instanceId);
 	}
 
@@ -143,7 +143,8 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	private Map<String, Object> writerConfig(Map<String, Object> base) {
-		return ProducerSettings.forAwaitedWrites(base, "kafka-resilience-locks-" + this.instanceId, null);
+		return ProducerSettings.forAwaitedWrites(base, "kafka-resilience-locks-" + this.instanceId, null,
+				this.writeTimeout);
 	}
 
 }

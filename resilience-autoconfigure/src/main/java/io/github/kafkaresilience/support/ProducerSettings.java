@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.support;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -8,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The settings of the producers the library writes with. Every protocol write (a lock, a
- * publish to a stage or the dead-letter topic) is awaited before the next step, so these
+ * publish to a stage or the dead-letter topic) is confirmed before the next step, so these
  * producers are durable ({@code acks=all}, idempotent) and, unless the application set
  * {@code linger.ms}, send at once: lingering would add its full length to every step.
  *
@@ -43,6 +44,51 @@ public final class ProducerSettings {
 		config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
 		config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
 		return config;
+	}
+
+	/**
+	 * The settings of a library producer whose writes are given up after {@code giveUpAfter}:
+	 * as {@link #forAwaitedWrites(Map, String, String)}, with the producer's own
+	 * {@code delivery.timeout.ms} (two minutes by default) bounded by it, and
+	 * {@code request.timeout.ms} lowered to fit. Otherwise a write the library has given up
+	 * on, and undone, would still be retried by the producer and could land after its undo.
+	 * @param base the application's producer settings
+	 * @param clientId the client id of the producer
+	 * @param transactionalId the transactional id, or {@code null}
+	 * @param giveUpAfter how long the library waits for one write
+	 * @return the settings of a library producer sending byte arrays
+	 */
+	public static Map<String, Object> forAwaitedWrites(Map<String, Object> base, String clientId,
+			@Nullable String transactionalId, Duration giveUpAfter) {
+		Map<String, Object> config = forAwaitedWrites(base, clientId, transactionalId);
+		long deliveryTimeout = Math.min(millis(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), 120_000),
+				Math.max(giveUpAfter.toMillis(), 1));
+		long linger = millis(config.get(ProducerConfig.LINGER_MS_CONFIG), 0);
+		long requestTimeout = Math.min(millis(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), 30_000),
+				deliveryTimeout - linger);
+		if (requestTimeout < 1) {
+			// a linger as long as the timeout leaves no time to send: keep the write within it anyway
+			config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+			requestTimeout = deliveryTimeout;
+		}
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, deliveryTimeout));
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, requestTimeout));
+		return config;
+	}
+
+	private static long millis(@Nullable Object configured, long otherwise) {
+		if (configured instanceof Number number) {
+			return number.longValue();
+		}
+		if (configured != null) {
+			try {
+				return Long.parseLong(configured.toString().trim());
+			}
+			catch (NumberFormatException ex) {
+				// the producer itself refuses it when it is created
+			}
+		}
+		return otherwise;
 	}
 
 	/**

@@ -32,6 +32,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  */
 public final class Sends implements AutoCloseable {
 
+	/** How long after its timeout a send fails when its producer has not called back. */
+	private static final Duration CALLBACK_GRACE = Duration.ofSeconds(5);
+
 	private final ExecutorService callbacks;
 
 	private final ScheduledThreadPoolExecutor timeouts;
@@ -57,8 +60,10 @@ public final class Sends implements AutoCloseable {
 		CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
 		ScheduledFuture<?> timer;
 		try {
+			// the producer gives up first (its delivery.timeout.ms is bounded by the same timeout,
+			// see ProducerSettings): this timer only answers for a producer that never calls back
 			timer = this.timeouts.schedule(() -> complete(result, null, new KafkaException("Could not " + what
-					+ " within " + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
+					+ " within " + timeout.toMillis() + " ms")), timeout.plus(CALLBACK_GRACE).toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			return CompletableFuture.failedFuture(new KafkaException("Could not " + what + ": closed", ex));

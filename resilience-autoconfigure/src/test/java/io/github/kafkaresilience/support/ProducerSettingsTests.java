@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.support;
 
+import java.time.Duration;
 import java.util.Map;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -32,6 +33,26 @@ class ProducerSettingsTests {
 				"kafka-resilience-a-orders");
 		assertThat(config).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 20)
 			.containsEntry(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kafka-resilience-a-orders");
+	}
+
+	@Test
+	void aWriteTheLibraryGivesUpOnIsGivenUpByTheProducerTooSoItCannotLandAfterItsUndo() {
+		Map<String, Object> config = ProducerSettings.forAwaitedWrites(Map.of(), "kafka-resilience-locks-a", null,
+				Duration.ofSeconds(10));
+		assertThat(config).containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000)
+			.containsEntry(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+	}
+
+	@Test
+	void anApplicationsShorterTimeoutsAreKeptAndTheRequestTimeoutLeavesRoomForItsLinger() {
+		Map<String, Object> shorter = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+				"20000", ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000), "a", null, Duration.ofSeconds(30));
+		assertThat(shorter).containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 20_000)
+			.containsEntry(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+		Map<String, Object> lingering = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20), "a",
+				null, Duration.ofSeconds(30));
+		assertThat(lingering).containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000)
+			.containsEntry(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 29_980);
 	}
 
 }
