@@ -61,10 +61,10 @@ public final class ProducerSettings {
 	public static Map<String, Object> forAwaitedWrites(Map<String, Object> base, String clientId,
 			@Nullable String transactionalId, Duration giveUpAfter) {
 		Map<String, Object> config = forAwaitedWrites(base, clientId, transactionalId);
-		long deliveryTimeout = Math.min(millis(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), 120_000),
+		long deliveryTimeout = Math.min(number(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG), 120_000),
 				Math.max(giveUpAfter.toMillis(), 1));
-		long linger = millis(config.get(ProducerConfig.LINGER_MS_CONFIG), 0);
-		long requestTimeout = Math.min(millis(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), 30_000),
+		long linger = number(config.get(ProducerConfig.LINGER_MS_CONFIG), 0);
+		long requestTimeout = Math.min(number(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), 30_000),
 				deliveryTimeout - linger);
 		if (requestTimeout < 1) {
 			// a linger as long as the timeout leaves no time to send: keep the write within it anyway
@@ -76,7 +76,8 @@ public final class ProducerSettings {
 		return config;
 	}
 
-	private static long millis(@Nullable Object configured, long otherwise) {
+	/** A numeric client setting as given, or {@code otherwise} when unset or unreadable. */
+	private static long number(@Nullable Object configured, long otherwise) {
 		if (configured instanceof Number number) {
 			return number.longValue();
 		}
@@ -98,19 +99,8 @@ public final class ProducerSettings {
 	 * @return the limit in bytes
 	 */
 	public static int maxRequestSize(Map<String, Object> config) {
-		Object configured = config.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-		if (configured instanceof Number number) {
-			return number.intValue();
-		}
-		if (configured != null) {
-			try {
-				return Integer.parseInt(configured.toString().trim());
-			}
-			catch (NumberFormatException ex) {
-				// the producer itself refuses it when it is created
-			}
-		}
-		return DEFAULT_MAX_REQUEST_SIZE;
+		long configured = number(config.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), DEFAULT_MAX_REQUEST_SIZE);
+		return (configured > Integer.MAX_VALUE) ? DEFAULT_MAX_REQUEST_SIZE : (int) configured;
 	}
 
 	/**
