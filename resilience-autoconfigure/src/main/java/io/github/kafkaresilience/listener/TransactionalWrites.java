@@ -174,11 +174,11 @@ public class TransactionalWrites implements AutoCloseable {
 
 	/**
 	 * Runs one step of a record. A step that writes joins the open transaction: it returns
-	 * {@link Step.Kind#SETTLING} with a future that completes
-	 * once that transaction is committed (with the record's offset, if the step finished the
-	 * record), or fails when it is aborted; the record is then routed again. A step that
-	 * writes and still waits (a replay entering the ladder) returns once its transaction is
-	 * committed. A step that writes nothing returns what it returned.
+	 * {@link Step.Kind#SETTLING} with a future that completes once that transaction is
+	 * committed (with the record's offset, if the step finished the record), or fails when it
+	 * is aborted; the record is then routed again. A step that writes and still waits (a
+	 * replay entering the ladder) returns once its transaction is committed. A step that
+	 * writes nothing returns what it returned.
 	 * @param record the record
 	 * @param step the step, calling the stores of this object
 	 * @param offsets where the listener's offsets are kept
