@@ -2,6 +2,7 @@ package io.github.kafkaresilience.ladder;
 
 import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.support.Futures;
 import org.apache.kafka.common.header.Headers;
 
 /**
@@ -24,12 +25,7 @@ public interface RecordPublisher {
 	 * on it.
 	 */
 	default CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value, Headers headers) {
-		try {
-			return CompletableFuture.completedFuture(publish(topic, partition, key, value, headers));
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
+		return Futures.call(() -> CompletableFuture.completedFuture(publish(topic, partition, key, value, headers)));
 	}
 
 }

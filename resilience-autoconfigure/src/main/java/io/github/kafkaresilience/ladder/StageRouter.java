@@ -401,15 +401,8 @@ public class StageRouter {
 			if (ex == null) {
 				return confirm(moving, offset);
 			}
-			Throwable cause = Futures.cause(ex);
-			if (cause instanceof RuntimeException failed) {
-				Refusal refusal = refusal(failed, fromMain, moving.stage(), moving.retryCount(), moving.id(),
-						moving.failure());
-				if (refusal != null) {
-					return refused(record, refusal, failed);
-				}
-			}
-			return undoThenFail(undo, moving, record, cause);
+			return publishFailed(ex, record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure(),
+					(cause) -> undoThenFail(undo, moving, record, cause));
 		}).thenCompose(Function.identity());
 	}
 
@@ -422,11 +415,8 @@ public class StageRouter {
 				this.faults.at(FaultInjection.Point.PUBLISHED, record);
 				return confirm(moving, offset);
 			}
-			Throwable cause = Futures.cause(ex);
-			Refusal refusal = (cause instanceof RuntimeException failed) ? refusal(failed, fromMain, moving.stage(),
-					moving.retryCount(), moving.id(), moving.failure()) : null;
-			return (refusal != null) ? refused(record, refusal, (RuntimeException) cause)
-					: CompletableFuture.<Void>failedFuture(cause);
+			return publishFailed(ex, record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure(),
+					CompletableFuture::failedFuture);
 		}).thenCompose(Function.identity());
 	}
 
@@ -434,16 +424,27 @@ public class StageRouter {
 	private CompletableFuture<Void> publishWithoutLock(Delivery record, boolean fromMain, int toStage, int retryCount,
 			FailureInfo failure) {
 		CompletableFuture<Long> published = Futures.call(() -> publish(record, fromMain, toStage, retryCount, null, failure));
-		return published.handle((offset, ex) -> {
-			if (ex == null) {
-				return Futures.done();
+		return published.handle((offset, ex) -> (ex == null) ? Futures.done()
+				: publishFailed(ex, record, fromMain, toStage, retryCount, null, failure, CompletableFuture::failedFuture))
+			.thenCompose(Function.identity());
+	}
+
+	/**
+	 * After the publish of a record's move to {@code toStage} failed: a record a topic refused
+	 * as too large is dead-lettered instead ({@link #refused}); any other failure goes to
+	 * {@code otherwise}.
+	 */
+	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, boolean fromMain, int toStage,
+			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure,
+			Function<Throwable, CompletableFuture<Void>> otherwise) {
+		Throwable cause = Futures.cause(ex);
+		if (cause instanceof RuntimeException failed) {
+			Refusal refusal = refusal(failed, fromMain, toStage, retryCount, lockId, failure);
+			if (refusal != null) {
+				return refused(record, refusal, failed);
 			}
-			Throwable cause = Futures.cause(ex);
-			Refusal refusal = (cause instanceof RuntimeException failed)
-					? refusal(failed, fromMain, toStage, retryCount, null, failure) : null;
-			return (refusal != null) ? refused(record, refusal, (RuntimeException) cause)
-					: CompletableFuture.<Void>failedFuture(cause);
-		}).thenCompose(Function.identity());
+		}
+		return otherwise.apply(cause);
 	}
 
 	/**

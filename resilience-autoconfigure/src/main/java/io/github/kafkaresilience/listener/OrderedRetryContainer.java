@@ -841,9 +841,12 @@ public class OrderedRetryContainer {
 		scheduleAction(() -> catchUpThenSubmit(task), backoff.toMillis());
 	}
 
-	/** Routes a record once the tailer has caught up with its lock partition. */
+	/**
+	 * Runs a task (a record, or an admission) once the tailer has caught up with its lock
+	 * partition, which has the number of the task's partition.
+	 */
 	private void catchUpThenSubmit(Task task) {
-		task.work.route.registry().catchUp(task.delivery.partition()).whenComplete((ignored, ex) -> {
+		task.work.route.registry().catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
 			task.tailerSynced = (ex == null);
 			if (ex != null) {
 				schedule(task, backoff(++task.failures).toMillis());
@@ -959,15 +962,7 @@ public class OrderedRetryContainer {
 	private void admit(Task task) {
 		LockRegistry registry = task.work.route.registry();
 		if (!task.tailerSynced) {
-			registry.catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
-				task.tailerSynced = (ex == null);
-				if (ex != null) {
-					schedule(task, backoff(++task.failures).toMillis());
-				}
-				else {
-					submit(task);
-				}
-			});
+			catchUpThenSubmit(task);
 			return;
 		}
 		try {
