@@ -7,7 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.github.kafkaresilience.listener.ResilienceObserver;
+import io.github.kafkaresilience.container.ResilienceObserver;
 import org.apache.kafka.common.TopicPartition;
 
 /**

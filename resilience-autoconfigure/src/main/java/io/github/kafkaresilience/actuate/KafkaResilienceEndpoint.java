@@ -20,7 +20,7 @@ import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;

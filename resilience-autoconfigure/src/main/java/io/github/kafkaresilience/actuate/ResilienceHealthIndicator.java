@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.listener;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import org.jspecify.annotations.Nullable;
 
 /**

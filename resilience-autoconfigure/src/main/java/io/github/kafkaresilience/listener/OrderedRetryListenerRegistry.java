@@ -13,6 +13,10 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.container.TransactionalWrites;
+import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;

@@ -1,6 +1,6 @@
 /**
- * The listener side: annotation processing, the consumer container with per-key dispatch and
- * contiguous offset commits, and the sync barrier applied on partition assignment.
+ * The listener side: annotation processing, the endpoints it finds, the invocation of listener
+ * methods, and the registry that creates and runs a container for each listener.
  */
 @NullMarked
 package io.github.kafkaresilience.listener;

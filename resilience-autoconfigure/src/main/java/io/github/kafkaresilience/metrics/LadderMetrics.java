@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.listener.ResilienceObserver;
+import io.github.kafkaresilience.container.ResilienceObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;

@@ -4,7 +4,7 @@ import java.util.OptionalLong;
 import java.util.function.ToDoubleFunction;
 
 import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,7 +2,7 @@ package io.github.kafkaresilience.metrics;
 
 import java.time.Duration;
 
-import io.github.kafkaresilience.listener.ResilienceObserver;
+import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;

@@ -20,7 +20,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import org.apache.commons.logging.Log;

@@ -16,7 +16,7 @@ import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.ResilienceObserver;
+import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCodec;

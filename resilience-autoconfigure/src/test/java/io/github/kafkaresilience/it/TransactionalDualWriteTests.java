@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.listener.TransactionalWrites;
+import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;

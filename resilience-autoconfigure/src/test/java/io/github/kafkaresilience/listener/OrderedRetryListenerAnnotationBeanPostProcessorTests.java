@@ -5,6 +5,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.autoconfigure.OrderedRetryAutoConfiguration;
 import io.github.kafkaresilience.ladder.FailureClassifier;

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.listener;
+package io.github.kafkaresilience.container;
 
 import java.util.List;
 import java.util.Set;

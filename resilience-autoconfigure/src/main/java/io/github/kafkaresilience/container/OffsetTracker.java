@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.listener;
+package io.github.kafkaresilience.container;
 
 /**
  * The offsets of one partition that were handed out but are not done yet, and the offset that

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.listener;
+package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.Collection;

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.listener;
+package io.github.kafkaresilience.container;
 
 import java.util.Map;
 import java.util.TreeMap;
