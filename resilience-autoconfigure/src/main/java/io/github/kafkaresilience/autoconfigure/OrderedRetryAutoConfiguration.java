@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.dlq.DlqDispatcher;
 import io.github.kafkaresilience.dlq.DlqHandler;
 import io.github.kafkaresilience.dlq.DlqReplayer;
@@ -183,7 +184,7 @@ public final class OrderedRetryAutoConfiguration {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
-				new OrderedRetryContainer.Settings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
+				new ContainerSettings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
 						consumer.getRecheckInterval(), consumer.getParkAfter()));
 		String instanceId = instanceId(properties);

@@ -36,6 +36,13 @@ interface OffsetCommitter extends AutoCloseable {
 	 */
 	void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets);
 
+	/**
+	 * Called on the poll thread after each poll and assignment, while the consumer may be
+	 * used: a committer that commits in transactions notes the consumer's group metadata.
+	 */
+	default void polled(Consumer<byte[], byte[]> consumer, ContainerOffsets offsets) {
+	}
+
 	@Override
 	void close();
 
@@ -85,6 +92,11 @@ interface OffsetCommitter extends AutoCloseable {
 		@Override
 		public void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets) {
 			this.transactions.commitOffsets(offsets);
+		}
+
+		@Override
+		public void polled(Consumer<byte[], byte[]> consumer, ContainerOffsets offsets) {
+			offsets.noteGroup(consumer.groupMetadata());
 		}
 
 		@Override

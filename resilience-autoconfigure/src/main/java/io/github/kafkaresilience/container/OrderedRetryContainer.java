@@ -2,51 +2,33 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.ReplayAdmission;
 import io.github.kafkaresilience.ladder.StageRouter;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
-import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
@@ -67,53 +49,11 @@ public class OrderedRetryContainer {
 
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
-	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
-
-	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
-
 	/** The first pause of the poll loop after a failed poll. */
 	private static final Duration FIRST_POLL_BACKOFF = Duration.ofMillis(100);
 
 	/** The longest pause of the poll loop after polls that failed in a row. */
 	private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(5);
-
-	/** The poll timeout while some partitions are paused at their bound and may soon resume. */
-	private static final Duration BRIEF_POLL = Duration.ofMillis(10);
-
-	/**
-	 * How the container consumes.
-	 * @param concurrency worker threads
-	 * @param maxInFlightPerPartition records of one partition in flight before it is paused
-	 * @param pollTimeout how long one poll waits for records
-	 * @param commitInterval how often done offsets are committed
-	 * @param shutdownTimeout how long stopping waits for running handlers
-	 * @param recheckInterval how often a record waiting for its key looks again, in case a
-	 * change went unnoticed
-	 * @param parkAfter a retry due later than this is parked: dropped from memory and read
-	 * again from its stage shortly before it is due
-	 */
-	public record Settings(int concurrency, int maxInFlightPerPartition, Duration pollTimeout, Duration commitInterval,
-			Duration shutdownTimeout, Duration recheckInterval, Duration parkAfter) {
-
-		public Settings {
-			if (concurrency < 1) {
-				throw new IllegalArgumentException("concurrency must be at least 1, was " + concurrency);
-			}
-			if (maxInFlightPerPartition < 1) {
-				throw new IllegalArgumentException(
-						"max-in-flight-per-partition must be at least 1, was " + maxInFlightPerPartition);
-			}
-			if (parkAfter.compareTo(Duration.ofSeconds(1)) < 0) {
-				throw new IllegalArgumentException("park-after must be at least 1s, was " + parkAfter);
-			}
-		}
-
-		/** How long before its due time a parked record is read again. */
-		long rereadLeadMillis() {
-			return Math.min(this.parkAfter.toMillis() / 2, 2000);
-		}
-
-	}
 
 	/** The ladder of one main topic as this container runs it. */
 	public record Route(StageRouter router, LockRegistry registry) {
@@ -138,7 +78,7 @@ public class OrderedRetryContainer {
 
 	private final @Nullable ConsumerAwareRebalanceListener userListener;
 
-	private final Settings settings;
+	private final ContainerSettings settings;
 
 	private final Clock clock;
 
@@ -148,49 +88,29 @@ public class OrderedRetryContainer {
 
 	private final OffsetCommitter committer;
 
-	private final Offsets offsets = new Offsets();
+	private final Partitions partitions = new Partitions();
 
-	private final Map<TopicPartition, PartitionWork> partitions = new ConcurrentHashMap<>();
+	private final ContainerOffsets offsets;
 
-	private final Map<Bytes, Set<Task>> waitingForKey = new ConcurrentHashMap<>();
+	private final ContainerStats stats = new ContainerStats(this.partitions);
 
-	private final Map<TopicPartition, Long> droppedAt = new HashMap<>();
+	private final Backpressure backpressure = new Backpressure();
+
+	private final RecordRunner runner;
 
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
 
-	/** The writes of records whose steps returned without waiting for them, with each record's partition. */
-	private final Map<CompletableFuture<?>, TopicPartition> settling = new ConcurrentHashMap<>();
-
-	/** Tasks ready to run, drained by the workers. */
-	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
-
-	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
-	private final AtomicInteger draining = new AtomicInteger();
-
 	private final AtomicBoolean running = new AtomicBoolean();
-
-	/** Signalled by a worker when a partition paused at its bound has drained to half of it. */
-	private final Object room = new Object();
-
-	private volatile boolean roomMade;
-
-	private volatile long lastPollNanos;
 
 	private final Callbacks assignmentCallbacks;
 
-	private volatile boolean stopping;
+	private volatile long lastPollNanos;
 
-	private ExecutorService workers;
-
-	private ScheduledExecutorService timers;
-
-	private Thread pollThread;
+	private @Nullable Thread pollThread;
 
 	private @Nullable ScheduledExecutorService housekeeping;
 
-	private volatile Consumer<byte[], byte[]> consumer;
-
-	private volatile @Nullable ConsumerGroupMetadata groupMetadata;
+	private volatile @Nullable Consumer<byte[], byte[]> consumer;
 
 	private long lastCommit;
 
@@ -203,7 +123,7 @@ public class OrderedRetryContainer {
 
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
-			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
+			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
 			@Nullable Reaping reaping, ResilienceObserver observer) {
 		this(id, routesByTopic, consumerFactory, barrier, userListener, settings, clock, reaping, observer, null);
 	}
@@ -214,7 +134,7 @@ public class OrderedRetryContainer {
 	 */
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
-			@Nullable ConsumerAwareRebalanceListener userListener, Settings settings, Clock clock,
+			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
 			@Nullable Reaping reaping, ResilienceObserver observer, @Nullable TransactionalWrites transactions) {
 		this.committer = OffsetCommitter.of(transactions);
 		this.id = id;
@@ -227,11 +147,14 @@ public class OrderedRetryContainer {
 		this.userListener = userListener;
 		this.settings = settings;
 		this.clock = clock;
+		this.offsets = new ContainerOffsets(id, this.partitions);
+		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
+				this.backpressure, this::pauseStopped);
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
-			registry.table().addListener(this::keyChanged);
-			registry.table().addPendingListener((lock) -> admissionNeeded(route, lock));
+			registry.table().addListener(this.runner.keyWaiters()::keyChanged);
+			registry.table().addPendingListener((lock) -> this.runner.admissionNeeded(route, lock));
 		});
 	}
 
@@ -241,7 +164,7 @@ public class OrderedRetryContainer {
 
 	/**
 	 * Lets the container park retries that are due later than
-	 * {@link Settings#parkAfter()}: instead of holding them, it reads them again with a
+	 * {@link ContainerSettings#parkAfter()}: instead of holding them, it reads them again with a
 	 * consumer of its own (assigned, never in the group, never committing) shortly before
 	 * they are due. Without it, a partition whose in-flight records all wait stays paused
 	 * until they are due.
@@ -264,20 +187,27 @@ public class OrderedRetryContainer {
 		if (!this.running.compareAndSet(false, true)) {
 			return;
 		}
-		this.stopping = false;
-		this.workers = Executors.newFixedThreadPool(this.settings.concurrency(), threads("kafka-resilience-" + this.id + "-worker-"));
-		this.timers = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
-		this.consumer = this.consumerFactory.get();
-		if (this.rereaderFactory != null) {
-			this.rereader = new Rereader(this.rereaderFactory.get());
-			this.rereader.start();
+		this.runner.workers().start();
+		Consumer<byte[], byte[]> consumer = this.consumerFactory.get();
+		this.consumer = consumer;
+		Supplier<Consumer<byte[], byte[]>> rereaders = this.rereaderFactory;
+		if (rereaders != null) {
+			Rereader rereader = new Rereader(this.id, rereaders.get(), this.partitions, this.settings, this.clock,
+					(work, record) -> work.route.router().earliestRun(record), this.runner::unpark);
+			this.rereader = rereader;
+			this.runner.parkWith(rereader);
+			rereader.start();
 		}
-		this.pollThread = new Thread(this::pollLoop, "kafka-resilience-" + this.id + "-consumer");
-		this.pollThread.start();
-		if (this.reaping != null) {
-			this.housekeeping = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-reaper-"));
-			long interval = this.reaping.interval().toMillis();
-			this.housekeeping.scheduleWithFixedDelay(this::reap, interval, interval, TimeUnit.MILLISECONDS);
+		Thread thread = new Thread(() -> pollLoop(consumer), "kafka-resilience-" + this.id + "-consumer");
+		this.pollThread = thread;
+		thread.start();
+		Reaping reaping = this.reaping;
+		if (reaping != null) {
+			ScheduledExecutorService housekeeping = Executors
+				.newSingleThreadScheduledExecutor(Workers.threads("kafka-resilience-" + this.id + "-reaper-"));
+			this.housekeeping = housekeeping;
+			long interval = reaping.interval().toMillis();
+			housekeeping.scheduleWithFixedDelay(() -> reap(reaping), interval, interval, TimeUnit.MILLISECONDS);
 		}
 	}
 
@@ -287,50 +217,56 @@ public class OrderedRetryContainer {
 	 */
 	public void stop() {
 		Thread thread;
+		Consumer<byte[], byte[]> consumer;
 		synchronized (this) {
 			if (!this.running.compareAndSet(true, false)) {
 				return;
 			}
 			thread = this.pollThread;
+			consumer = this.consumer;
 		}
-		this.stopping = true;
-		if (this.housekeeping != null) {
-			this.housekeeping.shutdownNow();
+		this.runner.workers().stopTaking();
+		ScheduledExecutorService housekeeping = this.housekeeping;
+		if (housekeeping != null) {
+			housekeeping.shutdownNow();
 		}
-		synchronized (this.room) {
-			this.room.notifyAll();
+		this.backpressure.wakeAll();
+		if (consumer != null) {
+			consumer.wakeup();
 		}
-		this.consumer.wakeup();
-		try {
-			thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		if (thread != null) {
+			try {
+				thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 		}
 	}
 
-	private void pollLoop() {
-		Consumer<byte[], byte[]> consumer = this.consumer;
+	private void pollLoop(Consumer<byte[], byte[]> consumer) {
 		try {
-			consumer.subscribe(this.routesByTopic.keySet(), new Rebalance(consumer));
+			consumer.subscribe(this.routesByTopic.keySet(), this.barrier.rebalanceListener(this.id, consumer,
+					this.partitions, new ContainerAssignments(consumer), this.userListener));
 			while (this.running.get()) {
 				try {
 					runPollThreadActions();
-					Duration timeout = awaitRoom();
-					applyBounds(consumer);
+					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
+							this.running::get);
+					this.backpressure.apply(consumer, this.partitions.all());
 					long now = System.nanoTime();
 					if (this.lastPollNanos != 0) {
 						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));
 					}
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
 					this.lastPollNanos = System.nanoTime();
-					this.groupMetadata = consumer.groupMetadata();
+					this.committer.polled(consumer, this.offsets);
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
 					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
-						noteEndOffsets(consumer);
-						commit(consumer, this.partitions.keySet());
+						this.stats.noteEndOffsets(consumer);
+						commit(consumer, this.partitions.topicPartitions());
 					}
 					this.failedPolls = 0;
 				}
@@ -342,7 +278,7 @@ public class OrderedRetryContainer {
 					// once: pause, or the loop would spin and flood the log
 					long pause = Backoff.after(++this.failedPolls, FIRST_POLL_BACKOFF, MAX_POLL_BACKOFF).toMillis();
 					logger.error("Listener '" + this.id + "' failed to poll; polling again in " + pause + " ms", ex);
-					pauseAfterFailure(pause);
+					this.backpressure.pauseAfterFailure(pause, this.running::get);
 				}
 			}
 		}
@@ -351,50 +287,30 @@ public class OrderedRetryContainer {
 		}
 	}
 
-	private void pauseAfterFailure(long millis) {
-		synchronized (this.room) {
-			if (this.running.get()) {
-				try {
-					this.room.wait(millis);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}
-		}
-	}
-
 	private void shutdown(Consumer<byte[], byte[]> consumer) {
-		if (this.rereader != null) {
-			this.rereader.stop();
+		Rereader rereader = this.rereader;
+		if (rereader != null) {
+			rereader.stop();
 		}
-		this.timers.shutdownNow();
-		this.workers.shutdown();
-		try {
-			if (!this.workers.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-				logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
-						+ "will be delivered again");
-				this.workers.shutdownNow();
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
+			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
+					+ "will be delivered again");
 		}
 		awaitSettling(null);
 		try {
-			commit(consumer, this.partitions.keySet());
+			commit(consumer, this.partitions.topicPartitions());
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);
 		}
 		this.committer.close();
-		this.partitions.values().forEach((work) -> work.revoked = true);
 		this.partitions.clear();
-		this.waitingForKey.clear();
+		this.runner.keyWaiters().clear();
 		consumer.close(Duration.ofSeconds(10));
-		if (this.reaping != null) {
+		Reaping reaping = this.reaping;
+		if (reaping != null) {
 			try {
-				this.reaping.admin().close();
+				reaping.admin().close();
 			}
 			catch (Exception ex) {
 				logger.debug("Could not close the reaper's admin client", ex);
@@ -410,28 +326,15 @@ public class OrderedRetryContainer {
 	 * themselves are bounded by the write timeouts.
 	 */
 	private void awaitSettling(@Nullable Collection<TopicPartition> which) {
-		CompletableFuture<?>[] pending = this.settling.entrySet().stream()
-			.filter((entry) -> which == null || which.contains(entry.getValue()))
-			.map(Map.Entry::getKey)
-			.toArray(CompletableFuture<?>[]::new);
-		if (pending.length == 0) {
-			return;
-		}
-		try {
-			CompletableFuture.allOf(pending).get(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		catch (ExecutionException | TimeoutException ex) {
+		if (!this.runner.settling().await(which, this.settings.shutdownTimeout())) {
 			logger.warn("Listener '" + this.id + "' let go of " + ((which != null) ? which : "its partitions")
-					+ " before all writes under way completed; their records are delivered again", ex);
+					+ " before all writes under way completed; their records are delivered again");
 		}
 	}
 
-	private void reap() {
+	private void reap(Reaping reaping) {
 		try {
-			for (LockReaper reaper : this.reaping.reapers()) {
+			for (LockReaper reaper : reaping.reapers()) {
 				reaper.reap();
 			}
 		}
@@ -457,7 +360,7 @@ public class OrderedRetryContainer {
 			return; // revoked meanwhile: the new owner reads them
 		}
 		for (ConsumerRecord<byte[], byte[]> record : records) {
-			if (!dispatch(work, record)) {
+			if (!this.runner.take(work, delivery(record))) {
 				consumer.seek(tp, record.offset());
 				if (!work.boundPaused) {
 					work.boundPaused = true;
@@ -468,252 +371,19 @@ public class OrderedRetryContainer {
 		}
 	}
 
-	private boolean dispatch(PartitionWork work, ConsumerRecord<byte[], byte[]> record) {
-		Task task = new Task(work, delivery(record));
-		boolean runNow;
-		synchronized (work) {
-			if (work.offsets.inFlight() >= this.settings.maxInFlightPerPartition()) {
-				return false;
-			}
-			work.offsets.add(record.offset());
-			work.lastTaken = Math.max(work.lastTaken, record.offset());
-			if (task.key != null && work.parkedKeys.containsKey(task.key)) {
-				// an earlier record of its key is parked: this one parks behind it, in order
-				work.offsets.park(record.offset());
-				work.parkedKeys.merge(task.key, 1, Integer::sum);
-				runNow = false;
-			}
-			else {
-				runNow = enqueue(work, task);
-			}
-		}
-		if (runNow) {
-			submit(task);
-		}
-		return true;
-	}
-
-	/** Queues a task behind the earlier records of its key; returns whether it runs now. */
-	private static boolean enqueue(PartitionWork work, Task task) {
-		if (task.key == null) {
-			return true;
-		}
-		ArrayDeque<Task> queue = work.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>(4)); // most keys queue one or two
-		queue.add(task);
-		return queue.size() == 1;
-	}
-
-	private static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
+	static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
 		return new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(), record.key(),
 				record.value(), record.headers());
 	}
 
-	/**
-	 * Parks the head of a key that waits for a due time far ahead, with every record of its
-	 * key queued behind it: their offsets stay pending (the commit does not pass them) but
-	 * their payloads are let go. Returns false when parking is off or its own bound is reached;
-	 * the task then waits in memory.
-	 */
-	private boolean park(Task task, long dueAt) {
-		Rereader rereader = this.rereader;
-		if (rereader == null || dueAt - this.clock.millis() <= this.settings.parkAfter().toMillis()) {
-			return false;
-		}
-		PartitionWork work = task.work;
-		synchronized (work) {
-			if (work.revoked) {
-				return true;
-			}
-			if (work.offsets.parkedRuns() >= this.settings.maxInFlightPerPartition()) {
-				return false;
-			}
-			int parked = 0;
-			ArrayDeque<Task> queue = (task.key != null) ? work.keyQueues.remove(task.key) : null;
-			if (queue != null) {
-				for (Task queued : queue) {
-					work.offsets.park(queued.delivery.offset());
-					parked++;
-				}
-			}
-			else {
-				work.offsets.park(task.delivery.offset());
-				parked = 1;
-			}
-			if (task.key != null) {
-				work.parkedKeys.merge(task.key, parked, Integer::sum);
-			}
-			work.lookAt = Math.min(work.lookAt, dueAt - this.settings.rereadLeadMillis());
-		}
-		rereader.wake();
-		return true;
-	}
-
-	/**
-	 * Hands a parked record read again to the workers, behind the records of its key that
-	 * were read again before it. Returns false when the partition has no room in its bound
-	 * (or is gone): the record stays parked.
-	 */
-	private boolean unpark(PartitionWork work, Delivery record) {
-		Task task = new Task(work, record);
-		boolean runNow;
-		synchronized (work) {
-			if (work.revoked || work.offsets.inFlight() >= this.settings.maxInFlightPerPartition()
-					|| !work.offsets.unpark(record.offset())) {
-				return false;
-			}
-			if (task.key != null) {
-				work.parkedKeys.computeIfPresent(task.key, (k, count) -> (count > 1) ? count - 1 : null);
-			}
-			work.forgetParkedKeysIfNoneParked();
-			runNow = enqueue(work, task);
-		}
-		if (runNow) {
-			submit(task);
-		}
-		return true;
-	}
-
-	/**
-	 * When every partition is paused at its bound, a poll could only wait out its timeout while
-	 * the workers drain them: wait for the first one to drain to half the bound instead, so it
-	 * is resumed and fetched from at once. When only some are paused, poll briefly, for the same
-	 * reason. Returns the timeout for the next poll.
-	 */
-	private Duration awaitRoom() {
-		Duration timeout = this.settings.pollTimeout();
-		boolean anyFull = false;
-		boolean allFull = !this.partitions.isEmpty();
-		for (PartitionWork work : this.partitions.values()) {
-			anyFull |= work.boundPaused;
-			allFull &= work.boundPaused;
-		}
-		if (allFull) {
-			long deadline = System.nanoTime() + timeout.toNanos();
-			synchronized (this.room) {
-				long left;
-				while (!this.roomMade && this.running.get() && (left = deadline - System.nanoTime()) > 0) {
-					try {
-						TimeUnit.NANOSECONDS.timedWait(this.room, left);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-						break;
-					}
-				}
-			}
-		}
-		this.roomMade = false;
-		return (anyFull && BRIEF_POLL.compareTo(timeout) < 0) ? BRIEF_POLL : timeout;
-	}
-
-	/** Called under the partition's monitor when one of its records is done. */
-	private void madeRoom(PartitionWork work) {
-		if (work.boundPaused && !this.roomMade
-				&& work.offsets.inFlight() <= this.settings.maxInFlightPerPartition() / 2) {
-			synchronized (this.room) {
-				this.roomMade = true;
-				this.room.notifyAll();
-			}
-		}
-	}
-
-	private void applyBounds(Consumer<byte[], byte[]> consumer) {
-		for (PartitionWork work : this.partitions.values()) {
-			int inFlight;
-			synchronized (work) {
-				inFlight = work.offsets.inFlight();
-			}
-			if (!work.boundPaused && inFlight >= this.settings.maxInFlightPerPartition()) {
-				work.boundPaused = true;
+	/** Pauses a partition stopped at a record that can go nowhere, on the poll thread. */
+	private void pauseStopped(PartitionWork work) {
+		this.pollThreadActions.add(() -> {
+			Consumer<byte[], byte[]> consumer = this.consumer;
+			if (consumer != null && this.partitions.isCurrent(work)) {
 				consumer.pause(List.of(work.partition));
 			}
-			else if (work.boundPaused && inFlight <= this.settings.maxInFlightPerPartition() / 2) {
-				work.boundPaused = false;
-				if (work.barrierOpen && work.stopped == null) {
-					consumer.resume(List.of(work.partition));
-				}
-			}
-		}
-	}
-
-	/**
-	 * Notes each partition's end offset as of the last fetch (no request: the fetch responses
-	 * carry it), for {@link #lag}.
-	 */
-	private void noteEndOffsets(Consumer<byte[], byte[]> consumer) {
-		for (PartitionWork work : this.partitions.values()) {
-			try {
-				OptionalLong behind = consumer.currentLag(work.partition);
-				if (behind.isPresent()) {
-					work.endOffset = consumer.position(work.partition, Duration.ZERO) + behind.getAsLong();
-					work.fetchLag = behind.getAsLong();
-				}
-			}
-			catch (RuntimeException ex) {
-				// no position yet: the partition has not been fetched from
-			}
-		}
-	}
-
-	/**
-	 * The records of an assigned partition not done yet: from the first one pending to the end
-	 * of the partition as of the last fetch. For a stage topic this is its depth: retries
-	 * waiting or running. Empty for a partition not assigned here or not fetched from yet.
-	 */
-	public OptionalLong lag(TopicPartition partition) {
-		PartitionWork work = this.partitions.get(partition);
-		if (work == null || work.endOffset < 0) {
-			return OptionalLong.empty();
-		}
-		long from;
-		synchronized (work) {
-			from = work.offsets.committable();
-		}
-		// nothing read since the assignment: the consumer's own lag is the partition's
-		return OptionalLong.of((from < 0) ? work.fetchLag : Math.max(0, work.endOffset - from));
-	}
-
-	/**
-	 * Registers a callback run on the poll thread after every change of the assignment, for
-	 * meters per partition.
-	 */
-	public void onAssignmentChanged(Runnable callback) {
-		this.assignmentCallbacks.add(callback);
-	}
-
-	/** Tells the observer and the assignment callbacks that partitions were {@code kind}. */
-	private void rebalanced(String kind, Collection<TopicPartition> partitions) {
-		this.observer.rebalanced(this.id, kind, partitions);
-		this.assignmentCallbacks.run();
-	}
-
-	/** The partitions assigned to this container's consumer now. */
-	public Set<TopicPartition> assignment() {
-		return Set.copyOf(this.partitions.keySet());
-	}
-
-	/**
-	 * The assigned partitions whose sync barrier is still closed, with how long each has
-	 * waited for the lock view so far.
-	 */
-	public Map<TopicPartition, Duration> closedBarriers() {
-		long now = System.nanoTime();
-		Map<TopicPartition, Duration> closed = new HashMap<>();
-		this.partitions.forEach((tp, work) -> {
-			if (!work.barrierOpen) {
-				closed.put(tp, Duration.ofNanos(now - work.assignedNanos));
-			}
 		});
-		return closed;
-	}
-
-	/**
-	 * How long ago the consumer's last poll returned: what {@code max.poll.interval.ms} bounds.
-	 * Zero before the first poll.
-	 */
-	public Duration sinceLastPoll() {
-		long last = this.lastPollNanos;
-		return (last != 0) ? Duration.ofNanos(System.nanoTime() - last) : Duration.ZERO;
 	}
 
 	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
@@ -730,178 +400,42 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Makes a task ready to run. Ready tasks wait in one queue that at most {@code concurrency}
-	 * workers drain; a worker is started only when fewer are draining. While records arrive
-	 * faster than the workers finish them, no worker sleeps and no record costs a thread
-	 * hand-off.
+	 * The records of an assigned partition not done yet: from the first one pending to the end
+	 * of the partition as of the last fetch. For a stage topic this is its depth: retries
+	 * waiting or running. Empty for a partition not assigned here or not fetched from yet.
 	 */
-	private void submit(Task task) {
-		if (this.stopping || task.work.revoked) {
-			return;
-		}
-		this.ready.add(task);
-		if (claimDrainer()) {
-			try {
-				this.workers.execute(this::drain);
-			}
-			catch (java.util.concurrent.RejectedExecutionException ex) {
-				// stopping: the records are delivered again after the restart
-				this.draining.decrementAndGet();
-			}
-		}
-	}
-
-	private boolean claimDrainer() {
-		int now;
-		do {
-			now = this.draining.get();
-			if (now >= this.settings.concurrency()) {
-				return false;
-			}
-		}
-		while (!this.draining.compareAndSet(now, now + 1));
-		return true;
-	}
-
-	private void drain() {
-		do {
-			try {
-				Task task;
-				while ((task = this.ready.poll()) != null) {
-					try {
-						run(task);
-					}
-					catch (RuntimeException ex) {
-						// a bug: the record stays pending, so it is delivered again after a restart
-						logger.error("Listener '" + this.id + "' failed to run " + task.delivery, ex);
-					}
-				}
-			}
-			finally {
-				this.draining.decrementAndGet();
-			}
-			// a task added after the queue looked empty, while every drainer was still counted
-		}
-		while (!this.ready.isEmpty() && claimDrainer());
-	}
-
-	private void run(Task task) {
-		if (this.stopping || task.work.revoked) {
-			return;
-		}
-		if (task.admission != null) {
-			admit(task);
-			return;
-		}
-		Route route = task.work.route;
-		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
-		Step step;
-		try {
-			step = this.committer.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
-					this.offsets);
-			if (step.kind() != Step.Kind.SETTLING) {
-				task.failures = 0; // writes under way count as a success only once they complete
-			}
-		}
-		catch (RuntimeException ex) {
-			routeFailed(task, ex);
-			return;
-		}
-		switch (step.kind()) {
-			case DONE -> complete(task);
-			case SETTLING -> settle(task, step.writes());
-			case WAIT_UNTIL -> {
-				if (!park(task, step.dueAt())) {
-					schedule(task, step.dueAt() - this.clock.millis());
-				}
-			}
-			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
-			case WAIT_FOR_KEY -> waitForKey(task, route, before);
-		}
+	public OptionalLong lag(TopicPartition partition) {
+		return this.stats.lag(partition);
 	}
 
 	/**
-	 * A step failed, or its writes did: the record is routed again after a backoff, unless it
-	 * can go nowhere. A write that reported a failure may have landed (its acknowledgement was
-	 * lost), and the undo of it may have failed too; this instance's table has not seen it. So the
-	 * record is routed again only once the tailer has caught up with its lock partition, as a
-	 * redelivery after a crash is behind the sync barrier: it then finds the lock its failed step
-	 * wrote and finishes that move (PROTOCOL §5.0, §6.1), or finds it released, instead of writing
-	 * a second lock beside it or bringing a released one back.
+	 * Registers a callback run on the poll thread after every change of the assignment, for
+	 * meters per partition.
 	 */
-	private void routeFailed(Task task, Throwable ex) {
-		if (ex instanceof StageRouter.UnpublishableRecordException unpublishable) {
-			stop(task, unpublishable);
-			return;
-		}
-		Duration backoff = backoff(++task.failures);
-		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
-				+ "); trying again in " + backoff.toMillis() + " ms", ex);
-		task.tailerSynced = false;
-		scheduleAction(() -> catchUpThenSubmit(task), backoff.toMillis());
+	public void onAssignmentChanged(Runnable callback) {
+		this.assignmentCallbacks.add(callback);
+	}
+
+	/** The partitions assigned to this container's consumer now. */
+	public Set<TopicPartition> assignment() {
+		return Set.copyOf(this.partitions.topicPartitions());
 	}
 
 	/**
-	 * Runs a task (a record, or an admission) once the tailer has caught up with its lock
-	 * partition, which has the number of the task's partition.
+	 * The assigned partitions whose sync barrier is still closed, with how long each has
+	 * waited for the lock view so far.
 	 */
-	private void catchUpThenSubmit(Task task) {
-		task.work.route.registry().catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
-			task.tailerSynced = (ex == null);
-			if (ex != null) {
-				schedule(task, backoff(++task.failures).toMillis());
-			}
-			else {
-				submit(task);
-			}
-		});
+	public Map<TopicPartition, Duration> closedBarriers() {
+		return this.stats.closedBarriers();
 	}
 
 	/**
-	 * A record whose writes are under way frees its worker at once (PROTOCOL §8): it stays at
-	 * the head of its key's queue, so the key's later records wait, and its offset stays
-	 * pending, so no commit passes it, until the writes complete.
+	 * How long ago the consumer's last poll returned: what {@code max.poll.interval.ms} bounds.
+	 * Zero before the first poll.
 	 */
-	private void settle(Task task, CompletableFuture<?> writes) {
-		this.settling.put(writes, task.work.partition);
-		writes.whenComplete((ignored, ex) -> {
-			this.settling.remove(writes);
-			if (ex == null) {
-				task.failures = 0;
-				complete(task);
-			}
-			else if (!this.stopping && !task.work.revoked) {
-				routeFailed(task, Futures.cause(ex));
-			}
-		});
-	}
-
-	/**
-	 * Stops a partition at a record that can go nowhere (neither its next topic nor the
-	 * dead-letter topic takes it): trying again cannot help until a setting is raised, and
-	 * going on would only pile up records that are done but cannot be committed past it. The
-	 * record stays pending, so the committed offset stays below it and it is delivered again
-	 * after a restart or a rebalance; the partition is paused, and the records already handed
-	 * out finish.
-	 */
-	private void stop(Task task, StageRouter.UnpublishableRecordException ex) {
-		PartitionWork work = task.work;
-		String reason = ex.getMessage();
-		synchronized (work) {
-			if (work.revoked) {
-				return;
-			}
-			if (work.stopped == null) {
-				work.stopped = reason;
-			}
-		}
-		logger.error("Listener '" + this.id + "' stopped consuming " + work.partition + " at offset "
-				+ task.delivery.offset() + ", which stays uncommitted: " + reason, ex);
-		this.pollThreadActions.add(() -> {
-			if (this.partitions.get(work.partition) == work) {
-				this.consumer.pause(List.of(work.partition));
-			}
-		});
+	public Duration sinceLastPoll() {
+		long last = this.lastPollNanos;
+		return (last != 0) ? Duration.ofNanos(System.nanoTime() - last) : Duration.ZERO;
 	}
 
 	/**
@@ -911,163 +445,7 @@ public class OrderedRetryContainer {
 	 * restart or a rebalance), which delivers the record again.
 	 */
 	public Map<TopicPartition, String> stoppedPartitions() {
-		Map<TopicPartition, String> stopped = new HashMap<>();
-		this.partitions.forEach((tp, work) -> {
-			String reason = work.stopped;
-			if (reason != null) {
-				stopped.put(tp, reason);
-			}
-		});
-		return stopped;
-	}
-
-	private void waitForKey(Task task, Route route, List<Lock> before) {
-		this.waitingForKey.computeIfAbsent(task.key, (k) -> ConcurrentHashMap.newKeySet()).add(task);
-		if (!route.registry().locksOf(task.key).equals(before)) {
-			wake(task); // changed while we were looking
-			return;
-		}
-		scheduleAction(() -> wake(task), this.settings.recheckInterval().toMillis());
-	}
-
-	/**
-	 * A replayed dead letter's lock is pending (docs/PROTOCOL.md, rule 2.0): if its main-topic partition is
-	 * assigned here and open, its admission takes its turn in its key's queue, behind the
-	 * records of its key taken from the partition so far.
-	 */
-	private void admissionNeeded(Route route, Lock lock) {
-		PartitionWork work = this.partitions.get(new TopicPartition(route.router().plan().mainTopic(), lock.originPartition()));
-		if (work == null || !work.barrierOpen) {
-			return; // the partition's owner admits it, or this instance once its barrier opens
-		}
-		Task task;
-		boolean runNow;
-		synchronized (work) {
-			if (work.revoked || !work.admissions.add(lock.id())) {
-				return;
-			}
-			task = new Task(work, lock, work.lastTaken);
-			runNow = enqueue(work, task);
-		}
-		if (runNow) {
-			submit(task);
-		}
-	}
-
-	/**
-	 * Admits a replay in its key's turn, on a lock view caught up with its lock partition, so
-	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
-	 * back.
-	 */
-	private void admit(Task task) {
-		LockRegistry registry = task.work.route.registry();
-		if (!task.tailerSynced) {
-			catchUpThenSubmit(task);
-			return;
-		}
-		try {
-			ReplayAdmission.admit(registry, task.admission, task.lastTaken, this.clock.instant());
-		}
-		catch (RuntimeException ex) {
-			task.tailerSynced = false;
-			Duration backoff = backoff(++task.failures);
-			logger.warn("Listener '" + this.id + "' could not admit replayed lock " + task.admission + " of "
-					+ task.work.partition + " (attempt " + task.failures + "); trying again in " + backoff.toMillis() + " ms",
-					ex);
-			schedule(task, backoff.toMillis());
-			return;
-		}
-		PartitionWork work = task.work;
-		Task next;
-		synchronized (work) {
-			if (work.revoked) {
-				return;
-			}
-			work.admissions.remove(task.admission);
-			next = nextOfKey(work, task.key);
-		}
-		if (next != null) {
-			submit(next);
-		}
-	}
-
-	private void keyChanged(Bytes key) {
-		Set<Task> waiting = this.waitingForKey.get(key);
-		if (waiting != null) {
-			for (Task task : List.copyOf(waiting)) {
-				wake(task);
-			}
-		}
-	}
-
-	private void wake(Task task) {
-		Set<Task> waiting = this.waitingForKey.get(task.key);
-		if (waiting != null && waiting.remove(task)) {
-			this.waitingForKey.computeIfPresent(task.key, (k, set) -> set.isEmpty() ? null : set);
-			submit(task);
-		}
-	}
-
-	private void complete(Task task) {
-		PartitionWork work = task.work;
-		Task next = null;
-		synchronized (work) {
-			if (work.revoked) {
-				return;
-			}
-			work.offsets.done(task.delivery.offset());
-			madeRoom(work);
-			next = nextOfKey(work, task.key);
-		}
-		if (next != null) {
-			submit(next);
-		}
-	}
-
-	/** Takes the head off a key's queue (under the partition's monitor); returns the next one. */
-	private static @Nullable Task nextOfKey(PartitionWork work, @Nullable Bytes key) {
-		if (key == null) {
-			return null;
-		}
-		ArrayDeque<Task> queue = work.keyQueues.get(key);
-		if (queue == null) {
-			return null;
-		}
-		queue.poll();
-		Task next = queue.peek();
-		if (next == null) {
-			work.keyQueues.remove(key);
-		}
-		return next;
-	}
-
-	private void schedule(Task task, long delayMillis) {
-		scheduleAction(() -> submit(task), delayMillis);
-	}
-
-	private void scheduleAction(Runnable action, long delayMillis) {
-		if (this.stopping) {
-			return;
-		}
-		try {
-			this.timers.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
-		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
-			// stopping
-		}
-	}
-
-	private static Duration backoff(int failures) {
-		return Backoff.after(failures, FIRST_BACKOFF, MAX_BACKOFF);
-	}
-
-	private static ThreadFactory threads(String prefix) {
-		AtomicInteger count = new AtomicInteger();
-		return (runnable) -> {
-			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		};
+		return this.stats.stoppedPartitions();
 	}
 
 	/**
@@ -1084,544 +462,61 @@ public class OrderedRetryContainer {
 
 	/** What the container holds now; computed on each call. */
 	public Load load() {
-		long inFlight = 0;
-		long parked = 0;
-		int busiestPartition = 0;
-		int busiest = 0;
-		for (PartitionWork work : this.partitions.values()) {
-			synchronized (work) {
-				inFlight += work.offsets.inFlight();
-				busiestPartition = Math.max(busiestPartition, work.offsets.inFlight());
-				parked += work.offsets.parkedCount();
-				for (ArrayDeque<Task> queue : work.keyQueues.values()) {
-					busiest = Math.max(busiest, queue.size());
-				}
-				for (Map.Entry<Bytes, Integer> entry : work.parkedKeys.entrySet()) {
-					ArrayDeque<Task> queue = work.keyQueues.get(entry.getKey());
-					busiest = Math.max(busiest, entry.getValue() + ((queue != null) ? queue.size() : 0));
-				}
-			}
-		}
-		return new Load(inFlight, parked, busiestPartition, busiest);
+		return this.stats.load();
 	}
 
-	/**
-	 * Reads parked records again, with a consumer of its own, when they are nearly due and
-	 * their partition has room in its in-flight bound. It reads a partition's parked records
-	 * in offset order and stops at the first one not nearly due (a later retry of the same
-	 * stage is due later still), unless an earlier record of its key was read again in the
-	 * same pass. A parked offset the log no longer holds (deleted by retention) is done: there
-	 * is nothing left to run, and the reaper releases its lock.
-	 */
-	private final class Rereader {
-
-		private static final long IDLE_MILLIS = 200;
-
-		private static final int MAX_EMPTY_POLLS = 20;
+	/** What the rebalance callbacks do to this container, on the poll thread. */
+	private final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
 		private final Consumer<byte[], byte[]> consumer;
 
-		private final Thread thread;
-
-		private final Object signal = new Object();
-
-		private volatile boolean done;
-
-		private boolean woken;
-
-		Rereader(Consumer<byte[], byte[]> consumer) {
-			this.consumer = consumer;
-			this.thread = new Thread(this::loop, "kafka-resilience-" + OrderedRetryContainer.this.id + "-rereader");
-			this.thread.setDaemon(true);
-		}
-
-		void start() {
-			this.thread.start();
-		}
-
-		void wake() {
-			synchronized (this.signal) {
-				this.woken = true;
-				this.signal.notifyAll();
-			}
-		}
-
-		void stop() {
-			this.done = true;
-			this.consumer.wakeup();
-			wake();
-			try {
-				this.thread.join(OrderedRetryContainer.this.settings.shutdownTimeout().toMillis());
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-
-		private void loop() {
-			try {
-				while (!this.done) {
-					long next = OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS;
-					for (PartitionWork work : OrderedRetryContainer.this.partitions.values()) {
-						if (!this.done) {
-							next = Math.min(next, visit(work));
-						}
-					}
-					await(next - OrderedRetryContainer.this.clock.millis());
-				}
-			}
-			catch (WakeupException ex) {
-				// stopping
-			}
-			catch (RuntimeException ex) {
-				logger.error("Listener '" + OrderedRetryContainer.this.id + "' stopped reading parked records again; "
-						+ "they are read again after a restart", ex);
-			}
-			finally {
-				this.consumer.close(Duration.ofSeconds(5));
-			}
-		}
-
-		/** Reads a partition's parked records again if it is time; returns when to look next. */
-		private long visit(PartitionWork work) {
-			long now = OrderedRetryContainer.this.clock.millis();
-			long from;
-			synchronized (work) {
-				if (work.revoked || work.offsets.parkedCount() == 0 || work.lookAt > now) {
-					return work.lookAt;
-				}
-				if (work.offsets.inFlight() >= OrderedRetryContainer.this.settings.maxInFlightPerPartition()) {
-					return now + IDLE_MILLIS;
-				}
-				from = work.offsets.nextParked(0);
-				work.lookAt = Long.MAX_VALUE;
-			}
-			try {
-				long lookAt = pass(work, from);
-				synchronized (work) {
-					work.lookAt = Math.min(work.lookAt, lookAt);
-					return work.lookAt;
-				}
-			}
-			catch (WakeupException ex) {
-				throw ex;
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not read parked records of "
-						+ work.partition + " again; will try again", ex);
-				synchronized (work) {
-					work.lookAt = Math.min(work.lookAt, now + 1000);
-					return work.lookAt;
-				}
-			}
-		}
-
-		/** One pass over a partition's parked records; returns when the next pass is due. */
-		private long pass(PartitionWork work, long from) {
-			TopicPartition tp = work.partition;
-			StageRouter router = work.route.router();
-			long lead = OrderedRetryContainer.this.settings.rereadLeadMillis();
-			this.consumer.assign(List.of(tp));
-			this.consumer.seek(tp, from);
-			Set<Bytes> sentOn = new HashSet<>();
-			long expected = from;
-			int emptyPolls = 0;
-			while (!this.done && !work.revoked) {
-				ConsumerRecords<byte[], byte[]> records = this.consumer.poll(OrderedRetryContainer.this.settings.pollTimeout());
-				if (records.isEmpty()) {
-					if (++emptyPolls >= MAX_EMPTY_POLLS) {
-						return OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS;
-					}
-					continue;
-				}
-				emptyPolls = 0;
-				for (ConsumerRecord<byte[], byte[]> record : records) {
-					doneIfGone(work, expected, record.offset());
-					expected = record.offset() + 1;
-					synchronized (work) {
-						if (!work.offsets.isParked(record.offset())) {
-							if (work.offsets.nextParked(record.offset()) < 0) {
-								return Long.MAX_VALUE; // nothing parked beyond: the pass is over
-							}
-							continue;
-						}
-					}
-					Delivery parked = delivery(record);
-					Bytes key = parked.businessKey();
-					long due = router.earliestRun(parked);
-					boolean behindSentOn = key != null && sentOn.contains(key);
-					if (due - lead > OrderedRetryContainer.this.clock.millis() && !behindSentOn) {
-						return due - lead;
-					}
-					if (!unpark(work, parked)) {
-						return OrderedRetryContainer.this.clock.millis() + IDLE_MILLIS; // no room
-					}
-					if (key != null) {
-						sentOn.add(key);
-					}
-				}
-			}
-			return Long.MAX_VALUE;
-		}
-
-		/** Parked offsets in [from, to) that a read from {@code from} skipped are gone from the log. */
-		private void doneIfGone(PartitionWork work, long from, long to) {
-			synchronized (work) {
-				for (long offset = work.offsets.nextParked(from); offset >= 0 && offset < to; offset = work.offsets
-					.nextParked(offset + 1)) {
-					logger.warn("Listener '" + OrderedRetryContainer.this.id + "': parked record " + work.partition + "@"
-							+ offset + " is no longer in the log (retention shorter than the delay?); nothing is left "
-							+ "to run, and the reaper releases its lock");
-					work.offsets.done(offset);
-				}
-				work.forgetParkedKeysIfNoneParked();
-			}
-		}
-
-		private void await(long millis) {
-			if (millis <= 0) {
-				return;
-			}
-			synchronized (this.signal) {
-				if (!this.woken) {
-					try {
-						this.signal.wait(millis);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-						this.done = true;
-					}
-				}
-				this.woken = false;
-			}
-		}
-
-	}
-
-	private final class Rebalance implements ConsumerRebalanceListener {
-
-		private final Consumer<byte[], byte[]> consumer;
-
-		Rebalance(Consumer<byte[], byte[]> consumer) {
+		ContainerAssignments(Consumer<byte[], byte[]> consumer) {
 			this.consumer = consumer;
 		}
 
 		@Override
-		public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
-			logger.info("Listener '" + OrderedRetryContainer.this.id + "' revoked " + revoked);
-			callUser("onPartitionsRevokedBeforeCommit",
-					(user) -> user.onPartitionsRevokedBeforeCommit(this.consumer, revoked));
-			awaitSettling(revoked);
-			try {
-				commit(this.consumer, revoked);
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not commit revoked partitions", ex);
-			}
-			drop(revoked);
-			rebalanced("revoked", revoked);
-			callUser("onPartitionsRevokedAfterCommit", (user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
+		public PartitionWork assign(TopicPartition partition) {
+			return new PartitionWork(partition, OrderedRetryContainer.this.routesByTopic.get(partition.topic()),
+					OrderedRetryContainer.this.settings.maxInFlightPerPartition());
 		}
 
 		@Override
-		public void onPartitionsLost(Collection<TopicPartition> lost) {
-			drop(lost);
-			rebalanced("lost", lost);
-			callUser("onPartitionsLost", (user) -> user.onPartitionsLost(this.consumer, lost));
-		}
-
-		/**
-		 * Calls the application's rebalance listener; its failure is logged and does not keep
-		 * the library from committing, dropping or pausing partitions.
-		 */
-		private void callUser(String callback, java.util.function.Consumer<ConsumerAwareRebalanceListener> call) {
-			ConsumerAwareRebalanceListener user = OrderedRetryContainer.this.userListener;
-			if (user == null) {
-				return;
-			}
-			try {
-				call.accept(user);
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Listener '" + OrderedRetryContainer.this.id + "': the application's rebalance listener failed in "
-						+ callback, ex);
-			}
+		public boolean readFromBeginning(TopicPartition partition) {
+			return OrderedRetryContainer.this.routesByTopic.get(partition.topic()).router().plan()
+				.stageOf(partition.topic()) > 0;
 		}
 
 		@Override
-		public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
-			logger.info("Listener '" + OrderedRetryContainer.this.id + "' assigned " + assigned);
-			OrderedRetryContainer.this.groupMetadata = this.consumer.groupMetadata();
-			for (TopicPartition tp : assigned) {
-				Route route = OrderedRetryContainer.this.routesByTopic.get(tp.topic());
-				PartitionWork work = new PartitionWork(tp, route);
-				OrderedRetryContainer.this.partitions.put(tp, work);
-				OrderedRetryContainer.this.barrier.close(this.consumer, tp, route.registry())
-					.whenComplete((waited, ex) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, waited, ex)));
-			}
-			seekToCommitted(assigned);
-			rebalanced("assigned", assigned);
-			callUser("onPartitionsAssigned", (user) -> user.onPartitionsAssigned(this.consumer, assigned));
+		public void revoking(Collection<TopicPartition> partitions) {
+			awaitSettling(partitions);
+			commit(this.consumer, partitions);
 		}
 
-		/**
-		 * Starts every assigned partition at its committed offset. A consumer keeps its fetch
-		 * position for a partition it gets back in a rebalance, but the records it had fetched
-		 * past the commit were dropped with the revoked partition and must be read again.
-		 * Retry topics are the library's own: a group that has never committed on one reads it
-		 * from the beginning whatever the application's auto.offset.reset, or a record moved
-		 * there before the first fetch would be skipped.
-		 */
-		private void seekToCommitted(Collection<TopicPartition> assigned) {
-			if (assigned.isEmpty()) {
-				return;
+		@Override
+		public void changed(String kind, Collection<TopicPartition> partitions) {
+			if ("assigned".equals(kind)) {
+				OrderedRetryContainer.this.committer.polled(this.consumer, OrderedRetryContainer.this.offsets);
 			}
-			Map<TopicPartition, OffsetAndMetadata> committed = this.consumer.committed(new HashSet<>(assigned));
-			List<TopicPartition> fromBeginning = new ArrayList<>();
-			for (TopicPartition tp : assigned) {
-				OffsetAndMetadata offset = committed.get(tp);
-				Long dropped = OrderedRetryContainer.this.droppedAt.remove(tp);
-				if (offset != null) {
-					this.consumer.seek(tp, offset);
-					PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
-					if (work != null) {
-						synchronized (work) {
-							work.lastTaken = Math.max(work.lastTaken, offset.offset() - 1);
-						}
-					}
-				}
-				else if (dropped != null && dropped >= 0) {
-					this.consumer.seek(tp, dropped);
-				}
-				else if (OrderedRetryContainer.this.routesByTopic.get(tp.topic()).router().plan().stageOf(tp.topic()) > 0) {
-					fromBeginning.add(tp);
-				}
+			else {
+				OrderedRetryContainer.this.runner.keyWaiters().forgetRevoked();
 			}
-			if (!fromBeginning.isEmpty()) {
-				this.consumer.seekToBeginning(fromBeginning);
-			}
+			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, kind, partitions);
+			OrderedRetryContainer.this.assignmentCallbacks.run();
 		}
 
-		private void open(PartitionWork work, @Nullable Duration waited, @Nullable Throwable ex) {
-			if (work.revoked || OrderedRetryContainer.this.partitions.get(work.partition) != work) {
-				return;
-			}
-			if (ex != null) {
-				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' could not sync the lock table for "
-						+ work.partition + "; trying again", ex);
-				OrderedRetryContainer.this.barrier.close(this.consumer, work.partition, work.route.registry())
-					.whenComplete((w, e) -> OrderedRetryContainer.this.pollThreadActions.add(() -> open(work, w, e)));
-				return;
-			}
-			work.barrierOpen = true;
+		@Override
+		public void opened(PartitionWork work, Duration waited) {
 			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id,
 					work.route.registry().ownership().group(), work.partition, waited);
-			if (logger.isDebugEnabled()) {
-				logger.debug("Listener '" + OrderedRetryContainer.this.id + "' opened " + work.partition + " after "
-						+ waited.toMillis() + " ms");
-			}
-			if (!work.boundPaused && work.stopped == null) {
-				this.consumer.resume(List.of(work.partition));
-			}
 			if (work.route.router().plan().stageOf(work.partition.topic()) == 0) {
 				work.route.registry().table().pending(work.partition.partition())
-					.forEach((lock) -> admissionNeeded(work.route, lock));
+					.forEach((lock) -> OrderedRetryContainer.this.runner.admissionNeeded(work.route, lock));
 			}
-		}
-
-		private void drop(Collection<TopicPartition> partitions) {
-			for (TopicPartition tp : partitions) {
-				PartitionWork work = OrderedRetryContainer.this.partitions.remove(tp);
-				if (work != null) {
-					synchronized (work) {
-						work.revoked = true;
-						OrderedRetryContainer.this.droppedAt.put(tp, work.offsets.committable());
-					}
-				}
-			}
-			OrderedRetryContainer.this.waitingForKey.values().forEach((set) -> set.removeIf((task) -> task.work.revoked));
-		}
-
-	}
-
-	/**
-	 * The offsets of the assigned partitions: what may be committed (never below what was
-	 * committed in this assignment) and what was.
-	 */
-	private final class Offsets implements TransactionalWrites.OffsetBook {
-
-		private Collection<TopicPartition> scope = List.of();
-
-		Offsets of(Collection<TopicPartition> which) {
-			Offsets view = new Offsets();
-			view.scope = which;
-			return view;
-		}
-
-		Map<TopicPartition, OffsetAndMetadata> committable(Collection<TopicPartition> which) {
-			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-			for (TopicPartition tp : which) {
-				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
-				if (work != null) {
-					synchronized (work) {
-						long committable = work.offsets.committable();
-						if (committable > work.committed) {
-							offsets.put(tp, new OffsetAndMetadata(committable));
-						}
-					}
-				}
-			}
-			return offsets;
 		}
 
 		@Override
-		public Map<TopicPartition, OffsetAndMetadata> committable() {
-			return committable(this.scope);
-		}
-
-		@Override
-		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
-			Map<TopicPartition, Set<Long>> byPartition = new HashMap<>();
-			for (Delivery record : records) {
-				byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new HashSet<>())
-					.add(record.offset());
-			}
-			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-			byPartition.forEach((tp, done) -> {
-				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
-				if (work != null) {
-					synchronized (work) {
-						long committable = work.offsets.committableOnceDone(done);
-						if (committable > work.committed) {
-							offsets.put(tp, new OffsetAndMetadata(committable));
-						}
-					}
-				}
-			});
-			return offsets;
-		}
-
-		@Override
-		public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
-			offsets.forEach((tp, offset) -> {
-				PartitionWork work = OrderedRetryContainer.this.partitions.get(tp);
-				if (work != null) {
-					synchronized (work) {
-						work.committed = Math.max(work.committed, offset.offset());
-					}
-				}
-			});
-		}
-
-		@Override
-		public ConsumerGroupMetadata group() {
-			ConsumerGroupMetadata group = OrderedRetryContainer.this.groupMetadata;
-			if (group == null) {
-				throw new IllegalStateException("Listener '" + OrderedRetryContainer.this.id + "' has not joined its group yet");
-			}
-			return group;
-		}
-
-	}
-
-	private static final class PartitionWork {
-
-		final TopicPartition partition;
-
-		final Route route;
-
-		final OffsetTracker offsets = new OffsetTracker();
-
-		final Map<Bytes, ArrayDeque<Task>> keyQueues = new HashMap<>();
-
-		/** Keys with parked records here, and how many: later records of such a key park too. */
-		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
-
-		/** The replays whose admission waits in a key queue here, by lock id. */
-		final Set<String> admissions = new HashSet<>();
-
-		/**
-		 * The offset of the last record taken from this partition (or the one before its
-		 * committed offset): a replay admitted now goes behind it.
-		 */
-		long lastTaken = -1;
-
-		/** When the re-reader should next look at the parked records: epoch millis. */
-		long lookAt = Long.MAX_VALUE;
-
-		volatile boolean revoked;
-
-		volatile boolean barrierOpen;
-
-		final long assignedNanos = System.nanoTime();
-
-		/** Written by the poll thread only; read by workers to tell it when there is room. */
-		volatile boolean boundPaused;
-
-		/** Why the partition was stopped at a record that can go nowhere, or {@code null}. */
-		volatile @Nullable String stopped;
-
-		long committed = -1;
-
-		/** The end of the partition as of the last fetch, or -1: see {@link #lag}. */
-		volatile long endOffset = -1;
-
-		/** The consumer's lag as of the last fetch: the end offset minus its position. */
-		volatile long fetchLag;
-
-		PartitionWork(TopicPartition partition, Route route) {
-			this.partition = partition;
-			this.route = route;
-		}
-
-		/**
-		 * A parked record the log no longer holds leaves its key counted; once nothing is
-		 * parked, no key is.
-		 */
-		void forgetParkedKeysIfNoneParked() {
-			if (this.offsets.parkedCount() == 0) {
-				this.parkedKeys.clear();
-			}
-		}
-
-	}
-
-	/**
-	 * A record to route, or the admission of a replay ({@link #admission} set, no record): both
-	 * take their turn in their key's queue.
-	 */
-	private static final class Task {
-
-		final PartitionWork work;
-
-		final Delivery delivery;
-
-		final @Nullable Bytes key;
-
-		/** The pending lock this task admits, or {@code null} for a record. */
-		final @Nullable String admission;
-
-		/** For an admission: the last record taken from the partition when its turn was queued. */
-		final long lastTaken;
-
-		volatile boolean tailerSynced;
-
-		volatile int failures;
-
-		Task(PartitionWork work, Delivery delivery) {
-			this.work = work;
-			this.delivery = delivery;
-			this.key = delivery.businessKey();
-			this.admission = null;
-			this.lastTaken = -1;
-		}
-
-		Task(PartitionWork work, Lock pending, long lastTaken) {
-			this.work = work;
-			this.delivery = null;
-			this.key = pending.key();
-			this.admission = pending.id();
-			this.lastTaken = lastTaken;
+		public void onPollThread(Runnable action) {
+			OrderedRetryContainer.this.pollThreadActions.add(action);
 		}
 
 	}

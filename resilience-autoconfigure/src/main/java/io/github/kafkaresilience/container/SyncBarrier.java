@@ -6,7 +6,11 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.lock.LockRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
  * The sync barrier applied when a partition of a main or retry topic is assigned: the
@@ -16,6 +20,11 @@ import org.apache.kafka.common.TopicPartition;
  * <p>
  * The barrier never blocks the rebalance callback: the consumer keeps polling (and so keeps
  * its group membership) while the partition is paused.
+ * <p>
+ * Each container subscribes with the {@link ConsumerRebalanceListener} this bean hands out:
+ * it closes the barrier of every assigned partition, starts it at its committed offset, and
+ * commits a revoked partition once its writes under way have finished; the application's own
+ * rebalance listener runs inside it.
  *
  * @since 0.1.0
  */
@@ -34,6 +43,19 @@ public class SyncBarrier {
 		long start = System.nanoTime();
 		consumer.pause(List.of(partition));
 		return registry.catchUp(partition.partition()).thenApply((ignored) -> Duration.ofNanos(System.nanoTime() - start));
+	}
+
+	/**
+	 * The rebalance listener of a container's consumer, behind this barrier.
+	 * @param id the listener id
+	 * @param consumer the container's consumer
+	 * @param partitions the container's partitions
+	 * @param assignments what the callbacks do to the container
+	 * @param userListener the application's rebalance listener, or {@code null}
+	 */
+	ConsumerRebalanceListener rebalanceListener(String id, Consumer<?, ?> consumer, Partitions partitions,
+			BarrierRebalanceListener.Assignments assignments, @Nullable ConsumerAwareRebalanceListener userListener) {
+		return new BarrierRebalanceListener(id, consumer, this, partitions, assignments, userListener);
 	}
 
 }

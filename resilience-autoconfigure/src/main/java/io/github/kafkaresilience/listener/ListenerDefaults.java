@@ -3,6 +3,7 @@ package io.github.kafkaresilience.listener;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import org.jspecify.annotations.Nullable;
 
@@ -15,5 +16,5 @@ import org.jspecify.annotations.Nullable;
  * @since 0.1.0
  */
 public record ListenerDefaults(List<Duration> delays, @Nullable Integer maxAttempts,
-		OrderedRetryContainer.Settings settings) {
+		ContainerSettings settings) {
 }

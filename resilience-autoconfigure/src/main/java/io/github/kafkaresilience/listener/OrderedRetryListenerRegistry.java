@@ -13,6 +13,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.container.SyncBarrier;
@@ -371,9 +372,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	}
 
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
-		OrderedRetryContainer.Settings settings = this.defaults.settings();
+		ContainerSettings settings = this.defaults.settings();
 		if (endpoint.concurrency() != null) {
-			settings = new OrderedRetryContainer.Settings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
+			settings = new ContainerSettings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
 					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval(),
 					settings.parkAfter());
 		}

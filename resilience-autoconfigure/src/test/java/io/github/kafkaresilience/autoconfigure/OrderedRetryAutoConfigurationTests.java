@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
@@ -379,7 +380,7 @@ class OrderedRetryAutoConfigurationTests {
 				FailureClassifier failureClassifier) {
 			super(lockCoordinator, retryLadder, syncBarrier, failureClassifier,
 					new ListenerDefaults(List.of(Duration.ofSeconds(1)), null,
-							new OrderedRetryContainer.Settings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
+							new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
 									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10))),
 					(endpoint) -> {
 						throw new UnsupportedOperationException();

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -322,7 +323,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 		OrderedRetryListenerRegistry nonStartingRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder,
 				SyncBarrier syncBarrier, FailureClassifier failureClassifier) {
 			ListenerDefaults defaults = new ListenerDefaults(List.of(Duration.ofSeconds(30)), null,
-					new OrderedRetryContainer.Settings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
+					new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
 							Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10)));
 			return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 					(endpoint) -> {

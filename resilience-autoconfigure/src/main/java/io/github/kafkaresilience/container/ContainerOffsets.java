@@ -1,0 +1,110 @@
+package io.github.kafkaresilience.container;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import io.github.kafkaresilience.ladder.Delivery;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The offsets of a container's assigned partitions: what may be committed (never below what
+ * was committed in this assignment) and what was; a view may be narrowed to some partitions.
+ */
+final class ContainerOffsets implements TransactionalWrites.OffsetBook {
+
+	private final String id;
+
+	private final Partitions partitions;
+
+	private final Collection<TopicPartition> scope;
+
+	private final ContainerOffsets root;
+
+	/** The consumer's group metadata as of its last poll, in {@code transaction} mode. */
+	private volatile @Nullable ConsumerGroupMetadata group;
+
+	ContainerOffsets(String id, Partitions partitions) {
+		this(id, partitions, List.of(), null);
+	}
+
+	private ContainerOffsets(String id, Partitions partitions, Collection<TopicPartition> scope,
+			@Nullable ContainerOffsets root) {
+		this.id = id;
+		this.partitions = partitions;
+		this.scope = scope;
+		this.root = (root != null) ? root : this;
+	}
+
+	/** A view of the offsets of some partitions only, for {@link #committable()}. */
+	ContainerOffsets of(Collection<TopicPartition> which) {
+		return new ContainerOffsets(this.id, this.partitions, which, this.root);
+	}
+
+	/** Notes the consumer's group metadata, read on the poll thread. */
+	void noteGroup(ConsumerGroupMetadata group) {
+		this.root.group = group;
+	}
+
+	@Override
+	public Map<TopicPartition, OffsetAndMetadata> committable() {
+		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+		for (TopicPartition tp : this.scope) {
+			PartitionWork work = this.partitions.get(tp);
+			if (work != null) {
+				put(offsets, tp, work.committable());
+			}
+		}
+		return offsets;
+	}
+
+	@Override
+	public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
+		Map<TopicPartition, Set<Long>> byPartition = new HashMap<>();
+		for (Delivery record : records) {
+			byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new HashSet<>())
+				.add(record.offset());
+		}
+		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+		byPartition.forEach((tp, done) -> {
+			PartitionWork work = this.partitions.get(tp);
+			if (work != null) {
+				put(offsets, tp, work.committableOnceDone(done));
+			}
+		});
+		return offsets;
+	}
+
+	private static void put(Map<TopicPartition, OffsetAndMetadata> offsets, TopicPartition tp, OptionalLong offset) {
+		if (offset.isPresent()) {
+			offsets.put(tp, new OffsetAndMetadata(offset.getAsLong()));
+		}
+	}
+
+	@Override
+	public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
+		offsets.forEach((tp, offset) -> {
+			PartitionWork work = this.partitions.get(tp);
+			if (work != null) {
+				work.committed(offset.offset());
+			}
+		});
+	}
+
+	@Override
+	public ConsumerGroupMetadata group() {
+		ConsumerGroupMetadata group = this.root.group;
+		if (group == null) {
+			throw new IllegalStateException("Listener '" + this.id + "' has not joined its group yet");
+		}
+		return group;
+	}
+
+}

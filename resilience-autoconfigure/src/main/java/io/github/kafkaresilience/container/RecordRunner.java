@@ -1,0 +1,320 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.ReplayAdmission;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.support.Backoff;
+import io.github.kafkaresilience.support.Futures;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs the records (and replay admissions) of a container's partitions, each in its key's
+ * turn: routes a record through its ladder and does what the route says. A record that is
+ * done lets the next of its key run; one whose writes are under way frees its worker and holds
+ * its key until they complete; one due later is parked or scheduled; one whose key is moving
+ * on waits for the key; one that needs a fresher lock view waits for the tailer. A record
+ * whose step fails is routed again after a backoff.
+ */
+final class RecordRunner {
+
+	private static final Log logger = LogFactory.getLog(RecordRunner.class);
+
+	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
+
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+	private final String id;
+
+	private final ContainerSettings settings;
+
+	private final Clock clock;
+
+	private final OffsetCommitter committer;
+
+	private final ContainerOffsets offsets;
+
+	private final Partitions partitions;
+
+	private final Backpressure backpressure;
+
+	private final java.util.function.Consumer<PartitionWork> pauser;
+
+	private final Workers workers;
+
+	private final KeyWaiters keyWaiters;
+
+	private final Settling settling = new Settling();
+
+	private volatile @Nullable Rereader rereader;
+
+	/**
+	 * @param pauser pauses a partition stopped at a record that can go nowhere, on the poll
+	 * thread
+	 */
+	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
+			ContainerOffsets offsets, Partitions partitions, Backpressure backpressure,
+			java.util.function.Consumer<PartitionWork> pauser) {
+		this.id = id;
+		this.settings = settings;
+		this.clock = clock;
+		this.committer = committer;
+		this.offsets = offsets;
+		this.partitions = partitions;
+		this.backpressure = backpressure;
+		this.pauser = pauser;
+		this.workers = new Workers(id, settings.concurrency(), this::run);
+		this.keyWaiters = new KeyWaiters(this.workers);
+	}
+
+	Workers workers() {
+		return this.workers;
+	}
+
+	KeyWaiters keyWaiters() {
+		return this.keyWaiters;
+	}
+
+	Settling settling() {
+		return this.settling;
+	}
+
+	/** Parks far-off retries with this re-reader, or holds them in memory when {@code null}. */
+	void parkWith(@Nullable Rereader rereader) {
+		this.rereader = rereader;
+	}
+
+	/**
+	 * Takes a polled record into its partition; returns false when the partition is at its
+	 * bound (the record was not taken).
+	 */
+	boolean take(PartitionWork work, Delivery record) {
+		Task task = new Task(work, record);
+		PartitionWork.Taken taken = work.take(task);
+		if (taken == PartitionWork.Taken.RUN) {
+			this.workers.submit(task);
+		}
+		return taken != PartitionWork.Taken.REFUSED;
+	}
+
+	/**
+	 * Hands a parked record read again back to its partition, behind the records of its key
+	 * that were read again before it. Returns false when the partition has no room in its bound
+	 * (or is gone): the record stays parked.
+	 */
+	boolean unpark(PartitionWork work, Delivery record) {
+		Task task = new Task(work, record);
+		PartitionWork.Taken taken = work.unpark(task);
+		if (taken == PartitionWork.Taken.RUN) {
+			this.workers.submit(task);
+		}
+		return taken != PartitionWork.Taken.REFUSED;
+	}
+
+	/**
+	 * A replayed dead letter's lock is pending (PROTOCOL rule 2.0): if its main-topic partition
+	 * is assigned here and open, its admission takes its turn in its key's queue, behind the
+	 * records of its key taken from the partition so far.
+	 */
+	void admissionNeeded(OrderedRetryContainer.Route route, Lock lock) {
+		PartitionWork work = this.partitions
+			.get(new TopicPartition(route.router().plan().mainTopic(), lock.originPartition()));
+		if (work == null || !work.barrierOpen) {
+			return; // the partition's owner admits it, or this instance once its barrier opens
+		}
+		Task task = work.queueAdmission(lock);
+		if (task != null) {
+			this.workers.submit(task);
+		}
+	}
+
+	private void run(Task task) {
+		if (task.admission != null) {
+			admit(task);
+			return;
+		}
+		OrderedRetryContainer.Route route = task.work.route;
+		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
+		Step step;
+		try {
+			step = this.committer.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
+					this.offsets);
+			if (step.kind() != Step.Kind.SETTLING) {
+				task.failures = 0; // writes under way count as a success only once they complete
+			}
+		}
+		catch (RuntimeException ex) {
+			routeFailed(task, ex);
+			return;
+		}
+		switch (step.kind()) {
+			case DONE -> complete(task);
+			case SETTLING -> settle(task, step.writes());
+			case WAIT_UNTIL -> {
+				if (!park(task, step.dueAt())) {
+					this.workers.submitLater(task, step.dueAt() - this.clock.millis());
+				}
+			}
+			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
+			case WAIT_FOR_KEY -> waitForKey(task, route, before);
+		}
+	}
+
+	/**
+	 * A step failed, or its writes did: the record is routed again after a backoff, unless it
+	 * can go nowhere. A write that reported a failure may have landed (its acknowledgement was
+	 * lost), and the undo of it may have failed too; this instance's table has not seen it. So the
+	 * record is routed again only once the tailer has caught up with its lock partition, as a
+	 * redelivery after a crash is behind the sync barrier: it then finds the lock its failed step
+	 * wrote and finishes that move (PROTOCOL §5.0, §6.1), or finds it released, instead of writing
+	 * a second lock beside it or bringing a released one back.
+	 */
+	private void routeFailed(Task task, Throwable ex) {
+		if (ex instanceof StageRouter.UnpublishableRecordException unpublishable) {
+			stop(task, unpublishable);
+			return;
+		}
+		Duration backoff = backoff(++task.failures);
+		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
+				+ "); trying again in " + backoff.toMillis() + " ms", ex);
+		task.tailerSynced = false;
+		this.workers.later(() -> catchUpThenSubmit(task), backoff.toMillis());
+	}
+
+	/**
+	 * Runs a task (a record, or an admission) once the tailer has caught up with its lock
+	 * partition, which has the number of the task's partition.
+	 */
+	private void catchUpThenSubmit(Task task) {
+		task.work.route.registry().catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
+			task.tailerSynced = (ex == null);
+			if (ex != null) {
+				this.workers.submitLater(task, backoff(++task.failures).toMillis());
+			}
+			else {
+				this.workers.submit(task);
+			}
+		});
+	}
+
+	/**
+	 * A record whose writes are under way frees its worker at once (PROTOCOL §8): it stays at
+	 * the head of its key's queue, so the key's later records wait, and its offset stays
+	 * pending, so no commit passes it, until the writes complete.
+	 */
+	private void settle(Task task, CompletableFuture<?> writes) {
+		this.settling.add(writes, task.work.partition);
+		writes.whenComplete((ignored, ex) -> {
+			if (ex == null) {
+				task.failures = 0;
+				complete(task);
+			}
+			else if (!this.workers.stopping() && !task.work.isRevoked()) {
+				routeFailed(task, Futures.cause(ex));
+			}
+		});
+	}
+
+	/**
+	 * Stops a partition at a record that can go nowhere (neither its next topic nor the
+	 * dead-letter topic takes it): trying again cannot help until a setting is raised, and
+	 * going on would only pile up records that are done but cannot be committed past it. The
+	 * record stays pending, so the committed offset stays below it and it is delivered again
+	 * after a restart or a rebalance; the partition is paused, and the records already handed
+	 * out finish.
+	 */
+	private void stop(Task task, StageRouter.UnpublishableRecordException ex) {
+		PartitionWork work = task.work;
+		String reason = ex.getMessage();
+		synchronized (work) {
+			if (work.isRevoked()) {
+				return;
+			}
+			if (work.stopped == null) {
+				work.stopped = reason;
+			}
+		}
+		logger.error("Listener '" + this.id + "' stopped consuming " + work.partition + " at offset "
+				+ task.delivery.offset() + ", which stays uncommitted: " + reason, ex);
+		this.pauser.accept(work);
+	}
+
+	private void waitForKey(Task task, OrderedRetryContainer.Route route, List<Lock> before) {
+		this.keyWaiters.add(task);
+		if (!route.registry().locksOf(task.key).equals(before)) {
+			this.keyWaiters.wake(task); // changed while we were looking
+			return;
+		}
+		this.workers.later(() -> this.keyWaiters.wake(task), this.settings.recheckInterval().toMillis());
+	}
+
+	/**
+	 * Admits a replay in its key's turn, on a lock view caught up with its lock partition, so
+	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
+	 * back.
+	 */
+	private void admit(Task task) {
+		LockRegistry registry = task.work.route.registry();
+		if (!task.tailerSynced) {
+			catchUpThenSubmit(task);
+			return;
+		}
+		try {
+			ReplayAdmission.admit(registry, task.admission, task.lastTaken, this.clock.instant());
+		}
+		catch (RuntimeException ex) {
+			task.tailerSynced = false;
+			Duration backoff = backoff(++task.failures);
+			logger.warn("Listener '" + this.id + "' could not admit replayed lock " + task.admission + " of "
+					+ task.work.partition + " (attempt " + task.failures + "); trying again in " + backoff.toMillis()
+					+ " ms", ex);
+			this.workers.submitLater(task, backoff.toMillis());
+			return;
+		}
+		Task next = task.work.admitted(task);
+		if (next != null) {
+			this.workers.submit(next);
+		}
+	}
+
+	private void complete(Task task) {
+		PartitionWork work = task.work;
+		Task next = work.done(task);
+		this.backpressure.recordDone(work);
+		if (next != null) {
+			this.workers.submit(next);
+		}
+	}
+
+	/**
+	 * Parks the head of a key that waits for a due time far ahead, with every record of its
+	 * key queued behind it. Returns false when parking is off, the due time is near or the
+	 * partition's parking bound is reached; the task then waits in memory.
+	 */
+	private boolean park(Task task, long dueAt) {
+		Rereader rereader = this.rereader;
+		if (rereader == null || dueAt - this.clock.millis() <= this.settings.parkAfter().toMillis()) {
+			return false;
+		}
+		if (!task.work.park(task, dueAt - this.settings.rereadLeadMillis())) {
+			return false;
+		}
+		rereader.wake();
+		return true;
+	}
+
+	private static Duration backoff(int failures) {
+		return Backoff.after(failures, FIRST_BACKOFF, MAX_BACKOFF);
+	}
+
+}

@@ -1,0 +1,178 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The threads that run a container's tasks, and its timer. Ready tasks wait in one queue
+ * that at most {@code concurrency} workers drain; a worker is started only when fewer are
+ * draining. While records arrive faster than the workers finish them, no worker sleeps and no
+ * record costs a thread hand-off. Restartable: {@link #start()} after {@link #stop(Duration)}
+ * makes new threads.
+ */
+final class Workers {
+
+	private static final Log logger = LogFactory.getLog(Workers.class);
+
+	private final String id;
+
+	private final int concurrency;
+
+	private final java.util.function.Consumer<Task> runner;
+
+	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
+
+	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
+	private final AtomicInteger draining = new AtomicInteger();
+
+	private volatile boolean stopping = true;
+
+	private @Nullable ExecutorService pool;
+
+	private @Nullable ScheduledExecutorService timer;
+
+	/**
+	 * @param id the listener id, for thread names and logs
+	 * @param concurrency the most tasks that run at once
+	 * @param runner runs one task; what it throws is logged and leaves the record pending
+	 */
+	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
+		this.id = id;
+		this.concurrency = concurrency;
+		this.runner = runner;
+	}
+
+	synchronized void start() {
+		this.pool = Executors.newFixedThreadPool(this.concurrency, threads("kafka-resilience-" + this.id + "-worker-"));
+		this.timer = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
+		this.stopping = false;
+	}
+
+	/** Whether the container is stopping: tasks are no longer run or scheduled. */
+	boolean stopping() {
+		return this.stopping;
+	}
+
+	/** Takes no more tasks; the running ones go on. */
+	void stopTaking() {
+		this.stopping = true;
+	}
+
+	/**
+	 * Stops the timer and waits for the running tasks up to {@code timeout}; returns false if
+	 * some were still running (they are interrupted).
+	 */
+	boolean stop(Duration timeout) {
+		this.stopping = true;
+		if (this.pool == null) {
+			return true; // never started
+		}
+		this.timer.shutdownNow();
+		this.pool.shutdown();
+		try {
+			if (!this.pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				this.pool.shutdownNow();
+				return false;
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.ready.clear();
+		return true;
+	}
+
+	/** Makes a task ready to run, unless stopping or its partition was revoked. */
+	void submit(Task task) {
+		if (this.stopping || task.work.isRevoked()) {
+			return;
+		}
+		this.ready.add(task);
+		if (claimDrainer()) {
+			try {
+				this.pool.execute(this::drain);
+			}
+			catch (RejectedExecutionException ex) {
+				// stopping: the records are delivered again after the restart
+				this.draining.decrementAndGet();
+			}
+		}
+	}
+
+	/** Submits a task after a delay. */
+	void submitLater(Task task, long delayMillis) {
+		later(() -> submit(task), delayMillis);
+	}
+
+	/** Runs an action on the timer thread after a delay, unless stopping. */
+	void later(Runnable action, long delayMillis) {
+		if (this.stopping) {
+			return;
+		}
+		try {
+			this.timer.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// stopping
+		}
+	}
+
+	private boolean claimDrainer() {
+		int now;
+		do {
+			now = this.draining.get();
+			if (now >= this.concurrency) {
+				return false;
+			}
+		}
+		while (!this.draining.compareAndSet(now, now + 1));
+		return true;
+	}
+
+	private void drain() {
+		do {
+			try {
+				Task task;
+				while ((task = this.ready.poll()) != null) {
+					if (this.stopping || task.work.isRevoked()) {
+						continue;
+					}
+					try {
+						this.runner.accept(task);
+					}
+					catch (RuntimeException ex) {
+						// a bug: the record stays pending, so it is delivered again after a restart
+						logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+					}
+				}
+			}
+			finally {
+				this.draining.decrementAndGet();
+			}
+			// a task added after the queue looked empty, while every drainer was still counted
+		}
+		while (!this.ready.isEmpty() && claimDrainer());
+	}
+
+	static ThreadFactory threads(String prefix) {
+		AtomicInteger count = new AtomicInteger();
+		return (runnable) -> {
+			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+}

@@ -1,0 +1,143 @@
+package io.github.kafkaresilience.container;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import io.github.kafkaresilience.container.PartitionWork.Taken;
+import io.github.kafkaresilience.lock.Lock;
+import org.apache.kafka.common.utils.Bytes;
+import org.junit.jupiter.api.Test;
+
+import static io.github.kafkaresilience.container.Records.ORDERS_0;
+import static io.github.kafkaresilience.container.Records.task;
+import static io.github.kafkaresilience.container.Records.work;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A partition's per-key queues, its in-flight bound, parking, replay admissions and the
+ * offsets it lets commit.
+ */
+class PartitionWorkTests {
+
+	private final PartitionWork work = work(ORDERS_0, 4);
+
+	@Test
+	void aKeyRunsOneRecordAtATimeInOffsetOrderWhileOtherKeysRunAtOnce() {
+		Task a0 = task(this.work, 0, "a");
+		Task a1 = task(this.work, 1, "a");
+		Task b2 = task(this.work, 2, "b");
+		Task a3 = task(this.work, 3, "a");
+		assertThat(this.work.take(a0)).isEqualTo(Taken.RUN);
+		assertThat(this.work.take(a1)).isEqualTo(Taken.QUEUED);
+		assertThat(this.work.take(b2)).isEqualTo(Taken.RUN);
+		assertThat(this.work.take(a3)).isEqualTo(Taken.QUEUED);
+		assertThat(this.work.done(a0)).isSameAs(a1);
+		assertThat(this.work.done(b2)).isNull();
+		assertThat(this.work.done(a1)).isSameAs(a3);
+		assertThat(this.work.done(a3)).isNull();
+		assertThat(this.work.committable()).hasValue(4);
+	}
+
+	@Test
+	void aPartitionAtItsBoundRefusesRecordsAndHasRoomAgainAtHalf() {
+		for (int offset = 0; offset < 4; offset++) {
+			assertThat(this.work.take(task(this.work, offset, "k" + offset))).isEqualTo(Taken.RUN);
+		}
+		assertThat(this.work.isFull()).isTrue();
+		assertThat(this.work.take(task(this.work, 4, "k4"))).isEqualTo(Taken.REFUSED);
+		this.work.done(task(this.work, 0, "k0"));
+		assertThat(this.work.hasRoom()).isFalse();
+		this.work.done(task(this.work, 1, "k1"));
+		assertThat(this.work.hasRoom()).isTrue();
+		assertThat(this.work.inFlight()).isEqualTo(2);
+	}
+
+	@Test
+	void theCommitStopsAtTheFirstRecordNotDoneAndNeverGoesBack() {
+		Task first = task(this.work, 10, "a");
+		Task second = task(this.work, 11, "b");
+		this.work.take(first);
+		this.work.take(second);
+		this.work.done(second);
+		assertThat(this.work.committable()).hasValue(10);
+		this.work.committed(10);
+		assertThat(this.work.committable()).isEmpty();
+		assertThat(this.work.committableOnceDone(Set.of(10L))).hasValue(12);
+		this.work.done(first);
+		assertThat(this.work.committable()).hasValue(12);
+	}
+
+	@Test
+	void parkingLetsGoOfAKeysRecordsKeepsTheirOffsetsPendingAndTakesThemBackInOrder() {
+		Task a0 = task(this.work, 0, "a");
+		Task a1 = task(this.work, 1, "a");
+		this.work.take(a0);
+		this.work.take(a1);
+		assertThat(this.work.park(a0, 5_000)).isTrue();
+		assertThat(this.work.inFlight()).isZero();
+		assertThat(this.work.parkedCount()).isEqualTo(2);
+		// a later record of the parked key parks behind it; other keys run
+		assertThat(this.work.take(task(this.work, 2, "a"))).isEqualTo(Taken.QUEUED);
+		assertThat(this.work.parkedCount()).isEqualTo(3);
+		Task b3 = task(this.work, 3, "b");
+		assertThat(this.work.take(b3)).isEqualTo(Taken.RUN);
+		this.work.done(b3);
+		assertThat(this.work.committable()).hasValue(0);
+		assertThat(this.work.busiestKeyDepth()).isEqualTo(3);
+		// the re-reader looks when asked, and reads from the first parked offset
+		assertThat(this.work.startPass(4_999)).isEmpty();
+		assertThat(this.work.nextLook(4_999, 200)).isEqualTo(5_000);
+		assertThat(this.work.startPass(5_000)).hasValue(0);
+		Task again0 = task(this.work, 0, "a");
+		Task again1 = task(this.work, 1, "a");
+		assertThat(this.work.unpark(again0)).isEqualTo(Taken.RUN);
+		assertThat(this.work.unpark(again1)).isEqualTo(Taken.QUEUED);
+		assertThat(this.work.unpark(task(this.work, 1, "a"))).as("not parked any more").isEqualTo(Taken.REFUSED);
+		assertThat(this.work.done(again0)).isSameAs(again1);
+	}
+
+	@Test
+	void parkedOffsetsGoneFromTheLogAreDone() {
+		Task a0 = task(this.work, 0, "a");
+		Task b1 = task(this.work, 1, "b");
+		this.work.take(a0);
+		this.work.take(b1);
+		this.work.park(a0, 1_000);
+		this.work.park(b1, 1_000);
+		assertThat(this.work.doneIfGone(0, 1)).containsExactly(0L);
+		assertThat(this.work.isParked(0)).isFalse();
+		assertThat(this.work.parkedFrom(1)).isTrue();
+		assertThat(this.work.committable()).hasValue(1);
+	}
+
+	@Test
+	void aReplayIsAdmittedInItsKeysTurnAndOnlyOnce() {
+		Task a0 = task(this.work, 0, "a");
+		this.work.take(a0);
+		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7, Instant.EPOCH);
+		assertThat(this.work.queueAdmission(pending)).as("behind a0").isNull();
+		assertThat(this.work.queueAdmission(pending)).as("queued already").isNull();
+		Task admission = this.work.done(a0);
+		assertThat(admission).isNotNull();
+		assertThat(admission.admission).isEqualTo("lock-1");
+		assertThat(admission.lastTaken).isEqualTo(0);
+		assertThat(this.work.admitted(admission)).isNull();
+		assertThat(this.work.queueAdmission(pending)).as("a new turn once admitted").isNotNull();
+	}
+
+	@Test
+	void aRevokedPartitionTakesNoMoreChange() {
+		Task a0 = task(this.work, 0, "a");
+		Task a1 = task(this.work, 1, "a");
+		this.work.take(a0);
+		this.work.take(a1);
+		assertThat(this.work.revoke()).isEqualTo(0);
+		assertThat(this.work.isRevoked()).isTrue();
+		assertThat(this.work.done(a0)).isNull();
+		assertThat(this.work.take(task(this.work, 2, "b"))).isEqualTo(Taken.REFUSED);
+		assertThat(this.work.startPass(Long.MAX_VALUE)).isEqualTo(OptionalLong.empty());
+	}
+
+}

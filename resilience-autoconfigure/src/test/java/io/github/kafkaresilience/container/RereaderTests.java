@@ -1,0 +1,121 @@
+package io.github.kafkaresilience.container;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
+import org.junit.jupiter.api.Test;
+
+import static io.github.kafkaresilience.container.Records.ORDERS_0;
+import static io.github.kafkaresilience.container.Records.task;
+import static io.github.kafkaresilience.container.Records.work;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The re-reader hands parked records back to their partition when they are nearly due, in
+ * offset order, stops at the first one not nearly due unless an earlier record of its key
+ * went back in the same pass, and takes parked offsets the log no longer holds as done.
+ */
+class RereaderTests {
+
+	private static final long NOW = 1_000_000;
+
+	/** Reads again 2 s before the due time: half of park-after, at most 2 s. */
+	private static final ContainerSettings SETTINGS = new ContainerSettings(1, 10,
+			Duration.ofMillis(5), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1),
+			Duration.ofSeconds(10));
+
+	private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
+
+	private final Partitions partitions = new Partitions();
+
+	private final PartitionWork work = work(ORDERS_0, 10);
+
+	private final Map<Long, Long> due = new java.util.HashMap<>();
+
+	private final Map<Long, String> keys = new java.util.HashMap<>();
+
+	private final List<Long> handedBack = new ArrayList<>();
+
+	private final Rereader rereader = new Rereader("test", this.consumer, this.partitions, SETTINGS,
+			Clock.fixed(Instant.ofEpochMilli(NOW), ZoneOffset.UTC), (work, record) -> this.due.get(record.offset()),
+			(work, record) -> {
+				this.handedBack.add(record.offset());
+				return work.unpark(new Task(work, record)) != PartitionWork.Taken.REFUSED;
+			});
+
+	RereaderTests() {
+		this.partitions.add(this.work);
+		this.consumer.updateBeginningOffsets(Map.of(ORDERS_0, 0L));
+	}
+
+	@Test
+	void nearlyDueRecordsGoBackInOrderAndThePassStopsAtTheFirstOneNotNearlyDue() {
+		park(0, "a", NOW + 1_000); // nearly due
+		park(1, "b", NOW + 60_000); // behind nothing: ends the pass
+		park(2, "c", NOW + 1_500);
+		inTheLog(0, 1, 2);
+		assertThat(this.rereader.visit(this.work)).isEqualTo(NOW + 60_000 - 2_000);
+		assertThat(this.handedBack).containsExactly(0L);
+		assertThat(this.work.isParked(0)).isFalse();
+		assertThat(this.work.isParked(1)).isTrue();
+	}
+
+	@Test
+	void aRecordBehindOneOfItsKeyHandedBackInThePassGoesBackTooWhateverItsDueTime() {
+		park(0, "a", NOW + 1_000);
+		park(1, "a", NOW + 60_000);
+		inTheLog(0, 1);
+		this.rereader.visit(this.work);
+		assertThat(this.handedBack).containsExactly(0L, 1L);
+		assertThat(this.work.parkedCount()).isZero();
+	}
+
+	@Test
+	void nothingIsReadBeforeItIsTimeToLook() {
+		park(0, "a", NOW + 60_000);
+		inTheLog(0);
+		assertThat(this.rereader.visit(this.work)).isEqualTo(NOW + 60_000 - 2_000);
+		assertThat(this.handedBack).isEmpty();
+	}
+
+	@Test
+	void parkedOffsetsTheLogNoLongerHoldsAreDone() {
+		park(0, "a", NOW);
+		park(1, "b", NOW);
+		park(2, "c", NOW);
+		inTheLog(2); // 0 and 1 deleted by retention
+		this.rereader.visit(this.work);
+		assertThat(this.handedBack).containsExactly(2L);
+		assertThat(this.work.parkedCount()).isZero();
+		assertThat(this.work.committable()).hasValue(2);
+	}
+
+	/** Takes a record and parks it, to be read again 2 s before {@code dueAt}. */
+	private void park(long offset, String key, long dueAt) {
+		Task task = task(this.work, offset, key);
+		this.work.take(task);
+		this.due.put(offset, dueAt);
+		this.keys.put(offset, key);
+		assertThat(this.work.park(task, dueAt - SETTINGS.rereadLeadMillis())).isTrue();
+	}
+
+	/** The records the log holds, polled once the re-reader has assigned itself the partition. */
+	private void inTheLog(long... offsets) {
+		this.consumer.schedulePollTask(() -> {
+			for (long offset : offsets) {
+				this.consumer.addRecord(new ConsumerRecord<>(ORDERS_0.topic(), ORDERS_0.partition(), offset,
+						this.keys.get(offset).getBytes(StandardCharsets.UTF_8), new byte[0]));
+			}
+		});
+	}
+
+}
