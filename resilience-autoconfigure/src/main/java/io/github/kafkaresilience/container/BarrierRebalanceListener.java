@@ -26,7 +26,8 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
  */
 final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
-	private static final Log logger = LogFactory.getLog(BarrierRebalanceListener.class);
+	/** Logs under the container's name, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	/** What the callbacks do to the container. Called on the poll thread. */
 	interface Assignments {

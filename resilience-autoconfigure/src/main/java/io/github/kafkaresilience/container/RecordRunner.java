@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class RecordRunner {
 
-	private static final Log logger = LogFactory.getLog(RecordRunner.class);
+	/** Logs under the container's name, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
 

@@ -29,7 +29,8 @@ import org.apache.kafka.common.utils.Bytes;
  */
 final class Rereader {
 
-	private static final Log logger = LogFactory.getLog(Rereader.class);
+	/** Logs under the container's name, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	static final long IDLE_MILLIS = 200;
 

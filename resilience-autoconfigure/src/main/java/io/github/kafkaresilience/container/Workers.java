@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class Workers {
 
-	private static final Log logger = LogFactory.getLog(Workers.class);
+	/** Logs under the container's name, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	private final String id;
 
