@@ -57,6 +57,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -180,7 +181,8 @@ public final class OrderedRetryAutoConfiguration {
 			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
 			ObjectProvider<ResilienceObserver> observers, ProducerFactory<?, ?> producerFactory,
-			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards) {
+			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards,
+			ObjectProvider<KafkaProperties> kafkaProperties) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -199,6 +201,7 @@ public final class OrderedRetryAutoConfiguration {
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
 		registry.setAutoStartup(runsListeners(properties));
+		kafkaProperties.ifAvailable((kafka) -> registry.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
 			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(

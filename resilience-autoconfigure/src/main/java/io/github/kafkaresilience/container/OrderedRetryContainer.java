@@ -31,6 +31,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
@@ -119,6 +120,14 @@ public class OrderedRetryContainer {
 
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
+	private ContainerEvents events = ContainerEvents.NONE;
+
+	/** Whether the application asked the container to pause; the poll thread applies it. */
+	private volatile boolean pauseRequested;
+
+	/** Whether the consumer's partitions are paused for {@link #pauseRequested}; poll thread only. */
+	private boolean pausedForRequest;
+
 	private volatile @Nullable Rereader rereader;
 
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
@@ -178,6 +187,39 @@ public class OrderedRetryContainer {
 		return this.running.get();
 	}
 
+	/**
+	 * Publishes spring-kafka's container events for this container: consumer started and
+	 * stopped, container stopped, partitions paused and resumed, and idle events.
+	 * @param publisher where to publish them
+	 * @param idleEventInterval how long without records before an idle event (and between
+	 * two), or {@code null} for none
+	 */
+	public synchronized void publishEvents(ApplicationEventPublisher publisher, @Nullable Duration idleEventInterval) {
+		this.events = new ContainerEvents(this, publisher, idleEventInterval);
+	}
+
+	/**
+	 * Stops handing out new records: the consumer's partitions are paused, records already
+	 * running finish, and records waiting (for a due time, their key or the tailer) wait on
+	 * until {@link #resume()}. Locks stay as they are, so every key keeps its order; the
+	 * consumer keeps polling, so it stays in its group.
+	 */
+	public void pause() {
+		this.pauseRequested = true;
+		this.runner.workers().hold();
+	}
+
+	/** Hands out records again after {@link #pause()}. */
+	public void resume() {
+		this.pauseRequested = false;
+		this.runner.workers().release();
+	}
+
+	/** Whether {@link #pause()} was called and {@link #resume()} not since. */
+	public boolean isPauseRequested() {
+		return this.pauseRequested;
+	}
+
 	/** The topics this container consumes: main topics and their retry topics. */
 	public Set<String> topics() {
 		return this.routesByTopic.keySet();
@@ -187,6 +229,8 @@ public class OrderedRetryContainer {
 		if (!this.running.compareAndSet(false, true)) {
 			return;
 		}
+		this.pauseRequested = false;
+		this.pausedForRequest = false;
 		this.runner.workers().start();
 		Consumer<byte[], byte[]> consumer = this.consumerFactory.get();
 		this.consumer = consumer;
@@ -245,15 +289,18 @@ public class OrderedRetryContainer {
 	}
 
 	private void pollLoop(Consumer<byte[], byte[]> consumer) {
+		ContainerEvents events = this.events;
 		try {
 			consumer.subscribe(this.routesByTopic.keySet(), this.barrier.rebalanceListener(this.id, consumer,
 					this.partitions, new ContainerAssignments(consumer), this.userListener));
+			events.consumerStarted();
 			while (this.running.get()) {
 				try {
 					runPollThreadActions();
 					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
 							this.running::get);
 					this.backpressure.apply(consumer, this.partitions.all());
+					applyPauseRequest(consumer, events);
 					long now = System.nanoTime();
 					if (this.lastPollNanos != 0) {
 						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));
@@ -261,6 +308,7 @@ public class OrderedRetryContainer {
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
 					this.lastPollNanos = System.nanoTime();
 					this.committer.polled(consumer, this.offsets);
+					events.polled(records.count(), consumer, this.pausedForRequest);
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
@@ -284,6 +332,34 @@ public class OrderedRetryContainer {
 		}
 		finally {
 			shutdown(consumer);
+			events.stopped();
+		}
+	}
+
+	/**
+	 * Pauses every assigned partition while the application asks for it (the barrier, the
+	 * bound and a rebalance may have resumed some), and resumes those free to run once it no
+	 * longer does. Poll thread only.
+	 */
+	private void applyPauseRequest(Consumer<byte[], byte[]> consumer, ContainerEvents events) {
+		if (this.pauseRequested) {
+			Set<TopicPartition> assigned = consumer.assignment();
+			if (!this.pausedForRequest || !consumer.paused().containsAll(assigned)) {
+				consumer.pause(assigned);
+				if (!this.pausedForRequest) {
+					this.pausedForRequest = true;
+					events.paused(assigned);
+				}
+			}
+		}
+		else if (this.pausedForRequest) {
+			this.pausedForRequest = false;
+			List<TopicPartition> free = this.partitions.all().stream()
+				.filter((work) -> work.barrierOpen && !work.boundPaused && work.stopped == null)
+				.map((work) -> work.partition)
+				.toList();
+			consumer.resume(free);
+			events.resumed(free);
 		}
 	}
 

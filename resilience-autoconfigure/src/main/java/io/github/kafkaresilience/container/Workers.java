@@ -40,6 +40,11 @@ final class Workers {
 
 	private volatile boolean stopping = true;
 
+	/** While held, ready tasks wait in {@link #heldTasks} instead of running. */
+	private volatile boolean held;
+
+	private final Queue<Task> heldTasks = new ConcurrentLinkedQueue<>();
+
 	private @Nullable ExecutorService pool;
 
 	private @Nullable ScheduledExecutorService timer;
@@ -58,6 +63,7 @@ final class Workers {
 	synchronized void start() {
 		this.pool = Executors.newFixedThreadPool(this.concurrency, threads("kafka-resilience-" + this.id + "-worker-"));
 		this.timer = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
+		this.held = false;
 		this.stopping = false;
 	}
 
@@ -92,12 +98,48 @@ final class Workers {
 			Thread.currentThread().interrupt();
 		}
 		this.ready.clear();
+		this.heldTasks.clear();
 		return true;
+	}
+
+	/**
+	 * Holds the tasks that become ready from now on, until {@link #release()}: the running
+	 * ones finish.
+	 */
+	void hold() {
+		this.held = true;
+	}
+
+	/** Runs the held tasks, and the tasks that become ready from now on. */
+	void release() {
+		this.held = false;
+		submitHeld();
+	}
+
+	boolean isHeld() {
+		return this.held;
+	}
+
+	private void holdBack(Task task) {
+		this.heldTasks.add(task);
+		if (!this.held) {
+			submitHeld(); // released meanwhile
+		}
+	}
+
+	private void submitHeld() {
+		for (Task task; !this.held && (task = this.heldTasks.poll()) != null;) {
+			submit(task);
+		}
 	}
 
 	/** Makes a task ready to run, unless stopping or its partition was revoked. */
 	void submit(Task task) {
 		if (this.stopping || task.work.isRevoked()) {
+			return;
+		}
+		if (this.held) {
+			holdBack(task);
 			return;
 		}
 		this.ready.add(task);
@@ -148,6 +190,10 @@ final class Workers {
 				Task task;
 				while ((task = this.ready.poll()) != null) {
 					if (this.stopping || task.work.isRevoked()) {
+						continue;
+					}
+					if (this.held) {
+						holdBack(task);
 						continue;
 					}
 					try {

@@ -33,6 +33,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.ApplicationEventPublisherAware;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
@@ -43,7 +45,7 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
  *
  * @since 0.1.0
  */
-public class OrderedRetryListenerRegistry implements SmartLifecycle {
+public class OrderedRetryListenerRegistry implements SmartLifecycle, ApplicationEventPublisherAware {
 
 	/** Phase of the containers: late to start, early to stop. */
 	public static final int PHASE = Integer.MAX_VALUE - 100;
@@ -91,6 +93,10 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
 
 	private @Nullable Function<ListenerEndpoint, OwnershipCheck> ownershipChecks;
+
+	private @Nullable ApplicationEventPublisher eventPublisher;
+
+	private @Nullable Duration idleEventInterval;
 
 	/**
 	 * How zombie locks are reaped.
@@ -211,6 +217,66 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 
 	public synchronized @Nullable OrderedRetryContainer container(String id) {
 		return this.containers.get(id);
+	}
+
+	@Override
+	public void setApplicationEventPublisher(ApplicationEventPublisher publisher) {
+		this.eventPublisher = publisher;
+	}
+
+	/**
+	 * Makes every container publish a {@code ListenerContainerIdleEvent} when it has received
+	 * no record for this long, as {@code spring.kafka.listener.idle-event-interval} does for
+	 * spring-kafka's containers.
+	 */
+	public synchronized void setIdleEventInterval(@Nullable Duration idleEventInterval) {
+		this.idleEventInterval = idleEventInterval;
+	}
+
+	/**
+	 * Pauses a listener: it takes no new records, its running records finish and its waiting
+	 * ones wait; locks stay, so every key keeps its order. It stays in its consumer group.
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public void pause(String id) {
+		containerOrFail(id).pause();
+	}
+
+	/**
+	 * Resumes a listener paused with {@link #pause(String)}.
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public void resume(String id) {
+		containerOrFail(id).resume();
+	}
+
+	/**
+	 * Whether a listener was paused with {@link #pause(String)} and not resumed since.
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public boolean isPauseRequested(String id) {
+		return containerOrFail(id).isPauseRequested();
+	}
+
+	/**
+	 * Whether a listener's container runs.
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public boolean isRunning(String id) {
+		return containerOrFail(id).isRunning();
+	}
+
+	private OrderedRetryContainer containerOrFail(String id) {
+		OrderedRetryContainer container = container(id);
+		if (container == null) {
+			throw new IllegalArgumentException("No @OrderedRetryListener has the id '" + id + "'"
+					+ (this.running ? "; listeners: " + this.containers.keySet() : " (the listeners have not started)"));
+		}
+		return container;
 	}
 
 	@Override
@@ -401,6 +467,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle {
 				this.observer, tx);
 		if (this.rereaders != null) {
 			container.parkWith(this.rereaders.apply(endpoint));
+		}
+		if (this.eventPublisher != null) {
+			container.publishEvents(this.eventPublisher, this.idleEventInterval);
 		}
 		return container;
 	}
