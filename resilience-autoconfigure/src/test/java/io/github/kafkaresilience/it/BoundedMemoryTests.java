@@ -41,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * retries due later than {@code park-after} are parked (only their offsets are kept, as runs)
  * and read again from the stage shortly before they are due.
  */
+@UsesSharedBroker
 class BoundedMemoryTests {
 
 	private static final Log logger = LogFactory.getLog(BoundedMemoryTests.class);

@@ -45,7 +45,7 @@ import static org.awaitility.Awaitility.await;
  */
 final class ChaosRun {
 
-	/** The shared in-process broker of the JVM: where a run goes unless given other brokers. */
+	/** The shared broker of the JVM: where a run goes unless given other brokers. */
 	static final Brokers SHARED_BROKER = new Brokers() {
 
 		@Override
@@ -175,7 +175,7 @@ final class ChaosRun {
 	private ChaosRun() {
 	}
 
-	/** Runs a plan on the shared in-process broker. */
+	/** Runs a plan on the shared broker. */
 	static Report run(Plan plan) throws InterruptedException {
 		return run(plan, SHARED_BROKER);
 	}

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The long chaos runs, only in the {@code chaos} Maven profile
  * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over 1,000
  * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
- * seed of {@code -Dchaos.seeds=1,2,3,4,5}; on the shared in-process broker and on a cluster
+ * seed of {@code -Dchaos.seeds=1,2,3,4,5}; on the shared broker and on a cluster
  * of three broker processes (replication factor 3) one of which is killed and restarted
  * mid-run, each in both dual-write modes. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
  * changes how long one may take.
@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ChaosSuiteTests {
 
 	@Test
+	@UsesSharedBroker
 	void fullChaosRunsKeepEveryPromise() throws InterruptedException {
 		for (long seed : seeds()) {
 			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15)));
@@ -29,6 +30,7 @@ class ChaosSuiteTests {
 	}
 
 	@Test
+	@UsesSharedBroker
 	void fullChaosRunsInTransactionModeKeepEveryPromise() throws InterruptedException {
 		for (long seed : seeds()) {
 			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15))

@@ -49,6 +49,7 @@ import static org.awaitility.Awaitility.await;
  * upgraded from the names of earlier releases refuses until its group drained them; a replay
  * reaches the group whose dead letter it is, behind its key's records still in the ladder.
  */
+@UsesSharedBroker
 class ConsumerGroupsTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -18,6 +18,7 @@ import static org.awaitility.Awaitility.await;
  * right before the transaction commits. The test first looks at what the crash left behind,
  * then restarts the same instance and shows the key completing in order with no lock left.
  */
+@UsesSharedBroker
 class CrashBetweenStepsTests {
 
 	private static final String FAILING = "k:0:t1";

@@ -15,6 +15,7 @@ import static org.awaitility.Awaitility.await;
  * A retried record runs again no earlier than its due time (the stage record's timestamp plus
  * the stage delay), and not much later.
  */
+@UsesSharedBroker
 class DelayPrecisionTests {
 
 	@Test

@@ -34,6 +34,7 @@ import static org.awaitility.Awaitility.await;
  * The dead-letter handler on a real broker: the default writes one incident line per dead
  * letter with every field and without the payload; an application's handler replaces it.
  */
+@UsesSharedBroker
 class DlqHandlerTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

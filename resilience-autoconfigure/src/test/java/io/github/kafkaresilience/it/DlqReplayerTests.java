@@ -62,6 +62,7 @@ import static org.awaitility.Awaitility.await;
  * the headers and partition of a replayed record, dry runs, unknown topics, and a replayed
  * record running through the listener again.
  */
+@UsesSharedBroker
 class DlqReplayerTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

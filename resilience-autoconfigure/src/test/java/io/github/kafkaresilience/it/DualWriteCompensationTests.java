@@ -31,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * fails too, the redelivered record finishes the move. Either way nothing is lost, nothing
  * stays locked, and the key keeps its order.
  */
+@UsesSharedBroker
 class DualWriteCompensationTests {
 
 	static final AtomicInteger failingPublishes = new AtomicInteger();

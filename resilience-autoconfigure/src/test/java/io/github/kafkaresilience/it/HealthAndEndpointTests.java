@@ -21,6 +21,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The health indicator and the {@code kafkaresilience} endpoint on a real broker.
  */
+@UsesSharedBroker
 class HealthAndEndpointTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -39,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * topic, garbage on the lock topic and garbage on a retry topic. None of them stops a
  * partition, moves or releases a lock it does not own, or changes the order of a key.
  */
+@UsesSharedBroker
 class HostileInputTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -36,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * redelivery and a second replay are skipped and counted, a business key runs once, and a
  * claim held elsewhere is waited out through the retry stages.
  */
+@UsesSharedBroker
 class IdempotencyGuardTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -22,7 +22,7 @@ final class InstanceProcess implements AutoCloseable {
 		this.log = log;
 	}
 
-	/** Starts an instance on the shared in-process broker. */
+	/** Starts an instance on the {@link SharedBroker}. */
 	static InstanceProcess start(String topic, String instanceId, String... properties) {
 		return start(SharedBroker.bootstrapServers(), topic, instanceId, List.of(properties));
 	}

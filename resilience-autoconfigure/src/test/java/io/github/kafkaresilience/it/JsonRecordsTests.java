@@ -36,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * {@link ErrorHandlingDeserializer} and the JSON deserializer, which removes the type headers
  * from the headers it is given: every attempt of a retried record reads the same value again.
  */
+@UsesSharedBroker
 class JsonRecordsTests {
 
 	private static final int KEYS = 12;

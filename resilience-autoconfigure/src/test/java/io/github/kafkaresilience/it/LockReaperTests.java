@@ -29,6 +29,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The reaper releases locks whose record can no longer be consumed, and only those.
  */
+@UsesSharedBroker
 class LockReaperTests {
 
 	@Test

@@ -22,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * on a real broker: lock gauges and stage lag rise and go back to 0, and every dead letter is
  * counted by reason.
  */
+@UsesSharedBroker
 class MetersTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * Several instances in JVMs of their own, killed without any graceful step.
  */
+@UsesSharedBroker
 class MultiInstanceTests {
 
 	@Test

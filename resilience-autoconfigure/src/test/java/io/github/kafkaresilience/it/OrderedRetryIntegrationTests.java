@@ -19,6 +19,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * Ordered non-blocking retries end to end on a real broker.
  */
+@UsesSharedBroker
 class OrderedRetryIntegrationTests {
 
 	@Test

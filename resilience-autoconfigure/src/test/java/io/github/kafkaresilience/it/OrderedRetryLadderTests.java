@@ -23,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * The ladder end to end on a real broker: repeated failures, exhaustion, permanent failures,
  * poison records, restarts and misconfigured topics.
  */
+@UsesSharedBroker
 class OrderedRetryLadderTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

@@ -49,6 +49,7 @@ import static org.awaitility.Awaitility.await;
  * <p>
  * Values are {@code name:padding}; the handler sees the name only, so the journal reads short.
  */
+@UsesSharedBroker
 class OversizedRecordTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

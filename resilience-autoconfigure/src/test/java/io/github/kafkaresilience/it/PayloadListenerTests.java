@@ -20,6 +20,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * A listener method that takes just the value, and records without a key.
  */
+@UsesSharedBroker
 class PayloadListenerTests {
 
 	static final List<String> handled = new CopyOnWriteArrayList<>();

@@ -31,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * of one key run one after the other, in order, and the committed offset only covers records
  * that are done.
  */
+@UsesSharedBroker
 class PerKeyConcurrencyTests {
 
 	private static final Log logger = LogFactory.getLog(PerKeyConcurrencyTests.class);

@@ -36,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * reports the failure in a header instead of throwing) are dead-lettered as poison and never
  * reach the method; the later records of their key are handled, in order.
  */
+@UsesSharedBroker
 class PoisonRecordsTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);

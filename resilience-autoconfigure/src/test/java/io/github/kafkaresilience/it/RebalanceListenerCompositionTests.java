@@ -33,6 +33,7 @@ import static org.awaitility.Awaitility.await;
  * instances. With several such beans, the {@code @Primary} one is used. A listener that throws
  * does not keep the library from committing the partitions it gives up.
  */
+@UsesSharedBroker
 class RebalanceListenerCompositionTests {
 
 	private static final int PARTITIONS = 3;

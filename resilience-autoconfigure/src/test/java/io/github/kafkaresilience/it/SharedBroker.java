@@ -18,16 +18,34 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.Assumptions;
 
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 /**
- * One real in-process KRaft broker shared by every integration test of the JVM; tests keep
- * apart by using topics of their own.
+ * One real broker shared by every integration test of the JVM; tests keep apart by using
+ * topics of their own.
+ * <p>
+ * By default an in-process KRaft broker. With the system property
+ * {@code kafka.broker=testcontainers} (the {@code testcontainers} Maven profile) a Kafka
+ * container instead ({@link KafkaContainerBroker}); where Docker is absent, test classes marked
+ * {@link UsesSharedBroker} are then skipped with the reason rather than failed.
  */
 final class SharedBroker {
 
-	private static EmbeddedKafkaKraftBroker broker;
+	/** The system property that picks the broker: {@code embedded} (the default) or {@code testcontainers}. */
+	static final String BROKER_PROPERTY = "kafka.broker";
+
+	/**
+	 * Settings both kinds of broker get: no wait before a new group's first rebalance, a log
+	 * cleaner that looks for work every second (the lock topics are compacted), a small
+	 * transaction log on one broker, and three partitions for topics created on first use.
+	 */
+	private static final Map<String, String> BROKER_SETTINGS = Map.of("group.initial.rebalance.delay.ms", "0",
+			"log.cleaner.backoff.ms", "1000", "transaction.state.log.replication.factor", "1",
+			"transaction.state.log.min.isr", "1", "transaction.state.log.num.partitions", "3", "num.partitions", "3");
+
+	private static String bootstrapServers;
 
 	private static KafkaProducer<byte[], byte[]> producer;
 
@@ -35,16 +53,37 @@ final class SharedBroker {
 	}
 
 	static synchronized String bootstrapServers() {
-		if (broker == null) {
-			broker = new EmbeddedKafkaKraftBroker(1, 3);
-			broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
-			broker.brokerProperty("log.cleaner.backoff.ms", "1000");
-			broker.brokerProperty("transaction.state.log.replication.factor", "1");
-			broker.brokerProperty("transaction.state.log.min.isr", "1");
-			broker.brokerProperty("transaction.state.log.num.partitions", "3");
-			broker.afterPropertiesSet();
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> broker.destroy()));
+		if (bootstrapServers == null) {
+			if (onContainer()) {
+				// for a test that lacks @UsesSharedBroker: aborted (skipped) rather than failed
+				Assumptions.assumeTrue(KafkaContainerBroker.dockerAvailable(), KafkaContainerBroker.NO_DOCKER);
+				bootstrapServers = KafkaContainerBroker.start(BROKER_SETTINGS);
+				// what the in-process broker sets as well, so that both behave alike
+				System.setProperty("spring.kafka.bootstrap-servers", bootstrapServers);
+				System.setProperty("spring.embedded.kafka.brokers", bootstrapServers);
+			}
+			else {
+				bootstrapServers = startEmbedded();
+			}
 		}
+		return bootstrapServers;
+	}
+
+	/** Whether the broker tests run on a Kafka container rather than the in-process broker. */
+	static boolean onContainer() {
+		String broker = System.getProperty(BROKER_PROPERTY, "embedded");
+		if (!broker.equals("embedded") && !broker.equals("testcontainers")) {
+			throw new IllegalArgumentException(
+					"-D" + BROKER_PROPERTY + "=" + broker + " is not a broker the tests know; use 'embedded' or 'testcontainers'");
+		}
+		return broker.equals("testcontainers");
+	}
+
+	private static String startEmbedded() {
+		EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 3);
+		BROKER_SETTINGS.forEach(broker::brokerProperty);
+		broker.afterPropertiesSet();
+		Runtime.getRuntime().addShutdownHook(new Thread(broker::destroy));
 		return broker.getBrokersAsString();
 	}
 

@@ -29,6 +29,7 @@ import static org.awaitility.Awaitility.await;
  * leave its group: handlers run on worker threads and the poll loop keeps polling. Nothing is
  * revoked, the slow record runs once, and the other keys flow meanwhile.
  */
+@UsesSharedBroker
 class SlowHandlerTests {
 
 	private static final Log logger = LogFactory.getLog(SlowHandlerTests.class);

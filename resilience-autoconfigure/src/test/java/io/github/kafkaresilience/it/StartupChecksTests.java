@@ -29,6 +29,7 @@ import static org.awaitility.Awaitility.await;
  * Misconfigured topics and listeners fail the application's startup, with a message that
  * names the topic, what is wrong and the exact property or command that fixes it.
  */
+@UsesSharedBroker
 class StartupChecksTests {
 
 	@Test

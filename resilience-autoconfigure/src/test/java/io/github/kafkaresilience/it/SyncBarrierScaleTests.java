@@ -57,6 +57,7 @@ import static org.awaitility.Awaitility.await;
  * record of a key whose lock is among the last ones read becomes a follower instead of
  * overtaking the key's earlier record. Other partitions do not wait for it.
  */
+@UsesSharedBroker
 class SyncBarrierScaleTests {
 
 	private static final Log logger = LogFactory.getLog(SyncBarrierScaleTests.class);

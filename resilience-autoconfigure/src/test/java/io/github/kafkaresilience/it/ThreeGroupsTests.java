@@ -39,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@UsesSharedBroker
 class ThreeGroupsTests {
 
 	private static final long SEED = Long.getLong("three-groups.seed", System.nanoTime());

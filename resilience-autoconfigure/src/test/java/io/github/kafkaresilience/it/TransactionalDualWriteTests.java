@@ -52,6 +52,7 @@ import static org.awaitility.Awaitility.await;
  * the source offset commit are one Kafka transaction. What a failed or interrupted move wrote
  * is never seen by read-committed readers, and an instance that was replaced cannot commit.
  */
+@UsesSharedBroker
 class TransactionalDualWriteTests {
 
 	static final AtomicInteger failuresAfterLockWrite = new AtomicInteger();
