@@ -26,14 +26,21 @@ import org.springframework.util.StringUtils;
  * It reacts to {@link ApplicationEnvironmentPreparedEvent}: by then every property source
  * (command line, environment variables, {@code application.yml}) is in place. If
  * {@code spring.kafka.bootstrap-servers} is set anywhere, it does nothing and the sample uses
- * that cluster. Otherwise it starts the broker and puts its address first in the environment.
- * The broker is shut down with the application context, after the listeners have stopped.
+ * that cluster. Nor does it with {@code sample.embedded-kafka.enabled=false}: then the brokers
+ * come from elsewhere, such as the {@code @ServiceConnection} Kafka container that
+ * {@code TestPaymentsApplication} adds, which Spring Boot hands to the Kafka clients without
+ * setting the property. Otherwise it starts the broker and puts its address first in the
+ * environment. The broker is shut down with the application context, after the listeners have
+ * stopped.
  */
 class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 
 	static final String BOOTSTRAP_SERVERS = "spring.kafka.bootstrap-servers";
 
 	static final String PROPERTY_SOURCE_NAME = "sampleEmbeddedKafka";
+
+	/** Whether to start the in-process broker when no brokers are configured; {@code true} by default. */
+	static final String ENABLED = "sample.embedded-kafka.enabled";
 
 	/**
 	 * The system property the broker writes its address to. Deliberately not
@@ -69,7 +76,8 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 	}
 
 	private void startIfNeeded(ConfigurableEnvironment environment) {
-		if (this.broker != null || StringUtils.hasText(environment.getProperty(BOOTSTRAP_SERVERS))) {
+		if (this.broker != null || StringUtils.hasText(environment.getProperty(BOOTSTRAP_SERVERS))
+				|| !environment.getProperty(ENABLED, Boolean.class, true)) {
 			return;
 		}
 		if (StringUtils.hasText(environment.getProperty("kafka.resilience.command"))) {

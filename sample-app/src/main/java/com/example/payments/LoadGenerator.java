@@ -14,8 +14,8 @@ import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
-import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.stereotype.Component;
 
@@ -35,7 +35,7 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 
 	private final KafkaTemplate<String, String> template;
 
-	private final KafkaProperties kafkaProperties;
+	private final ConsumerFactory<?, ?> consumerFactory;
 
 	private final DemoTracker tracker;
 
@@ -60,14 +60,14 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 	record Settings(int customers, int paymentsPerCustomer, double rate, boolean exitWhenDone, Duration timeout) {
 	}
 
-	public LoadGenerator(KafkaTemplate<String, String> template, KafkaProperties kafkaProperties, DemoTracker tracker,
+	public LoadGenerator(KafkaTemplate<String, String> template, ConsumerFactory<?, ?> consumerFactory, DemoTracker tracker,
 			PaymentProvider provider, ConfigurableApplicationContext context,
 			@Value("${sample.customers:12}") int customers,
 			@Value("${sample.payments-per-customer:20}") int paymentsPerCustomer,
 			@Value("${sample.rate:40}") double rate, @Value("${sample.exit-when-done:true}") boolean exitWhenDone,
 			@Value("${sample.timeout:120s}") Duration timeout) {
 		this.template = template;
-		this.kafkaProperties = kafkaProperties;
+		this.consumerFactory = consumerFactory;
 		this.tracker = tracker;
 		this.provider = provider;
 		this.context = context;
@@ -76,7 +76,9 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 
 	@Override
 	public void run(ApplicationArguments args) {
-		DeadLetterCounter deadLetters = new DeadLetterCounter(this.kafkaProperties.buildConsumerProperties(),
+		// the consumer factory's settings rather than spring.kafka.*: they hold the brokers of a
+		// @ServiceConnection too (TestPaymentsApplication)
+		DeadLetterCounter deadLetters = new DeadLetterCounter(this.consumerFactory.getConfigurationProperties(),
 				PaymentsSampleApplication.DEAD_LETTER_TOPIC);
 		deadLetters.markStart();
 		System.out.printf("[sample] sending %d payments for %d customers at %.0f a second. The provider is down "

@@ -30,4 +30,18 @@ class EmbeddedKafkaLauncherTests {
 		assertThat(environment.getProperty(EmbeddedKafkaLauncher.BOOTSTRAP_SERVERS)).isEqualTo("kafka-1:9092");
 	}
 
+	@Test
+	void staysOffWhenTheBrokersComeFromElsewhere() {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources()
+			.addLast(new MapPropertySource("commandLineArgs", Map.of(EmbeddedKafkaLauncher.ENABLED, "false")));
+		EmbeddedKafkaLauncher launcher = new EmbeddedKafkaLauncher();
+
+		launcher.onApplicationEvent(new ApplicationEnvironmentPreparedEvent(new DefaultBootstrapContext(),
+				new SpringApplication(PaymentsSampleApplication.class), new String[0], environment));
+
+		assertThat(launcher.brokers()).isNull();
+		assertThat(environment.getPropertySources().contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isFalse();
+	}
+
 }
