@@ -34,6 +34,7 @@ import static org.awaitility.Awaitility.await;
  * record and runs no retry, its locks stay, and it stays in its group; resumed, every key
  * goes on in order. spring-kafka's container events are published for it.
  */
+@UsesSharedBroker
 class ListenerLifecycleTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);
