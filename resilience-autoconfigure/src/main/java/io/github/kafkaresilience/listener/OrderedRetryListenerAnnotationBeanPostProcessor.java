@@ -24,9 +24,10 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.StringUtils;
 
 /**
- * Finds {@code @OrderedRetryListener} methods on beans, resolves their attributes
- * ({@code ${...}} placeholders and {@code #{...}} expressions) and registers them with the
- * {@link OrderedRetryListenerRegistry}.
+ * Finds {@code @OrderedRetryListener} methods on beans, refuses those whose parameters or
+ * return type make no sense here (an acknowledgment, the consumer, a batch, a result completed
+ * later), resolves their attributes ({@code ${...}} placeholders and {@code #{...}}
+ * expressions) and registers them with the {@link OrderedRetryListenerRegistry}.
  *
  * @since 0.1.0
  */
@@ -71,6 +72,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	ListenerEndpoint endpoint(Object bean, String beanName, Method method, OrderedRetryListener annotation) {
 		String where = "@OrderedRetryListener on " + method.getDeclaringClass().getName() + "." + method.getName();
+		ListenerMethodSignature.check(method, where);
 		String id = resolve(annotation.id());
 		if (!StringUtils.hasText(id)) {
 			id = beanName + "." + method.getName();

@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
@@ -14,7 +16,9 @@ import io.github.kafkaresilience.autoconfigure.OrderedRetryAutoConfiguration;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -23,6 +27,14 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.listener.adapter.ConsumerRecordMetadata;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Headers;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.messaging.handler.annotation.SendTo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -197,9 +209,76 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
+	void aMethodWithSeveralParametersTheMessagingLayerResolvesIsRegistered() {
+		this.runner.withBean("argumentsListener", ArgumentsListener.class)
+			.run((context) -> assertThat(endpoint(context).method().getParameterCount()).isEqualTo(4));
+	}
+
+	@Test
+	void aMethodTakingAnAcknowledgmentFailsStartupSayingTheLibraryCommits() {
+		refused(AcknowledgingListener.class, "takes an acknowledgment", "commits a record's offset itself",
+				"return normally to acknowledge the record, throw to retry it");
+	}
+
+	@Test
+	void aMethodTakingTheAcknowledgmentHeaderFailsStartupToo() {
+		refused(AcknowledgmentHeaderListener.class, "takes an acknowledgment");
+	}
+
+	@Test
+	void aMethodTakingTheConsumerFailsStartupPointingToTheRecordsMetadata() {
+		refused(ConsumerListener.class, "takes the consumer", "not thread-safe", "ConsumerRecordMetadata");
+	}
+
+	@Test
+	void aMethodTakingAListOfRecordsFailsStartupAsABatchListener() {
+		refused(RecordListListener.class, "takes a batch", "parameter 1 (List)", "runs once per record");
+	}
+
+	@Test
+	void aMethodTakingConsumerRecordsFailsStartupAsABatchListener() {
+		refused(ConsumerRecordsListener.class, "takes a batch", "parameter 1 (ConsumerRecords)");
+	}
+
+	@Test
+	void aMethodTakingAListOfMessagesFailsStartupAsABatchListener() {
+		refused(MessageListListener.class, "takes a batch");
+	}
+
+	@Test
+	void anUnannotatedListParameterFailsStartupSayingToAnnotateAPayloadThatIsAList() {
+		refused(ValueListListener.class, "as a batch listener does", "annotate the parameter with @Payload");
+	}
+
+	@Test
+	void aPayloadThatIsAListIsRegistered() {
+		this.runner.withBean("payloadListListener", PayloadListListener.class)
+			.run((context) -> assertThat(endpoint(context).method().getName()).isEqualTo("handle"));
+	}
+
+	@Test
+	void aMethodReturningAFutureFailsStartupSayingTheAttemptMustEndWhenItReturns() {
+		refused(FutureListener.class, "returns CompletableFuture", "Finish the work before returning");
+	}
+
+	@Test
+	void aMethodWithSendToFailsStartupSayingNoReplyIsSent() {
+		refused(ReplyingListener.class, "has @SendTo", "send no replies");
+	}
+
+	@Test
 	void beansWithoutListenersRegisterNothing() {
 		this.runner.withBean("plain", Object.class)
 			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).endpoints()).isEmpty());
+	}
+
+	private void refused(Class<?> listener, String... parts) {
+		this.runner.withBean("refusedListener", listener).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+				.contains("@OrderedRetryListener on " + listener.getName() + ".handle")
+				.contains(parts));
+		});
 	}
 
 	private static ListenerEndpoint endpoint(ApplicationContext context) {
@@ -308,6 +387,98 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 		@OrderedRetryListener(id = "shared", topics = "b")
 		void handle(String value) {
+		}
+
+	}
+
+	static class ArgumentsListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(@Payload(required = false) String value, @Header(KafkaHeaders.RECEIVED_KEY) String key,
+				@Headers Map<String, Object> headers, ConsumerRecordMetadata metadata) {
+		}
+
+	}
+
+	static class AcknowledgingListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(String value, Acknowledgment acknowledgment) {
+		}
+
+	}
+
+	static class AcknowledgmentHeaderListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(String value, @Header(KafkaHeaders.ACKNOWLEDGMENT) Object acknowledgment) {
+		}
+
+	}
+
+	static class ConsumerListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(String value, Consumer<String, String> consumer) {
+		}
+
+	}
+
+	static class RecordListListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(List<ConsumerRecord<String, String>> records) {
+		}
+
+	}
+
+	static class ConsumerRecordsListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(ConsumerRecords<String, String> records) {
+		}
+
+	}
+
+	static class MessageListListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(List<Message<String>> messages) {
+		}
+
+	}
+
+	static class ValueListListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class PayloadListListener {
+
+		@OrderedRetryListener(topics = "orders")
+		void handle(@Payload List<String> items) {
+		}
+
+	}
+
+	static class FutureListener {
+
+		@OrderedRetryListener(topics = "orders")
+		CompletableFuture<Void> handle(String value) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+	static class ReplyingListener {
+
+		@OrderedRetryListener(topics = "orders")
+		@SendTo("replies")
+		String handle(String value) {
+			return value;
 		}
 
 	}

@@ -1,0 +1,113 @@
+package io.github.kafkaresilience.listener;
+
+import java.lang.reflect.Method;
+import java.util.Collection;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.ShareConsumer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.listener.adapter.AdapterUtils;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.kafka.support.ShareAcknowledgment;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.messaging.handler.annotation.SendTo;
+
+/**
+ * Refuses, at startup, a listener method that takes or returns what makes sense for a
+ * {@code @KafkaListener} but not here: the library acknowledges and commits by itself, owns
+ * the consumer, hands the method one record at a time, and must know how an attempt ended
+ * when the method returns.
+ */
+final class ListenerMethodSignature {
+
+	private ListenerMethodSignature() {
+	}
+
+	/**
+	 * Checks the parameters and the return type of a listener method.
+	 * @param method the listener method
+	 * @param where names the method in a refusal
+	 * @throws IllegalStateException naming what the method cannot have, why, and what to use
+	 * instead
+	 */
+	static void check(Method method, String where) {
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			String refusal = refusal(new MethodParameter(method, i));
+			if (refusal != null) {
+				throw new IllegalStateException(where + " " + refusal);
+			}
+		}
+		Class<?> returned = method.getReturnType();
+		if (AdapterUtils.isAsyncReply(returned) || Future.class.isAssignableFrom(returned)
+				|| CompletionStage.class.isAssignableFrom(returned) || KotlinDetector.isSuspendingFunction(method)) {
+			throw new IllegalStateException(where + " returns " + returned.getSimpleName()
+					+ ", a result that completes later, but the library must know how an attempt ended when the method "
+					+ "returns, to commit the record or retry it. Finish the work before returning, and throw to fail "
+					+ "the attempt");
+		}
+		if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class)) {
+			throw new IllegalStateException(where + " has @SendTo, but @OrderedRetryListener methods send no replies. "
+					+ "Send the reply from the method, with a KafkaTemplate");
+		}
+	}
+
+	private static @Nullable String refusal(MethodParameter parameter) {
+		Class<?> type = parameter.getParameterType();
+		String header = headerName(parameter);
+		String which = "parameter " + (parameter.getParameterIndex() + 1) + " (" + type.getSimpleName() + ")";
+		if (Acknowledgment.class.isAssignableFrom(type) || ShareAcknowledgment.class.isAssignableFrom(type)
+				|| KafkaHeaders.ACKNOWLEDGMENT.equals(header)) {
+			return "takes an acknowledgment, " + which + ", but the library commits a record's offset itself, once the "
+					+ "record has run, moved to a retry topic or been dead-lettered. Remove the parameter: return "
+					+ "normally to acknowledge the record, throw to retry it";
+		}
+		if (Consumer.class.isAssignableFrom(type) || ShareConsumer.class.isAssignableFrom(type)
+				|| KafkaHeaders.CONSUMER.equals(header)) {
+			return "takes the consumer, " + which + ", but the method runs on a worker thread while the library's poll "
+					+ "thread uses the consumer, which is not thread-safe, and a seek, pause or commit would go around "
+					+ "the library's bookkeeping of offsets and locks. Remove the parameter; for the record's topic, "
+					+ "partition and offset take ConsumerRecordMetadata, the ConsumerRecord or @Header(KafkaHeaders.OFFSET)";
+		}
+		if (ConsumerRecords.class.isAssignableFrom(type) || isBatchOf(parameter, ConsumerRecord.class)
+				|| isBatchOf(parameter, Message.class)) {
+			return "takes a batch, " + which + ", but an @OrderedRetryListener method runs once per record, because "
+					+ "each record is retried on its own. Take one record: its value, the ConsumerRecord or a Message<?>";
+		}
+		if (Collection.class.isAssignableFrom(type) && !parameter.hasParameterAnnotation(Payload.class)) {
+			return "takes " + which + " as a batch listener does, but an @OrderedRetryListener method runs once per "
+					+ "record. Take one record: its value, the ConsumerRecord or a Message<?>; if the value of one record "
+					+ "is itself a collection, annotate the parameter with @Payload";
+		}
+		return null;
+	}
+
+	private static boolean isBatchOf(MethodParameter parameter, Class<?> element) {
+		ResolvableType collection = ResolvableType.forMethodParameter(parameter).asCollection();
+		if (collection == ResolvableType.NONE) {
+			return false;
+		}
+		Class<?> elementType = collection.getGeneric(0).resolve();
+		return elementType != null && element.isAssignableFrom(elementType);
+	}
+
+	private static @Nullable String headerName(MethodParameter parameter) {
+		Header header = parameter.getParameterAnnotation(Header.class);
+		if (header == null) {
+			return null;
+		}
+		return !header.name().isEmpty() ? header.name() : header.value();
+	}
+
+}
