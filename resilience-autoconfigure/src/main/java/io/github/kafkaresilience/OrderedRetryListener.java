@@ -12,9 +12,16 @@ import java.lang.annotation.Target;
  * every later record with the same key travel, in order, through the delayed retry topics and
  * finally the dead-letter topic, while all other keys keep flowing.
  * <p>
- * The method takes either a {@link org.apache.kafka.clients.consumer.ConsumerRecord} or just
- * the deserialized value. Throwing {@link PermanentFailureException} (or a configured
- * permanent exception type) sends the record to the dead-letter topic without retrying.
+ * The method is invoked as a {@code @KafkaListener} method of a record listener is, with
+ * spring-kafka's handler-method factory (or the one a {@code KafkaListenerConfigurer} set) and
+ * the application's {@code RecordMessageConverter}: it may take the deserialized value or a
+ * {@code @Payload} converted from it (validated with {@code @Valid}; nullable or
+ * {@code Optional} for tombstones), {@code @Header} and {@code @Headers} parameters, the
+ * {@code Message}, the {@link org.apache.kafka.clients.consumer.ConsumerRecord} and its
+ * {@code ConsumerRecordMetadata}. An {@code Acknowledgment}, the {@code Consumer}, a batch of
+ * records or a result completed later fail startup. Throwing {@link PermanentFailureException}
+ * (or a configured permanent exception type) sends the record to the dead-letter topic without
+ * retrying; so does a payload that is not valid.
  * <p>
  * All attributes are {@code String}s so that {@code ${...}} placeholders and {@code #{...}}
  * expressions can be used.

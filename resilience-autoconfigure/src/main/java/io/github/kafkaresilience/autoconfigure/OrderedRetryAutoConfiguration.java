@@ -29,6 +29,7 @@ import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.HandlerInvoker;
 import io.github.kafkaresilience.listener.ListenerDefaults;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.ListenerMessaging;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -62,14 +63,17 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
+import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.RecordMessageConverter;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configuration of ordered non-blocking retries for {@code @OrderedRetryListener}
@@ -182,7 +186,9 @@ public final class OrderedRetryAutoConfiguration {
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
 			ObjectProvider<ResilienceObserver> observers, ProducerFactory<?, ?> producerFactory,
 			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards,
-			ObjectProvider<KafkaProperties> kafkaProperties) {
+			ObjectProvider<KafkaProperties> kafkaProperties,
+			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+			ObjectProvider<RecordMessageConverter> recordMessageConverter) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -192,9 +198,12 @@ public final class OrderedRetryAutoConfiguration {
 		String instanceId = instanceId(properties);
 		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
+		// asked for when the listeners start: the KafkaListenerConfigurers have run by then
+		Supplier<ListenerMessaging> messaging = SingletonSupplier.of(() -> ListenerMessaging
+			.asForKafkaListeners(kafkaListenerProcessor.getIfUnique(), recordMessageConverter.getIfUnique()));
 		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
-				(endpoint, topic) -> new HandlerInvoker(endpoint.bean(), endpoint.method(), topic,
+				(endpoint, topic) -> new HandlerInvoker(endpoint, topic, messaging.get(),
 						deserializer(consumerFactory, true), deserializer(consumerFactory, false),
 						idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(), endpoint.idempotencyKey(), topic)),
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),

@@ -1,7 +1,5 @@
 package io.github.kafkaresilience.listener;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.util.Optional;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -16,21 +14,34 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.kafka.listener.ListenerExecutionFailedException;
+import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.kafka.support.serializer.DeserializationException;
 import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
-import org.springframework.util.ReflectionUtils;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.converter.MessageConversionException;
+import org.springframework.messaging.handler.invocation.MethodArgumentResolutionException;
 
 /**
  * Deserializes a record with the application's deserializers and invokes the listener
- * method with the {@link ConsumerRecord} or just its value. A record that cannot be
- * deserialized is reported as poison and the method does not run: a deserializer threw, or an
- * {@link ErrorHandlingDeserializer} reported its delegate's failure in an exception header (the
- * poison's failure is then that {@link DeserializationException}, with the delegate's
- * exception as its cause). With an {@link IdempotencyGuard}, the method runs only for records
+ * method through spring-kafka's messaging infrastructure, as a {@code @KafkaListener} method
+ * is invoked ({@link ListenerMessaging}): the parameters may be the payload, headers, the
+ * {@link Message}, the {@link ConsumerRecord} or its metadata.
+ * <p>
+ * A record that cannot be read is reported as poison and the method does not run: a
+ * deserializer threw, an {@link ErrorHandlingDeserializer} reported its delegate's failure in
+ * an exception header (the poison's failure is then that {@link DeserializationException},
+ * with the delegate's exception as its cause), or the record message converter failed. A
+ * parameter that cannot be resolved from a record that could be read (a payload of another
+ * type than the parameter's that cannot be converted, a {@code @Valid} payload that is not
+ * valid, a tombstone for a required payload) is a permanent failure; any other failure is the
+ * method's own exception. With an {@link IdempotencyGuard}, the method runs only for records
  * whose idempotency key was not completed before.
  * <p>
  * Records are deserialized as if read from their main topic, also when they come from a retry
- * topic, so that topic-based schema lookups keep working.
+ * topic, so that topic-based schema lookups keep working. The method is told where the record
+ * was read: on a retry, {@code KafkaHeaders.RECEIVED_TOPIC} and {@code OFFSET} name the retry
+ * topic and the record's offset there, and the {@code original.*} headers its birthplace.
  * <p>
  * The deserializers, the idempotency key and the method see a copy of the record's headers:
  * a deserializer may remove headers (the JSON deserializer removes its type headers) or add
@@ -42,11 +53,11 @@ import org.springframework.util.ReflectionUtils;
  */
 public class HandlerInvoker implements RecordHandler {
 
-	private final Object bean;
+	private final ListenerMethodAdapter method;
 
-	private final Method method;
+	private final String description;
 
-	private final boolean takesRecord;
+	private final String groupId;
 
 	private final String mainTopic;
 
@@ -56,33 +67,23 @@ public class HandlerInvoker implements RecordHandler {
 
 	private final @Nullable IdempotencyGuard guard;
 
-	public HandlerInvoker(Object bean, Method method, String mainTopic, Deserializer<?> keyDeserializer,
-			Deserializer<?> valueDeserializer) {
-		this(bean, method, mainTopic, keyDeserializer, valueDeserializer, null);
-	}
-
 	/**
-	 * @param bean the bean holding the listener method
-	 * @param method the listener method
+	 * @param endpoint the listener, with its method and consumer group
 	 * @param mainTopic the main topic, the topic records are deserialized for
+	 * @param messaging what the method is invoked through
 	 * @param keyDeserializer the application's key deserializer
 	 * @param valueDeserializer the application's value deserializer
 	 * @param guard runs the method once per idempotency key, or {@code null}
 	 */
-	public HandlerInvoker(Object bean, Method method, String mainTopic, Deserializer<?> keyDeserializer,
-			Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard) {
-		if (method.getParameterCount() != 1) {
-			throw new IllegalStateException("@OrderedRetryListener method " + method
-					+ " must take exactly one parameter: a ConsumerRecord or the record value");
-		}
-		this.bean = bean;
-		this.method = method;
-		this.takesRecord = ConsumerRecord.class.isAssignableFrom(method.getParameterTypes()[0]);
+	public HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
+			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard) {
+		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
+		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();
+		this.groupId = endpoint.groupId();
 		this.mainTopic = mainTopic;
 		this.keyDeserializer = keyDeserializer;
 		this.valueDeserializer = valueDeserializer;
 		this.guard = guard;
-		ReflectionUtils.makeAccessible(method);
 	}
 
 	@Override
@@ -104,43 +105,63 @@ public class HandlerInvoker implements RecordHandler {
 		if (reported != null) {
 			return HandlerResult.poison(reported);
 		}
-		if (!this.takesRecord && value != null && !wrap(this.method.getParameterTypes()[0]).isInstance(value)) {
-			return HandlerResult.failed(new PermanentFailureException("Listener method " + this.method.getName()
-					+ " takes " + this.method.getParameterTypes()[0].getName() + " but the value deserializer gave "
-					+ value.getClass().getName()));
+		ConsumerRecord<Object, Object> record = record(delivery, headers, key, value);
+		// the converter and the method read the group from the thread, as on a listener container's thread
+		KafkaUtils.setConsumerGroupId(this.groupId);
+		try {
+			Message<?> message;
+			try {
+				message = this.method.toMessage(record);
+			}
+			catch (RuntimeException ex) {
+				return HandlerResult.poison(ex);
+			}
+			return (this.guard != null) ? this.guard.run(record, () -> invoke(record, message)) : invoke(record, message);
 		}
-		// the record is built only for a method that takes it or for the guard, which keys by it
-		ConsumerRecord<?, ?> record = (this.takesRecord || this.guard != null) ? record(delivery, headers, key, value)
-				: null;
-		Object argument = this.takesRecord ? record : value;
-		return (this.guard != null) ? this.guard.run(record, () -> invoke(argument)) : invoke(argument);
+		finally {
+			KafkaUtils.clearConsumerGroupId();
+		}
 	}
 
-	private static ConsumerRecord<?, ?> record(Delivery delivery, Headers headers, @Nullable Object key,
+	private static ConsumerRecord<Object, Object> record(Delivery delivery, Headers headers, @Nullable Object key,
 			@Nullable Object value) {
 		return new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(), delivery.timestamp(),
 				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key, value, headers,
 				Optional.empty());
 	}
 
-	private HandlerResult invoke(@Nullable Object argument) {
+	private HandlerResult invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
 		try {
-			this.method.invoke(this.bean, argument);
+			this.method.invoke(record, message);
 			return HandlerResult.success();
 		}
-		catch (InvocationTargetException ex) {
-			return HandlerResult.failed(ex.getTargetException());
+		catch (ListenerExecutionFailedException ex) {
+			return HandlerResult.failed(failure(ex));
 		}
-		catch (IllegalAccessException | IllegalArgumentException ex) {
-			return HandlerResult.failed(new PermanentFailureException("Cannot invoke listener method " + this.method, ex));
+		catch (Error ex) {
+			// an error the method threw fails its attempt, as an exception does
+			return HandlerResult.failed(ex);
 		}
 	}
 
-	private static Class<?> wrap(Class<?> type) {
-		if (!type.isPrimitive()) {
-			return type;
+	/**
+	 * The failure of an invocation: a parameter that cannot be resolved from the record fails
+	 * every attempt alike, and is permanent (spring-kafka's error handlers do not retry these
+	 * either); otherwise the method's own exception.
+	 */
+	private Throwable failure(ListenerExecutionFailedException ex) {
+		Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+		// spring-kafka wraps a conversion failure in one more, which says nothing
+		if (cause instanceof MessageConversionException && cause.getCause() instanceof MessageConversionException inner) {
+			cause = inner;
 		}
-		return java.lang.invoke.MethodType.methodType(type).wrap().returnType();
+		// a @Valid payload that is not valid, or a required one that is a tombstone, is a
+		// MethodArgumentNotValidException, one of these
+		if (cause instanceof MethodArgumentResolutionException || cause instanceof MessageConversionException) {
+			return new PermanentFailureException("Listener method " + this.description
+					+ " cannot take the record: " + cause.getMessage(), cause);
+		}
+		return cause;
 	}
 
 }
