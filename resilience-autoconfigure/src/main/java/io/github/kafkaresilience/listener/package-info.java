@@ -1,6 +1,7 @@
 /**
  * The listener side: annotation processing, the endpoints it finds, the invocation of listener
- * methods, and the registry that creates and runs a container for each listener.
+ * methods through spring-kafka's messaging infrastructure, and the registry that creates and
+ * runs a container for each listener.
  */
 @NullMarked
 package io.github.kafkaresilience.listener;
