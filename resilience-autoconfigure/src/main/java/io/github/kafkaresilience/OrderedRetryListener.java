@@ -96,4 +96,13 @@ public @interface OrderedRetryListener {
 	 */
 	String idempotencyKey() default "";
 
+	/**
+	 * Whether the listener starts with the application: {@code "true"} or {@code "false"},
+	 * placeholders allowed. Empty means {@code "true"}. A listener that does not start with
+	 * the application is started with
+	 * {@link io.github.kafkaresilience.listener.OrderedRetryListenerRegistry#start(String)}.
+	 * @return whether the listener starts with the application
+	 */
+	String autoStartup() default "";
+
 }

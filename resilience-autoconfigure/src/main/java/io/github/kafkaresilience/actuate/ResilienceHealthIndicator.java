@@ -81,7 +81,7 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 		for (ListenerEndpoint endpoint : endpoints) {
 			OrderedRetryContainer container = this.listeners.container(endpoint.id());
 			boolean running = container != null && container.isRunning();
-			started &= running;
+			started &= running || !endpoint.autoStartup(); // a listener left to start later is not missing
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("running", running);
 			if (container != null) {

@@ -17,17 +17,25 @@ import org.jspecify.annotations.Nullable;
  * @param concurrency the worker count, {@code null} for the configured default
  * @param idempotent whether the listener is guarded, {@code null} for the configured default
  * @param idempotencyKey the key expression, {@code null} for the default key
+ * @param autoStartup whether the listener starts with the application
  * @param bean the bean holding the method
  * @param method the listener method
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
-		@Nullable String idempotencyKey, Object bean, Method method) {
+		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
 		delays = (delays != null) ? List.copyOf(delays) : null;
+	}
+
+	/** An endpoint that starts with the application. */
+	public ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
+			@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
+			@Nullable String idempotencyKey, Object bean, Method method) {
+		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, true, bean, method);
 	}
 
 }

@@ -106,8 +106,10 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		Boolean idempotent = parseBoolean(resolve(annotation.idempotent()), "idempotent", where);
 		String idempotencyKey = (this.beanFactory != null && StringUtils.hasText(annotation.idempotencyKey()))
 				? this.beanFactory.resolveEmbeddedValue(annotation.idempotencyKey()) : annotation.idempotencyKey();
+		Boolean autoStartup = parseBoolean(resolve(annotation.autoStartup()), "autoStartup", where);
 		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
-				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, bean, method);
+				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
+				bean, method);
 	}
 
 	private static Duration parseDuration(String text, String where) {

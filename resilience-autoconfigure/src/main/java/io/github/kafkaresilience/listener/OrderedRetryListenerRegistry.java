@@ -293,8 +293,32 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 			}
 			checkOwnership();
 		}
-		this.containers.values().forEach(OrderedRetryContainer::start);
+		for (ListenerEndpoint endpoint : this.endpoints) {
+			if (endpoint.autoStartup()) {
+				this.containers.get(endpoint.id()).start();
+			}
+		}
 		this.running = true;
+	}
+
+	/**
+	 * Starts a listener, typically one whose {@code autoStartup} is false, once the registry
+	 * has started (it provisions the ladders and starts the lock tailers).
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public void start(String id) {
+		containerOrFail(id).start();
+	}
+
+	/**
+	 * Stops a listener: it finishes its running records, commits and leaves its group. Its
+	 * locks stay; another instance, or this one started again, goes on with them.
+	 * @param id the listener id
+	 * @throws IllegalArgumentException when no listener has that id
+	 */
+	public void stop(String id) {
+		containerOrFail(id).stop();
 	}
 
 	/**

@@ -85,6 +85,25 @@ class ListenerLifecycleTests {
 		assertThat(eventsOf(topic, ConsumerStoppedEvent.class)).hasSize(1);
 	}
 
+	@Test
+	void aListenerWhoseAutoStartupIsFalseWaitsForItsStartById() {
+		String topic = SharedBroker.newTopic(1);
+		String id = "life-" + topic;
+		try (ConfigurableApplicationContext context = TestApplication.start(LifecycleApplication.class, topic,
+				"kafka.resilience.retry.delays=1s", "test.auto-startup=false")) {
+			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			assertThat(registry.isRunning()).isTrue();
+			assertThat(registry.isRunning(id)).isFalse();
+			SharedBroker.send(topic, "k", "V1");
+			await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> handled(topic).isEmpty());
+			registry.start(id);
+			await().atMost(WAIT).until(() -> handled(topic).equals(List.of("k=V1")));
+			assertThat(registry.isRunning(id)).isTrue();
+			registry.stop(id);
+			assertThat(registry.isRunning(id)).isFalse();
+		}
+	}
+
 	private static List<String> handled(String topic) {
 		return handled.getOrDefault(topic, List.of());
 	}
@@ -112,7 +131,7 @@ class ListenerLifecycleTests {
 
 		private final Map<String, Integer> attempts = new ConcurrentHashMap<>();
 
-		@OrderedRetryListener(id = "life-${test.topic}", topics = "${test.topic}")
+		@OrderedRetryListener(id = "life-${test.topic}", topics = "${test.topic}", autoStartup = "${test.auto-startup:true}")
 		void handle(ConsumerRecord<String, String> record) {
 			String original = record.headers().lastHeader("original.topic") != null
 					? new String(record.headers().lastHeader("original.topic").value()) : record.topic();

@@ -59,6 +59,7 @@ import static org.awaitility.Awaitility.await;
  * retry topic and the offset there, and the library's headers ({@code retry.count},
  * {@code original.*}, ...) are added.
  */
+@UsesSharedBroker
 class ListenerMethodArgumentsTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(90);
