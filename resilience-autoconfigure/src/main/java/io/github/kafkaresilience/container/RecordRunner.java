@@ -101,11 +101,7 @@ final class RecordRunner {
 	 */
 	boolean take(PartitionWork work, Delivery record) {
 		Task task = new Task(work, record);
-		PartitionWork.Taken taken = work.take(task);
-		if (taken == PartitionWork.Taken.RUN) {
-			this.workers.submit(task);
-		}
-		return taken != PartitionWork.Taken.REFUSED;
+		return handOut(task, work.take(task));
 	}
 
 	/**
@@ -115,7 +111,11 @@ final class RecordRunner {
 	 */
 	boolean unpark(PartitionWork work, Delivery record) {
 		Task task = new Task(work, record);
-		PartitionWork.Taken taken = work.unpark(task);
+		return handOut(task, work.unpark(task));
+	}
+
+	/** Submits a task its partition took as first of its key; returns whether it was taken. */
+	private boolean handOut(Task task, PartitionWork.Taken taken) {
 		if (taken == PartitionWork.Taken.RUN) {
 			this.workers.submit(task);
 		}
