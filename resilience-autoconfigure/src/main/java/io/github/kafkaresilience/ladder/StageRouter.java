@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,9 +20,6 @@ import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.RecordBatchTooLargeException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -189,16 +187,18 @@ public class StageRouter {
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(deadLetter(record, true, 0, null, RetryHeaders.failure(ex, true, now()), DlqReason.POISON));
+			return Step.settling(
+					deadLetter(record, new Hop(true, 0, null, RetryHeaders.failure(ex, true, now())), DlqReason.POISON));
 		}
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || this.plan.maxAttempts() <= 1) {
 			return Step.settling(
-					deadLetter(record, true, 1, null, failure, permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
+					deadLetter(record, new Hop(true, 1, null, failure),
+							permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
 		}
 		if (key == null) {
-			return Step.settling(publishWithoutLock(record, true, 1, 1, failure));
+			return Step.settling(publishWithoutLock(record, new Hop(true, 1, null, failure), 1));
 		}
 		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 				new Position(0, record.offset()), 1, failure, now());
@@ -318,7 +318,7 @@ public class StageRouter {
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(deadLetter(record, false, retryCount, lockId, RetryHeaders.failure(ex, true, now()),
+			return Step.settling(deadLetter(record, new Hop(false, retryCount, lockId, RetryHeaders.failure(ex, true, now())),
 					DlqReason.POISON).thenCompose((ignored) -> release(lock)));
 		}
 		// a count read from a retry topic can be as large as an int goes; it must not wrap around
@@ -326,13 +326,13 @@ public class StageRouter {
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
-			return Step.settling(deadLetter(record, false, attempts, lockId, failure,
+			return Step.settling(deadLetter(record, new Hop(false, attempts, lockId, failure),
 					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED).thenCompose((ignored) -> release(lock)));
 		}
 		if (lock != null) {
 			return Step.settling(move(lock, record, stage, nextStage(stage), attempts, failure));
 		}
-		return Step.settling(publishWithoutLock(record, false, nextStage(stage), attempts, failure));
+		return Step.settling(publishWithoutLock(record, new Hop(false, attempts, null, failure), nextStage(stage)));
 	}
 
 	private HandlerResult handle(Delivery record, int stage) {
@@ -390,9 +390,10 @@ public class StageRouter {
 	 */
 	private CompletableFuture<Void> publishThenConfirm(Lock moving, Delivery record, boolean fromMain,
 			Supplier<CompletableFuture<Void>> undo) {
+		Hop hop = Hop.of(moving, fromMain);
 		CompletableFuture<Long> published = Futures.call(() -> {
 			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
-			return publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure());
+			return publish(record, hop, moving.stage());
 		}).thenApply((offset) -> {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 			return offset;
@@ -401,31 +402,28 @@ public class StageRouter {
 			if (ex == null) {
 				return confirm(moving, offset);
 			}
-			return publishFailed(ex, record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure(),
-					(cause) -> undoThenFail(undo, moving, record, cause));
+			return publishFailed(ex, record, hop, moving.stage(), (cause) -> undoThenFail(undo, moving, record, cause));
 		}).thenCompose(Function.identity());
 	}
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	private CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
-		CompletableFuture<Long> published = Futures.call(
-				() -> publish(record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure()));
+		Hop hop = Hop.of(moving, fromMain);
+		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage()));
 		return published.handle((offset, ex) -> {
 			if (ex == null) {
 				this.faults.at(FaultInjection.Point.PUBLISHED, record);
 				return confirm(moving, offset);
 			}
-			return publishFailed(ex, record, fromMain, moving.stage(), moving.retryCount(), moving.id(), moving.failure(),
-					CompletableFuture::failedFuture);
+			return publishFailed(ex, record, hop, moving.stage(), CompletableFuture::failedFuture);
 		}).thenCompose(Function.identity());
 	}
 
-	/** Publishes a record without a key, which moves without a lock. */
-	private CompletableFuture<Void> publishWithoutLock(Delivery record, boolean fromMain, int toStage, int retryCount,
-			FailureInfo failure) {
-		CompletableFuture<Long> published = Futures.call(() -> publish(record, fromMain, toStage, retryCount, null, failure));
+	/** Publishes a record without a key, which moves without a lock, to {@code toStage}. */
+	private CompletableFuture<Void> publishWithoutLock(Delivery record, Hop hop, int toStage) {
+		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, toStage));
 		return published.handle((offset, ex) -> (ex == null) ? Futures.done()
-				: publishFailed(ex, record, fromMain, toStage, retryCount, null, failure, CompletableFuture::failedFuture))
+				: publishFailed(ex, record, hop, toStage, CompletableFuture::failedFuture))
 			.thenCompose(Function.identity());
 	}
 
@@ -434,28 +432,16 @@ public class StageRouter {
 	 * as too large is dead-lettered instead ({@link #refused}); any other failure goes to
 	 * {@code otherwise}.
 	 */
-	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, boolean fromMain, int toStage,
-			int retryCount, @Nullable String lockId, @Nullable FailureInfo failure,
+	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, Hop hop, int toStage,
 			Function<Throwable, CompletableFuture<Void>> otherwise) {
 		Throwable cause = Futures.cause(ex);
 		if (cause instanceof RuntimeException failed) {
-			Refusal refusal = refusal(failed, fromMain, toStage, retryCount, lockId, failure);
-			if (refusal != null) {
-				return refused(record, refusal, failed);
+			Throwable tooLarge = Refusal.tooLarge(failed);
+			if (tooLarge != null) {
+				return refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, hop), failed);
 			}
 		}
 		return otherwise.apply(cause);
-	}
-
-	/**
-	 * What a failed publish of a record's move to {@code toStage} means when a topic or the
-	 * producer refused the record as too large, or {@code null} for any other failure.
-	 */
-	private @Nullable Refusal refusal(RuntimeException ex, boolean fromMain, int toStage, int retryCount,
-			@Nullable String lockId, @Nullable FailureInfo failure) {
-		Throwable tooLarge = tooLarge(ex);
-		return (tooLarge != null)
-				? new Refusal(this.plan.topicOf(toStage), tooLarge, fromMain, retryCount, lockId, failure) : null;
 	}
 
 	/**
@@ -485,19 +471,11 @@ public class StageRouter {
 	 * it, the redelivered record finds its move unfinished and comes here again.
 	 */
 	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal) {
-		long size = size(record);
-		FailureInfo last = refusal.failure();
-		String message = "Record " + record + " (about " + size + " bytes of key, value and headers) could not be "
-				+ "published to '" + refusal.topic() + "': " + refusal.cause().getMessage()
-				+ " It cannot be retried and was dead-lettered instead. Raise " + fix(refusal.cause(), refusal.topic(), size)
-				+ ", then replay it from '" + this.plan.dlqTopic() + "'"
-				+ ((last != null) ? ". Its last failure: " + last.exception() + ": " + last.message() : "");
+		String message = refusal.deadLettered(record, this.plan.dlqTopic());
 		logger.warn(message);
-		FailureInfo tooLarge = RetryHeaders.failure(refusal.cause(), true, now());
-		return deadLetter(record, refusal.fromMain(), refusal.retryCount(), refusal.lockId(),
-				new FailureInfo(tooLarge.errorClass(), message, tooLarge.exception(), tooLarge.timestamp()),
-				DlqReason.PERMANENT)
-			.thenCompose((ignored) -> release((refusal.lockId() != null) ? this.locks.find(refusal.lockId()) : null));
+		String lockId = refusal.hop().lockId();
+		return deadLetter(record, refusal.hop().failedWith(refusal.failure(message, now())), DlqReason.PERMANENT)
+			.thenCompose((ignored) -> release((lockId != null) ? this.locks.find(lockId) : null));
 	}
 
 	/**
@@ -553,102 +531,45 @@ public class StageRouter {
 		}).thenCompose(Function.identity());
 	}
 
-	private CompletableFuture<Long> publish(Delivery record, boolean fromMain, int toStage, int retryCount,
-			@Nullable String lockId, @Nullable FailureInfo failure) {
+	private CompletableFuture<Long> publish(Delivery record, Hop hop, int toStage) {
 		String topic = this.plan.stage(toStage).topic();
 		return this.publisher.sending(topic, record.partition(), record.key(), record.value(),
-				RetryHeaders.forHop(record.headers(), fromMain, record.topic(), record.partition(), record.offset(),
-						retryCount, lockId, failure, null, this.ownership));
+				hop.headers(record, null, this.ownership));
 	}
 
 	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
 	private Step deadLetterMalformed(Delivery record, int retryCount, String problem) {
 		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
-		return Step.settling(deadLetter(record, false, retryCount, null,
-				RetryHeaders.failure(new IllegalStateException(problem), true, now()), DlqReason.POISON));
+		return Step.settling(deadLetter(record,
+				new Hop(false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now())),
+				DlqReason.POISON));
 	}
 
 	/**
 	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
 	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
 	 */
-	private CompletableFuture<Void> deadLetter(Delivery record, boolean fromMain, int retryCount, @Nullable String lockId,
-			FailureInfo failure, DlqReason reason) {
+	private CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason) {
+		FailureInfo failure = Objects.requireNonNull(hop.failure(), "a dead letter tells its failure");
 		CompletableFuture<Long> published = Futures.call(() -> this.publisher.sending(this.plan.dlqTopic(),
-				record.partition(), record.key(), record.value(), RetryHeaders.forHop(record.headers(), fromMain,
-						record.topic(), record.partition(), record.offset(), retryCount, lockId, failure, reason,
-						this.ownership)));
+				record.partition(), record.key(), record.value(), hop.headers(record, reason, this.ownership)));
 		return published.handle((offset, ex) -> {
 			if (ex == null) {
 				this.observer.deadLettered(reason, failure.errorClass());
 				return Futures.done();
 			}
 			Throwable cause = Futures.cause(ex);
-			Throwable tooLarge = tooLarge(cause);
+			Throwable tooLarge = Refusal.tooLarge(cause);
 			if (tooLarge == null) {
 				return CompletableFuture.<Void>failedFuture(cause);
 			}
-			long size = size(record);
-			return CompletableFuture.<Void>failedFuture(new UnpublishableRecordException("Record " + record + " (about "
-					+ size + " bytes of key, value and headers) can be neither retried nor dead-lettered: '"
-					+ this.plan.dlqTopic() + "' refused it as too large (" + tooLarge.getMessage() + "). Nothing from it on in "
-					+ record.topic() + "-" + record.partition() + " is committed until it is published. Raise "
-					+ fix(tooLarge, this.plan.dlqTopic(), size) + ", then restart the instance to deliver it again",
-					this.plan.dlqTopic(), cause));
+			return CompletableFuture.<Void>failedFuture(
+					new Refusal(this.plan.dlqTopic(), tooLarge, hop).unpublishable(record, cause));
 		}).thenCompose(Function.identity());
-	}
-
-	/** The cause that says a topic or the producer refused a record as too large, or {@code null}. */
-	private static @Nullable Throwable tooLarge(Throwable ex) {
-		Throwable current = ex;
-		for (int depth = 0; current != null && depth < 20; current = current.getCause(), depth++) {
-			if (current instanceof RecordTooLargeException || current instanceof RecordBatchTooLargeException) {
-				return current;
-			}
-		}
-		return null;
-	}
-
-	/** The setting to raise so that {@code topic} takes a record of {@code size} bytes. */
-	private static String fix(Throwable tooLarge, String topic, long size) {
-		long needed = size + TopicProvisioner.HEADER_ALLOWANCE;
-		String reason = String.valueOf(tooLarge.getMessage());
-		if (reason.contains("max.request.size")) {
-			return "spring.kafka.producer.properties.max.request.size to " + needed
-					+ " or more (the library's producers start from the application's producer settings)";
-		}
-		if (reason.contains("buffer.memory")) {
-			return "spring.kafka.producer.buffer-memory above " + size;
-		}
-		return "max.message.bytes of '" + topic + "' (kafka-configs --bootstrap-server <broker> --alter --entity-type "
-				+ "topics --entity-name " + topic + " --add-config max.message.bytes=" + needed + ")";
-	}
-
-	/** About the bytes a record takes: its key, value and headers. */
-	private static long size(Delivery record) {
-		long size = ((record.key() != null) ? record.key().length : 0)
-				+ ((record.value() != null) ? record.value().length : 0);
-		for (Header header : record.headers()) {
-			size += header.key().length() + ((header.value() != null) ? header.value().length : 0);
-		}
-		return size;
 	}
 
 	private Instant now() {
 		return this.clock.instant();
-	}
-
-	/**
-	 * A topic refused a record's move as too large.
-	 * @param topic the refusing topic
-	 * @param cause the refusal, a {@link RecordTooLargeException} as a rule
-	 * @param fromMain whether the record was read from the main topic
-	 * @param retryCount the attempts that failed so far
-	 * @param lockId the lock the record carries or was to carry
-	 * @param failure the handler's failure that made the record move, if any
-	 */
-	private record Refusal(String topic, Throwable cause, boolean fromMain, int retryCount, @Nullable String lockId,
-			@Nullable FailureInfo failure) {
 	}
 
 	/**
