@@ -3,12 +3,8 @@ package io.github.kafkaresilience.ladder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.Map;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.lock.FailureInfo;
@@ -17,8 +13,6 @@ import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.support.Futures;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -44,16 +38,9 @@ import org.jspecify.annotations.Nullable;
  */
 public class StageRouter {
 
-	private static final Log logger = LogFactory.getLog(StageRouter.class);
-
-	/** At most this many refusals are remembered: a record whose partition was revoked never comes back. */
-	private static final int MAX_REFUSALS = 1000;
-
 	private final LadderPlan plan;
 
 	private final LockStore locks;
-
-	private final RecordPublisher publisher;
 
 	private final RecordHandler handler;
 
@@ -63,20 +50,11 @@ public class StageRouter {
 
 	private final Supplier<String> lockIds;
 
-	private final DualWrite dualWrite;
-
-	private final FaultInjection faults;
-
 	private final Ownership ownership;
 
-	private volatile LadderObserver observer = LadderObserver.NONE;
+	private final Moves moves;
 
-	/**
-	 * In {@link DualWrite#TRANSACTION} mode, the records whose move a topic refused as too
-	 * large, by {@link Delivery#toString() position}: the failed send dooms the transaction,
-	 * so the record is dead-lettered in the next one, when it is routed again.
-	 */
-	private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
+	private volatile LadderObserver observer = LadderObserver.NONE;
 
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
@@ -95,20 +73,19 @@ public class StageRouter {
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds, DualWrite dualWrite,
 			FaultInjection faults, Ownership ownership) {
 		this.ownership = ownership;
-		this.dualWrite = dualWrite;
-		this.faults = faults;
 		this.plan = plan;
 		this.locks = locks;
-		this.publisher = publisher;
 		this.handler = handler;
 		this.classifier = classifier;
 		this.clock = clock;
 		this.lockIds = lockIds;
+		this.moves = new Moves(plan, locks, publisher, clock, dualWrite, faults, ownership, this);
 	}
 
 	/** Sets who hears what this router does with each record, for metrics. */
 	public void observeWith(LadderObserver observer) {
 		this.observer = observer;
+		this.moves.observeWith(observer);
 	}
 
 	public LadderPlan plan() {
@@ -136,14 +113,9 @@ public class StageRouter {
 		if (stage > 0 && !this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
 			return Step.done(); // another group's record (PROTOCOL §2): not run, not dead-lettered
 		}
-		Refusal refusal = this.refusals.isEmpty() ? null : this.refusals.remove(record.toString());
-		if (refusal != null) {
-			CompletableFuture<Void> dead = deadLetterRefused(record, refusal).whenComplete((ignored, ex) -> {
-				if (ex != null && !(Futures.cause(ex) instanceof UnpublishableRecordException)) {
-					this.refusals.put(record.toString(), refusal);
-				}
-			});
-			return settle(dead);
+		CompletableFuture<Void> refused = this.moves.deadLetterIfRefused(record);
+		if (refused != null) {
+			return settle(refused);
 		}
 		return settle((stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced));
 	}
@@ -171,14 +143,14 @@ public class StageRouter {
 				// an earlier delivery of this record got this far; its first move is this
 				// record's to finish, any later one belongs to a record in a retry stage
 				if (earlier.isMoving() && new Position(0, record.offset()).equals(earlier.from())) {
-					return Step.settling(completeMove(earlier, record, true));
+					return Step.settling(this.moves.completeMove(earlier, record, true));
 				}
 				return Step.done();
 			}
 			if (!this.locks.locksOf(key).isEmpty()) {
 				Lock follower = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 						new Position(0, record.offset()), 0, null, now());
-				return Step.settling(moveNewLock(follower, record).thenRun(this.observer::followerForwarded));
+				return Step.settling(this.moves.moveNewLock(follower, record).thenRun(this.observer::followerForwarded));
 			}
 		}
 		HandlerResult result = handle(record, 0);
@@ -187,22 +159,21 @@ public class StageRouter {
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(
-					deadLetter(record, new Hop(true, 0, null, RetryHeaders.failure(ex, true, now())), DlqReason.POISON));
+			return Step.settling(this.moves.deadLetter(record, new Hop(true, 0, null, RetryHeaders.failure(ex, true, now())),
+					DlqReason.POISON));
 		}
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || this.plan.maxAttempts() <= 1) {
-			return Step.settling(
-					deadLetter(record, new Hop(true, 1, null, failure),
-							permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
+			return Step.settling(this.moves.deadLetter(record, new Hop(true, 1, null, failure),
+					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
 		}
 		if (key == null) {
-			return Step.settling(publishWithoutLock(record, new Hop(true, 1, null, failure), 1));
+			return Step.settling(this.moves.publishWithoutLock(record, new Hop(true, 1, null, failure), 1));
 		}
 		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
 				new Position(0, record.offset()), 1, failure, now());
-		return Step.settling(moveNewLock(lock, record));
+		return Step.settling(this.moves.moveNewLock(lock, record));
 	}
 
 	/**
@@ -255,7 +226,7 @@ public class StageRouter {
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
 			if (here.equals(lock.from())) {
-				return Step.settling(completeMove(lock, record, false));
+				return Step.settling(this.moves.completeMove(lock, record, false));
 			}
 			// only a copy the unfinished move may have published can become the carrier: one
 			// in the target stage and, when the move re-appends to its own stage, after the source
@@ -272,7 +243,7 @@ public class StageRouter {
 		Position ahead = predecessor.position();
 		if (ahead != null && ahead.isAfter(here)) {
 			// forward: not an attempt, the record keeps its count and its last failure
-			return Step.settling(move(lock, record, stage, ahead.stage(), retryCount, null));
+			return Step.settling(this.moves.move(lock, lock.moveTo(ahead.stage(), here, retryCount, null, now()), record));
 		}
 		return Step.waitForKey();
 	}
@@ -289,7 +260,7 @@ public class StageRouter {
 		if (!tailerSynced) {
 			return Step.waitForTailer(); // an earlier delivery may have written the lock already
 		}
-		this.locks.write(Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
+		this.moves.writePending(Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
 		return Step.waitForKey();
 	}
 
@@ -314,25 +285,29 @@ public class StageRouter {
 		HandlerResult result = handle(record, stage);
 		String lockId = (lock != null) ? lock.id() : null;
 		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			return Step.settling(release(lock));
+			return Step.settling(this.moves.release(lock));
 		}
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(deadLetter(record, new Hop(false, retryCount, lockId, RetryHeaders.failure(ex, true, now())),
-					DlqReason.POISON).thenCompose((ignored) -> release(lock)));
+			return Step.settling(this.moves
+				.deadLetter(record, new Hop(false, retryCount, lockId, RetryHeaders.failure(ex, true, now())), DlqReason.POISON)
+				.thenCompose((ignored) -> this.moves.release(lock)));
 		}
 		// a count read from a retry topic can be as large as an int goes; it must not wrap around
 		int attempts = (retryCount < Integer.MAX_VALUE) ? retryCount + 1 : retryCount;
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
-			return Step.settling(deadLetter(record, new Hop(false, attempts, lockId, failure),
-					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED).thenCompose((ignored) -> release(lock)));
+			return Step.settling(this.moves
+				.deadLetter(record, new Hop(false, attempts, lockId, failure),
+						permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED)
+				.thenCompose((ignored) -> this.moves.release(lock)));
 		}
 		if (lock != null) {
-			return Step.settling(move(lock, record, stage, nextStage(stage), attempts, failure));
+			return Step.settling(this.moves.move(lock,
+					lock.moveTo(nextStage(stage), new Position(stage, record.offset()), attempts, failure, now()), record));
 		}
-		return Step.settling(publishWithoutLock(record, new Hop(false, attempts, null, failure), nextStage(stage)));
+		return Step.settling(this.moves.publishWithoutLock(record, new Hop(false, attempts, null, failure), nextStage(stage)));
 	}
 
 	private HandlerResult handle(Delivery record, int stage) {
@@ -340,10 +315,6 @@ public class StageRouter {
 		HandlerResult result = this.handler.handle(record);
 		this.observer.handled(stage, result.outcome(), System.nanoTime() - start);
 		return result;
-	}
-
-	private CompletableFuture<Void> release(@Nullable Lock lock) {
-		return (lock != null) ? Futures.call(() -> this.locks.releasing(lock)) : Futures.done();
 	}
 
 	/**
@@ -359,213 +330,11 @@ public class StageRouter {
 		return Math.min(stage + 1, this.plan.lastStage());
 	}
 
-	/**
-	 * Moves a lock created for a main-topic record to stage 1. If the publish fails, the new
-	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
-	 * When the lock write itself reports a failure it may still have landed: it is released
-	 * too, or the redelivery would create a second lock and leave this one moving forever.
-	 */
-	private CompletableFuture<Void> moveNewLock(Lock moving, Delivery record) {
-		return undoOnFailure(Futures.call(() -> this.locks.writing(moving)),
-				() -> this.locks.releasing(moving), moving, record)
-			.thenCompose((ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving)));
-	}
-
-	/**
-	 * Moves a lock already in the ladder. If the publish fails the lock goes back to its
-	 * confirmed position (releasing it would let its key's later records overtake it) and the
-	 * record is redelivered.
-	 */
-	private CompletableFuture<Void> move(Lock lock, Delivery record, int fromStage, int toStage, int retryCount,
-			@Nullable FailureInfo failure) {
-		Lock moving = lock.moveTo(toStage, new Position(fromStage, record.offset()), retryCount, failure, now());
-		return Futures.call(() -> this.locks.writing(moving))
-			.thenCompose((ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock)));
-	}
-
-	/**
-	 * The second half of a move whose lock is written: publishes the record to the lock's
-	 * stage, then confirms the lock there. A publish refused as too large dead-letters the
-	 * record instead; any other failed publish undoes the lock write and fails the move.
-	 */
-	private CompletableFuture<Void> publishThenConfirm(Lock moving, Delivery record, boolean fromMain,
-			Supplier<CompletableFuture<Void>> undo) {
-		Hop hop = Hop.of(moving, fromMain);
-		CompletableFuture<Long> published = Futures.call(() -> {
-			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
-			return publish(record, hop, moving.stage());
-		}).thenApply((offset) -> {
-			this.faults.at(FaultInjection.Point.PUBLISHED, record);
-			return offset;
-		});
-		return published.handle((offset, ex) -> {
-			if (ex == null) {
-				return confirm(moving, offset);
-			}
-			return publishFailed(ex, record, hop, moving.stage(), (cause) -> undoThenFail(undo, moving, record, cause));
-		}).thenCompose(Function.identity());
-	}
-
-	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
-	private CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
-		Hop hop = Hop.of(moving, fromMain);
-		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage()));
-		return published.handle((offset, ex) -> {
-			if (ex == null) {
-				this.faults.at(FaultInjection.Point.PUBLISHED, record);
-				return confirm(moving, offset);
-			}
-			return publishFailed(ex, record, hop, moving.stage(), CompletableFuture::failedFuture);
-		}).thenCompose(Function.identity());
-	}
-
-	/** Publishes a record without a key, which moves without a lock, to {@code toStage}. */
-	private CompletableFuture<Void> publishWithoutLock(Delivery record, Hop hop, int toStage) {
-		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, toStage));
-		return published.handle((offset, ex) -> (ex == null) ? Futures.done()
-				: publishFailed(ex, record, hop, toStage, CompletableFuture::failedFuture))
-			.thenCompose(Function.identity());
-	}
-
-	/**
-	 * After the publish of a record's move to {@code toStage} failed: a record a topic refused
-	 * as too large is dead-lettered instead ({@link #refused}); any other failure goes to
-	 * {@code otherwise}.
-	 */
-	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, Hop hop, int toStage,
-			Function<Throwable, CompletableFuture<Void>> otherwise) {
-		Throwable cause = Futures.cause(ex);
-		if (cause instanceof RuntimeException failed) {
-			Throwable tooLarge = Refusal.tooLarge(failed);
-			if (tooLarge != null) {
-				return refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, hop), failed);
-			}
-		}
-		return otherwise.apply(cause);
-	}
-
-	/**
-	 * A retry topic (or the producer) refused a record as too large: it cannot be retried, so
-	 * it is dead-lettered as a permanent failure and its lock, if any, released. The key's
-	 * later records keep waiting behind every earlier record still in the ladder, so none
-	 * overtakes a record that will still be handled; the refused record itself is finished.
-	 * In a transaction the failed send dooms the transaction: the record is dead-lettered in
-	 * the next one, when it is routed again.
-	 */
-	private CompletableFuture<Void> refused(Delivery record, Refusal refusal, RuntimeException ex) {
-		if (this.dualWrite == DualWrite.TRANSACTION) {
-			if (this.refusals.size() >= MAX_REFUSALS) {
-				this.refusals.clear();
-			}
-			this.refusals.put(record.toString(), refusal);
-			return CompletableFuture.failedFuture(new KafkaException("'" + refusal.topic() + "' refused " + record
-					+ " as too large; the transaction is aborted and the record is sent to '" + this.plan.dlqTopic()
-					+ "' when it is routed again", ex));
-		}
-		return deadLetterRefused(record, refusal);
-	}
-
-	/**
-	 * Dead-letters a record a topic refused as too large, with the refusal as its failure, and
-	 * releases the lock it carries or was to carry. The lock goes last: after a crash before
-	 * it, the redelivered record finds its move unfinished and comes here again.
-	 */
-	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal) {
-		String message = refusal.deadLettered(record, this.plan.dlqTopic());
-		logger.warn(message);
-		String lockId = refusal.hop().lockId();
-		return deadLetter(record, refusal.hop().failedWith(refusal.failure(message, now())), DlqReason.PERMANENT)
-			.thenCompose((ignored) -> release((lockId != null) ? this.locks.find(lockId) : null));
-	}
-
-	/**
-	 * Confirms a move, unless the lock changed meanwhile: another delivery of the same source
-	 * record may have completed the move, and the lock may even be released already; a late
-	 * confirmation must not bring it back.
-	 */
-	private CompletableFuture<Void> confirm(Lock moving, long offset) {
-		synchronized (this) {
-			Lock current = this.locks.find(moving.id());
-			if (current == null || !current.isMoving() || current.stage() != moving.stage()
-					|| !current.from().equals(moving.from())) {
-				logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
-				return Futures.done();
-			}
-			return Futures.call(() -> this.locks.writing(moving.confirmedAt(offset, now())));
-		}
-	}
-
-	/**
-	 * When {@code write} fails, undoes it ({@code compensate} mode) and fails with the write's
-	 * failure; in {@code transaction} mode the caller aborts the transaction instead.
-	 */
-	private CompletableFuture<Void> undoOnFailure(CompletableFuture<Void> write, Supplier<CompletableFuture<Void>> undo,
-			Lock moving, Delivery record) {
-		return write.handle((ignored, ex) -> (ex == null) ? Futures.done() : undoThenFail(undo, moving, record, Futures.cause(ex)))
-			.thenCompose(Function.identity());
-	}
-
-	/**
-	 * Undoes a lock write after a failed step and fails with the step's failure. A failed undo
-	 * leaves the lock in flight; the record's redelivery completes the move. An {@link Error}
-	 * is not undone: it fails at once.
-	 */
-	private CompletableFuture<Void> undoThenFail(Supplier<CompletableFuture<Void>> undo, Lock moving, Delivery record,
-			Throwable cause) {
-		if (this.dualWrite == DualWrite.TRANSACTION || !(cause instanceof RuntimeException)) {
-			return CompletableFuture.failedFuture(cause); // the caller aborts the transaction, and the lock write with it
-		}
-		return Futures.call(() -> {
-			this.faults.at(FaultInjection.Point.COMPENSATING, record);
-			return undo.get();
-		}).handle((ignored, ex) -> {
-			if (ex != null) {
-				Throwable undoFailure = Futures.cause(ex);
-				if (undoFailure instanceof Error error) {
-					throw error;
-				}
-				cause.addSuppressed(undoFailure);
-				logger.warn("Could not undo the move of " + moving + " after a failed publish", undoFailure);
-			}
-			return CompletableFuture.<Void>failedFuture(cause);
-		}).thenCompose(Function.identity());
-	}
-
-	private CompletableFuture<Long> publish(Delivery record, Hop hop, int toStage) {
-		String topic = this.plan.stage(toStage).topic();
-		return this.publisher.sending(topic, record.partition(), record.key(), record.value(),
-				hop.headers(record, null, this.ownership));
-	}
-
 	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
 	private Step deadLetterMalformed(Delivery record, int retryCount, String problem) {
-		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
-		return Step.settling(deadLetter(record,
+		return Step.settling(this.moves.deadLetterMalformed(record,
 				new Hop(false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now())),
-				DlqReason.POISON));
-	}
-
-	/**
-	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
-	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
-	 */
-	private CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason) {
-		FailureInfo failure = Objects.requireNonNull(hop.failure(), "a dead letter tells its failure");
-		CompletableFuture<Long> published = Futures.call(() -> this.publisher.sending(this.plan.dlqTopic(),
-				record.partition(), record.key(), record.value(), hop.headers(record, reason, this.ownership)));
-		return published.handle((offset, ex) -> {
-			if (ex == null) {
-				this.observer.deadLettered(reason, failure.errorClass());
-				return Futures.done();
-			}
-			Throwable cause = Futures.cause(ex);
-			Throwable tooLarge = Refusal.tooLarge(cause);
-			if (tooLarge == null) {
-				return CompletableFuture.<Void>failedFuture(cause);
-			}
-			return CompletableFuture.<Void>failedFuture(
-					new Refusal(this.plan.dlqTopic(), tooLarge, hop).unpublishable(record, cause));
-		}).thenCompose(Function.identity());
+				problem));
 	}
 
 	private Instant now() {
