@@ -1,21 +1,14 @@
 package io.github.kafkaresilience.ladder;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Instant;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.support.Futures;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.utils.Bytes;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Decides, for one record of a main or stage topic, what happens to it: run the handler,
@@ -33,6 +26,10 @@ import org.jspecify.annotations.Nullable;
  * refusing topic and the setting to raise, and its lock is released, as after any permanent
  * failure. When the dead-letter topic refuses it too, an {@link UnpublishableRecordException}
  * is thrown: the record can go nowhere until a setting is raised.
+ * <p>
+ * The router runs the handler and ties three parts together: {@code RoutingRules} decides
+ * what the protocol says happens to the record, {@code Moves} makes the writes that carry it
+ * out, and {@code Refusal} says what a refusal as too large means.
  *
  * @since 0.1.0
  */
@@ -40,17 +37,11 @@ public class StageRouter {
 
 	private final LadderPlan plan;
 
-	private final LockStore locks;
-
 	private final RecordHandler handler;
 
-	private final FailureClassifier classifier;
-
-	private final Clock clock;
-
-	private final Supplier<String> lockIds;
-
 	private final Ownership ownership;
+
+	private final RoutingRules rules;
 
 	private final Moves moves;
 
@@ -72,13 +63,10 @@ public class StageRouter {
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds, DualWrite dualWrite,
 			FaultInjection faults, Ownership ownership) {
-		this.ownership = ownership;
 		this.plan = plan;
-		this.locks = locks;
 		this.handler = handler;
-		this.classifier = classifier;
-		this.clock = clock;
-		this.lockIds = lockIds;
+		this.ownership = ownership;
+		this.rules = new RoutingRules(plan, locks, classifier, clock, lockIds);
 		this.moves = new Moves(plan, locks, publisher, clock, dualWrite, faults, ownership, this);
 	}
 
@@ -115,9 +103,76 @@ public class StageRouter {
 		}
 		CompletableFuture<Void> refused = this.moves.deadLetterIfRefused(record);
 		if (refused != null) {
-			return settle(refused);
+			return settle(Step.settling(refused));
 		}
-		return settle((stage == 0) ? fromMain(record) : fromStage(record, stage, tailerSynced));
+		Decision decision = (stage == 0) ? this.rules.fromMain(record) : this.rules.fromStage(record, stage, tailerSynced);
+		return settle(carryOut(decision, record));
+	}
+
+	/**
+	 * The earliest time a record may run, from the record alone: its due time when it is a
+	 * retry read from a stage, 0 for any other (a record of the main topic, a follower, or one
+	 * whose protocol headers are unreadable and go to the dead-letter topic at once).
+	 */
+	public long earliestRun(Delivery record) {
+		return this.rules.earliestRun(record);
+	}
+
+	/** The lock id of a replay entry: the same for every delivery of the record. */
+	static String replayLockId(Delivery record) {
+		return RoutingRules.replayLockId(record);
+	}
+
+	/** Runs the handler when the rules say so, and starts the writes they decided on. */
+	private Step carryOut(Decision decision, Delivery record) {
+		if (decision instanceof Decision.Settled settled) {
+			return settled.step();
+		}
+		if (decision instanceof Decision.Run run) {
+			return carryOut(this.rules.afterRun(record, run, handle(record, run.stage())), record);
+		}
+		if (decision instanceof Decision.Enter enter) {
+			this.moves.writePending(enter.pending());
+			return Step.waitForKey(); // until the owner of its main-topic partition admits it
+		}
+		return Step.settling(writes(decision, record));
+	}
+
+	private CompletableFuture<Void> writes(Decision decision, Delivery record) {
+		if (decision instanceof Decision.Follow follow) {
+			return this.moves.moveNewLock(follow.moving(), record).thenRun(this.observer::followerForwarded);
+		}
+		if (decision instanceof Decision.MoveNew moveNew) {
+			return this.moves.moveNewLock(moveNew.moving(), record);
+		}
+		if (decision instanceof Decision.Move move) {
+			return this.moves.move(move.lock(), move.moving(), record);
+		}
+		if (decision instanceof Decision.CompleteMove complete) {
+			return this.moves.completeMove(complete.moving(), record, complete.fromMain());
+		}
+		if (decision instanceof Decision.Publish publish) {
+			return this.moves.publishWithoutLock(record, publish.hop(), publish.toStage());
+		}
+		if (decision instanceof Decision.DeadLetter dead) {
+			CompletableFuture<Void> published = this.moves.deadLetter(record, dead.hop(), dead.reason());
+			Lock lock = dead.release();
+			return (lock != null) ? published.thenCompose((ignored) -> this.moves.release(lock)) : published;
+		}
+		if (decision instanceof Decision.Malformed malformed) {
+			return this.moves.deadLetterMalformed(record, malformed.hop(), malformed.problem());
+		}
+		if (decision instanceof Decision.Release release) {
+			return this.moves.release(release.lock());
+		}
+		throw new IllegalStateException("Nothing to write for " + decision);
+	}
+
+	private HandlerResult handle(Delivery record, int stage) {
+		long start = System.nanoTime();
+		HandlerResult result = this.handler.handle(record);
+		this.observer.handled(stage, result.outcome(), System.nanoTime() - start);
+		return result;
 	}
 
 	/** A step whose writes are already complete is done, or throws what they failed with. */
@@ -128,217 +183,6 @@ public class StageRouter {
 		}
 		Futures.rethrowIfFailed(writes);
 		return Step.done();
-	}
-
-	private static Step settle(CompletableFuture<?> writes) {
-		return settle(Step.settling(writes));
-	}
-
-	// PROTOCOL §5
-	private Step fromMain(Delivery record) {
-		Bytes key = record.businessKey();
-		if (key != null) {
-			Lock earlier = this.locks.byOrigin(key, record.offset());
-			if (earlier != null) {
-				// an earlier delivery of this record got this far; its first move is this
-				// record's to finish, any later one belongs to a record in a retry stage
-				if (earlier.isMoving() && new Position(0, record.offset()).equals(earlier.from())) {
-					return Step.settling(this.moves.completeMove(earlier, record, true));
-				}
-				return Step.done();
-			}
-			if (!this.locks.locksOf(key).isEmpty()) {
-				Lock follower = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
-						new Position(0, record.offset()), 0, null, now());
-				return Step.settling(this.moves.moveNewLock(follower, record).thenRun(this.observer::followerForwarded));
-			}
-		}
-		HandlerResult result = handle(record, 0);
-		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			return Step.done();
-		}
-		Throwable ex = result.failure();
-		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(this.moves.deadLetter(record, new Hop(true, 0, null, RetryHeaders.failure(ex, true, now())),
-					DlqReason.POISON));
-		}
-		boolean permanent = this.classifier.isPermanent(ex);
-		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
-		if (permanent || this.plan.maxAttempts() <= 1) {
-			return Step.settling(this.moves.deadLetter(record, new Hop(true, 1, null, failure),
-					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED));
-		}
-		if (key == null) {
-			return Step.settling(this.moves.publishWithoutLock(record, new Hop(true, 1, null, failure), 1));
-		}
-		Lock lock = Lock.moving(this.lockIds.get(), key, record.partition(), record.offset(), 1,
-				new Position(0, record.offset()), 1, failure, now());
-		return Step.settling(this.moves.moveNewLock(lock, record));
-	}
-
-	/**
-	 * The earliest time a record may run, from the record alone: its due time when it is a
-	 * retry read from a stage, 0 for any other (a record of the main topic, a follower, or one
-	 * whose protocol headers are unreadable and go to the dead-letter topic at once).
-	 */
-	public long earliestRun(Delivery record) {
-		int stage = this.plan.stageOf(record.topic());
-		Integer retryCount = (stage > 0) ? RetryHeaders.retryCount(record.headers()) : null;
-		if (retryCount == null || retryCount == 0) {
-			return 0;
-		}
-		return record.timestamp() + this.plan.stage(stage).delay().toMillis();
-	}
-
-	// PROTOCOL §6
-	private Step fromStage(Delivery record, int stage, boolean tailerSynced) {
-		Integer retryCount = RetryHeaders.retryCount(record.headers());
-		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
-		Bytes key = record.businessKey();
-		// a dead letter sent back by a replay: it gets a lock named after where it entered
-		boolean entry = stage == 1 && key != null && RetryHeaders.isReplayEntry(record.headers());
-		if (entry) {
-			lockId = replayLockId(record);
-		}
-		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
-			return deadLetterMalformed(record, (retryCount != null) ? retryCount : 0,
-					"missing or unreadable protocol headers (retry.count="
-							+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT) + ", lock.id=" + lockId + ")");
-		}
-		if (lockId == null) {
-			return runWhenDue(record, stage, retryCount, null);
-		}
-		Lock lock = this.locks.find(lockId);
-		if (lock == null) {
-			if (entry) {
-				return enter(record, lockId, tailerSynced);
-			}
-			// the lock was written before this record: once the tailer has caught up, an
-			// unknown lock is a released one and this record is a copy of finished work
-			return skipStale(tailerSynced);
-		}
-		if (!lock.key().equals(key)) {
-			return deadLetterMalformed(record, retryCount, "a lock.id that names lock " + lockId + " of another key");
-		}
-		if (lock.isPending()) {
-			return Step.waitForKey(); // until the owner of its main-topic partition admits it
-		}
-		Position here = new Position(stage, record.offset());
-		if (lock.isMoving()) {
-			if (here.equals(lock.from())) {
-				return Step.settling(this.moves.completeMove(lock, record, false));
-			}
-			// only a copy the unfinished move may have published can become the carrier: one
-			// in the target stage and, when the move re-appends to its own stage, after the source
-			boolean mayCarry = stage == lock.stage() && (lock.from().stage() != stage || here.isAfter(lock.from()));
-			return mayCarry ? Step.waitForKey() : skipStale(tailerSynced);
-		}
-		if (!here.equals(lock.position())) {
-			return skipStale(tailerSynced); // another record carries the lock
-		}
-		Lock predecessor = this.locks.predecessor(lock);
-		if (predecessor == null) {
-			return runWhenDue(record, stage, retryCount, lock);
-		}
-		Position ahead = predecessor.position();
-		if (ahead != null && ahead.isAfter(here)) {
-			// forward: not an attempt, the record keeps its count and its last failure
-			return Step.settling(this.moves.move(lock, lock.moveTo(ahead.stage(), here, retryCount, null, now()), record));
-		}
-		return Step.waitForKey();
-	}
-
-	/**
-	 * Takes a replayed dead letter into its key's order (docs/PROTOCOL.md, rule 2.0): it gets
-	 * a lock, pending until the instance that owns its main-topic partition admits it behind
-	 * every record of its key taken from there so far; until then it waits. Its lock id comes from
-	 * where it entered, so a redelivery finds the lock an earlier delivery wrote. Once the lock
-	 * is released it is forgotten: a redelivery after that enters again, which runs the record
-	 * again, as any redelivery may.
-	 */
-	private Step enter(Delivery record, String lockId, boolean tailerSynced) {
-		if (!tailerSynced) {
-			return Step.waitForTailer(); // an earlier delivery may have written the lock already
-		}
-		this.moves.writePending(Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
-		return Step.waitForKey();
-	}
-
-	/** The lock id of a replay entry: the same for every delivery of the record. */
-	static String replayLockId(Delivery record) {
-		return UUID.nameUUIDFromBytes((record.topic() + "/" + record.partition() + "/" + record.offset())
-			.getBytes(StandardCharsets.UTF_8)).toString();
-	}
-
-	/**
-	 * Runs the head of a key (or a record without a key) once it is due: success releases its
-	 * lock; failure moves it to the next stage or, when it is permanent or attempts are
-	 * exhausted, to the dead-letter topic.
-	 */
-	private Step runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
-		if (retryCount > 0) {
-			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
-			if (this.clock.millis() < dueAt) {
-				return Step.waitUntil(dueAt);
-			}
-		}
-		HandlerResult result = handle(record, stage);
-		String lockId = (lock != null) ? lock.id() : null;
-		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			return Step.settling(this.moves.release(lock));
-		}
-		Throwable ex = result.failure();
-		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			return Step.settling(this.moves
-				.deadLetter(record, new Hop(false, retryCount, lockId, RetryHeaders.failure(ex, true, now())), DlqReason.POISON)
-				.thenCompose((ignored) -> this.moves.release(lock)));
-		}
-		// a count read from a retry topic can be as large as an int goes; it must not wrap around
-		int attempts = (retryCount < Integer.MAX_VALUE) ? retryCount + 1 : retryCount;
-		boolean permanent = this.classifier.isPermanent(ex);
-		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
-		if (permanent || attempts >= this.plan.maxAttempts()) {
-			return Step.settling(this.moves
-				.deadLetter(record, new Hop(false, attempts, lockId, failure),
-						permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED)
-				.thenCompose((ignored) -> this.moves.release(lock)));
-		}
-		if (lock != null) {
-			return Step.settling(this.moves.move(lock,
-					lock.moveTo(nextStage(stage), new Position(stage, record.offset()), attempts, failure, now()), record));
-		}
-		return Step.settling(this.moves.publishWithoutLock(record, new Hop(false, attempts, null, failure), nextStage(stage)));
-	}
-
-	private HandlerResult handle(Delivery record, int stage) {
-		long start = System.nanoTime();
-		HandlerResult result = this.handler.handle(record);
-		this.observer.handled(stage, result.outcome(), System.nanoTime() - start);
-		return result;
-	}
-
-	/**
-	 * A record judged a stale copy is skipped only on a view of the locks that is current:
-	 * another instance may have moved the lock to this very record after this table last
-	 * heard of it.
-	 */
-	private static Step skipStale(boolean tailerSynced) {
-		return tailerSynced ? Step.done() : Step.waitForTailer();
-	}
-
-	private int nextStage(int stage) {
-		return Math.min(stage + 1, this.plan.lastStage());
-	}
-
-	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
-	private Step deadLetterMalformed(Delivery record, int retryCount, String problem) {
-		return Step.settling(this.moves.deadLetterMalformed(record,
-				new Hop(false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now())),
-				problem));
-	}
-
-	private Instant now() {
-		return this.clock.instant();
 	}
 
 	/**

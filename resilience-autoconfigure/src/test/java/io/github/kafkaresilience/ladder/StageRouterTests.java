@@ -1,0 +1,143 @@
+package io.github.kafkaresilience.ladder;
+
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.kafkaresilience.lock.Lock;
+import org.apache.kafka.common.header.Headers;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The router as its container sees it: which records it looks at, what it tells its observer,
+ * and a step whose writes are under way against one whose writes are done.
+ */
+class StageRouterTests {
+
+	private static final LadderPlan PLAN = RoutingRulesTests.PLAN;
+
+	private final StageRouterRefusalTests.Locks locks = new StageRouterRefusalTests.Locks();
+
+	private final StageRouterRefusalTests.Publisher publisher = new StageRouterRefusalTests.Publisher();
+
+	private final List<String> heard = new ArrayList<>();
+
+	private final LadderObserver observer = new LadderObserver() {
+
+		@Override
+		public void handled(int stage, HandlerResult.Outcome outcome, long nanos) {
+			StageRouterTests.this.heard.add("handled " + stage + " " + outcome);
+		}
+
+		@Override
+		public void followerForwarded() {
+			StageRouterTests.this.heard.add("follower");
+		}
+
+		@Override
+		public void deadLettered(DlqReason reason, String errorClass) {
+			StageRouterTests.this.heard.add("dead-lettered " + reason.value());
+		}
+
+	};
+
+	@Test
+	void aTopicOutsideTheLadderIsRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> router(HandlerResult.success()).route(RoutingRulesTests.stage("payments", 1, "k",
+					RoutingRulesTests.headers()), true))
+			.withMessage("Topic 'payments' is not part of the ladder of 'orders'");
+	}
+
+	@Test
+	void aStageRecordOfAnotherGroupIsSkippedWithoutRunningOrWriting() {
+		Headers foreign = RoutingRulesTests.headers("retry.count", "1", "lock.id", "L1", "owner.group", "shipping");
+		Step step = router(HandlerResult.success()).route(RoutingRulesTests.stage(RoutingRulesTests.STAGE_1, 4, "k", foreign),
+				true);
+		assertThat(step).isEqualTo(Step.done());
+		assertThat(this.heard).isEmpty();
+		assertThat(this.publisher.sent).isEmpty();
+	}
+
+	@Test
+	void aRecordThatRunsIsToldToTheObserverWithItsStage() {
+		StageRouter router = router(HandlerResult.success());
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
+		assertThat(this.heard).containsExactly("handled 0 SUCCESS");
+	}
+
+	@Test
+	void aFollowerIsToldToTheObserverOnceItsMoveIsWritten() {
+		this.locks.write(RoutingRulesTests.confirmed("L0", 3, 1, 0));
+		StageRouter router = router(HandlerResult.success());
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
+		assertThat(this.heard).containsExactly("follower");
+		assertThat(this.publisher.sent).singleElement()
+			.satisfies((sent) -> assertThat(sent.header("retry.count")).isEqualTo("0"));
+	}
+
+	@Test
+	void aFailureThatExhaustsTheAttemptsIsDeadLetteredAndItsLockReleased() {
+		Lock lock = RoutingRulesTests.confirmed("L1", 3, 2, 8);
+		this.locks.write(lock);
+		StageRouter router = router(HandlerResult.failed(new IllegalStateException("again")));
+		Headers ours = RoutingRulesTests.headers("retry.count", "2", "lock.id", "L1", "owner.group", "billing");
+		Delivery due = new Delivery(RoutingRulesTests.STAGE_2, 0, 8, 0, RoutingRulesTests.KEY.get(), new byte[0], ours);
+		Step step = router.route(due, true);
+		assertThat(step).isEqualTo(Step.done());
+		assertThat(this.heard).containsExactly("handled 2 FAILURE", "dead-lettered exhausted");
+		assertThat(this.locks.live).isEmpty();
+	}
+
+	@Test
+	void aStepWhoseWritesAreUnderWayIsSettlingUntilTheyComplete() {
+		CompletableFuture<Long> publish = new CompletableFuture<>();
+		RecordPublisher slow = new RecordPublisher() {
+
+			@Override
+			public long publish(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+				throw new UnsupportedOperationException();
+			}
+
+			@Override
+			public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
+					Headers headers) {
+				return publish;
+			}
+
+		};
+		RecordHandler failing = (record) -> HandlerResult.failed(new IllegalStateException());
+		StageRouter router = new StageRouter(PLAN, this.locks, slow, failing, new FailureClassifier(List.of()),
+				Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "L1");
+		Step step = router.route(RoutingRulesTests.main(7, "k"), true);
+		assertThat(step.kind()).isEqualTo(Step.Kind.SETTLING);
+		assertThat(step.writes()).isNotDone();
+		publish.complete(0L);
+		assertThat(step.writes()).isCompleted();
+		assertThat(this.locks.find("L1").at()).isEqualTo(0L);
+	}
+
+	@Test
+	void aReplayEntryWritesItsPendingLockAndWaitsForItsAdmission() {
+		Headers replay = RoutingRulesTests.headers("retry.count", "0", "replay.from-dlq", "billing.orders.dlq/0/1",
+				"owner.group", "billing");
+		Delivery entry = RoutingRulesTests.stage(RoutingRulesTests.STAGE_1, 6, "k", replay);
+		assertThat(router(HandlerResult.success()).route(entry, true)).isEqualTo(Step.waitForKey());
+		assertThat(this.locks.find(StageRouter.replayLockId(entry)))
+			.satisfies((lock) -> assertThat(lock.isPending()).isTrue());
+		assertThat(this.heard).isEmpty();
+	}
+
+	private StageRouter router(HandlerResult result) {
+		StageRouter router = new StageRouter(PLAN, this.locks, this.publisher, (record) -> result,
+				new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
+		router.observeWith(this.observer);
+		return router;
+	}
+
+}
