@@ -47,7 +47,7 @@ import org.apache.kafka.common.errors.GroupIdNotFoundException;
  *
  * @since 0.1.0
  */
-public final class UnscopedLadderCheck {
+final class UnscopedLadderCheck {
 
 	private static final Log logger = LogFactory.getLog(UnscopedLadderCheck.class);
 
