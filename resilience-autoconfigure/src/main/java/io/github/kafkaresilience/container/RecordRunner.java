@@ -7,8 +7,8 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.ReplayAdmission;
-import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.ladder.UnpublishableRecordException;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.Backoff;
@@ -181,7 +181,7 @@ final class RecordRunner {
 	 * a second lock beside it or bringing a released one back.
 	 */
 	private void routeFailed(Task task, Throwable ex) {
-		if (ex instanceof StageRouter.UnpublishableRecordException unpublishable) {
+		if (ex instanceof UnpublishableRecordException unpublishable) {
 			stop(task, unpublishable);
 			return;
 		}
@@ -234,7 +234,7 @@ final class RecordRunner {
 	 * after a restart or a rebalance; the partition is paused, and the records already handed
 	 * out finish.
 	 */
-	private void stop(Task task, StageRouter.UnpublishableRecordException ex) {
+	private void stop(Task task, UnpublishableRecordException ex) {
 		PartitionWork work = task.work;
 		String reason = ex.getMessage();
 		synchronized (work) {

@@ -127,7 +127,7 @@ final class Moves {
 
 	/**
 	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
-	 * fails with an {@link StageRouter.UnpublishableRecordException}: the record can go nowhere.
+	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
 	 */
 	CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason) {
 		FailureInfo failure = Objects.requireNonNull(hop.failure(), "a dead letter tells its failure");
@@ -173,7 +173,7 @@ final class Moves {
 			return null;
 		}
 		return deadLetterRefused(record, refusal).whenComplete((ignored, ex) -> {
-			if (ex != null && !(Futures.cause(ex) instanceof StageRouter.UnpublishableRecordException)) {
+			if (ex != null && !(Futures.cause(ex) instanceof UnpublishableRecordException)) {
 				this.refusals.put(record.toString(), refusal);
 			}
 		});

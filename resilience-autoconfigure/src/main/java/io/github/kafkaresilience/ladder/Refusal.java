@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * A topic, or the producer, refused a record as too large: how to recognise one, and what it
  * means for the dead letter, the log and the operator, with the setting to raise. A record a
  * retry topic refuses cannot be retried and is dead-lettered instead; one the dead-letter
- * topic refuses can go nowhere ({@link StageRouter.UnpublishableRecordException}).
+ * topic refuses can go nowhere ({@link UnpublishableRecordException}).
  *
  * @param topic the refusing topic
  * @param cause the refusal, a {@link RecordTooLargeException} as a rule
@@ -62,9 +62,9 @@ record Refusal(String topic, Throwable cause, Hop hop) {
 	 * @param record the refused record
 	 * @param failure the failure of the dead letter's publish
 	 */
-	StageRouter.UnpublishableRecordException unpublishable(Delivery record, Throwable failure) {
+	UnpublishableRecordException unpublishable(Delivery record, Throwable failure) {
 		long size = size(record);
-		return new StageRouter.UnpublishableRecordException("Record " + record + " (about " + size
+		return new UnpublishableRecordException("Record " + record + " (about " + size
 				+ " bytes of key, value and headers) can be neither retried nor dead-lettered: '" + this.topic
 				+ "' refused it as too large (" + this.cause.getMessage() + "). Nothing from it on in " + record.topic()
 				+ "-" + record.partition() + " is committed until it is published. Raise "

@@ -8,7 +8,6 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Futures;
-import org.apache.kafka.common.KafkaException;
 
 /**
  * Decides, for one record of a main or stage topic, what happens to it: run the handler,
@@ -183,29 +182,6 @@ public class StageRouter {
 		}
 		Futures.rethrowIfFailed(writes);
 		return Step.done();
-	}
-
-	/**
-	 * A record can be neither moved on nor dead-lettered: the dead-letter topic, or the
-	 * producer, refuses it as too large. Nothing was committed, and routing it again cannot
-	 * succeed until a setting is raised, so its partition must not go on past it.
-	 *
-	 * @since 0.1.0
-	 */
-	public static class UnpublishableRecordException extends KafkaException {
-
-		private final String refusingTopic;
-
-		public UnpublishableRecordException(String message, String refusingTopic, Throwable cause) {
-			super(message, cause);
-			this.refusingTopic = refusingTopic;
-		}
-
-		/** The topic that refused the record. */
-		public String refusingTopic() {
-			return this.refusingTopic;
-		}
-
 	}
 
 }

@@ -249,7 +249,7 @@ class MovesTests {
 		this.publisher.refuse(DLQ);
 		CompletableFuture<Void> dead = moves(DualWrite.COMPENSATE).deadLetter(this.record, new Hop(true, 1, null, FAILURE),
 				DlqReason.PERMANENT);
-		assertThat(failure(dead)).isInstanceOfSatisfying(StageRouter.UnpublishableRecordException.class,
+		assertThat(failure(dead)).isInstanceOfSatisfying(UnpublishableRecordException.class,
 				(ex) -> assertThat(ex.refusingTopic()).isEqualTo(DLQ));
 	}
 
@@ -301,7 +301,7 @@ class MovesTests {
 		assertThat(failure(moves.deadLetterIfRefused(this.record))).hasMessage("injected publish failure");
 		this.publisher.refuse(DLQ);
 		assertThat(failure(moves.deadLetterIfRefused(this.record)))
-			.isInstanceOf(StageRouter.UnpublishableRecordException.class);
+			.isInstanceOf(UnpublishableRecordException.class);
 		assertThat(moves.deadLetterIfRefused(this.record)).isNull();
 	}
 

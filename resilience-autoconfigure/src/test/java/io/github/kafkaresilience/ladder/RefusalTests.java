@@ -108,7 +108,7 @@ class RefusalTests {
 	void aRecordTheDeadLetterTopicRefusesCanGoNowhereAndStopsItsPartition() {
 		KafkaException failure = new KafkaException("send failed", BY_THE_BROKER);
 		Refusal refusal = new Refusal(DLQ, BY_THE_BROKER, new Hop(true, 1, null, null));
-		StageRouter.UnpublishableRecordException ex = refusal.unpublishable(this.record, failure);
+		UnpublishableRecordException ex = refusal.unpublishable(this.record, failure);
 		assertThat(ex.refusingTopic()).isEqualTo(DLQ);
 		assertThat(ex).hasCause(failure)
 			.hasMessage("Record orders/2/7 (about 14 bytes of key, value and headers) can be neither retried nor "

@@ -100,7 +100,7 @@ class StageRouterRefusalTests {
 		this.publisher.refuse("billing.orders.retry.1s");
 		this.publisher.refuse("billing.orders.dlq");
 		assertThatThrownBy(() -> router(DualWrite.COMPENSATE).route(record("orders", 7, "k"), false))
-			.isInstanceOfSatisfying(StageRouter.UnpublishableRecordException.class,
+			.isInstanceOfSatisfying(UnpublishableRecordException.class,
 					(ex) -> assertThat(ex.refusingTopic()).isEqualTo("billing.orders.dlq"))
 			.hasMessageContaining("Record orders/0/7 ")
 			.hasMessageContaining("can be neither retried nor dead-lettered: 'billing.orders.dlq' refused it as too large")
