@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
@@ -26,6 +27,9 @@ import org.jspecify.annotations.Nullable;
  * fails, {@code compensate} mode undoes the lock write before failing; in {@code transaction}
  * mode the caller aborts the transaction instead. A record a retry topic refuses as too large
  * is dead-lettered instead of moved ({@link Refusal}).
+ * <p>
+ * The publishes of a step that follows a run of the handler go through its {@link Attempt},
+ * which observes them as part of it; the other steps pass {@link Attempt#NONE}.
  */
 final class Moves {
 
@@ -85,11 +89,13 @@ final class Moves {
 	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
 	 * When the lock write itself reports a failure it may still have landed: it is released
 	 * too, or the redelivery would create a second lock and leave this one moving forever.
+	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a follower
 	 */
-	CompletableFuture<Void> moveNewLock(Lock moving, Delivery record) {
+	CompletableFuture<Void> moveNewLock(Lock moving, Delivery record, Attempt attempt) {
 		return undoOnFailure(Futures.call(() -> this.locks.writing(moving)),
 				() -> this.locks.releasing(moving), moving, record)
-			.thenCompose((ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving)));
+			.thenCompose((ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving),
+					attempt));
 	}
 
 	/**
@@ -98,40 +104,47 @@ final class Moves {
 	 * record is redelivered.
 	 * @param lock the lock as it is
 	 * @param moving the lock on its way, moving {@code record}
+	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a forward
 	 */
-	CompletableFuture<Void> move(Lock lock, Lock moving, Delivery record) {
+	CompletableFuture<Void> move(Lock lock, Lock moving, Delivery record, Attempt attempt) {
 		return Futures.call(() -> this.locks.writing(moving))
-			.thenCompose((ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock)));
+			.thenCompose(
+					(ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock), attempt));
 	}
 
 	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
 	CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
 		Hop hop = Hop.of(moving, fromMain);
-		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage()));
+		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage(), Attempt.NONE));
 		return published.handle((offset, ex) -> {
 			if (ex == null) {
 				this.faults.at(FaultInjection.Point.PUBLISHED, record);
 				return confirm(moving, offset);
 			}
-			return publishFailed(ex, record, hop, moving.stage(), CompletableFuture::failedFuture);
+			return publishFailed(ex, record, hop, moving.stage(), Attempt.NONE, CompletableFuture::failedFuture);
 		}).thenCompose(Function.identity());
 	}
 
-	/** Publishes a record without a key, which moves without a lock, to {@code toStage}. */
-	CompletableFuture<Void> publishWithoutLock(Delivery record, Hop hop, int toStage) {
-		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, toStage));
+	/**
+	 * Publishes a record without a key, which moves without a lock, to {@code toStage}.
+	 * @param attempt the attempt that failed
+	 */
+	CompletableFuture<Void> publishWithoutLock(Delivery record, Hop hop, int toStage, Attempt attempt) {
+		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, toStage, attempt));
 		return published.handle((offset, ex) -> (ex == null) ? Futures.done()
-				: publishFailed(ex, record, hop, toStage, CompletableFuture::failedFuture))
+				: publishFailed(ex, record, hop, toStage, attempt, CompletableFuture::failedFuture))
 			.thenCompose(Function.identity());
 	}
 
 	/**
 	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
 	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
+	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a record dead-lettered
+	 * without running
 	 */
-	CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason) {
+	CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason, Attempt attempt) {
 		FailureInfo failure = Objects.requireNonNull(hop.failure(), "a dead letter tells its failure");
-		CompletableFuture<Long> published = Futures.call(() -> this.publisher.sending(this.plan.dlqTopic(),
+		CompletableFuture<Long> published = Futures.call(() -> attempt.sending(this.publisher, this.plan.dlqTopic(),
 				record.partition(), record.key(), record.value(), hop.headers(record, reason, this.ownership)));
 		return published.handle((offset, ex) -> {
 			if (ex == null) {
@@ -151,7 +164,7 @@ final class Moves {
 	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
 	CompletableFuture<Void> deadLetterMalformed(Delivery record, Hop hop, String problem) {
 		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
-		return deadLetter(record, hop, DlqReason.POISON);
+		return deadLetter(record, hop, DlqReason.POISON, Attempt.NONE);
 	}
 
 	CompletableFuture<Void> release(@Nullable Lock lock) {
@@ -172,7 +185,7 @@ final class Moves {
 		if (refusal == null) {
 			return null;
 		}
-		return deadLetterRefused(record, refusal).whenComplete((ignored, ex) -> {
+		return deadLetterRefused(record, refusal, Attempt.NONE).whenComplete((ignored, ex) -> {
 			if (ex != null && !(Futures.cause(ex) instanceof UnpublishableRecordException)) {
 				this.refusals.put(record.toString(), refusal);
 			}
@@ -185,11 +198,11 @@ final class Moves {
 	 * record instead; any other failed publish undoes the lock write and fails the move.
 	 */
 	private CompletableFuture<Void> publishThenConfirm(Lock moving, Delivery record, boolean fromMain,
-			Supplier<CompletableFuture<Void>> undo) {
+			Supplier<CompletableFuture<Void>> undo, Attempt attempt) {
 		Hop hop = Hop.of(moving, fromMain);
 		CompletableFuture<Long> published = Futures.call(() -> {
 			this.faults.at(FaultInjection.Point.LOCK_WRITTEN, record);
-			return publish(record, hop, moving.stage());
+			return publish(record, hop, moving.stage(), attempt);
 		}).thenApply((offset) -> {
 			this.faults.at(FaultInjection.Point.PUBLISHED, record);
 			return offset;
@@ -198,7 +211,8 @@ final class Moves {
 			if (ex == null) {
 				return confirm(moving, offset);
 			}
-			return publishFailed(ex, record, hop, moving.stage(), (cause) -> undoThenFail(undo, moving, record, cause));
+			return publishFailed(ex, record, hop, moving.stage(), attempt,
+					(cause) -> undoThenFail(undo, moving, record, cause));
 		}).thenCompose(Function.identity());
 	}
 
@@ -207,13 +221,13 @@ final class Moves {
 	 * as too large is dead-lettered instead ({@link #refused}); any other failure goes to
 	 * {@code otherwise}.
 	 */
-	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, Hop hop, int toStage,
+	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, Hop hop, int toStage, Attempt attempt,
 			Function<Throwable, CompletableFuture<Void>> otherwise) {
 		Throwable cause = Futures.cause(ex);
 		if (cause instanceof RuntimeException failed) {
 			Throwable tooLarge = Refusal.tooLarge(failed);
 			if (tooLarge != null) {
-				return refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, hop), failed);
+				return refused(record, new Refusal(this.plan.topicOf(toStage), tooLarge, hop), failed, attempt);
 			}
 		}
 		return otherwise.apply(cause);
@@ -227,7 +241,7 @@ final class Moves {
 	 * In a transaction the failed send dooms the transaction: the record is dead-lettered in
 	 * the next one, when it is routed again.
 	 */
-	private CompletableFuture<Void> refused(Delivery record, Refusal refusal, RuntimeException ex) {
+	private CompletableFuture<Void> refused(Delivery record, Refusal refusal, RuntimeException ex, Attempt attempt) {
 		if (this.dualWrite == DualWrite.TRANSACTION) {
 			if (this.refusals.size() >= MAX_REFUSALS) {
 				this.refusals.clear();
@@ -237,7 +251,7 @@ final class Moves {
 					+ " as too large; the transaction is aborted and the record is sent to '" + this.plan.dlqTopic()
 					+ "' when it is routed again", ex));
 		}
-		return deadLetterRefused(record, refusal);
+		return deadLetterRefused(record, refusal, attempt);
 	}
 
 	/**
@@ -245,11 +259,12 @@ final class Moves {
 	 * releases the lock it carries or was to carry. The lock goes last: after a crash before
 	 * it, the redelivered record finds its move unfinished and comes here again.
 	 */
-	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal) {
+	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal, Attempt attempt) {
 		String message = refusal.deadLettered(record, this.plan.dlqTopic());
 		logger.warn(message);
 		String lockId = refusal.hop().lockId();
-		return deadLetter(record, refusal.hop().failedWith(refusal.failure(message, now())), DlqReason.PERMANENT)
+		Hop hop = refusal.hop().failedWith(refusal.failure(message, now()));
+		return deadLetter(record, hop, DlqReason.PERMANENT, attempt)
 			.thenCompose((ignored) -> release((lockId != null) ? this.locks.find(lockId) : null));
 	}
 
@@ -306,9 +321,9 @@ final class Moves {
 		}).thenCompose(Function.identity());
 	}
 
-	private CompletableFuture<Long> publish(Delivery record, Hop hop, int toStage) {
+	private CompletableFuture<Long> publish(Delivery record, Hop hop, int toStage, Attempt attempt) {
 		String topic = this.plan.stage(toStage).topic();
-		return this.publisher.sending(topic, record.partition(), record.key(), record.value(),
+		return attempt.sending(this.publisher, topic, record.partition(), record.key(), record.value(),
 				hop.headers(record, null, this.ownership));
 	}
 

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
@@ -46,6 +47,8 @@ public class StageRouter {
 
 	private volatile LadderObserver observer = LadderObserver.NONE;
 
+	private volatile AttemptObservation attempts = AttemptObservation.NONE;
+
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
 		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE,
@@ -73,6 +76,14 @@ public class StageRouter {
 	public void observeWith(LadderObserver observer) {
 		this.observer = observer;
 		this.moves.observeWith(observer);
+	}
+
+	/**
+	 * Sets what observes each run of the handler and the sends that carry a record on from it,
+	 * for tracing.
+	 */
+	public void observeAttemptsWith(AttemptObservation attempts) {
+		this.attempts = attempts;
 	}
 
 	public LadderPlan plan() {
@@ -105,7 +116,7 @@ public class StageRouter {
 			return settle(Step.settling(refused));
 		}
 		Decision decision = (stage == 0) ? this.rules.fromMain(record) : this.rules.fromStage(record, stage, tailerSynced);
-		return settle(carryOut(decision, record));
+		return settle(carryOut(decision, record, Attempt.NONE));
 	}
 
 	/**
@@ -122,39 +133,44 @@ public class StageRouter {
 		return RoutingRules.replayLockId(record);
 	}
 
-	/** Runs the handler when the rules say so, and starts the writes they decided on. */
-	private Step carryOut(Decision decision, Delivery record) {
+	/**
+	 * Runs the handler when the rules say so, and starts the writes they decided on.
+	 * @param attempt the attempt whose outcome {@code decision} is, {@link Attempt#NONE}
+	 * for a decision taken without running the handler
+	 */
+	private Step carryOut(Decision decision, Delivery record, Attempt attempt) {
 		if (decision instanceof Decision.Settled settled) {
 			return settled.step();
 		}
 		if (decision instanceof Decision.Run run) {
-			return carryOut(this.rules.afterRun(record, run, handle(record, run.stage())), record);
+			Attempt started = this.attempts.start(record, run.stage());
+			return carryOut(this.rules.afterRun(record, run, handle(record, run.stage(), started)), record, started);
 		}
 		if (decision instanceof Decision.Enter enter) {
 			this.moves.writePending(enter.pending());
 			return Step.waitForKey(); // until the owner of its main-topic partition admits it
 		}
-		return Step.settling(writes(decision, record));
+		return Step.settling(writes(decision, record, attempt));
 	}
 
-	private CompletableFuture<Void> writes(Decision decision, Delivery record) {
+	private CompletableFuture<Void> writes(Decision decision, Delivery record, Attempt attempt) {
 		if (decision instanceof Decision.Follow follow) {
-			return this.moves.moveNewLock(follow.moving(), record).thenRun(this.observer::followerForwarded);
+			return this.moves.moveNewLock(follow.moving(), record, attempt).thenRun(this.observer::followerForwarded);
 		}
 		if (decision instanceof Decision.MoveNew moveNew) {
-			return this.moves.moveNewLock(moveNew.moving(), record);
+			return this.moves.moveNewLock(moveNew.moving(), record, attempt);
 		}
 		if (decision instanceof Decision.Move move) {
-			return this.moves.move(move.lock(), move.moving(), record);
+			return this.moves.move(move.lock(), move.moving(), record, attempt);
 		}
 		if (decision instanceof Decision.CompleteMove complete) {
 			return this.moves.completeMove(complete.moving(), record, complete.fromMain());
 		}
 		if (decision instanceof Decision.Publish publish) {
-			return this.moves.publishWithoutLock(record, publish.hop(), publish.toStage());
+			return this.moves.publishWithoutLock(record, publish.hop(), publish.toStage(), attempt);
 		}
 		if (decision instanceof Decision.DeadLetter dead) {
-			CompletableFuture<Void> published = this.moves.deadLetter(record, dead.hop(), dead.reason());
+			CompletableFuture<Void> published = this.moves.deadLetter(record, dead.hop(), dead.reason(), attempt);
 			Lock lock = dead.release();
 			return (lock != null) ? published.thenCompose((ignored) -> this.moves.release(lock)) : published;
 		}
@@ -167,10 +183,19 @@ public class StageRouter {
 		throw new IllegalStateException("Nothing to write for " + decision);
 	}
 
-	private HandlerResult handle(Delivery record, int stage) {
+	private HandlerResult handle(Delivery record, int stage, Attempt attempt) {
 		long start = System.nanoTime();
-		HandlerResult result = this.handler.handle(record);
-		this.observer.handled(stage, result.outcome(), System.nanoTime() - start);
+		HandlerResult result;
+		try {
+			result = this.handler.handle(record);
+		}
+		catch (RuntimeException | Error ex) {
+			attempt.failed(ex);
+			throw ex;
+		}
+		long nanos = System.nanoTime() - start;
+		attempt.ended(result);
+		this.observer.handled(stage, result.outcome(), nanos);
 		return result;
 	}
 

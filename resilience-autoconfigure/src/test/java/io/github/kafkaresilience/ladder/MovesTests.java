@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
@@ -70,7 +71,7 @@ class MovesTests {
 
 	@Test
 	void aNewLockIsWrittenThenItsRecordPublishedThenTheLockConfirmedWhereTheBrokerPutTheRecord() {
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(move).isCompleted();
 		assertThat(this.events).containsExactly("write L1 moving to 1", "fault LOCK_WRITTEN", "publish " + STAGE_1,
 				"fault PUBLISHED", "write L1 at 1/0");
@@ -87,7 +88,7 @@ class MovesTests {
 	void eachWriteOfAMoveStartsOnlyOnceTheOneBeforeIsDurable() {
 		this.locks.hold = true;
 		this.publisher.hold = true;
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(this.events).containsExactly("write L1 moving to 1");
 		this.locks.land();
 		assertThat(this.events).endsWith("publish " + STAGE_1);
@@ -106,7 +107,7 @@ class MovesTests {
 		Lock next = lock.moveTo(2, new Position(1, 4), 2, FAILURE, NOW);
 		this.locks.live.put("L1", lock);
 		Delivery carrier = stageRecord(4);
-		assertThat(moves(DualWrite.COMPENSATE).move(lock, next, carrier)).isCompleted();
+		assertThat(moves(DualWrite.COMPENSATE).move(lock, next, carrier, Attempt.NONE)).isCompleted();
 		assertThat(this.events).containsExactly("write L1 moving to 2", "fault LOCK_WRITTEN",
 				"publish billing.orders.retry.5m", "fault PUBLISHED", "write L1 at 2/0");
 		Sent sent = this.publisher.sent.get(0);
@@ -146,7 +147,7 @@ class MovesTests {
 	@Test
 	void aNewLockWhosePublishFailsIsReleasedAndTheMoveFailsWithThePublishFailure() {
 		this.publisher.fail(STAGE_1);
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(this.events).containsExactly("write L1 moving to 1", "fault LOCK_WRITTEN",
 				"publish " + STAGE_1 + " FAILS", "fault COMPENSATING", "release L1");
 		assertThat(failure(move)).hasMessage("injected publish failure");
@@ -159,7 +160,7 @@ class MovesTests {
 		this.locks.live.put("L1", lock);
 		this.publisher.fail("billing.orders.retry.5m");
 		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE)
-			.move(lock, lock.moveTo(2, new Position(1, 4), 2, FAILURE, NOW), stageRecord(4));
+			.move(lock, lock.moveTo(2, new Position(1, 4), 2, FAILURE, NOW), stageRecord(4), Attempt.NONE);
 		assertThat(failure(move)).hasMessage("injected publish failure");
 		assertThat(this.events).endsWith("fault COMPENSATING", "write L1 at 1/4");
 		assertThat(this.locks.live.get("L1")).isEqualTo(lock);
@@ -168,7 +169,7 @@ class MovesTests {
 	@Test
 	void aNewLockWhoseWriteReportsAFailureIsReleasedForItMayHaveLanded() {
 		this.locks.failAfterWriting.add("write L1 moving to 1");
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(failure(move)).hasMessage("injected failure of write L1 moving to 1");
 		assertThat(this.events).containsExactly("write L1 moving to 1", "fault COMPENSATING", "release L1");
 		assertThat(this.publisher.sent).isEmpty();
@@ -180,7 +181,7 @@ class MovesTests {
 		this.publisher.fail(STAGE_1);
 		this.locks.failAfterWriting.add("release L1");
 		this.locks.failBeforeWriting = true;
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(failure(move)).hasMessage("injected publish failure")
 			.satisfies((ex) -> assertThat(ex.getSuppressed()).singleElement()
 				.satisfies((undo) -> assertThat(undo).hasMessage("injected failure of release L1")));
@@ -190,7 +191,7 @@ class MovesTests {
 	@Test
 	void inTransactionModeAFailedPublishIsNotUndoneForTheCallerAbortsTheTransaction() {
 		this.publisher.fail(STAGE_1);
-		CompletableFuture<Void> move = moves(DualWrite.TRANSACTION).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.TRANSACTION).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(failure(move)).hasMessage("injected publish failure");
 		assertThat(this.events).containsExactly("write L1 moving to 1", "fault LOCK_WRITTEN",
 				"publish " + STAGE_1 + " FAILS");
@@ -199,7 +200,7 @@ class MovesTests {
 	@Test
 	void anErrorIsNeverUndone() {
 		this.publisher.error = new OutOfMemoryError("injected");
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE);
 		assertThat(failure(move)).isInstanceOf(OutOfMemoryError.class);
 		assertThat(this.events).doesNotContain("release L1");
 	}
@@ -209,8 +210,8 @@ class MovesTests {
 	@Test
 	void aRecordWithoutAKeyIsPublishedWithoutALock() {
 		Delivery keyless = new Delivery("orders", 0, 7, 0, null, new byte[1], new RecordHeaders());
-		assertThat(moves(DualWrite.COMPENSATE).publishWithoutLock(keyless, new Hop(true, 1, null, FAILURE), 1))
-			.isCompleted();
+		Hop hop = new Hop(true, 1, null, FAILURE);
+		assertThat(moves(DualWrite.COMPENSATE).publishWithoutLock(keyless, hop, 1, Attempt.NONE)).isCompleted();
 		assertThat(this.events).containsExactly("publish " + STAGE_1);
 		assertThat(this.publisher.sent.get(0).header("lock.id")).isNull();
 		assertThat(this.publisher.sent.get(0).header("retry.count")).isEqualTo("1");
@@ -227,7 +228,8 @@ class MovesTests {
 			}
 
 		});
-		assertThat(moves.deadLetter(this.record, new Hop(true, 1, null, FAILURE), DlqReason.EXHAUSTED)).isCompleted();
+		assertThat(moves.deadLetter(this.record, new Hop(true, 1, null, FAILURE), DlqReason.EXHAUSTED, Attempt.NONE))
+			.isCompleted();
 		assertThat(this.publisher.sent).singleElement().satisfies((sent) -> {
 			assertThat(sent.topic()).isEqualTo(DLQ);
 			assertThat(sent.header("dlq.reason")).isEqualTo("exhausted");
@@ -248,7 +250,7 @@ class MovesTests {
 	void aDeadLetterTheDeadLetterTopicRefusesFailsAsUnpublishable() {
 		this.publisher.refuse(DLQ);
 		CompletableFuture<Void> dead = moves(DualWrite.COMPENSATE).deadLetter(this.record, new Hop(true, 1, null, FAILURE),
-				DlqReason.PERMANENT);
+				DlqReason.PERMANENT, Attempt.NONE);
 		assertThat(failure(dead)).isInstanceOfSatisfying(UnpublishableRecordException.class,
 				(ex) -> assertThat(ex.refusingTopic()).isEqualTo(DLQ));
 	}
@@ -264,7 +266,7 @@ class MovesTests {
 	@Test
 	void aMoveTheRetryTopicRefusesIsDeadLetteredAsPermanentAndItsLockReleased() {
 		this.publisher.refuse(STAGE_1);
-		assertThat(moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record)).isCompleted();
+		assertThat(moves(DualWrite.COMPENSATE).moveNewLock(this.moving, this.record, Attempt.NONE)).isCompleted();
 		assertThat(this.events).containsExactly("write L1 moving to 1", "fault LOCK_WRITTEN",
 				"publish " + STAGE_1 + " REFUSED", "publish " + DLQ, "release L1");
 		Sent dead = this.publisher.sent.get(0);
@@ -281,7 +283,7 @@ class MovesTests {
 		this.publisher.refuse(STAGE_1);
 		Moves moves = moves(DualWrite.TRANSACTION);
 		assertThat(moves.deadLetterIfRefused(this.record)).isNull();
-		assertThat(failure(moves.moveNewLock(this.moving, this.record))).isInstanceOf(KafkaException.class)
+		assertThat(failure(moves.moveNewLock(this.moving, this.record, Attempt.NONE))).isInstanceOf(KafkaException.class)
 			.hasMessage("'" + STAGE_1 + "' refused orders/0/7 as too large; the transaction is aborted and the record is "
 					+ "sent to '" + DLQ + "' when it is routed again");
 		assertThat(this.publisher.sent).isEmpty();
@@ -296,7 +298,7 @@ class MovesTests {
 	void aRememberedRefusalIsKeptWhileItsDeadLetterFailsAndForgottenWhenTheDeadLetterTopicRefusesIt() {
 		this.publisher.refuse(STAGE_1);
 		Moves moves = moves(DualWrite.TRANSACTION);
-		moves.moveNewLock(this.moving, this.record);
+		moves.moveNewLock(this.moving, this.record, Attempt.NONE);
 		this.publisher.fail(DLQ);
 		assertThat(failure(moves.deadLetterIfRefused(this.record))).hasMessage("injected publish failure");
 		this.publisher.refuse(DLQ);

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The router as its container sees it: which records it looks at, what it tells its observer,
@@ -42,6 +43,28 @@ class StageRouterTests {
 		@Override
 		public void deadLettered(DlqReason reason, String errorClass) {
 			StageRouterTests.this.heard.add("dead-lettered " + reason.value());
+		}
+
+	};
+
+	/** Hears each attempt and each send made through one. */
+	private final AttemptObservation attempts = (record, stage) -> new AttemptObservation.Attempt() {
+
+		@Override
+		public void ended(HandlerResult result) {
+			StageRouterTests.this.heard.add("attempt " + stage + " " + result.outcome());
+		}
+
+		@Override
+		public void failed(Throwable ex) {
+			StageRouterTests.this.heard.add("attempt " + stage + " threw " + ex.getMessage());
+		}
+
+		@Override
+		public CompletableFuture<Long> sending(RecordPublisher publisher, String topic, int partition, byte[] key,
+				byte[] value, Headers headers) {
+			StageRouterTests.this.heard.add("attempt " + stage + " sends to " + topic);
+			return AttemptObservation.Attempt.super.sending(publisher, topic, partition, key, value, headers);
 		}
 
 	};
@@ -131,6 +154,51 @@ class StageRouterTests {
 		assertThat(this.locks.find(StageRouter.replayLockId(entry)))
 			.satisfies((lock) -> assertThat(lock.isPending()).isTrue());
 		assertThat(this.heard).isEmpty();
+	}
+
+	@Test
+	void aFailedAttemptEndsBeforeItSendsTheRecordToItsNextStage() {
+		StageRouter router = router(HandlerResult.failed(new IllegalStateException("down")));
+		router.observeAttemptsWith(this.attempts);
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
+		assertThat(this.heard).containsExactly("attempt 0 FAILURE", "handled 0 FAILURE",
+				"attempt 0 sends to " + RoutingRulesTests.STAGE_1);
+		assertThat(this.publisher.sent).singleElement().satisfies((sent) -> assertThat(sent.topic()).isEqualTo(
+				RoutingRulesTests.STAGE_1));
+	}
+
+	@Test
+	void aDeadLetterIsSentByTheAttemptThatExhaustedTheRecord() {
+		this.locks.write(RoutingRulesTests.confirmed("L1", 3, 2, 8));
+		StageRouter router = router(HandlerResult.failed(new IllegalStateException("again")));
+		router.observeAttemptsWith(this.attempts);
+		Headers ours = RoutingRulesTests.headers("retry.count", "2", "lock.id", "L1", "owner.group", "billing");
+		Delivery due = new Delivery(RoutingRulesTests.STAGE_2, 0, 8, 0, RoutingRulesTests.KEY.get(), new byte[0], ours);
+		router.route(due, true);
+		assertThat(this.heard).containsExactly("attempt 2 FAILURE", "handled 2 FAILURE",
+				"attempt 2 sends to " + PLAN.dlqTopic(), "dead-lettered exhausted");
+	}
+
+	@Test
+	void aFollowerIsSentWithoutAnAttempt() {
+		this.locks.write(RoutingRulesTests.confirmed("L0", 3, 1, 0));
+		StageRouter router = router(HandlerResult.success());
+		router.observeAttemptsWith(this.attempts);
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
+		assertThat(this.heard).containsExactly("follower");
+		assertThat(this.publisher.sent).hasSize(1);
+	}
+
+	@Test
+	void aHandlerThatThrowsEndsItsAttemptAndTheRecordIsRoutedAgain() {
+		StageRouter router = new StageRouter(PLAN, this.locks, this.publisher, (record) -> {
+			throw new IllegalStateException("store unreachable");
+		}, new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
+		router.observeAttemptsWith(this.attempts);
+		assertThatIllegalStateException().isThrownBy(() -> router.route(RoutingRulesTests.main(7, "k"), true))
+			.withMessage("store unreachable");
+		assertThat(this.heard).containsExactly("attempt 0 threw store unreachable");
+		assertThat(this.publisher.sent).isEmpty();
 	}
 
 	private StageRouter router(HandlerResult result) {

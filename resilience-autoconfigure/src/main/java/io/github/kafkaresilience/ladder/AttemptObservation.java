@@ -1,0 +1,80 @@
+package io.github.kafkaresilience.ladder;
+
+import java.util.concurrent.CompletableFuture;
+
+import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Observes the attempts of one main topic's records (each run of the handler) and the sends
+ * that carry a record from an attempt to its next stage or to the dead-letter topic, so that
+ * a tracer puts every attempt of a record in one trace. The router calls it on the worker
+ * threads; {@link #NONE} observes nothing.
+ * <p>
+ * A step that sends without running the handler (a follower sent to stage 1, a record
+ * forwarded behind its predecessor, a move finished after a crash) has no attempt: it sends
+ * through {@link Attempt#NONE}, unobserved, and the record keeps the headers it arrived with.
+ *
+ * @since 0.1.0
+ */
+public interface AttemptObservation {
+
+	/** Observes nothing: every attempt is {@link Attempt#NONE}. */
+	AttemptObservation NONE = (record, stage) -> Attempt.NONE;
+
+	/**
+	 * Starts observing an attempt: the handler is about to run on {@code record} on the calling
+	 * thread, and the attempt is that thread's current observation until it ends.
+	 * @param record the record, as it was read
+	 * @param stage the stage it was read from, 0 for the main topic
+	 * @return the attempt, to end once the handler returned or threw
+	 */
+	Attempt start(Delivery record, int stage);
+
+	/**
+	 * One attempt of a record, started by {@link #start}.
+	 */
+	interface Attempt {
+
+		/** No attempt, or one that is not observed: its sends are not observed either. */
+		Attempt NONE = new Attempt() {
+
+			@Override
+			public void ended(HandlerResult result) {
+			}
+
+			@Override
+			public void failed(Throwable ex) {
+			}
+
+		};
+
+		/**
+		 * The handler returned: the attempt ends with its outcome, and its failure if any.
+		 * @param result what the handler gave
+		 */
+		void ended(HandlerResult result);
+
+		/**
+		 * Running the handler threw instead of giving a result: nothing of the step was done,
+		 * and the record is routed again.
+		 * @param ex what it threw
+		 */
+		void failed(Throwable ex);
+
+		/**
+		 * Sends the record this attempt ran on to its next stage or to the dead-letter topic,
+		 * through {@code publisher}, as part of this attempt: an observed attempt observes the
+		 * send as its child, which writes the trace context into {@code headers} (replacing the
+		 * propagation headers the record arrived with) before the record is sent. Called once
+		 * the attempt has ended, possibly on another thread.
+		 * @return what {@link RecordPublisher#sending} returns
+		 */
+		default CompletableFuture<Long> sending(RecordPublisher publisher, String topic, int partition,
+				byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+			return publisher.sending(topic, partition, key, value, headers);
+		}
+
+	}
+
+}
