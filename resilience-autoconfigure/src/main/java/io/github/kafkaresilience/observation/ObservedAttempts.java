@@ -1,0 +1,159 @@
+package io.github.kafkaresilience.observation;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RecordPublisher;
+import io.github.kafkaresilience.support.Futures;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.record.TimestampType;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.support.micrometer.KafkaListenerObservation;
+import org.springframework.kafka.support.micrometer.KafkaRecordSenderContext;
+import org.springframework.kafka.support.micrometer.KafkaTemplateObservation;
+import org.springframework.kafka.support.micrometer.KafkaTemplateObservation.DefaultKafkaTemplateObservationConvention;
+
+/**
+ * Observes the attempts of one listener's records on one main topic with Micrometer, as
+ * spring-kafka observes a {@code @KafkaListener}: each attempt is a
+ * {@link KafkaListenerObservation#LISTENER_OBSERVATION listener observation} of the record as
+ * it was read, whose parent a tracer takes from the record's headers, and which is the current
+ * observation while the listener method runs. The sends that carry a record from an attempt to
+ * its next stage or to the dead-letter topic are
+ * {@link KafkaTemplateObservation#TEMPLATE_OBSERVATION template observations}, children of the
+ * attempt: a tracer writes their context into the record's headers, so the next attempt
+ * continues the trace.
+ *
+ * @since 0.1.0
+ */
+public class ObservedAttempts implements AttemptObservation {
+
+	/** The {@code spring.kafka.template.name} of the library's sends. */
+	public static final String SENDER_NAME = "kafka-resilience";
+
+	private final ObservationRegistry registry;
+
+	private final @Nullable AttemptObservationConvention convention;
+
+	private final String listenerId;
+
+	private final String groupId;
+
+	private final Supplier<String> clusterId;
+
+	/**
+	 * @param registry where the observations go
+	 * @param convention names and tags the attempts' observations, or {@code null} for the
+	 * registry's convention, or {@link DefaultAttemptObservationConvention}
+	 * @param listenerId the listener's id
+	 * @param groupId the listener's consumer group
+	 * @param clusterId the Kafka cluster id, asked for by every observation, so it should
+	 * remember it ({@code KafkaAdmin#clusterId()} does)
+	 */
+	public ObservedAttempts(ObservationRegistry registry, @Nullable AttemptObservationConvention convention,
+			String listenerId, String groupId, Supplier<String> clusterId) {
+		this.registry = registry;
+		this.convention = convention;
+		this.listenerId = listenerId;
+		this.groupId = groupId;
+		this.clusterId = clusterId;
+	}
+
+	@Override
+	public Attempt start(Delivery record, int stage) {
+		AttemptContext context = new AttemptContext(consumerRecord(record), this.listenerId, null, this.groupId,
+				this.clusterId, stage);
+		Observation observation = KafkaListenerObservation.LISTENER_OBSERVATION
+			.observation(this.convention, DefaultAttemptObservationConvention.INSTANCE, () -> context, this.registry)
+			.start();
+		return new ObservedAttempt(observation, observation.openScope(), context);
+	}
+
+	/** The record as it was read: raw key and value, and the headers it arrived with. */
+	private static ConsumerRecord<byte[], byte[]> consumerRecord(Delivery record) {
+		return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
+				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, record.key(),
+				record.value(), record.headers(), Optional.empty());
+	}
+
+	private final class ObservedAttempt implements Attempt {
+
+		private final Observation observation;
+
+		private final Observation.Scope scope;
+
+		private final AttemptContext context;
+
+		ObservedAttempt(Observation observation, Observation.Scope scope, AttemptContext context) {
+			this.observation = observation;
+			this.scope = scope;
+			this.context = context;
+		}
+
+		@Override
+		public void ended(HandlerResult result) {
+			this.context.setOutcome(result.outcome());
+			Throwable failure = result.failure();
+			if (failure != null) {
+				this.observation.error(failure);
+			}
+			stop();
+		}
+
+		@Override
+		public void failed(Throwable ex) {
+			this.observation.error(ex);
+			stop();
+		}
+
+		private void stop() {
+			this.scope.close();
+			this.observation.stop();
+		}
+
+		/**
+		 * Observes the send as a child of this attempt, as {@code KafkaTemplate} observes its
+		 * sends; starting the observation writes its context into the record's headers,
+		 * replacing the propagation headers the record arrived with.
+		 */
+		@Override
+		public CompletableFuture<Long> sending(RecordPublisher publisher, String topic, int partition,
+				byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+			ProducerRecord<byte @Nullable [], byte @Nullable []> record = new ProducerRecord<>(topic, partition, null,
+					key, value, headers);
+			Observation send = KafkaTemplateObservation.TEMPLATE_OBSERVATION
+				.observation(null, DefaultKafkaTemplateObservationConvention.INSTANCE,
+						() -> new KafkaRecordSenderContext(record, SENDER_NAME, ObservedAttempts.this.clusterId),
+						ObservedAttempts.this.registry)
+				.parentObservation(this.observation)
+				.start();
+			CompletableFuture<Long> sent;
+			try (Observation.Scope ignored = send.openScope()) {
+				sent = publisher.sending(topic, partition, key, value, record.headers());
+			}
+			catch (RuntimeException | Error ex) {
+				send.error(ex);
+				send.stop();
+				throw ex;
+			}
+			sent.whenComplete((offset, ex) -> {
+				if (ex != null) {
+					send.error(Futures.cause(ex));
+				}
+				send.stop();
+			});
+			return sent;
+		}
+
+	}
+
+}
