@@ -68,14 +68,23 @@ public class ObservedAttempts implements AttemptObservation {
 		this.clusterId = clusterId;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * An attempt the registry does not observe (it has no handler, or a predicate declines it)
+	 * is {@link Attempt#NONE}: its sends are not observed either.
+	 */
 	@Override
 	public Attempt start(Delivery record, int stage) {
-		AttemptContext context = new AttemptContext(consumerRecord(record), this.listenerId, null, this.groupId,
-				this.clusterId, stage);
-		Observation observation = KafkaListenerObservation.LISTENER_OBSERVATION
-			.observation(this.convention, DefaultAttemptObservationConvention.INSTANCE, () -> context, this.registry)
-			.start();
-		return new ObservedAttempt(observation, observation.openScope(), context);
+		Observation observation = KafkaListenerObservation.LISTENER_OBSERVATION.observation(this.convention,
+				DefaultAttemptObservationConvention.INSTANCE, () -> new AttemptContext(consumerRecord(record),
+						this.listenerId, null, this.groupId, this.clusterId, stage),
+				this.registry);
+		if (observation.isNoop()) {
+			return Attempt.NONE;
+		}
+		observation.start();
+		return new ObservedAttempt(observation, observation.openScope(), (AttemptContext) observation.getContext());
 	}
 
 	/** The record as it was read: raw key and value, and the headers it arrived with. */

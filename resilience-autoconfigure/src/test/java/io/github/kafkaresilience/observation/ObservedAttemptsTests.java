@@ -10,6 +10,7 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.Span;
 import io.micrometer.tracing.test.simple.SimpleSpan;
 import org.apache.kafka.common.KafkaException;
@@ -166,6 +167,15 @@ class ObservedAttemptsTests {
 		Attempt.NONE.sending(this.publisher, STAGE_1, 2, bytes("k"), bytes("v"), arrived);
 		assertThat(this.sent).containsExactly(arrived);
 		assertThat(this.tracing.tracer().getSpans()).isEmpty();
+	}
+
+	@Test
+	void aRegistryWithoutHandlersObservesNoAttempt() {
+		ObservedAttempts unobserved = new ObservedAttempts(ObservationRegistry.create(), null, "orders-listener",
+				"billing", () -> {
+					throw new AssertionError("no context is made for an attempt that is not observed");
+				});
+		assertThat(unobserved.start(record("orders", new RecordHeaders()), 0)).isSameAs(Attempt.NONE);
 	}
 
 	private static Delivery record(String topic, Headers headers) {
