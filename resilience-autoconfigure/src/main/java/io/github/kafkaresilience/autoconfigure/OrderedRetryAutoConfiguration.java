@@ -87,8 +87,8 @@ import org.springframework.util.function.SingletonSupplier;
 @ConditionalOnClass(KafkaTemplate.class)
 @ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(ResilienceProperties.class)
-@Import({ ResilienceMetricsConfiguration.class, IdempotencyConfiguration.class, ResilienceActuatorConfiguration.Health.class,
-		ResilienceActuatorConfiguration.EndpointConfiguration.class })
+@Import({ ResilienceMetricsConfiguration.class, ResilienceObservationConfiguration.class, IdempotencyConfiguration.class,
+		ResilienceActuatorConfiguration.Health.class, ResilienceActuatorConfiguration.EndpointConfiguration.class })
 public final class OrderedRetryAutoConfiguration {
 
 	@Bean
@@ -188,7 +188,8 @@ public final class OrderedRetryAutoConfiguration {
 			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards,
 			ObjectProvider<KafkaProperties> kafkaProperties,
 			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
-			ObjectProvider<RecordMessageConverter> recordMessageConverter) {
+			ObjectProvider<RecordMessageConverter> recordMessageConverter,
+			ObjectProvider<OrderedRetryListenerRegistry.AttemptObservationFactory> attemptObservations) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
@@ -211,6 +212,7 @@ public final class OrderedRetryAutoConfiguration {
 		registry.setFaultInjection(faults);
 		registry.setAutoStartup(runsListeners(properties));
 		kafkaProperties.ifAvailable((kafka) -> registry.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
+		attemptObservations.ifAvailable(registry::observeAttemptsWith);
 		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
 			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(

@@ -18,6 +18,7 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
@@ -98,6 +99,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private @Nullable Duration idleEventInterval;
 
+	private AttemptObservationFactory attemptObservations = (endpoint, mainTopic) -> AttemptObservation.NONE;
+
 	/**
 	 * How zombie locks are reaped.
 	 * @param interval how often each listener looks for zombie locks
@@ -112,6 +115,14 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	public interface RecordHandlerFactory {
 
 		RecordHandler create(ListenerEndpoint endpoint, String mainTopic);
+
+	}
+
+	/** Creates what observes the attempts of an endpoint's records on one of its main topics. */
+	@FunctionalInterface
+	public interface AttemptObservationFactory {
+
+		AttemptObservation create(ListenerEndpoint endpoint, String mainTopic);
 
 	}
 
@@ -161,6 +172,14 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 */
 	public synchronized void checkOwnershipWith(Function<ListenerEndpoint, OwnershipCheck> checks) {
 		this.ownershipChecks = checks;
+	}
+
+	/**
+	 * Observes the attempts of every listener's records, and the sends that carry them on,
+	 * with what {@code observations} creates; by default nothing is observed.
+	 */
+	public synchronized void observeAttemptsWith(AttemptObservationFactory observations) {
+		this.attemptObservations = observations;
 	}
 
 	/** Sets the test hook called between the steps of a move. */
@@ -482,6 +501,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults, registry.ownership());
 			router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
+			router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 		}

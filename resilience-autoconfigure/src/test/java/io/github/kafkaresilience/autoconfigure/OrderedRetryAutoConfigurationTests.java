@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.PermanentFailureException;
@@ -20,9 +21,22 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.AttemptObservationFactory;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.observation.AttemptContext;
+import io.github.kafkaresilience.observation.AttemptObservationConvention;
+import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
+import io.github.kafkaresilience.observation.ObservedAttempts;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -30,9 +44,11 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -308,10 +324,99 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void withoutMicrometerTheContextStartsWithoutLockMetrics() {
 		this.runner.withClassLoader(new FilteredClassLoader("io.micrometer"))
+			.withPropertyValues("spring.kafka.listener.observation-enabled=true")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockMetrics.class)
+				.doesNotHaveBean(AttemptObservationFactory.class)
 				.hasSingleBean(LockCoordinator.class)
 				.hasSingleBean(OrderedRetryListenerRegistry.class));
+	}
+
+	// --- observation
+
+	@Test
+	void attemptsAreNotObservedByDefault() {
+		this.runner.withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.run((context) -> assertThat(attemptObservation(context)).isSameAs(AttemptObservation.NONE));
+	}
+
+	@Test
+	void attemptsAreObservedWithTheApplicationsRegistryWhenListenerObservationIsEnabled() {
+		this.runner.withPropertyValues("spring.kafka.listener.observation-enabled=true")
+			.withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.run((context) -> assertThat(attemptObservation(context)).isInstanceOf(ObservedAttempts.class));
+	}
+
+	@Test
+	void withoutAnObservationRegistryAttemptsAreNotObserved() {
+		this.runner.withPropertyValues("spring.kafka.listener.observation-enabled=true")
+			.run((context) -> assertThat(attemptObservation(context)).isSameAs(AttemptObservation.NONE));
+	}
+
+	@Test
+	void templateObservationAloneDoesNotObserveAttempts() {
+		this.runner.withPropertyValues("spring.kafka.template.observation-enabled=true")
+			.withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.run((context) -> assertThat(attemptObservation(context)).isSameAs(AttemptObservation.NONE));
+	}
+
+	@Test
+	void aUserAttemptConventionNamesAndTagsTheAttempts() {
+		List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+			@Override
+			public void onStop(Observation.Context context) {
+				stopped.add(context);
+			}
+
+		});
+		KafkaAdmin admin = new KafkaAdmin(Map.of("bootstrap.servers", "localhost:1"));
+		admin.setClusterId("cluster-1");
+		this.runner.withPropertyValues("spring.kafka.listener.observation-enabled=true")
+			.withBean(ObservationRegistry.class, () -> registry)
+			.withBean(KafkaAdmin.class, () -> admin)
+			.withBean(AttemptObservationConvention.class, () -> new DefaultAttemptObservationConvention() {
+
+				@Override
+				public String getName() {
+					return "orders.attempts";
+				}
+
+			})
+			.run((context) -> {
+				attemptObservation(context).start(new Delivery("billing.orders.retry.1s", 0, 5, 0L, null, null,
+						new RecordHeaders()), 1).ended(HandlerResult.success());
+				assertThat(stopped).singleElement().isInstanceOfSatisfying(AttemptContext.class, (attempt) -> {
+					assertThat(attempt.getName()).isEqualTo("orders.attempts");
+					assertThat(attempt.getLowCardinalityKeyValue("kafka.resilience.stage").getValue()).isEqualTo("1");
+					assertThat(attempt.getRemoteServiceName()).isEqualTo("Apache Kafka: cluster-1");
+				});
+			});
+	}
+
+	@Test
+	void aUserAttemptObservationFactoryWins() {
+		AttemptObservationFactory factory = (endpoint, topic) -> AttemptObservation.NONE;
+		this.runner.withPropertyValues("spring.kafka.listener.observation-enabled=true")
+			.withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.withBean("userAttemptObservations", AttemptObservationFactory.class, () -> factory)
+			.run((context) -> assertThat(context).hasSingleBean(AttemptObservationFactory.class)
+				.getBean(AttemptObservationFactory.class)
+				.isSameAs(factory));
+	}
+
+	private static AttemptObservation attemptObservation(AssertableApplicationContext context)
+			throws NoSuchMethodException {
+		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "billing", List.of("orders"), null, null,
+				null, null, null, new Object(), Object.class.getMethod("toString"));
+		return context.getBean(AttemptObservationFactory.class).create(endpoint, "orders");
 	}
 
 	// --- optional Actuator and health
