@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -11,16 +12,22 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
+import io.github.kafkaresilience.observation.ObservedAttempts;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.kafka.support.micrometer.KafkaTemplateObservation.DefaultKafkaTemplateObservationConvention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The documentation cannot drift from the code: the property tables of README.md and
  * docs/CONFIGURATION.md list exactly the properties of the generated configuration metadata,
- * with its defaults, and docs/METRICS.md names every meter the code registers.
+ * with its defaults, docs/METRICS.md names every meter the code registers, and docs/TRACING.md
+ * the names and key values of the observations.
  */
 class DocumentationTests {
 
@@ -56,6 +63,19 @@ class DocumentationTests {
 		assertThat(meters).as("meters found in the code").hasSizeGreaterThan(15);
 		String guide = Files.readString(ROOT.resolve("docs/METRICS.md"));
 		assertThat(meters).allSatisfy((meter) -> assertThat(guide).as(meter).contains("`" + meter + "`"));
+	}
+
+	@Test
+	void theTracingGuideNamesWhatTheObservationsAreNamedAndTaggedWith() throws IOException {
+		String guide = Files.readString(ROOT.resolve("docs/TRACING.md"));
+		assertThat(guide).contains("`" + DefaultAttemptObservationConvention.INSTANCE.getName() + "`",
+				"`" + DefaultKafkaTemplateObservationConvention.INSTANCE.getName() + "`",
+				"`" + DefaultAttemptObservationConvention.STAGE + "`",
+				"`" + DefaultAttemptObservationConvention.OUTCOME + "`",
+				"`" + DefaultAttemptObservationConvention.UNKNOWN + "`", "`" + ObservedAttempts.SENDER_NAME + "`");
+		for (HandlerResult.Outcome outcome : HandlerResult.Outcome.values()) {
+			assertThat(guide).contains("`" + outcome.name().toLowerCase(Locale.ROOT) + "`");
+		}
 	}
 
 	private static void assertTableMatchesMetadata(Path document) throws IOException {
