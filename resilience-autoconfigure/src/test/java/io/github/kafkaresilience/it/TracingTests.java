@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -126,6 +127,23 @@ class TracingTests {
 		}
 	}
 
+	@Test
+	void inTransactionModeTheSendInTheStepsTransactionCarriesTheTraceToo() {
+		String topic = SharedBroker.newTopic(1);
+		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.dual-write=transaction")) {
+			TestTracing tracing = context.getBean(TestTracing.class);
+			SharedBroker.send(topic, "k-tx", "D-FAILS-ONCE");
+
+			List<SimpleSpan> d = awaitTrace(tracing, "D-FAILS-ONCE", 2, 3);
+			SimpleSpan send = sends(d).get(0);
+			assertThat(send.getParentId()).isEqualTo(attempts(d).get(0).getSpanId());
+			assertThat(attempts(d).get(1).getParentId()).isEqualTo(send.getSpanId());
+			ConsumerRecord<byte[], byte[]> retry = SharedBroker.readAll(Names.retry(topic, "1s"), true).get(0);
+			assertThat(TestTracing.traceparents(retry.headers()))
+				.containsExactly(TestTracing.traceparent(send.getTraceId(), send.getSpanId()));
+		}
+	}
+
 	/**
 	 * Waits for the finished spans of the trace a value's attempts ran in.
 	 * @param value the record's value
@@ -165,9 +183,10 @@ class TracingTests {
 			.toList();
 	}
 
-	private static ConfigurableApplicationContext start(String topic) {
-		return TestApplication.start(TracedApplication.class, topic, "spring.kafka.listener.observation-enabled=true",
-				"kafka.resilience.retry.delays=1s,2s");
+	private static ConfigurableApplicationContext start(String topic, String... properties) {
+		String[] all = Arrays.copyOf(properties, properties.length + 1);
+		all[properties.length] = "spring.kafka.listener.observation-enabled=true";
+		return TestApplication.start(TracedApplication.class, topic, all);
 	}
 
 	private static byte[] bytes(String text) {
