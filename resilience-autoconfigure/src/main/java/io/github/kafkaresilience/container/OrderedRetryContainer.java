@@ -24,6 +24,7 @@ import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -382,7 +383,7 @@ public class OrderedRetryContainer {
 		this.committer.close();
 		this.partitions.clear();
 		this.runner.keyWaiters().clear();
-		consumer.close(Duration.ofSeconds(10));
+		consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
 		Reaping reaping = this.reaping;
 		if (reaping != null) {
 			try {

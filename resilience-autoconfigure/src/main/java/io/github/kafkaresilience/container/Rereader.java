@@ -12,6 +12,7 @@ import java.util.function.ToLongBiFunction;
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -125,7 +126,7 @@ final class Rereader {
 					+ "they are read again after a restart", ex);
 		}
 		finally {
-			this.consumer.close(Duration.ofSeconds(5));
+			this.consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
 		}
 	}
 

@@ -16,6 +16,7 @@ import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -221,7 +222,7 @@ public class DlqDispatcher implements SmartLifecycle {
 			}
 			finally {
 				try {
-					this.consumer.close(Duration.ofSeconds(5));
+					this.consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
 				}
 				catch (RuntimeException ex) {
 					logger.warn("Dead-letter handler of listener '" + this.source.listenerId() + "' did not close cleanly", ex);

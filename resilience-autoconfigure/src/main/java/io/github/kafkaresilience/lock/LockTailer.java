@@ -21,6 +21,7 @@ import java.util.function.Supplier;
 import io.github.kafkaresilience.support.Backoff;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -237,7 +238,7 @@ public final class LockTailer {
 		finally {
 			this.requests.forEach((request) -> request.done().cancel(false));
 			this.waiters.values().forEach((list) -> list.forEach((waiter) -> waiter.done().cancel(false)));
-			consumer.close(Duration.ofSeconds(5));
+			consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
 		}
 	}
 
