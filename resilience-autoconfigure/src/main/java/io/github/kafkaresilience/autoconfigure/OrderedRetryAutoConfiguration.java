@@ -40,17 +40,18 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.BeanUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -97,25 +98,51 @@ public final class OrderedRetryAutoConfiguration {
 		return new OrderedRetryListenerAnnotationBeanPostProcessor(environment.getProperty("spring.kafka.consumer.group-id"));
 	}
 
+	/**
+	 * Every consumer and producer of the library comes from the application's factories, so
+	 * that their listeners and post-processors (Boot's client metrics among them) see it too.
+	 */
 	@Bean
-	@ConditionalOnMissingBean
-	LockCoordinator lockCoordinator(ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory,
-			ProducerFactory<?, ?> producerFactory) {
-		return new LockCoordinator(instanceId(properties), readCommitted(properties, consumerFactory.getConfigurationProperties()),
-				producerFactory.getConfigurationProperties(), properties.getLocks().getTailerPollTimeout(),
-				properties.getLocks().getWriteTimeout());
+	ResilienceClients kafkaResilienceClients(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
+			ResilienceProperties properties, ListableBeanFactory beanFactory) {
+		ConsumerClients consumers = new ConsumerClients(consumerFactory,
+				beanName(beanFactory, consumerFactory, ConsumerFactory.class));
+		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
+			// the library's consumers and lock tailers read committed records only, so that an
+			// aborted move is never seen
+			consumers = consumers.with(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+		}
+		return new ResilienceClients(consumers,
+				new ProducerClients(producerFactory, beanName(beanFactory, producerFactory, ProducerFactory.class)));
+	}
+
+	/** The name of a factory bean: its listeners get the ids {@code <bean name>.<client id>}. */
+	private static String beanName(ListableBeanFactory beanFactory, Object factory, Class<?> type) {
+		for (String name : beanFactory.getBeanNamesForType(type, false, false)) {
+			if (beanFactory.getBean(name) == factory) {
+				return name;
+			}
+		}
+		return ConsumerClients.UNNAMED;
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin, ProducerFactory<?, ?> producerFactory) {
+	LockCoordinator lockCoordinator(ResilienceProperties properties, ResilienceClients clients) {
+		return new LockCoordinator(instanceId(properties), clients.consumers(), clients.producers(),
+				properties.getLocks().getTailerPollTimeout(), properties.getLocks().getWriteTimeout());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin, ResilienceClients clients) {
 		ResilienceProperties.Topics topics = properties.getTopics();
 		TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
 				new TopicProvisioner.Settings(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
 						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
 						topics.isCheckUnscopedAtStartup()));
 		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
-				topics.getLockTemplate()), provisioner, producerFactory.getConfigurationProperties(), instanceId(properties),
+				topics.getLockTemplate()), provisioner, clients.producers(), instanceId(properties),
 				properties.getLocks().getWriteTimeout());
 	}
 
@@ -129,13 +156,13 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(prefix = "kafka.resilience.dlq-handler", name = "enabled", matchIfMissing = true)
 	DlqDispatcher dlqDispatcher(OrderedRetryListenerRegistry listeners, DlqHandler dlqHandler,
-			ConsumerFactory<?, ?> consumerFactory, ResilienceProperties properties, LockCoordinator lockCoordinator) {
-		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
+			ResilienceClients clients, ResilienceProperties properties, LockCoordinator lockCoordinator) {
+		ConsumerClients consumers = clients.consumers();
 		String instanceId = instanceId(properties);
 		return new DlqDispatcher(() -> listeners.endpoints()
 			.stream()
 			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(), dlqTopics(listeners.plans(endpoint.id()),
-					lockCoordinator), dlqConsumers(clientConfig, endpoint, instanceId)))
+					lockCoordinator), dlqConsumers(consumers, endpoint, instanceId)))
 			.filter((source) -> !source.dlqTopics().isEmpty())
 			.toList(), dlqHandler, properties.getConsumer().getPollTimeout());
 	}
@@ -152,11 +179,10 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DlqReplayer dlqReplayer(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
-			ResilienceProperties properties, OrderedRetryListenerRegistry listeners) {
-		return new DlqReplayer(readCommitted(properties, consumerFactory.getConfigurationProperties()),
-				producerFactory.getConfigurationProperties(), properties.getReplay().getRate(), Clock.systemUTC(),
-				listeners::ladder);
+	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties,
+			OrderedRetryListenerRegistry listeners) {
+		return new DlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
+				Clock.systemUTC(), listeners::ladder);
 	}
 
 	@Bean
@@ -184,7 +210,7 @@ public final class OrderedRetryAutoConfiguration {
 			LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
 			FailureClassifier failureClassifier, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
-			ObjectProvider<ResilienceObserver> observers, ProducerFactory<?, ?> producerFactory,
+			ObjectProvider<ResilienceObserver> observers, ResilienceClients clients,
 			ObjectProvider<FaultInjection> faultInjection, IdempotencyGuards idempotencyGuards,
 			ObjectProvider<KafkaProperties> kafkaProperties,
 			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
@@ -197,13 +223,13 @@ public final class OrderedRetryAutoConfiguration {
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
 						consumer.getRecheckInterval(), consumer.getParkAfter()));
 		String instanceId = instanceId(properties);
-		Map<String, Object> clientConfig = readCommitted(properties, consumerFactory.getConfigurationProperties());
+		ConsumerClients consumers = clients.consumers();
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
 		// asked for when the listeners start: the KafkaListenerConfigurers have run by then
 		Supplier<ListenerMessaging> messaging = SingletonSupplier.of(() -> ListenerMessaging
 			.asForKafkaListeners(kafkaListenerProcessor.getIfUnique(), recordMessageConverter.getIfUnique()));
 		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
-				(endpoint) -> consumers(clientConfig, endpoint, instanceId),
+				(endpoint) -> consumers(consumers, endpoint, instanceId),
 				(endpoint, topic) -> new HandlerInvoker(endpoint, topic, messaging.get(),
 						deserializer(consumerFactory, true), deserializer(consumerFactory, false),
 						idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(), endpoint.idempotencyKey(), topic)),
@@ -213,15 +239,15 @@ public final class OrderedRetryAutoConfiguration {
 		registry.setAutoStartup(runsListeners(properties));
 		kafkaProperties.ifAvailable((kafka) -> registry.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		attemptObservations.ifAvailable(registry::observeAttemptsWith);
-		registry.parkWith((endpoint) -> rereaders(clientConfig, endpoint, instanceId));
+		registry.parkWith((endpoint) -> rereaders(consumers, endpoint, instanceId));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
 			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(
-					groupless(clientConfig, endpoint, instanceId, "-ownership-check"), OWNERSHIP_CHECK_TIMEOUT));
+					groupless(consumers, endpoint, instanceId, "-ownership-check"), OWNERSHIP_CHECK_TIMEOUT));
 		}
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
-			Map<String, Object> producerConfig = producerFactory.getConfigurationProperties();
+			ProducerClients producers = clients.producers();
 			Duration timeout = properties.getLocks().getWriteTimeout();
-			registry.useTransactions((listenerId, concurrency) -> new TransactionalWrites(producerConfig,
+			registry.useTransactions((listenerId, concurrency) -> new TransactionalWrites(producers,
 					"kafka-resilience-" + instanceId + "-" + listenerId, concurrency, timeout, faults));
 		}
 		return registry;
@@ -233,19 +259,6 @@ public final class OrderedRetryAutoConfiguration {
 	 */
 	private static boolean runsListeners(ResilienceProperties properties) {
 		return !ReplayCommandEnvironmentPostProcessor.REPLAY.equals(properties.getCommand());
-	}
-
-	/**
-	 * In transaction mode the library's consumers and lock tailers read committed records
-	 * only, so that an aborted move is never seen.
-	 */
-	private static Map<String, Object> readCommitted(ResilienceProperties properties, Map<String, Object> config) {
-		if (properties.getDualWrite() != DualWrite.TRANSACTION) {
-			return config;
-		}
-		Map<String, Object> committed = new HashMap<>(config);
-		committed.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		return committed;
 	}
 
 	private static OrderedRetryListenerRegistry.@Nullable ReaperSettings reaper(ResilienceProperties properties,
@@ -323,9 +336,9 @@ public final class OrderedRetryAutoConfiguration {
 	/** The listener consumer's {@code fetch.max.wait.ms} unless configured: see {@link #consumers}. */
 	static final int FETCH_MAX_WAIT_MS = 20;
 
-	private static Supplier<Consumer<byte[], byte[]>> consumers(Map<String, Object> base, ListenerEndpoint endpoint,
+	private static Supplier<Consumer<byte[], byte[]>> consumers(ConsumerClients clients, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "");
+		Map<String, Object> config = byteConsumerConfig(clients, endpoint, instanceId, "");
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId());
 		// The consumer also reads the stage topics, which are mostly empty. A consumer keeps one
 		// fetch in flight per broker, and a fetch holding only empty partitions waits
@@ -334,7 +347,7 @@ public final class OrderedRetryAutoConfiguration {
 		// 0.1-0.3x, 100 ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer
 		// sends up to 50 empty fetches a second to each broker.
 		config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, FETCH_MAX_WAIT_MS);
-		return byteConsumers(config);
+		return clients.supplier(config);
 	}
 
 	/**
@@ -342,35 +355,35 @@ public final class OrderedRetryAutoConfiguration {
 	 * own, so each dead letter is handled by one instance, from the earliest dead letter the
 	 * first time.
 	 */
-	private static Supplier<Consumer<byte[], byte[]>> dlqConsumers(Map<String, Object> base, ListenerEndpoint endpoint,
+	private static Supplier<Consumer<byte[], byte[]>> dlqConsumers(ConsumerClients clients, ListenerEndpoint endpoint,
 			String instanceId) {
-		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, "-dlq-handler");
+		Map<String, Object> config = byteConsumerConfig(clients, endpoint, instanceId, "-dlq-handler");
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, endpoint.groupId() + ".dlq-handler");
 		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
 		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-		return byteConsumers(config);
+		return clients.supplier(config);
 	}
 
 	/**
 	 * Consumers that read parked retries again: assigned to one partition at a time, outside
 	 * the listener's group, never committing.
 	 */
-	private static Supplier<Consumer<byte[], byte[]>> rereaders(Map<String, Object> base, ListenerEndpoint endpoint,
+	private static Supplier<Consumer<byte[], byte[]>> rereaders(ConsumerClients clients, ListenerEndpoint endpoint,
 			String instanceId) {
-		return groupless(base, endpoint, instanceId, "-rereader");
+		return groupless(clients, endpoint, instanceId, "-rereader");
 	}
 
 	/**
 	 * Consumers of a listener outside its group, reading from the earliest offset and never
 	 * committing: for the re-reader and the startup check of the ladder's owners.
 	 */
-	private static Supplier<Consumer<byte[], byte[]>> groupless(Map<String, Object> base, ListenerEndpoint endpoint,
+	private static Supplier<Consumer<byte[], byte[]>> groupless(ConsumerClients clients, ListenerEndpoint endpoint,
 			String instanceId, String role) {
-		Map<String, Object> config = byteConsumerConfig(base, endpoint, instanceId, role);
+		Map<String, Object> config = byteConsumerConfig(clients, endpoint, instanceId, role);
 		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
 		config.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
 		config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-		return byteConsumers(config);
+		return clients.supplier(config);
 	}
 
 	/**
@@ -378,18 +391,14 @@ public final class OrderedRetryAutoConfiguration {
 	 * settings, a client id naming the listener, the instance and the consumer's role, no auto
 	 * commit, and raw bytes (the handler deserializes).
 	 */
-	private static Map<String, Object> byteConsumerConfig(Map<String, Object> base, ListenerEndpoint endpoint,
+	private static Map<String, Object> byteConsumerConfig(ConsumerClients clients, ListenerEndpoint endpoint,
 			String instanceId, String role) {
-		Map<String, Object> config = new HashMap<>(base);
+		Map<String, Object> config = clients.configuration();
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-" + endpoint.id() + "-" + instanceId + role);
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		return config;
-	}
-
-	private static Supplier<Consumer<byte[], byte[]>> byteConsumers(Map<String, Object> config) {
-		return () -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
 	}
 
 	private static Deserializer<?> deserializer(ConsumerFactory<?, ?> factory, boolean isKey) {

@@ -3,7 +3,6 @@ package io.github.kafkaresilience.container;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,13 +23,13 @@ import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.ProducerSettings;
 import io.github.kafkaresilience.support.Sends;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -38,7 +37,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -94,6 +92,8 @@ public class TransactionalWrites implements AutoCloseable {
 
 	}
 
+	private final ProducerClients producers;
+
 	private final Map<String, Object> producerConfig;
 
 	private final String transactionalIdPrefix;
@@ -128,15 +128,15 @@ public class TransactionalWrites implements AutoCloseable {
 
 	/**
 	 * Transactions on one producer at a time and one for offsets: for tests.
-	 * @see #TransactionalWrites(Map, String, int, Duration, FaultInjection)
+	 * @see #TransactionalWrites(ProducerClients, String, int, Duration, FaultInjection)
 	 */
-	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, Duration sendTimeout,
+	public TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, Duration sendTimeout,
 			FaultInjection faults) {
-		this(producerConfig, transactionalIdPrefix, 1, sendTimeout, faults);
+		this(producers, transactionalIdPrefix, 1, sendTimeout, faults);
 	}
 
 	/**
-	 * @param producerConfig the client settings of the producers
+	 * @param producers creates the producers
 	 * @param transactionalIdPrefix the prefix of the producers' transactional ids: stable
 	 * across restarts of this instance and unique among live instances
 	 * @param concurrency the listener's workers; the pool has one producer more (at least
@@ -144,12 +144,13 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param sendTimeout how long one send or commit may take
 	 * @param faults the test hook, called before a transaction commits
 	 */
-	public TransactionalWrites(Map<String, Object> producerConfig, String transactionalIdPrefix, int concurrency,
+	public TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, int concurrency,
 			Duration sendTimeout, FaultInjection faults) {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
-		this.producerConfig = new HashMap<>(producerConfig);
+		this.producers = producers;
+		this.producerConfig = producers.configuration();
 		this.transactionalIdPrefix = transactionalIdPrefix;
 		this.sendTimeout = sendTimeout;
 		this.faults = faults;
@@ -515,26 +516,24 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	private Producer<byte[], byte[]> create(Slot slot) {
-		KafkaProducer<byte[], byte[]> created = new KafkaProducer<>(
-				ProducerSettings.forAwaitedWrites(this.producerConfig, slot.transactionalId, slot.transactionalId,
-						this.sendTimeout),
-				new ByteArraySerializer(), new ByteArraySerializer());
+		Producer<byte[], byte[]> created = this.producers.create(ProducerSettings.forAwaitedWrites(this.producerConfig,
+				slot.transactionalId, slot.transactionalId, this.sendTimeout));
 		try {
 			created.initTransactions();
 		}
 		catch (RuntimeException ex) {
-			created.close(Duration.ZERO);
+			this.producers.close(created, Duration.ZERO);
 			throw ex;
 		}
 		return created;
 	}
 
-	private static void closeProducer(Slot slot) {
+	private void closeProducer(Slot slot) {
 		Producer<byte[], byte[]> current = slot.producer;
 		slot.producer = null;
 		if (current != null) {
 			try {
-				current.close(Duration.ofSeconds(5));
+				this.producers.close(current, Duration.ofSeconds(5));
 			}
 			catch (RuntimeException ex) {
 				logger.debug("Could not close the transactional producer '" + slot.transactionalId + "'", ex);

@@ -18,8 +18,10 @@ import java.util.concurrent.locks.LockSupport;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.support.ConsumerClients;
 import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.ProducerSettings;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -28,9 +30,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -38,8 +38,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -78,6 +76,10 @@ public final class DlqReplayer {
 	/** How long to wait for a send that the producer already completed (after a flush). */
 	private static final Duration SEND_TIMEOUT = Duration.ofMinutes(1);
 
+	private final ConsumerClients consumers;
+
+	private final ProducerClients producers;
+
 	private final Map<String, Object> consumerConfig;
 
 	private final Map<String, Object> producerConfig;
@@ -103,21 +105,24 @@ public final class DlqReplayer {
 	}
 
 	/**
-	 * @param consumerConfig the application's consumer settings (bootstrap servers, security)
-	 * @param producerConfig the application's producer settings
+	 * @param consumers creates the consumer of a replay, from the application's consumer
+	 * settings (bootstrap servers, security)
+	 * @param producers creates the producer of a replay, from the application's producer settings
 	 * @param ratePerSecond at most this many records are sent per second
 	 * @param clock the clock of {@code replay.timestamp}
 	 * @param ladders finds the ladder of a request's group and main topic
 	 */
-	public DlqReplayer(Map<String, Object> consumerConfig, Map<String, Object> producerConfig, double ratePerSecond,
-			Clock clock, Ladders ladders) {
+	public DlqReplayer(ConsumerClients consumers, ProducerClients producers, double ratePerSecond, Clock clock,
+			Ladders ladders) {
 		this.ladders = ladders;
 		if (!(ratePerSecond > 0)) {
 			throw new IllegalArgumentException("The replay rate must be above 0 records per second but was " + ratePerSecond);
 		}
-		this.consumerConfig = replayConsumerConfig(consumerConfig);
+		this.consumers = consumers;
+		this.producers = producers;
+		this.consumerConfig = replayConsumerConfig(consumers.configuration());
 		this.producerConfig = Collections
-			.unmodifiableMap(ProducerSettings.forAwaitedWrites(producerConfig, CLIENT_ID, null));
+			.unmodifiableMap(ProducerSettings.forAwaitedWrites(producers.configuration(), CLIENT_ID, null));
 		this.ratePerSecond = ratePerSecond;
 		this.clock = clock;
 	}
@@ -215,8 +220,7 @@ public final class DlqReplayer {
 		}
 
 		ReplayReport run() {
-			Consumer<byte[], byte[]> consumer = new KafkaConsumer<>(DlqReplayer.this.consumerConfig,
-					new ByteArrayDeserializer(), new ByteArrayDeserializer());
+			Consumer<byte[], byte[]> consumer = DlqReplayer.this.consumers.create(DlqReplayer.this.consumerConfig);
 			try {
 				List<TopicPartition> partitions = partitionsOf(consumer, this.request.from(),
 						"Dead-letter topic '%s' does not exist; check the topic to replay from ('from')");
@@ -226,7 +230,9 @@ public final class DlqReplayer {
 				consumer.assign(partitions);
 				Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
 				Set<TopicPartition> reading = seekToStart(consumer, partitions);
-				try (Producer<byte[], byte[]> producer = this.request.dryRun() ? null : createProducer()) {
+				Producer<byte[], byte[]> producer = this.request.dryRun() ? null
+						: DlqReplayer.this.producers.create(DlqReplayer.this.producerConfig);
+				try {
 					try {
 						scan(consumer, producer, reading, ends);
 					}
@@ -236,6 +242,12 @@ public final class DlqReplayer {
 					if (producer != null) {
 						producer.flush();
 						acknowledge(true);
+					}
+				}
+				finally {
+					if (producer != null) {
+						// as close(): every send handed to it is sent first
+						DlqReplayer.this.producers.close(producer, Duration.ofMillis(Long.MAX_VALUE));
 					}
 				}
 			}
@@ -413,11 +425,6 @@ public final class DlqReplayer {
 				}
 				this.published++;
 			}
-		}
-
-		private Producer<byte[], byte[]> createProducer() {
-			return new KafkaProducer<>(DlqReplayer.this.producerConfig, new ByteArraySerializer(),
-					new ByteArraySerializer());
 		}
 
 		private void interrupted() {

@@ -6,17 +6,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.ProducerSettings;
 import io.github.kafkaresilience.support.Sends;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -57,6 +56,8 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 
 	private final TopicProvisioner provisioner;
 
+	private final ProducerClients producers;
+
 	private final Map<String, Object> producerConfig;
 
 	private final Duration publishTimeout;
@@ -68,12 +69,20 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	/** The largest record the producer must send, from the main topics provisioned so far. */
 	private int largestRecord;
 
-	public RetryLadder(Naming naming, TopicProvisioner provisioner, Map<String, Object> producerConfig,
-			String instanceId, Duration publishTimeout) {
+	/**
+	 * @param naming the name templates of the ladders' topics
+	 * @param provisioner creates or checks the topics of a ladder
+	 * @param producers creates the retry publisher
+	 * @param instanceId the stable id of this instance, in the publisher's client id
+	 * @param publishTimeout how long a publish may take before it fails
+	 */
+	public RetryLadder(Naming naming, TopicProvisioner provisioner, ProducerClients producers, String instanceId,
+			Duration publishTimeout) {
 		this.naming = naming;
 		this.provisioner = provisioner;
-		this.producerConfig = ProducerSettings.forAwaitedWrites(producerConfig, "kafka-resilience-ladder-" + instanceId,
-				null, publishTimeout);
+		this.producers = producers;
+		this.producerConfig = ProducerSettings.forAwaitedWrites(producers.configuration(),
+				"kafka-resilience-ladder-" + instanceId, null, publishTimeout);
 		this.publishTimeout = publishTimeout;
 		this.sends = new Sends("kafka-resilience-ladder-" + instanceId);
 	}
@@ -143,7 +152,7 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 		this.sends.close();
 		Producer<byte[], byte[]> current = this.producer;
 		if (current != null) {
-			current.close(Duration.ofSeconds(5));
+			this.producers.close(current, Duration.ofSeconds(5));
 		}
 	}
 
@@ -153,8 +162,7 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 			synchronized (this) {
 				current = this.producer;
 				if (current == null) {
-					current = new KafkaProducer<>(ProducerSettings.sending(this.producerConfig, this.largestRecord),
-							new ByteArraySerializer(), new ByteArraySerializer());
+					current = this.producers.create(ProducerSettings.sending(this.producerConfig, this.largestRecord));
 					this.producer = current;
 				}
 			}

@@ -7,16 +7,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.kafkaresilience.support.ConsumerClients;
 import io.github.kafkaresilience.support.ConsumerSettings;
+import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.ProducerSettings;
 import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import org.springframework.beans.factory.DisposableBean;
 
@@ -30,6 +28,10 @@ import org.springframework.beans.factory.DisposableBean;
 public class LockCoordinator implements DisposableBean {
 
 	private final String instanceId;
+
+	private final ConsumerClients consumers;
+
+	private final ProducerClients producers;
 
 	private final Map<String, Object> consumerConfig;
 
@@ -52,17 +54,19 @@ public class LockCoordinator implements DisposableBean {
 
 	/**
 	 * @param instanceId the stable id of this instance, written with every lock record
-	 * @param consumerConfig the client settings for the tailers (group settings are dropped)
-	 * @param producerConfig the client settings for the lock writer
+	 * @param consumers creates the tailers (the group settings are dropped)
+	 * @param producers creates the lock writer
 	 * @param tailerPollTimeout how long a tailer poll waits for records
 	 * @param writeTimeout how long a lock write may take before it fails
 	 */
-	public LockCoordinator(String instanceId, Map<String, Object> consumerConfig, Map<String, Object> producerConfig,
+	public LockCoordinator(String instanceId, ConsumerClients consumers, ProducerClients producers,
 			Duration tailerPollTimeout, Duration writeTimeout) {
 		this.instanceId = instanceId;
 		this.writeTimeout = writeTimeout;
-		this.consumerConfig = tailerConfig(consumerConfig);
-		this.producerConfig = writerConfig(producerConfig);
+		this.consumers = consumers;
+		this.producers = producers;
+		this.consumerConfig = tailerConfig(consumers.configuration());
+		this.producerConfig = writerConfig(producers.configuration());
 		this.tailerPollTimeout = tailerPollTimeout;
 		this.sends = new Sends("kafka-resilience-locks-" + instanceId);
 	}
@@ -121,19 +125,19 @@ public class LockCoordinator implements DisposableBean {
 		this.sends.close();
 		Producer<byte[], byte[]> current = this.producer;
 		if (current != null) {
-			current.close(Duration.ofSeconds(5));
+			this.producers.close(current, Duration.ofSeconds(5));
 		}
 	}
 
 	private Consumer<byte[], byte[]> createConsumer() {
 		Map<String, Object> config = new HashMap<>(this.consumerConfig);
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.incrementAndGet());
-		return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+		return this.consumers.create(config);
 	}
 
 	private synchronized Producer<byte[], byte[]> producer() {
 		if (this.producer == null) {
-			this.producer = new KafkaProducer<>(this.producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+			this.producer = this.producers.create(this.producerConfig);
 		}
 		return this.producer;
 	}

@@ -32,6 +32,8 @@ import io.github.kafkaresilience.observation.AttemptContext;
 import io.github.kafkaresilience.observation.AttemptObservationConvention;
 import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
 import io.github.kafkaresilience.observation.ObservedAttempts;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -134,8 +136,8 @@ class OrderedRetryAutoConfigurationTests {
 
 	@Test
 	void aUserLockCoordinatorWins() {
-		this.runner.withBean("userLockCoordinator", LockCoordinator.class, () -> new LockCoordinator("user", Map.of(),
-				Map.of(), Duration.ofMillis(100), Duration.ofSeconds(1)))
+		this.runner.withBean("userLockCoordinator", LockCoordinator.class, () -> new LockCoordinator("user",
+				ConsumerClients.of(Map.of()), ProducerClients.of(Map.of()), Duration.ofMillis(100), Duration.ofSeconds(1)))
 			.run((context) -> {
 				assertThat(context).hasSingleBean(LockCoordinator.class).hasBean("userLockCoordinator");
 				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("user");
@@ -148,7 +150,7 @@ class OrderedRetryAutoConfigurationTests {
 		this.runner.withBean("userRetryLadder", RetryLadder.class, () -> new RetryLadder(RetryLadder.Naming.defaults(),
 				new TopicProvisioner(Map.of(), new TopicProvisioner.Settings(false, (short) -1, Duration.ofDays(1),
 						Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1))),
-				Map.of(), "user", Duration.ofSeconds(1)))
+				ProducerClients.of(Map.of()), "user", Duration.ofSeconds(1)))
 			.run((context) -> assertThat(context).hasSingleBean(RetryLadder.class)
 				.hasBean("userRetryLadder")
 				.hasSingleBean(OrderedRetryListenerRegistry.class));

@@ -28,6 +28,8 @@ import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -301,9 +303,9 @@ class DlqReplayerTests {
 					new RecordHeaders().add("owner.group", bytes(Names.group(to)))));
 		}
 		DlqReplayer replayer = new DlqReplayer(
-				Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()),
-				Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
-						ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 10_000),
+				ConsumerClients.of(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
+				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
+						ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 10_000)),
 				1000, Clock.systemUTC(), DlqReplayerTests::ladder);
 
 		assertThatIllegalStateException().isThrownBy(() -> replayer.replay(ReplayRequest.of(from, to)))
@@ -347,7 +349,8 @@ class DlqReplayerTests {
 	void aRateOfZeroOrLessIsRejected() {
 		Map<String, Object> config = Map.of();
 		for (double rate : new double[] { 0, -1, Double.NaN }) {
-			assertThatIllegalArgumentException().isThrownBy(() -> new DlqReplayer(config, config, rate, Clock.systemUTC(),
+			assertThatIllegalArgumentException().isThrownBy(() -> new DlqReplayer(ConsumerClients.of(config),
+					ProducerClients.of(config), rate, Clock.systemUTC(),
 					DlqReplayerTests::ladder))
 				.withMessageContaining("rate");
 		}
@@ -401,7 +404,8 @@ class DlqReplayerTests {
 
 	private static DlqReplayer replayer(double ratePerSecond) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		return new DlqReplayer(config, Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()),
+		return new DlqReplayer(ConsumerClients.of(config),
+				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
 				ratePerSecond, Clock.fixed(REPLAYED_AT, ZoneOffset.UTC), DlqReplayerTests::ladder);
 	}
 

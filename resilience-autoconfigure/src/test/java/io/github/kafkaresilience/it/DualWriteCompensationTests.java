@@ -9,6 +9,7 @@ import io.github.kafkaresilience.autoconfigure.ResilienceProperties;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
+import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
@@ -122,7 +123,7 @@ class DualWriteCompensationTests {
 			TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
 					new TopicProvisioner.Settings(true, (short) -1, topics.getRetryRetention(), topics.getDlqRetention(),
 							topics.getLockSegment(), topics.getLockDeleteRetention()));
-			return new RetryLadder(RetryLadder.Naming.defaults(), provisioner, producerFactory.getConfigurationProperties(),
+			return new RetryLadder(RetryLadder.Naming.defaults(), provisioner, new ProducerClients(producerFactory, "faulty"),
 					"faulty", Duration.ofSeconds(30)) {
 
 				@Override

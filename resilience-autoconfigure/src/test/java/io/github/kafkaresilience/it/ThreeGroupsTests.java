@@ -12,6 +12,8 @@ import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -174,8 +176,9 @@ class ThreeGroupsTests {
 		LadderPlan ladderA = this.run.ladder("A");
 		List<String> asked = new ArrayList<>();
 		DlqReplayer replayer = new DlqReplayer(
-				Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()),
-				Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()), 1000, Clock.systemUTC(),
+				ConsumerClients.of(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
+				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())), 1000,
+				Clock.systemUTC(),
 				(group, mainTopic) -> {
 					asked.add(group + " on " + mainTopic);
 					return LadderPlan.of(ladderA.group(), mainTopic, GroupsRun.DELAYS, GroupsRun.MAX_ATTEMPTS,

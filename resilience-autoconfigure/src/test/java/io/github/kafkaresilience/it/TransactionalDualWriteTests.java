@@ -21,6 +21,8 @@ import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -109,10 +111,11 @@ class TransactionalDualWriteTests {
 		SharedBroker.createTopic(Names.locks(topic), 1, Map.of("cleanup.policy", "compact"));
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		LockCoordinator coordinator = new LockCoordinator("fencing", client, client, Duration.ofMillis(100),
+		LockCoordinator coordinator = new LockCoordinator("fencing", ConsumerClients.of(client), ProducerClients.of(client),
+				Duration.ofMillis(100),
 				Duration.ofSeconds(30));
-		try (TransactionalWrites old = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30), FaultInjection.NONE);
-				TransactionalWrites replacement = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30),
+		try (TransactionalWrites old = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites replacement = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30),
 						FaultInjection.NONE)) {
 			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			old.execute(delivery(topic, 0), () -> move(old, registry, topic, "old-1", 0), new NoOffsets(null));
@@ -138,9 +141,10 @@ class TransactionalDualWriteTests {
 		ConsumerGroupMetadata before = joinAndLeave(group, topic);
 		joinAndLeave(group, topic); // the partition went to another member: a new generation
 		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		LockCoordinator coordinator = new LockCoordinator("zombie", client, client, Duration.ofMillis(100),
+		LockCoordinator coordinator = new LockCoordinator("zombie", ConsumerClients.of(client), ProducerClients.of(client),
+				Duration.ofMillis(100),
 				Duration.ofSeconds(30));
-		try (TransactionalWrites zombie = new TransactionalWrites(client, "tx-" + topic, Duration.ofSeconds(30),
+		try (TransactionalWrites zombie = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30),
 				FaultInjection.NONE)) {
 			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			assertThatExceptionOfType(KafkaException.class).isThrownBy(() -> zombie.execute(delivery(topic, 0),
