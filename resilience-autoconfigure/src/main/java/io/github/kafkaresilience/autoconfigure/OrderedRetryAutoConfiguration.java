@@ -53,6 +53,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -119,7 +120,10 @@ public final class OrderedRetryAutoConfiguration {
 	/** The name of a factory bean: its listeners get the ids {@code <bean name>.<client id>}. */
 	private static String beanName(ListableBeanFactory beanFactory, Object factory, Class<?> type) {
 		for (String name : beanFactory.getBeanNamesForType(type, false, false)) {
-			if (beanFactory.getBean(name) == factory) {
+			// the factory is created: look among the created singletons, so as to create no other
+			Object bean = (beanFactory instanceof SingletonBeanRegistry singletons) ? singletons.getSingleton(name)
+					: beanFactory.getBean(name);
+			if (bean == factory) {
 				return name;
 			}
 		}

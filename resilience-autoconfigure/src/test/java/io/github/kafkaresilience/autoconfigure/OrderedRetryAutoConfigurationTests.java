@@ -38,6 +38,11 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
@@ -50,8 +55,12 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -187,6 +196,62 @@ class OrderedRetryAutoConfigurationTests {
 	void userLockMetricsWin() {
 		this.runner.withUserConfiguration(UserLockMetricsConfiguration.class)
 			.run((context) -> assertThat(context).hasSingleBean(LockMetrics.class).hasBean("userLockMetrics"));
+	}
+
+	// --- clients
+
+	@Test
+	void theLibrarysClientsComeFromTheApplicationsFactoriesUnderTheirBeanNames() {
+		List<String> announced = new CopyOnWriteArrayList<>();
+		this.runner.withBean("ordersConsumers", ConsumerFactory.class, () -> {
+			DefaultKafkaConsumerFactory<Object, Object> factory = new DefaultKafkaConsumerFactory<>(
+					Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1"));
+			factory.addListener(new ConsumerFactory.Listener<>() {
+
+				@Override
+				public void consumerAdded(String id, Consumer<Object, Object> consumer) {
+					announced.add(id);
+				}
+
+			});
+			return factory;
+		}).withBean("ordersProducers", ProducerFactory.class, () -> {
+			DefaultKafkaProducerFactory<Object, Object> factory = new DefaultKafkaProducerFactory<>(
+					Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1"));
+			factory.addListener(new ProducerFactory.Listener<>() {
+
+				@Override
+				public void producerAdded(String id, Producer<Object, Object> producer) {
+					announced.add(id);
+				}
+
+			});
+			return factory;
+		}).run((context) -> {
+			ResilienceClients clients = context.getBean(ResilienceClients.class);
+			Map<String, Object> consumerConfig = clients.consumers().configuration();
+			consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-tailer-a-1");
+			Map<String, Object> producerConfig = clients.producers().configuration();
+			producerConfig.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-resilience-locks-a");
+
+			clients.consumers().create(consumerConfig).close(CloseOptions.timeout(Duration.ZERO));
+			clients.producers().close(clients.producers().create(producerConfig), Duration.ZERO);
+
+			assertThat(announced).containsExactly("ordersConsumers.kafka-resilience-tailer-a-1",
+					"ordersProducers.kafka-resilience-locks-a");
+		});
+	}
+
+	@Test
+	void inTransactionModeTheLibrarysConsumersReadCommittedRecordsOnly() {
+		this.runner.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted")
+			.run((context) -> assertThat(context.getBean(ResilienceClients.class).consumers().configuration())
+				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
+		this.runner
+			.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted",
+					"kafka.resilience.dual-write=transaction")
+			.run((context) -> assertThat(context.getBean(ResilienceClients.class).consumers().configuration())
+				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
 	}
 
 	// --- properties
