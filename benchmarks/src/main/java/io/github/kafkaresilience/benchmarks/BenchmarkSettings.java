@@ -35,10 +35,11 @@ final class BenchmarkSettings {
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
 			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P4 and P5 (the library default)"),
-			new Option("p1-records", "1m", "3000", "P1: records"),
+			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
 			new Option("p1-listener-consumers", "1", "1", "P1: consumers (concurrency) of the plain @KafkaListener"),
+			new Option("p1-windows", "10", "3", "P1: back-to-back windows of equal record counts in a pass; a run reports the median window"),
 			new Option("p2-records", "16000", "320", "P2: records"),
 			new Option("p2-keys", "1000", "100", "P2: distinct keys"),
 			new Option("p2-sleep-ms", "10", "10", "P2: how long the handler sleeps"),
@@ -244,6 +245,9 @@ final class BenchmarkSettings {
 		}
 		if (count("p2-plain-records") > count("p2-records")) {
 			throw new IllegalArgumentException("--p2-plain-records cannot exceed --p2-records");
+		}
+		if (count("p1-windows") < 1 || count("p1-windows") > count("p1-records")) {
+			throw new IllegalArgumentException("--p1-windows must be at least 1 and at most --p1-records");
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");

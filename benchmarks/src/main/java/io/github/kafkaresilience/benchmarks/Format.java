@@ -25,6 +25,11 @@ final class Format {
 		return String.format(Locale.ROOT, (value < 0.095) ? "%.3f×" : "%.2f×", value);
 	}
 
+	/** A relative deviation as {@code ±7.5 %}. */
+	static String spread(double value) {
+		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "±%.1f %%", value * 100);
+	}
+
 	static String millis(double value) {
 		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "%,.0f ms", value);
 	}

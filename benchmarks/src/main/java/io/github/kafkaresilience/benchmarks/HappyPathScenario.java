@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.benchmarks;
 
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,6 +15,12 @@ import org.springframework.context.ConfigurableApplicationContext;
  * P1, the happy path: a no-op handler over a pre-filled topic. {@code @OrderedRetryListener}
  * against a plain {@code @KafkaListener} and against a raw {@code KafkaConsumer} poll loop,
  * the most a single consumer gets out of this broker.
+ * <p>
+ * A contender's pass over the topic is split into back-to-back windows of equal record counts
+ * and its throughput in a run is the median window: a single window of about a second swung
+ * the per-run ratio from 0.8× to 1.6×, moved by the ramp-up, the partitions that finish last,
+ * a garbage collection or a burst of other work on the machine, and the median of several
+ * windows of one pass leaves such a window out without paying for more application starts.
  */
 final class HappyPathScenario extends Scenario {
 
@@ -33,13 +40,16 @@ final class HappyPathScenario extends Scenario {
 		int valueBytes = this.settings.count("value-bytes");
 		int concurrency = this.settings.count("concurrency");
 		int consumers = this.settings.count("p1-listener-consumers");
+		int windows = this.settings.count("p1-windows");
 		ScenarioReport report = new ScenarioReport("P1", "Happy path: no-op handler");
 		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in %d partitions, consumed from "
 				+ "the start of the topic by a new group; no-op handler", records, valueBytes, keys, partitions));
 		report.setup("@OrderedRetryListener: " + concurrency + " workers, one consumer; @KafkaListener: " + consumers
 				+ " consumer(s), record listener, Spring Kafka's defaults; raw loop: one KafkaConsumer, client defaults");
-		report.setup("throughput: records per second from the first record handled to the last (start-up and group "
-				+ "join are not counted)");
+		report.setup(String.format(Locale.ROOT, "throughput: records per second from the first record handled to the "
+				+ "last (start-up and group join are not counted), split into %d back-to-back windows of %,d records; a "
+				+ "contender's value in a run is its median window; the heap is collected before each contender starts",
+				windows, records / windows));
 
 		String topic = this.broker.newTopic("p1", partitions);
 		long started = System.nanoTime();
@@ -52,11 +62,12 @@ final class HappyPathScenario extends Scenario {
 		CONTENDERS.forEach((contender) -> throughput.put(contender, new Series()));
 		for (int run : runs(true)) {
 			for (String contender : rotated(CONTENDERS, run)) {
-				Tally tally = new Tally(0, records);
+				collectGarbage();
+				Tally tally = new Tally(0, records, windows);
 				Workload workload = (record) -> tally.record(Records.seq(record.value()));
 				String id = "p1-" + contender.replaceAll("[^A-Za-z]+", "-").replaceAll("^-|-$", "").toLowerCase(Locale.ROOT)
 						+ "-" + label(run);
-				double perSecond = measure(report, contender, run, tally, () -> {
+				double wholePass = measure(report, contender, run, tally, () -> {
 					switch (contender) {
 						case RAW -> RawConsumerLoop.run(bootstrapServers(), topic, id, workload, tally, timeout());
 						case PLAIN -> {
@@ -73,6 +84,10 @@ final class HappyPathScenario extends Scenario {
 						}
 					}
 				});
+				Series windowed = Series.of(tally.windowsPerSecond());
+				double perSecond = Double.isNaN(wholePass) ? Double.NaN : windowed.median();
+				this.logger.info(String.format(Locale.ROOT, "P1 %s %-32s median window %s; windows %s", label(run),
+						contender, Format.perSecond(perSecond), windowed.runs(Format::count)));
 				if (run > 0) {
 					throughput.get(contender).add(perSecond);
 				}
@@ -80,6 +95,8 @@ final class HappyPathScenario extends Scenario {
 		}
 
 		Series orderedVsPlain = Series.ratio(throughput.get(ORDERED), throughput.get(PLAIN));
+		// agreement needs a few runs to mean anything
+		double spread = (orderedVsPlain.measured() >= 3) ? orderedVsPlain.spread() : Double.NaN;
 		List<List<String>> rows = new ArrayList<>();
 		for (String contender : CONTENDERS) {
 			Series series = throughput.get(contender);
@@ -87,12 +104,28 @@ final class HappyPathScenario extends Scenario {
 					Format.ratio(Series.ratio(series, throughput.get(PLAIN)).median()),
 					Format.ratio(Series.ratio(series, throughput.get(RAW)).median())));
 		}
-		report.table(List.of("contender", "records/s (median)", "every run", "vs @KafkaListener", "vs raw loop"), rows);
-		report.target("@OrderedRetryListener ≥ 0.95× plain @KafkaListener", orderedVsPlain.median(),
-				Format.ratio(orderedVsPlain.median()), true, 0.95);
+		report.table(List.of("contender", "records/s (median)", "every run (median window)", "vs @KafkaListener",
+				"vs raw loop"), rows);
+		report.target("@OrderedRetryListener ≥ 1.0× plain @KafkaListener", orderedVsPlain.median(),
+				Format.ratio(orderedVsPlain.median()), true, 1.0);
+		report.target("per-run ratios vs plain @KafkaListener agree within ±10 % of their median (≥ 3 runs)", spread,
+				Double.isNaN(spread) ? "–" : Format.spread(spread) + " (" + Format.ratio(orderedVsPlain.min()) + " to "
+						+ Format.ratio(orderedVsPlain.max()) + ")", false, 0.10);
 		report.note("Ratios are medians of the per-run ratios; each run measures every contender back to back.");
+		report.note("@OrderedRetryListener vs @KafkaListener, every run: " + orderedVsPlain.runs(Format::ratio)
+				+ (Double.isNaN(spread) ? "; too few runs to say how well they agree."
+						: "; they lie within " + Format.spread(spread) + " of their median."));
 		throughput.forEach((contender, series) -> report.measured(contender + " records/s", series.median()));
+		report.measured("ordered vs plain spread", spread);
 		return report;
+	}
+
+	/**
+	 * Collects what the previous contender left on the heap, so that its garbage is not
+	 * collected, and paid for, in the next one's window.
+	 */
+	private static void collectGarbage() {
+		ManagementFactory.getMemoryMXBean().gc();
 	}
 
 }

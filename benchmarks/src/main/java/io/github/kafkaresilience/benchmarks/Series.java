@@ -13,6 +13,15 @@ final class Series {
 
 	private final List<Double> values = new ArrayList<>();
 
+	/** A series of the given values, in order. */
+	static Series of(double... values) {
+		Series series = new Series();
+		for (double value : values) {
+			series.add(value);
+		}
+		return series;
+	}
+
 	void add(double value) {
 		this.values.add(value);
 	}
@@ -33,6 +42,41 @@ final class Series {
 		}
 		int middle = sorted.size() / 2;
 		return (sorted.size() % 2 == 1) ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+	}
+
+	/** How many values were measured ({@code NaN} left out). */
+	int measured() {
+		return (int) this.values.stream().filter((value) -> !value.isNaN()).count();
+	}
+
+	/** The smallest measured value, {@code NaN} when there are none. */
+	double min() {
+		return this.values.stream()
+			.filter((value) -> !value.isNaN())
+			.mapToDouble(Double::doubleValue)
+			.min()
+			.orElse(Double.NaN);
+	}
+
+	/** The largest measured value, {@code NaN} when there are none. */
+	double max() {
+		return this.values.stream()
+			.filter((value) -> !value.isNaN())
+			.mapToDouble(Double::doubleValue)
+			.max()
+			.orElse(Double.NaN);
+	}
+
+	/**
+	 * How far the measured values stray from their median at most, relative to it: 0.1 means
+	 * every value lies within ±10 % of the median. {@code NaN} with fewer than two values.
+	 */
+	double spread() {
+		double median = median();
+		if (measured() < 2 || median == 0) {
+			return Double.NaN;
+		}
+		return Math.max(max() - median, median - min()) / Math.abs(median);
 	}
 
 	/** Every run's value, in run order. */

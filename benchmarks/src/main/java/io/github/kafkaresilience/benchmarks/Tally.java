@@ -13,6 +13,11 @@ import java.util.concurrent.atomic.LongAdder;
  * when: the first one, and the one that completed the range. Throughput is measured between
  * these two moments, so the start-up of a contender (group join, sync barrier) is not part
  * of it. Lock-free: one bit per record.
+ * <p>
+ * A tally can also split that span into back-to-back windows of equal record counts, marking
+ * when the distinct count crossed each boundary, so that one pass of a contender gives
+ * several throughput samples: the first window holds the ramp-up and the last the tail of
+ * the partitions that finish late, and the median window leaves both out.
  */
 final class Tally {
 
@@ -34,14 +39,37 @@ final class Tally {
 
 	private final CountDownLatch done = new CountDownLatch(1);
 
+	private final int windows;
+
+	/** When the distinct count reached each inner window boundary (index 1 to windows - 1). */
+	private final AtomicLongArray boundaries;
+
 	/**
 	 * @param from the first sequence number of the range
 	 * @param count how many records the range holds
 	 */
 	Tally(long from, int count) {
+		this(from, count, 1);
+	}
+
+	/**
+	 * @param from the first sequence number of the range
+	 * @param count how many records the range holds
+	 * @param windows into how many back-to-back windows of equal record counts the span from
+	 * the first record to the last is split (see {@link #windowsPerSecond()})
+	 */
+	Tally(long from, int count, int windows) {
+		if (windows < 1) {
+			throw new IllegalArgumentException("A tally needs at least one window, not " + windows);
+		}
 		this.from = from;
 		this.expected = count;
 		this.seen = new AtomicLongArray(Math.max(1, (count + 63) / 64));
+		this.windows = windows;
+		this.boundaries = new AtomicLongArray(windows + 1);
+		for (int i = 0; i <= windows; i++) {
+			this.boundaries.set(i, UNSET);
+		}
 		if (count == 0) {
 			this.done.countDown();
 		}
@@ -73,11 +101,28 @@ final class Tally {
 			}
 		}
 		while (!this.seen.compareAndSet(word, current, current | bit));
-		if (this.distinct.incrementAndGet() == this.expected) {
+		int distinct = this.distinct.incrementAndGet();
+		if (this.windows > 1) {
+			int window = (int) ((long) distinct * this.windows / this.expected);
+			if (window >= 1 && window < this.windows && boundary(window) == distinct) {
+				this.boundaries.set(window, now);
+			}
+		}
+		if (distinct == this.expected) {
 			this.last = now;
 			this.done.countDown();
 		}
 		return true;
+	}
+
+	/**
+	 * The distinct count that ends window {@code window} (from 1): the first count at or past
+	 * {@code window / windows} of the range. Rounding up makes it the one count {@code n} with
+	 * {@code n * windows / expected == window} that ends the window, while there are fewer
+	 * windows than records.
+	 */
+	private int boundary(int window) {
+		return (int) (((long) window * this.expected + this.windows - 1) / this.windows);
 	}
 
 	/**
@@ -128,6 +173,24 @@ final class Tally {
 			return Double.NaN;
 		}
 		return (this.expected - 1) * 1e9 / (last - first);
+	}
+
+	/**
+	 * Records per second in each back-to-back window, in order: the first window runs from the
+	 * first record handled, the last one ends with the record that completed the range. A
+	 * window gets {@code NaN} when the range is incomplete or it is too short to time.
+	 */
+	double[] windowsPerSecond() {
+		double[] perSecond = new double[this.windows];
+		for (int window = 1; window <= this.windows; window++) {
+			long start = (window == 1) ? this.first.get() : this.boundaries.get(window - 1);
+			long end = (window == this.windows) ? this.last : this.boundaries.get(window);
+			int startCount = (window == 1) ? 1 : boundary(window - 1);
+			int endCount = (window == this.windows) ? this.expected : boundary(window);
+			perSecond[window - 1] = (start == UNSET || end == UNSET || end <= start || endCount <= startCount)
+					? Double.NaN : (endCount - startCount) * 1e9 / (end - start);
+		}
+		return perSecond;
 	}
 
 }

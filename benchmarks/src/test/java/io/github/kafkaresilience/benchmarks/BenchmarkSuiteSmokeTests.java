@@ -48,6 +48,14 @@ class BenchmarkSuiteSmokeTests {
 	}
 
 	@Test
+	void happyPathTookItsMedianWindowForEveryContender() {
+		Map<String, Double> measured = report("P1").measured();
+		for (String contender : List.of(HappyPathScenario.RAW, HappyPathScenario.PLAIN, HappyPathScenario.ORDERED)) {
+			assertThat(measured.get(contender + " records/s")).as(contender).isNotNaN();
+		}
+	}
+
+	@Test
 	void slowHandlerRanEveryContenderOrSaidWhyParallelConsumerWasLeftOut() {
 		ScenarioReport report = report("P2");
 		assertThat(contenders("P2")).contains(SlowHandlerScenario.ORDERED, SlowHandlerScenario.PLAIN);
