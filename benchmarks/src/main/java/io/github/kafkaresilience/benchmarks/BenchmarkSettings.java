@@ -21,20 +21,20 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P4", "P5");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P3L", "P4", "P5");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P3,P4,P5", "P1,P2,P3,P4,P5", "scenarios to run, comma separated"),
+			new Option("scenarios", "P1,P2,P3,P3L,P4,P5", "P1,P2,P3,P3L,P4,P5", "scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2 and P3 before the measured ones"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P3 and P3L before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
-			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P4 and P5 (the library default)"),
+			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P4 and P5 (the library default)"),
 			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
@@ -51,6 +51,13 @@ final class BenchmarkSettings {
 			new Option("p3-keys", "10k", "100", "P3: distinct keys of the healthy records"),
 			new Option("p3-delays", "1s", "1s", "P3: retry stage delays"),
 			new Option("p3-handler-ms", "0", "0", "P3: how long the handler sleeps on every attempt (0: no-op)"),
+			new Option("p3l-rate", "5000", "250", "P3L: records sent per second while the contender runs"),
+			new Option("p3l-records", "100k", "500", "P3L: records (sent over records / rate seconds)"),
+			new Option("p3l-fail-every", "10", "10", "P3L: one record in n fails once in the storm, on a key of its own"),
+			new Option("p3l-partitions", "6", "6", "P3L: partitions"),
+			new Option("p3l-keys", "10k", "100", "P3L: distinct keys of the healthy records"),
+			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays"),
+			new Option("p3l-handler-ms", "0", "0", "P3L: how long the handler sleeps on every attempt (0: no-op)"),
 			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
 			new Option("p4-partitions", "6", "6", "P4: partitions"),
 			new Option("p5-rate", "5000", "200", "P5: records sent per second"),
@@ -248,6 +255,12 @@ final class BenchmarkSettings {
 		}
 		if (count("p1-windows") < 1 || count("p1-windows") > count("p1-records")) {
 			throw new IllegalArgumentException("--p1-windows must be at least 1 and at most --p1-records");
+		}
+		if (count("p3l-rate") < 1) {
+			throw new IllegalArgumentException("--p3l-rate must be at least 1");
+		}
+		if (count("p3l-fail-every") < 2) {
+			throw new IllegalArgumentException("--p3l-fail-every must be at least 2, or no key is healthy");
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");

@@ -30,6 +30,14 @@ final class Format {
 		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "±%.1f %%", value * 100);
 	}
 
+	/** A latency in milliseconds, with a decimal below 100 ms, where the fractions matter. */
+	static String latency(double millis) {
+		if (Double.isNaN(millis)) {
+			return "–";
+		}
+		return String.format(Locale.ROOT, (millis < 100) ? "%.1f ms" : "%,.0f ms", millis);
+	}
+
 	static String millis(double value) {
 		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "%,.0f ms", value);
 	}

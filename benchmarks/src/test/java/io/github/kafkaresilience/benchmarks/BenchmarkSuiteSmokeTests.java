@@ -11,24 +11,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs every scenario of the suite once at smoke size on one broker, and checks that every
- * contender handled every record and that the cold-start and delay numbers were measured. No
- * timing is asserted: this proves the suite works, not how fast anything is.
+ * contender handled every record and that the windowed throughput, the healthy keys'
+ * latencies, the cold-start and the delay numbers were measured. No timing is asserted: this
+ * proves the suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
+
+	private static BenchmarkSettings settings;
 
 	private static BenchmarkSuite.Result result;
 
 	@BeforeAll
 	static void runTheSuiteAtSmokeSize() {
-		result = BenchmarkSuite.run(BenchmarkSettings.parse("--smoke", "--output=target/smoke-results.md",
-				"--command=mvn verify (BenchmarkSuiteSmokeTests)"));
+		settings = BenchmarkSettings.parse("--smoke", "--output=target/smoke-results.md",
+				"--command=mvn verify (BenchmarkSuiteSmokeTests)");
+		result = BenchmarkSuite.run(settings);
 	}
 
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
-		assertThat(result.reports()).extracting(ScenarioReport::id).containsExactly("P1", "P2", "P3", "P4", "P5");
+		assertThat(result.reports()).extracting(ScenarioReport::id)
+			.containsExactly("P1", "P2", "P3", "P3L", "P4", "P5");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P5", "Smoke sizes");
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P3L", "## P5", "Smoke sizes");
 	}
 
 	@Test
@@ -69,6 +74,18 @@ class BenchmarkSuiteSmokeTests {
 	void failureStormRanBothDualWriteModesWithAndWithoutFailures() {
 		assertThat(contenders("P3")).containsExactlyInAnyOrder("compensate, no failures", "compensate, storm",
 				"transaction, no failures", "transaction, storm");
+	}
+
+	@Test
+	void healthyKeyLatencyTookTheLatencyOfEveryHealthyRecordInTheBaselineAndBothStorms() {
+		assertThat(contenders("P3L")).containsExactlyInAnyOrderElementsOf(HealthyKeyLatencyScenario.CONTENDERS);
+		int records = settings.count("p3l-records");
+		int healthy = records - records / settings.count("p3l-fail-every");
+		Map<String, Double> measured = report("P3L").measured();
+		for (String contender : HealthyKeyLatencyScenario.CONTENDERS) {
+			assertThat(measured.get(contender + " latencies")).as(contender + " latencies").isEqualTo((double) healthy);
+			assertThat(measured.get(contender + " p99 ms")).as(contender + " p99").isNotNaN();
+		}
 	}
 
 	@Test
