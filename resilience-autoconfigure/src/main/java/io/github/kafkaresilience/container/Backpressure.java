@@ -70,9 +70,10 @@ final class Backpressure {
 
 	/**
 	 * Pauses the partitions at their bound and resumes those drained to half of it whose
-	 * barrier is open and that are not stopped. Poll thread only.
+	 * barrier is open and that are not stopped, unless the whole listener is held paused.
+	 * Poll thread only.
 	 */
-	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions) {
+	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, boolean held) {
 		for (PartitionWork work : partitions) {
 			if (!work.boundPaused && work.isFull()) {
 				work.boundPaused = true;
@@ -80,7 +81,7 @@ final class Backpressure {
 			}
 			else if (work.boundPaused && work.hasRoom()) {
 				work.boundPaused = false;
-				if (work.barrierOpen && work.stopped == null) {
+				if (!held && work.mayFetch()) {
 					consumer.resume(List.of(work.partition));
 				}
 			}

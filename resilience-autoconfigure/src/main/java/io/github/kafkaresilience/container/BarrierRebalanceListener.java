@@ -51,6 +51,9 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 		/** A partition's barrier opened after {@code waited}: it may be resumed. */
 		void opened(PartitionWork work, Duration waited);
 
+		/** Whether the application paused the listener: nothing is resumed meanwhile. */
+		boolean held();
+
 		/** Runs an action on the poll thread, before its next poll. */
 		void onPollThread(Runnable action);
 
@@ -166,7 +169,7 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 		if (logger.isDebugEnabled()) {
 			logger.debug("Listener '" + this.id + "' opened " + work.partition + " after " + waited.toMillis() + " ms");
 		}
-		if (!work.boundPaused && work.stopped == null) {
+		if (!this.assignments.held() && work.mayFetch()) {
 			this.consumer.resume(List.of(work.partition));
 		}
 		this.assignments.opened(work, waited);

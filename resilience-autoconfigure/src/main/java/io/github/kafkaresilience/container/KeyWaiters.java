@@ -59,8 +59,4 @@ final class KeyWaiters {
 		this.waiting.clear();
 	}
 
-	int size() {
-		return this.waiting.values().stream().mapToInt(Set::size).sum();
-	}
-
 }

@@ -300,7 +300,7 @@ public class OrderedRetryContainer {
 					runPollThreadActions();
 					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
 							this.running::get);
-					this.backpressure.apply(consumer, this.partitions.all());
+					this.backpressure.apply(consumer, this.partitions.all(), this.pausedForRequest);
 					applyPauseRequest(consumer, events);
 					long now = System.nanoTime();
 					if (this.lastPollNanos != 0) {
@@ -338,9 +338,9 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Pauses every assigned partition while the application asks for it (the barrier, the
-	 * bound and a rebalance may have resumed some), and resumes those free to run once it no
-	 * longer does. Poll thread only.
+	 * Pauses every assigned partition while the application asks for it (nothing resumes a
+	 * partition meanwhile; a partition a rebalance kept or brought is paused here too), and
+	 * resumes those free to run once it no longer does. Poll thread only.
 	 */
 	private void applyPauseRequest(Consumer<byte[], byte[]> consumer, ContainerEvents events) {
 		if (this.pauseRequested) {
@@ -356,7 +356,7 @@ public class OrderedRetryContainer {
 		else if (this.pausedForRequest) {
 			this.pausedForRequest = false;
 			List<TopicPartition> free = this.partitions.all().stream()
-				.filter((work) -> work.barrierOpen && !work.boundPaused && work.stopped == null)
+				.filter(PartitionWork::mayFetch)
 				.map((work) -> work.partition)
 				.toList();
 			consumer.resume(free);
@@ -589,6 +589,11 @@ public class OrderedRetryContainer {
 				work.route.registry().table().pending(work.partition.partition())
 					.forEach((lock) -> OrderedRetryContainer.this.runner.admissionNeeded(work.route, lock));
 			}
+		}
+
+		@Override
+		public boolean held() {
+			return OrderedRetryContainer.this.pausedForRequest;
 		}
 
 		@Override

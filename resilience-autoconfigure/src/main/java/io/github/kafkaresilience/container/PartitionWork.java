@@ -93,6 +93,14 @@ final class PartitionWork {
 	}
 
 	/**
+	 * Whether the consumer may fetch from the partition, as far as the partition goes: its
+	 * barrier is open, it is not paused at its bound and not stopped. Poll thread only.
+	 */
+	boolean mayFetch() {
+		return this.barrierOpen && !this.boundPaused && this.stopped == null;
+	}
+
+	/**
 	 * Takes a polled record, unless the partition is at its bound: it queues behind the
 	 * earlier records of its key, or parks behind them if they are parked.
 	 */

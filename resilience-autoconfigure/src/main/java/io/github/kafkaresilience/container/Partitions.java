@@ -41,10 +41,6 @@ final class Partitions {
 		return this.assigned.keySet();
 	}
 
-	boolean isEmpty() {
-		return this.assigned.isEmpty();
-	}
-
 	/** Revokes and forgets partitions, noting where each was. Poll thread only. */
 	void drop(Collection<TopicPartition> partitions) {
 		for (TopicPartition tp : partitions) {

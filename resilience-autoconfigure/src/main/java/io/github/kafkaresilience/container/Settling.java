@@ -52,8 +52,4 @@ final class Settling {
 		}
 	}
 
-	int size() {
-		return this.pending.size();
-	}
-
 }

@@ -116,10 +116,6 @@ final class Workers {
 		submitHeld();
 	}
 
-	boolean isHeld() {
-		return this.held;
-	}
-
 	private void holdBack(Task task) {
 		this.heldTasks.add(task);
 		if (!this.held) {

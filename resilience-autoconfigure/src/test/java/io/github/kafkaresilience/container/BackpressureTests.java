@@ -41,15 +41,15 @@ class BackpressureTests {
 
 	@Test
 	void aPartitionAtItsBoundIsPausedAndResumedAtHalfOfIt() {
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty));
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), () -> true))
 			.as("some partitions wait for room: a brief poll").isEqualTo(Backpressure.BRIEF_POLL);
 		this.full.done(task(this.full, 0, "k0"));
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty));
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		this.full.done(task(this.full, 1, "k1"));
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty));
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), () -> true))
 			.isEqualTo(Duration.ofSeconds(1));
@@ -57,18 +57,28 @@ class BackpressureTests {
 
 	@Test
 	void aStoppedPartitionOrOneBehindItsBarrierIsNotResumed() {
-		this.backpressure.apply(this.consumer, List.of(this.full));
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
 		this.full.stopped = "a record can go nowhere";
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
-		this.backpressure.apply(this.consumer, List.of(this.full));
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		assertThat(this.consumer.paused()).containsExactly(P0);
+		assertThat(this.full.boundPaused).isFalse();
+	}
+
+	@Test
+	void nothingIsResumedWhileTheListenerIsHeldPaused() {
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		this.full.done(task(this.full, 0, "k0"));
+		this.full.done(task(this.full, 1, "k1"));
+		this.backpressure.apply(this.consumer, List.of(this.full), true);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.full.boundPaused).isFalse();
 	}
 
 	@Test
 	void whenEveryPartitionIsFullThePollWaitsForTheFirstToMakeRoom() throws InterruptedException {
-		this.backpressure.apply(this.consumer, List.of(this.full));
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
 		Thread worker = new Thread(() -> {
 			this.full.done(task(this.full, 0, "k0"));
 			this.full.done(task(this.full, 1, "k1"));

@@ -104,6 +104,19 @@ class BarrierRebalanceListenerTests {
 	}
 
 	@Test
+	void aBarrierThatOpensWhileTheListenerIsHeldPausedLeavesThePartitionPaused() {
+		given(this.registry.catchUp(0)).willReturn(this.caughtUp);
+		this.consumer.assign(List.of(MAIN));
+		this.consumer.commitSync(Map.of(MAIN, new OffsetAndMetadata(0)));
+		this.assignments.held = true;
+		listener().onPartitionsAssigned(List.of(MAIN));
+		this.caughtUp.complete(null);
+		runPollThread();
+		assertThat(this.partitions.get(MAIN).barrierOpen).isTrue();
+		assertThat(this.consumer.paused()).containsExactly(MAIN);
+	}
+
+	@Test
 	void aBarrierThatFailsClosesAgainAndAPartitionRevokedMeanwhileNeverOpens() {
 		CompletableFuture<Void> failed = CompletableFuture.failedFuture(new IllegalStateException("tailer down"));
 		given(this.registry.catchUp(0)).willReturn(failed, this.caughtUp);
@@ -173,6 +186,8 @@ class BarrierRebalanceListenerTests {
 
 		final Set<TopicPartition> askedFromBeginning = new java.util.HashSet<>();
 
+		boolean held;
+
 		@Override
 		public PartitionWork assign(TopicPartition partition) {
 			return new PartitionWork(partition,
@@ -200,6 +215,11 @@ class BarrierRebalanceListenerTests {
 		@Override
 		public void opened(PartitionWork work, Duration waited) {
 			BarrierRebalanceListenerTests.this.events.add("opened " + work.partition);
+		}
+
+		@Override
+		public boolean held() {
+			return this.held;
 		}
 
 		@Override
