@@ -51,9 +51,11 @@ final class FailureStormScenario extends Scenario {
 		}
 		Map<String, Series> healthyPerSecond = new LinkedHashMap<>();
 		Map<String, Series> drained = new LinkedHashMap<>();
+		Map<String, Series> cpuMillis = new LinkedHashMap<>();
 		contenders.forEach((contender) -> {
 			healthyPerSecond.put(contender, new Series());
 			drained.put(contender, new Series());
+			cpuMillis.put(contender, new Series());
 		});
 		for (int run : runs(true)) {
 			for (String contender : rotated(contenders, run)) {
@@ -84,11 +86,14 @@ final class FailureStormScenario extends Scenario {
 					all.record(seq);
 				};
 				String id = "p3-" + mode + (storm ? "-storm-" : "-calm-") + label(run);
+				long[] cpuUsed = { -1 };
 				measure(report, contender, run, all, () -> {
+					long cpuBefore = processCpuNanos();
 					try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
 							concurrency, workload, "kafka.resilience.dual-write=" + mode,
 							"kafka.resilience.retry.delays=" + delays)) {
 						await(all);
+						cpuUsed[0] = (cpuBefore >= 0) ? processCpuNanos() - cpuBefore : -1;
 					}
 				});
 				if (run > 0) {
@@ -97,6 +102,7 @@ final class FailureStormScenario extends Scenario {
 					drained.get(contender)
 						.add(complete ? millisBetween(Math.min(healthyTally.firstNanos(), all.firstNanos()),
 								failingTally.lastNanos()) : Double.NaN);
+					cpuMillis.get(contender).add((complete && cpuUsed[0] >= 0) ? cpuUsed[0] / 1e6 : Double.NaN);
 				}
 			}
 		}
@@ -106,19 +112,28 @@ final class FailureStormScenario extends Scenario {
 			Series calm = healthyPerSecond.get(mode + ", no failures");
 			Series storm = healthyPerSecond.get(mode + ", storm");
 			Series ratio = Series.ratio(storm, calm);
+			Series cpuPerFailure = Series.ratio(Series.difference(cpuMillis.get(mode + ", storm"),
+					cpuMillis.get(mode + ", no failures")), failing / 1000.0);
 			rows.add(List.of(mode, Format.perSecond(calm.median()), Format.perSecond(storm.median()),
 					storm.runs(Format::count), Format.ratio(ratio.median()),
-					Format.seconds(drained.get(mode + ", storm").median())));
+					Format.seconds(drained.get(mode + ", storm").median()),
+					Format.millis(cpuMillis.get(mode + ", no failures").median()) + " / "
+							+ Format.millis(cpuMillis.get(mode + ", storm").median()),
+					Format.micros(cpuPerFailure.median())));
 			report.target("healthy keys during the storm ≥ 0.8× without it (" + mode + ")", ratio.median(),
 					Format.ratio(ratio.median()), true, 0.8);
 			report.measured(mode + " storm/calm", ratio.median());
 		}
 		report.table(List.of("dual-write", "healthy records/s, no failures", "healthy records/s, storm",
-				"storm, every run", "storm vs no failures", "storm drained after"), rows);
+				"storm, every run", "storm vs no failures", "storm drained after",
+				"CPU per run, no failures / storm", "CPU per failed record"), rows);
 		Series transactionVsCompensate = Series.ratio(healthyPerSecond.get("transaction, storm"),
 				healthyPerSecond.get("compensate, storm"));
 		report.note("transaction vs compensate, healthy records/s during the storm: "
 				+ Format.ratio(transactionVsCompensate.median()) + " (median of per-run ratios).");
+		report.note("CPU: the CPU time of the whole process (the broker, the instance and its clients) from the start "
+				+ "of the instance until every record was handled; per failed record: the storm's CPU minus that of the "
+				+ "same records without failures, over the failed records (median of per-run values).");
 		report.note("A failure costs a lock write, a publish to the retry topic and the lock's confirmation, made one "
 				+ "after the other without holding the worker that ran the record (in transaction mode inside a "
 				+ "transaction shared with the other moves under way); its retry costs the release.");

@@ -42,6 +42,10 @@ final class Format {
 		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "%,.0f ms", value);
 	}
 
+	static String micros(double value) {
+		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "%,.0f µs", value);
+	}
+
 	static String seconds(double millis) {
 		return Double.isNaN(millis) ? "–" : String.format(Locale.ROOT, "%,.2f s", millis / 1000);
 	}

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.benchmarks;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +51,17 @@ abstract class Scenario {
 			runs.add(i);
 		}
 		return runs;
+	}
+
+	/**
+	 * The CPU time this process (the broker and every client included) has used so far, in
+	 * nanoseconds, or -1 where the JVM does not tell.
+	 */
+	protected static long processCpuNanos() {
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+			return os.getProcessCpuTime();
+		}
+		return -1;
 	}
 
 	/** A run's label in topic, group and instance names: {@code w0} for a warm-up, {@code r1} for a run. */

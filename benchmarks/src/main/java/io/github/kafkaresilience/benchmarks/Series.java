@@ -98,6 +98,15 @@ final class Series {
 		return ratio;
 	}
 
+	/** The run-by-run difference of two series. */
+	static Series difference(Series minuend, Series subtrahend) {
+		Series difference = new Series();
+		for (int i = 0; i < Math.min(minuend.values.size(), subtrahend.values.size()); i++) {
+			difference.add(minuend.values.get(i) - subtrahend.values.get(i));
+		}
+		return difference;
+	}
+
 	/** Every value of {@code series} divided by a constant. */
 	static Series ratio(Series series, double denominator) {
 		Series ratio = new Series();
