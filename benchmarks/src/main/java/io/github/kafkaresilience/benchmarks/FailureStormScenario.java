@@ -120,8 +120,11 @@ final class FailureStormScenario extends Scenario {
 					Format.millis(cpuMillis.get(mode + ", no failures").median()) + " / "
 							+ Format.millis(cpuMillis.get(mode + ", storm").median()),
 					Format.micros(cpuPerFailure.median())));
-			report.target("healthy keys during the storm ≥ 0.8× without it (" + mode + ")", ratio.median(),
-					Format.ratio(ratio.median()), true, 0.8);
+			// a handler that costs something leaves the moves room, so more is asked of the storm then
+			double target = (handlerMs > 0) ? 0.9 : 0.8;
+			report.target(String.format(Locale.ROOT, "healthy keys during the storm ≥ %.1f× without it (%s%s)", target, mode,
+					(handlerMs > 0) ? ", " + handlerMs + " ms handler" : ""), ratio.median(), Format.ratio(ratio.median()),
+					true, target);
 			report.measured(mode + " storm/calm", ratio.median());
 		}
 		report.table(List.of("dual-write", "healthy records/s, no failures", "healthy records/s, storm",
