@@ -100,6 +100,8 @@ public class OrderedRetryContainer {
 
 	private final RecordRunner runner;
 
+	private final PauseRequest pauseRequest;
+
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
 
 	private final AtomicBoolean running = new AtomicBoolean();
@@ -122,12 +124,6 @@ public class OrderedRetryContainer {
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
 	private ContainerEvents events = ContainerEvents.NONE;
-
-	/** Whether the application asked the container to pause; the poll thread applies it. */
-	private volatile boolean pauseRequested;
-
-	/** Whether the consumer's partitions are paused for {@link #pauseRequested}; poll thread only. */
-	private boolean pausedForRequest;
 
 	private volatile @Nullable Rereader rereader;
 
@@ -160,6 +156,7 @@ public class OrderedRetryContainer {
 		this.offsets = new ContainerOffsets(id, this.partitions);
 		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
 				this.backpressure, this::pauseStopped);
+		this.pauseRequest = new PauseRequest(this.runner.workers());
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
@@ -206,19 +203,17 @@ public class OrderedRetryContainer {
 	 * consumer keeps polling, so it stays in its group.
 	 */
 	public void pause() {
-		this.pauseRequested = true;
-		this.runner.workers().hold();
+		this.pauseRequest.pause();
 	}
 
 	/** Hands out records again after {@link #pause()}. */
 	public void resume() {
-		this.pauseRequested = false;
-		this.runner.workers().release();
+		this.pauseRequest.resume();
 	}
 
 	/** Whether {@link #pause()} was called and {@link #resume()} not since. */
 	public boolean isPauseRequested() {
-		return this.pauseRequested;
+		return this.pauseRequest.isRequested();
 	}
 
 	/** The topics this container consumes: main topics and their retry topics. */
@@ -230,8 +225,7 @@ public class OrderedRetryContainer {
 		if (!this.running.compareAndSet(false, true)) {
 			return;
 		}
-		this.pauseRequested = false;
-		this.pausedForRequest = false;
+		this.pauseRequest.clear();
 		this.runner.workers().start();
 		Consumer<byte[], byte[]> consumer = this.consumerFactory.get();
 		this.consumer = consumer;
@@ -300,8 +294,8 @@ public class OrderedRetryContainer {
 					runPollThreadActions();
 					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
 							this.running::get);
-					this.backpressure.apply(consumer, this.partitions.all(), this.pausedForRequest);
-					applyPauseRequest(consumer, events);
+					this.backpressure.apply(consumer, this.partitions.all(), this.pauseRequest.held());
+					this.pauseRequest.apply(consumer, this.partitions.all(), events);
 					long now = System.nanoTime();
 					if (this.lastPollNanos != 0) {
 						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));
@@ -309,7 +303,7 @@ public class OrderedRetryContainer {
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
 					this.lastPollNanos = System.nanoTime();
 					this.committer.polled(consumer, this.offsets);
-					events.polled(records.count(), consumer, this.pausedForRequest);
+					events.polled(records.count(), consumer, this.pauseRequest.held());
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
@@ -334,33 +328,6 @@ public class OrderedRetryContainer {
 		finally {
 			shutdown(consumer);
 			events.stopped();
-		}
-	}
-
-	/**
-	 * Pauses every assigned partition while the application asks for it (nothing resumes a
-	 * partition meanwhile; a partition a rebalance kept or brought is paused here too), and
-	 * resumes those free to run once it no longer does. Poll thread only.
-	 */
-	private void applyPauseRequest(Consumer<byte[], byte[]> consumer, ContainerEvents events) {
-		if (this.pauseRequested) {
-			Set<TopicPartition> assigned = consumer.assignment();
-			if (!this.pausedForRequest || !consumer.paused().containsAll(assigned)) {
-				consumer.pause(assigned);
-				if (!this.pausedForRequest) {
-					this.pausedForRequest = true;
-					events.paused(assigned);
-				}
-			}
-		}
-		else if (this.pausedForRequest) {
-			this.pausedForRequest = false;
-			List<TopicPartition> free = this.partitions.all().stream()
-				.filter(PartitionWork::mayFetch)
-				.map((work) -> work.partition)
-				.toList();
-			consumer.resume(free);
-			events.resumed(free);
 		}
 	}
 
@@ -593,7 +560,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public boolean held() {
-			return OrderedRetryContainer.this.pausedForRequest;
+			return OrderedRetryContainer.this.pauseRequest.held();
 		}
 
 		@Override
