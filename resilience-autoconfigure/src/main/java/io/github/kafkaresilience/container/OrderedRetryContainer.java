@@ -10,9 +10,6 @@ import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -84,8 +81,6 @@ public class OrderedRetryContainer {
 
 	private final Clock clock;
 
-	private final @Nullable Reaping reaping;
-
 	private final ResilienceObserver observer;
 
 	private final OffsetCommitter committer;
@@ -100,6 +95,8 @@ public class OrderedRetryContainer {
 
 	private final RecordRunner runner;
 
+	private final Housekeeping housekeeping;
+
 	private final PauseRequest pauseRequest;
 
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
@@ -111,8 +108,6 @@ public class OrderedRetryContainer {
 	private volatile long lastPollNanos;
 
 	private @Nullable Thread pollThread;
-
-	private @Nullable ScheduledExecutorService housekeeping;
 
 	private volatile @Nullable Consumer<byte[], byte[]> consumer;
 
@@ -145,7 +140,7 @@ public class OrderedRetryContainer {
 		this.committer = OffsetCommitter.of(transactions);
 		this.id = id;
 		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
-		this.reaping = reaping;
+		this.housekeeping = new Housekeeping(id, reaping);
 		this.observer = observer;
 		this.routesByTopic = Map.copyOf(routesByTopic);
 		this.consumerFactory = consumerFactory;
@@ -240,14 +235,7 @@ public class OrderedRetryContainer {
 		Thread thread = new Thread(() -> pollLoop(consumer), "kafka-resilience-" + this.id + "-consumer");
 		this.pollThread = thread;
 		thread.start();
-		Reaping reaping = this.reaping;
-		if (reaping != null) {
-			ScheduledExecutorService housekeeping = Executors
-				.newSingleThreadScheduledExecutor(Workers.threads("kafka-resilience-" + this.id + "-reaper-"));
-			this.housekeeping = housekeeping;
-			long interval = reaping.interval().toMillis();
-			housekeeping.scheduleWithFixedDelay(() -> reap(reaping), interval, interval, TimeUnit.MILLISECONDS);
-		}
+		this.housekeeping.start();
 	}
 
 	/**
@@ -265,10 +253,7 @@ public class OrderedRetryContainer {
 			consumer = this.consumer;
 		}
 		this.runner.workers().stopTaking();
-		ScheduledExecutorService housekeeping = this.housekeeping;
-		if (housekeeping != null) {
-			housekeeping.shutdownNow();
-		}
+		this.housekeeping.stop();
 		this.backpressure.wakeAll();
 		if (consumer != null) {
 			consumer.wakeup();
@@ -351,15 +336,7 @@ public class OrderedRetryContainer {
 		this.partitions.clear();
 		this.runner.keyWaiters().clear();
 		consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
-		Reaping reaping = this.reaping;
-		if (reaping != null) {
-			try {
-				reaping.admin().close();
-			}
-			catch (Exception ex) {
-				logger.debug("Could not close the reaper's admin client", ex);
-			}
-		}
+		this.housekeeping.closeAdmin();
 	}
 
 	/**
@@ -373,17 +350,6 @@ public class OrderedRetryContainer {
 		if (!this.runner.settling().await(which, this.settings.shutdownTimeout())) {
 			logger.warn("Listener '" + this.id + "' let go of " + ((which != null) ? which : "its partitions")
 					+ " before all writes under way completed; their records are delivered again");
-		}
-	}
-
-	private void reap(Reaping reaping) {
-		try {
-			for (LockReaper reaper : reaping.reapers()) {
-				reaper.reap();
-			}
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not look for zombie locks; will try again", ex);
 		}
 	}
 

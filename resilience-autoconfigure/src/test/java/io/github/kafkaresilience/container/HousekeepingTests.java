@@ -1,0 +1,103 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.kafkaresilience.lock.LockReaper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.awaitility.Awaitility.await;
+import static org.mockito.BDDMockito.given;
+import static org.mockito.BDDMockito.willAnswer;
+import static org.mockito.Mockito.atLeast;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.verify;
+
+/**
+ * The reapers look for zombie locks every interval on a thread of their own, go on after a
+ * look that failed and are interrupted on stop; their admin client is closed, and a failure to
+ * close it goes no further.
+ */
+class HousekeepingTests {
+
+	private static final Duration INTERVAL = Duration.ofMillis(10);
+
+	private final LockReaper first = mock(LockReaper.class);
+
+	private final LockReaper second = mock(LockReaper.class);
+
+	private final AtomicInteger adminClosed = new AtomicInteger();
+
+	private final Housekeeping housekeeping = new Housekeeping("orders",
+			new OrderedRetryContainer.Reaping(List.of(this.first, this.second), INTERVAL, () -> {
+				this.adminClosed.incrementAndGet();
+				throw new IllegalStateException("the admin client failed to close");
+			}));
+
+	@AfterEach
+	void stop() {
+		this.housekeeping.stop();
+	}
+
+	@Test
+	void theReapersLookEveryIntervalOnTheirOwnThreadAndGoOnAfterAFailedLook() {
+		Set<String> threads = ConcurrentHashMap.newKeySet();
+		AtomicInteger looks = new AtomicInteger();
+		given(this.first.reap()).willAnswer((invocation) -> {
+			threads.add(Thread.currentThread().getName());
+			if (looks.incrementAndGet() == 1) {
+				throw new IllegalStateException("the broker is away");
+			}
+			return 0;
+		});
+		this.housekeeping.start();
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> verify(this.second, atLeast(2)).reap());
+		assertThat(looks.get()).isGreaterThanOrEqualTo(3);
+		assertThat(threads).containsExactly("kafka-resilience-orders-reaper-1");
+	}
+
+	@Test
+	void stoppingInterruptsALookUnderWay() {
+		CountDownLatch looking = new CountDownLatch(1);
+		AtomicBoolean interrupted = new AtomicBoolean();
+		willAnswer((invocation) -> {
+			looking.countDown();
+			try {
+				new CountDownLatch(1).await();
+			}
+			catch (InterruptedException ex) {
+				interrupted.set(true);
+			}
+			return 0;
+		}).given(this.first).reap();
+		this.housekeeping.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> looking.getCount() == 0);
+		this.housekeeping.stop();
+		await().atMost(Duration.ofSeconds(10)).untilTrue(interrupted);
+	}
+
+	@Test
+	void theAdminClientIsClosedAndItsFailureGoesNoFurther() {
+		assertThatNoException().isThrownBy(this.housekeeping::closeAdmin);
+		assertThat(this.adminClosed).hasValue(1);
+	}
+
+	@Test
+	void withoutReapingThereIsNothingToDo() {
+		Housekeeping none = new Housekeeping("idle", null);
+		assertThatNoException().isThrownBy(() -> {
+			none.start();
+			none.stop();
+			none.closeAdmin();
+		});
+	}
+
+}
