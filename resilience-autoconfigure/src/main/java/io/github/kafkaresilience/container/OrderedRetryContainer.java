@@ -95,6 +95,8 @@ public class OrderedRetryContainer {
 
 	private final RecordRunner runner;
 
+	private final Commits commits;
+
 	private final Housekeeping housekeeping;
 
 	private final PauseRequest pauseRequest;
@@ -110,8 +112,6 @@ public class OrderedRetryContainer {
 	private @Nullable Thread pollThread;
 
 	private volatile @Nullable Consumer<byte[], byte[]> consumer;
-
-	private long lastCommit;
 
 	/** Polls that failed in a row; poll thread only. */
 	private int failedPolls;
@@ -151,6 +151,7 @@ public class OrderedRetryContainer {
 		this.offsets = new ContainerOffsets(id, this.partitions);
 		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
 				this.backpressure, this::pauseStopped);
+		this.commits = new Commits(id, this.committer, this.offsets, this.runner.settling(), settings, clock);
 		this.pauseRequest = new PauseRequest(this.runner.workers());
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
@@ -292,9 +293,9 @@ public class OrderedRetryContainer {
 					for (TopicPartition tp : records.partitions()) {
 						dispatch(consumer, tp, records.records(tp));
 					}
-					if (this.clock.millis() - this.lastCommit >= this.settings.commitInterval().toMillis()) {
+					if (this.commits.due()) {
 						this.stats.noteEndOffsets(consumer);
-						commit(consumer, this.partitions.topicPartitions());
+						this.commits.commit(consumer, this.partitions.topicPartitions());
 					}
 					this.failedPolls = 0;
 				}
@@ -325,32 +326,12 @@ public class OrderedRetryContainer {
 			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
 					+ "will be delivered again");
 		}
-		awaitSettling(null);
-		try {
-			commit(consumer, this.partitions.topicPartitions());
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);
-		}
+		this.commits.shutdown(consumer, this.partitions.topicPartitions());
 		this.committer.close();
 		this.partitions.clear();
 		this.runner.keyWaiters().clear();
 		consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
 		this.housekeeping.closeAdmin();
-	}
-
-	/**
-	 * Lets the writes under way of some partitions (all when {@code null}) finish before their
-	 * last commit: a clean stop or a revocation then does not deliver their records again, and
-	 * a move of this instance never lands after the partition's next owner has started (it
-	 * would find the lock unknown, or moving on). Bounded by the shutdown timeout; the writes
-	 * themselves are bounded by the write timeouts.
-	 */
-	private void awaitSettling(@Nullable Collection<TopicPartition> which) {
-		if (!this.runner.settling().await(which, this.settings.shutdownTimeout())) {
-			logger.warn("Listener '" + this.id + "' let go of " + ((which != null) ? which : "its partitions")
-					+ " before all writes under way completed; their records are delivered again");
-		}
 	}
 
 	private void runPollThreadActions() {
@@ -394,19 +375,6 @@ public class OrderedRetryContainer {
 				consumer.pause(List.of(work.partition));
 			}
 		});
-	}
-
-	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
-		this.lastCommit = this.clock.millis();
-		try {
-			this.committer.commit(consumer, this.offsets.of(which));
-		}
-		catch (WakeupException ex) {
-			throw ex;
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not commit the offsets of " + which + "; will try again", ex);
-		}
 	}
 
 	/**
@@ -498,8 +466,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void revoking(Collection<TopicPartition> partitions) {
-			awaitSettling(partitions);
-			commit(this.consumer, partitions);
+			OrderedRetryContainer.this.commits.revoking(this.consumer, partitions);
 		}
 
 		@Override

@@ -1,0 +1,216 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import static io.github.kafkaresilience.container.Records.task;
+import static io.github.kafkaresilience.container.Records.work;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The container commits the done offsets every commit interval, and the last ones of
+ * partitions it lets go of once their writes under way have settled (for no longer than the
+ * shutdown timeout); a failed commit goes no further, but for a wakeup outside shutdown.
+ */
+class CommitsTests {
+
+	private static final TopicPartition P0 = new TopicPartition("orders", 0);
+
+	private static final TopicPartition P1 = new TopicPartition("orders", 1);
+
+	private static final Duration COMMIT_INTERVAL = Duration.ofSeconds(5);
+
+	/** Long enough for the writes of a test to settle in. */
+	private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+	private final FailingConsumer consumer = new FailingConsumer();
+
+	private final Partitions partitions = new Partitions();
+
+	private final Settling settling = new Settling();
+
+	private final MovingClock clock = new MovingClock();
+
+	private final Commits commits = commits(SHUTDOWN_TIMEOUT);
+
+	private final PartitionWork p0 = work(P0, 10);
+
+	private final PartitionWork p1 = work(P1, 10);
+
+	CommitsTests() {
+		this.partitions.add(this.p0);
+		this.partitions.add(this.p1);
+		this.consumer.assign(List.of(P0, P1));
+	}
+
+	@Test
+	void aCommitIsDueEveryCommitInterval() {
+		assertThat(this.commits.due()).as("never committed").isTrue();
+		this.commits.commit(this.consumer, List.of(P0, P1));
+		assertThat(this.commits.due()).isFalse();
+		this.clock.advance(COMMIT_INTERVAL.toMillis() - 1);
+		assertThat(this.commits.due()).isFalse();
+		this.clock.advance(1);
+		assertThat(this.commits.due()).isTrue();
+	}
+
+	@Test
+	void onlyTheGivenPartitionsAreCommittedUpToTheirFirstRecordNotDone() {
+		done(this.p0, 0, 1);
+		this.p0.take(task(this.p0, 2, "k2"));
+		done(this.p1, 0);
+		this.commits.commit(this.consumer, List.of(P0));
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(2)));
+	}
+
+	@Test
+	void aFailedCommitIsLoggedAndTheNextCommitsTheSameOffsets() {
+		done(this.p0, 0);
+		this.consumer.failure = new KafkaException("the coordinator moved");
+		assertThatNoException().isThrownBy(() -> this.commits.commit(this.consumer, List.of(P0)));
+		assertThat(committed()).isEmpty();
+		this.consumer.failure = null;
+		this.commits.commit(this.consumer, List.of(P0));
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
+	}
+
+	@Test
+	void aWakeupEndsACommitButNotTheLastOneOnShutdown() {
+		done(this.p0, 0);
+		this.consumer.failure = new WakeupException();
+		assertThatExceptionOfType(WakeupException.class)
+			.isThrownBy(() -> this.commits.commit(this.consumer, List.of(P0)));
+		assertThatExceptionOfType(WakeupException.class)
+			.isThrownBy(() -> this.commits.revoking(this.consumer, List.of(P0)));
+		assertThatNoException().isThrownBy(() -> this.commits.shutdown(this.consumer, List.of(P0, P1)));
+	}
+
+	@Test
+	void aRevokedPartitionsLastCommitWaitsForItsWritesUnderWay() {
+		Task task = task(this.p0, 0, "k0");
+		this.p0.take(task);
+		CompletableFuture<Void> writes = new CompletableFuture<>();
+		this.settling.add(writes, P0);
+		Thread committing = Thread.currentThread();
+		Thread writer = new Thread(() -> {
+			await().atMost(SHUTDOWN_TIMEOUT).pollInterval(Duration.ofMillis(5))
+				.until(() -> committing.getState() == Thread.State.TIMED_WAITING);
+			this.p0.done(task);
+			writes.complete(null);
+		});
+		writer.start();
+		this.commits.revoking(this.consumer, List.of(P0));
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
+	}
+
+	@Test
+	void theWritesOfOtherPartitionsDoNotHoldUpARevocation() {
+		done(this.p0, 0);
+		this.settling.add(new CompletableFuture<>(), P1);
+		long start = System.nanoTime();
+		this.commits.revoking(this.consumer, List.of(P0));
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(SHUTDOWN_TIMEOUT);
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
+	}
+
+	@Test
+	void onShutdownWritesThatDoNotSettleInTheShutdownTimeoutAreLetGo() {
+		Duration shutdownTimeout = Duration.ofMillis(300);
+		done(this.p0, 0);
+		this.settling.add(new CompletableFuture<>(), P1);
+		long start = System.nanoTime();
+		commits(shutdownTimeout).shutdown(this.consumer, List.of(P0, P1));
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(shutdownTimeout)
+			.isLessThan(SHUTDOWN_TIMEOUT);
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
+	}
+
+	private Commits commits(Duration shutdownTimeout) {
+		return new Commits("orders", OffsetCommitter.of(null), new ContainerOffsets("orders", this.partitions),
+				this.settling, new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
+						Duration.ofSeconds(1), Duration.ofSeconds(10)),
+				this.clock);
+	}
+
+	private static void done(PartitionWork work, long... offsets) {
+		for (long offset : offsets) {
+			Task task = task(work, offset, "k" + offset);
+			work.take(task);
+			work.done(task);
+		}
+	}
+
+	private Map<TopicPartition, OffsetAndMetadata> committed() {
+		return this.consumer.committed(Set.of(P0, P1));
+	}
+
+	/** A consumer whose commits fail while told to. */
+	private static final class FailingConsumer extends MockConsumer<byte[], byte[]> {
+
+		@Nullable RuntimeException failure;
+
+		FailingConsumer() {
+			super(AutoOffsetResetStrategy.EARLIEST.name());
+		}
+
+		@Override
+		public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+			if (this.failure != null) {
+				throw this.failure;
+			}
+			super.commitSync(offsets);
+		}
+
+	}
+
+	/** A clock that moves when the test says so. */
+	private static final class MovingClock extends Clock {
+
+		private long millis = 1_000_000;
+
+		void advance(long delta) {
+			this.millis += delta;
+		}
+
+		@Override
+		public long millis() {
+			return this.millis;
+		}
+
+		@Override
+		public Instant instant() {
+			return Instant.ofEpochMilli(this.millis);
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			return this;
+		}
+
+	}
+
+}
