@@ -17,7 +17,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -47,12 +46,6 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 public class OrderedRetryContainer {
 
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
-
-	/** The first pause of the poll loop after a failed poll. */
-	private static final Duration FIRST_POLL_BACKOFF = Duration.ofMillis(100);
-
-	/** The longest pause of the poll loop after polls that failed in a row. */
-	private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(5);
 
 	/** The ladder of one main topic as this container runs it. */
 	public record Route(StageRouter router, LockRegistry registry) {
@@ -101,6 +94,8 @@ public class OrderedRetryContainer {
 
 	private final PauseRequest pauseRequest;
 
+	private final FailedPolls failedPolls;
+
 	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
 
 	private final AtomicBoolean running = new AtomicBoolean();
@@ -112,9 +107,6 @@ public class OrderedRetryContainer {
 	private @Nullable Thread pollThread;
 
 	private volatile @Nullable Consumer<byte[], byte[]> consumer;
-
-	/** Polls that failed in a row; poll thread only. */
-	private int failedPolls;
 
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
@@ -153,6 +145,7 @@ public class OrderedRetryContainer {
 				this.backpressure, this::pauseStopped);
 		this.commits = new Commits(id, this.committer, this.offsets, this.runner.settling(), settings, clock);
 		this.pauseRequest = new PauseRequest(this.runner.workers());
+		this.failedPolls = new FailedPolls(id, this.backpressure);
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
@@ -297,17 +290,13 @@ public class OrderedRetryContainer {
 						this.stats.noteEndOffsets(consumer);
 						this.commits.commit(consumer, this.partitions.topicPartitions());
 					}
-					this.failedPolls = 0;
+					this.failedPolls.reset();
 				}
 				catch (WakeupException ex) {
 					// stopping
 				}
 				catch (RuntimeException ex) {
-					// a lasting failure (a missing ACL, rejected credentials) fails every poll at
-					// once: pause, or the loop would spin and flood the log
-					long pause = Backoff.after(++this.failedPolls, FIRST_POLL_BACKOFF, MAX_POLL_BACKOFF).toMillis();
-					logger.error("Listener '" + this.id + "' failed to poll; polling again in " + pause + " ms", ex);
-					this.backpressure.pauseAfterFailure(pause, this.running::get);
+					this.failedPolls.pauseAfter(ex, this.running::get);
 				}
 			}
 		}
