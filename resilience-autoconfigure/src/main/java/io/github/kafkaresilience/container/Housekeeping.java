@@ -11,8 +11,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A container's housekeeping: while it runs, the reapers of its main topics look for zombie
- * locks every interval, on a thread of their own; their admin client is closed with the
- * consumer. Does nothing for a container without reaping.
+ * locks every interval, on a thread of their own. Each start makes them anew, with an admin
+ * client of their own that is closed after the consumer, so a container stopped and started
+ * again does not look through a closed client. Does nothing for a container without reaping.
  */
 final class Housekeeping {
 
@@ -25,6 +26,9 @@ final class Housekeeping {
 
 	private volatile @Nullable ScheduledExecutorService executor;
 
+	/** The reapers of the current run, until their admin client is closed. */
+	private volatile OrderedRetryContainer.@Nullable Reapers reapers;
+
 	Housekeeping(String id, OrderedRetryContainer.@Nullable Reaping reaping) {
 		this.id = id;
 		this.reaping = reaping;
@@ -34,11 +38,13 @@ final class Housekeeping {
 	void start() {
 		OrderedRetryContainer.Reaping reaping = this.reaping;
 		if (reaping != null) {
+			OrderedRetryContainer.Reapers reapers = reaping.open().get();
+			this.reapers = reapers;
 			ScheduledExecutorService executor = Executors
 				.newSingleThreadScheduledExecutor(Workers.threads("kafka-resilience-" + this.id + "-reaper-"));
 			this.executor = executor;
 			long interval = reaping.interval().toMillis();
-			executor.scheduleWithFixedDelay(() -> reap(reaping), interval, interval, TimeUnit.MILLISECONDS);
+			executor.scheduleWithFixedDelay(() -> reap(reapers), interval, interval, TimeUnit.MILLISECONDS);
 		}
 	}
 
@@ -52,10 +58,11 @@ final class Housekeeping {
 
 	/** Closes the reapers' admin client, once the container's consumer is closed. */
 	void closeAdmin() {
-		OrderedRetryContainer.Reaping reaping = this.reaping;
-		if (reaping != null) {
+		OrderedRetryContainer.Reapers reapers = this.reapers;
+		this.reapers = null;
+		if (reapers != null) {
 			try {
-				reaping.admin().close();
+				reapers.admin().close();
 			}
 			catch (Exception ex) {
 				logger.debug("Could not close the reaper's admin client", ex);
@@ -64,9 +71,9 @@ final class Housekeeping {
 	}
 
 	/** One look of every reaper; a failure is logged and the next look tries again. */
-	private void reap(OrderedRetryContainer.Reaping reaping) {
+	private void reap(OrderedRetryContainer.Reapers reapers) {
 		try {
-			for (LockReaper reaper : reaping.reapers()) {
+			for (LockReaper reaper : reapers.reapers()) {
 				reaper.reap();
 			}
 		}

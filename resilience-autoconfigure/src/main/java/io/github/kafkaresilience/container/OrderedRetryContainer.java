@@ -53,11 +53,19 @@ public class OrderedRetryContainer {
 
 	/**
 	 * Zombie lock reaping for the container's main topics.
-	 * @param reapers one reaper per main topic
-	 * @param interval how often they look
-	 * @param admin the admin client they share, closed with the container
+	 * @param interval how often the reapers look
+	 * @param open makes the reapers, with the admin client they share, each time the
+	 * container starts: the admin client is closed when it stops
 	 */
-	public record Reaping(List<LockReaper> reapers, Duration interval, AutoCloseable admin) {
+	public record Reaping(Duration interval, Supplier<Reapers> open) {
+	}
+
+	/**
+	 * The reapers of one run of the container.
+	 * @param reapers one reaper per main topic
+	 * @param admin the admin client they share
+	 */
+	public record Reapers(List<LockReaper> reapers, AutoCloseable admin) {
 	}
 
 	private final String id;

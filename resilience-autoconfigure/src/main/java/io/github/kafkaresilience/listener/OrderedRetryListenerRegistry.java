@@ -523,14 +523,17 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		if (this.reaper == null) {
 			return null;
 		}
-		Admin admin = this.reaper.admins().get();
-		List<LockReaper> reapers = new ArrayList<>();
-		for (LadderPlan plan : plans) {
-			LockRegistry registry = routes.get(plan.mainTopic()).registry();
-			reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, this.reaper.grace(), this.clock,
-					(lock) -> this.observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
-		}
-		return new OrderedRetryContainer.Reaping(reapers, this.reaper.interval(), admin);
+		ReaperSettings settings = this.reaper;
+		return new OrderedRetryContainer.Reaping(settings.interval(), () -> {
+			Admin admin = settings.admins().get();
+			List<LockReaper> reapers = new ArrayList<>();
+			for (LadderPlan plan : plans) {
+				LockRegistry registry = routes.get(plan.mainTopic()).registry();
+				reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, settings.grace(), this.clock,
+						(lock) -> this.observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
+			}
+			return new OrderedRetryContainer.Reapers(reapers, admin);
+		});
 	}
 
 }

@@ -36,10 +36,15 @@ class HousekeepingTests {
 
 	private final AtomicInteger adminClosed = new AtomicInteger();
 
+	private final AtomicInteger opened = new AtomicInteger();
+
 	private final Housekeeping housekeeping = new Housekeeping("orders",
-			new OrderedRetryContainer.Reaping(List.of(this.first, this.second), INTERVAL, () -> {
-				this.adminClosed.incrementAndGet();
-				throw new IllegalStateException("the admin client failed to close");
+			new OrderedRetryContainer.Reaping(INTERVAL, () -> {
+				this.opened.incrementAndGet();
+				return new OrderedRetryContainer.Reapers(List.of(this.first, this.second), () -> {
+					this.adminClosed.incrementAndGet();
+					throw new IllegalStateException("the admin client failed to close");
+				});
 			}));
 
 	@AfterEach
@@ -86,8 +91,42 @@ class HousekeepingTests {
 
 	@Test
 	void theAdminClientIsClosedAndItsFailureGoesNoFurther() {
+		this.housekeeping.start();
+		this.housekeeping.stop();
 		assertThatNoException().isThrownBy(this.housekeeping::closeAdmin);
 		assertThat(this.adminClosed).hasValue(1);
+		this.housekeeping.closeAdmin();
+		assertThat(this.adminClosed).as("closed once").hasValue(1);
+	}
+
+	@Test
+	void aContainerStartedAgainLooksThroughNewReapersWithAnOpenAdminClient() {
+		AtomicInteger closedBeforeLook = new AtomicInteger(-1);
+		LockReaper later = mock(LockReaper.class);
+		AtomicInteger run = new AtomicInteger();
+		Housekeeping restartable = new Housekeeping("orders", new OrderedRetryContainer.Reaping(INTERVAL, () -> {
+			AtomicBoolean closed = new AtomicBoolean();
+			LockReaper reaper = (run.incrementAndGet() == 1) ? this.first : later;
+			given(reaper.reap()).willAnswer((invocation) -> {
+				closedBeforeLook.compareAndSet(-1, closed.get() ? 1 : 0);
+				return 0;
+			});
+			return new OrderedRetryContainer.Reapers(List.of(reaper), () -> closed.set(true));
+		}));
+		try {
+			restartable.start();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> verify(this.first, atLeast(1)).reap());
+			restartable.stop();
+			restartable.closeAdmin();
+			closedBeforeLook.set(-1);
+			restartable.start();
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> verify(later, atLeast(1)).reap());
+			assertThat(run).as("reapers made for each start").hasValue(2);
+			assertThat(closedBeforeLook).as("the second run's admin client was open when it looked").hasValue(0);
+		}
+		finally {
+			restartable.stop();
+		}
 	}
 
 	@Test
