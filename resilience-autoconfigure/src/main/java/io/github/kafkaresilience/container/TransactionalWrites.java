@@ -6,11 +6,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -24,10 +21,7 @@ import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerClients;
-import io.github.kafkaresilience.support.ProducerSettings;
 import io.github.kafkaresilience.support.Sends;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
@@ -35,7 +29,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -70,8 +63,6 @@ import org.jspecify.annotations.Nullable;
  */
 public class TransactionalWrites implements AutoCloseable {
 
-	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
-
 	/**
 	 * The offsets a listener commits, asked for while commits take turns so that a commit
 	 * never goes below one made before it.
@@ -92,19 +83,13 @@ public class TransactionalWrites implements AutoCloseable {
 
 	}
 
-	private final ProducerClients producers;
-
-	private final Map<String, Object> producerConfig;
-
 	private final String transactionalIdPrefix;
 
 	private final Duration sendTimeout;
 
 	private final FaultInjection faults;
 
-	private final List<Slot> slots;
-
-	private final BlockingQueue<Slot> idle;
+	private final TransactionalProducers pool;
 
 	/** Held while offsets are chosen and a transaction commits: commits take turns. */
 	private final ReentrantLock commitLock = new ReentrantLock();
@@ -123,8 +108,6 @@ public class TransactionalWrites implements AutoCloseable {
 	private volatile @Nullable Thread committer;
 
 	private volatile boolean closed;
-
-	private volatile boolean initialised;
 
 	/**
 	 * Transactions on one producer at a time and one for offsets: for tests.
@@ -149,17 +132,10 @@ public class TransactionalWrites implements AutoCloseable {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
-		this.producers = producers;
-		this.producerConfig = producers.configuration();
 		this.transactionalIdPrefix = transactionalIdPrefix;
 		this.sendTimeout = sendTimeout;
 		this.faults = faults;
-		List<Slot> slots = new ArrayList<>();
-		for (int i = 0; i <= Math.max(concurrency, 2); i++) {
-			slots.add(new Slot(transactionalIdPrefix + "-" + i));
-		}
-		this.slots = List.copyOf(slots);
-		this.idle = new ArrayBlockingQueue<>(slots.size(), false, slots);
+		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, Math.max(concurrency, 2) + 1, sendTimeout);
 		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
 	}
 
@@ -251,7 +227,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param offsets where the listener's offsets are kept
 	 */
 	public void commitOffsets(OffsetBook offsets) {
-		Slot slot = take();
+		TransactionalProducers.Slot slot = this.pool.take();
 		try {
 			this.commitLock.lock();
 			try {
@@ -259,14 +235,14 @@ public class TransactionalWrites implements AutoCloseable {
 				if (committable.isEmpty()) {
 					return;
 				}
-				Producer<byte[], byte[]> producer = producer(slot);
+				Producer<byte[], byte[]> producer = this.pool.producer(slot);
 				producer.beginTransaction();
 				try {
 					producer.sendOffsetsToTransaction(committable, offsets.group());
 					producer.commitTransaction();
 				}
 				catch (RuntimeException ex) {
-					abort(slot, ex);
+					this.pool.abort(slot, ex);
 					throw ex;
 				}
 				offsets.committed(committable);
@@ -276,7 +252,7 @@ public class TransactionalWrites implements AutoCloseable {
 			}
 		}
 		finally {
-			this.idle.add(slot);
+			this.pool.release(slot);
 		}
 	}
 
@@ -296,11 +272,7 @@ public class TransactionalWrites implements AutoCloseable {
 			}
 		}
 		this.sends.close();
-		for (Slot slot : this.slots) {
-			synchronized (slot) {
-				closeProducer(slot);
-			}
-		}
+		this.pool.close();
 	}
 
 	/**
@@ -316,13 +288,13 @@ public class TransactionalWrites implements AutoCloseable {
 				throw new KafkaException("The transactions of '" + this.transactionalIdPrefix + "' are closed");
 			}
 			if (this.open == null) {
-				Slot slot = take();
+				TransactionalProducers.Slot slot = this.pool.take();
 				try {
-					producer(slot).beginTransaction();
+					this.pool.producer(slot).beginTransaction();
 				}
 				catch (RuntimeException ex) {
-					abort(slot, ex);
-					this.idle.add(slot);
+					this.pool.abort(slot, ex);
+					this.pool.release(slot);
 					throw ex;
 				}
 				this.open = new Batch(slot);
@@ -381,7 +353,7 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	private void commit(Batch batch) {
-		Slot slot = batch.slot;
+		TransactionalProducers.Slot slot = batch.slot;
 		RuntimeException failure = null;
 		try {
 			if (batch.failure != null) {
@@ -395,11 +367,11 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			failure = ex;
-			abort(slot, ex);
+			this.pool.abort(slot, ex);
 		}
 		finally {
 			batch.ended = true;
-			this.idle.add(slot);
+			this.pool.release(slot);
 		}
 		for (Member step : batch.steps) {
 			if (failure != null) {
@@ -412,7 +384,7 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	private void commitWrites(Batch batch) {
-		Producer<byte[], byte[]> producer = producer(batch.slot);
+		Producer<byte[], byte[]> producer = this.pool.producer(batch.slot);
 		List<Delivery> finished = new ArrayList<>();
 		OffsetBook offsets = null;
 		for (Member step : batch.steps) {
@@ -446,101 +418,6 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 	}
 
-	private void abort(Slot slot, RuntimeException cause) {
-		if (cause instanceof ProducerFencedException) {
-			logger.error("The transactional producer '" + slot.transactionalId + "' was fenced: another live instance "
-					+ "uses the same kafka.resilience.instance-id, or this one was replaced after a pause. Its writes "
-					+ "are discarded", cause);
-		}
-		synchronized (slot) {
-			try {
-				if (slot.producer != null && !(cause instanceof ProducerFencedException)) {
-					slot.producer.abortTransaction();
-					return;
-				}
-			}
-			catch (RuntimeException ex) {
-				cause.addSuppressed(ex);
-			}
-			// a producer that cannot abort is replaced: its successor's initialisation aborts
-			// whatever the old one left open
-			closeProducer(slot);
-		}
-	}
-
-	/** A free producer of the pool; every worker finds one, as the pool has one per worker. */
-	private Slot take() {
-		try {
-			Slot slot = this.idle.poll(this.sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
-			if (slot == null) {
-				throw new KafkaException("No transactional producer of '" + this.transactionalIdPrefix + "' came free within "
-						+ this.sendTimeout.toMillis() + " ms");
-			}
-			return slot;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new KafkaException("Interrupted while waiting for a transactional producer", ex);
-		}
-	}
-
-	private Producer<byte[], byte[]> producer(Slot slot) {
-		if (!this.initialised) {
-			initialiseAll();
-		}
-		synchronized (slot) {
-			if (slot.producer == null) {
-				slot.producer = create(slot);
-			}
-			return slot.producer;
-		}
-	}
-
-	/**
-	 * Initialises every producer of the pool before the first transaction, so that each
-	 * transactional id of a predecessor (the same instance before a restart) is fenced and
-	 * its open transactions aborted, not only the ids this run happens to use.
-	 */
-	private synchronized void initialiseAll() {
-		if (this.initialised) {
-			return;
-		}
-		for (Slot slot : this.slots) {
-			synchronized (slot) {
-				if (slot.producer == null) {
-					slot.producer = create(slot);
-				}
-			}
-		}
-		this.initialised = true;
-	}
-
-	private Producer<byte[], byte[]> create(Slot slot) {
-		Producer<byte[], byte[]> created = this.producers.create(ProducerSettings.forAwaitedWrites(this.producerConfig,
-				slot.transactionalId, slot.transactionalId, this.sendTimeout));
-		try {
-			created.initTransactions();
-		}
-		catch (RuntimeException ex) {
-			this.producers.close(created, Duration.ZERO);
-			throw ex;
-		}
-		return created;
-	}
-
-	private void closeProducer(Slot slot) {
-		Producer<byte[], byte[]> current = slot.producer;
-		slot.producer = null;
-		if (current != null) {
-			try {
-				this.producers.close(current, Duration.ofSeconds(5));
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not close the transactional producer '" + slot.transactionalId + "'", ex);
-			}
-		}
-	}
-
 	/** The step of the calling thread, in its transaction once it writes. */
 	private Member inTransaction() {
 		Member current = this.scope.get();
@@ -551,23 +428,10 @@ public class TransactionalWrites implements AutoCloseable {
 		return current;
 	}
 
-	/** One producer of the pool, created when first needed and replaced when it fails. */
-	private static final class Slot {
-
-		final String transactionalId;
-
-		@Nullable Producer<byte[], byte[]> producer;
-
-		Slot(String transactionalId) {
-			this.transactionalId = transactionalId;
-		}
-
-	}
-
 	/** One transaction: the steps in it and their lock writes. Counts are guarded by {@link #batches}. */
 	private static final class Batch {
 
-		final Slot slot;
+		final TransactionalProducers.Slot slot;
 
 		final List<Member> steps = new ArrayList<>();
 
@@ -585,7 +449,7 @@ public class TransactionalWrites implements AutoCloseable {
 		/** The lock writes made in it by id; an empty value is a release. */
 		final Map<String, Optional<Lock>> written = new java.util.concurrent.ConcurrentHashMap<>();
 
-		Batch(Slot slot) {
+		Batch(TransactionalProducers.Slot slot) {
 			this.slot = slot;
 		}
 
@@ -639,7 +503,7 @@ public class TransactionalWrites implements AutoCloseable {
 			if (current.ended) {
 				throw new KafkaException("The transaction of the step for " + this.record + " has ended");
 			}
-			return TransactionalWrites.this.producer(current.slot);
+			return TransactionalWrites.this.pool.producer(current.slot);
 		}
 
 	}
