@@ -1,0 +1,389 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.github.kafkaresilience.container.TransactionalWrites.OffsetBook;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.support.KafkaFutures;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The transactions of {@link TransactionalWrites}, gathered and committed. Every step that
+ * writes while a transaction is open joins it (the first step begins it, on a producer of the
+ * pool); a committer thread takes the open transaction (later steps open the next), waits
+ * until every step in it has made its writes, and commits it with the offsets of the records
+ * it finishes, or aborts it when a step in it failed or did not make its writes in time.
+ * <p>
+ * Commits take turns (the offsets of a transaction's records are chosen and the transaction
+ * committed under one lock, as are the offsets committed in a transaction of their own), so
+ * committed offsets only grow. The lock writes of a transaction are applied to the lock table
+ * once it is committed.
+ */
+final class TransactionBatches {
+
+	private final TransactionalProducers producers;
+
+	private final String transactionalIdPrefix;
+
+	private final Duration sendTimeout;
+
+	private final FaultInjection faults;
+
+	/** Held while offsets are chosen and a transaction commits: commits take turns. */
+	private final ReentrantLock commitLock = new ReentrantLock();
+
+	/** The step the calling thread runs, or whose write's completion it runs. */
+	private final ThreadLocal<Member> scope = new ThreadLocal<>();
+
+	/** Guards {@link #open} and the counts of every batch. */
+	private final Object batches = new Object();
+
+	/** The transaction that steps join, or {@code null} until a step writes. */
+	private @Nullable Batch open;
+
+	private volatile @Nullable Thread committer;
+
+	private volatile boolean closed;
+
+	/**
+	 * @param producers the pool the transactions run on
+	 * @param transactionalIdPrefix the prefix of the producers' transactional ids, naming the
+	 * committer thread
+	 * @param sendTimeout how long one send or commit may take
+	 * @param faults the test hook, called before a transaction commits
+	 */
+	TransactionBatches(TransactionalProducers producers, String transactionalIdPrefix, Duration sendTimeout,
+			FaultInjection faults) {
+		this.producers = producers;
+		this.transactionalIdPrefix = transactionalIdPrefix;
+		this.sendTimeout = sendTimeout;
+		this.faults = faults;
+	}
+
+	/** The step of a record, in no transaction until it writes. */
+	Member member(Delivery record, OffsetBook offsets) {
+		return new Member(record, offsets);
+	}
+
+	/** The step the calling thread runs, or whose write's completion it runs; {@code null} if none. */
+	@Nullable Member current() {
+		return this.scope.get();
+	}
+
+	/** The calling thread runs {@code step}, or the completion of one of its writes. */
+	void enter(Member step) {
+		this.scope.set(step);
+	}
+
+	/** The calling thread runs no step any more. */
+	void leave() {
+		this.scope.remove();
+	}
+
+	/** The step of the calling thread, in its transaction once it writes. */
+	Member inTransaction() {
+		Member current = this.scope.get();
+		if (current == null) {
+			throw new IllegalStateException("In transaction mode a lock write or publish runs in the step of a record");
+		}
+		join(current);
+		return current;
+	}
+
+	/**
+	 * Puts a step in the open transaction (begun for the first step that joins it), unless
+	 * it is in one already.
+	 */
+	Batch join(Member step) {
+		synchronized (this.batches) {
+			if (step.batch != null) {
+				return step.batch;
+			}
+			if (this.closed) {
+				throw new KafkaException("The transactions of '" + this.transactionalIdPrefix + "' are closed");
+			}
+			if (this.open == null) {
+				TransactionalProducers.Slot slot = this.producers.take();
+				try {
+					this.producers.producer(slot).beginTransaction();
+				}
+				catch (RuntimeException ex) {
+					this.producers.abort(slot, ex);
+					this.producers.release(slot);
+					throw ex;
+				}
+				this.open = new Batch(slot);
+				startCommitter();
+			}
+			Batch batch = this.open;
+			batch.steps.add(step);
+			batch.unsettled++;
+			step.batch = batch;
+			this.batches.notifyAll();
+			return batch;
+		}
+	}
+
+	/**
+	 * Commits the listener's committable offsets in a transaction of their own.
+	 * @param offsets where the listener's offsets are kept
+	 */
+	void commitOffsets(OffsetBook offsets) {
+		TransactionalProducers.Slot slot = this.producers.take();
+		try {
+			this.commitLock.lock();
+			try {
+				Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
+				if (committable.isEmpty()) {
+					return;
+				}
+				Producer<byte[], byte[]> producer = this.producers.producer(slot);
+				producer.beginTransaction();
+				try {
+					producer.sendOffsetsToTransaction(committable, offsets.group());
+					producer.commitTransaction();
+				}
+				catch (RuntimeException ex) {
+					this.producers.abort(slot, ex);
+					throw ex;
+				}
+				offsets.committed(committable);
+			}
+			finally {
+				this.commitLock.unlock();
+			}
+		}
+		finally {
+			this.producers.release(slot);
+		}
+	}
+
+	/**
+	 * Refuses new transactions and waits up to the send timeout for the committer to end the
+	 * open one: it aborts a transaction whose steps have not all made their writes.
+	 */
+	void close() {
+		this.closed = true;
+		synchronized (this.batches) {
+			this.batches.notifyAll();
+		}
+		Thread thread = this.committer;
+		if (thread != null) {
+			try {
+				thread.join(this.sendTimeout.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private void startCommitter() {
+		if (this.committer == null) {
+			Thread thread = new Thread(this::commitLoop, "kafka-resilience-tx-" + this.transactionalIdPrefix + "-committer");
+			thread.setDaemon(true);
+			this.committer = thread;
+			thread.start();
+		}
+	}
+
+	/**
+	 * Commits one transaction after another: takes the open one (later steps open the next),
+	 * waits until every step in it has made its writes, and commits it.
+	 */
+	private void commitLoop() {
+		while (true) {
+			Batch batch;
+			synchronized (this.batches) {
+				while (this.open == null && !this.closed) {
+					waitOn(this.batches);
+				}
+				if (this.open == null) {
+					return;
+				}
+				batch = this.open;
+				this.open = null;
+				long deadline = System.nanoTime() + this.sendTimeout.multipliedBy(2).toNanos();
+				while (batch.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
+					waitOn(this.batches);
+				}
+			}
+			commit(batch);
+		}
+	}
+
+	private static void waitOn(Object monitor) {
+		try {
+			monitor.wait(100);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void commit(Batch batch) {
+		TransactionalProducers.Slot slot = batch.slot;
+		RuntimeException failure = null;
+		try {
+			if (batch.failure != null) {
+				throw new KafkaException("A step in the transaction failed; aborting it", batch.failure);
+			}
+			if (batch.unsettled > 0) {
+				throw new KafkaException(batch.unsettled + " steps in the transaction did not make their writes within "
+						+ this.sendTimeout.multipliedBy(2).toMillis() + " ms" + (this.closed ? " (closing)" : ""));
+			}
+			commitWrites(batch);
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+			this.producers.abort(slot, ex);
+		}
+		finally {
+			batch.ended = true;
+			this.producers.release(slot);
+		}
+		for (Member step : batch.steps) {
+			if (failure != null) {
+				step.committed.completeExceptionally(failure);
+			}
+			else {
+				step.committed.complete(null);
+			}
+		}
+	}
+
+	private void commitWrites(Batch batch) {
+		Producer<byte[], byte[]> producer = this.producers.producer(batch.slot);
+		List<Delivery> finished = new ArrayList<>();
+		OffsetBook offsets = null;
+		for (Member step : batch.steps) {
+			if (step.finishes) {
+				finished.add(step.record);
+				offsets = step.offsets;
+			}
+		}
+		this.commitLock.lock();
+		try {
+			Map<TopicPartition, OffsetAndMetadata> doneOffsets = (offsets != null) ? offsets.afterDone(finished) : Map.of();
+			if (!doneOffsets.isEmpty()) {
+				producer.sendOffsetsToTransaction(doneOffsets, offsets.group());
+			}
+			for (Member step : batch.steps) {
+				this.faults.at(FaultInjection.Point.COMMITTING, step.record);
+			}
+			// a commit fails when any write of the transaction failed: nothing of it is then visible
+			producer.commitTransaction();
+			if (!doneOffsets.isEmpty()) {
+				offsets.committed(doneOffsets);
+			}
+		}
+		finally {
+			this.commitLock.unlock();
+		}
+		for (PendingWrite write : batch.writes) {
+			long offset = KafkaFutures.await(write.result(), this.sendTimeout, "write lock " + write.lock().id()
+					+ " in a transaction").offset();
+			write.registry().written(write.lock(), write.release(), offset);
+		}
+	}
+
+	/** One transaction: the steps in it and their lock writes. Counts are guarded by {@link #batches}. */
+	static final class Batch {
+
+		final TransactionalProducers.Slot slot;
+
+		final List<Member> steps = new ArrayList<>();
+
+		/** Steps in it whose writes are not all made yet. */
+		int unsettled;
+
+		/** The failure of a step in it, which dooms it. */
+		@Nullable Throwable failure;
+
+		/** Committed or aborted: its producer may carry the next transaction, a late write must fail. */
+		volatile boolean ended;
+
+		final List<PendingWrite> writes = java.util.Collections.synchronizedList(new ArrayList<>());
+
+		/** The lock writes made in it by id; an empty value is a release. */
+		final Map<String, Optional<Lock>> written = new java.util.concurrent.ConcurrentHashMap<>();
+
+		Batch(TransactionalProducers.Slot slot) {
+			this.slot = slot;
+		}
+
+	}
+
+	/** The step of one record, and the transaction it joined by writing. */
+	final class Member {
+
+		final Delivery record;
+
+		final OffsetBook offsets;
+
+		/** Completes when the transaction is committed, fails when it is aborted. */
+		final CompletableFuture<Void> committed = new CompletableFuture<>();
+
+		volatile @Nullable Batch batch;
+
+		/** Whether the step finishes the record, so that its offset is committed with its writes. */
+		volatile boolean finishes;
+
+		Member(Delivery record, OffsetBook offsets) {
+			this.record = record;
+			this.offsets = offsets;
+		}
+
+		/** Every write of the step is made. */
+		void settled() {
+			synchronized (TransactionBatches.this.batches) {
+				this.batch.unsettled--;
+				TransactionBatches.this.batches.notifyAll();
+			}
+		}
+
+		/** The step failed; when it wrote, its transaction is doomed. */
+		void failed(Throwable ex) {
+			Batch current = this.batch;
+			if (current == null) {
+				return;
+			}
+			synchronized (TransactionBatches.this.batches) {
+				if (current.failure == null) {
+					current.failure = ex;
+				}
+				current.unsettled--;
+				TransactionBatches.this.batches.notifyAll();
+			}
+		}
+
+		Producer<byte[], byte[]> producer() {
+			Batch current = this.batch;
+			if (current.ended) {
+				throw new KafkaException("The transaction of the step for " + this.record + " has ended");
+			}
+			return TransactionBatches.this.producers.producer(current.slot);
+		}
+
+	}
+
+	/** A lock write made in a transaction, applied to the lock table once the transaction is committed. */
+	record PendingWrite(LockRegistry registry, Lock lock, boolean release, Future<RecordMetadata> result) {
+	}
+
+}
