@@ -2,20 +2,14 @@ package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.container.TransactionBatches.Batch;
 import io.github.kafkaresilience.container.TransactionBatches.Member;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.support.Futures;
@@ -24,12 +18,7 @@ import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.utils.Bytes;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
@@ -120,12 +109,12 @@ public class TransactionalWrites implements AutoCloseable {
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
 	public LockStore locks(LockRegistry registry) {
-		return new TransactionalLocks(registry);
+		return new TransactionalLocks(this.transactions, registry);
 	}
 
 	/** Publishes in the transaction of the step that calls it. */
 	public RecordPublisher publisher() {
-		return new TransactionalPublisher();
+		return new TransactionalPublisher(this.transactions, this.sends, this.sendTimeout);
 	}
 
 	/**
@@ -214,108 +203,6 @@ public class TransactionalWrites implements AutoCloseable {
 		this.transactions.close();
 		this.sends.close();
 		this.pool.close();
-	}
-
-	/**
-	 * Sends in the transaction of the step that calls it. The offset comes once the broker has
-	 * the record (before the commit), on a thread that runs the rest of the step's move in the
-	 * same transaction.
-	 */
-	private final class TransactionalPublisher implements RecordPublisher {
-
-		@Override
-		public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
-			return KafkaFutures.await(sending(topic, partition, key, value, headers), TransactionalWrites.this.sendTimeout,
-					"publish to '" + topic + "' partition " + partition);
-		}
-
-		@Override
-		public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
-				Headers headers) {
-			Member current = TransactionalWrites.this.transactions.inTransaction();
-			CompletableFuture<Long> offset = new CompletableFuture<>();
-			TransactionalWrites.this.sends
-				.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
-						TransactionalWrites.this.sendTimeout, "publish to '" + topic + "' partition " + partition)
-				.whenComplete((metadata, ex) -> {
-					// the rest of the move runs here, in the step's transaction; when the send
-					// completed at once this is the step's own thread, whose scope stays
-					Member previous = TransactionalWrites.this.transactions.current();
-					TransactionalWrites.this.transactions.enter(current);
-					try {
-						if (ex != null) {
-							offset.completeExceptionally(Futures.cause(ex));
-						}
-						else {
-							offset.complete(metadata.offset());
-						}
-					}
-					finally {
-						if (previous != null) {
-							TransactionalWrites.this.transactions.enter(previous);
-						}
-						else {
-							TransactionalWrites.this.transactions.leave();
-						}
-					}
-				});
-			return offset;
-		}
-
-	}
-
-	/**
-	 * Reads see the writes of the step's transaction first (a move confirms the lock it wrote a
-	 * moment earlier); writes join the step's transaction.
-	 */
-	private final class TransactionalLocks implements LockStore {
-
-		private final LockRegistry registry;
-
-		TransactionalLocks(LockRegistry registry) {
-			this.registry = registry;
-		}
-
-		@Override
-		public @Nullable Lock find(String id) {
-			Member current = TransactionalWrites.this.transactions.current();
-			Batch batch = (current != null) ? current.batch : null;
-			Optional<Lock> own = (batch != null) ? batch.written.get(id) : null;
-			return (own != null) ? own.orElse(null) : this.registry.find(id);
-		}
-
-		@Override
-		public List<Lock> locksOf(Bytes key) {
-			return this.registry.locksOf(key);
-		}
-
-		@Override
-		public @Nullable Lock byOrigin(Bytes key, long originOffset) {
-			return this.registry.byOrigin(key, originOffset);
-		}
-
-		@Override
-		public @Nullable Lock predecessor(Lock lock) {
-			return this.registry.predecessor(lock);
-		}
-
-		@Override
-		public void write(Lock lock) {
-			send(lock, false);
-		}
-
-		@Override
-		public void release(Lock lock) {
-			send(lock, true);
-		}
-
-		private void send(Lock lock, boolean release) {
-			Member current = TransactionalWrites.this.transactions.inTransaction();
-			Future<RecordMetadata> result = current.producer().send(this.registry.recordOf(lock, release));
-			current.batch.writes.add(new TransactionBatches.PendingWrite(this.registry, lock, release, result));
-			current.batch.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
-		}
-
 	}
 
 }

@@ -1,0 +1,78 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.kafkaresilience.container.TransactionBatches.Member;
+import io.github.kafkaresilience.ladder.RecordPublisher;
+import io.github.kafkaresilience.support.Futures;
+import io.github.kafkaresilience.support.KafkaFutures;
+import io.github.kafkaresilience.support.Sends;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sends in the transaction of the step that calls it. The offset comes once the broker has
+ * the record (before the commit), on a thread that runs the rest of the step's move in the
+ * same transaction.
+ */
+final class TransactionalPublisher implements RecordPublisher {
+
+	private final TransactionBatches transactions;
+
+	private final Sends sends;
+
+	private final Duration sendTimeout;
+
+	/**
+	 * @param transactions the transactions the steps join
+	 * @param sends sends the records, completing on a thread of its own
+	 * @param sendTimeout how long one send may take
+	 */
+	TransactionalPublisher(TransactionBatches transactions, Sends sends, Duration sendTimeout) {
+		this.transactions = transactions;
+		this.sends = sends;
+		this.sendTimeout = sendTimeout;
+	}
+
+	@Override
+	public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
+		return KafkaFutures.await(sending(topic, partition, key, value, headers), this.sendTimeout,
+				"publish to '" + topic + "' partition " + partition);
+	}
+
+	@Override
+	public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
+			Headers headers) {
+		Member current = this.transactions.inTransaction();
+		CompletableFuture<Long> offset = new CompletableFuture<>();
+		this.sends
+			.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
+					this.sendTimeout, "publish to '" + topic + "' partition " + partition)
+			.whenComplete((metadata, ex) -> {
+				// the rest of the move runs here, in the step's transaction; when the send
+				// completed at once this is the step's own thread, whose scope stays
+				Member previous = this.transactions.current();
+				this.transactions.enter(current);
+				try {
+					if (ex != null) {
+						offset.completeExceptionally(Futures.cause(ex));
+					}
+					else {
+						offset.complete(metadata.offset());
+					}
+				}
+				finally {
+					if (previous != null) {
+						this.transactions.enter(previous);
+					}
+					else {
+						this.transactions.leave();
+					}
+				}
+			});
+		return offset;
+	}
+
+}
