@@ -2,22 +2,13 @@ package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.kafka.core.DefaultKafkaProducerFactory;
-import org.springframework.kafka.core.ProducerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -34,18 +25,11 @@ class TransactionalProducersTests {
 
 	private static final Duration SEND_TIMEOUT = Duration.ofMillis(100);
 
-	/** What the factory's listeners were told, in order. */
-	private final List<String> events = new CopyOnWriteArrayList<>();
+	private final MockProducerClients producers = new MockProducerClients();
 
-	/** The producers created for each listener id, oldest first. */
-	private final Map<String, List<MockProducer<byte[], byte[]>>> created = new ConcurrentHashMap<>();
+	private final List<String> events = this.producers.events;
 
-	private final AtomicInteger creations = new AtomicInteger();
-
-	/** Failures of {@code initTransactions()} by the number of the creation (from 0). */
-	private final Map<Integer, RuntimeException> initFailures = new ConcurrentHashMap<>();
-
-	private final TransactionalProducers pool = new TransactionalProducers(clients(), "tx", 3, SEND_TIMEOUT);
+	private final TransactionalProducers pool = new TransactionalProducers(this.producers.clients, "tx", 3, SEND_TIMEOUT);
 
 	@AfterEach
 	void close() {
@@ -57,8 +41,8 @@ class TransactionalProducersTests {
 		TransactionalProducers.Slot slot = this.pool.take();
 		Producer<byte[], byte[]> producer = this.pool.producer(slot);
 		assertThat(this.events).containsExactly("added app.tx-0", "added app.tx-1", "added app.tx-2");
-		assertThat(this.created.values()).allSatisfy((producers) -> assertThat(producers).singleElement()
-			.satisfies((created) -> assertThat(created.transactionInitialized()).isTrue()));
+		assertThat(this.producers.all()).hasSize(3)
+			.allSatisfy((created) -> assertThat(created.transactionInitialized()).isTrue());
 		assertThat(producer).isSameAs(only(slot));
 		TransactionalProducers.Slot another = this.pool.take();
 		assertThat(this.pool.producer(another)).isSameAs(only(another)).isNotSameAs(producer);
@@ -79,7 +63,7 @@ class TransactionalProducersTests {
 		assertThat(this.events).endsWith("removed app." + slot.transactionalId);
 		Producer<byte[], byte[]> successor = this.pool.producer(slot);
 		assertThat(successor).isNotSameAs(fenced);
-		assertThat(this.created.get("app." + slot.transactionalId)).containsExactly(fenced,
+		assertThat(this.producers.created(slot.transactionalId)).containsExactly(fenced,
 				(MockProducer<byte[], byte[]>) successor);
 		assertThat(((MockProducer<byte[], byte[]>) successor).transactionInitialized()).isTrue();
 		assertThat(this.events).endsWith("added app." + slot.transactionalId);
@@ -114,11 +98,11 @@ class TransactionalProducersTests {
 	@Test
 	void aProducerThatCannotInitialiseIsClosedAndTheNextTransactionInitialisesTheRestOfThePool() {
 		KafkaException cannotInitialise = new KafkaException("cannot initialise");
-		this.initFailures.put(1, cannotInitialise);
+		this.producers.initFailures.put(1, cannotInitialise);
 		TransactionalProducers.Slot slot = this.pool.take();
 		assertThatThrownBy(() -> this.pool.producer(slot)).isSameAs(cannotInitialise);
 		assertThat(this.events).containsExactly("added app.tx-0", "added app.tx-1", "removed app.tx-1");
-		assertThat(this.created.get("app.tx-1")).singleElement()
+		assertThat(this.producers.created("tx-1")).singleElement()
 			.satisfies((failed) -> assertThat(failed.closed()).isTrue());
 		this.events.clear();
 		assertThat(this.pool.producer(slot)).isSameAs(only(slot));
@@ -144,47 +128,15 @@ class TransactionalProducersTests {
 	void closingClosesEveryProducer() {
 		this.pool.producer(this.pool.take());
 		this.pool.close();
-		assertThat(this.created.values()).allSatisfy((producers) -> assertThat(producers).singleElement()
-			.satisfies((closed) -> assertThat(closed.closed()).isTrue()));
+		assertThat(this.producers.all()).hasSize(3).allSatisfy((closed) -> assertThat(closed.closed()).isTrue());
 		assertThat(this.events).endsWith("removed app.tx-0", "removed app.tx-1", "removed app.tx-2");
 	}
 
 	/** The one producer created for the slot's transactional id. */
 	private MockProducer<byte[], byte[]> only(TransactionalProducers.Slot slot) {
-		List<MockProducer<byte[], byte[]>> producers = this.created.get("app." + slot.transactionalId);
-		assertThat(producers).hasSize(1);
-		return producers.get(0);
-	}
-
-	/**
-	 * Producer clients whose factory replaces each producer it creates by a mock, and whose
-	 * listeners note each producer's creation and closing.
-	 */
-	private ProducerClients clients() {
-		DefaultKafkaProducerFactory<byte[], byte[]> factory = new DefaultKafkaProducerFactory<>(
-				Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1"));
-		factory.addPostProcessor((real) -> {
-			real.close(Duration.ZERO);
-			MockProducer<byte[], byte[]> mock = new MockProducer<>();
-			mock.initTransactionException = this.initFailures.get(this.creations.getAndIncrement());
-			return mock;
-		});
-		factory.addListener(new ProducerFactory.Listener<>() {
-
-			@Override
-			public void producerAdded(String id, Producer<byte[], byte[]> producer) {
-				TransactionalProducersTests.this.events.add("added " + id);
-				TransactionalProducersTests.this.created.computeIfAbsent(id, (ignored) -> new CopyOnWriteArrayList<>())
-					.add((MockProducer<byte[], byte[]>) producer);
-			}
-
-			@Override
-			public void producerRemoved(String id, Producer<byte[], byte[]> producer) {
-				TransactionalProducersTests.this.events.add("removed " + id);
-			}
-
-		});
-		return new ProducerClients(factory, "app");
+		List<MockProducer<byte[], byte[]>> created = this.producers.created(slot.transactionalId);
+		assertThat(created).hasSize(1);
+		return created.get(0);
 	}
 
 }
