@@ -72,10 +72,13 @@ public class TransactionalWrites implements AutoCloseable {
 
 	private final Duration sendTimeout;
 
+	/** The transactional producers, one transaction at a time on each. */
 	private final TransactionalProducers pool;
 
+	/** The transactions the steps join, and their committer. */
 	private final TransactionBatches transactions;
 
+	/** Sends the publishes of the steps, completing each on a thread of its own. */
 	private final Sends sends;
 
 	/**
