@@ -52,19 +52,13 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Zombie lock reaping for the container's main topics.
-	 * @param interval how often the reapers look
-	 * @param open makes the reapers, with the admin client they share, each time the
-	 * container starts: the admin client is closed when it stops
+	 * Zombie lock reaping for the container's main topics: every {@code interval}, through the
+	 * reapers {@code open} makes at each start (their admin client is closed at stop).
 	 */
 	public record Reaping(Duration interval, Supplier<Reapers> open) {
 	}
 
-	/**
-	 * The reapers of one run of the container.
-	 * @param reapers one reaper per main topic
-	 * @param admin the admin client they share
-	 */
+	/** The reapers of one run of the container, one per main topic, and their admin client. */
 	public record Reapers(List<LockReaper> reapers, AutoCloseable admin) {
 	}
 
