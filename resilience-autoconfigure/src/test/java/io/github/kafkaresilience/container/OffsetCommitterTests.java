@@ -1,14 +1,10 @@
 package io.github.kafkaresilience.container;
 
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
@@ -33,7 +29,7 @@ class OffsetCommitterTests {
 	@Test
 	void theConsumerCommitsWhatIsCommittableAndTheBookNotesIt() {
 		this.consumer.assign(List.of(ORDERS_0));
-		Book book = new Book(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
+		RecordingOffsetBook book = new RecordingOffsetBook(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 		this.committer.commit(this.consumer, book);
 		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).containsEntry(ORDERS_0, new OffsetAndMetadata(42));
 		assertThat(book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
@@ -42,7 +38,7 @@ class OffsetCommitterTests {
 	@Test
 	void nothingCommittableCommitsNothing() {
 		this.consumer.assign(List.of(ORDERS_0));
-		Book book = new Book(Map.of());
+		RecordingOffsetBook book = new RecordingOffsetBook(Map.of());
 		this.committer.commit(this.consumer, book);
 		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).isEmpty();
 		assertThat(book.noted).isEmpty();
@@ -52,39 +48,7 @@ class OffsetCommitterTests {
 	void aStepRunsAsItIs() {
 		Delivery record = new Delivery("orders", 0, 7, 0, null, null, new RecordHeaders());
 		Step waiting = Step.waitUntil(1234);
-		assertThat(this.committer.route(record, () -> waiting, new Book(Map.of()))).isSameAs(waiting);
-	}
-
-	private static final class Book implements TransactionalWrites.OffsetBook {
-
-		private final Map<TopicPartition, OffsetAndMetadata> committable;
-
-		final List<Map<TopicPartition, OffsetAndMetadata>> noted = new ArrayList<>();
-
-		Book(Map<TopicPartition, OffsetAndMetadata> committable) {
-			this.committable = new HashMap<>(committable);
-		}
-
-		@Override
-		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
-			return Map.of();
-		}
-
-		@Override
-		public Map<TopicPartition, OffsetAndMetadata> committable() {
-			return this.committable;
-		}
-
-		@Override
-		public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
-			this.noted.add(offsets);
-		}
-
-		@Override
-		public ConsumerGroupMetadata group() {
-			return new ConsumerGroupMetadata("g");
-		}
-
+		assertThat(this.committer.route(record, () -> waiting, new RecordingOffsetBook(Map.of()))).isSameAs(waiting);
 	}
 
 }

@@ -2,23 +2,17 @@ package io.github.kafkaresilience.container;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.Step;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,7 +43,7 @@ class TransactionBatchesTests {
 	private final TransactionalWrites writes = new TransactionalWrites(this.producers.clients, "tx", SEND_TIMEOUT,
 			FaultInjection.NONE);
 
-	private final Book book = new Book();
+	private final RecordingOffsetBook book = new RecordingOffsetBook();
 
 	@AfterEach
 	void close() {
@@ -180,40 +174,6 @@ class TransactionBatchesTests {
 		List<MockProducer<byte[], byte[]>> matching = this.producers.all().stream().filter(test).toList();
 		assertThat(matching).hasSize(1);
 		return matching.get(0);
-	}
-
-	/** Offsets after each record done; committable offsets as the test sets them. */
-	private static final class Book implements TransactionalWrites.OffsetBook {
-
-		final Map<TopicPartition, OffsetAndMetadata> committable = new HashMap<>();
-
-		final List<Map<TopicPartition, OffsetAndMetadata>> noted = new CopyOnWriteArrayList<>();
-
-		@Override
-		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
-			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-			for (Delivery record : records) {
-				offsets.put(new TopicPartition(record.topic(), record.partition()),
-						new OffsetAndMetadata(record.offset() + 1));
-			}
-			return offsets;
-		}
-
-		@Override
-		public Map<TopicPartition, OffsetAndMetadata> committable() {
-			return Map.copyOf(this.committable);
-		}
-
-		@Override
-		public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
-			this.noted.add(offsets);
-		}
-
-		@Override
-		public ConsumerGroupMetadata group() {
-			return new ConsumerGroupMetadata("g");
-		}
-
 	}
 
 }
