@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * The offsets of a container's assigned partitions: what may be committed (never below what
  * was committed in this assignment) and what was; a view may be narrowed to some partitions.
  */
-final class ContainerOffsets implements TransactionalWrites.OffsetBook {
+final class ContainerOffsets implements OffsetBook {
 
 	private final String id;
 

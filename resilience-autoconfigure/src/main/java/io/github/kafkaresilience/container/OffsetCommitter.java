@@ -27,14 +27,14 @@ interface OffsetCommitter extends AutoCloseable {
 	 * @param offsets the listener's offsets
 	 * @return what to do with the record next
 	 */
-	Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets);
+	Step route(Delivery record, Supplier<Step> step, OffsetBook offsets);
 
 	/**
 	 * Commits the offsets that can be committed now.
 	 * @param consumer the listener's consumer, on its poll thread
 	 * @param offsets the listener's offsets, of the partitions to commit
 	 */
-	void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets);
+	void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets);
 
 	/**
 	 * Called on the poll thread after each poll and assignment, while the consumer may be
@@ -55,12 +55,12 @@ interface OffsetCommitter extends AutoCloseable {
 	final class WithConsumer implements OffsetCommitter {
 
 		@Override
-		public Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets) {
+		public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
 			return step.get();
 		}
 
 		@Override
-		public void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets) {
+		public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
 			Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
 			if (committable.isEmpty()) {
 				return;
@@ -85,12 +85,12 @@ interface OffsetCommitter extends AutoCloseable {
 		}
 
 		@Override
-		public Step route(Delivery record, Supplier<Step> step, TransactionalWrites.OffsetBook offsets) {
+		public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
 			return this.transactions.route(record, step, offsets);
 		}
 
 		@Override
-		public void commit(Consumer<byte[], byte[]> consumer, TransactionalWrites.OffsetBook offsets) {
+		public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
 			this.transactions.commitOffsets(offsets);
 		}
 

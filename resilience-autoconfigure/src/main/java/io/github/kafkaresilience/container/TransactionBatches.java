@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.github.kafkaresilience.container.TransactionalWrites.OffsetBook;
+import io.github.kafkaresilience.container.OffsetBook;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.lock.Lock;

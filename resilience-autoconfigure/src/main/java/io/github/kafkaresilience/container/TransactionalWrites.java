@@ -1,8 +1,6 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
-import java.util.Collection;
-import java.util.Map;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.TransactionBatches.Member;
@@ -16,9 +14,6 @@ import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
@@ -50,25 +45,6 @@ import org.apache.kafka.common.TopicPartition;
  */
 public class TransactionalWrites implements AutoCloseable {
 
-	/**
-	 * The offsets a listener commits, asked for while commits take turns so that a commit
-	 * never goes below one made before it.
-	 */
-	public interface OffsetBook {
-
-		/** The offsets to commit once {@code records} are done: only those above the committed ones. */
-		Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records);
-
-		/** The offsets that can be committed now: only those above the committed ones. */
-		Map<TopicPartition, OffsetAndMetadata> committable();
-
-		/** Notes offsets as committed. */
-		void committed(Map<TopicPartition, OffsetAndMetadata> offsets);
-
-		/** The consumer's group metadata as of its last poll. */
-		ConsumerGroupMetadata group();
-
-	}
 
 	private final Duration sendTimeout;
 

@@ -16,7 +16,7 @@ import org.apache.kafka.common.TopicPartition;
  * test puts in {@link #committable}, the offsets after some records are done are the next
  * offset of each, and every commit is noted in {@link #noted}.
  */
-final class RecordingOffsetBook implements TransactionalWrites.OffsetBook {
+final class RecordingOffsetBook implements OffsetBook {
 
 	final Map<TopicPartition, OffsetAndMetadata> committable = new HashMap<>();
 

@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.container.OffsetBook;
 import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
@@ -212,7 +213,7 @@ class TransactionalDualWriteTests {
 	}
 
 	/** Offsets of a listener that has nothing to commit but the record it is told is done. */
-	private record NoOffsets(ConsumerGroupMetadata group) implements TransactionalWrites.OffsetBook {
+	private record NoOffsets(ConsumerGroupMetadata group) implements OffsetBook {
 
 		@Override
 		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
