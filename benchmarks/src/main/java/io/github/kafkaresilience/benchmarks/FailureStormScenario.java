@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.apache.kafka.clients.producer.ProducerRecord;
 
@@ -52,10 +53,14 @@ final class FailureStormScenario extends Scenario {
 		Map<String, Series> healthyPerSecond = new LinkedHashMap<>();
 		Map<String, Series> drained = new LinkedHashMap<>();
 		Map<String, Series> cpuMillis = new LinkedHashMap<>();
+		Map<String, Series> attempts = new LinkedHashMap<>();
+		Map<String, Series> sleepMicros = new LinkedHashMap<>();
 		contenders.forEach((contender) -> {
 			healthyPerSecond.put(contender, new Series());
 			drained.put(contender, new Series());
 			cpuMillis.put(contender, new Series());
+			attempts.put(contender, new Series());
+			sleepMicros.put(contender, new Series());
 		});
 		for (int run : runs(true)) {
 			for (String contender : rotated(contenders, run)) {
@@ -73,10 +78,15 @@ final class FailureStormScenario extends Scenario {
 				Tally all = new Tally(0, records);
 				Tally healthyTally = new Tally(0, healthy);
 				Tally failingTally = new Tally(healthy, failing);
+				LongAdder calls = new LongAdder();
+				LongAdder slept = new LongAdder();
 				Workload workload = (record) -> {
 					long seq = Records.seq(record.value());
+					calls.increment();
 					if (handlerMs > 0) {
+						long start = System.nanoTime();
 						Thread.sleep(handlerMs);
+						slept.add(System.nanoTime() - start);
 					}
 					if (storm && seq >= healthy && record.topic().equals(topic)) {
 						throw new IllegalStateException("planned transient failure of record " + seq);
@@ -103,6 +113,9 @@ final class FailureStormScenario extends Scenario {
 						.add(complete ? millisBetween(Math.min(healthyTally.firstNanos(), all.firstNanos()),
 								failingTally.lastNanos()) : Double.NaN);
 					cpuMillis.get(contender).add((complete && cpuUsed[0] >= 0) ? cpuUsed[0] / 1e6 : Double.NaN);
+					attempts.get(contender).add(complete ? calls.sum() : Double.NaN);
+					sleepMicros.get(contender)
+						.add((complete && handlerMs > 0) ? slept.sum() / 1e3 / calls.sum() : Double.NaN);
 				}
 			}
 		}
@@ -119,7 +132,11 @@ final class FailureStormScenario extends Scenario {
 					Format.seconds(drained.get(mode + ", storm").median()),
 					Format.millis(cpuMillis.get(mode + ", no failures").median()) + " / "
 							+ Format.millis(cpuMillis.get(mode + ", storm").median()),
-					Format.micros(cpuPerFailure.median())));
+					Format.micros(cpuPerFailure.median()),
+					Format.count(attempts.get(mode + ", no failures").median()) + " / "
+							+ Format.count(attempts.get(mode + ", storm").median()),
+					(handlerMs > 0) ? Format.micros(sleepMicros.get(mode + ", no failures").median()) + " / "
+							+ Format.micros(sleepMicros.get(mode + ", storm").median()) : "-"));
 			// a handler that costs something leaves the moves room, so more is asked of the storm then
 			double target = (handlerMs > 0) ? 0.9 : 0.8;
 			report.target(String.format(Locale.ROOT, "healthy keys during the storm ≥ %.1f× without it (%s%s)", target, mode,
@@ -129,7 +146,8 @@ final class FailureStormScenario extends Scenario {
 		}
 		report.table(List.of("dual-write", "healthy records/s, no failures", "healthy records/s, storm",
 				"storm, every run", "storm vs no failures", "storm drained after",
-				"CPU per run, no failures / storm", "CPU per failed record"), rows);
+				"CPU per run, no failures / storm", "CPU per failed record", "handler calls, no failures / storm",
+				"time of one handler sleep, no failures / storm"), rows);
 		Series transactionVsCompensate = Series.ratio(healthyPerSecond.get("transaction, storm"),
 				healthyPerSecond.get("compensate, storm"));
 		report.note("transaction vs compensate, healthy records/s during the storm: "
@@ -137,6 +155,9 @@ final class FailureStormScenario extends Scenario {
 		report.note("CPU: the CPU time of the whole process (the broker, the instance and its clients) from the start "
 				+ "of the instance until every record was handled; per failed record: the storm's CPU minus that of the "
 				+ "same records without failures, over the failed records (median of per-run values).");
+		report.note("Handler calls: every call of the listener method, retries included. Time of one handler sleep: "
+				+ "the mean wall time of the handler's sleep (when it has one), which grows past the sleep asked for when "
+				+ "the workers wait for a core on waking.");
 		report.note("A failure costs a lock write, a publish to the retry topic and the lock's confirmation, made one "
 				+ "after the other without holding the worker that ran the record (in transaction mode inside a "
 				+ "transaction shared with the other moves under way); its retry costs the release.");

@@ -21,6 +21,13 @@ import org.jspecify.annotations.Nullable;
 interface OffsetCommitter extends AutoCloseable {
 
 	/**
+	 * Called on the poll thread before the consumer subscribes: a committer that commits in
+	 * transactions initialises its producers (or logs why it cannot yet).
+	 */
+	default void start() {
+	}
+
+	/**
 	 * Runs one step of a record.
 	 * @param record the record
 	 * @param step the step
@@ -82,6 +89,11 @@ interface OffsetCommitter extends AutoCloseable {
 
 		Transactional(TransactionalWrites transactions) {
 			this.transactions = transactions;
+		}
+
+		@Override
+		public void start() {
+			this.transactions.start();
 		}
 
 		@Override

@@ -267,6 +267,7 @@ public class OrderedRetryContainer {
 	private void pollLoop(Consumer<byte[], byte[]> consumer) {
 		ContainerEvents events = this.events;
 		try {
+			this.committer.start();
 			consumer.subscribe(this.routesByTopic.keySet(), this.barrier.rebalanceListener(this.id, consumer,
 					this.partitions, new ContainerAssignments(consumer), this.userListener));
 			events.consumerStarted();

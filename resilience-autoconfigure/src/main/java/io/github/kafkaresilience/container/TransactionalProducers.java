@@ -141,11 +141,12 @@ final class TransactionalProducers implements AutoCloseable {
 	}
 
 	/**
-	 * Initialises every producer of the pool before the first transaction, so that each
-	 * transactional id of a predecessor (the same instance before a restart) is fenced and
-	 * its open transactions aborted, not only the ids this run happens to use.
+	 * Initialises every producer of the pool, unless done: each transactional id of a
+	 * predecessor (the same instance before a restart) is fenced and its open transactions
+	 * aborted, not only the ids this run happens to use. The listener calls it when it starts;
+	 * the first transaction calls it again when that failed.
 	 */
-	private synchronized void initialiseAll() {
+	synchronized void initialiseAll() {
 		if (this.initialised) {
 			return;
 		}

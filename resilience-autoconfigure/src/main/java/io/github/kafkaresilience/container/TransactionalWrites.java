@@ -14,6 +14,8 @@ import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
  * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
@@ -45,6 +47,9 @@ import io.github.kafkaresilience.support.Sends;
  */
 public class TransactionalWrites implements AutoCloseable {
 
+	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
+
+	private final String prefix;
 
 	private final Duration sendTimeout;
 
@@ -80,10 +85,29 @@ public class TransactionalWrites implements AutoCloseable {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
+		this.prefix = transactionalIdPrefix;
 		this.sendTimeout = sendTimeout;
 		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, Math.max(concurrency, 2) + 1, sendTimeout);
 		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults);
 		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
+	}
+
+	/**
+	 * Initialises the transactional producers before the first transaction needs them. A
+	 * predecessor with the same transactional ids is fenced now and what it left open is
+	 * aborted: read-committed readers of the lock and retry topics are not held back until its
+	 * transactions time out, and the first failures do not wait for the initialisation while
+	 * every other step that writes waits behind them. A failure is logged, and the first
+	 * transaction tries again.
+	 */
+	public void start() {
+		try {
+			this.pool.initialiseAll();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not initialise the transactional producers '" + this.prefix + "-*' yet; the first "
+					+ "transaction tries again", ex);
+		}
 	}
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */

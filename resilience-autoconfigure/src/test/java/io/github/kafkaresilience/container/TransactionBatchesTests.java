@@ -74,6 +74,25 @@ class TransactionBatchesTests {
 	}
 
 	@Test
+	void startingInitialisesEveryProducerBeforeAnyStepWrites() {
+		this.writes.start();
+		assertThat(this.producers.events).containsExactly("added app.tx-0", "added app.tx-1", "added app.tx-2");
+		assertThat(this.producers.all()).allSatisfy((created) -> assertThat(created.transactionInitialized()).isTrue());
+		this.writes.execute(record(ORDERS_0, 7, "k"), publishing(Step::done), this.book);
+		assertThat(this.producers.events).as("the first transaction creates no producer").hasSize(3);
+	}
+
+	@Test
+	void aStartThatCannotInitialiseIsLoggedAndTheFirstTransactionInitialisesTheRest() {
+		this.producers.initFailures.put(1, new KafkaException("the broker is not there yet"));
+		this.writes.start();
+		assertThat(this.producers.events).containsExactly("added app.tx-0", "added app.tx-1", "removed app.tx-1");
+		assertThat(this.writes.execute(record(ORDERS_0, 7, "k"), publishing(Step::done), this.book)).isEqualTo(Step.done());
+		assertThat(this.producers.events).endsWith("added app.tx-1", "added app.tx-2");
+		assertThat(this.book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(8)));
+	}
+
+	@Test
 	void aStepThatPublishesAndStillWaitsReturnsOnceItsTransactionIsCommittedWithoutItsOffset() {
 		Step waiting = Step.waitUntil(1234);
 		Step result = this.writes.route(record(ORDERS_0, 7, "k"), publishing(() -> waiting), this.book);

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -26,12 +27,15 @@ import io.github.kafkaresilience.support.ConsumerClients;
 import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -157,6 +161,42 @@ class TransactionalDualWriteTests {
 		}
 		finally {
 			coordinator.destroy();
+		}
+	}
+
+	@Test
+	void aRestartedInstanceAbortsWhatItsPredecessorLeftOpenAsItStartsBeforeItWritesAnything() throws Exception {
+		String topic = SharedBroker.newTopic(1);
+		String retry = Names.retry(topic, "1s");
+		SharedBroker.createTopic(retry, 1, Map.of());
+		TopicPartition retryPartition = new TopicPartition(retry, 0);
+		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
+		try (TransactionalWrites predecessor = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
+				Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites successor = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
+						Duration.ofSeconds(30), FaultInjection.NONE)) {
+			// a move whose writes never settle: its transaction stays open, as when the instance dies mid-move
+			predecessor.route(delivery(topic, 0), () -> {
+				predecessor.publisher().publish(retry, 0, "k".getBytes(), "v0".getBytes(), new RecordHeaders());
+				return Step.settling(new CompletableFuture<>());
+			}, new NoOffsets(null));
+			assertThat(SharedBroker.readAll(retry, false)).hasSize(1);
+			assertThat(committedEnd(retryPartition)).as("read-committed readers stop at the open transaction").isZero();
+			successor.start();
+			await().atMost(Duration.ofSeconds(15))
+				.untilAsserted(() -> assertThat(committedEnd(retryPartition)).as("the open transaction was aborted")
+					.isEqualTo(SharedBroker.readAll(retry, false).size() + 1L));
+			assertThat(SharedBroker.readAll(retry, true)).isEmpty();
+		}
+	}
+
+	/** The end offset of a partition for read-committed readers: its last stable offset. */
+	private static long committedEnd(TopicPartition partition) throws Exception {
+		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			return admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+				.partitionResult(partition)
+				.get(30, TimeUnit.SECONDS)
+				.offset();
 		}
 	}
 
