@@ -51,13 +51,24 @@ final class Commits {
 	}
 
 	/**
-	 * Commits the offsets of some partitions that may be committed now. A failure is logged,
-	 * but for a wakeup: the container is stopping, and the caller ends what it does.
+	 * The commit of every interval: commits the offsets of some partitions that may be
+	 * committed now, or has them committed soon without waiting (in {@code transaction}
+	 * mode). A failure is logged, but for a wakeup: the container is stopping, and the caller
+	 * ends what it does.
 	 */
 	void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
+		commit(consumer, which, false);
+	}
+
+	private void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which, boolean now) {
 		this.lastCommit = this.clock.millis();
 		try {
-			this.committer.commit(consumer, this.offsets.of(which));
+			if (now) {
+				this.committer.commit(consumer, this.offsets.of(which));
+			}
+			else {
+				this.committer.commitSoon(consumer, this.offsets.of(which));
+			}
 		}
 		catch (WakeupException ex) {
 			throw ex;
@@ -70,7 +81,7 @@ final class Commits {
 	/** The last commit of revoked partitions, once their writes under way have settled. */
 	void revoking(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> revoked) {
 		awaitSettling(revoked);
-		commit(consumer, revoked);
+		commit(consumer, revoked, true);
 	}
 
 	/**
@@ -81,7 +92,7 @@ final class Commits {
 	void shutdown(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> assigned) {
 		awaitSettling(null);
 		try {
-			commit(consumer, assigned);
+			commit(consumer, assigned, true);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);

@@ -44,6 +44,16 @@ interface OffsetCommitter extends AutoCloseable {
 	void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets);
 
 	/**
+	 * Commits the offsets that can be committed now, or has them committed soon without
+	 * waiting: the regular commit of every interval. A failure may then only be logged.
+	 * @param consumer the listener's consumer, on its poll thread
+	 * @param offsets the listener's offsets, of the partitions to commit
+	 */
+	default void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+		commit(consumer, offsets);
+	}
+
+	/**
 	 * Called on the poll thread after each poll and assignment, while the consumer may be
 	 * used: a committer that commits in transactions notes the consumer's group metadata.
 	 */
@@ -104,6 +114,12 @@ interface OffsetCommitter extends AutoCloseable {
 		@Override
 		public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
 			this.transactions.commitOffsets(offsets);
+		}
+
+		/** The committer thread commits them, with the next transaction if one is open: the poll thread goes on. */
+		@Override
+		public void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+			this.transactions.commitOffsetsLater(offsets);
 		}
 
 		@Override

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -9,12 +10,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.github.kafkaresilience.container.OffsetBook;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.KafkaFutures;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -36,6 +38,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class TransactionBatches {
 
+	/** Logs under the name of {@link TransactionalWrites}, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
+
 	private final TransactionalProducers producers;
 
 	private final String transactionalIdPrefix;
@@ -55,6 +60,9 @@ final class TransactionBatches {
 
 	/** The transaction that steps join, or {@code null} until a step writes. */
 	private @Nullable Batch open;
+
+	/** Offsets to commit with the next transaction, or in one of their own when none is open. */
+	private @Nullable OffsetBook offsetsDue;
 
 	private volatile @Nullable Thread committer;
 
@@ -140,6 +148,23 @@ final class TransactionBatches {
 	}
 
 	/**
+	 * Has the committer thread commit the listener's committable offsets, and returns at once:
+	 * with the next transaction that commits, or in one of their own when none is open. A
+	 * failure is logged; the next request commits the same offsets or further ones.
+	 * @param offsets where the listener's offsets are kept
+	 */
+	void commitOffsetsLater(OffsetBook offsets) {
+		synchronized (this.batches) {
+			if (this.closed) {
+				return;
+			}
+			this.offsetsDue = offsets;
+			startCommitter();
+			this.batches.notifyAll();
+		}
+	}
+
+	/**
 	 * Commits the listener's committable offsets in a transaction of their own.
 	 * @param offsets where the listener's offsets are kept
 	 */
@@ -204,26 +229,45 @@ final class TransactionBatches {
 
 	/**
 	 * Commits one transaction after another: takes the open one (later steps open the next),
-	 * waits until every step in it has made its writes, and commits it.
+	 * waits until every step in it has made its writes, and commits it, with the offsets asked
+	 * for meanwhile. Offsets asked for while no transaction is open commit in one of their own.
 	 */
 	private void commitLoop() {
 		while (true) {
 			Batch batch;
+			OffsetBook due;
 			synchronized (this.batches) {
-				while (this.open == null && !this.closed) {
+				while (this.open == null && this.offsetsDue == null && !this.closed) {
 					waitOn(this.batches);
 				}
-				if (this.open == null) {
+				batch = this.open;
+				due = this.offsetsDue;
+				this.open = null;
+				this.offsetsDue = null;
+				if (batch == null && (due == null || this.closed)) {
 					return;
 				}
-				batch = this.open;
-				this.open = null;
 				long deadline = System.nanoTime() + this.sendTimeout.multipliedBy(2).toNanos();
-				while (batch.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
+				while (batch != null && batch.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
 					waitOn(this.batches);
 				}
 			}
-			commit(batch);
+			if (batch != null) {
+				commit(batch, due);
+			}
+			else {
+				commitDue(due);
+			}
+		}
+	}
+
+	private void commitDue(OffsetBook due) {
+		try {
+			commitOffsets(due);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not commit the offsets of the transactions '" + this.transactionalIdPrefix
+					+ "-*'; will try again", ex);
 		}
 	}
 
@@ -236,7 +280,7 @@ final class TransactionBatches {
 		}
 	}
 
-	private void commit(Batch batch) {
+	private void commit(Batch batch, @Nullable OffsetBook due) {
 		TransactionalProducers.Slot slot = batch.slot;
 		RuntimeException failure = null;
 		try {
@@ -247,7 +291,7 @@ final class TransactionBatches {
 				throw new KafkaException(batch.unsettled + " steps in the transaction did not make their writes within "
 						+ this.sendTimeout.multipliedBy(2).toMillis() + " ms" + (this.closed ? " (closing)" : ""));
 			}
-			commitWrites(batch);
+			commitWrites(batch, due);
 		}
 		catch (RuntimeException ex) {
 			failure = ex;
@@ -267,10 +311,10 @@ final class TransactionBatches {
 		}
 	}
 
-	private void commitWrites(Batch batch) {
+	private void commitWrites(Batch batch, @Nullable OffsetBook due) {
 		Producer<byte[], byte[]> producer = this.producers.producer(batch.slot);
 		List<Delivery> finished = new ArrayList<>();
-		OffsetBook offsets = null;
+		OffsetBook offsets = due;
 		for (Member step : batch.steps) {
 			if (step.finishes) {
 				finished.add(step.record);
@@ -279,7 +323,15 @@ final class TransactionBatches {
 		}
 		this.commitLock.lock();
 		try {
-			Map<TopicPartition, OffsetAndMetadata> doneOffsets = (offsets != null) ? offsets.afterDone(finished) : Map.of();
+			Map<TopicPartition, OffsetAndMetadata> doneOffsets = new HashMap<>();
+			if (due != null) {
+				doneOffsets.putAll(due.committable());
+			}
+			if (!finished.isEmpty()) {
+				// the records the transaction finishes count as done: the furthest offset of each partition
+				offsets.afterDone(finished).forEach((tp, offset) -> doneOffsets.merge(tp, offset,
+						(a, b) -> (a.offset() >= b.offset()) ? a : b));
+			}
 			if (!doneOffsets.isEmpty()) {
 				producer.sendOffsetsToTransaction(doneOffsets, offsets.group());
 			}

@@ -31,7 +31,7 @@ import org.apache.commons.logging.LogFactory;
  * carries many moves and when idle a move commits at once. When any step of a transaction
  * fails, the whole transaction is aborted and every record in it is routed again. A step that
  * writes nothing (the common case) joins no transaction; its offset is committed later with
- * the others, in a transaction of their own.
+ * the others: every commit interval with the next transaction, or in one of their own.
  * <p>
  * Commits take turns, so committed offsets only grow, and offsets are committed with the
  * consumer's group metadata: an instance whose partitions were given to another cannot commit
@@ -194,7 +194,18 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Commits the listener's committable offsets in a transaction of their own.
+	 * Has the listener's committable offsets committed, and returns at once: the committer
+	 * thread sends them with the next transaction it commits, or in a transaction of their
+	 * own when none is open, so that the poll thread does not wait for a commit.
+	 * @param offsets where the listener's offsets are kept
+	 */
+	public void commitOffsetsLater(OffsetBook offsets) {
+		this.transactions.commitOffsetsLater(offsets);
+	}
+
+	/**
+	 * Commits the listener's committable offsets in a transaction of their own, and waits
+	 * for it.
 	 * @param offsets where the listener's offsets are kept
 	 */
 	public void commitOffsets(OffsetBook offsets) {

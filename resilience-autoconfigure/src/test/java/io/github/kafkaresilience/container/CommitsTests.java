@@ -9,6 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.Step;
+import org.apache.kafka.clients.consumer.Consumer;
 
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -144,8 +150,51 @@ class CommitsTests {
 		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
 	}
 
+	@Test
+	void theCommitOfAnIntervalNeedNotWaitButTheLastOfARevocationOrAShutdownDoes() {
+		done(this.p0, 0);
+		done(this.p1, 0, 1);
+		List<String> calls = new CopyOnWriteArrayList<>();
+		OffsetCommitter recording = new OffsetCommitter() {
+
+			@Override
+			public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
+				return step.get();
+			}
+
+			@Override
+			public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+				calls.add("now " + described(offsets));
+			}
+
+			@Override
+			public void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+				calls.add("soon " + described(offsets));
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		Commits commits = commits(recording, SHUTDOWN_TIMEOUT);
+		commits.commit(this.consumer, List.of(P0, P1));
+		commits.revoking(this.consumer, List.of(P0));
+		commits.shutdown(this.consumer, List.of(P1));
+		assertThat(calls).containsExactly("soon [orders-0@1, orders-1@2]", "now [orders-0@1]", "now [orders-1@2]");
+	}
+
+	private static List<String> described(OffsetBook offsets) {
+		return offsets.committable().entrySet().stream().map((entry) -> entry.getKey() + "@" + entry.getValue().offset())
+			.sorted().toList();
+	}
+
 	private Commits commits(Duration shutdownTimeout) {
-		return new Commits("orders", OffsetCommitter.of(null), new ContainerOffsets("orders", this.partitions),
+		return commits(OffsetCommitter.of(null), shutdownTimeout);
+	}
+
+	private Commits commits(OffsetCommitter committer, Duration shutdownTimeout) {
+		return new Commits("orders", committer, new ContainerOffsets("orders", this.partitions),
 				this.settling, new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
 						Duration.ofSeconds(1), Duration.ofSeconds(10)),
 				this.clock);

@@ -13,6 +13,7 @@ import io.github.kafkaresilience.ladder.Step;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -177,6 +178,39 @@ class TransactionBatchesTests {
 		assertThat(producer.consumerGroupOffsetsHistory())
 			.containsExactly(Map.of("g", Map.of(ORDERS_0, new OffsetAndMetadata(42))));
 		assertThat(this.book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
+	}
+
+	@Test
+	void offsetsAskedForLaterAreCommittedByTheCommitterInATransactionOfTheirOwnWhenNoneIsOpen() {
+		this.book.committable.put(ORDERS_0, new OffsetAndMetadata(42));
+		this.writes.commitOffsetsLater(this.book);
+		await().atMost(SEND_TIMEOUT).untilAsserted(() -> assertThat(this.book.noted)
+			.containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42))));
+		MockProducer<byte[], byte[]> producer = theOneThat(MockProducer::transactionCommitted);
+		assertThat(producer.history()).isEmpty();
+		assertThat(producer.consumerGroupOffsetsHistory())
+			.containsExactly(Map.of("g", Map.of(ORDERS_0, new OffsetAndMetadata(42))));
+	}
+
+	@Test
+	void offsetsAskedForWhileAMoveIsUnderWayAreCommittedWithoutWaitingForItAndItsOwnOffsetAfterIt() {
+		TopicPartition orders1 = new TopicPartition("orders", 1);
+		CompletableFuture<Void> moveWrites = new CompletableFuture<>();
+		Step moving = this.writes.route(record(ORDERS_0, 7, "k"), publishing(() -> Step.settling(moveWrites)), this.book);
+		this.book.committable.put(orders1, new OffsetAndMetadata(5));
+		this.writes.commitOffsetsLater(this.book);
+		moveWrites.complete(null);
+		assertThat(moving.writes()).succeedsWithin(SEND_TIMEOUT.multipliedBy(2));
+		await().atMost(SEND_TIMEOUT).untilAsserted(() -> assertThat(committed())
+			.isEqualTo(Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(5))));
+	}
+
+	/** The furthest offset of each partition noted as committed. */
+	private Map<TopicPartition, OffsetAndMetadata> committed() {
+		Map<TopicPartition, OffsetAndMetadata> furthest = new java.util.HashMap<>();
+		this.book.noted.forEach((offsets) -> offsets.forEach((tp, offset) -> furthest.merge(tp, offset,
+				(a, b) -> (a.offset() >= b.offset()) ? a : b)));
+		return furthest;
 	}
 
 	/** A step that publishes its record's value to the retry topic, then returns what {@code then} returns. */
