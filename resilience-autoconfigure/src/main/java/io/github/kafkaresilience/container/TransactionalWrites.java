@@ -199,7 +199,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 * own when none is open, so that the poll thread does not wait for a commit.
 	 * @param offsets where the listener's offsets are kept
 	 */
-	public void commitOffsetsLater(OffsetBook offsets) {
+	void commitOffsetsLater(OffsetBook offsets) {
 		this.transactions.commitOffsetsLater(offsets);
 	}
 
