@@ -1,10 +1,7 @@
 package io.github.kafkaresilience.container;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +11,7 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.support.MovingClock;
 import org.apache.kafka.clients.consumer.Consumer;
 
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -54,7 +52,7 @@ class CommitsTests {
 
 	private final Settling settling = new Settling();
 
-	private final MovingClock clock = new MovingClock();
+	private final MovingClock clock = new MovingClock(Instant.ofEpochSecond(1_000));
 
 	private final Commits commits = commits(SHUTDOWN_TIMEOUT);
 
@@ -227,37 +225,6 @@ class CommitsTests {
 				throw this.failure;
 			}
 			super.commitSync(offsets);
-		}
-
-	}
-
-	/** A clock that moves when the test says so. */
-	private static final class MovingClock extends Clock {
-
-		private long millis = 1_000_000;
-
-		void advance(long delta) {
-			this.millis += delta;
-		}
-
-		@Override
-		public long millis() {
-			return this.millis;
-		}
-
-		@Override
-		public Instant instant() {
-			return Instant.ofEpochMilli(this.millis);
-		}
-
-		@Override
-		public ZoneId getZone() {
-			return ZoneOffset.UTC;
-		}
-
-		@Override
-		public Clock withZone(ZoneId zone) {
-			return this;
 		}
 
 	}

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.support.MovingClock;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
@@ -140,7 +141,7 @@ class GuardDecisionsTests {
 
 	@Test
 	void aClaimLostDuringARunMakesTheRunFail() {
-		IdempotencyStoreContract.MutableClock clock = new IdempotencyStoreContract.MutableClock(Instant.now());
+		MovingClock clock = new MovingClock(Instant.now());
 		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore(clock);
 		IdempotencyGuard guard = new IdempotencyGuard("listener", store, IdempotencyKeyResolver.birthplace("orders"),
 				Duration.ofMinutes(5), null, this.observer);

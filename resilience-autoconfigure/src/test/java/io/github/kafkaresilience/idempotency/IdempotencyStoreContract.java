@@ -3,7 +3,6 @@ package io.github.kafkaresilience.idempotency;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.kafkaresilience.support.MovingClock;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +28,7 @@ abstract class IdempotencyStoreContract {
 
 	static final Duration LEASE = Duration.ofMinutes(5);
 
-	final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+	final MovingClock clock = new MovingClock(Instant.parse("2026-01-01T00:00:00Z"));
 
 	IdempotencyStore store;
 
@@ -160,35 +160,6 @@ abstract class IdempotencyStoreContract {
 		}
 		assertThat(claimed).hasSize(keys);
 		assertThat(claimed.values()).allSatisfy((count) -> assertThat(count.get()).isEqualTo(1));
-	}
-
-	static final class MutableClock extends Clock {
-
-		private volatile Instant now;
-
-		MutableClock(Instant now) {
-			this.now = now;
-		}
-
-		void advance(Duration duration) {
-			this.now = this.now.plus(duration);
-		}
-
-		@Override
-		public Instant instant() {
-			return this.now;
-		}
-
-		@Override
-		public ZoneOffset getZone() {
-			return ZoneOffset.UTC;
-		}
-
-		@Override
-		public Clock withZone(java.time.ZoneId zone) {
-			return this;
-		}
-
 	}
 
 }

@@ -35,6 +35,7 @@ import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.LockTable;
 import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.support.MovingClock;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -709,7 +710,7 @@ final class SimWorld {
 
 	final int partitions;
 
-	final SimClock clock = new SimClock(START);
+	final MovingClock clock = new MovingClock(Instant.ofEpochMilli(START));
 
 	final boolean encodeLocks;
 
