@@ -13,7 +13,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.support.MovingClock;
 import org.apache.kafka.clients.consumer.Consumer;
-
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
