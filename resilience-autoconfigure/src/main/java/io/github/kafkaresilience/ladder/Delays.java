@@ -5,15 +5,13 @@ import java.time.Duration;
 /**
  * Writes a stage delay in the shortest exact unit, as it appears in retry topic names:
  * {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d}.
- *
- * @since 0.1.0
  */
-public final class Delays {
+final class Delays {
 
 	private Delays() {
 	}
 
-	public static String format(Duration delay) {
+	static String format(Duration delay) {
 		if (delay.isNegative() || delay.isZero()) {
 			throw new IllegalArgumentException("A retry delay must be positive but was " + delay);
 		}
