@@ -39,7 +39,8 @@ final class BenchmarkSettings {
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
 			new Option("p1-listener-consumers", "1", "1", "P1: consumers (concurrency) of the plain @KafkaListener"),
-			new Option("p1-windows", "10", "3", "P1: back-to-back windows of equal record counts in a pass; a run reports the median window"),
+			new Option("p1-windows", "10", "3", "P1: back-to-back windows of equal record counts in a pass; a pass reports the median window"),
+			new Option("p1-passes", "3", "1", "P1: passes of every contender over the topic in one run, interleaved; a run reports each contender's median pass"),
 			new Option("p2-records", "16000", "320", "P2: records"),
 			new Option("p2-keys", "1000", "100", "P2: distinct keys"),
 			new Option("p2-sleep-ms", "10", "10", "P2: how long the handler sleeps"),
@@ -256,6 +257,9 @@ final class BenchmarkSettings {
 		}
 		if (count("p1-windows") < 1 || count("p1-windows") > count("p1-records")) {
 			throw new IllegalArgumentException("--p1-windows must be at least 1 and at most --p1-records");
+		}
+		if (count("p1-passes") < 1) {
+			throw new IllegalArgumentException("--p1-passes must be at least 1");
 		}
 		if (count("p3l-rate") < 1) {
 			throw new IllegalArgumentException("--p3l-rate must be at least 1");
