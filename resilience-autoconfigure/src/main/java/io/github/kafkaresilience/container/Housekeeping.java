@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.container;
 
+import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,9 @@ final class Housekeeping {
 
 	/** Logs under the container's name, as operators configure it. */
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+
+	/** How long closing the admin client waits for an interrupted look to end. */
+	private static final Duration LOOK_END = Duration.ofSeconds(5);
 
 	private final String id;
 
@@ -56,8 +60,13 @@ final class Housekeeping {
 		}
 	}
 
-	/** Closes the reapers' admin client, once the container's consumer is closed. */
+	/**
+	 * Closes the reapers' admin client, once the container's consumer is closed, and once a
+	 * look under way (interrupted by {@link #stop()}) has ended, for up to {@link #LOOK_END}:
+	 * no look goes on through a closed client.
+	 */
 	void closeAdmin() {
+		awaitLookEnded();
 		OrderedRetryContainer.Reapers reapers = this.reapers;
 		this.reapers = null;
 		if (reapers != null) {
@@ -67,6 +76,21 @@ final class Housekeeping {
 			catch (Exception ex) {
 				logger.debug("Could not close the reaper's admin client", ex);
 			}
+		}
+	}
+
+	private void awaitLookEnded() {
+		ScheduledExecutorService executor = this.executor;
+		if (executor == null) {
+			return;
+		}
+		try {
+			if (!executor.awaitTermination(LOOK_END.toMillis(), TimeUnit.MILLISECONDS)) {
+				logger.debug("Listener '" + this.id + "' closes the reaper's admin client during a look");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -97,6 +98,40 @@ class HousekeepingTests {
 		assertThat(this.adminClosed).hasValue(1);
 		this.housekeeping.closeAdmin();
 		assertThat(this.adminClosed).as("closed once").hasValue(1);
+	}
+
+	@Test
+	void theAdminClientIsClosedOnlyOnceALookUnderWayHasEnded() throws InterruptedException {
+		CountDownLatch looking = new CountDownLatch(1);
+		CountDownLatch resume = new CountDownLatch(1);
+		AtomicInteger closedWhenTheLookEnded = new AtomicInteger(-1);
+		willAnswer((invocation) -> {
+			looking.countDown();
+			// a look that does not stop at once when interrupted, as a call to the broker under way
+			boolean ended = false;
+			while (!ended) {
+				try {
+					ended = resume.await(10, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					// goes on until it is told to end
+				}
+			}
+			closedWhenTheLookEnded.set(this.adminClosed.get());
+			return 0;
+		}).given(this.first).reap();
+		this.housekeeping.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> looking.getCount() == 0);
+		this.housekeeping.stop();
+		Thread closing = new Thread(this.housekeeping::closeAdmin);
+		closing.start();
+		// either the admin client is closed already, or closing waits for the look
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> this.adminClosed.get() > 0 || closing.getState() == Thread.State.TIMED_WAITING);
+		resume.countDown();
+		closing.join(10_000);
+		assertThat(closedWhenTheLookEnded).as("admin clients closed when the look ended").hasValue(0);
+		assertThat(this.adminClosed).hasValue(1);
 	}
 
 	@Test
