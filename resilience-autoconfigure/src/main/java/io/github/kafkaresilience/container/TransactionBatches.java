@@ -148,6 +148,20 @@ final class TransactionBatches {
 	}
 
 	/**
+	 * Initialises the pool's producers before the first transaction needs them; a failure is
+	 * logged, and the first transaction tries again.
+	 */
+	void start() {
+		try {
+			this.producers.initialiseAll();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not initialise the transactional producers '" + this.transactionalIdPrefix
+					+ "-*' yet; the first transaction tries again", ex);
+		}
+	}
+
+	/**
 	 * Has the committer thread commit the listener's committable offsets, and returns at once:
 	 * with the next transaction that commits, or in one of their own when none is open. A
 	 * failure is logged; the next request commits the same offsets or further ones.

@@ -14,8 +14,6 @@ import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 
 /**
  * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
@@ -46,10 +44,6 @@ import org.apache.commons.logging.LogFactory;
  * @since 0.1.0
  */
 public class TransactionalWrites implements AutoCloseable {
-
-	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
-
-	private final String prefix;
 
 	private final Duration sendTimeout;
 
@@ -85,7 +79,6 @@ public class TransactionalWrites implements AutoCloseable {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
-		this.prefix = transactionalIdPrefix;
 		this.sendTimeout = sendTimeout;
 		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, Math.max(concurrency, 2) + 1, sendTimeout);
 		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults);
@@ -101,13 +94,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 * transaction tries again.
 	 */
 	public void start() {
-		try {
-			this.pool.initialiseAll();
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not initialise the transactional producers '" + this.prefix + "-*' yet; the first "
-					+ "transaction tries again", ex);
-		}
+		this.transactions.start();
 	}
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
