@@ -46,6 +46,7 @@ final class HappyPathScenario extends Scenario {
 		int concurrency = this.settings.count("concurrency");
 		int consumers = this.settings.count("p1-listener-consumers");
 		int windows = this.settings.count("p1-windows");
+		int passes = this.settings.count("p1-passes");
 		ScenarioReport report = new ScenarioReport("P1", "Happy path: no-op handler");
 		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in %d partitions, consumed from "
 				+ "the start of the topic by a new group; no-op handler", records, valueBytes, keys, partitions));
@@ -55,7 +56,7 @@ final class HappyPathScenario extends Scenario {
 				+ "last (start-up and group join are not counted), split into %d back-to-back windows of %,d records; a "
 				+ "pass's value is its median window; %d interleaved passes of every contender per run, a run's value is "
 				+ "the contender's median pass; the heap is collected before each pass",
-				windows, records / windows, this.settings.count("p1-passes")));
+				windows, records / windows, passes));
 
 		String topic = this.broker.newTopic("p1", partitions);
 		long started = System.nanoTime();
@@ -67,9 +68,9 @@ final class HappyPathScenario extends Scenario {
 		Map<String, Series> throughput = new LinkedHashMap<>();
 		CONTENDERS.forEach((contender) -> throughput.put(contender, new Series()));
 		for (int run : runs(true)) {
-			Map<String, Series> passes = new LinkedHashMap<>();
-			CONTENDERS.forEach((contender) -> passes.put(contender, new Series()));
-			for (int pass = 1; pass <= this.settings.count("p1-passes"); pass++) {
+			Map<String, Series> perPass = new LinkedHashMap<>();
+			CONTENDERS.forEach((contender) -> perPass.put(contender, new Series()));
+			for (int pass = 1; pass <= passes; pass++) {
 				for (String contender : rotated(CONTENDERS, run + pass - 1)) {
 					collectGarbage();
 					Tally tally = new Tally(0, records, windows);
@@ -97,13 +98,13 @@ final class HappyPathScenario extends Scenario {
 					double perSecond = Double.isNaN(wholePass) ? Double.NaN : windowed.median();
 					this.logger.info(String.format(Locale.ROOT, "P1 %s pass %d %-32s median window %s; windows %s",
 							label(run), pass, contender, Format.perSecond(perSecond), windowed.runs(Format::count)));
-					passes.get(contender).add(perSecond);
+					perPass.get(contender).add(perSecond);
 				}
 			}
 			for (String contender : CONTENDERS) {
-				double median = passes.get(contender).median();
+				double median = perPass.get(contender).median();
 				this.logger.info(String.format(Locale.ROOT, "P1 %s %-32s median pass %s; passes %s", label(run), contender,
-						Format.perSecond(median), passes.get(contender).runs(Format::count)));
+						Format.perSecond(median), perPass.get(contender).runs(Format::count)));
 				if (run > 0) {
 					throughput.get(contender).add(median);
 				}
