@@ -26,13 +26,12 @@ import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.TopicProvisioner;
-import io.github.kafkaresilience.listener.HandlerInvoker;
 import io.github.kafkaresilience.listener.ListenerDefaults;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.ListenerMessaging;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.RecordHandlerFactory;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.container.TransactionalWrites;
@@ -46,11 +45,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.BeanUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
@@ -67,15 +63,12 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
-import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configuration of ordered non-blocking retries for {@code @OrderedRetryListener}
@@ -229,14 +222,10 @@ public final class OrderedRetryAutoConfiguration {
 		String instanceId = instanceId(properties);
 		ConsumerClients consumers = clients.consumers();
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
-		// asked for when the listeners start: the KafkaListenerConfigurers have run by then
-		Supplier<ListenerMessaging> messaging = SingletonSupplier.of(() -> ListenerMessaging
-			.asForKafkaListeners(kafkaListenerProcessor.getIfUnique(), recordMessageConverter.getIfUnique()));
 		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 				(endpoint) -> consumers(consumers, endpoint, instanceId),
-				(endpoint, topic) -> new HandlerInvoker(endpoint, topic, messaging.get(),
-						deserializer(consumerFactory, true), deserializer(consumerFactory, false),
-						idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(), endpoint.idempotencyKey(), topic)),
+				RecordHandlerFactory.invokingListenerMethods(kafkaListenerProcessor::getIfUnique,
+						recordMessageConverter::getIfUnique, consumerFactory, idempotencyGuards),
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
@@ -403,33 +392,6 @@ public final class OrderedRetryAutoConfiguration {
 		config.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
 		config.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		return config;
-	}
-
-	private static Deserializer<?> deserializer(ConsumerFactory<?, ?> factory, boolean isKey) {
-		if (factory instanceof DefaultKafkaConsumerFactory<?, ?> defaultFactory) {
-			Deserializer<?> instance = isKey ? defaultFactory.getKeyDeserializer() : defaultFactory.getValueDeserializer();
-			if (instance != null) {
-				return instance;
-			}
-		}
-		Map<String, Object> config = factory.getConfigurationProperties();
-		Object configured = config.get(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG
-				: ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-		Deserializer<?> deserializer = instantiate(configured);
-		deserializer.configure(config, isKey);
-		return deserializer;
-	}
-
-	private static Deserializer<?> instantiate(@Nullable Object configured) {
-		if (configured == null) {
-			return new StringDeserializer();
-		}
-		if (configured instanceof Deserializer<?> instance) {
-			return instance;
-		}
-		Class<?> type = (configured instanceof Class<?> cls) ? cls
-				: ClassUtils.resolveClassName(configured.toString().trim(), OrderedRetryAutoConfiguration.class.getClassLoader());
-		return (Deserializer<?>) BeanUtils.instantiateClass(type);
 	}
 
 	static String instanceId(ResilienceProperties properties) {

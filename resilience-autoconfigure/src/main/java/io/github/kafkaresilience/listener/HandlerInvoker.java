@@ -51,7 +51,7 @@ import org.springframework.messaging.handler.invocation.MethodArgumentResolution
  *
  * @since 0.1.0
  */
-public class HandlerInvoker implements RecordHandler {
+final class HandlerInvoker implements RecordHandler {
 
 	private final ListenerMethodAdapter method;
 
@@ -75,7 +75,7 @@ public class HandlerInvoker implements RecordHandler {
 	 * @param valueDeserializer the application's value deserializer
 	 * @param guard runs the method once per idempotency key, or {@code null}
 	 */
-	public HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
+	HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
 			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard) {
 		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
 		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();

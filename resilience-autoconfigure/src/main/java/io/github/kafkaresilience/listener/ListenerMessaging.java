@@ -19,7 +19,7 @@ import org.springframework.messaging.handler.annotation.support.MessageHandlerMe
  * resolved from
  * @since 0.1.0
  */
-public record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory,
+record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory,
 		RecordMessageConverter messageConverter) {
 
 	/**
@@ -34,7 +34,7 @@ public record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory
 	 * @param messageConverter the application's record message converter, or {@code null}
 	 * @return how to invoke listener methods
 	 */
-	public static ListenerMessaging asForKafkaListeners(@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?> processor,
+	static ListenerMessaging asForKafkaListeners(@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?> processor,
 			@Nullable RecordMessageConverter messageConverter) {
 		// an unregistered processor only holds spring-kafka's default factory, created when first asked
 		KafkaListenerAnnotationBeanPostProcessor<?, ?> kafkaListeners = (processor != null) ? processor
@@ -48,7 +48,7 @@ public record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory
 	 * {@link MessagingMessageConverter}.
 	 * @return how to invoke listener methods without the application's settings
 	 */
-	public static ListenerMessaging defaults() {
+	static ListenerMessaging defaults() {
 		return asForKafkaListeners(null, null);
 	}
 

@@ -18,6 +18,7 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
@@ -37,7 +38,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationEventPublisherAware;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.RecordMessageConverter;
 
 /**
  * Holds the {@code @OrderedRetryListener} endpoints found in the context and runs a
@@ -115,6 +119,25 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	public interface RecordHandlerFactory {
 
 		RecordHandler create(ListenerEndpoint endpoint, String mainTopic);
+
+		/**
+		 * Handlers that invoke each listener's method as spring-kafka invokes a record
+		 * {@code @KafkaListener} method, after deserializing its records with the
+		 * application's deserializers, once per idempotency key where the listener asks for it.
+		 * @param kafkaListenerProcessor the application's {@code @KafkaListener} processor,
+		 * whose handler-method factory is used, or {@code null} for spring-kafka's default;
+		 * asked for once, when the first handler is created
+		 * @param messageConverter the application's record message converter, or {@code null}
+		 * @param consumerFactory the application's consumer factory, whose deserializers are used
+		 * @param idempotencyGuards the guards of the listeners that ask for idempotency
+		 * @return the factory
+		 */
+		static RecordHandlerFactory invokingListenerMethods(
+				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+				Supplier<@Nullable RecordMessageConverter> messageConverter, ConsumerFactory<?, ?> consumerFactory,
+				IdempotencyGuards idempotencyGuards) {
+			return new HandlerInvokers(kafkaListenerProcessor, messageConverter, consumerFactory, idempotencyGuards);
+		}
 
 	}
 
