@@ -4,7 +4,6 @@ import java.time.Clock;
 
 import javax.sql.DataSource;
 
-import io.github.kafkaresilience.idempotency.ExpressionKeyResolver;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.idempotency.IdempotencyKeyResolver;
 import io.github.kafkaresilience.idempotency.IdempotencyObserver;
@@ -54,7 +53,7 @@ class IdempotencyConfiguration {
 						idempotency.getCleanupInterval()),
 				() -> stores.getIfAvailable(InMemoryIdempotencyStore::new),
 				(mainTopic) -> (keys != null) ? keys : IdempotencyKeyResolver.birthplace(mainTopic),
-				(expression) -> new ExpressionKeyResolver(expression, beanFactory), transactions,
+				beanFactory, transactions,
 				observers.getIfAvailable(() -> (listenerId, mainTopic) -> IdempotencyObserver.NONE), Clock.systemUTC());
 	}
 

@@ -18,7 +18,7 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
  *
  * @since 0.1.0
  */
-public class ExpressionKeyResolver implements IdempotencyKeyResolver {
+final class ExpressionKeyResolver implements IdempotencyKeyResolver {
 
 	private final String text;
 
@@ -31,7 +31,7 @@ public class ExpressionKeyResolver implements IdempotencyKeyResolver {
 	 * @param beanFactory resolves {@code @name} references, or {@code null}
 	 * @throws IllegalArgumentException if the expression does not parse
 	 */
-	public ExpressionKeyResolver(String expression, @Nullable BeanFactory beanFactory) {
+	ExpressionKeyResolver(String expression, @Nullable BeanFactory beanFactory) {
 		this.text = expression;
 		try {
 			this.expression = new SpelExpressionParser().parseExpression(expression);

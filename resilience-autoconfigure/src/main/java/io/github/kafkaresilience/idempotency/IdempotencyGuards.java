@@ -12,6 +12,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.transaction.support.TransactionOperations;
 
@@ -31,7 +32,7 @@ public class IdempotencyGuards implements DisposableBean {
 
 	private final Function<String, IdempotencyKeyResolver> defaultKeys;
 
-	private final Function<String, IdempotencyKeyResolver> expressions;
+	private final @Nullable BeanFactory beanFactory;
 
 	private final @Nullable TransactionOperations transactions;
 
@@ -58,19 +59,20 @@ public class IdempotencyGuards implements DisposableBean {
 	 * @param stores gives the store, asked once, when the first guard is created
 	 * @param defaultKeys gives the key resolver of a main topic whose listener names no
 	 * expression
-	 * @param expressions turns a listener's key expression into a resolver
+	 * @param beanFactory resolves the {@code @name} references of listeners' key
+	 * expressions, or {@code null}
 	 * @param transactions runs handlers and completions in one transaction, or {@code null}
 	 * @param observers gives the observer of a listener id and main topic
 	 * @param clock the clock of the expiry
 	 */
 	public IdempotencyGuards(Settings settings, Supplier<IdempotencyStore> stores,
-			Function<String, IdempotencyKeyResolver> defaultKeys, Function<String, IdempotencyKeyResolver> expressions,
+			Function<String, IdempotencyKeyResolver> defaultKeys, @Nullable BeanFactory beanFactory,
 			@Nullable TransactionOperations transactions, IdempotencyObserver.Factory observers,
 			Clock clock) {
 		this.settings = settings;
 		this.stores = stores;
 		this.defaultKeys = defaultKeys;
-		this.expressions = expressions;
+		this.beanFactory = beanFactory;
 		this.transactions = transactions;
 		this.observers = observers;
 		this.clock = clock;
@@ -94,7 +96,7 @@ public class IdempotencyGuards implements DisposableBean {
 			}
 			return null;
 		}
-		IdempotencyKeyResolver keys = (keyExpression != null) ? this.expressions.apply(keyExpression)
+		IdempotencyKeyResolver keys = (keyExpression != null) ? new ExpressionKeyResolver(keyExpression, this.beanFactory)
 				: this.defaultKeys.apply(mainTopic);
 		return new IdempotencyGuard(listenerId, store(), keys, this.settings.lease(), this.transactions,
 				this.observers.observer(listenerId, mainTopic));

@@ -172,7 +172,7 @@ class GuardDecisionsTests {
 	void aKeyExpressionOnAListenerThatIsNotIdempotentFailsStartup() {
 		IdempotencyGuards guards = new IdempotencyGuards(
 				new IdempotencyGuards.Settings(false, Duration.ofMinutes(5), Duration.ofDays(7), Duration.ofHours(1)),
-				() -> this.store, IdempotencyKeyResolver::birthplace, (text) -> new ExpressionKeyResolver(text, null),
+				() -> this.store, IdempotencyKeyResolver::birthplace, null,
 				null, (listener, topic) -> IdempotencyObserver.NONE, Clock.systemUTC());
 		try {
 			assertThat(guards.guard("payments", null, null, "orders")).isNull();
