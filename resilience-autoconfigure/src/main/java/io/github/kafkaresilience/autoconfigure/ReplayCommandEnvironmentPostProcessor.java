@@ -16,10 +16,10 @@ import org.springframework.util.StringUtils;
  *
  * @since 0.1.0
  */
-public class ReplayCommandEnvironmentPostProcessor implements EnvironmentPostProcessor {
+final class ReplayCommandEnvironmentPostProcessor implements EnvironmentPostProcessor {
 
 	/** The command's name on the command line and the value of {@code kafka.resilience.command}. */
-	public static final String REPLAY = "replay";
+	static final String REPLAY = "replay";
 
 	static final String COMMAND_PROPERTY = "kafka.resilience.command";
 
