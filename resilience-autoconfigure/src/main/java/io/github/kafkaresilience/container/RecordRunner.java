@@ -6,9 +6,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.ReplayAdmission;
+import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.ladder.UnpublishableRecordException;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.Backoff;
@@ -181,8 +180,8 @@ final class RecordRunner {
 	 * a second lock beside it or bringing a released one back.
 	 */
 	private void routeFailed(Task task, Throwable ex) {
-		if (ex instanceof UnpublishableRecordException unpublishable) {
-			stop(task, unpublishable);
+		if (StageRouter.isUnpublishable(ex)) {
+			stop(task, ex);
 			return;
 		}
 		Duration backoff = backoff(++task.failures);
@@ -234,7 +233,7 @@ final class RecordRunner {
 	 * after a restart or a rebalance; the partition is paused, and the records already handed
 	 * out finish.
 	 */
-	private void stop(Task task, UnpublishableRecordException ex) {
+	private void stop(Task task, Throwable ex) {
 		PartitionWork work = task.work;
 		String reason = ex.getMessage();
 		synchronized (work) {
@@ -271,7 +270,7 @@ final class RecordRunner {
 			return;
 		}
 		try {
-			ReplayAdmission.admit(registry, task.admission, task.lastTaken, this.clock.instant());
+			StageRouter.admitReplay(registry, task.admission, task.lastTaken, this.clock.instant());
 		}
 		catch (RuntimeException ex) {
 			task.tailerSynced = false;

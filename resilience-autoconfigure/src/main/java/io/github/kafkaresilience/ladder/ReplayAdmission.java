@@ -17,7 +17,7 @@ import io.github.kafkaresilience.lock.LockStore;
  *
  * @since 0.1.0
  */
-public final class ReplayAdmission {
+final class ReplayAdmission {
 
 	private ReplayAdmission() {
 	}
@@ -33,7 +33,7 @@ public final class ReplayAdmission {
 	 * @param now the time of the change
 	 * @return whether the lock was admitted now; {@code false} when it is gone or already admitted
 	 */
-	public static boolean admit(LockStore locks, String lockId, long lastTaken, Instant now) {
+	static boolean admit(LockStore locks, String lockId, long lastTaken, Instant now) {
 		Lock lock = locks.find(lockId);
 		if (lock == null || !lock.isPending()) {
 			return false;

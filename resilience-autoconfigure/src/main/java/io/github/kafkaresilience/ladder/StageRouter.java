@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.ladder;
 
 import java.time.Clock;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -126,6 +127,31 @@ public class StageRouter {
 	 */
 	public long earliestRun(Delivery record) {
 		return this.rules.earliestRun(record);
+	}
+
+	/**
+	 * Whether a failure of {@link #route} means that the record can go nowhere: the dead-letter
+	 * topic, or the producer, refuses it as too large. Nothing was committed, and routing it
+	 * again cannot succeed until a setting is raised.
+	 */
+	public static boolean isUnpublishable(Throwable failure) {
+		return failure instanceof UnpublishableRecordException;
+	}
+
+	/**
+	 * Admits a replayed dead letter's pending lock into its key's order (PROTOCOL §6.E): done by
+	 * the instance that owns the key's main-topic partition, in the key's turn. Call it on a
+	 * lock view that has caught up with the lock partition, so that a lock admitted or moved on
+	 * meanwhile is not written back.
+	 * @param locks the ladder's locks
+	 * @param lockId the pending lock
+	 * @param lastTaken the offset of the last record of the partition taken from the main topic
+	 * before the admission's turn came, or -1
+	 * @param now the time of the change
+	 * @return whether the lock was admitted now; {@code false} when it is gone or already admitted
+	 */
+	public static boolean admitReplay(LockStore locks, String lockId, long lastTaken, Instant now) {
+		return ReplayAdmission.admit(locks, lockId, lastTaken, now);
 	}
 
 	/** The lock id of a replay entry: the same for every delivery of the record. */

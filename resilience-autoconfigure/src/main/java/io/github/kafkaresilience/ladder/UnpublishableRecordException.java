@@ -9,17 +9,17 @@ import org.apache.kafka.common.KafkaException;
  *
  * @since 0.1.0
  */
-public class UnpublishableRecordException extends KafkaException {
+final class UnpublishableRecordException extends KafkaException {
 
 	private final String refusingTopic;
 
-	public UnpublishableRecordException(String message, String refusingTopic, Throwable cause) {
+	UnpublishableRecordException(String message, String refusingTopic, Throwable cause) {
 		super(message, cause);
 		this.refusingTopic = refusingTopic;
 	}
 
 	/** The topic that refused the record. */
-	public String refusingTopic() {
+	String refusingTopic() {
 		return this.refusingTopic;
 	}
 

@@ -26,7 +26,6 @@ import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RecordPublisher;
-import io.github.kafkaresilience.ladder.ReplayAdmission;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
@@ -1087,14 +1086,14 @@ final class SimWorld {
 
 	/**
 	 * Admits a replay's pending lock as the owner of its main-topic partition does, in its key's
-	 * turn: with the real {@link ReplayAdmission} on the incarnation's lock store, every call of
+	 * turn: with the real {@link StageRouter#admitReplay} on the incarnation's lock store, every call of
 	 * which goes through the hook.
 	 * @return whether the lock was admitted now
 	 */
 	boolean admit(Incarnation incarnation, String lockId, long lastTaken) {
 		this.contexts.push(new RouteContext(incarnation, null, null, null, false, lockId));
 		try {
-			return ReplayAdmission.admit(incarnation.store, lockId, lastTaken, this.clock.instant());
+			return StageRouter.admitReplay(incarnation.store, lockId, lastTaken, this.clock.instant());
 		}
 		finally {
 			this.contexts.pop();
