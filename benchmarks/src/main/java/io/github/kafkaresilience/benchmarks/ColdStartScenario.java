@@ -104,7 +104,7 @@ final class ColdStartScenario extends Scenario {
 					.filter((candidate) -> candidate.mainTopic().equals(topic))
 					.findFirst()
 					.orElse(null);
-				int loaded = (registry != null) ? registry.table().size() : 0;
+				int loaded = (registry != null) ? registry.size() : 0;
 				String error = !opened ? "barriers did not open within " + timeout().toSeconds() + " s"
 						: (loaded != locks) ? "the lock table holds " + loaded + " locks" : null;
 				report.completion(contender, run, loaded, locks, error);

@@ -25,7 +25,6 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.LockTable;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -155,12 +154,11 @@ public class KafkaResilienceEndpoint {
 			.toList();
 		LocksDescriptor locks = null;
 		if (registry != null) {
-			LockTable table = registry.table();
-			List<LockDescriptor> oldest = table.oldest(this.oldestLocks)
+			List<LockDescriptor> oldest = registry.oldest(this.oldestLocks)
 				.stream()
 				.map((lock) -> describe(plan, lock, now))
 				.toList();
-			locks = new LocksDescriptor(table.size(), table.lockedKeys(), registry.tailer().hasCaughtUp(), oldest);
+			locks = new LocksDescriptor(registry.size(), registry.lockedKeys(), registry.hasCaughtUp(), oldest);
 		}
 		return new TopicDescriptor(plan.mainTopic(), stages, plan.maxAttempts(), plan.dlqTopic(), plan.lockTopic(), locks,
 				dlq);

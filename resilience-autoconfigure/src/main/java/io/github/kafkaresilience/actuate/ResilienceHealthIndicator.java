@@ -70,7 +70,7 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 		Map<String, String> lockViews = new TreeMap<>();
 		boolean loading = false;
 		for (LockRegistry registry : this.locks.registries()) {
-			boolean caughtUp = registry.tailer().hasCaughtUp();
+			boolean caughtUp = registry.hasCaughtUp();
 			lockViews.put(registry.lockTopic(), caughtUp ? "current" : "loading");
 			loading |= !caughtUp;
 		}

@@ -151,8 +151,8 @@ public class OrderedRetryContainer {
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
-			registry.table().addListener(this.runner.keyWaiters()::keyChanged);
-			registry.table().addPendingListener((lock) -> this.runner.admissionNeeded(route, lock));
+			registry.addListener(this.runner.keyWaiters()::keyChanged);
+			registry.addPendingListener((lock) -> this.runner.admissionNeeded(route, lock));
 		});
 	}
 
@@ -478,7 +478,7 @@ public class OrderedRetryContainer {
 			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id,
 					work.route.registry().ownership().group(), work.partition, waited);
 			if (work.route.router().plan().stageOf(work.partition.topic()) == 0) {
-				work.route.registry().table().pending(work.partition.partition())
+				work.route.registry().pending(work.partition.partition())
 					.forEach((lock) -> OrderedRetryContainer.this.runner.admissionNeeded(work.route, lock));
 			}
 		}

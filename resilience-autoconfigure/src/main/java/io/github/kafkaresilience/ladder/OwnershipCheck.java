@@ -57,8 +57,8 @@ public final class OwnershipCheck {
 	 */
 	public void check(LadderPlan plan, LockRegistry registry) {
 		Map<String, Map<String, Long>> foreign = new TreeMap<>(); // by topic: by group, how many
-		if (registry.tailer().awaitCaughtUp(this.timeout)) {
-			registry.tailer().foreignLocks().forEach((group, count) -> foreign
+		if (registry.awaitCaughtUp(this.timeout)) {
+			registry.foreignLocks().forEach((group, count) -> foreign
 				.computeIfAbsent(plan.lockTopic() + " (live locks)", (t) -> new TreeMap<>())
 				.put(group, (long) count));
 		}

@@ -74,7 +74,7 @@ public class LockReaper {
 	public int reap() {
 		long now = this.clock.millis();
 		List<Lock> candidates = new ArrayList<>();
-		for (Lock lock : this.registry.table().snapshot()) {
+		for (Lock lock : this.registry.snapshot()) {
 			if (now - lock.updated().toEpochMilli() >= this.grace.toMillis()) {
 				candidates.add(lock);
 			}

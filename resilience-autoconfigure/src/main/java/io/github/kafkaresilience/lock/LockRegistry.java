@@ -1,8 +1,11 @@
 package io.github.kafkaresilience.lock;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.Sends;
@@ -14,8 +17,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The lock registry of one ladder (a consumer group on a main topic), backed by its
- * compacted lock topic: a {@link LockTable} kept current by a {@link LockTailer}, and durable
- * writes that are applied to the table as soon as the broker acknowledges them.
+ * compacted lock topic: an in-memory table of the live locks kept current by a tailer that
+ * reads the topic, and durable writes that are applied to the table as soon as the broker
+ * acknowledges them. Other packages reach the table and the tailer only through it, so both
+ * stay package-private and free to change.
  *
  * @since 0.1.0
  */
@@ -65,17 +70,93 @@ public final class LockRegistry implements LockStore {
 		return this.ownership;
 	}
 
-	public LockTable table() {
-		return this.table;
-	}
-
-	public LockTailer tailer() {
+	/** The tailer, for the coordinator that stops it. */
+	LockTailer tailer() {
 		return this.tailer;
 	}
 
-	/** See {@link LockTailer#catchUp(int)}. */
+	/**
+	 * Completes once the tailer has applied lock partition {@code partition} up to its end
+	 * offset as of (at least) the moment of this call.
+	 */
 	public CompletableFuture<Void> catchUp(int partition) {
 		return this.tailer.catchUp(partition);
+	}
+
+	/**
+	 * Whether the tailer has read every lock partition up to its end offset as of its start:
+	 * until then this instance's view of the locks is incomplete.
+	 */
+	public boolean hasCaughtUp() {
+		return this.tailer.hasCaughtUp();
+	}
+
+	/**
+	 * Waits until the tailer has read every lock partition up to its end offset as of its
+	 * start.
+	 * @return whether it has, within {@code timeout}
+	 */
+	public boolean awaitCaughtUp(Duration timeout) {
+		return this.tailer.awaitCaughtUp(timeout);
+	}
+
+	/**
+	 * The live locks that other consumer groups wrote to the lock topic, as far as the tailer
+	 * has read, counted by group: none of them is applied, each means another group shares the
+	 * topic (or did, and left locks behind).
+	 */
+	public Map<String, Integer> foreignLocks() {
+		return this.tailer.foreignLocks();
+	}
+
+	/**
+	 * Lock records that the tailer could not read and skipped since it started: no key, not
+	 * JSON, another document version, a missing header or field. A record is counted each time
+	 * it is read, so one left in the topic counts again after a restart.
+	 */
+	public long skippedRecords() {
+		return this.tailer.skippedRecords();
+	}
+
+	/** The number of live locks. */
+	public int size() {
+		return this.table.size();
+	}
+
+	/** The number of keys with at least one live lock. */
+	public int lockedKeys() {
+		return this.table.lockedKeys();
+	}
+
+	/**
+	 * All live locks, for inspection. Each becomes a {@link Lock} as it is read, so going
+	 * through a million of them does not hold a million {@code Lock}s at once.
+	 */
+	public Collection<Lock> snapshot() {
+		return this.table.snapshot();
+	}
+
+	/**
+	 * The {@code n} live locks written longest ago (those whose record has sat longest at its
+	 * stage), oldest first.
+	 */
+	public List<Lock> oldest(int n) {
+		return this.table.oldest(n);
+	}
+
+	/** The pending locks of replays in lock partition {@code partition}, for admission. */
+	public List<Lock> pending(int partition) {
+		return this.table.pending(partition);
+	}
+
+	/** Registers a listener called with the business key of every change to the locks. */
+	public void addListener(Consumer<Bytes> listener) {
+		this.table.addListener(listener);
+	}
+
+	/** Registers a listener called with every pending lock applied: a replay to admit. */
+	public void addPendingListener(Consumer<Lock> listener) {
+		this.table.addPendingListener(listener);
 	}
 
 	@Override

@@ -38,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @since 0.1.0
  */
-public final class LockTable {
+final class LockTable {
 
 	private final IdIndex byId = new IdIndex();
 
@@ -66,7 +66,7 @@ public final class LockTable {
 	 * @param id the lock id, the key of the lock record (and the id of {@code lock})
 	 * @return whether the table changed
 	 */
-	public boolean apply(int partition, long offset, String id, @Nullable Lock lock) {
+	boolean apply(int partition, long offset, String id, @Nullable Lock lock) {
 		if (lock != null && !lock.id().equals(id)) {
 			throw new IllegalArgumentException("Lock record '" + id + "' holds lock '" + lock.id() + "'");
 		}
@@ -131,7 +131,7 @@ public final class LockTable {
 	 * Records that the tailer has read lock partition {@code partition} up to (excluding)
 	 * {@code position}: tombstones below it can be forgotten, no older record can follow.
 	 */
-	public synchronized void tailerReached(int partition, long position) {
+	synchronized void tailerReached(int partition, long position) {
 		this.tailerPositions.put(partition, position);
 		TreeMap<Long, LockVersion> remembered = this.tombstones.get(partition);
 		if (remembered == null) {
@@ -152,7 +152,7 @@ public final class LockTable {
 	/**
 	 * Forgets every lock of a lock partition, for example when the tailer starts over.
 	 */
-	public void clearPartition(int partition) {
+	void clearPartition(int partition) {
 		synchronized (this) {
 			List<LockVersion> kept = new ArrayList<>();
 			this.byId.forEach((entry) -> {
@@ -177,7 +177,7 @@ public final class LockTable {
 		}
 	}
 
-	public synchronized @Nullable Lock find(String id) {
+	synchronized @Nullable Lock find(String id) {
 		int slot = this.byId.slotOf(LockId.of(id));
 		return (slot >= 0 && this.byId.versionAt(slot) instanceof CompactLock lock) ? lock.toLock() : null;
 	}
@@ -185,11 +185,11 @@ public final class LockTable {
 	/**
 	 * The live locks of a business key, oldest origin first.
 	 */
-	public synchronized List<Lock> locksOf(Bytes key) {
+	synchronized List<Lock> locksOf(Bytes key) {
 		return this.byKey.locksOf(key);
 	}
 
-	public synchronized boolean isLocked(Bytes key) {
+	synchronized boolean isLocked(Bytes key) {
 		return this.byKey.contains(key);
 	}
 
@@ -197,7 +197,7 @@ public final class LockTable {
 	 * The live lock of the record born at {@code originOffset} of the main topic, if any; a
 	 * replay's lock is never one (it was not born there).
 	 */
-	public synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
+	synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
 		CompactLock lock = this.byKey.bornAt(key, originOffset);
 		return (lock != null) ? lock.toLock() : null;
 	}
@@ -205,13 +205,13 @@ public final class LockTable {
 	/**
 	 * The live lock of the same key with the greatest origin below {@code lock}'s.
 	 */
-	public synchronized @Nullable Lock predecessor(Lock lock) {
+	synchronized @Nullable Lock predecessor(Lock lock) {
 		CompactLock predecessor = this.byKey.lastBefore(lock.key(), lock.originOffset(), lock.sequence());
 		return (predecessor != null) ? predecessor.toLock() : null;
 	}
 
 	/** The pending locks of replays in lock partition {@code partition}, for admission. */
-	public synchronized List<Lock> pending(int partition) {
+	synchronized List<Lock> pending(int partition) {
 		if (this.pendingIds.isEmpty()) {
 			return List.of();
 		}
@@ -226,12 +226,12 @@ public final class LockTable {
 	}
 
 	/** The number of live locks. */
-	public synchronized int size() {
+	synchronized int size() {
 		return this.live;
 	}
 
 	/** The number of keys with at least one live lock. */
-	public synchronized int lockedKeys() {
+	synchronized int lockedKeys() {
 		return this.byKey.size();
 	}
 
@@ -239,7 +239,7 @@ public final class LockTable {
 	 * All live locks, for inspection. Each becomes a {@link Lock} as it is read, so going
 	 * through a million of them does not hold a million {@code Lock}s at once.
 	 */
-	public synchronized Collection<Lock> snapshot() {
+	synchronized Collection<Lock> snapshot() {
 		CompactLock[] all = new CompactLock[this.live];
 		int[] count = new int[1];
 		this.byId.forEach((entry) -> {
@@ -254,7 +254,7 @@ public final class LockTable {
 	 * The {@code n} live locks written longest ago (those whose record has sat longest at
 	 * its stage), oldest first.
 	 */
-	public synchronized List<Lock> oldest(int n) {
+	synchronized List<Lock> oldest(int n) {
 		if (n <= 0) {
 			return List.of();
 		}
@@ -274,17 +274,17 @@ public final class LockTable {
 	}
 
 	/** Increases with every change: a reader can tell whether anything changed since it looked. */
-	public synchronized long version() {
+	synchronized long version() {
 		return this.version;
 	}
 
 	/** Registers a listener called with the business key of every change. */
-	public void addListener(Consumer<Bytes> listener) {
+	void addListener(Consumer<Bytes> listener) {
 		this.listeners.add(listener);
 	}
 
 	/** Registers a listener called with every pending lock applied: a replay to admit. */
-	public void addPendingListener(Consumer<Lock> listener) {
+	void addPendingListener(Consumer<Lock> listener) {
 		this.pendingListeners.add(listener);
 	}
 

@@ -35,7 +35,7 @@ import org.apache.kafka.common.errors.WakeupException;
  *
  * @since 0.1.0
  */
-public final class LockTailer {
+final class LockTailer {
 
 	private static final Log logger = LogFactory.getLog(LockTailer.class);
 
@@ -83,7 +83,7 @@ public final class LockTailer {
 
 	private volatile CompletableFuture<Void> started = new CompletableFuture<>();
 
-	public LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
+	LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
 			Duration pollTimeout, Ownership ownership) {
 		this.ownership = ownership;
 		this.topic = topic;
@@ -93,7 +93,7 @@ public final class LockTailer {
 		this.pollTimeout = pollTimeout;
 	}
 
-	public synchronized void start() {
+	synchronized void start() {
 		if (this.running) {
 			return;
 		}
@@ -109,7 +109,7 @@ public final class LockTailer {
 	 * Whether this tailer has read every lock partition up to its end offset as of its start:
 	 * until then this instance's view of the locks is incomplete.
 	 */
-	public boolean hasCaughtUp() {
+	boolean hasCaughtUp() {
 		CompletableFuture<Void> started = this.started;
 		return started.isDone() && !started.isCompletedExceptionally();
 	}
@@ -118,7 +118,7 @@ public final class LockTailer {
 	 * Completes once this tailer has applied lock partition {@code partition} up to its end
 	 * offset as of (at least) the moment of this call.
 	 */
-	public CompletableFuture<Void> catchUp(int partition) {
+	CompletableFuture<Void> catchUp(int partition) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		this.requests.add(new CatchUp(partition, done));
 		Consumer<byte[], byte[]> current = this.consumer;
@@ -129,7 +129,7 @@ public final class LockTailer {
 	}
 
 	/** Completes once every lock partition is read up to its end offset as of this call. */
-	public CompletableFuture<Void> catchUpAll() {
+	CompletableFuture<Void> catchUpAll() {
 		List<CompletableFuture<Void>> all = new ArrayList<>();
 		for (int p = 0; p < this.partitions; p++) {
 			all.add(catchUp(p));
@@ -142,7 +142,7 @@ public final class LockTailer {
 	 * not JSON, another document version, a missing header or field. A record is counted each
 	 * time it is read, so one left in the topic counts again after a restart.
 	 */
-	public long skippedRecords() {
+	long skippedRecords() {
 		return this.skippedRecords.get();
 	}
 
@@ -151,7 +151,7 @@ public final class LockTailer {
 	 * has read, counted by group: none of them is applied, each means another group shares the
 	 * topic (or did, and left locks behind).
 	 */
-	public Map<String, Integer> foreignLocks() {
+	Map<String, Integer> foreignLocks() {
 		Map<String, Integer> byGroup = new TreeMap<>();
 		this.foreignLocks.values().forEach((group) -> byGroup.merge(group, 1, Integer::sum));
 		return byGroup;
@@ -162,7 +162,7 @@ public final class LockTailer {
 	 * start.
 	 * @return whether it has, within {@code timeout}
 	 */
-	public boolean awaitCaughtUp(Duration timeout) {
+	boolean awaitCaughtUp(Duration timeout) {
 		try {
 			this.started.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			return true;
@@ -176,7 +176,7 @@ public final class LockTailer {
 		}
 	}
 
-	public void stop() {
+	void stop() {
 		Thread running;
 		synchronized (this) {
 			if (!this.running) {

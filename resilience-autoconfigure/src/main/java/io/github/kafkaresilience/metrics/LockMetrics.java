@@ -6,7 +6,6 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.LockTailer;
 import io.github.kafkaresilience.lock.Ownership;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -74,17 +73,17 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 
 	private void bind(MeterRegistry registry, LockRegistry locks) {
 		String group = locks.ownership().group();
-		Gauge.builder("kafka.resilience.locks.active", locks.table(), (table) -> table.size())
+		Gauge.builder("kafka.resilience.locks.active", locks, LockRegistry::size)
 			.description("Live locks: records of locked keys that are in the retry ladder")
 			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);
-		Gauge.builder("kafka.resilience.locks.keys", locks.table(), (table) -> table.lockedKeys())
+		Gauge.builder("kafka.resilience.locks.keys", locks, LockRegistry::lockedKeys)
 			.description("Keys with at least one live lock")
 			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);
-		FunctionCounter.builder("kafka.resilience.locks.skipped", locks.tailer(), LockTailer::skippedRecords)
+		FunctionCounter.builder("kafka.resilience.locks.skipped", locks, LockRegistry::skippedRecords)
 			.description("Lock records the tailer could not read and skipped; each was logged at WARN")
 			.tag("group", group)
 			.tag("topic", locks.mainTopic())

@@ -127,7 +127,7 @@ class BrokerOutageTests {
 				assertThat(listeners.isRunning()).isTrue();
 				assertThat(container).isNotNull();
 				assertThat(container.isRunning()).isTrue();
-				assertThat(locks.registries()).allSatisfy((registry) -> assertThat(registry.tailer().hasCaughtUp()).isTrue());
+				assertThat(locks.registries()).allSatisfy((registry) -> assertThat(registry.hasCaughtUp()).isTrue());
 				ResilienceHealthIndicator health = app.getBean(ResilienceHealthIndicator.class);
 				await().atMost(WAIT).until(() -> health.health(true).getStatus().equals(Status.UP)
 						&& !health.health(true).getDetails().containsKey("warnings"));
@@ -205,7 +205,7 @@ class BrokerOutageTests {
 	}
 
 	private static int liveLocks(LockCoordinator locks) {
-		return locks.registries().stream().mapToInt((registry) -> registry.table().size()).sum();
+		return locks.registries().stream().mapToInt((registry) -> registry.size()).sum();
 	}
 
 	/** Values neither handled successfully nor, when they fail for good, dead-lettered. */

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.LockTable;
+import io.github.kafkaresilience.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.utils.Bytes;
 import org.awaitility.core.ConditionTimeoutException;
@@ -337,7 +337,7 @@ final class ChaosRun {
 
 		private final Map<String, String> deadLetters = new HashMap<>();
 
-		private final LockTable locks = new LockTable();
+		private final TestLockTable locks = new TestLockTable();
 
 		private final int brokers;
 
@@ -433,14 +433,14 @@ final class ChaosRun {
 	}
 
 	/** The lock table after replaying the whole lock topic. */
-	private static LockTable lockTable(Brokers brokers, String topic) {
-		LockTable table = new LockTable();
+	private static TestLockTable lockTable(Brokers brokers, String topic) {
+		TestLockTable table = new TestLockTable();
 		apply(table, brokers.readAll(Names.locks(topic)));
 		return table;
 	}
 
 	/** Applies records of a lock topic to a lock table, in their order. */
-	static void apply(LockTable table, List<ConsumerRecord<byte[], byte[]>> lockRecords) {
+	static void apply(TestLockTable table, List<ConsumerRecord<byte[], byte[]>> lockRecords) {
 		for (ConsumerRecord<byte[], byte[]> record : lockRecords) {
 			String id = LockCodec.decodeId(record.key());
 			table.apply(record.partition(), record.offset(), id,

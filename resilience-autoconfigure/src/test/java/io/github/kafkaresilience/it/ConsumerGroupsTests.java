@@ -115,7 +115,7 @@ class ConsumerGroupsTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic)) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			LockRegistry registry = registry(context, topic);
-			await().atMost(WAIT).until(() -> registry.tailer().hasCaughtUp());
+			await().atMost(WAIT).until(() -> registry.hasCaughtUp());
 
 			// another group's live lock of the key, and one without an owner
 			Lock theirs = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 0, 1, 0L, null, 1, null, Instant.now());
@@ -141,7 +141,7 @@ class ConsumerGroupsTests {
 			assertThat(script.journal()).singleElement().satisfies((attempt) -> assertThat(attempt.topic()).isEqualTo(topic));
 			assertThat(registry.find(theirs.id())).isNull();
 			assertThat(registry.find(nobodys.id())).isNull();
-			assertThat(registry.table().size()).isZero();
+			assertThat(registry.size()).isZero();
 			for (String value : List.of("THEIRS", "NOBODYS", "THEIRS-KEYLESS")) {
 				assertThat(script.attempts(value)).as(value).isZero();
 			}
@@ -307,7 +307,7 @@ class ConsumerGroupsTests {
 	private static int liveLocks(ConfigurableApplicationContext context, String group) {
 		return context.getBean(LockCoordinator.class).registries().stream()
 			.filter((registry) -> registry.ownership().group().equals(group))
-			.mapToInt((registry) -> registry.table().size())
+			.mapToInt((registry) -> registry.size())
 			.sum();
 	}
 

@@ -16,8 +16,8 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.LockTable;
 import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -396,7 +396,7 @@ final class GroupsRun implements AutoCloseable {
 
 		private final Map<String, Integer> deadLettersByReason = new LinkedHashMap<>();
 
-		private final LockTable locks = new LockTable();
+		private final TestLockTable locks = new TestLockTable();
 
 		/** Attempts that broke a promise of their own: from a topic the group should not read. */
 		private final List<String> strayAttempts = new ArrayList<>();

@@ -161,7 +161,7 @@ class HostileInputTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(HostileApplication.class, topic)) {
 			context.getBean(LockMetrics.class).bindTo(meters);
 			LockRegistry registry = registry(context, topic);
-			await().atMost(WAIT).until(() -> registry.tailer().hasCaughtUp());
+			await().atMost(WAIT).until(() -> registry.hasCaughtUp());
 			assertThat(skipped(meters, topic)).isEqualTo(5);
 			SharedBroker.send(topic, key, "K0"); // offset 0
 			await().atMost(WAIT).until(() -> script.succeeded("K0"));

@@ -49,7 +49,7 @@ class LockReaperTests {
 			SharedBroker.send(topic, lost, "Z");
 			SharedBroker.send(topic, done, "D");
 			await().atMost(Duration.ofSeconds(30)).until(() -> script.succeeded("D")
-					&& registry.table().snapshot().stream().filter((lock) -> !lock.isMoving()).count() == 2);
+					&& registry.snapshot().stream().filter((lock) -> !lock.isMoving()).count() == 2);
 
 			// the carrier of Z's lock disappears from its retry topic, as with a too short retention
 			Lock lostLock = registry.locksOf(Bytes.wrap(lost.getBytes())).get(0);
@@ -63,10 +63,10 @@ class LockReaperTests {
 					0, null, Instant.now());
 			registry.write(unfinished);
 
-			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(registry.table().snapshot())
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(registry.snapshot())
 				.extracting(Lock::key)
 				.containsExactly(Bytes.wrap(healthy.getBytes())));
-			Lock healthyLock = registry.table().snapshot().iterator().next();
+			Lock healthyLock = registry.snapshot().iterator().next();
 			assertThat(healthyLock.updated()).as("old enough to be reaped, but its record still waits")
 				.isBefore(Instant.now().minusSeconds(3));
 			assertThat(meters.get("kafka.resilience.locks.reaped").counter().count()).isEqualTo(2);

@@ -69,7 +69,7 @@ class OrderedRetryIntegrationTests {
 	static int liveLocks(ConfigurableApplicationContext context, String topic) {
 		return context.getBean(LockCoordinator.class).registries().stream()
 			.filter((registry) -> registry.mainTopic().equals(topic))
-			.mapToInt((registry) -> registry.table().size())
+			.mapToInt((registry) -> registry.size())
 			.sum();
 	}
 

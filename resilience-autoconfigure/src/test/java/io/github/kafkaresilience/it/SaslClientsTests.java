@@ -183,7 +183,7 @@ class SaslClientsTests {
 
 			// the reaper's admin client finds a lock left by a move from a committed record
 			LockRegistry registry = app.getBean(LockCoordinator.class).registries().iterator().next();
-			await().atMost(WAIT).until(() -> registry.table().size() == 0);
+			await().atMost(WAIT).until(() -> registry.size() == 0);
 			ConsumerRecord<byte[], byte[]> c0 = readAll(topic).stream()
 				.filter((record) -> new String(record.value(), StandardCharsets.UTF_8).equals("c-0"))
 				.findFirst()
@@ -191,8 +191,8 @@ class SaslClientsTests {
 			await().atMost(WAIT).until(() -> committed(group, topic, c0.partition()) > c0.offset());
 			registry.write(Lock.moving(UUID.randomUUID().toString(), Bytes.wrap("c".getBytes(StandardCharsets.UTF_8)),
 					c0.partition(), c0.offset(), 1, new Position(0, c0.offset()), 0, null, Instant.now()));
-			assertThat(registry.table().size()).isOne();
-			await().atMost(WAIT).until(() -> registry.table().size() == 0);
+			assertThat(registry.size()).isOne();
+			await().atMost(WAIT).until(() -> registry.size() == 0);
 
 			ResilienceHealthIndicator health = app.getBean(ResilienceHealthIndicator.class);
 			await().atMost(WAIT).until(() -> health.health(true).getStatus().equals(Status.UP));
@@ -228,7 +228,7 @@ class SaslClientsTests {
 			assertThat(attempts(script, "d-0")).containsExactly(topic + "/0 failed", Names.retry(topic, "3s") + "/1 succeeded");
 			assertThat(attempts(script, "d-1")).containsExactly(Names.retry(topic, "3s") + "/0 succeeded");
 			LockRegistry registry = app.getBean(LockCoordinator.class).registries().iterator().next();
-			await().atMost(WAIT).until(() -> registry.table().size() == 0);
+			await().atMost(WAIT).until(() -> registry.size() == 0);
 			assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
 		}
 	}

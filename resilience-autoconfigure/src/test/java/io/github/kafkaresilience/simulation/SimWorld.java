@@ -32,8 +32,8 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockStore;
-import io.github.kafkaresilience.lock.LockTable;
 import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.lock.TestLockTable;
 import io.github.kafkaresilience.support.MovingClock;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
@@ -43,9 +43,10 @@ import org.apache.kafka.common.utils.Bytes;
 /**
  * An in-memory Kafka for the retry protocol: topics as append-only logs, the lock log, the
  * committed offsets of one consumer group, a simulated clock, and application instances whose
- * incarnations each hold a real {@link LockTable} and a real {@link StageRouter} over ports
- * implemented here. Every port call goes through a {@link Hook} first, where the scheduler can
- * crash the instance, run other actions in between (concurrency), or make the call fail.
+ * incarnations each hold a real lock table ({@link TestLockTable}) and a real
+ * {@link StageRouter} over ports implemented here. Every port call goes through a {@link Hook}
+ * first, where the scheduler can crash the instance, run other actions in between
+ * (concurrency), or make the call fail.
  * <p>
  * The world also records the ground truth (what was produced, every handler run, every DLQ
  * record) and checks the invariants that can be checked the moment something happens.
@@ -333,7 +334,7 @@ final class SimWorld {
 
 		final int number;
 
-		final LockTable table = new LockTable();
+		final TestLockTable table = new TestLockTable();
 
 		final long[] tailerPos = new long[SimWorld.this.partitions];
 
@@ -1049,8 +1050,8 @@ final class SimWorld {
 	}
 
 	/** A fresh table with the whole lock log replayed, as a brand-new instance would build it. */
-	LockTable replayLockLog() {
-		LockTable table = new LockTable();
+	TestLockTable replayLockLog() {
+		TestLockTable table = new TestLockTable();
 		for (int p = 0; p < this.partitions; p++) {
 			for (LockRec rec : this.lockLog.get(p)) {
 				if (owns(rec)) {
@@ -1552,7 +1553,7 @@ final class SimWorld {
 				previous = p;
 			}
 		});
-		LockTable replayed = replayLockLog();
+		TestLockTable replayed = replayLockLog();
 		if (replayed.size() != 0) {
 			boolean pending = replayed.snapshot().stream().anyMatch(Lock::isPending);
 			violations.add("(3) live locks left in the lock log" + (pending ? " (pending admission among them)" : "")
