@@ -25,7 +25,6 @@ import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RetryLadder;
-import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.ListenerDefaults;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -134,13 +133,12 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin, ResilienceClients clients) {
 		ResilienceProperties.Topics topics = properties.getTopics();
-		TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
-				new TopicProvisioner.Settings(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
-						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
-						topics.isCheckUnscopedAtStartup()));
 		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
-				topics.getLockTemplate()), provisioner, clients.producers(), instanceId(properties),
-				properties.getLocks().getWriteTimeout());
+				topics.getLockTemplate()), kafkaAdmin.getConfigurationProperties(),
+				new RetryLadder.Topics(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
+						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
+						topics.isCheckUnscopedAtStartup()),
+				clients.producers(), instanceId(properties), properties.getLocks().getWriteTimeout());
 	}
 
 	@Bean

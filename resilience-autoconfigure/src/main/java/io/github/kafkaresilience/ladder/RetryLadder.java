@@ -26,8 +26,7 @@ import org.springframework.beans.factory.DisposableBean;
  * <p>
  * Its producer sends on the records the main topics accepted, with a few headers more: when
  * a main topic accepts larger records than Kafka's default and the application did not set
- * {@code max.request.size}, the producer allows that size plus
- * {@link TopicProvisioner#HEADER_ALLOWANCE}.
+ * {@code max.request.size}, the producer allows that size plus 16 KiB for the headers.
  *
  * @since 0.1.0
  */
@@ -52,6 +51,28 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 
 	}
 
+	/**
+	 * How the ladders' topics are created and checked.
+	 * @param create whether missing topics are created
+	 * @param replicationFactor replication factor of created topics, -1 for the broker default
+	 * @param retryRetention retention of retry topics
+	 * @param dlqRetention retention of dead-letter topics
+	 * @param lockSegment segment time of lock topics (compaction only cleans closed segments)
+	 * @param lockDeleteRetention how long lock tombstones are kept
+	 * @param checkUnscoped whether a group-scoped ladder first checks that its group has nothing
+	 * waiting under the topic names of releases before group-scoped ladders
+	 */
+	public record Topics(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
+			Duration lockSegment, Duration lockDeleteRetention, boolean checkUnscoped) {
+
+		/** Settings that check the earlier names. */
+		public Topics(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
+				Duration lockSegment, Duration lockDeleteRetention) {
+			this(create, replicationFactor, retryRetention, dlqRetention, lockSegment, lockDeleteRetention, true);
+		}
+
+	}
+
 	private final Naming naming;
 
 	private final TopicProvisioner provisioner;
@@ -71,15 +92,17 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 
 	/**
 	 * @param naming the name templates of the ladders' topics
-	 * @param provisioner creates or checks the topics of a ladder
+	 * @param adminConfig the configuration of the admin clients that create or check the
+	 * topics of a ladder
+	 * @param topics how the topics are created and checked
 	 * @param producers creates the retry publisher
 	 * @param instanceId the stable id of this instance, in the publisher's client id
 	 * @param publishTimeout how long a publish may take before it fails
 	 */
-	public RetryLadder(Naming naming, TopicProvisioner provisioner, ProducerClients producers, String instanceId,
-			Duration publishTimeout) {
+	public RetryLadder(Naming naming, Map<String, Object> adminConfig, Topics topics, ProducerClients producers,
+			String instanceId, Duration publishTimeout) {
 		this.naming = naming;
-		this.provisioner = provisioner;
+		this.provisioner = new TopicProvisioner(adminConfig, topics);
 		this.producers = producers;
 		this.producerConfig = ProducerSettings.forAwaitedWrites(producers.configuration(),
 				"kafka-resilience-ladder-" + instanceId, null, publishTimeout);

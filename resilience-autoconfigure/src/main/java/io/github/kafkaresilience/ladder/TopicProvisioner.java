@@ -45,9 +45,8 @@ import org.jspecify.annotations.Nullable;
  * plus {@link #HEADER_ALLOWANCE}; existing ones that accept less than the main topic are
  * logged.
  *
- * @since 0.1.0
  */
-public class TopicProvisioner {
+final class TopicProvisioner {
 
 	private static final Log logger = LogFactory.getLog(TopicProvisioner.class);
 
@@ -55,32 +54,10 @@ public class TopicProvisioner {
 	 * What a retry or dead-letter topic created for a main topic with its own
 	 * {@code max.message.bytes} accepts beyond it: room for the protocol headers a hop adds.
 	 */
-	public static final int HEADER_ALLOWANCE = 16 * 1024;
+	static final int HEADER_ALLOWANCE = 16 * 1024;
 
 	/** Kafka's default {@code message.max.bytes}: what a topic accepts unless configured. */
-	public static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12;
-
-	/**
-	 * How the library's own topics are created.
-	 * @param create whether missing topics are created
-	 * @param replicationFactor replication factor of created topics, -1 for the broker default
-	 * @param retryRetention retention of retry topics
-	 * @param dlqRetention retention of dead-letter topics
-	 * @param lockSegment segment time of lock topics (compaction only cleans closed segments)
-	 * @param lockDeleteRetention how long lock tombstones are kept
-	 * @param checkUnscoped whether a group-scoped ladder first checks that its group has nothing
-	 * waiting under the names of earlier releases ({@link UnscopedLadderCheck})
-	 */
-	public record Settings(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
-			Duration lockSegment, Duration lockDeleteRetention, boolean checkUnscoped) {
-
-		/** Settings that check the earlier names. */
-		public Settings(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
-				Duration lockSegment, Duration lockDeleteRetention) {
-			this(create, replicationFactor, retryRetention, dlqRetention, lockSegment, lockDeleteRetention, true);
-		}
-
-	}
+	static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12;
 
 	/**
 	 * What provisioning a ladder found out about its main topic.
@@ -90,7 +67,7 @@ public class TopicProvisioner {
 	 * batch it accepts, and so about the largest record the ladder has to move
 	 * @since 0.1.0
 	 */
-	public record Provisioned(int partitions, int maxMessageBytes) {
+	record Provisioned(int partitions, int maxMessageBytes) {
 	}
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -99,9 +76,9 @@ public class TopicProvisioner {
 
 	private final Map<String, Object> adminConfig;
 
-	private final Settings settings;
+	private final RetryLadder.Topics settings;
 
-	public TopicProvisioner(Map<String, Object> adminConfig, Settings settings) {
+	TopicProvisioner(Map<String, Object> adminConfig, RetryLadder.Topics settings) {
 		this.adminConfig = Map.copyOf(adminConfig);
 		this.settings = settings;
 	}

@@ -15,7 +15,6 @@ import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.RetryLadder;
-import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.listener.ListenerDefaults;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
@@ -157,8 +156,8 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void aUserRetryLadderWins() {
 		this.runner.withBean("userRetryLadder", RetryLadder.class, () -> new RetryLadder(RetryLadder.Naming.defaults(),
-				new TopicProvisioner(Map.of(), new TopicProvisioner.Settings(false, (short) -1, Duration.ofDays(1),
-						Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1))),
+				Map.of(), new RetryLadder.Topics(false, (short) -1, Duration.ofDays(1), Duration.ofDays(1),
+						Duration.ofMinutes(1), Duration.ofHours(1)),
 				ProducerClients.of(Map.of()), "user", Duration.ofSeconds(1)))
 			.run((context) -> assertThat(context).hasSingleBean(RetryLadder.class)
 				.hasBean("userRetryLadder")

@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.kafkaresilience.autoconfigure.ResilienceProperties;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryLadder;
-import io.github.kafkaresilience.ladder.TopicProvisioner;
 import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -120,11 +119,10 @@ class DualWriteCompensationTests {
 		RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin,
 				org.springframework.kafka.core.ProducerFactory<?, ?> producerFactory) {
 			ResilienceProperties.Topics topics = properties.getTopics();
-			TopicProvisioner provisioner = new TopicProvisioner(kafkaAdmin.getConfigurationProperties(),
-					new TopicProvisioner.Settings(true, (short) -1, topics.getRetryRetention(), topics.getDlqRetention(),
-							topics.getLockSegment(), topics.getLockDeleteRetention()));
-			return new RetryLadder(RetryLadder.Naming.defaults(), provisioner, new ProducerClients(producerFactory, "faulty"),
-					"faulty", Duration.ofSeconds(30)) {
+			RetryLadder.Topics provisioning = new RetryLadder.Topics(true, (short) -1, topics.getRetryRetention(),
+					topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention());
+			return new RetryLadder(RetryLadder.Naming.defaults(), kafkaAdmin.getConfigurationProperties(), provisioning,
+					new ProducerClients(producerFactory, "faulty"), "faulty", Duration.ofSeconds(30)) {
 
 				@Override
 				public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
