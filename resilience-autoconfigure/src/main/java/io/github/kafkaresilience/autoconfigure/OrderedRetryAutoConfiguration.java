@@ -23,7 +23,6 @@ import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.listener.ListenerDefaults;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
@@ -232,8 +231,8 @@ public final class OrderedRetryAutoConfiguration {
 		attemptObservations.ifAvailable(registry::observeAttemptsWith);
 		registry.parkWith((endpoint) -> rereaders(consumers, endpoint, instanceId));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
-			registry.checkOwnershipWith((endpoint) -> new OwnershipCheck(
-					groupless(consumers, endpoint, instanceId, "-ownership-check"), OWNERSHIP_CHECK_TIMEOUT));
+			registry.checkOwnershipWith((endpoint) -> groupless(consumers, endpoint, instanceId, "-ownership-check"),
+					OWNERSHIP_CHECK_TIMEOUT);
 		}
 		if (properties.getDualWrite() == DualWrite.TRANSACTION) {
 			ProducerClients producers = clients.producers();

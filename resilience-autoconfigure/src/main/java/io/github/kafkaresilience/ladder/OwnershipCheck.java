@@ -25,9 +25,8 @@ import org.apache.kafka.common.TopicPartition;
  * of each retry and dead-letter partition. At run time such records are skipped and counted
  * whatever this check found.
  *
- * @since 0.1.0
  */
-public final class OwnershipCheck {
+final class OwnershipCheck {
 
 	private static final Log logger = LogFactory.getLog(OwnershipCheck.class);
 
@@ -35,7 +34,7 @@ public final class OwnershipCheck {
 	static final int LATEST = 16;
 
 	/** The property that turns this check off. */
-	public static final String PROPERTY = "kafka.resilience.topics.check-owner-at-startup";
+	static final String PROPERTY = "kafka.resilience.topics.check-owner-at-startup";
 
 	private final Supplier<Consumer<byte[], byte[]>> consumers;
 
@@ -46,7 +45,7 @@ public final class OwnershipCheck {
 	 * @param timeout how long the lock tailer may take to catch up, and the latest records to
 	 * be read
 	 */
-	public OwnershipCheck(Supplier<Consumer<byte[], byte[]>> consumers, Duration timeout) {
+	OwnershipCheck(Supplier<Consumer<byte[], byte[]>> consumers, Duration timeout) {
 		this.consumers = consumers;
 		this.timeout = timeout;
 	}
@@ -55,7 +54,7 @@ public final class OwnershipCheck {
 	 * Checks a ladder whose lock tailer runs.
 	 * @throws LadderStartupException when another group wrote to its topics
 	 */
-	public void check(LadderPlan plan, LockRegistry registry) {
+	void check(LadderPlan plan, LockRegistry registry) {
 		Map<String, Map<String, Long>> foreign = new TreeMap<>(); // by topic: by group, how many
 		if (registry.awaitCaughtUp(this.timeout)) {
 			registry.foreignLocks().forEach((group, count) -> foreign

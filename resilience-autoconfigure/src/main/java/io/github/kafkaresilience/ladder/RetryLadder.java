@@ -4,13 +4,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
+import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.support.KafkaFutures;
 import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.ProducerSettings;
 import io.github.kafkaresilience.support.Sends;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -114,6 +117,23 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	public LadderPlan plan(String group, String mainTopic, List<Duration> delays, @Nullable Integer maxAttempts) {
 		return LadderPlan.of(group, mainTopic, delays, maxAttempts, this.naming.retry(), this.naming.dlq(),
 				this.naming.locks());
+	}
+
+	/**
+	 * The startup check of a ladder's ownership (PROTOCOL §2): refuses to start when another
+	 * consumer group wrote live locks to its lock topic or records among the latest of its
+	 * retry and dead-letter partitions.
+	 * @param plan the ladder, whose lock tailer runs
+	 * @param locks the ladder's locks
+	 * @param consumers creates a consumer outside any group, reading from the earliest offset
+	 * @param timeout how long the lock tailer may take to catch up, and the latest records to
+	 * be read
+	 * @throws LadderStartupException naming the groups, the topics and the fix when another
+	 * group wrote to them
+	 */
+	public void checkOwnership(LadderPlan plan, LockRegistry locks, Supplier<Consumer<byte[], byte[]>> consumers,
+			Duration timeout) {
+		new OwnershipCheck(consumers, timeout).check(plan, locks);
 	}
 
 	/**

@@ -24,7 +24,6 @@ import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.OwnershipCheck;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.StageRouter;
@@ -97,7 +96,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
 
-	private @Nullable Function<ListenerEndpoint, OwnershipCheck> ownershipChecks;
+	private @Nullable Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> ownershipCheckConsumers;
+
+	private Duration ownershipCheckTimeout = Duration.ZERO;
 
 	private @Nullable ApplicationEventPublisher eventPublisher;
 
@@ -189,12 +190,17 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	/**
 	 * Checks at the first start that no other consumer group wrote to the listeners' ladder
-	 * topics; see {@link OwnershipCheck}. Without it, records of other groups are only skipped
-	 * and counted as they are read.
-	 * @param checks creates the check of an endpoint
+	 * topics; see {@link RetryLadder#checkOwnership}. Without it, records of other groups are
+	 * only skipped and counted as they are read.
+	 * @param consumers creates, per endpoint, consumers outside its group that read the latest
+	 * records of its retry and dead-letter topics
+	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
+	 * latest records
 	 */
-	public synchronized void checkOwnershipWith(Function<ListenerEndpoint, OwnershipCheck> checks) {
-		this.ownershipChecks = checks;
+	public synchronized void checkOwnershipWith(Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> consumers,
+			Duration timeout) {
+		this.ownershipCheckConsumers = consumers;
+		this.ownershipCheckTimeout = timeout;
 	}
 
 	/**
@@ -369,15 +375,15 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * hold every partition for as long) and reads the latest retry and dead-letter records.
 	 */
 	private void checkOwnership() {
-		if (this.ownershipChecks == null) {
+		if (this.ownershipCheckConsumers == null) {
 			return;
 		}
 		for (ListenerEndpoint endpoint : this.endpoints) {
-			OwnershipCheck check = this.ownershipChecks.apply(endpoint);
+			Supplier<Consumer<byte[], byte[]>> consumers = this.ownershipCheckConsumers.apply(endpoint);
 			for (LadderPlan plan : this.plans.getOrDefault(endpoint.id(), List.of())) {
 				LockRegistry registry = this.lockCoordinator.registryOf(plan.lockTopic());
 				if (registry != null) {
-					check.check(plan, registry);
+					this.retryLadder.checkOwnership(plan, registry, consumers, this.ownershipCheckTimeout);
 				}
 			}
 		}
