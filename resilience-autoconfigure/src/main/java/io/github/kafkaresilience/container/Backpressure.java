@@ -4,14 +4,25 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
+import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.kafka.clients.consumer.Consumer;
 
 /**
  * Keeps each partition within its in-flight bound: a partition at its bound is paused and
  * resumed once it has drained to half of it, and the poll loop does not wait out a whole
  * poll timeout while the workers make room.
+ * <p>
+ * The records a poll returned past the bound are held back, not given back to the consumer
+ * by seeking: the consumer keeps what it fetched for a paused partition, so once the held
+ * records are taken and the partition resumed, its next records are at hand instead of a
+ * fetch away. The poll loop is woken as soon as a partition makes room when no other
+ * partition has anything to fetch (a single busy partition, the last one of a backlog): a
+ * poll then would only leave a fetch waiting at the broker for {@code fetch.max.wait.ms}, and
+ * the resumed partition's next fetch behind it.
  */
 final class Backpressure {
 
@@ -24,38 +35,86 @@ final class Backpressure {
 	private volatile boolean roomMade;
 
 	/**
-	 * When every partition is paused at its bound, a poll could only wait out its timeout while
-	 * the workers drain them: waits for the first one to drain to half the bound instead, so it
-	 * is resumed and fetched from at once. When only some are paused, polls briefly, for the
-	 * same reason. Returns the timeout for the next poll.
+	 * Waits for a partition paused at its bound to make room when polling could bring nothing
+	 * else: when every partition is paused at its bound, up to {@code timeout}; when the others
+	 * have nothing to fetch, up to a brief poll, so that records arriving there wait no longer
+	 * than they would in a brief poll. When only some are paused and others may have records,
+	 * the poll itself is brief, for the same reason. Returns the timeout for the next poll.
 	 * @param partitions the assigned partitions
 	 * @param timeout the poll timeout
+	 * @param caughtUp whether a partition has nothing left to fetch as far as the consumer knows
 	 * @param running whether to go on waiting
 	 */
-	Duration awaitRoom(Collection<PartitionWork> partitions, Duration timeout, BooleanSupplier running) {
+	Duration awaitRoom(Collection<PartitionWork> partitions, Duration timeout, Predicate<PartitionWork> caughtUp,
+			BooleanSupplier running) {
 		boolean anyFull = false;
 		boolean allFull = !partitions.isEmpty();
+		boolean othersCaughtUp = true;
 		for (PartitionWork work : partitions) {
 			anyFull |= work.boundPaused;
 			allFull &= work.boundPaused;
+			othersCaughtUp &= work.boundPaused || !work.mayFetch() || caughtUp.test(work);
 		}
 		if (allFull) {
-			long deadline = System.nanoTime() + timeout.toNanos();
-			synchronized (this.room) {
-				long left;
-				while (!this.roomMade && running.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
-					try {
-						TimeUnit.NANOSECONDS.timedWait(this.room, left);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-						break;
-					}
-				}
-			}
+			waitForRoom(timeout, running);
+		}
+		else if (anyFull && othersCaughtUp) {
+			waitForRoom(BRIEF_POLL.compareTo(timeout) < 0 ? BRIEF_POLL : timeout, running);
 		}
 		this.roomMade = false;
 		return (anyFull && BRIEF_POLL.compareTo(timeout) < 0) ? BRIEF_POLL : timeout;
+	}
+
+	private void waitForRoom(Duration timeout, BooleanSupplier running) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this.room) {
+			long left;
+			while (!this.roomMade && running.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.room, left);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					break;
+				}
+			}
+		}
+	}
+
+	/**
+	 * Hands a polled record to its partition; when the partition is at its bound, or already
+	 * holds records back, the record is held back behind them and the partition paused. Poll
+	 * thread only.
+	 * @param take hands a record to its partition; false when the partition refuses it
+	 */
+	void offer(Consumer<?, ?> consumer, PartitionWork work, Delivery record, BiPredicate<PartitionWork, Delivery> take) {
+		if (!work.hasHeldBack() && take.test(work, record)) {
+			return;
+		}
+		work.holdBack(record);
+		if (!work.boundPaused) {
+			work.boundPaused = true;
+			consumer.pause(List.of(work.partition));
+		}
+	}
+
+	/**
+	 * Takes the records held back at their partition's bound, in order, once it has drained to
+	 * half of it, as far as it has room; not while the listener is held paused, nor for a
+	 * partition stopped at a record that can go nowhere. Poll thread only, before
+	 * {@link #apply}.
+	 */
+	void takeHeldBack(Collection<PartitionWork> partitions, boolean held, BiPredicate<PartitionWork, Delivery> take) {
+		if (held) {
+			return;
+		}
+		for (PartitionWork work : partitions) {
+			if (work.hasHeldBack() && work.stopped == null && work.hasRoom()) {
+				for (Delivery record; (record = work.firstHeldBack()) != null && take.test(work, record);) {
+					work.heldBackTaken();
+				}
+			}
+		}
 	}
 
 	/** A record of a partition is done: wakes the poll loop if that made room. */
@@ -69,9 +128,9 @@ final class Backpressure {
 	}
 
 	/**
-	 * Pauses the partitions at their bound and resumes those drained to half of it whose
-	 * barrier is open and that are not stopped, unless the whole listener is held paused.
-	 * Poll thread only.
+	 * Pauses the partitions at their bound and resumes those drained to half of it that hold
+	 * no records back, whose barrier is open and that are not stopped, unless the whole
+	 * listener is held paused. Poll thread only.
 	 */
 	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, boolean held) {
 		for (PartitionWork work : partitions) {
@@ -79,7 +138,7 @@ final class Backpressure {
 				work.boundPaused = true;
 				consumer.pause(List.of(work.partition));
 			}
-			else if (work.boundPaused && work.hasRoom()) {
+			else if (work.boundPaused && work.hasRoom() && !work.hasHeldBack()) {
 				work.boundPaused = false;
 				if (!held && work.mayFetch()) {
 					consumer.resume(List.of(work.partition));

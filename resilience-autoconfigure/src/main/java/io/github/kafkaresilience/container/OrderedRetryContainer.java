@@ -275,7 +275,8 @@ public class OrderedRetryContainer {
 				try {
 					runPollThreadActions();
 					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
-							this.running::get);
+							(work) -> caughtUp(consumer, work), this.running::get);
+					this.backpressure.takeHeldBack(this.partitions.all(), this.pauseRequest.held(), this.runner::take);
 					this.backpressure.apply(consumer, this.partitions.all(), this.pauseRequest.held());
 					this.pauseRequest.apply(consumer, this.partitions.all(), events);
 					long now = System.nanoTime();
@@ -334,8 +335,8 @@ public class OrderedRetryContainer {
 
 	/**
 	 * Hands a partition's polled records to the workers, up to its in-flight bound: at the
-	 * bound the consumer is moved back to the first record not taken and the partition is
-	 * paused, so it never holds more than the bound.
+	 * bound the partition is paused and the rest are held back until it has room again, so it
+	 * never holds more than the bound in flight.
 	 */
 	private void dispatch(Consumer<byte[], byte[]> consumer, TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> records) {
 		PartitionWork work = this.partitions.get(tp);
@@ -343,15 +344,14 @@ public class OrderedRetryContainer {
 			return; // revoked meanwhile: the new owner reads them
 		}
 		for (ConsumerRecord<byte[], byte[]> record : records) {
-			if (!this.runner.take(work, delivery(record))) {
-				consumer.seek(tp, record.offset());
-				if (!work.boundPaused) {
-					work.boundPaused = true;
-					consumer.pause(List.of(tp));
-				}
-				return;
-			}
+			this.backpressure.offer(consumer, work, delivery(record), this.runner::take);
 		}
+	}
+
+	/** Whether the consumer has fetched a partition to its end, as of its last fetch. */
+	private static boolean caughtUp(Consumer<byte[], byte[]> consumer, PartitionWork work) {
+		OptionalLong lag = consumer.currentLag(work.partition);
+		return lag.isPresent() && lag.getAsLong() == 0;
 	}
 
 	static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {

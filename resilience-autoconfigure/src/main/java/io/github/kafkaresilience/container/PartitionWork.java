@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -72,6 +73,13 @@ final class PartitionWork {
 
 	/** Written by the poll thread only; read by workers to tell it when there is room. */
 	volatile boolean boundPaused;
+
+	/**
+	 * The records a poll returned past the bound, in offset order: taken once the partition has
+	 * room again, before anything the consumer returns later, so the consumer keeps what it has
+	 * fetched and does not read it again. At most one poll's records. Poll thread only.
+	 */
+	private final ArrayDeque<Delivery> heldBack = new ArrayDeque<>();
 
 	/** Why the partition was stopped at a record that can go nowhere, or {@code null}. */
 	volatile @Nullable String stopped;
@@ -248,6 +256,26 @@ final class PartitionWork {
 	/** Whether the partition has drained to half its bound: paused at its bound, it resumes. */
 	synchronized boolean hasRoom() {
 		return this.offsets.inFlight() <= this.bound / 2;
+	}
+
+	/** Keeps a polled record that did not fit for later, behind those kept before it. Poll thread only. */
+	void holdBack(Delivery record) {
+		this.heldBack.addLast(record);
+	}
+
+	/** Whether records polled past the bound wait to be taken. Poll thread only. */
+	boolean hasHeldBack() {
+		return !this.heldBack.isEmpty();
+	}
+
+	/** The first record held back, or {@code null}. Poll thread only. */
+	@Nullable Delivery firstHeldBack() {
+		return this.heldBack.peekFirst();
+	}
+
+	/** Forgets the first record held back, once taken. Poll thread only. */
+	void heldBackTaken() {
+		this.heldBack.removeFirst();
 	}
 
 	synchronized boolean isFull() {

@@ -1,13 +1,19 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
+
+import io.github.kafkaresilience.ladder.Delivery;
 
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
+import static io.github.kafkaresilience.container.Records.record;
 import static io.github.kafkaresilience.container.Records.task;
 import static io.github.kafkaresilience.container.Records.work;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,7 +49,7 @@ class BackpressureTests {
 	void aPartitionAtItsBoundIsPausedAndResumedAtHalfOfIt() {
 		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
-		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), () -> true))
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
 			.as("some partitions wait for room: a brief poll").isEqualTo(Backpressure.BRIEF_POLL);
 		this.full.done(task(this.full, 0, "k0"));
 		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
@@ -51,7 +57,7 @@ class BackpressureTests {
 		this.full.done(task(this.full, 1, "k1"));
 		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
-		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), () -> true))
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
 			.isEqualTo(Duration.ofSeconds(1));
 	}
 
@@ -77,6 +83,82 @@ class BackpressureTests {
 	}
 
 	@Test
+	void recordsPolledPastTheBoundAreHeldBackAndTakenInOrderBeforeThePartitionResumes() {
+		List<Long> taken = new ArrayList<>();
+		BiPredicate<PartitionWork, Delivery> take = (work, record) -> {
+			boolean accepted = work.take(new Task(work, record)) != PartitionWork.Taken.REFUSED;
+			if (accepted) {
+				taken.add(record.offset());
+			}
+			return accepted;
+		};
+		this.empty.take(task(this.empty, 0, "k0"));
+		this.empty.take(task(this.empty, 1, "k1"));
+		this.empty.take(task(this.empty, 2, "k2"));
+		for (long offset = 3; offset <= 6; offset++) {
+			this.backpressure.offer(this.consumer, this.empty, record(P1, offset, "k" + offset), take);
+		}
+		assertThat(taken).containsExactly(3L);
+		assertThat(this.consumer.paused()).containsExactly(P1);
+		assertThat(this.empty.hasHeldBack()).isTrue();
+
+		this.empty.done(task(this.empty, 0, "k0"));
+		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
+		assertThat(taken).as("no room yet: drained by one, not to half").containsExactly(3L);
+		this.empty.done(task(this.empty, 1, "k1"));
+		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
+		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		assertThat(taken).containsExactly(3L, 4L, 5L);
+		assertThat(this.consumer.paused()).as("full again, and one record still held back").containsExactly(P1);
+
+		this.empty.done(task(this.empty, 2, "k2"));
+		this.empty.done(task(this.empty, 3, "k3"));
+		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
+		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		assertThat(taken).containsExactly(3L, 4L, 5L, 6L);
+		assertThat(this.empty.hasHeldBack()).isFalse();
+		assertThat(this.consumer.paused()).as("three in flight: not yet drained to half").containsExactly(P1);
+		this.empty.done(task(this.empty, 4, "k4"));
+		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		assertThat(this.consumer.paused()).as("resumed once nothing is held back and it has room").isEmpty();
+	}
+
+	@Test
+	void recordsHeldBackWaitWhileTheListenerIsHeldPausedOrThePartitionStopped() {
+		BiPredicate<PartitionWork, Delivery> take = (work, record) -> work
+			.take(new Task(work, record)) != PartitionWork.Taken.REFUSED;
+		this.backpressure.offer(this.consumer, this.full, record(P0, 4, "k4"), take);
+		this.full.done(task(this.full, 0, "k0"));
+		this.full.done(task(this.full, 1, "k1"));
+
+		this.backpressure.takeHeldBack(List.of(this.full), true, take);
+		this.backpressure.apply(this.consumer, List.of(this.full), true);
+		assertThat(this.full.hasHeldBack()).isTrue();
+		assertThat(this.full.boundPaused).as("stays paused for the record it holds back").isTrue();
+
+		this.full.stopped = "a record can go nowhere";
+		this.backpressure.takeHeldBack(List.of(this.full), false, take);
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		assertThat(this.full.hasHeldBack()).isTrue();
+		assertThat(this.consumer.paused()).containsExactly(P0);
+	}
+
+	@Test
+	void whenTheOtherPartitionsHaveNothingToFetchThePollLoopWaitsForRoomInsteadOfPolling() {
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		AtomicInteger waits = new AtomicInteger();
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
+				() -> waits.incrementAndGet() > 0))
+			.isEqualTo(Backpressure.BRIEF_POLL);
+		assertThat(waits).as("another partition may have records: the poll itself is brief").hasValue(0);
+
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> true,
+				() -> waits.incrementAndGet() > 0))
+			.isEqualTo(Backpressure.BRIEF_POLL);
+		assertThat(waits.get()).as("the others have caught up: it waited for room, a brief poll at most").isPositive();
+	}
+
+	@Test
 	void whenEveryPartitionIsFullThePollWaitsForTheFirstToMakeRoom() throws InterruptedException {
 		this.backpressure.apply(this.consumer, List.of(this.full), false);
 		Thread worker = new Thread(() -> {
@@ -86,7 +168,8 @@ class BackpressureTests {
 		});
 		long start = System.nanoTime();
 		worker.start();
-		Duration timeout = this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), () -> true);
+		Duration timeout = this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> false,
+				() -> true);
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMinutes(5));
 		assertThat(timeout).isEqualTo(Backpressure.BRIEF_POLL);
 		worker.join();
