@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiPredicate;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import java.util.function.ToIntBiFunction;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -51,9 +51,11 @@ final class Backpressure {
 		boolean allFull = !partitions.isEmpty();
 		boolean othersCaughtUp = true;
 		for (PartitionWork work : partitions) {
-			anyFull |= work.boundPaused;
-			allFull &= work.boundPaused;
-			othersCaughtUp &= work.boundPaused || !work.mayFetch() || caughtUp.test(work);
+			// paused at its bound but drained to half already: resumed before this poll, not waited for
+			boolean full = work.boundPaused && !work.hasRoom();
+			anyFull |= full;
+			allFull &= full;
+			othersCaughtUp &= full || !work.mayFetch() || caughtUp.test(work);
 		}
 		if (allFull) {
 			waitForRoom(timeout, running);
@@ -82,19 +84,20 @@ final class Backpressure {
 	}
 
 	/**
-	 * Hands a polled record to its partition; when the partition is at its bound, or already
-	 * holds records back, the record is held back behind them and the partition paused. Poll
-	 * thread only.
-	 * @param take hands a record to its partition; false when the partition refuses it
+	 * Hands a poll's records of a partition to it, in order, as far as its bound lets them
+	 * in; the rest are held back behind any held back before, and a partition that is full
+	 * now is paused now: not a poll later, so that the workers that drain it wake the poll
+	 * loop. Poll thread only.
+	 * @param take hands records to their partition, in order; returns how many it took
 	 */
-	void offer(Consumer<?, ?> consumer, PartitionWork work, Delivery record, BiPredicate<PartitionWork, Delivery> take) {
-		if (!work.hasHeldBack() && take.test(work, record)) {
-			return;
+	void offer(Consumer<?, ?> consumer, PartitionWork work, List<Delivery> records,
+			ToIntBiFunction<PartitionWork, List<Delivery>> take) {
+		int taken = work.hasHeldBack() ? 0 : take.applyAsInt(work, records);
+		if (taken < records.size()) {
+			work.holdBack(records.subList(taken, records.size()));
 		}
-		work.holdBack(record);
-		if (!work.boundPaused) {
-			work.boundPaused = true;
-			consumer.pause(List.of(work.partition));
+		if (work.hasHeldBack() || work.isFull()) {
+			pauseAtBound(consumer, work);
 		}
 	}
 
@@ -104,15 +107,14 @@ final class Backpressure {
 	 * partition stopped at a record that can go nowhere. Poll thread only, before
 	 * {@link #apply}.
 	 */
-	void takeHeldBack(Collection<PartitionWork> partitions, boolean held, BiPredicate<PartitionWork, Delivery> take) {
+	void takeHeldBack(Collection<PartitionWork> partitions, boolean held,
+			ToIntBiFunction<PartitionWork, List<Delivery>> take) {
 		if (held) {
 			return;
 		}
 		for (PartitionWork work : partitions) {
 			if (work.hasHeldBack() && work.stopped == null && work.hasRoom()) {
-				for (Delivery record; (record = work.firstHeldBack()) != null && take.test(work, record);) {
-					work.heldBackTaken();
-				}
+				work.heldBackTaken(take.applyAsInt(work, work.heldBack()));
 			}
 		}
 	}
@@ -135,8 +137,7 @@ final class Backpressure {
 	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, boolean held) {
 		for (PartitionWork work : partitions) {
 			if (!work.boundPaused && work.isFull()) {
-				work.boundPaused = true;
-				consumer.pause(List.of(work.partition));
+				pauseAtBound(consumer, work);
 			}
 			else if (work.boundPaused && work.hasRoom() && !work.hasHeldBack()) {
 				work.boundPaused = false;
@@ -144,6 +145,13 @@ final class Backpressure {
 					consumer.resume(List.of(work.partition));
 				}
 			}
+		}
+	}
+
+	private static void pauseAtBound(Consumer<?, ?> consumer, PartitionWork work) {
+		if (!work.boundPaused) {
+			work.boundPaused = true;
+			consumer.pause(List.of(work.partition));
 		}
 	}
 

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -276,7 +277,7 @@ public class OrderedRetryContainer {
 					runPollThreadActions();
 					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
 							(work) -> caughtUp(consumer, work), this.running::get);
-					this.backpressure.takeHeldBack(this.partitions.all(), this.pauseRequest.held(), this.runner::take);
+					this.backpressure.takeHeldBack(this.partitions.all(), this.pauseRequest.held(), this.runner::takeAll);
 					this.backpressure.apply(consumer, this.partitions.all(), this.pauseRequest.held());
 					this.pauseRequest.apply(consumer, this.partitions.all(), events);
 					long now = System.nanoTime();
@@ -343,9 +344,11 @@ public class OrderedRetryContainer {
 		if (work == null) {
 			return; // revoked meanwhile: the new owner reads them
 		}
+		List<Delivery> deliveries = new ArrayList<>(records.size());
 		for (ConsumerRecord<byte[], byte[]> record : records) {
-			this.backpressure.offer(consumer, work, delivery(record), this.runner::take);
+			deliveries.add(delivery(record));
 		}
+		this.backpressure.offer(consumer, work, deliveries, this.runner::takeAll);
 	}
 
 	/** Whether the consumer has fetched a partition to its end, as of its last fetch. */

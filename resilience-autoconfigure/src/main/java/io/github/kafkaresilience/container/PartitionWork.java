@@ -79,7 +79,7 @@ final class PartitionWork {
 	 * room again, before anything the consumer returns later, so the consumer keeps what it has
 	 * fetched and does not read it again. At most one poll's records. Poll thread only.
 	 */
-	private final ArrayDeque<Delivery> heldBack = new ArrayDeque<>();
+	private final List<Delivery> heldBack = new ArrayList<>();
 
 	/** Why the partition was stopped at a record that can go nowhere, or {@code null}. */
 	volatile @Nullable String stopped;
@@ -126,6 +126,28 @@ final class PartitionWork {
 			return Taken.QUEUED;
 		}
 		return enqueue(task) ? Taken.RUN : Taken.QUEUED;
+	}
+
+	/**
+	 * Takes a poll's records of this partition in offset order, as many as its bound lets in,
+	 * under one acquisition of the monitor: a worker finishing a record takes it too, so a
+	 * monitor taken once per record would keep the poll thread waiting behind the workers.
+	 * Adds the tasks that run now to {@code run}; returns how many records were taken.
+	 */
+	synchronized int takeAll(List<Delivery> records, List<Task> run) {
+		int taken = 0;
+		for (Delivery record : records) {
+			Task task = new Task(this, record);
+			Taken outcome = take(task);
+			if (outcome == Taken.REFUSED) {
+				break;
+			}
+			if (outcome == Taken.RUN) {
+				run.add(task);
+			}
+			taken++;
+		}
+		return taken;
 	}
 
 	/**
@@ -258,9 +280,9 @@ final class PartitionWork {
 		return this.offsets.inFlight() <= this.bound / 2;
 	}
 
-	/** Keeps a polled record that did not fit for later, behind those kept before it. Poll thread only. */
-	void holdBack(Delivery record) {
-		this.heldBack.addLast(record);
+	/** Keeps polled records that did not fit for later, behind those kept before them. Poll thread only. */
+	void holdBack(List<Delivery> records) {
+		this.heldBack.addAll(records);
 	}
 
 	/** Whether records polled past the bound wait to be taken. Poll thread only. */
@@ -268,14 +290,14 @@ final class PartitionWork {
 		return !this.heldBack.isEmpty();
 	}
 
-	/** The first record held back, or {@code null}. Poll thread only. */
-	@Nullable Delivery firstHeldBack() {
-		return this.heldBack.peekFirst();
+	/** The records held back, in offset order: a view, until {@link #heldBackTaken}. Poll thread only. */
+	List<Delivery> heldBack() {
+		return this.heldBack;
 	}
 
-	/** Forgets the first record held back, once taken. Poll thread only. */
-	void heldBackTaken() {
-		this.heldBack.removeFirst();
+	/** Forgets the first {@code count} records held back, once taken. Poll thread only. */
+	void heldBackTaken(int count) {
+		this.heldBack.subList(0, count).clear();
 	}
 
 	synchronized boolean isFull() {

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -95,12 +96,16 @@ final class RecordRunner {
 	}
 
 	/**
-	 * Takes a polled record into its partition; returns false when the partition is at its
-	 * bound (the record was not taken).
+	 * Takes a poll's records of a partition, in order, as many as its bound lets in, and runs
+	 * those first of their key; returns how many were taken.
 	 */
-	boolean take(PartitionWork work, Delivery record) {
-		Task task = new Task(work, record);
-		return handOut(task, work.take(task));
+	int takeAll(PartitionWork work, List<Delivery> records) {
+		List<Task> run = new ArrayList<>();
+		int taken = work.takeAll(records, run);
+		for (Task task : run) {
+			this.workers.submit(task);
+		}
+		return taken;
 	}
 
 	/**

@@ -3,8 +3,9 @@ package io.github.kafkaresilience.container;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiPredicate;
+import java.util.function.ToIntBiFunction;
 
 import io.github.kafkaresilience.ladder.Delivery;
 
@@ -85,22 +86,16 @@ class BackpressureTests {
 	@Test
 	void recordsPolledPastTheBoundAreHeldBackAndTakenInOrderBeforeThePartitionResumes() {
 		List<Long> taken = new ArrayList<>();
-		BiPredicate<PartitionWork, Delivery> take = (work, record) -> {
-			boolean accepted = work.take(new Task(work, record)) != PartitionWork.Taken.REFUSED;
-			if (accepted) {
-				taken.add(record.offset());
-			}
-			return accepted;
-		};
+		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(taken);
 		this.empty.take(task(this.empty, 0, "k0"));
 		this.empty.take(task(this.empty, 1, "k1"));
 		this.empty.take(task(this.empty, 2, "k2"));
-		for (long offset = 3; offset <= 6; offset++) {
-			this.backpressure.offer(this.consumer, this.empty, record(P1, offset, "k" + offset), take);
-		}
+		this.backpressure.offer(this.consumer, this.empty, records(P1, 3, 6), take);
 		assertThat(taken).containsExactly(3L);
 		assertThat(this.consumer.paused()).containsExactly(P1);
 		assertThat(this.empty.hasHeldBack()).isTrue();
+		this.backpressure.offer(this.consumer, this.empty, records(P1, 7, 7), take);
+		assertThat(taken).as("behind those held back, whatever the room").containsExactly(3L);
 
 		this.empty.done(task(this.empty, 0, "k0"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
@@ -109,25 +104,25 @@ class BackpressureTests {
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		this.backpressure.apply(this.consumer, List.of(this.empty), false);
 		assertThat(taken).containsExactly(3L, 4L, 5L);
-		assertThat(this.consumer.paused()).as("full again, and one record still held back").containsExactly(P1);
+		assertThat(this.consumer.paused()).as("full again, and records still held back").containsExactly(P1);
 
 		this.empty.done(task(this.empty, 2, "k2"));
 		this.empty.done(task(this.empty, 3, "k3"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		this.backpressure.apply(this.consumer, List.of(this.empty), false);
-		assertThat(taken).containsExactly(3L, 4L, 5L, 6L);
+		assertThat(taken).containsExactly(3L, 4L, 5L, 6L, 7L);
 		assertThat(this.empty.hasHeldBack()).isFalse();
-		assertThat(this.consumer.paused()).as("three in flight: not yet drained to half").containsExactly(P1);
+		assertThat(this.consumer.paused()).as("four in flight: not yet drained to half").containsExactly(P1);
 		this.empty.done(task(this.empty, 4, "k4"));
+		this.empty.done(task(this.empty, 5, "k5"));
 		this.backpressure.apply(this.consumer, List.of(this.empty), false);
 		assertThat(this.consumer.paused()).as("resumed once nothing is held back and it has room").isEmpty();
 	}
 
 	@Test
 	void recordsHeldBackWaitWhileTheListenerIsHeldPausedOrThePartitionStopped() {
-		BiPredicate<PartitionWork, Delivery> take = (work, record) -> work
-			.take(new Task(work, record)) != PartitionWork.Taken.REFUSED;
-		this.backpressure.offer(this.consumer, this.full, record(P0, 4, "k4"), take);
+		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
+		this.backpressure.offer(this.consumer, this.full, records(P0, 4, 4), take);
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
 
@@ -141,6 +136,45 @@ class BackpressureTests {
 		this.backpressure.apply(this.consumer, List.of(this.full), false);
 		assertThat(this.full.hasHeldBack()).isTrue();
 		assertThat(this.consumer.paused()).containsExactly(P0);
+	}
+
+	@Test
+	void aPollThatFillsItsPartitionPausesItAtOnceSoThatTheWorkersDrainingItWakeThePollLoop() {
+		List<Long> taken = new ArrayList<>();
+		this.backpressure.offer(this.consumer, this.empty, records(P1, 0, 3), recording(taken));
+		assertThat(taken).containsExactly(0L, 1L, 2L, 3L);
+		assertThat(this.empty.hasHeldBack()).isFalse();
+		assertThat(this.consumer.paused()).as("full: paused now, not a poll later").containsExactly(P1);
+		assertThat(this.empty.boundPaused).isTrue();
+	}
+
+	@Test
+	void aPausedPartitionThatHasDrainedToHalfIsNotWaitedFor() {
+		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		this.full.done(task(this.full, 0, "k0"));
+		this.full.done(task(this.full, 1, "k1"));
+		AtomicInteger waits = new AtomicInteger();
+		assertThat(this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> true,
+				() -> waits.incrementAndGet() > 0))
+			.as("no partition is full any more: a whole poll").isEqualTo(Duration.ofMinutes(5));
+		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
+	}
+
+	private static List<Delivery> records(TopicPartition tp, long first, long last) {
+		List<Delivery> records = new ArrayList<>();
+		for (long offset = first; offset <= last; offset++) {
+			records.add(record(tp, offset, "k" + offset));
+		}
+		return records;
+	}
+
+	/** Takes records as the container does, noting the offsets taken. */
+	private static ToIntBiFunction<PartitionWork, List<Delivery>> recording(List<Long> taken) {
+		return (work, records) -> {
+			int count = work.takeAll(records, new ArrayList<>());
+			records.subList(0, count).forEach((record) -> taken.add(record.offset()));
+			return count;
+		};
 	}
 
 	@Test
@@ -161,16 +195,27 @@ class BackpressureTests {
 	@Test
 	void whenEveryPartitionIsFullThePollWaitsForTheFirstToMakeRoom() throws InterruptedException {
 		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		CountDownLatch waiting = new CountDownLatch(1);
 		Thread worker = new Thread(() -> {
+			try {
+				waiting.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
 			this.full.done(task(this.full, 0, "k0"));
 			this.full.done(task(this.full, 1, "k1"));
 			this.backpressure.recordDone(this.full);
 		});
-		long start = System.nanoTime();
 		worker.start();
+		long start = System.nanoTime();
 		Duration timeout = this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> false,
-				() -> true);
-		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMinutes(5));
+				() -> {
+					waiting.countDown(); // the loop waits now: the worker drains the partition
+					return true;
+				});
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("woken by the worker").isLessThan(Duration.ofMinutes(5));
 		assertThat(timeout).isEqualTo(Backpressure.BRIEF_POLL);
 		worker.join();
 	}

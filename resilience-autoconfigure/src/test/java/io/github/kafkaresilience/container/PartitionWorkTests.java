@@ -2,15 +2,19 @@ package io.github.kafkaresilience.container;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
 
 import io.github.kafkaresilience.container.PartitionWork.Taken;
+import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
 import static io.github.kafkaresilience.container.Records.ORDERS_0;
+import static io.github.kafkaresilience.container.Records.record;
 import static io.github.kafkaresilience.container.Records.task;
 import static io.github.kafkaresilience.container.Records.work;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,6 +56,18 @@ class PartitionWorkTests {
 		this.work.done(task(this.work, 1, "k1"));
 		assertThat(this.work.hasRoom()).isTrue();
 		assertThat(this.work.inFlight()).isEqualTo(2);
+	}
+
+	@Test
+	void aPollsRecordsAreTakenInOrderUpToTheBoundAndOnlyTheFirstOfEachKeyRuns() {
+		List<Delivery> polled = List.of(record(ORDERS_0, 0, "a"), record(ORDERS_0, 1, "a"),
+				record(ORDERS_0, 2, "b"), record(ORDERS_0, 3, "c"), record(ORDERS_0, 4, "d"));
+		List<Task> run = new ArrayList<>();
+		assertThat(this.work.takeAll(polled, run)).as("the bound is 4").isEqualTo(4);
+		assertThat(run).extracting((task) -> task.delivery.offset()).containsExactly(0L, 2L, 3L);
+		assertThat(this.work.isFull()).isTrue();
+		assertThat(this.work.takeAll(polled.subList(4, 5), run)).as("full: nothing taken").isZero();
+		assertThat(this.work.done(run.get(0))).extracting((task) -> task.delivery.offset()).isEqualTo(1L);
 	}
 
 	@Test
