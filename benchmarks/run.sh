@@ -7,7 +7,9 @@
 #   benchmarks/run.sh --p1-records=200k       smaller sizes (--help lists every option)
 #   benchmarks/run.sh --smoke                 tiny sizes, one run: checks that it all works
 #
-# BENCHMARK_JAVA_OPTS replaces the JVM options (default: -Xmx4g).
+# BENCHMARK_JAVA_OPTS replaces the JVM options (default: -Xms4g -Xmx4g). The heap is fixed at
+# its size: P1 collects it before each pass, and a heap allowed to shrink after that collection
+# makes the next pass pay for growing it again in young collections.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,7 +18,7 @@ root="$(dirname "$here")"
 (cd "$root" && mvn -q -B package -Dmaven.test.skip=true -pl benchmarks -am)
 
 # shellcheck disable=SC2086
-exec java ${BENCHMARK_JAVA_OPTS:--Xmx4g} \
+exec java ${BENCHMARK_JAVA_OPTS:--Xms4g -Xmx4g} \
 	-cp "$here/target/classes:$(cat "$here/target/runtime-classpath.txt")" \
 	io.github.kafkaresilience.benchmarks.BenchmarkSuite \
 	--output="$here/target/benchmark-results.md" --command="benchmarks/run.sh${*:+ $*}" "$@"
