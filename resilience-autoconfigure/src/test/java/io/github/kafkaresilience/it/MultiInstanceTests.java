@@ -58,6 +58,20 @@ class MultiInstanceTests {
 		assertThat(report.violations()).as(report.toString()).isEmpty();
 	}
 
+	/**
+	 * With a bound of four records in flight per partition, nearly every poll returns records
+	 * past it: they are held back on the poll thread while instances are killed, restarted and
+	 * rebalanced, and must still be handled, in order per key, with nothing lost.
+	 */
+	@Test
+	void chaosSmokeRunWithRecordsHeldBackAtATinyInFlightBoundKeepsEveryPromise() throws InterruptedException {
+		long seed = Long.getLong("chaos.seed", System.nanoTime());
+		ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, 1500, 50, 0.05, 0.005, 2, 1, Duration.ofSeconds(120))
+			.withProperties("kafka.resilience.consumer.max-in-flight-per-partition=4"));
+		System.out.println(report + " max-in-flight-per-partition=4 (replay: -Dchaos.seed=" + seed + ")");
+		assertThat(report.violations()).as(report.toString()).isEmpty();
+	}
+
 	static List<AuditedApplication.Audit> audits(String topic) {
 		return SharedBroker.readAll(AuditedApplication.auditTopic(topic)).stream().map(AuditedApplication.Audit::parse).toList();
 	}
