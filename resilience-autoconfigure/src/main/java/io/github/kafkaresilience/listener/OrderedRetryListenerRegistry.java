@@ -70,6 +70,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private final ListenerDefaults defaults;
 
+	private final LadderPlans ladderPlans;
+
 	private final Function<ListenerEndpoint, Supplier<Consumer<byte[], byte[]>>> consumers;
 
 	private final RecordHandlerFactory handlers;
@@ -162,6 +164,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		this.syncBarrier = syncBarrier;
 		this.classifier = classifier;
 		this.defaults = defaults;
+		this.ladderPlans = new LadderPlans(retryLadder, defaults);
 		this.consumers = consumers;
 		this.handlers = handlers;
 		this.userRebalanceListener = userRebalanceListener;
@@ -333,7 +336,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 			return;
 		}
 		if (this.containers.isEmpty()) {
-			checkTopicsAreDistinct();
+			this.ladderPlans.checkTopicsAreDistinct(this.endpoints);
 			for (ListenerEndpoint endpoint : this.endpoints) {
 				OrderedRetryContainer container = createContainer(endpoint);
 				this.containers.put(endpoint.id(), container);
@@ -419,55 +422,6 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Every topic plays one role in one ladder: two ladders (of two groups, or of two main
-	 * topics) sharing a retry, dead-letter or lock topic would mix their records and locks,
-	 * and a listener consuming another ladder's topic as its main topic would take that
-	 * ladder's records for fresh ones. Checked on the plans, before any topic is created.
-	 * @throws IllegalStateException naming the topic, both roles and the fix
-	 */
-	private void checkTopicsAreDistinct() {
-		record Role(String mainTopic, boolean main, String description) {
-		}
-		Map<String, Role> roles = new HashMap<>();
-		for (ListenerEndpoint endpoint : this.endpoints) {
-			for (String topic : endpoint.topics()) {
-				LadderPlan plan = plan(endpoint, topic);
-				String of = " of '" + topic + "' (listener '" + endpoint.id() + "', group '" + endpoint.groupId() + "')";
-				List<Map.Entry<String, String>> named = new ArrayList<>();
-				named.add(Map.entry(topic, "main topic of listener '" + endpoint.id() + "'"));
-				plan.stages()
-					.forEach((stage) -> named.add(Map.entry(stage.topic(), "retry topic (stage " + stage.index() + ")" + of)));
-				named.add(Map.entry(plan.dlqTopic(), "dead-letter topic" + of));
-				named.add(Map.entry(plan.lockTopic(), "lock topic" + of));
-				for (Map.Entry<String, String> entry : named) {
-					String name = entry.getKey();
-					boolean main = name.equals(topic);
-					Role other = roles.putIfAbsent(name, new Role(topic, main, entry.getValue()));
-					if (other == null || (main && other.main())) {
-						continue; // a main topic read by listeners of several groups (each its own ladder)
-					}
-					boolean consumesAnother = !other.mainTopic().equals(topic)
-							&& (name.equals(topic) || name.equals(other.mainTopic()));
-					throw new IllegalStateException("Topic '" + name + "' is both the " + other.description() + " and the "
-							+ entry.getValue() + "; a topic may play only one role in one ladder, or the ladders would mix "
-							+ "their records and locks. " + (consumesAnother
-									? "Do not consume another ladder's retry, dead-letter or lock topic with "
-											+ "@OrderedRetryListener (a DlqHandler bean handles dead letters, and a replay "
-											+ "sends them back), or make the templates give other names: "
-									: "Fix the templates: ")
-							+ "kafka.resilience.topics.retry-template, dlq-template and lock-template must each contain "
-							+ "{group}, {topic} and a suffix of their own (the retry template {delay} too)");
-				}
-			}
-		}
-	}
-
-	/** The ladder of a listener's group on one of its topics, named but not provisioned. */
-	private LadderPlan plan(ListenerEndpoint endpoint, String topic) {
-		return this.retryLadder.plan(endpoint.groupId(), topic, delays(endpoint), maxAttempts(endpoint));
-	}
-
-	/**
 	 * The ladder of a consumer group on a main topic, as one of this application's listeners
 	 * names it (whether or not it runs).
 	 * @param group the consumer group, or {@code null} for the only group that consumes
@@ -476,37 +430,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * or several groups do and none was named
 	 */
 	public synchronized LadderPlan ladder(@Nullable String group, String mainTopic) {
-		List<ListenerEndpoint> consuming = this.endpoints.stream()
-			.filter((endpoint) -> endpoint.topics().contains(mainTopic))
-			.toList();
-		if (consuming.isEmpty()) {
-			throw new IllegalArgumentException("No @OrderedRetryListener of this application consumes '" + mainTopic
-					+ "'; consumed here: " + this.endpoints.stream().flatMap((e) -> e.topics().stream()).distinct().toList());
-		}
-		List<ListenerEndpoint> inGroup = consuming.stream()
-			.filter((endpoint) -> group == null || endpoint.groupId().equals(group))
-			.toList();
-		if (inGroup.isEmpty()) {
-			throw new IllegalArgumentException("No @OrderedRetryListener of this application consumes '" + mainTopic
-					+ "' in group '" + group + "'; it is consumed here in " + groupsOf(consuming));
-		}
-		if (inGroup.size() > 1) {
-			throw new IllegalArgumentException("'" + mainTopic + "' is consumed here in " + groupsOf(inGroup)
-					+ "; name the consumer group whose ladder is meant");
-		}
-		return plan(inGroup.get(0), mainTopic);
-	}
-
-	private static List<String> groupsOf(List<ListenerEndpoint> endpoints) {
-		return endpoints.stream().map((endpoint) -> "group '" + endpoint.groupId() + "'").toList();
-	}
-
-	private List<Duration> delays(ListenerEndpoint endpoint) {
-		return (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
-	}
-
-	private @Nullable Integer maxAttempts(ListenerEndpoint endpoint) {
-		return (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
+		return this.ladderPlans.ladder(this.endpoints, group, mainTopic);
 	}
 
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
@@ -521,7 +445,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
-			LadderPlan plan = plan(endpoint, topic);
+			LadderPlan plan = this.ladderPlans.plan(endpoint, topic);
 			plans.add(plan);
 			int partitions = this.retryLadder.provision(plan);
 			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions, plan.ownership());
