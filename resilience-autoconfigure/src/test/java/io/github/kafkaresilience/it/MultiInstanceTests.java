@@ -43,19 +43,12 @@ class MultiInstanceTests {
 
 	@Test
 	void chaosSmokeRunKeepsEveryPromise() throws InterruptedException {
-		long seed = Long.getLong("chaos.seed", System.nanoTime());
-		ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, 1500, 50, 0.05, 0.005, 2, 1, Duration.ofSeconds(120)));
-		System.out.println(report + " (replay: -Dchaos.seed=" + seed + ")");
-		assertThat(report.violations()).as(report.toString()).isEmpty();
+		chaosSmokeRun();
 	}
 
 	@Test
 	void chaosSmokeRunInTransactionModeKeepsEveryPromise() throws InterruptedException {
-		long seed = Long.getLong("chaos.seed", System.nanoTime());
-		ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, 1500, 50, 0.05, 0.005, 2, 1, Duration.ofSeconds(120))
-			.withProperties("kafka.resilience.dual-write=transaction"));
-		System.out.println(report + " dual-write=transaction (replay: -Dchaos.seed=" + seed + ")");
-		assertThat(report.violations()).as(report.toString()).isEmpty();
+		chaosSmokeRun("kafka.resilience.dual-write=transaction");
 	}
 
 	/**
@@ -65,10 +58,18 @@ class MultiInstanceTests {
 	 */
 	@Test
 	void chaosSmokeRunWithRecordsHeldBackAtATinyInFlightBoundKeepsEveryPromise() throws InterruptedException {
+		chaosSmokeRun("kafka.resilience.consumer.max-in-flight-per-partition=4");
+	}
+
+	/**
+	 * 1,500 records over 50 keys, 2 instances, one killed and restarted; the seed is printed
+	 * with the report, and {@code -Dchaos.seed} replays it.
+	 */
+	private static void chaosSmokeRun(String... properties) throws InterruptedException {
 		long seed = Long.getLong("chaos.seed", System.nanoTime());
 		ChaosRun.Report report = ChaosRun.run(new ChaosRun.Plan(seed, 1500, 50, 0.05, 0.005, 2, 1, Duration.ofSeconds(120))
-			.withProperties("kafka.resilience.consumer.max-in-flight-per-partition=4"));
-		System.out.println(report + " max-in-flight-per-partition=4 (replay: -Dchaos.seed=" + seed + ")");
+			.withProperties(properties));
+		System.out.println(report + " " + String.join(" ", properties) + " (replay: -Dchaos.seed=" + seed + ")");
 		assertThat(report.violations()).as(report.toString()).isEmpty();
 	}
 
