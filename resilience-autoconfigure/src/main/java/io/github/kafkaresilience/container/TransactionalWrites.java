@@ -76,12 +76,18 @@ public class TransactionalWrites implements AutoCloseable {
 	 */
 	public TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, int concurrency,
 			Duration sendTimeout, FaultInjection faults) {
+		this(producers, transactionalIdPrefix, concurrency, sendTimeout, faults, TransactionBatches.GATHER);
+	}
+
+	/** As above, with the time a transaction gathers steps before it commits: for tests. */
+	TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, int concurrency, Duration sendTimeout,
+			FaultInjection faults, Duration gather) {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
 		this.sendTimeout = sendTimeout;
 		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, Math.max(concurrency, 2) + 1, sendTimeout);
-		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults);
+		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults, gather);
 		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
 	}
 

@@ -153,6 +153,26 @@ class TransactionBatchesTests {
 	}
 
 	@Test
+	void movesStartedWhileATransactionGathersCommitInItTogetherWithTheirOffsets() {
+		TopicPartition orders1 = new TopicPartition("orders", 1);
+		try (TransactionalWrites gathering = new TransactionalWrites(this.producers.clients, "gathering", 1,
+				SEND_TIMEOUT, FaultInjection.NONE, Duration.ofHours(1))) {
+			Step first = gathering.route(record(ORDERS_0, 7, "k"), publishingWith(gathering, Step::done), this.book);
+			Step second = gathering.route(record(orders1, 3, "j"), publishingWith(gathering, Step::done), this.book);
+			assertThat(first.writes()).as("a move is confirmed only with its transaction").isNotDone();
+			assertThat(second.writes()).isNotDone();
+			gathering.close(); // ends the gathering: the open transaction commits
+			assertThat(first.writes()).succeedsWithin(SEND_TIMEOUT);
+			assertThat(second.writes()).succeedsWithin(SEND_TIMEOUT);
+		}
+		MockProducer<byte[], byte[]> producer = theOneThat(MockProducer::transactionCommitted);
+		assertThat(producer.history()).as("both moves in one transaction").hasSize(2);
+		assertThat(producer.consumerGroupOffsetsHistory())
+			.containsExactly(Map.of("g", Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(4))));
+		assertThat(this.producers.all()).filteredOn(MockProducer::transactionCommitted).hasSize(1);
+	}
+
+	@Test
 	void aPublishOutsideTheStepOfARecordIsRefused() {
 		assertThatIllegalStateException()
 			.isThrownBy(() -> this.writes.publisher().publish(RETRY_TOPIC, 0, null, null, new RecordHeaders()))
@@ -215,8 +235,12 @@ class TransactionBatchesTests {
 
 	/** A step that publishes its record's value to the retry topic, then returns what {@code then} returns. */
 	private Supplier<Step> publishing(Supplier<Step> then) {
+		return publishingWith(this.writes, then);
+	}
+
+	private static Supplier<Step> publishingWith(TransactionalWrites writes, Supplier<Step> then) {
 		return () -> {
-			this.writes.publisher().publish(RETRY_TOPIC, 0, "k".getBytes(StandardCharsets.UTF_8),
+			writes.publisher().publish(RETRY_TOPIC, 0, "k".getBytes(StandardCharsets.UTF_8),
 					"v7".getBytes(StandardCharsets.UTF_8), new RecordHeaders());
 			return then.get();
 		};
