@@ -259,9 +259,9 @@ final class TransactionBatches {
 
 	/**
 	 * Commits one transaction after another: lets the open one gather moves (for
-	 * {@link #GATHER} unless told otherwise), takes it (later steps open the next), waits until every step in it has
-	 * made its writes, and commits it, with the offsets asked
-	 * for meanwhile. Offsets asked for while no transaction is open commit in one of their own.
+	 * {@link #GATHER} unless told otherwise), takes it (later steps open the next), waits
+	 * until every step in it has made its writes, and commits it, with the offsets asked for
+	 * meanwhile. Offsets asked for while no transaction is open commit in one of their own.
 	 */
 	private void commitLoop() {
 		while (true) {
@@ -295,9 +295,9 @@ final class TransactionBatches {
 
 	/**
 	 * Lets the open transaction gather the moves under way until it has been open for the
-	 * gathering time, or the transactions close: in a storm, each transaction then carries many moves, instead of the
-	 * committer starting one after another, each with its round trips and markers. Under
-	 * {@link #batches}.
+	 * gathering time, or the transactions close: in a storm, each transaction then carries
+	 * many moves, instead of the committer starting one after another, each with its round
+	 * trips and markers. Under {@link #batches}.
 	 */
 	private void gather() {
 		Batch batch = this.open;
