@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
@@ -149,12 +150,15 @@ final class RecordRunner {
 			return;
 		}
 		OrderedRetryContainer.Route route = task.work.route;
-		List<Lock> before = (task.key != null) ? route.registry().locksOf(task.key) : List.of();
+		Supplier<Step> rest = task.rest;
+		task.rest = null;
+		List<Lock> before = (task.key != null && rest == null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
 		try {
-			step = this.committer.route(task.delivery, () -> route.router().route(task.delivery, task.tailerSynced),
+			step = this.committer.route(task.delivery,
+					(rest != null) ? rest : () -> route.router().route(task.delivery, task.tailerSynced, true),
 					this.offsets);
-			if (step.kind() != Step.Kind.SETTLING) {
+			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
 				task.failures = 0; // writes under way count as a success only once they complete
 			}
 		}
@@ -172,6 +176,11 @@ final class RecordRunner {
 			}
 			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
 			case WAIT_FOR_KEY -> waitForKey(task, route, before);
+			case FAILED -> {
+				// the rest of the step waits until no record of another key waits for its turn
+				task.rest = step.rest();
+				this.workers.submitFailure(task);
+			}
 		}
 	}
 

@@ -1,6 +1,9 @@
 package io.github.kafkaresilience.container;
 
+import java.util.function.Supplier;
+
 import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -26,6 +29,12 @@ final class Task {
 	volatile boolean tailerSynced;
 
 	volatile int failures;
+
+	/**
+	 * The rest of the step of a record whose handler just failed, until a worker runs it;
+	 * {@code null} otherwise.
+	 */
+	volatile @Nullable Supplier<Step> rest;
 
 	Task(PartitionWork work, Delivery delivery) {
 		this.work = work;

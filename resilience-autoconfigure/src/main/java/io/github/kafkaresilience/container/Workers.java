@@ -16,11 +16,16 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads that run a container's tasks, and its timer. Ready tasks wait in one queue
- * that at most {@code concurrency} workers drain; a worker is started only when fewer are
- * draining. While records arrive faster than the workers finish them, no worker sleeps and no
- * record costs a thread hand-off. Restartable: {@link #start()} after {@link #stop(Duration)}
- * makes new threads.
+ * The threads that run a container's tasks, and its timer. Tasks wait in two queues that at
+ * most {@code concurrency} workers drain: records whose turn it is ({@link #submit}), and the
+ * failure handling of records whose handler just failed ({@link #submitFailure}). A worker
+ * takes a record whose turn it is before any failure handling, so a key whose next record is
+ * ready never waits behind the failure handling of other keys (PROTOCOL §10); failure handling
+ * gets one turn in {@value #FAILURE_TURN} while records wait, so it is never starved, and at
+ * most {@code concurrency - 1} workers handle failures at once, so one is always free for a
+ * ready record. A worker is started only when fewer are draining. While records arrive faster
+ * than the workers finish them, no worker sleeps and no record costs a thread hand-off.
+ * Restartable: {@link #start()} after {@link #stop(Duration)} makes new threads.
  */
 final class Workers {
 
@@ -33,7 +38,26 @@ final class Workers {
 
 	private final java.util.function.Consumer<Task> runner;
 
+	/**
+	 * While both queues hold tasks, one turn in this many goes to failure handling: a record
+	 * whose turn it is waits behind at most one failure handled per worker in this many turns.
+	 */
+	static final int FAILURE_TURN = 8;
+
+	/** Records whose turn it is. */
 	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
+
+	/** Records whose handler failed, waiting for the rest of their step. */
+	private final Queue<Task> failing = new ConcurrentLinkedQueue<>();
+
+	/** The most workers that handle failures at once: all but one, when there are two or more. */
+	private final int failureWorkers;
+
+	/** How many workers are handling a failure now: at most {@link #failureWorkers}. */
+	private final AtomicInteger handlingFailures = new AtomicInteger();
+
+	/** Turns taken from {@link #ready} since failure handling last had one. */
+	private final AtomicInteger readyTurns = new AtomicInteger();
 
 	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
 	private final AtomicInteger draining = new AtomicInteger();
@@ -57,6 +81,7 @@ final class Workers {
 	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
 		this.id = id;
 		this.concurrency = concurrency;
+		this.failureWorkers = Math.max(1, concurrency - 1);
 		this.runner = runner;
 	}
 
@@ -98,6 +123,7 @@ final class Workers {
 			Thread.currentThread().interrupt();
 		}
 		this.ready.clear();
+		this.failing.clear();
 		this.heldTasks.clear();
 		return true;
 	}
@@ -139,6 +165,23 @@ final class Workers {
 			return;
 		}
 		this.ready.add(task);
+		startDrainer();
+	}
+
+	/**
+	 * Queues the failure handling of a record whose handler failed: the rest of its step runs
+	 * once no record waits for its turn, or in failure handling's share of turns. A record held
+	 * or paused still has its failure handled: its run had begun.
+	 */
+	void submitFailure(Task task) {
+		if (this.stopping || task.work.isRevoked()) {
+			return;
+		}
+		this.failing.add(task);
+		startDrainer();
+	}
+
+	private void startDrainer() {
 		if (claimDrainer()) {
 			try {
 				this.pool.execute(this::drain);
@@ -183,30 +226,88 @@ final class Workers {
 	private void drain() {
 		do {
 			try {
-				Task task;
-				while ((task = this.ready.poll()) != null) {
-					if (this.stopping || task.work.isRevoked()) {
-						continue;
-					}
-					if (this.held) {
-						holdBack(task);
-						continue;
-					}
+				for (Turn turn; (turn = nextTurn()) != null;) {
 					try {
-						this.runner.accept(task);
+						run(turn.task);
 					}
-					catch (RuntimeException ex) {
-						// a bug: the record stays pending, so it is delivered again after a restart
-						logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+					finally {
+						if (turn.failure) {
+							this.handlingFailures.decrementAndGet();
+						}
 					}
 				}
 			}
 			finally {
 				this.draining.decrementAndGet();
 			}
-			// a task added after the queue looked empty, while every drainer was still counted
+			// a task added after the queues looked empty, while every drainer was still counted
 		}
-		while (!this.ready.isEmpty() && claimDrainer());
+		while (hasWork() && claimDrainer());
+	}
+
+	private boolean hasWork() {
+		return !this.ready.isEmpty() || (!this.failing.isEmpty() && this.handlingFailures.get() < this.failureWorkers);
+	}
+
+	/**
+	 * The next task for a worker: a record whose turn it is, before any failure handling but
+	 * for failure handling's share of turns; {@code null} when there is none this worker may
+	 * take.
+	 */
+	private @Nullable Turn nextTurn() {
+		if (this.readyTurns.get() < FAILURE_TURN - 1 || this.failing.isEmpty()) {
+			Task task = this.ready.poll();
+			if (task != null) {
+				if (!this.failing.isEmpty()) {
+					this.readyTurns.incrementAndGet();
+				}
+				return new Turn(task, false);
+			}
+		}
+		if (claimFailureWorker()) {
+			Task task = this.failing.poll();
+			if (task != null) {
+				this.readyTurns.set(0);
+				return new Turn(task, true);
+			}
+			this.handlingFailures.decrementAndGet();
+		}
+		// failure handling's turn, but it has as many workers as it may have
+		Task task = this.ready.poll();
+		return (task != null) ? new Turn(task, false) : null;
+	}
+
+	private boolean claimFailureWorker() {
+		int now;
+		do {
+			now = this.handlingFailures.get();
+			if (now >= this.failureWorkers) {
+				return false;
+			}
+		}
+		while (!this.handlingFailures.compareAndSet(now, now + 1));
+		return true;
+	}
+
+	private void run(Task task) {
+		if (this.stopping || task.work.isRevoked()) {
+			return;
+		}
+		if (this.held && task.rest == null) {
+			holdBack(task);
+			return;
+		}
+		try {
+			this.runner.accept(task);
+		}
+		catch (RuntimeException ex) {
+			// a bug: the record stays pending, so it is delivered again after a restart
+			logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+		}
+	}
+
+	/** A task a worker took, and whether it is failure handling. */
+	private record Turn(Task task, boolean failure) {
 	}
 
 	static ThreadFactory threads(String prefix) {

@@ -104,6 +104,21 @@ public class StageRouter {
 	 * @return what to do with the record next
 	 */
 	public Step route(Delivery record, boolean tailerSynced) {
+		return route(record, tailerSynced, false);
+	}
+
+	/**
+	 * Takes the next step for a record, as {@link #route(Delivery, boolean)} does, or stops
+	 * short after a failed run of the handler.
+	 * @param record the record
+	 * @param tailerSynced whether the lock tailer has caught up with the lock partition since
+	 * this record was read
+	 * @param deferFailures whether a failed run of the handler returns
+	 * {@link Step.Kind#FAILED} at once, leaving what the failure means and its writes to the
+	 * step's {@link Step#rest()}, for the caller to run when it chooses
+	 * @return what to do with the record next
+	 */
+	public Step route(Delivery record, boolean tailerSynced, boolean deferFailures) {
 		int stage = this.plan.stageOf(record.topic());
 		if (stage < 0) {
 			throw new IllegalArgumentException("Topic '" + record.topic() + "' is not part of the ladder of '"
@@ -117,7 +132,7 @@ public class StageRouter {
 			return settle(Step.settling(refused));
 		}
 		Decision decision = (stage == 0) ? this.rules.fromMain(record) : this.rules.fromStage(record, stage, tailerSynced);
-		return settle(carryOut(decision, record, Attempt.NONE));
+		return settle(carryOut(decision, record, Attempt.NONE, deferFailures));
 	}
 
 	/**
@@ -164,13 +179,18 @@ public class StageRouter {
 	 * @param attempt the attempt whose outcome {@code decision} is, {@link Attempt#NONE}
 	 * for a decision taken without running the handler
 	 */
-	private Step carryOut(Decision decision, Delivery record, Attempt attempt) {
+	private Step carryOut(Decision decision, Delivery record, Attempt attempt, boolean deferFailures) {
 		if (decision instanceof Decision.Settled settled) {
 			return settled.step();
 		}
 		if (decision instanceof Decision.Run run) {
 			Attempt started = this.attempts.start(record, run.stage());
-			return carryOut(this.rules.afterRun(record, run, handle(record, run.stage(), started)), record, started);
+			HandlerResult result = handle(record, run.stage(), started);
+			if (deferFailures && result.outcome() != HandlerResult.Outcome.SUCCESS) {
+				// after a run, the rules decide a write or the end: nothing runs the handler again
+				return Step.failed(() -> settle(carryOut(this.rules.afterRun(record, run, result), record, started, false)));
+			}
+			return carryOut(this.rules.afterRun(record, run, result), record, started, false);
 		}
 		if (decision instanceof Decision.Enter enter) {
 			this.moves.writePending(enter.pending());

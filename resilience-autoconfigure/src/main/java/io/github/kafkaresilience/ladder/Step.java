@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.ladder;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -10,9 +11,11 @@ import org.jspecify.annotations.Nullable;
  * @param kind what to do
  * @param dueAt for {@link Kind#WAIT_UNTIL}, the epoch millis at which to look again
  * @param writes for {@link Kind#SETTLING}, the writes under way
+ * @param rest for {@link Kind#FAILED}, the rest of the step: what the failure means, and the
+ * start of its writes
  * @since 0.1.0
  */
-public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes) {
+public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes, @Nullable Supplier<Step> rest) {
 
 	public enum Kind {
 
@@ -33,22 +36,31 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes)
 		 * until then its key stays held and its offset uncommitted. When {@code writes} fails,
 		 * the record is routed again, as after a failure of the step itself.
 		 */
-		SETTLING
+		SETTLING,
+
+		/**
+		 * The handler failed on the record and nothing was written yet: {@code rest} decides
+		 * what the failure means and starts its writes, returning the step that follows. Until
+		 * it has run, the record stays at the head of its key and its offset uncommitted. Only
+		 * {@link StageRouter#route(Delivery, boolean, boolean)} with {@code deferFailures}
+		 * returns it, so that its caller can let records of other keys run first.
+		 */
+		FAILED
 
 	}
 
-	private static final Step DONE = new Step(Kind.DONE, 0, null);
+	private static final Step DONE = new Step(Kind.DONE, 0, null, null);
 
-	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null);
+	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null, null);
 
-	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null);
+	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null, null);
 
 	public static Step done() {
 		return DONE;
 	}
 
 	public static Step waitUntil(long dueAt) {
-		return new Step(Kind.WAIT_UNTIL, dueAt, null);
+		return new Step(Kind.WAIT_UNTIL, dueAt, null, null);
 	}
 
 	public static Step waitForKey() {
@@ -60,7 +72,11 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes)
 	}
 
 	public static Step settling(CompletableFuture<?> writes) {
-		return new Step(Kind.SETTLING, 0, writes);
+		return new Step(Kind.SETTLING, 0, writes, null);
+	}
+
+	public static Step failed(Supplier<Step> rest) {
+		return new Step(Kind.FAILED, 0, null, rest);
 	}
 
 }

@@ -118,6 +118,26 @@ class StageRouterTests {
 	}
 
 	@Test
+	void aFailedRunWithFailuresDeferredWritesNothingUntilTheRestOfItsStepRuns() {
+		StageRouter router = router(HandlerResult.failed(new IllegalStateException("down")));
+		Step step = router.route(RoutingRulesTests.main(7, "k"), true, true);
+		assertThat(step.kind()).isEqualTo(Step.Kind.FAILED);
+		assertThat(this.heard).containsExactly("handled 0 FAILURE");
+		assertThat(this.locks.live).isEmpty();
+		assertThat(this.publisher.sent).isEmpty();
+		assertThat(step.rest().get()).isEqualTo(Step.done());
+		assertThat(this.locks.live.values()).singleElement().satisfies((lock) -> assertThat(lock.stage()).isEqualTo(1));
+		assertThat(this.publisher.sent).singleElement()
+			.satisfies((sent) -> assertThat(sent.header("retry.count")).isEqualTo("1"));
+	}
+
+	@Test
+	void aRunThatSucceedsWithFailuresDeferredIsDoneAtOnce() {
+		StageRouter router = router(HandlerResult.success());
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true, true)).isEqualTo(Step.done());
+	}
+
+	@Test
 	void aStepWhoseWritesAreUnderWayIsSettlingUntilTheyComplete() {
 		CompletableFuture<Long> publish = new CompletableFuture<>();
 		RecordPublisher slow = new RecordPublisher() {

@@ -241,6 +241,12 @@ final class ProtocolSimulation {
 
 		long deferredRebalances;
 
+		/** Runs of the handler that failed, whose failure handling was a turn of its own. */
+		long failedRuns;
+
+		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
+		long failuresLost;
+
 		synchronized void add(Stats other) {
 			this.runs += other.runs;
 			this.steps += other.steps;
@@ -280,6 +286,8 @@ final class ProtocolSimulation {
 			this.zombieCallbacks += other.zombieCallbacks;
 			this.landedAtCrash += other.landedAtCrash;
 			this.lostAtCrash += other.lostAtCrash;
+			this.failedRuns += other.failedRuns;
+			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
 		}
 
@@ -301,7 +309,8 @@ final class ProtocolSimulation {
 					+ this.timeouts + " settling=" + this.settling + " overlappingOtherKeys=" + this.overlappingMoves
 					+ " failedSettles=" + this.failedSettles + " zombieCallbacks=" + this.zombieCallbacks
 					+ " atCrash(landed/lost)=" + this.landedAtCrash + "/" + this.lostAtCrash
-					+ " rebalancesDeferredForMovesInFlight=" + this.deferredRebalances + ")";
+					+ " rebalancesDeferredForMovesInFlight=" + this.deferredRebalances + ") failedRuns=" + this.failedRuns
+					+ " (failure handling lost to a crash or a rebalance: " + this.failuresLost + ")";
 		}
 
 	}
@@ -842,6 +851,7 @@ final class ProtocolSimulation {
 			case KEY -> task.woken;
 			case TAILER -> work.owner.tailerPos[work.tp.partition()] >= task.tailerTarget;
 			case SETTLING -> false;
+			case FAILED -> true;
 		};
 	}
 
@@ -891,15 +901,18 @@ final class ProtocolSimulation {
 			return;
 		}
 		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
+		java.util.function.Supplier<Step> rest = task.rest;
+		task.rest = null;
 		task.running = true;
 		task.wait = Wait.NONE;
 		task.woken = false;
 		task.routes++;
-		trace(() -> indent + inc + " routes " + task + " key=" + keyName(task.rec) + " tailerSynced=" + task.tailerSynced
-				+ " at " + SimWorld.rel(this.world.clock.millis()));
+		trace(() -> indent + inc + ((rest != null) ? " handles the failure of " : " routes ") + task + " key="
+				+ keyName(task.rec) + " tailerSynced=" + task.tailerSynced + " at " + SimWorld.rel(this.world.clock.millis()));
 		Step step;
 		try {
-			step = this.world.route(inc, task.rec.delivery(), task.tailerSynced);
+			// as the container: a failed run returns at once, and the rest of its step is a turn of its own
+			step = (rest != null) ? rest.get() : this.world.route(inc, task.rec.delivery(), task.tailerSynced, true);
 		}
 		catch (Crash ex) {
 			trace(() -> indent + "  " + inc + " route of " + task + " ends: " + ex.getMessage());
@@ -944,6 +957,11 @@ final class ProtocolSimulation {
 				task.tailerTarget = this.world.lockEnd(work.tp.partition());
 			}
 			case SETTLING -> settling(task);
+			case FAILED -> {
+				this.stats.failedRuns++;
+				task.wait = Wait.FAILED;
+				task.rest = step.rest();
+			}
 		}
 	}
 
@@ -1289,6 +1307,7 @@ final class ProtocolSimulation {
 	/** The instance's process dies: its table and uncommitted progress are gone; it restarts. */
 	private void crash(SimInstance instance, String when) {
 		Incarnation old = instance.current;
+		old.works.values().forEach(this::countFailuresLost);
 		Incarnation fresh = this.world.restart(instance);
 		listen(fresh);
 		this.stats.crashes++;
@@ -1334,9 +1353,18 @@ final class ProtocolSimulation {
 				checkCommit(old, tp, offset);
 			}
 			work.revoked = true;
+			countFailuresLost(work);
 			trace(() -> "REBALANCE revokes " + tp + " from " + old + " (commits " + offset + ")");
 		}
 		assignOrphans(moving);
+	}
+
+	private void countFailuresLost(Work work) {
+		for (Task task : work.tasks) {
+			if (task.wait == Wait.FAILED) {
+				this.stats.failuresLost++;
+			}
+		}
 	}
 
 	private boolean movesInFlight(Incarnation owner, TP tp) {

@@ -589,6 +589,13 @@ final class SimWorld {
 		NONE, UNTIL, KEY, TAILER,
 
 		/**
+		 * Its route returned FAILED: its handler failed and the rest of its step (what the
+		 * failure means, and the start of its writes) waits for a worker, as in the container,
+		 * where records of other keys run first.
+		 */
+		FAILED,
+
+		/**
 		 * Its route returned SETTLING: it stays at the head of its key and its offset pending
 		 * until the writes under way complete.
 		 */
@@ -628,6 +635,9 @@ final class SimWorld {
 		boolean woken;
 
 		boolean running;
+
+		/** The rest of the step of a record whose handler failed, while it waits: {@code Wait.FAILED}. */
+		java.util.function.Supplier<Step> rest;
 
 		/** Its last route failed: once its backoff is over, the tailer catches up before it is routed again. */
 		boolean catchUpFirst;
@@ -1066,6 +1076,15 @@ final class SimWorld {
 	// ---- routing
 
 	Step route(Incarnation incarnation, Delivery delivery, boolean tailerSynced) {
+		return route(incarnation, delivery, tailerSynced, false);
+	}
+
+	/**
+	 * One route() call; with {@code deferFailures} a failed run of the handler returns FAILED,
+	 * whose rest runs later in the same route context (the handler's result is what the hooks
+	 * check a dead letter against).
+	 */
+	Step route(Incarnation incarnation, Delivery delivery, boolean tailerSynced, boolean deferFailures) {
 		boolean foreign = this.planted.contains(delivery.toString());
 		Produced origin = foreign ? null : originOf(delivery);
 		RouteContext context = new RouteContext(incarnation, delivery, origin, foreign ? null : lifeOf(delivery, origin),
@@ -1073,10 +1092,22 @@ final class SimWorld {
 		this.contexts.push(context);
 		Step step;
 		try {
-			step = incarnation.router.route(delivery, tailerSynced);
+			step = incarnation.router.route(delivery, tailerSynced, deferFailures);
 		}
 		finally {
 			this.contexts.pop();
+		}
+		if (step.kind() == Step.Kind.FAILED) {
+			java.util.function.Supplier<Step> rest = step.rest();
+			return Step.failed(() -> {
+				this.contexts.push(context);
+				try {
+					return rest.get();
+				}
+				finally {
+					this.contexts.pop();
+				}
+			});
 		}
 		if (foreign && step.kind() != Step.Kind.DONE) {
 			throw new SimViolation("(6) " + delivery + ", a record of another group (or of none), was not skipped: "

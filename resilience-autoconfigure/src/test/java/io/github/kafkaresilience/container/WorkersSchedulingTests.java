@@ -1,0 +1,167 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+import io.github.kafkaresilience.ladder.Step;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static io.github.kafkaresilience.container.Records.ORDERS_0;
+import static io.github.kafkaresilience.container.Records.task;
+import static io.github.kafkaresilience.container.Records.work;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What the workers guarantee a key whose record is ready (PROTOCOL §10): it runs before the
+ * failure handling of other keys queued ahead of it; failure handling still gets one turn in
+ * {@value Workers#FAILURE_TURN} while records wait, and never every worker. Each test holds the
+ * workers at a gate while it queues, so the order is decided by the queues alone, not by timing.
+ */
+class WorkersSchedulingTests {
+
+	private final PartitionWork work = work(ORDERS_0, 10_000);
+
+	/** What ran, in order: {@code r<offset>} for a record's turn, {@code f<offset>} for failure handling. */
+	private final List<String> order = new CopyOnWriteArrayList<>();
+
+	private final CountDownLatch gateReached = new CountDownLatch(1);
+
+	private final CountDownLatch gateOpen = new CountDownLatch(1);
+
+	private Workers workers;
+
+	@AfterEach
+	void stop() {
+		this.gateOpen.countDown();
+		if (this.workers != null) {
+			this.workers.stop(Duration.ofSeconds(5));
+		}
+	}
+
+	@Test
+	void aReadyRecordRunsBeforeTheFailureHandlingQueuedAheadOfIt() throws InterruptedException {
+		start(1, (task) -> {
+		});
+		closeGate();
+		IntStream.rangeClosed(1, 5).forEach((offset) -> this.workers.submitFailure(failed(offset)));
+		IntStream.rangeClosed(6, 8).forEach((offset) -> this.workers.submit(task(this.work, offset, "clean" + offset)));
+		this.gateOpen.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 9);
+		assertThat(this.order).containsExactly("r0", "r6", "r7", "r8", "f1", "f2", "f3", "f4", "f5");
+	}
+
+	@Test
+	void failureHandlingTakesOneTurnInEightWhileRecordsWait() throws InterruptedException {
+		start(1, (task) -> {
+		});
+		closeGate();
+		this.workers.submitFailure(failed(101));
+		this.workers.submitFailure(failed(102));
+		IntStream.rangeClosed(1, 20).forEach((offset) -> this.workers.submit(task(this.work, offset, "k" + offset)));
+		this.gateOpen.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 23);
+		assertThat(this.order).containsExactly("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "f101", "r8", "r9", "r10",
+				"r11", "r12", "r13", "r14", "f102", "r15", "r16", "r17", "r18", "r19", "r20");
+	}
+
+	@Test
+	void oneWorkerStaysFreeForReadyRecordsWhileTheOthersHandleFailures() throws InterruptedException {
+		CountDownLatch failureRunning = new CountDownLatch(1);
+		CountDownLatch failureMayEnd = new CountDownLatch(1);
+		start(2, (task) -> {
+			if (task.rest != null && task.delivery.offset() == 1) {
+				failureRunning.countDown();
+				pass(failureMayEnd);
+			}
+		});
+		this.gateOpen.countDown();
+		this.workers.submitFailure(failed(1));
+		assertThat(failureRunning.await(10, TimeUnit.SECONDS)).isTrue();
+		this.workers.submitFailure(failed(2));
+		this.workers.submit(task(this.work, 3, "clean"));
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("r3"));
+		// of two workers one handles a failure: the other may take records only
+		assertThat(this.order).containsExactly("r3");
+		failureMayEnd.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 3);
+		assertThat(this.order).containsExactly("r3", "f1", "f2");
+	}
+
+	@Test
+	void whileHeldARecordWaitsButTheFailureOfARunAlreadyMadeIsHandled() throws InterruptedException {
+		start(1, (task) -> {
+		});
+		closeGate();
+		this.workers.hold();
+		this.workers.submit(task(this.work, 1, "a"));
+		this.workers.submitFailure(failed(2));
+		this.gateOpen.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("f2"));
+		assertThat(this.order).containsExactly("r0", "f2");
+		this.workers.release();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 3);
+		assertThat(this.order).containsExactly("r0", "f2", "r1");
+	}
+
+	@Test
+	void theFailureHandlingOfARevokedPartitionOrOfAStoppingContainerIsDropped() {
+		start(1, (task) -> {
+		});
+		this.gateOpen.countDown();
+		PartitionWork revoked = work(ORDERS_0, 10);
+		revoked.revoke();
+		Task lost = task(revoked, 1, "a");
+		lost.rest = Step::done;
+		this.workers.submitFailure(lost);
+		this.workers.stopTaking();
+		this.workers.submitFailure(failed(2));
+		assertThat(this.workers.stop(Duration.ofSeconds(5))).isTrue();
+		assertThat(this.order).isEmpty();
+	}
+
+	/**
+	 * Starts workers that note each task they run, after {@code action}; task 0 is the gate:
+	 * it keeps its worker until the gate opens.
+	 */
+	private void start(int concurrency, Consumer<Task> action) {
+		this.workers = new Workers("scheduling", concurrency, (task) -> {
+			if (task.delivery.offset() == 0) {
+				this.gateReached.countDown();
+				pass(this.gateOpen);
+			}
+			action.accept(task);
+			this.order.add(((task.rest != null) ? "f" : "r") + task.delivery.offset());
+		});
+		this.workers.start();
+	}
+
+	/** Occupies the only worker with the gate task, so what is submitted next only queues. */
+	private void closeGate() throws InterruptedException {
+		this.workers.submit(task(this.work, 0, "gate"));
+		assertThat(this.gateReached.await(10, TimeUnit.SECONDS)).isTrue();
+	}
+
+	/** A record of a key of its own whose handler failed: the rest of its step waits to run. */
+	private Task failed(long offset) {
+		Task task = task(this.work, offset, "failing" + offset);
+		task.rest = Step::done;
+		return task;
+	}
+
+	private static void pass(CountDownLatch latch) {
+		try {
+			latch.await(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
