@@ -123,7 +123,7 @@ public final class LockCodec {
 				failure.path("timestamp").asString("")) : null;
 		Instant updated;
 		try {
-			updated = doc.has("updated") ? Instant.parse(doc.path("updated").asString()) : Instant.EPOCH;
+			updated = doc.has("updated") ? InstantText.parse(doc.path("updated").asString()) : Instant.EPOCH;
 		}
 		catch (RuntimeException ex) {
 			throw new IllegalArgumentException("Lock record '" + id + "' has an unreadable 'updated' time", ex);
