@@ -269,6 +269,33 @@ class LockCodecTests {
 	}
 
 	@Test
+	void aValueWithSomethingAfterTheDocumentIsRejected() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockCodec.decode("L", HEADERS, json(
+					"{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5},\"stage\":1,\"at\":3,\"retryCount\":1} {}")))
+			.withMessageContaining("'L'")
+			.withMessageContaining("not JSON");
+	}
+
+	@Test
+	void aNullOrFractionalNumberIsRejected() {
+		assertMissing("{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5},\"stage\":1,\"at\":null,\"retryCount\":1}",
+				"at");
+		assertMissing("{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5.0},\"stage\":1,\"at\":3,\"retryCount\":1}",
+				"offset");
+	}
+
+	@Test
+	void ofAFieldGivenTwiceTheLastCounts() {
+		Lock decoded = LockCodec.decode("L", HEADERS, json("{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5,"
+				+ "\"replay\":2},\"stage\":1,\"at\":3,\"retryCount\":1,\"origin\":{\"partition\":1,\"offset\":7}}"));
+
+		assertThat(decoded.originPartition()).isEqualTo(1);
+		assertThat(decoded.originOffset()).isEqualTo(7);
+		assertThat(decoded.entry()).isNull();
+	}
+
+	@Test
 	void aLockWithNeitherAtNorFromIsRejected() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> LockCodec.decode("L", HEADERS,
