@@ -215,7 +215,7 @@ public final class OrderedRetryAutoConfiguration {
 				properties.getRetry().getMaxAttempts(),
 				new ContainerSettings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
-						consumer.getRecheckInterval(), consumer.getParkAfter()));
+						consumer.getRecheckInterval(), consumer.getParkAfter(), false));
 		String instanceId = instanceId(properties);
 		ConsumerClients consumers = clients.consumers();
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);

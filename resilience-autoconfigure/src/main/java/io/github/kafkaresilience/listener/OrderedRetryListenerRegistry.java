@@ -436,9 +436,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
 		ContainerSettings settings = this.defaults.settings();
 		if (endpoint.concurrency() != null) {
-			settings = new ContainerSettings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
-					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval(),
-					settings.parkAfter());
+			settings = settings.withConcurrency(endpoint.concurrency());
 		}
 		TransactionalWrites tx = (this.transactions != null)
 				? this.transactions.apply(endpoint.id(), settings.concurrency()) : null;
