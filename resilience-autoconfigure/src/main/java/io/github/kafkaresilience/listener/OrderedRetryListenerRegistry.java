@@ -175,7 +175,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * Switches every listener to {@link DualWrite#TRANSACTION}: the lock writes, publishes and
 	 * offset commit of a step go in one transaction of the listener's own.
 	 * @param transactions creates the transactions of a listener, given its id and its
-	 * concurrency (its steps that may run transactions at once)
+	 * concurrency
 	 */
 	public synchronized void useTransactions(BiFunction<String, Integer, TransactionalWrites> transactions) {
 		this.dualWrite = DualWrite.TRANSACTION;
