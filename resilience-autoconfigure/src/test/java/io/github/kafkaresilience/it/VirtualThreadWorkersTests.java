@@ -13,6 +13,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.OrderedRetryListener;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.Test;
@@ -40,6 +42,8 @@ import static org.awaitility.Awaitility.await;
 @UsesSharedBroker
 class VirtualThreadWorkersTests {
 
+	private static final Log logger = LogFactory.getLog(VirtualThreadWorkersTests.class);
+
 	/** Every handling, by main topic. */
 	static final Map<String, Queue<Handling>> HANDLINGS = new ConcurrentHashMap<>();
 
@@ -58,6 +62,7 @@ class VirtualThreadWorkersTests {
 				"kafka.resilience.retry.delays=1s")) {
 			SharedBroker.sendAll(topic, records);
 			awaitInOrder(script, records, 1_000, 5);
+			logger.info("At most " + script.mostRunningAtOnce() + " handlers ran at once on virtual workers");
 			assertThat(script.sameKeyOverlaps()).as("handlings of one key that overlapped").isZero();
 			assertThat(script.mostRunningAtOnce()).as("handlers that ran at once").isGreaterThan(100);
 			assertThat(HANDLINGS.get(topic)).allSatisfy((handling) -> {
