@@ -71,6 +71,8 @@ public @interface OrderedRetryListener {
 	/**
 	 * The number of worker threads that run this listener's records, concurrent across keys
 	 * and sequential within a key. Empty means {@code kafka.resilience.consumer.concurrency}.
+	 * On virtual threads (Java 21 or later, with {@code kafka.resilience.consumer.virtual-threads}
+	 * or {@code spring.threads.virtual.enabled}) it may be in the thousands.
 	 * @return the number of workers
 	 */
 	String concurrency() default "";

@@ -55,6 +55,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
+import org.springframework.boot.system.JavaVersion;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -209,13 +211,14 @@ public final class OrderedRetryAutoConfiguration {
 			ObjectProvider<KafkaProperties> kafkaProperties,
 			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
 			ObjectProvider<RecordMessageConverter> recordMessageConverter,
-			ObjectProvider<OrderedRetryListenerRegistry.AttemptObservationFactory> attemptObservations) {
+			ObjectProvider<OrderedRetryListenerRegistry.AttemptObservationFactory> attemptObservations,
+			Environment environment) {
 		ResilienceProperties.Consumer consumer = properties.getConsumer();
 		ListenerDefaults defaults = new ListenerDefaults(properties.getRetry().getDelays(),
 				properties.getRetry().getMaxAttempts(),
 				new ContainerSettings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
 						consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
-						consumer.getRecheckInterval(), consumer.getParkAfter()));
+						consumer.getRecheckInterval(), consumer.getParkAfter(), virtualWorkers(consumer, environment)));
 		String instanceId = instanceId(properties);
 		ConsumerClients consumers = clients.consumers();
 		FaultInjection faults = faultInjection.getIfAvailable(() -> FaultInjection.NONE);
@@ -241,6 +244,24 @@ public final class OrderedRetryAutoConfiguration {
 					"kafka-resilience-" + instanceId + "-" + listenerId, concurrency, timeout, faults));
 		}
 		return registry;
+	}
+
+	/**
+	 * Whether the listeners' workers are virtual threads: as
+	 * {@code kafka.resilience.consumer.virtual-threads} says, and while it is unset as
+	 * {@code spring.threads.virtual.enabled} says on Java 21 or later (Boot's own rule for its
+	 * executors: on an older Java that property means platform threads). Asked for explicitly
+	 * on an older Java, virtual threads are refused.
+	 */
+	static boolean virtualWorkers(ResilienceProperties.Consumer consumer, Environment environment) {
+		Boolean virtualThreads = consumer.getVirtualThreads();
+		if (virtualThreads == null) {
+			return Threading.VIRTUAL.isActive(environment);
+		}
+		if (virtualThreads && !JavaVersion.getJavaVersion().isEqualOrNewerThan(JavaVersion.TWENTY_ONE)) {
+			throw new VirtualThreadsUnavailableException(System.getProperty("java.version"));
+		}
+		return virtualThreads;
 	}
 
 	/**

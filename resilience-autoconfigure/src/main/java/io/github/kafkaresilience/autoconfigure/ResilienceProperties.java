@@ -617,10 +617,17 @@ public class ResilienceProperties {
 
 		/**
 		 * Worker threads per listener: records run concurrently across keys and in order
-		 * within a key.
+		 * within a key. With virtual threads it may be in the thousands.
 		 */
 		@Min(1)
 		private int concurrency = 4;
+
+		/**
+		 * Whether the listeners' workers are virtual threads, which needs Java 21 or later.
+		 * Unset follows spring.threads.virtual.enabled; false keeps platform threads even
+		 * when that is on.
+		 */
+		private @Nullable Boolean virtualThreads;
 
 		/**
 		 * Records of one partition in flight (running or waiting) before the partition is
@@ -681,6 +688,14 @@ public class ResilienceProperties {
 
 		public void setConcurrency(int concurrency) {
 			this.concurrency = concurrency;
+		}
+
+		public @Nullable Boolean getVirtualThreads() {
+			return this.virtualThreads;
+		}
+
+		public void setVirtualThreads(@Nullable Boolean virtualThreads) {
+			this.virtualThreads = virtualThreads;
 		}
 
 		public int getMaxInFlightPerPartition() {

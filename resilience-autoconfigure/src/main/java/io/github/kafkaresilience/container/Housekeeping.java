@@ -45,7 +45,7 @@ final class Housekeeping {
 			OrderedRetryContainer.Reapers reapers = reaping.open().get();
 			this.reapers = reapers;
 			ScheduledExecutorService executor = Executors
-				.newSingleThreadScheduledExecutor(Workers.threads("kafka-resilience-" + this.id + "-reaper-"));
+				.newSingleThreadScheduledExecutor(WorkerThreads.platform("kafka-resilience-" + this.id + "-reaper-"));
 			this.executor = executor;
 			long interval = reaping.interval().toMillis();
 			executor.scheduleWithFixedDelay(() -> reap(reapers), interval, interval, TimeUnit.MILLISECONDS);

@@ -75,7 +75,7 @@ final class RecordRunner {
 		this.partitions = partitions;
 		this.backpressure = backpressure;
 		this.pauser = pauser;
-		this.workers = new Workers(id, settings.concurrency(), this::run);
+		this.workers = new Workers(id, settings.concurrency(), WorkerThreads.of(settings.virtualThreads()), this::run);
 		this.keyWaiters = new KeyWaiters(this.workers);
 	}
 

@@ -66,7 +66,11 @@ final class TransactionalProducers implements AutoCloseable {
 		this.idle = new ArrayBlockingQueue<>(slots.size(), false, slots);
 	}
 
-	/** A free producer of the pool; every worker finds one, as the pool has one per worker. */
+	/**
+	 * A free producer of the pool. One is always free when a transaction begins: at most
+	 * three are in use at once (the open transaction's, the committing one's, and offsets
+	 * committed alone), and the pool has at least three.
+	 */
 	Slot take() {
 		try {
 			Slot slot = this.idle.poll(this.sendTimeout.toMillis(), TimeUnit.MILLISECONDS);

@@ -45,6 +45,17 @@ import io.github.kafkaresilience.support.Sends;
  */
 public class TransactionalWrites implements AutoCloseable {
 
+	/**
+	 * The most producers a listener's pool has, whatever its concurrency. A transaction holds
+	 * a producer, not a worker, and gathers the steps of every worker while it is open, so at
+	 * most three producers are ever in use at once: the open transaction's, the committing
+	 * one's, and one committing offsets alone. Below the cap the pool keeps one producer per
+	 * worker and one more, so the transactional ids of a listener with a concurrency of up to 15
+	 * stay the ones it had; a listener with a concurrency in the thousands (on virtual threads)
+	 * does not initialise thousands of producers.
+	 */
+	static final int MAX_PRODUCERS = 16;
+
 	private final Duration sendTimeout;
 
 	/** The transactional producers, one transaction at a time on each. */
@@ -69,8 +80,9 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param producers creates the producers
 	 * @param transactionalIdPrefix the prefix of the producers' transactional ids: stable
 	 * across restarts of this instance and unique among live instances
-	 * @param concurrency the listener's workers; the pool has one producer more (at least
-	 * three: one transaction gathering steps, one committing, one for offsets alone)
+	 * @param concurrency the listener's workers; the pool has one producer more, at least
+	 * three (one transaction gathering steps, one committing, one for offsets alone) and at
+	 * most {@value #MAX_PRODUCERS}
 	 * @param sendTimeout how long one send or commit may take
 	 * @param faults the test hook, called before a transaction commits
 	 */
@@ -86,9 +98,14 @@ public class TransactionalWrites implements AutoCloseable {
 			throw new IllegalArgumentException("Transactions need a concurrency of at least 1, not " + concurrency);
 		}
 		this.sendTimeout = sendTimeout;
-		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, Math.max(concurrency, 2) + 1, sendTimeout);
+		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, poolSize(concurrency), sendTimeout);
 		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults, gather);
 		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
+	}
+
+	/** How many transactional producers a listener of {@code concurrency} workers has. */
+	static int poolSize(int concurrency) {
+		return Math.min(Math.max(concurrency, 2) + 1, MAX_PRODUCERS);
 	}
 
 	/**

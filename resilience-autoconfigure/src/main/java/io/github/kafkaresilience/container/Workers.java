@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -35,6 +34,8 @@ final class Workers {
 	private final String id;
 
 	private final int concurrency;
+
+	private final WorkerThreads threads;
 
 	private final java.util.function.Consumer<Task> runner;
 
@@ -73,21 +74,29 @@ final class Workers {
 
 	private @Nullable ScheduledExecutorService timer;
 
+	/** Workers on platform threads: for tests. */
+	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
+		this(id, concurrency, WorkerThreads.PLATFORM, runner);
+	}
+
 	/**
 	 * @param id the listener id, for thread names and logs
 	 * @param concurrency the most tasks that run at once
+	 * @param threads the kind of thread the workers are
 	 * @param runner runs one task; what it throws is logged and leaves the record pending
 	 */
-	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
+	Workers(String id, int concurrency, WorkerThreads threads, java.util.function.Consumer<Task> runner) {
 		this.id = id;
 		this.concurrency = concurrency;
 		this.failureWorkers = Math.max(1, concurrency - 1);
+		this.threads = threads;
 		this.runner = runner;
 	}
 
 	synchronized void start() {
-		this.pool = Executors.newFixedThreadPool(this.concurrency, threads("kafka-resilience-" + this.id + "-worker-"));
-		this.timer = Executors.newSingleThreadScheduledExecutor(threads("kafka-resilience-" + this.id + "-timer-"));
+		this.pool = this.threads.workers(this.id, this.concurrency);
+		this.timer = Executors
+			.newSingleThreadScheduledExecutor(WorkerThreads.platform("kafka-resilience-" + this.id + "-timer-"));
 		this.held = false;
 		this.stopping = false;
 	}
@@ -308,15 +317,6 @@ final class Workers {
 
 	/** A task a worker took, and whether it is failure handling. */
 	private record Turn(Task task, boolean failure) {
-	}
-
-	static ThreadFactory threads(String prefix) {
-		AtomicInteger count = new AtomicInteger();
-		return (runnable) -> {
-			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		};
 	}
 
 }

@@ -175,7 +175,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * Switches every listener to {@link DualWrite#TRANSACTION}: the lock writes, publishes and
 	 * offset commit of a step go in one transaction of the listener's own.
 	 * @param transactions creates the transactions of a listener, given its id and its
-	 * concurrency (its steps that may run transactions at once)
+	 * concurrency
 	 */
 	public synchronized void useTransactions(BiFunction<String, Integer, TransactionalWrites> transactions) {
 		this.dualWrite = DualWrite.TRANSACTION;
@@ -436,9 +436,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	private OrderedRetryContainer createContainer(ListenerEndpoint endpoint) {
 		ContainerSettings settings = this.defaults.settings();
 		if (endpoint.concurrency() != null) {
-			settings = new ContainerSettings(endpoint.concurrency(), settings.maxInFlightPerPartition(),
-					settings.pollTimeout(), settings.commitInterval(), settings.shutdownTimeout(), settings.recheckInterval(),
-					settings.parkAfter());
+			settings = settings.withConcurrency(endpoint.concurrency());
 		}
 		TransactionalWrites tx = (this.transactions != null)
 				? this.transactions.apply(endpoint.id(), settings.concurrency()) : null;

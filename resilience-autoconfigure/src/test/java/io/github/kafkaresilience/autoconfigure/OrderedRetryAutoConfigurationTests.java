@@ -552,7 +552,7 @@ class OrderedRetryAutoConfigurationTests {
 			super(lockCoordinator, retryLadder, syncBarrier, failureClassifier,
 					new ListenerDefaults(List.of(Duration.ofSeconds(1)), null,
 							new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
-									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10))),
+									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10), false)),
 					(endpoint) -> {
 						throw new UnsupportedOperationException();
 					}, (endpoint, topic) -> {

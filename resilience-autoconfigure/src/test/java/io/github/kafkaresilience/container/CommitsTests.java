@@ -193,7 +193,7 @@ class CommitsTests {
 	private Commits commits(OffsetCommitter committer, Duration shutdownTimeout) {
 		return new Commits("orders", committer, new ContainerOffsets("orders", this.partitions),
 				this.settling, new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
-						Duration.ofSeconds(1), Duration.ofSeconds(10)),
+						Duration.ofSeconds(1), Duration.ofSeconds(10), false),
 				this.clock);
 	}
 

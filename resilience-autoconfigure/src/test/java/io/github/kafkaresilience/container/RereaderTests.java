@@ -31,7 +31,7 @@ class RereaderTests {
 	/** Reads again 2 s before the due time: half of park-after, at most 2 s. */
 	private static final ContainerSettings SETTINGS = new ContainerSettings(1, 10,
 			Duration.ofMillis(5), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1),
-			Duration.ofSeconds(10));
+			Duration.ofSeconds(10), false);
 
 	private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
 

@@ -173,6 +173,26 @@ class TransactionBatchesTests {
 	}
 
 	@Test
+	void thePoolHasAProducerPerWorkerAndOneMoreUpToSixteen() {
+		assertThat(TransactionalWrites.poolSize(1)).isEqualTo(3);
+		assertThat(TransactionalWrites.poolSize(4)).isEqualTo(5);
+		assertThat(TransactionalWrites.poolSize(15)).isEqualTo(16);
+		assertThat(TransactionalWrites.poolSize(16)).isEqualTo(16);
+		assertThat(TransactionalWrites.poolSize(2_000)).isEqualTo(16);
+	}
+
+	@Test
+	void aListenerOfThousandsOfWorkersInitialisesSixteenProducers() {
+		try (TransactionalWrites many = new TransactionalWrites(this.producers.clients, "many", 2_000, SEND_TIMEOUT,
+				FaultInjection.NONE)) {
+			many.start();
+			assertThat(this.producers.events).hasSize(16).startsWith("added app.many-0").endsWith("added app.many-15");
+			assertThat(many.execute(record(ORDERS_0, 7, "k"), publishingWith(many, Step::done), this.book))
+				.isEqualTo(Step.done());
+		}
+	}
+
+	@Test
 	void aPublishOutsideTheStepOfARecordIsRefused() {
 		assertThatIllegalStateException()
 			.isThrownBy(() -> this.writes.publisher().publish(RETRY_TOPIC, 0, null, null, new RecordHeaders()))

@@ -24,7 +24,7 @@ class LadderPlansTests {
 
 	private static final ListenerDefaults DEFAULTS = new ListenerDefaults(List.of(Duration.ofSeconds(30)), 3,
 			new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofSeconds(1),
-					Duration.ofSeconds(1), Duration.ofSeconds(10)));
+					Duration.ofSeconds(1), Duration.ofSeconds(10), false));
 
 	private final LadderPlans plans = plans(RetryLadder.Naming.defaults());
 

@@ -495,7 +495,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 				SyncBarrier syncBarrier, FailureClassifier failureClassifier) {
 			ListenerDefaults defaults = new ListenerDefaults(List.of(Duration.ofSeconds(30)), null,
 					new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
-							Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10)));
+							Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10), false));
 			return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
 					(endpoint) -> {
 						throw new UnsupportedOperationException("no broker in this test");
