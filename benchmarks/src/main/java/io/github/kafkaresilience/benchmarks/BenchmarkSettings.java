@@ -34,7 +34,7 @@ final class BenchmarkSettings {
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
-			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P4 and P5 (the library default)"),
+			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P4 and P5 (the library default); consumers of each @RetryableTopic container in P3L"),
 			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
@@ -58,7 +58,7 @@ final class BenchmarkSettings {
 			new Option("p3l-fail-every", "10", "10", "P3L: one record in n fails once in the storm, on a key of its own"),
 			new Option("p3l-partitions", "6", "6", "P3L: partitions"),
 			new Option("p3l-keys", "10k", "100", "P3L: distinct keys of the healthy records"),
-			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays"),
+			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays (of @RetryableTopic too)"),
 			new Option("p3l-handler-ms", "0", "0", "P3L: how long the handler sleeps on every attempt (0: no-op)"),
 			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
 			new Option("p4-partitions", "6", "6", "P4: partitions"),
@@ -266,6 +266,12 @@ final class BenchmarkSettings {
 		}
 		if (count("p3l-fail-every") < 2) {
 			throw new IllegalArgumentException("--p3l-fail-every must be at least 2, or no key is healthy");
+		}
+		try {
+			Scenario.delays(text("p3l-delays"));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Option '--p3l-delays' is not a list of durations: " + text("p3l-delays"), ex);
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");
