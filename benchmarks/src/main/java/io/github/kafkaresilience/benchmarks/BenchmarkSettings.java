@@ -21,20 +21,20 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P3L", "P4", "P5");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P3L", "P3B", "P4", "P5");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P3,P3L,P4,P5", "P1,P2,P3,P3L,P4,P5", "scenarios to run, comma separated"),
+			new Option("scenarios", "P1,P2,P3,P3L,P3B,P4,P5", "P1,P2,P3,P3L,P3B,P4,P5", "scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P3 and P3L before the measured ones"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P3, P3L and P3B before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
-			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P4 and P5 (the library default)"),
+			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P3B, P4 and P5 (the library default); consumers of each @RetryableTopic container in P3L and P3B"),
 			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
@@ -58,8 +58,14 @@ final class BenchmarkSettings {
 			new Option("p3l-fail-every", "10", "10", "P3L: one record in n fails once in the storm, on a key of its own"),
 			new Option("p3l-partitions", "6", "6", "P3L: partitions"),
 			new Option("p3l-keys", "10k", "100", "P3L: distinct keys of the healthy records"),
-			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays"),
+			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays (of @RetryableTopic too)"),
 			new Option("p3l-handler-ms", "0", "0", "P3L: how long the handler sleeps on every attempt (0: no-op)"),
+			new Option("p3b-failing-keys", "1000", "50", "P3B: keys that each send one record of the burst that fails once"),
+			new Option("p3b-clean-keys", "8", "2", "P3B: keys that never fail, interleaved with the failing ones"),
+			new Option("p3b-clean-records", "200", "20", "P3B: records of the burst on each clean key"),
+			new Option("p3b-burst-ms", "250", "250", "P3B: how long the burst is sent for, its records evenly spread"),
+			new Option("p3b-partitions", "4", "4", "P3B: partitions"),
+			new Option("p3b-delays", "2s,4s,6s", "2s,4s,6s", "P3B: retry stage delays (of @RetryableTopic too)"),
 			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
 			new Option("p4-partitions", "6", "6", "P4: partitions"),
 			new Option("p5-rate", "5000", "200", "P5: records sent per second"),
@@ -266,6 +272,24 @@ final class BenchmarkSettings {
 		}
 		if (count("p3l-fail-every") < 2) {
 			throw new IllegalArgumentException("--p3l-fail-every must be at least 2, or no key is healthy");
+		}
+		if (count("p3b-clean-keys") < 1 || count("p3b-clean-records") < 1) {
+			throw new IllegalArgumentException("--p3b-clean-keys and --p3b-clean-records must be at least 1");
+		}
+		if ((long) count("p3b-clean-keys") * count("p3b-clean-records") + count("p3b-failing-keys") > Integer.MAX_VALUE) {
+			throw new IllegalArgumentException("P3B's burst cannot hold more than " + Integer.MAX_VALUE + " records");
+		}
+		if (count("p3b-partitions") < 1) {
+			throw new IllegalArgumentException("--p3b-partitions must be at least 1");
+		}
+		for (String delays : List.of("p3l-delays", "p3b-delays")) {
+			try {
+				Scenario.delays(text(delays));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalArgumentException("Option '--" + delays + "' is not a list of durations: " + text(delays),
+						ex);
+			}
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");

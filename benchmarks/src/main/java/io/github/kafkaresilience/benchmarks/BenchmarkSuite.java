@@ -15,8 +15,8 @@ import org.springframework.boot.logging.LoggingSystem;
 
 /**
  * Runs the benchmark scenarios P1 to P5 (with P3L, the healthy keys' latency during a
- * failure storm) on one in-process Kafka broker and writes a Markdown report with medians
- * and ratios. {@code benchmarks/run.sh} builds the project and starts this class;
+ * failure storm, and P3B, a failure burst on a freshly started instance) on one in-process
+ * Kafka broker and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the project and starts this class;
  * {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
@@ -89,6 +89,7 @@ public final class BenchmarkSuite {
 			case "P2" -> new SlowHandlerScenario(broker, settings);
 			case "P3" -> new FailureStormScenario(broker, settings);
 			case "P3L" -> new HealthyKeyLatencyScenario(broker, settings);
+			case "P3B" -> new FailureBurstScenario(broker, settings);
 			case "P4" -> new ColdStartScenario(broker, settings);
 			case "P5" -> new DelayPrecisionScenario(broker, settings);
 			default -> throw new IllegalArgumentException("Unknown scenario " + id);

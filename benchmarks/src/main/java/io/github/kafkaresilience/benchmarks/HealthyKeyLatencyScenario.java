@@ -27,13 +27,20 @@ import org.springframework.context.ConfigurableApplicationContext;
  * an instance creates its producers when it first writes (in {@code transaction} mode its
  * first commit initialises the transactions of its whole pool), and that once-only wait would
  * otherwise decide the p99 of a storm that lasts seconds; the report shows it apart.
+ * <p>
+ * Spring Kafka's {@code @RetryableTopic} takes the same storm with the same delays, beside
+ * the library's modes: a comparison, without a target.
  */
 final class HealthyKeyLatencyScenario extends Scenario {
 
 	/** The baseline: the same records, sent the same way, with nothing failing. */
 	static final String BASELINE = "compensate, no failures";
 
-	static final List<String> CONTENDERS = List.of(BASELINE, "compensate, storm", "transaction, storm");
+	/** Spring Kafka's non-blocking retries during the storm. */
+	static final String RETRYABLE_STORM = RETRYABLE + ", storm";
+
+	static final List<String> CONTENDERS = List.of(BASELINE, "compensate, storm", "transaction, storm",
+			RETRYABLE_STORM);
 
 	HealthyKeyLatencyScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
 		super(broker, settings);
@@ -65,6 +72,11 @@ final class HealthyKeyLatencyScenario extends Scenario {
 		report.setup("@OrderedRetryListener: " + concurrency + " workers, retry delays " + delays + "; sending starts "
 				+ "once every partition's sync barrier has opened; the baseline is compensate with the same records and "
 				+ "nothing failing");
+		report.setup(RETRYABLE_STORM + ": a plain @KafkaListener with Spring Kafka's non-blocking retries on the same "
+				+ "delays (one retry topic per delay, then a dead-letter topic, each with " + partitions + " partitions "
+				+ "like the main topic), set up by a RetryTopicConfiguration bean; concurrency " + concurrency + " in each "
+				+ "of its containers, Spring Boot's and Spring Kafka's defaults otherwise; sending starts once every "
+				+ "container has all its partitions; a comparison, without a target");
 		report.setup("latency: from just before the producer is handed a healthy record (System.nanoTime() carried in "
 				+ "its value) until the handler starts on it; p50, p99 and max over every healthy record sent after "
 				+ "the settling seconds, then the median over runs; a ratio is the median of the per-run ratios of the "
@@ -89,7 +101,8 @@ final class HealthyKeyLatencyScenario extends Scenario {
 			for (String contender : rotated(CONTENDERS, run)) {
 				String mode = contender.substring(0, contender.indexOf(','));
 				boolean storm = contender.endsWith("storm");
-				String id = "p3l-" + mode + (storm ? "-storm-" : "-calm-") + label(run);
+				boolean retryable = contender.equals(RETRYABLE_STORM);
+				String id = "p3l-" + (retryable ? "retryable" : mode) + (storm ? "-storm-" : "-calm-") + label(run);
 				String topic = this.broker.newTopic(id, partitions);
 				Tally all = new Tally(0, sent);
 				Latencies settled = new Latencies(0, settling);
@@ -115,11 +128,15 @@ final class HealthyKeyLatencyScenario extends Scenario {
 				BarrierWatch ready = new BarrierWatch(barriers);
 				double[] behindMs = { Double.NaN };
 				measure(report, contender, run, all, () -> {
-					try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic,
-							id, concurrency, workload, List.of(ready), "kafka.resilience.dual-write=" + mode,
-							"kafka.resilience.retry.delays=" + delays)) {
+					try (ConfigurableApplicationContext context = retryable
+							? ListenerApplications.retryable(bootstrapServers(), topic, id, concurrency, delays(delays),
+									partitions, workload)
+							: ListenerApplications.ordered(bootstrapServers(), topic, id, concurrency, workload,
+									List.of(ready), "kafka.resilience.dual-write=" + mode,
+									"kafka.resilience.retry.delays=" + delays)) {
 						// start sending once the instance consumes every partition: start-up is not latency
-						if (!ready.await(timeout())) {
+						if (!(retryable ? ListenerApplications.awaitAssignment(context, partitions, timeout())
+								: ready.await(timeout()))) {
 							throw new IllegalStateException("The instance was not assigned every partition within "
 									+ timeout().toSeconds() + " s");
 						}
@@ -153,7 +170,10 @@ final class HealthyKeyLatencyScenario extends Scenario {
 					Format.latency(p99.get(contender).median()), Format.latency(max.get(contender).median()),
 					p99.get(contender).runs(Format::latency), Format.ratio(ratio.median()),
 					Format.latency(settlingMax.get(contender).median()), Format.latency(behind.get(contender).median())));
-			if (!contender.equals(BASELINE)) {
+			if (contender.equals(RETRYABLE_STORM)) {
+				report.measured(contender + " p99 vs baseline", ratio.median());
+			}
+			else if (!contender.equals(BASELINE)) {
 				String mode = contender.substring(0, contender.indexOf(','));
 				report.target("healthy keys' produce-to-handle p99 during the storm ≤ 2× compensate with nothing failing ("
 						+ mode + ")", ratio.median(), Format.ratio(ratio.median()) + " ("

@@ -1,11 +1,17 @@
 package io.github.kafkaresilience.benchmarks;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -13,15 +19,24 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.retrytopic.RetryTopicConfiguration;
+import org.springframework.kafka.retrytopic.RetryTopicConfigurationBuilder;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
- * The two Spring Boot applications the scenarios start: one with an
+ * The Spring Boot applications the scenarios start: one with an
  * {@link OrderedRetryListener @OrderedRetryListener}, one with a plain
- * {@link KafkaListener @KafkaListener}. Both read raw bytes and hand every record to the
- * scenario's {@link Workload}; everything else is the defaults of Spring Boot and of the
- * library.
+ * {@link KafkaListener @KafkaListener}, and one with a plain {@code @KafkaListener} that
+ * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic}) back.
+ * All of them read raw bytes and hand every record to the scenario's {@link Workload};
+ * everything else is the defaults of Spring Boot, Spring Kafka and the library.
  */
 final class ListenerApplications {
 
@@ -83,6 +98,73 @@ final class ListenerApplications {
 		return start(PlainApplication.class, bootstrapServers, topic, id, concurrency, workload, List.of(), all);
 	}
 
+	/**
+	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic} with
+	 * Spring Kafka's non-blocking retries, the library switched off: a record that fails goes
+	 * to one retry topic per delay in turn, then to a dead-letter topic. The retry and
+	 * dead-letter topics get the partitions of the main topic (as the library's retry topics
+	 * do), and each of their containers the concurrency of the main one (Spring Kafka's
+	 * default).
+	 * <p>
+	 * The retries are configured with a {@link RetryTopicConfiguration} bean rather than the
+	 * {@code @RetryableTopic} annotation: both set up the same retry topics, but the
+	 * annotation's back-off can only grow by a multiplier, and the bean's takes the stage
+	 * delays as they are. Neither needs {@code @EnableKafkaRetryTopic}: when it is absent,
+	 * Spring Kafka's listener post-processor creates the retry topic infrastructure itself
+	 * (Spring Boot does not create it, and only adds a configuration of its own with
+	 * {@code spring.kafka.retry.topic.enabled=true}).
+	 * @param bootstrapServers the broker
+	 * @param topic the main topic
+	 * @param id the listener id, also the consumer group
+	 * @param concurrency the consumers of each listener container (main, retry and dead-letter
+	 * topics)
+	 * @param delays the stage delays in order: a record is attempted once more than there are
+	 * delays
+	 * @param partitions the partitions of the retry and dead-letter topics
+	 * @param workload what the handler does
+	 * @param properties more properties
+	 * @return the running application
+	 */
+	static ConfigurableApplicationContext retryable(String bootstrapServers, String topic, String id, int concurrency,
+			List<Duration> delays, int partitions, Workload workload, String... properties) {
+		// the retry topics' template writes the records as the listener read them: raw bytes
+		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
+				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms",
+				"spring.kafka.producer.key-serializer=" + ByteArraySerializer.class.getName(),
+				"spring.kafka.producer.value-serializer=" + ByteArraySerializer.class.getName()));
+		all.addAll(List.of(properties));
+		return start(RetryableApplication.class, bootstrapServers, topic, id, concurrency, workload,
+				List.of(new RetryStages(topic, List.copyOf(delays), partitions)), all);
+	}
+
+	/**
+	 * Waits until every listener container of an application has been assigned every
+	 * partition of its topics: for an application without sync barriers, the moment it
+	 * consumes everything it will.
+	 * @param context the application
+	 * @param partitions the partitions of each topic
+	 * @param timeout how long to wait at most
+	 * @return whether every container has all its partitions
+	 */
+	static boolean awaitAssignment(ConfigurableApplicationContext context, int partitions, Duration timeout)
+			throws InterruptedException {
+		KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!registry.getListenerContainers().stream().allMatch((container) -> assigned(container, partitions))) {
+			if (System.nanoTime() - deadline > 0) {
+				return false;
+			}
+			TimeUnit.MILLISECONDS.sleep(10);
+		}
+		return true;
+	}
+
+	private static boolean assigned(MessageListenerContainer container, int partitions) {
+		String[] topics = container.getContainerProperties().getTopics();
+		Collection<TopicPartition> assigned = container.getAssignedPartitions();
+		return topics != null && assigned != null && assigned.size() == topics.length * partitions;
+	}
+
 	private static ConfigurableApplicationContext start(Class<?> application, String bootstrapServers, String topic,
 			String id, int concurrency, Workload workload, List<?> beans, List<String> properties) {
 		ApplicationContextInitializer<ConfigurableApplicationContext> registerWorkload = (context) -> {
@@ -115,6 +197,46 @@ final class ListenerApplications {
 	@EnableAutoConfiguration
 	@Import(PlainHandler.class)
 	static class PlainApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(PlainHandler.class)
+	static class RetryableApplication {
+
+		@Bean
+		RetryTopicConfiguration benchmarkRetryTopics(KafkaTemplate<?, ?> template, RetryStages stages) {
+			return RetryTopicConfigurationBuilder.newInstance()
+				.includeTopic(stages.topic())
+				.maxAttempts(stages.delays().size() + 1)
+				.customBackoff(new StageBackOff(stages.delays()))
+				.autoCreateTopicsWith(stages.partitions(), (short) 1)
+				.create(template);
+		}
+
+	}
+
+	/**
+	 * The retry stages of a {@link #retryable retryable} application.
+	 * @param topic the main topic
+	 * @param delays the stage delays in order
+	 * @param partitions the partitions of the retry and dead-letter topics
+	 */
+	record RetryStages(String topic, List<Duration> delays, int partitions) {
+	}
+
+	/**
+	 * A back-off that gives each stage's delay once, in order, then stops: Spring Kafka takes
+	 * one retry topic per value, so the retry topics get exactly the stage delays.
+	 */
+	record StageBackOff(List<Duration> delays) implements BackOff {
+
+		@Override
+		public BackOffExecution start() {
+			Iterator<Duration> next = this.delays.iterator();
+			return () -> next.hasNext() ? next.next().toMillis() : BackOffExecution.STOP;
+		}
 
 	}
 

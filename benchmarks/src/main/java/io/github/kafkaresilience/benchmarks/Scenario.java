@@ -3,12 +3,15 @@ package io.github.kafkaresilience.benchmarks;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * One scenario of the suite: it creates its topics on the shared broker, runs each of its
@@ -21,6 +24,12 @@ abstract class Scenario {
 
 	/** The report label of a plain Spring Kafka listener, the same in every scenario. */
 	static final String PLAIN = "@KafkaListener";
+
+	/**
+	 * The report label of a plain Spring Kafka listener with Spring Kafka's non-blocking
+	 * retries, the same in every scenario.
+	 */
+	static final String RETRYABLE = "@RetryableTopic";
 
 	protected final Log logger = LogFactory.getLog(getClass());
 
@@ -143,6 +152,11 @@ abstract class Scenario {
 			cause = cause.getCause();
 		}
 		return description.toString();
+	}
+
+	/** Retry stage delays as the library's property takes them ({@code 2s,4s,6s}), in order. */
+	static List<Duration> delays(String delays) {
+		return Arrays.stream(delays.split(",")).map(String::trim).map(DurationStyle::detectAndParse).toList();
 	}
 
 	static double millisBetween(long fromNanos, long toNanos) {

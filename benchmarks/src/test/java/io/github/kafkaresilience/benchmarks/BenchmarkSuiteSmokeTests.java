@@ -12,7 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Runs every scenario of the suite once at smoke size on one broker, and checks that every
  * contender handled every record and that the windowed throughput, the healthy keys'
- * latencies, the cold-start and the delay numbers were measured. No timing is asserted: this
+ * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers
+ * were measured. No timing is asserted: this
  * proves the suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
@@ -31,9 +32,9 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P3", "P3L", "P4", "P5");
+			.containsExactly("P1", "P2", "P3", "P3L", "P3B", "P4", "P5");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P3L", "## P5", "Smoke sizes");
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P3L", "## P3B", "## P5", "Smoke sizes");
 	}
 
 	@Test
@@ -77,7 +78,7 @@ class BenchmarkSuiteSmokeTests {
 	}
 
 	@Test
-	void healthyKeyLatencyTookTheLatencyOfEveryHealthyRecordInTheBaselineAndBothStorms() {
+	void healthyKeyLatencyTookTheLatencyOfEveryHealthyRecordInTheBaselineAndEveryStorm() {
 		assertThat(contenders("P3L")).containsExactlyInAnyOrderElementsOf(HealthyKeyLatencyScenario.CONTENDERS);
 		// the records sent while the instance settles have no latency taken; one in n fails
 		int from = settings.count("p3l-rate") * settings.count("p3l-settle-seconds");
@@ -89,6 +90,22 @@ class BenchmarkSuiteSmokeTests {
 			assertThat(measured.get(contender + " latencies")).as(contender + " latencies").isEqualTo((double) healthy);
 			assertThat(measured.get(contender + " p99 ms")).as(contender + " p99").isNotNaN();
 		}
+	}
+
+	@Test
+	void failureBurstTookTheLatencyOfEveryCleanRecordInOrderForEveryContender() {
+		assertThat(contenders("P3B")).containsExactlyInAnyOrderElementsOf(FailureBurstScenario.CONTENDERS);
+		int clean = settings.count("p3b-clean-keys") * settings.count("p3b-clean-records");
+		Map<String, Double> measured = report("P3B").measured();
+		for (String contender : FailureBurstScenario.CONTENDERS) {
+			assertThat(measured.get(contender + " latencies")).as(contender + " latencies").isEqualTo((double) clean);
+			assertThat(measured.get(contender + " p99 ms")).as(contender + " p99").isNotNaN();
+			assertThat(measured.get(contender + " first attempts done ms")).as(contender + " first attempts").isNotNaN();
+			assertThat(measured.get(contender + " all done ms")).as(contender + " all done").isNotNaN();
+			assertThat(measured.get(contender + " out of order")).as(contender + " out of order").isZero();
+		}
+		// the contenders' results, then the last run's timeline
+		assertThat(report("P3B").tables()).hasSize(2);
 	}
 
 	@Test
