@@ -66,6 +66,8 @@ final class BenchmarkSettings {
 			new Option("p3b-burst-ms", "250", "250", "P3B: how long the burst is sent for, its records evenly spread"),
 			new Option("p3b-partitions", "4", "4", "P3B: partitions"),
 			new Option("p3b-delays", "2s,4s,6s", "2s,4s,6s", "P3B: retry stage delays (of @RetryableTopic too)"),
+			new Option("p3b-contenders", "compensate,transaction,retryable,calm", "compensate,transaction,retryable,calm",
+					"P3B: the contenders to run; one alone, with --warmups=0, takes the burst in a JVM that never took one"),
 			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
 			new Option("p4-partitions", "6", "6", "P4: partitions"),
 			new Option("p5-rate", "5000", "200", "P5: records sent per second"),
@@ -281,6 +283,13 @@ final class BenchmarkSettings {
 		}
 		if (count("p3b-partitions") < 1) {
 			throw new IllegalArgumentException("--p3b-partitions must be at least 1");
+		}
+		List<String> known = List.of("compensate", "transaction", "retryable", "calm");
+		for (String contender : text("p3b-contenders").split(",")) {
+			if (!known.contains(contender.trim())) {
+				throw new IllegalArgumentException("Option '--p3b-contenders' names '" + contender.trim()
+						+ "'; the contenders are " + String.join(", ", known));
+			}
 		}
 		for (String delays : List.of("p3l-delays", "p3b-delays")) {
 			try {

@@ -118,8 +118,10 @@ final class FailureBurstScenario extends Scenario {
 			samples.put(contender, new Series());
 		}
 		Map<String, Timeline> lastTimelines = new LinkedHashMap<>();
+		List<String> chosen = List.of(this.settings.text("p3b-contenders").split(","));
+		List<String> contenders = CONTENDERS.stream().filter((contender) -> chosen.contains(slug(contender))).toList();
 		for (int run : runs(true)) {
-			for (String contender : rotated(CONTENDERS, run)) {
+			for (String contender : rotated(contenders, run)) {
 				boolean fails = !contender.equals(BASELINE);
 				String id = "p3b-" + slug(contender) + "-" + label(run);
 				String topic = this.broker.newTopic(id, partitions);
