@@ -52,6 +52,7 @@ final class BenchmarkSettings {
 			new Option("p3-keys", "10k", "100", "P3: distinct keys of the healthy records"),
 			new Option("p3-delays", "1s", "1s", "P3: retry stage delays"),
 			new Option("p3-handler-ms", "0", "0", "P3: how long the handler sleeps on every attempt (0: no-op)"),
+			new Option("p3-retryable-records", "10k", "1000", "P3: records of the @RetryableTopic contender (the same share fails)"),
 			new Option("p3l-rate", "5000", "250", "P3L: records sent per second while the contender runs"),
 			new Option("p3l-records", "100k", "500", "P3L: records measured (sent over records / rate seconds)"),
 			new Option("p3l-settle-seconds", "3", "1", "P3L: seconds of sending before latencies count (the instance creates its producers)"),
@@ -251,6 +252,9 @@ final class BenchmarkSettings {
 		}
 		if (count("p3-failing") > count("p3-records")) {
 			throw new IllegalArgumentException("--p3-failing cannot exceed --p3-records");
+		}
+		if (count("p3-retryable-records") < 1 || count("p3-retryable-records") > count("p3-records")) {
+			throw new IllegalArgumentException("--p3-retryable-records must be at least 1 and at most --p3-records");
 		}
 		if (count("p2-plain-records") > count("p2-records")) {
 			throw new IllegalArgumentException("--p2-plain-records cannot exceed --p2-records");

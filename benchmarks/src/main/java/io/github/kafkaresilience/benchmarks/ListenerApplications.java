@@ -1,11 +1,13 @@
 package io.github.kafkaresilience.benchmarks;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -14,13 +16,19 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
+import org.springframework.kafka.annotation.BackOff;
+import org.springframework.kafka.annotation.EnableKafkaRetryTopic;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.RetryableTopic;
+import org.springframework.scheduling.annotation.EnableScheduling;
 
 /**
- * The two Spring Boot applications the scenarios start: one with an
+ * The Spring Boot applications the scenarios start: one with an
  * {@link OrderedRetryListener @OrderedRetryListener}, one with a plain
- * {@link KafkaListener @KafkaListener}. Both read raw bytes and hand every record to the
- * scenario's {@link Workload}; everything else is the defaults of Spring Boot and of the
+ * {@link KafkaListener @KafkaListener}, and one with a {@code @KafkaListener} whose failed
+ * records Spring Kafka's {@link RetryableTopic @RetryableTopic} retries (what an application
+ * uses instead of the library). All read raw bytes and hand every record to the scenario's
+ * {@link Workload}; everything else is the defaults of Spring Boot, Spring Kafka and the
  * library.
  */
 final class ListenerApplications {
@@ -83,6 +91,65 @@ final class ListenerApplications {
 		return start(PlainApplication.class, bootstrapServers, topic, id, concurrency, workload, List.of(), all);
 	}
 
+	/**
+	 * Starts an application whose {@code @KafkaListener} consumes {@code topic} with
+	 * {@code @RetryableTopic}, the library switched off: a failed record is published to a retry
+	 * topic and consumed again once its delay has passed, with no regard for the order of its
+	 * key. Spring Kafka takes the delays of its retry topics as a first delay, a multiplier and
+	 * a maximum, so only a list of delays that grows by one factor can be given.
+	 * @param bootstrapServers the broker
+	 * @param topic the main topic
+	 * @param id the listener id, also the consumer group (the retry topics' listeners get
+	 * Spring Kafka's suffixes)
+	 * @param concurrency the consumers of each listener container (the main topic's, each
+	 * retry topic's and the dead-letter topic's)
+	 * @param workload what the handler does
+	 * @param delays the delays of the retries, one per retry topic
+	 * @param partitions the partitions of the retry and dead-letter topics Spring Kafka creates
+	 * @param properties more properties
+	 * @return the running application
+	 * @throws IllegalArgumentException when the delays do not grow by one factor
+	 */
+	static ConfigurableApplicationContext retryable(String bootstrapServers, String topic, String id, int concurrency,
+			Workload workload, List<Duration> delays, int partitions, String... properties) {
+		// the records go back to Kafka as they came: the template that publishes them writes bytes
+		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
+				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms",
+				"spring.kafka.producer.key-serializer=" + ByteArraySerializer.class.getName(),
+				"spring.kafka.producer.value-serializer=" + ByteArraySerializer.class.getName()));
+		all.addAll(retryableBackOff(delays));
+		all.add("bench.retry.partitions=" + partitions);
+		all.addAll(List.of(properties));
+		return start(RetryableApplication.class, bootstrapServers, topic, id, concurrency, workload, List.of(), all);
+	}
+
+	/**
+	 * The {@code @RetryableTopic} settings that give these delays: one attempt more than there
+	 * are delays, the first delay, the factor between one delay and the next, and the last
+	 * delay as the maximum.
+	 * @param delays the delays, at least one
+	 * @return the {@code bench.retry.*} properties the handler's annotation reads
+	 * @throws IllegalArgumentException when the delays do not grow by one factor of at least 1
+	 */
+	static List<String> retryableBackOff(List<Duration> delays) {
+		if (delays.isEmpty()) {
+			throw new IllegalArgumentException("@RetryableTopic needs at least one delay");
+		}
+		long first = delays.get(0).toMillis();
+		double multiplier = (delays.size() > 1) ? (double) delays.get(1).toMillis() / first : 1.0;
+		long delay = first;
+		for (int i = 0; i < delays.size(); i++) {
+			if (first < 1 || multiplier < 1.0 || Math.abs(delays.get(i).toMillis() - delay) > 1) {
+				throw new IllegalArgumentException("@RetryableTopic takes a first delay, a factor of at least 1 and a "
+						+ "maximum: it cannot give the delays " + delays);
+			}
+			delay = Math.round(delay * multiplier);
+		}
+		return List.of("bench.retry.attempts=" + (delays.size() + 1), "bench.retry.delay=" + first,
+				"bench.retry.multiplier=" + multiplier,
+				"bench.retry.max-delay=" + delays.get(delays.size() - 1).toMillis());
+	}
+
 	private static ConfigurableApplicationContext start(Class<?> application, String bootstrapServers, String topic,
 			String id, int concurrency, Workload workload, List<?> beans, List<String> properties) {
 		ApplicationContextInitializer<ConfigurableApplicationContext> registerWorkload = (context) -> {
@@ -118,6 +185,20 @@ final class ListenerApplications {
 
 	}
 
+	/**
+	 * {@code @EnableKafkaRetryTopic} needs a task scheduler, to resume a retry topic's
+	 * partition once its next record is due; {@code @EnableScheduling} has Spring Boot create
+	 * one.
+	 */
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@EnableKafkaRetryTopic
+	@EnableScheduling
+	@Import(RetryableHandler.class)
+	static class RetryableApplication {
+
+	}
+
 	static class OrderedHandler {
 
 		private final Workload workload;
@@ -142,6 +223,26 @@ final class ListenerApplications {
 			this.workload = workload;
 		}
 
+		@KafkaListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
+				concurrency = "${bench.concurrency}")
+		void handle(ConsumerRecord<byte[], byte[]> record) throws Exception {
+			this.workload.handle(record);
+		}
+
+	}
+
+	static class RetryableHandler {
+
+		private final Workload workload;
+
+		RetryableHandler(Workload workload) {
+			this.workload = workload;
+		}
+
+		@RetryableTopic(attempts = "${bench.retry.attempts}",
+				backOff = @BackOff(delayString = "${bench.retry.delay}", multiplierString = "${bench.retry.multiplier}",
+						maxDelayString = "${bench.retry.max-delay}"),
+				numPartitions = "${bench.retry.partitions}")
 		@KafkaListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
 				concurrency = "${bench.concurrency}")
 		void handle(ConsumerRecord<byte[], byte[]> record) throws Exception {

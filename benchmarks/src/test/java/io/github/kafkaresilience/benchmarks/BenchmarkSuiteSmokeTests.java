@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.benchmarks;
 
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -71,9 +72,27 @@ class BenchmarkSuiteSmokeTests {
 	}
 
 	@Test
-	void failureStormRanBothDualWriteModesWithAndWithoutFailures() {
-		assertThat(contenders("P3")).containsExactlyInAnyOrder("compensate, no failures", "compensate, storm",
-				"transaction, no failures", "transaction, storm");
+	void failureStormRanTheLibraryRetryableTopicAndTheRawWritesBoundWithAndWithoutFailures() {
+		List<String> expected = new ArrayList<>();
+		for (String kind : List.of("compensate", "transaction", FailureStormScenario.RETRYABLE,
+				FailureStormScenario.RAW)) {
+			expected.addAll(FailureStormScenario.contenders(kind));
+		}
+		assertThat(contenders("P3")).containsExactlyInAnyOrderElementsOf(expected);
+	}
+
+	@Test
+	void failureStormMeasuredTheCpuOfAFailedRecordAgainstTheRawWritesBound() {
+		Map<String, Double> measured = report("P3").measured();
+		for (String kind : List.of("compensate", "transaction", FailureStormScenario.RETRYABLE,
+				FailureStormScenario.RAW)) {
+			assertThat(measured.get(kind + " CPU per failed record µs")).as(kind).isNotNaN();
+		}
+		assertThat(measured.get("compensate CPU vs raw-writes bound")).isNotNaN();
+		assertThat(measured.get("transaction CPU vs raw-writes bound")).isNotNaN();
+		assertThat(report("P3").targets()).extracting(ScenarioReport.TargetCheck::target)
+			.allMatch((target) -> target.startsWith("CPU per failed record ≤ 1.5× the raw-writes bound"))
+			.hasSize(2);
 	}
 
 	@Test
