@@ -32,9 +32,10 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P3", "P3L", "P4", "P5");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P4", "P5");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P3L", "## P5", "Smoke sizes");
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P5",
+				"Smoke sizes");
 	}
 
 	@Test
@@ -68,6 +69,33 @@ class BenchmarkSuiteSmokeTests {
 		if (!contenders("P2").contains(SlowHandlerScenario.PARALLEL)) {
 			assertThat(report.excluded()).containsKey(SlowHandlerScenario.PARALLEL);
 			assertThat(report.excluded().get(SlowHandlerScenario.PARALLEL)).isNotBlank();
+		}
+	}
+
+	@Test
+	void ioBoundHandlerRanTheLibraryOnPlatformThreadsAndOnVirtualThreadsWhereTheJvmHasThem() {
+		ScenarioReport report = report("P2W");
+		List<IoBoundHandlerScenario.Contender> all = IoBoundHandlerScenario
+			.contenders(settings.counts("p2w-concurrency"));
+		assertThat(contenders("P2W")).contains(all.get(0).name());
+		for (IoBoundHandlerScenario.Contender contender : all) {
+			switch (contender.kind()) {
+				case PLATFORM -> assertThat(report.measured().get(contender.name() + " records/s")).isNotNaN();
+				case VIRTUAL -> {
+					if (IoBoundHandlerScenario.virtualThreadsAvailable()) {
+						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+					}
+					else {
+						assertThat(contenders("P2W")).doesNotContain(contender.name());
+						assertThat(report.excluded().get(contender.name())).contains("Java 21");
+					}
+				}
+				case PARALLEL -> {
+					if (!contenders("P2W").contains(contender.name())) {
+						assertThat(report.excluded()).isNotEmpty();
+					}
+				}
+			}
 		}
 	}
 
