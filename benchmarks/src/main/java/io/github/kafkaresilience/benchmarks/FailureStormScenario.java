@@ -22,10 +22,11 @@ import org.springframework.context.ConfigurableApplicationContext;
  * <p>
  * Two more contenders run the same storm beside the library. {@code @RetryableTopic} is what
  * an application uses instead: Spring Kafka's retry topics with the same delays, which keep no
- * order of a key. Each of its failures costs tens of milliseconds, so by default it runs on a
- * tenth of the records, with the same share failing. The raw-writes bound ({@link RawRetryWrites}) makes, with bare clients, the
- * Kafka writes and reads a failure costs the library and nothing else, so the library's CPU per
- * failed record is read against the least any implementation of its protocol pays.
+ * order of a key. Each of its failures costs about ten milliseconds of CPU or more, and its full
+ * storm about two minutes per run, so by default it runs on a tenth of the records, with the
+ * same share failing. The raw-writes bound ({@link RawRetryWrites}) makes, with bare clients,
+ * the Kafka writes and reads a failure costs the library and nothing else, so the library's CPU
+ * per failed record is read against the least any implementation of its protocol pays.
  */
 final class FailureStormScenario extends Scenario {
 
@@ -65,8 +66,8 @@ final class FailureStormScenario extends Scenario {
 			.toList();
 		int handlerMs = this.settings.count("p3-handler-ms");
 		int allHealthy = allRecords - allFailing;
-		// @RetryableTopic runs the same storm on fewer records: each of its failures costs tens of
-		// milliseconds, and the full storm would take minutes per run
+		// @RetryableTopic runs the same storm on fewer records: each of its failures costs about ten
+		// milliseconds of CPU or more, and the full storm takes about two minutes per run
 		int retryableRecords = this.settings.count("p3-retryable-records");
 		int retryableFailing = (int) ((long) allFailing * retryableRecords / allRecords);
 		ScenarioReport report = new ScenarioReport("P3", "Failure storm");
