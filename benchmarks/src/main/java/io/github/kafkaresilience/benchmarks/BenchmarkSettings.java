@@ -21,15 +21,19 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P3", "P3L", "P3B", "P4", "P5");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5");
+
+	/** Options whose value is a comma-separated list, not a count with separators. */
+	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
+			"p3b-delays", "p3b-contenders");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P3,P3L,P3B,P4,P5", "P1,P2,P3,P3L,P3B,P4,P5", "scenarios to run, comma separated"),
+			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5", "P1,P2,P2W,P3,P3L,P3B,P4,P5", "scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P3, P3L and P3B before the measured ones"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L and P3B before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
@@ -46,12 +50,17 @@ final class BenchmarkSettings {
 			new Option("p2-sleep-ms", "10", "10", "P2: how long the handler sleeps"),
 			new Option("p2-workers", "16", "16", "P2: worker threads of @OrderedRetryListener and Parallel Consumer"),
 			new Option("p2-plain-records", "1000", "40", "P2: how many of the records the plain @KafkaListener handles (it runs one at a time)"),
+			new Option("p2w-records", "100k", "2000", "P2W: records"),
+			new Option("p2w-keys", "10k", "500", "P2W: distinct keys"),
+			new Option("p2w-handler-ms", "10", "10", "P2W: how long the handler sleeps"),
+			new Option("p2w-concurrency", "256,2000", "16,64", "P2W: concurrencies, comma separated; the library runs on platform threads at the first, on virtual threads (Java 21+) at each"),
 			new Option("p3-records", "100k", "1000", "P3: records"),
 			new Option("p3-failing", "10k", "50", "P3: records that fail transiently once (each on a key of its own)"),
 			new Option("p3-partitions", "6", "6", "P3: partitions"),
 			new Option("p3-keys", "10k", "100", "P3: distinct keys of the healthy records"),
 			new Option("p3-delays", "1s", "1s", "P3: retry stage delays"),
 			new Option("p3-handler-ms", "0", "0", "P3: how long the handler sleeps on every attempt (0: no-op)"),
+			new Option("p3-retryable-records", "10k", "1000", "P3: records of the @RetryableTopic contender (the same share fails)"),
 			new Option("p3l-rate", "5000", "250", "P3L: records sent per second while the contender runs"),
 			new Option("p3l-records", "100k", "500", "P3L: records measured (sent over records / rate seconds)"),
 			new Option("p3l-settle-seconds", "3", "1", "P3L: seconds of sending before latencies count (the instance creates its producers)"),
@@ -204,9 +213,30 @@ final class BenchmarkSettings {
 		return value;
 	}
 
+	/**
+	 * A list option's values, each a count as {@link #count(String)} reads it, but with
+	 * {@code ,} separating the values rather than digits.
+	 */
+	List<Integer> counts(String name) {
+		List<Integer> counts = new ArrayList<>();
+		for (String part : text(name).split(",")) {
+			if (!part.isBlank()) {
+				counts.add(parseCount(name, part));
+			}
+		}
+		if (counts.isEmpty()) {
+			throw new IllegalArgumentException("Option '--" + name + "' needs at least one value");
+		}
+		return counts;
+	}
+
 	/** A count option's value: digits with optional separators and a {@code k} or {@code m} suffix. */
 	int count(String name) {
-		String text = text(name).trim().replace("_", "").replace(",", "").toLowerCase(Locale.ROOT);
+		return parseCount(name, text(name));
+	}
+
+	private static int parseCount(String name, String given) {
+		String text = given.trim().replace("_", "").replace(",", "").toLowerCase(Locale.ROOT);
 		long factor = 1;
 		if (text.endsWith("k")) {
 			factor = 1_000;
@@ -219,12 +249,12 @@ final class BenchmarkSettings {
 		try {
 			long value = Long.parseLong(text) * factor;
 			if (value < 0 || value > Integer.MAX_VALUE) {
-				throw new IllegalArgumentException("Option '--" + name + "' is out of range: " + text(name));
+				throw new IllegalArgumentException("Option '--" + name + "' is out of range: " + given);
 			}
 			return (int) value;
 		}
 		catch (NumberFormatException ex) {
-			throw new IllegalArgumentException("Option '--" + name + "' is not a count: " + text(name), ex);
+			throw new IllegalArgumentException("Option '--" + name + "' is not a count: " + given, ex);
 		}
 	}
 
@@ -250,7 +280,7 @@ final class BenchmarkSettings {
 		}
 		for (Option option : OPTIONS) {
 			String full = option.full();
-			if (!full.isEmpty() && Character.isDigit(full.charAt(0)) && !option.name().endsWith("delays")) {
+			if (!full.isEmpty() && Character.isDigit(full.charAt(0)) && !LISTS.contains(option.name())) {
 				count(option.name());
 			}
 		}
@@ -259,6 +289,15 @@ final class BenchmarkSettings {
 		}
 		if (count("p3-failing") > count("p3-records")) {
 			throw new IllegalArgumentException("--p3-failing cannot exceed --p3-records");
+		}
+		if (count("p3-retryable-records") < 1 || count("p3-retryable-records") > count("p3-records")) {
+			throw new IllegalArgumentException("--p3-retryable-records must be at least 1 and at most --p3-records");
+		}
+		if (count("p2w-records") < 1 || count("p2w-keys") < 1 || count("p2w-handler-ms") < 1) {
+			throw new IllegalArgumentException("--p2w-records, --p2w-keys and --p2w-handler-ms must be at least 1");
+		}
+		if (counts("p2w-concurrency").stream().anyMatch((concurrency) -> concurrency < 1)) {
+			throw new IllegalArgumentException("every --p2w-concurrency must be at least 1");
 		}
 		if (count("p2-plain-records") > count("p2-records")) {
 			throw new IllegalArgumentException("--p2-plain-records cannot exceed --p2-records");

@@ -14,9 +14,10 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.logging.LoggingSystem;
 
 /**
- * Runs the benchmark scenarios P1 to P5 (with P3L, the healthy keys' latency during a
- * failure storm, and P3B, a failure burst on a freshly started instance) on one in-process
- * Kafka broker and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the project and starts this class;
+ * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high concurrency,
+ * P3L, the healthy keys' latency during a failure storm, and P3B, a failure burst on a freshly
+ * started instance) on one in-process Kafka broker and writes a Markdown report with medians
+ * and ratios. {@code benchmarks/run.sh} builds the project and starts this class;
  * {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
@@ -87,6 +88,7 @@ public final class BenchmarkSuite {
 		Scenario scenario = switch (id) {
 			case "P1" -> new HappyPathScenario(broker, settings);
 			case "P2" -> new SlowHandlerScenario(broker, settings);
+			case "P2W" -> new IoBoundHandlerScenario(broker, settings);
 			case "P3" -> new FailureStormScenario(broker, settings);
 			case "P3L" -> new HealthyKeyLatencyScenario(broker, settings);
 			case "P3B" -> new FailureBurstScenario(broker, settings);

@@ -31,7 +31,8 @@ final class ReportWriter {
 		row(md, "sizes", changed.isEmpty() ? "the full sizes of docs/BENCHMARKS.md"
 				: (settings.smoke() ? "smoke sizes" : "full sizes except") + ": " + String.join(" ", changed));
 		row(md, "runs", settings.runs() + " measured run(s) per scenario"
-				+ ((settings.warmups() > 0) ? ", after " + settings.warmups() + " unreported warm-up run(s) of P1, P2, P3, P3L and P3B" : "")
+				+ ((settings.warmups() > 0) ? ", after " + settings.warmups()
+						+ " unreported warm-up run(s) of P1, P2, P2W, P3, P3L and P3B" : "")
 				+ "; tables show the median, then every run in order");
 		environment.forEach((label, text) -> row(md, label, text));
 		row(md, "broker", "one in-process KRaft broker (spring-kafka-test EmbeddedKafkaKraftBroker) in the suite's JVM, "

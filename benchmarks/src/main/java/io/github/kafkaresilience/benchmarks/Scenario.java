@@ -143,6 +143,24 @@ abstract class Scenario {
 		return this.broker.bootstrapServers();
 	}
 
+	/**
+	 * Runs Confluent's Parallel Consumer with KEY ordering until the tally is complete; a
+	 * Parallel Consumer that cannot run with the Kafka client on the classpath is reported as
+	 * unavailable rather than as a contender that lost records.
+	 */
+	protected void runParallelConsumer(String topic, String group, int concurrency, Workload workload, Tally tally)
+			throws Exception {
+		try {
+			ParallelConsumerRunner.run(bootstrapServers(), topic, group, concurrency, workload, tally, timeout());
+		}
+		catch (InterruptedException ex) {
+			throw ex;
+		}
+		catch (Exception | LinkageError ex) {
+			throw new ContenderUnavailableException(describe(ex), ex);
+		}
+	}
+
 	/** An exception and its causes on one line. */
 	static String describe(Throwable ex) {
 		StringBuilder description = new StringBuilder(ex.toString());

@@ -135,17 +135,4 @@ final class SlowHandlerScenario extends Scenario {
 		return report;
 	}
 
-	private void runParallelConsumer(String topic, String group, int workers, Workload workload, Tally tally)
-			throws Exception {
-		try {
-			ParallelConsumerRunner.run(bootstrapServers(), topic, group, workers, workload, tally, timeout());
-		}
-		catch (InterruptedException ex) {
-			throw ex;
-		}
-		catch (Exception | LinkageError ex) {
-			throw new ContenderUnavailableException(describe(ex), ex);
-		}
-	}
-
 }

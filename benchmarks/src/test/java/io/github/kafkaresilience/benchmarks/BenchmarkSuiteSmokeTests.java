@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.benchmarks;
 
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -32,9 +33,10 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P3", "P3L", "P3B", "P4", "P5");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P3L", "## P3B", "## P5", "Smoke sizes");
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
+				"## P5", "Smoke sizes");
 	}
 
 	@Test
@@ -72,9 +74,54 @@ class BenchmarkSuiteSmokeTests {
 	}
 
 	@Test
-	void failureStormRanBothDualWriteModesWithAndWithoutFailures() {
-		assertThat(contenders("P3")).containsExactlyInAnyOrder("compensate, no failures", "compensate, storm",
-				"transaction, no failures", "transaction, storm");
+	void ioBoundHandlerRanTheLibraryOnPlatformThreadsAndOnVirtualThreadsWhereTheJvmHasThem() {
+		ScenarioReport report = report("P2W");
+		List<IoBoundHandlerScenario.Contender> all = IoBoundHandlerScenario
+			.contenders(settings.counts("p2w-concurrency"));
+		assertThat(contenders("P2W")).contains(all.get(0).name());
+		for (IoBoundHandlerScenario.Contender contender : all) {
+			switch (contender.kind()) {
+				case PLATFORM -> assertThat(report.measured().get(contender.name() + " records/s")).isNotNaN();
+				case VIRTUAL -> {
+					if (IoBoundHandlerScenario.virtualThreadsAvailable()) {
+						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+					}
+					else {
+						assertThat(contenders("P2W")).doesNotContain(contender.name());
+						assertThat(report.excluded().get(contender.name())).contains("Java 21");
+					}
+				}
+				case PARALLEL -> {
+					if (!contenders("P2W").contains(contender.name())) {
+						assertThat(report.excluded()).isNotEmpty();
+					}
+				}
+			}
+		}
+	}
+
+	@Test
+	void failureStormRanTheLibraryRetryableTopicAndTheRawWritesBoundWithAndWithoutFailures() {
+		List<String> expected = new ArrayList<>();
+		for (String kind : List.of("compensate", "transaction", FailureStormScenario.RETRYABLE,
+				FailureStormScenario.RAW)) {
+			expected.addAll(FailureStormScenario.contenders(kind));
+		}
+		assertThat(contenders("P3")).containsExactlyInAnyOrderElementsOf(expected);
+	}
+
+	@Test
+	void failureStormMeasuredTheCpuOfAFailedRecordAgainstTheRawWritesBound() {
+		Map<String, Double> measured = report("P3").measured();
+		for (String kind : List.of("compensate", "transaction", FailureStormScenario.RETRYABLE,
+				FailureStormScenario.RAW)) {
+			assertThat(measured.get(kind + " CPU per failed record µs")).as(kind).isNotNaN();
+		}
+		assertThat(measured.get("compensate CPU vs raw-writes bound")).isNotNaN();
+		assertThat(measured.get("transaction CPU vs raw-writes bound")).isNotNaN();
+		assertThat(report("P3").targets()).extracting(ScenarioReport.TargetCheck::target)
+			.allMatch((target) -> target.startsWith("CPU per failed record ≤ 1.5× the raw-writes bound"))
+			.hasSize(2);
 	}
 
 	@Test

@@ -1,0 +1,50 @@
+package io.github.kafkaresilience.benchmarks;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The options of a suite run: a list option takes {@code ,} between its values, where a
+ * count takes it between digits.
+ */
+class BenchmarkSettingsTests {
+
+	@Test
+	void theIoBoundScenarioRunsByDefaultAtTwoConcurrencies() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P2W");
+		assertThat(settings.counts("p2w-concurrency")).containsExactly(256, 2000);
+		assertThat(settings.count("p2w-records")).isEqualTo(100_000);
+	}
+
+	@Test
+	void smokeSizesAreSmaller() {
+		BenchmarkSettings settings = BenchmarkSettings.parse("--smoke");
+		assertThat(settings.counts("p2w-concurrency")).allMatch((concurrency) -> concurrency < 256);
+		assertThat(settings.count("p2w-records")).isLessThan(100_000);
+		assertThat(settings.count("p3-retryable-records")).isLessThanOrEqualTo(settings.count("p3-records"));
+	}
+
+	@Test
+	void aListOptionTakesCommasBetweenItsValuesAndSuffixesInThem() {
+		BenchmarkSettings settings = BenchmarkSettings.parse("--p2w-concurrency=64, 1k,2_000");
+		assertThat(settings.counts("p2w-concurrency")).containsExactly(64, 1000, 2000);
+		assertThat(BenchmarkSettings.parse("--p2w-records=30k").count("p2w-records")).isEqualTo(30_000);
+	}
+
+	@Test
+	void aConcurrencyBelowOneIsRefused() {
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p2w-concurrency=256,0"))
+			.withMessageContaining("--p2w-concurrency");
+	}
+
+	@Test
+	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))
+			.withMessageContaining("--p3-retryable-records");
+	}
+
+}
