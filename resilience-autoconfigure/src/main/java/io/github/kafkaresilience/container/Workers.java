@@ -221,15 +221,7 @@ final class Workers {
 	}
 
 	private boolean claimDrainer() {
-		int now;
-		do {
-			now = this.draining.get();
-			if (now >= this.concurrency) {
-				return false;
-			}
-		}
-		while (!this.draining.compareAndSet(now, now + 1));
-		return true;
+		return claim(this.draining, this.concurrency);
 	}
 
 	private void drain() {
@@ -287,14 +279,19 @@ final class Workers {
 	}
 
 	private boolean claimFailureWorker() {
+		return claim(this.handlingFailures, this.failureWorkers);
+	}
+
+	/** Counts one more in {@code count} unless it is at {@code limit}; returns whether it did. */
+	private static boolean claim(AtomicInteger count, int limit) {
 		int now;
 		do {
-			now = this.handlingFailures.get();
-			if (now >= this.failureWorkers) {
+			now = count.get();
+			if (now >= limit) {
 				return false;
 			}
 		}
-		while (!this.handlingFailures.compareAndSet(now, now + 1));
+		while (!count.compareAndSet(now, now + 1));
 		return true;
 	}
 

@@ -30,21 +30,7 @@ class WorkerThreadsTests {
 
 	@Test
 	void platformWorkersAreAFixedPoolOfNamedDaemonThreads() throws InterruptedException {
-		Set<Thread> threads = ConcurrentHashMap.newKeySet();
-		ExecutorService pool = WorkerThreads.PLATFORM.workers("orders", 2);
-		try {
-			CountDownLatch done = new CountDownLatch(50);
-			for (int i = 0; i < 50; i++) {
-				pool.execute(() -> {
-					threads.add(Thread.currentThread());
-					done.countDown();
-				});
-			}
-			assertThat(done.await(SETTLE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-		}
-		finally {
-			shutDown(pool);
-		}
+		Set<Thread> threads = threadsThatRan(WorkerThreads.PLATFORM.workers("orders", 2), 50);
 		assertThat(threads).hasSizeBetween(1, 2).allSatisfy((thread) -> {
 			assertThat(thread.getName()).matches("kafka-resilience-orders-worker-[12]");
 			assertThat(thread.isDaemon()).isTrue();
@@ -62,21 +48,7 @@ class WorkerThreadsTests {
 	@EnabledForJreRange(min = JRE.JAVA_21)
 	void onJava21VirtualWorkersAreANewNamedVirtualThreadPerTask() throws InterruptedException {
 		assertThat(WorkerThreads.virtualAvailable()).isTrue();
-		Set<Thread> threads = ConcurrentHashMap.newKeySet();
-		ExecutorService pool = WorkerThreads.VIRTUAL.workers("orders", 3);
-		try {
-			CountDownLatch done = new CountDownLatch(3);
-			for (int i = 0; i < 3; i++) {
-				pool.execute(() -> {
-					threads.add(Thread.currentThread());
-					done.countDown();
-				});
-			}
-			assertThat(done.await(SETTLE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-		}
-		finally {
-			shutDown(pool);
-		}
+		Set<Thread> threads = threadsThatRan(WorkerThreads.VIRTUAL.workers("orders", 3), 3);
 		assertThat(threads).hasSize(3).allSatisfy((thread) -> assertThat(WorkerThreads.isVirtual(thread)).isTrue());
 		assertThat(threads).extracting(Thread::getName)
 			.containsExactlyInAnyOrder("kafka-resilience-orders-worker-1", "kafka-resilience-orders-worker-2",
@@ -135,6 +107,25 @@ class WorkerThreadsTests {
 				Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(10), false);
 		assertThat(settings.withConcurrency(2_000)).isEqualTo(new ContainerSettings(2_000, 10, Duration.ofMillis(100),
 				Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(10), false));
+	}
+
+	/** Runs {@code tasks} tasks on {@code pool}, shuts it down, and returns the threads they ran on. */
+	private static Set<Thread> threadsThatRan(ExecutorService pool, int tasks) throws InterruptedException {
+		Set<Thread> threads = ConcurrentHashMap.newKeySet();
+		try {
+			CountDownLatch done = new CountDownLatch(tasks);
+			for (int i = 0; i < tasks; i++) {
+				pool.execute(() -> {
+					threads.add(Thread.currentThread());
+					done.countDown();
+				});
+			}
+			assertThat(done.await(SETTLE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		}
+		finally {
+			shutDown(pool);
+		}
+		return threads;
 	}
 
 	private static void shutDown(ExecutorService pool) throws InterruptedException {
