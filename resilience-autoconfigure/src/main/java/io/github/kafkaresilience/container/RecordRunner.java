@@ -144,10 +144,13 @@ final class RecordRunner {
 		}
 	}
 
-	private void run(Task task) {
+	/**
+	 * Runs a task on a worker; returns the next task of its key when the task is done and that
+	 * one may run at once, for the worker to run in the same turn.
+	 */
+	private @Nullable Task run(Task task) {
 		if (task.admission != null) {
-			admit(task);
-			return;
+			return admit(task);
 		}
 		OrderedRetryContainer.Route route = task.work.route;
 		Supplier<Step> rest = task.rest;
@@ -164,10 +167,12 @@ final class RecordRunner {
 		}
 		catch (RuntimeException ex) {
 			routeFailed(task, ex);
-			return;
+			return null;
 		}
 		switch (step.kind()) {
-			case DONE -> complete(task);
+			case DONE -> {
+				return complete(task);
+			}
 			case SETTLING -> settle(task, step.writes());
 			case WAIT_UNTIL -> {
 				if (!park(task, step.dueAt())) {
@@ -182,6 +187,7 @@ final class RecordRunner {
 				this.workers.submitFailure(task);
 			}
 		}
+		return null;
 	}
 
 	/**
@@ -231,7 +237,10 @@ final class RecordRunner {
 		writes.whenComplete((ignored, ex) -> {
 			if (ex == null) {
 				task.failures = 0;
-				complete(task);
+				Task next = complete(task);
+				if (next != null) {
+					this.workers.submit(next); // a callback's thread runs no records
+				}
 			}
 			else if (!this.workers.stopping() && !task.work.isRevoked()) {
 				routeFailed(task, Futures.cause(ex));
@@ -277,11 +286,11 @@ final class RecordRunner {
 	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
 	 * back.
 	 */
-	private void admit(Task task) {
+	private @Nullable Task admit(Task task) {
 		LockRegistry registry = task.work.route.registry();
 		if (!task.tailerSynced) {
 			catchUpThenSubmit(task);
-			return;
+			return null;
 		}
 		try {
 			StageRouter.admitReplay(registry, task.admission, task.lastTaken, this.clock.instant());
@@ -293,21 +302,17 @@ final class RecordRunner {
 					+ task.work.partition + " (attempt " + task.failures + "); trying again in " + backoff.toMillis()
 					+ " ms", ex);
 			this.workers.submitLater(task, backoff.toMillis());
-			return;
+			return null;
 		}
-		Task next = task.work.admitted(task);
-		if (next != null) {
-			this.workers.submit(next);
-		}
+		return task.work.admitted(task);
 	}
 
-	private void complete(Task task) {
+	/** A record is done; returns the next task of its key if that one may run now. */
+	private @Nullable Task complete(Task task) {
 		PartitionWork work = task.work;
 		Task next = work.done(task);
 		this.backpressure.recordDone(work);
-		if (next != null) {
-			this.workers.submit(next);
-		}
+		return next;
 	}
 
 	/**

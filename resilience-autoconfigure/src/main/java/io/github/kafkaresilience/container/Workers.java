@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -37,13 +38,21 @@ final class Workers {
 
 	private final WorkerThreads threads;
 
-	private final java.util.function.Consumer<Task> runner;
+	/** Runs a task; returns the next task of its key when that may run at once, or {@code null}. */
+	private final Function<Task, @Nullable Task> runner;
 
 	/**
 	 * While both queues hold tasks, one turn in this many goes to failure handling: a record
 	 * whose turn it is waits behind at most one failure handled per worker in this many turns.
 	 */
 	static final int FAILURE_TURN = 8;
+
+	/**
+	 * The most records of one key a worker runs in one turn: a key whose next record is ready
+	 * when its record is done runs it at once, instead of going to the back of the queue behind
+	 * every record queued meanwhile, up to this many.
+	 */
+	static final int KEY_TURN = 32;
 
 	/** Records whose turn it is. */
 	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
@@ -76,16 +85,21 @@ final class Workers {
 
 	/** Workers on platform threads: for tests. */
 	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
-		this(id, concurrency, WorkerThreads.PLATFORM, runner);
+		this(id, concurrency, WorkerThreads.PLATFORM, (task) -> {
+			runner.accept(task);
+			return null;
+		});
 	}
 
 	/**
 	 * @param id the listener id, for thread names and logs
 	 * @param concurrency the most tasks that run at once
 	 * @param threads the kind of thread the workers are
-	 * @param runner runs one task; what it throws is logged and leaves the record pending
+	 * @param runner runs one task and returns the next task of its key when that may run at once
+	 * (its record is done), or {@code null}; what it throws is logged and leaves the record
+	 * pending
 	 */
-	Workers(String id, int concurrency, WorkerThreads threads, java.util.function.Consumer<Task> runner) {
+	Workers(String id, int concurrency, WorkerThreads threads, Function<Task, @Nullable Task> runner) {
 		this.id = id;
 		this.concurrency = concurrency;
 		this.failureWorkers = Math.max(1, concurrency - 1);
@@ -229,7 +243,13 @@ final class Workers {
 			try {
 				for (Turn turn; (turn = nextTurn()) != null;) {
 					try {
-						run(turn.task);
+						Task next = run(turn.task);
+						if (turn.failure) {
+							submitNext(next); // a failure handler takes no records
+						}
+						else {
+							runKeyTurn(next);
+						}
 					}
 					finally {
 						if (turn.failure) {
@@ -295,20 +315,42 @@ final class Workers {
 		return true;
 	}
 
-	private void run(Task task) {
+	/**
+	 * Runs the records of a key that become ready one after the other on this worker, up to
+	 * {@value #KEY_TURN} in one turn: the next of them then waits at the back of the queue.
+	 */
+	private void runKeyTurn(@Nullable Task next) {
+		for (int ran = 1; next != null; ran++) {
+			if (ran >= KEY_TURN) {
+				submit(next);
+				return;
+			}
+			next = run(next);
+		}
+	}
+
+	private void submitNext(@Nullable Task next) {
+		if (next != null) {
+			submit(next);
+		}
+	}
+
+	/** Runs a task unless it may not run now; returns the next of its key that may run at once. */
+	private @Nullable Task run(Task task) {
 		if (this.stopping || task.work.isRevoked()) {
-			return;
+			return null;
 		}
 		if (this.held && task.rest == null) {
 			holdBack(task);
-			return;
+			return null;
 		}
 		try {
-			this.runner.accept(task);
+			return this.runner.apply(task);
 		}
 		catch (RuntimeException ex) {
 			// a bug: the record stays pending, so it is delivered again after a restart
 			logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+			return null;
 		}
 	}
 

@@ -73,6 +73,7 @@ class WorkerThreadsTests {
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 			}
+			return null;
 		});
 		workers.start();
 		try {

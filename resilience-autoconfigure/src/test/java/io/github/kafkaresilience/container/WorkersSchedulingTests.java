@@ -6,6 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.ladder.Step;
@@ -20,8 +21,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * What the workers guarantee a key whose record is ready (PROTOCOL §10): it runs before the
- * failure handling of other keys queued ahead of it; failure handling still gets one turn in
- * {@value Workers#FAILURE_TURN} while records wait, and never every worker. Each test holds the
+ * failure handling of other keys queued ahead of it, and a key's next record that is ready when
+ * its record is done runs in the same turn, up to {@value Workers#KEY_TURN}; failure handling
+ * still gets one turn in {@value Workers#FAILURE_TURN} while records wait, and never every
+ * worker. Each test holds the
  * workers at a gate while it queues, so the order is decided by the queues alone, not by timing.
  */
 class WorkersSchedulingTests {
@@ -95,6 +98,36 @@ class WorkersSchedulingTests {
 	}
 
 	@Test
+	void aKeysNextReadyRecordRunsInTheSameTurnUpToThirtyTwoRecords() throws InterruptedException {
+		// key a's records 1 to 40 each find the next one ready when done; key b's record queued behind the first
+		start(1, (Function<Task, Task>) (task) -> {
+			long offset = task.delivery.offset();
+			return (offset >= 1 && offset < 40) ? task(this.work, offset + 1, "a") : null;
+		});
+		closeGate();
+		this.workers.submit(task(this.work, 1, "a"));
+		this.workers.submit(task(this.work, 100, "b"));
+		this.gateOpen.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 42);
+		List<String> expected = new java.util.ArrayList<>(List.of("r0"));
+		IntStream.rangeClosed(1, Workers.KEY_TURN).forEach((offset) -> expected.add("r" + offset));
+		expected.add("r100");
+		IntStream.rangeClosed(Workers.KEY_TURN + 1, 40).forEach((offset) -> expected.add("r" + offset));
+		assertThat(this.order).containsExactlyElementsOf(expected);
+	}
+
+	@Test
+	void aFailureHandlerLeavesTheNextRecordOfItsKeyToTheQueue() throws InterruptedException {
+		start(1, (Function<Task, Task>) (task) -> (task.rest != null) ? task(this.work, 2, "failing1") : null);
+		closeGate();
+		this.workers.submitFailure(failed(1));
+		this.workers.submit(task(this.work, 3, "other"));
+		this.gateOpen.countDown();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 4);
+		assertThat(this.order).containsExactly("r0", "r3", "f1", "r2");
+	}
+
+	@Test
 	void whileHeldARecordWaitsButTheFailureOfARunAlreadyMadeIsHandled() throws InterruptedException {
 		start(1, (task) -> {
 		});
@@ -131,13 +164,22 @@ class WorkersSchedulingTests {
 	 * it keeps its worker until the gate opens.
 	 */
 	private void start(int concurrency, Consumer<Task> action) {
-		this.workers = new Workers("scheduling", concurrency, (task) -> {
+		start(concurrency, (task) -> {
+			action.accept(task);
+			return null;
+		});
+	}
+
+	/** Starts workers as above whose runner returns the next task of its key to run at once. */
+	private void start(int concurrency, Function<Task, Task> action) {
+		this.workers = new Workers("scheduling", concurrency, WorkerThreads.PLATFORM, (task) -> {
 			if (task.delivery.offset() == 0) {
 				this.gateReached.countDown();
 				pass(this.gateOpen);
 			}
-			action.accept(task);
+			Task next = action.apply(task);
 			this.order.add(((task.rest != null) ? "f" : "r") + task.delivery.offset());
+			return next;
 		});
 		this.workers.start();
 	}
