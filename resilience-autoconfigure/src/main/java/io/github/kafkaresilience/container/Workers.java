@@ -241,10 +241,12 @@ final class Workers {
 	private void drain() {
 		do {
 			try {
-				for (Turn turn; (turn = nextTurn()) != null;) {
+				for (Task task; (task = nextTask()) != null;) {
+					// only failure handling carries the rest of a step (RecordRunner clears it as it runs)
+					boolean failure = task.rest != null;
 					try {
-						Task next = run(turn.task);
-						if (turn.failure) {
+						Task next = run(task);
+						if (failure) {
 							submitNext(next); // a failure handler takes no records
 						}
 						else {
@@ -252,7 +254,7 @@ final class Workers {
 						}
 					}
 					finally {
-						if (turn.failure) {
+						if (failure) {
 							this.handlingFailures.decrementAndGet();
 						}
 					}
@@ -273,29 +275,32 @@ final class Workers {
 	/**
 	 * The next task for a worker: a record whose turn it is, before any failure handling but
 	 * for failure handling's share of turns; {@code null} when there is none this worker may
-	 * take.
+	 * take. A failure handling taken counts in {@link #handlingFailures} until it has run.
 	 */
-	private @Nullable Turn nextTurn() {
-		if (this.readyTurns.get() < FAILURE_TURN - 1 || this.failing.isEmpty()) {
+	private @Nullable Task nextTask() {
+		boolean failuresWait = !this.failing.isEmpty();
+		if (!failuresWait || this.readyTurns.get() < FAILURE_TURN - 1) {
 			Task task = this.ready.poll();
 			if (task != null) {
-				if (!this.failing.isEmpty()) {
+				if (failuresWait) {
 					this.readyTurns.incrementAndGet();
 				}
-				return new Turn(task, false);
+				return task;
+			}
+			if (!failuresWait) {
+				return null;
 			}
 		}
 		if (claimFailureWorker()) {
 			Task task = this.failing.poll();
 			if (task != null) {
 				this.readyTurns.set(0);
-				return new Turn(task, true);
+				return task;
 			}
 			this.handlingFailures.decrementAndGet();
 		}
 		// failure handling's turn, but it has as many workers as it may have
-		Task task = this.ready.poll();
-		return (task != null) ? new Turn(task, false) : null;
+		return this.ready.poll();
 	}
 
 	private boolean claimFailureWorker() {
@@ -352,10 +357,6 @@ final class Workers {
 			logger.error("Listener '" + this.id + "' failed to run " + task, ex);
 			return null;
 		}
-	}
-
-	/** A task a worker took, and whether it is failure handling. */
-	private record Turn(Task task, boolean failure) {
 	}
 
 }
