@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  * done lets the next of its key run; one whose writes are under way frees its worker and holds
  * its key until they complete; one due later is parked or scheduled; one whose key is moving
  * on waits for the key; one that needs a fresher lock view waits for the tailer. A record
+ * whose handler failed hands the rest of its step (what the failure means, and its writes) to
+ * the workers' failure handling, which waits behind the records whose turn it is; a record
+ * that is done returns the next of its key for its worker to run in the same turn. A record
  * whose step fails is routed again after a backoff.
  */
 final class RecordRunner {
