@@ -157,7 +157,9 @@ final class RecordRunner {
 		}
 		OrderedRetryContainer.Route route = task.work.route;
 		Supplier<Step> rest = task.rest;
-		task.rest = null;
+		if (rest != null) {
+			task.rest = null; // a volatile write only for failure handling, not for every record
+		}
 		List<Lock> before = (task.key != null && rest == null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
 		try {

@@ -186,11 +186,10 @@ public class StageRouter {
 		if (decision instanceof Decision.Run run) {
 			Attempt started = this.attempts.start(record, run.stage());
 			HandlerResult result = handle(record, run.stage(), started);
-			if (deferFailures && result.outcome() != HandlerResult.Outcome.SUCCESS) {
-				// after a run, the rules decide a write or the end: nothing runs the handler again
-				return Step.failed(() -> settle(carryOut(this.rules.afterRun(record, run, result), record, started, false)));
-			}
-			return carryOut(this.rules.afterRun(record, run, result), record, started, false);
+			// after a run, the rules decide a write or the end: nothing runs the handler again
+			Supplier<Step> rest = () -> carryOut(this.rules.afterRun(record, run, result), record, started, false);
+			boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
+			return (deferFailures && failed) ? Step.failed(() -> settle(rest.get())) : rest.get();
 		}
 		if (decision instanceof Decision.Enter enter) {
 			this.moves.writePending(enter.pending());

@@ -177,7 +177,9 @@ public final class LockCodec {
 			String field = prefix + name;
 			JsonToken token = parser.nextToken();
 			if (token == JsonToken.START_OBJECT && prefix.isEmpty()) {
-				fields.keySet().removeIf((known) -> known.startsWith(field + ".")); // the last one counts
+				if (fields.containsKey(field)) {
+					fields.keySet().removeIf((known) -> known.startsWith(field + ".")); // the last one counts
+				}
 				fields.put(field, OBJECT);
 				readObject(parser, field + ".", fields);
 			}
