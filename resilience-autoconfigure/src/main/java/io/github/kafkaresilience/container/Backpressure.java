@@ -14,7 +14,8 @@ import org.apache.kafka.clients.consumer.Consumer;
 /**
  * Keeps each partition within its in-flight bound: a partition at its bound is paused and
  * resumed once it has drained to half of it, and the poll loop does not wait out a whole
- * poll timeout while the workers make room.
+ * poll timeout while the workers make room: while a partition is paused at its bound, polls
+ * are brief.
  * <p>
  * The records a poll returned past the bound are held back, not given back to the consumer
  * by seeking: the consumer keeps what it fetched for a paused partition, so once the held
@@ -102,10 +103,12 @@ final class Backpressure {
 	}
 
 	/**
-	 * Takes the records held back at their partition's bound, in order, once it has drained to
-	 * half of it, as far as it has room; not while the listener is held paused, nor for a
-	 * partition stopped at a record that can go nowhere. Poll thread only, before
-	 * {@link #apply}.
+	 * Takes the records held back at their partition's bound, in order, as far as it has room:
+	 * as soon as any record of it is done, not only once it has drained to half, for records
+	 * already in memory cost no fetch, and taking them at every turn of the poll loop keeps
+	 * the workers supplied while the partition stays paused until it drains to half. Not while
+	 * the listener is held paused, nor for a partition stopped at a record that can go
+	 * nowhere. Poll thread only, before {@link #apply}.
 	 */
 	void takeHeldBack(Collection<PartitionWork> partitions, boolean held,
 			ToIntBiFunction<PartitionWork, List<Delivery>> take) {
@@ -113,7 +116,7 @@ final class Backpressure {
 			return;
 		}
 		for (PartitionWork work : partitions) {
-			if (work.hasHeldBack() && work.stopped == null && work.hasRoom()) {
+			if (work.hasHeldBack() && work.stopped == null && !work.isFull()) {
 				work.heldBackTaken(take.applyAsInt(work, work.heldBack()));
 			}
 		}
@@ -146,6 +149,24 @@ final class Backpressure {
 				}
 			}
 		}
+	}
+
+	/**
+	 * The timeout of the poll about to be made: brief while a partition stays paused at its
+	 * bound after {@link #apply}. A worker that makes room wakes a wait for room, not a poll,
+	 * and taking records held back can leave a partition paused though it was not full when
+	 * {@link #awaitRoom} chose the timeout; a whole poll timeout then left the workers idle
+	 * once they had drained it. Poll thread only.
+	 */
+	static Duration pollTimeout(Collection<PartitionWork> partitions, Duration timeout) {
+		if (BRIEF_POLL.compareTo(timeout) < 0) {
+			for (PartitionWork work : partitions) {
+				if (work.boundPaused) {
+					return BRIEF_POLL;
+				}
+			}
+		}
+		return timeout;
 	}
 
 	private static void pauseAtBound(Consumer<?, ?> consumer, PartitionWork work) {

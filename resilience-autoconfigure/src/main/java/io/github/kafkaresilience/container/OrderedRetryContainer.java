@@ -280,6 +280,7 @@ public class OrderedRetryContainer {
 					this.backpressure.takeHeldBack(this.partitions.all(), this.pauseRequest.held(), this.runner::takeAll);
 					this.backpressure.apply(consumer, this.partitions.all(), this.pauseRequest.held());
 					this.pauseRequest.apply(consumer, this.partitions.all(), events);
+					timeout = Backpressure.pollTimeout(this.partitions.all(), timeout);
 					long now = System.nanoTime();
 					if (this.lastPollNanos != 0) {
 						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));

@@ -21,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A partition at its in-flight bound is paused, and resumed once drained to half of it if
- * its barrier is open and it was not stopped; the poll loop is told when there is room.
+ * its barrier is open and it was not stopped; records held back at the bound are taken as
+ * soon as there is room; the poll loop is told when there is room, and polls briefly while a
+ * partition is paused at its bound.
  */
 class BackpressureTests {
 
@@ -99,7 +101,8 @@ class BackpressureTests {
 
 		this.empty.done(task(this.empty, 0, "k0"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
-		assertThat(taken).as("no room yet: drained by one, not to half").containsExactly(3L);
+		assertThat(taken).as("room for one: the next held back is taken, before the partition drains to half")
+			.containsExactly(3L, 4L);
 		this.empty.done(task(this.empty, 1, "k1"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		this.backpressure.apply(this.consumer, List.of(this.empty), false);
@@ -136,6 +139,35 @@ class BackpressureTests {
 		this.backpressure.apply(this.consumer, List.of(this.full), false);
 		assertThat(this.full.hasHeldBack()).isTrue();
 		assertThat(this.consumer.paused()).containsExactly(P0);
+	}
+
+	@Test
+	void whilePartitionStaysPausedAtItsBoundThePollIsBriefThoughItWasNotFullWhenTheLoopLookedForRoom() {
+		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
+		this.backpressure.offer(this.consumer, this.full, records(P0, 4, 7), take);
+		this.full.done(task(this.full, 0, "k0"));
+		this.full.done(task(this.full, 1, "k1"));
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
+				() -> true))
+			.as("drained to half when the loop looked").isEqualTo(Duration.ofSeconds(1));
+		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		assertThat(this.consumer.paused()).as("full again with what it held back").containsExactly(P0);
+		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
+			.as("its workers cannot wake a poll: brief, not the whole timeout").isEqualTo(Backpressure.BRIEF_POLL);
+
+		for (long offset = 2; offset < 6; offset++) {
+			this.full.done(task(this.full, offset, "k" + offset));
+		}
+		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
+		this.full.done(task(this.full, 6, "k6"));
+		this.full.done(task(this.full, 7, "k7"));
+		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		assertThat(this.consumer.paused()).isEmpty();
+		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
+			.isEqualTo(Duration.ofSeconds(1));
+		assertThat(Backpressure.pollTimeout(List.of(this.full), Duration.ofMillis(5)))
+			.as("never longer than the configured timeout").isEqualTo(Duration.ofMillis(5));
 	}
 
 	@Test
