@@ -229,6 +229,7 @@ public final class OrderedRetryAutoConfiguration {
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
+		registry.holdOnOutages(properties.getOutage()::settings);
 		registry.setAutoStartup(runsListeners(properties));
 		kafkaProperties.ifAvailable((kafka) -> registry.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		attemptObservations.ifAvailable(registry::observeAttemptsWith);

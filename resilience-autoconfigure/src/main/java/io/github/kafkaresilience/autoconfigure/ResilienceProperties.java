@@ -16,6 +16,7 @@ import jakarta.validation.constraints.Positive;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -85,6 +86,9 @@ public class ResilienceProperties {
 
 	@Valid
 	private final Idempotency idempotency = new Idempotency();
+
+	@NestedConfigurationProperty
+	private final OutageProperties outage = new OutageProperties();
 
 	/**
 	 * The one-off command the application runs instead of its listeners: set to 'replay' when
@@ -158,6 +162,10 @@ public class ResilienceProperties {
 
 	public Idempotency getIdempotency() {
 		return this.idempotency;
+	}
+
+	public OutageProperties getOutage() {
+		return this.outage;
 	}
 
 	public @Nullable String getCommand() {

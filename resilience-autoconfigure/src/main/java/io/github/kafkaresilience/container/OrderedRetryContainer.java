@@ -18,6 +18,7 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -117,6 +118,8 @@ public class OrderedRetryContainer {
 
 	private volatile @Nullable Rereader rereader;
 
+	private volatile @Nullable OutageHold outage;
+
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
@@ -171,6 +174,27 @@ public class OrderedRetryContainer {
 	 */
 	public synchronized void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
 		this.rereaderFactory = rereaders;
+	}
+
+	/**
+	 * Holds this listener's records while {@code breaker} is open, instead of moving them into
+	 * the ladder; the breaker must observe this listener's handler.
+	 */
+	public synchronized void holdOnOutage(OutageBreaker breaker) {
+		OutageHold hold = new OutageHold(breaker, this.runner.workers(), this.pauseRequest);
+		this.runner.holdOnOutage(hold);
+		this.outage = hold;
+	}
+
+	/** The breaker this listener holds on, or {@code null} when it never holds. */
+	public @Nullable OutageBreaker outageBreaker() {
+		OutageHold hold = this.outage;
+		return (hold != null) ? hold.breaker() : null;
+	}
+
+	/** Records held while the listener holds for an outage or is paused. */
+	public int heldRecords() {
+		return this.runner.workers().heldCount();
 	}
 
 	public boolean isRunning() {

@@ -8,7 +8,8 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The application's request to pause a listener, and how the container carries it out: the
+ * The application's request to pause a listener, or the listener's hold during an outage, and
+ * how the container carries either out: the
  * workers hold the tasks that become ready, and the poll thread pauses every assigned
  * partition (one a rebalance keeps or brings too) and lets nothing resume one until the
  * application resumes the listener; the partitions free to run are then resumed. The consumer
@@ -20,6 +21,9 @@ final class PauseRequest {
 
 	/** Whether the application asked the container to pause; the poll thread applies it. */
 	private volatile boolean requested;
+
+	/** Whether the listener holds for an outage; the poll thread applies it as a pause. */
+	private volatile boolean outage;
 
 	/** Whether the consumer's partitions are paused for {@link #requested}; poll thread only. */
 	private boolean applied;
@@ -34,13 +38,33 @@ final class PauseRequest {
 	 */
 	void pause() {
 		this.requested = true;
-		this.workers.hold();
+		this.workers.hold(Workers.APPLICATION);
 	}
 
 	/** Withdraws the request: the workers run the held tasks, and the partitions are resumed. */
 	void resume() {
 		this.requested = false;
-		this.workers.release();
+		this.workers.release(Workers.APPLICATION);
+	}
+
+	/**
+	 * Holds the listener for an outage: as a pause, but the application's own pause and resume
+	 * neither end nor outlast it.
+	 */
+	void holdForOutage() {
+		this.outage = true;
+		this.workers.hold(Workers.OUTAGE);
+	}
+
+	/** Ends the hold for an outage: the listener runs again unless the application paused it. */
+	void endOutageHold() {
+		this.outage = false;
+		this.workers.release(Workers.OUTAGE);
+	}
+
+	/** Whether the listener holds for an outage. */
+	boolean isHoldingForOutage() {
+		return this.outage;
 	}
 
 	/** Whether {@link #pause()} was called and {@link #resume()} not since. */
@@ -59,6 +83,7 @@ final class PauseRequest {
 	/** Forgets the request and its pause, as the container starts a new consumer. */
 	void clear() {
 		this.requested = false;
+		this.outage = false;
 		this.applied = false;
 	}
 
@@ -71,7 +96,7 @@ final class PauseRequest {
 	 * @param events publishes the paused and resumed events
 	 */
 	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
-		if (this.requested) {
+		if (this.requested || this.outage) {
 			Set<TopicPartition> assigned = consumer.assignment();
 			if (!this.applied || !consumer.paused().containsAll(assigned)) {
 				consumer.pause(assigned);

@@ -63,6 +63,8 @@ final class RecordRunner {
 
 	private volatile @Nullable Rereader rereader;
 
+	private volatile @Nullable OutageHold outage;
+
 	/**
 	 * @param pauser pauses a partition stopped at a record that can go nowhere, on the poll
 	 * thread
@@ -92,6 +94,11 @@ final class RecordRunner {
 
 	Settling settling() {
 		return this.settling;
+	}
+
+	/** Holds the listener's records while its outage breaker is open. */
+	void holdOnOutage(OutageHold outage) {
+		this.outage = outage;
 	}
 
 	/** Parks far-off retries with this re-reader, or holds them in memory when {@code null}. */
@@ -159,6 +166,10 @@ final class RecordRunner {
 		Supplier<Step> rest = task.rest;
 		if (rest != null) {
 			task.rest = null; // a volatile write only for failure handling, not for every record
+			OutageHold outage = this.outage;
+			if (outage != null && task.failed != null && outage.holdsFailureHandling(task, task.failed)) {
+				return null;
+			}
 		}
 		List<Lock> before = (task.key != null && rest == null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
@@ -172,6 +183,10 @@ final class RecordRunner {
 		}
 		catch (RuntimeException ex) {
 			routeFailed(task, ex);
+			return null;
+		}
+		OutageHold outage = this.outage;
+		if (outage != null && rest == null && outage.heldAfter(task, step)) {
 			return null;
 		}
 		switch (step.kind()) {
@@ -188,6 +203,7 @@ final class RecordRunner {
 			case WAIT_FOR_KEY -> waitForKey(task, route, before);
 			case FAILED -> {
 				// the rest of the step waits until no record of another key waits for its turn
+				task.failed = step.failure();
 				task.rest = step.rest();
 				this.workers.submitFailure(task);
 			}

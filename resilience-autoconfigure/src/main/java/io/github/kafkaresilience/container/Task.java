@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.utils.Bytes;
@@ -35,6 +36,12 @@ final class Task {
 	 * {@code null} otherwise.
 	 */
 	volatile @Nullable Supplier<Step> rest;
+
+	/** With {@link #rest}: what the handler's failed run gave. */
+	volatile @Nullable HandlerResult failed;
+
+	/** Whether the task runs as the probe of an outage hold: it runs although the workers hold. */
+	volatile boolean probe;
 
 	Task(PartitionWork work, Delivery delivery) {
 		this.work = work;

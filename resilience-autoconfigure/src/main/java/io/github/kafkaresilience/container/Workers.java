@@ -72,10 +72,19 @@ final class Workers {
 	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
 	private final AtomicInteger draining = new AtomicInteger();
 
+	/** Holds the workers at the application's request ({@code pause()}). */
+	static final int APPLICATION = 1;
+
+	/** Holds the workers while the listener's outage breaker is open. */
+	static final int OUTAGE = 2;
+
 	private volatile boolean stopping = true;
 
 	/** While held, ready tasks wait in {@link #heldTasks} instead of running. */
 	private volatile boolean held;
+
+	/** Who holds the workers: {@link #APPLICATION}, {@link #OUTAGE}, both or none. */
+	private int holders;
 
 	private final Queue<Task> heldTasks = new ConcurrentLinkedQueue<>();
 
@@ -152,20 +161,57 @@ final class Workers {
 	}
 
 	/**
-	 * Holds the tasks that become ready from now on, until {@link #release()}: the running
-	 * ones finish.
+	 * Holds the tasks that become ready from now on, until every holder has released them: the
+	 * running ones finish.
+	 * @param holder {@link #APPLICATION} or {@link #OUTAGE}
 	 */
-	void hold() {
-		this.held = true;
+	void hold(int holder) {
+		synchronized (this.heldTasks) {
+			this.holders |= holder;
+			this.held = true;
+		}
 	}
 
-	/** Runs the held tasks, and the tasks that become ready from now on. */
-	void release() {
-		this.held = false;
+	/**
+	 * Withdraws a holder's hold: once no one holds them, runs the held tasks, in the order they
+	 * were held, and the tasks that become ready from now on.
+	 */
+	void release(int holder) {
+		synchronized (this.heldTasks) {
+			this.holders &= ~holder;
+			this.held = (this.holders != 0);
+		}
 		submitHeld();
 	}
 
-	private void holdBack(Task task) {
+	/** How many tasks wait for the workers to be released. */
+	int heldCount() {
+		return this.heldTasks.size();
+	}
+
+	/** Takes the task held longest, to run it as a probe; {@code null} when none is held. */
+	@Nullable Task takeHeld() {
+		for (Task task; (task = this.heldTasks.poll()) != null;) {
+			if (!task.work.isRevoked()) {
+				return task;
+			}
+		}
+		return null;
+	}
+
+	/** Runs a task as a probe: although the workers hold, it runs (its key's next tasks do not). */
+	void submitProbe(Task task) {
+		task.probe = true;
+		if (this.stopping || task.work.isRevoked()) {
+			return;
+		}
+		this.ready.add(task);
+		startDrainer();
+	}
+
+	/** Holds a task until the workers are released; runs it now if they were released meanwhile. */
+	void holdBack(Task task) {
+		task.probe = false;
 		this.heldTasks.add(task);
 		if (!this.held) {
 			submitHeld(); // released meanwhile
@@ -345,7 +391,7 @@ final class Workers {
 		if (this.stopping || task.work.isRevoked()) {
 			return null;
 		}
-		if (this.held && task.rest == null) {
+		if (this.held && task.rest == null && !task.probe) {
 			holdBack(task);
 			return null;
 		}

@@ -189,7 +189,7 @@ public class StageRouter {
 			// after a run, the rules decide a write or the end: nothing runs the handler again
 			Supplier<Step> rest = () -> carryOut(this.rules.afterRun(record, run, result), record, started, false);
 			boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
-			return (deferFailures && failed) ? Step.failed(() -> settle(rest.get())) : rest.get();
+			return (deferFailures && failed) ? Step.failed(result, () -> settle(rest.get())) : rest.get();
 		}
 		if (decision instanceof Decision.Enter enter) {
 			this.moves.writePending(enter.pending());

@@ -13,9 +13,11 @@ import org.jspecify.annotations.Nullable;
  * @param writes for {@link Kind#SETTLING}, the writes under way
  * @param rest for {@link Kind#FAILED}, the rest of the step: what the failure means, and the
  * start of its writes
+ * @param failure for {@link Kind#FAILED}, what the handler's run gave
  * @since 0.1.0
  */
-public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes, @Nullable Supplier<Step> rest) {
+public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes, @Nullable Supplier<Step> rest,
+		@Nullable HandlerResult failure) {
 
 	public enum Kind {
 
@@ -49,18 +51,18 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes,
 
 	}
 
-	private static final Step DONE = new Step(Kind.DONE, 0, null, null);
+	private static final Step DONE = new Step(Kind.DONE, 0, null, null, null);
 
-	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null, null);
+	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null, null, null);
 
-	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null, null);
+	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null, null, null);
 
 	public static Step done() {
 		return DONE;
 	}
 
 	public static Step waitUntil(long dueAt) {
-		return new Step(Kind.WAIT_UNTIL, dueAt, null, null);
+		return new Step(Kind.WAIT_UNTIL, dueAt, null, null, null);
 	}
 
 	public static Step waitForKey() {
@@ -72,11 +74,11 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes,
 	}
 
 	public static Step settling(CompletableFuture<?> writes) {
-		return new Step(Kind.SETTLING, 0, writes, null);
+		return new Step(Kind.SETTLING, 0, writes, null, null);
 	}
 
-	public static Step failed(Supplier<Step> rest) {
-		return new Step(Kind.FAILED, 0, null, rest);
+	public static Step failed(HandlerResult failure, Supplier<Step> rest) {
+		return new Step(Kind.FAILED, 0, null, rest, failure);
 	}
 
 }

@@ -25,6 +25,8 @@ import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.outage.OutageSettings;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockCoordinator;
@@ -67,6 +69,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	private final SyncBarrier syncBarrier;
 
 	private final FailureClassifier classifier;
+
+	private @Nullable Function<String, OutageSettings> outageSettings;
 
 	private final ListenerDefaults defaults;
 
@@ -215,6 +219,14 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/** Sets the test hook called between the steps of a move. */
+	/**
+	 * Gives each listener an outage breaker with its settings: while it is open, the listener
+	 * holds its records instead of moving them into the ladder. Without it, no listener holds.
+	 */
+	public synchronized void holdOnOutages(Function<String, OutageSettings> settings) {
+		this.outageSettings = settings;
+	}
+
 	public synchronized void setFaultInjection(FaultInjection faults) {
 		this.faults = faults;
 	}
@@ -442,12 +454,18 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 				? this.transactions.apply(endpoint.id(), settings.concurrency()) : null;
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
+		OutageSettings outage = (this.outageSettings != null) ? this.outageSettings.apply(endpoint.id()) : null;
+		OutageBreaker breaker = (outage != null && outage.enabled())
+				? new OutageBreaker(endpoint.id(), outage, this.classifier, this.clock) : null;
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = this.ladderPlans.plan(endpoint, topic);
 			plans.add(plan);
 			int partitions = this.retryLadder.provision(plan);
 			LockRegistry registry = this.lockCoordinator.registry(topic, plan.lockTopic(), partitions, plan.ownership());
 			RecordHandler handler = this.handlers.create(endpoint, topic);
+			if (breaker != null) {
+				handler = breaker.observing(handler, topic);
+			}
 			StageRouter router = new StageRouter(plan, (tx != null) ? tx.locks(registry) : registry,
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults, registry.ownership());
@@ -462,6 +480,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 				this.observer, tx);
 		if (this.rereaders != null) {
 			container.parkWith(this.rereaders.apply(endpoint));
+		}
+		if (breaker != null) {
+			container.holdOnOutage(breaker);
 		}
 		if (this.eventPublisher != null) {
 			container.publishEvents(this.eventPublisher, this.idleEventInterval);

@@ -80,7 +80,7 @@ class PauseRequestTests {
 		assertThat(this.published).singleElement()
 			.isInstanceOfSatisfying(ConsumerPausedEvent.class, (event) -> assertThat(event.getPartitions())
 				.containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED));
-		verify(this.workers).hold();
+		verify(this.workers).hold(Workers.APPLICATION);
 		verifyNoMoreInteractions(this.workers);
 	}
 
@@ -112,8 +112,8 @@ class PauseRequestTests {
 		this.request.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.published).as("resumed once").hasSize(2);
 		InOrder order = inOrder(this.workers);
-		order.verify(this.workers).hold();
-		order.verify(this.workers).release();
+		order.verify(this.workers).hold(Workers.APPLICATION);
+		order.verify(this.workers).release(Workers.APPLICATION);
 	}
 
 	@Test

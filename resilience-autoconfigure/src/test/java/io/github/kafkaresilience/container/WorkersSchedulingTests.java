@@ -132,13 +132,13 @@ class WorkersSchedulingTests {
 		start(1, (task) -> {
 		});
 		closeGate();
-		this.workers.hold();
+		this.workers.hold(Workers.APPLICATION);
 		this.workers.submit(task(this.work, 1, "a"));
 		this.workers.submitFailure(failed(2));
 		this.gateOpen.countDown();
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("f2"));
 		assertThat(this.order).containsExactly("r0", "f2");
-		this.workers.release();
+		this.workers.release(Workers.APPLICATION);
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 3);
 		assertThat(this.order).containsExactly("r0", "f2", "r1");
 	}

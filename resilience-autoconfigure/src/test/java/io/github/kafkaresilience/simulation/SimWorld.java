@@ -1099,7 +1099,7 @@ final class SimWorld {
 		}
 		if (step.kind() == Step.Kind.FAILED) {
 			java.util.function.Supplier<Step> rest = step.rest();
-			return Step.failed(() -> {
+			return Step.failed(step.failure(), () -> {
 				this.contexts.push(context);
 				try {
 					return rest.get();

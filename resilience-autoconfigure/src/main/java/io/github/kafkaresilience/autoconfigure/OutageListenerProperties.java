@@ -1,0 +1,110 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Outage mode's settings of one listener ({@code kafka.resilience.outage.listeners.<id>.*}), and
+ * the base of the shared ones: what a listener does not set is taken from the shared settings.
+ *
+ * @since 0.1.0
+ */
+public class OutageListenerProperties {
+
+	/**
+	 * Whether a listener holds its records during an outage. When off, every failure takes
+	 * the ladder, and DependencyUnavailableException is a transient failure like any other.
+	 */
+	private @Nullable Boolean enabled;
+
+	/** How many of the latest attempts the breaker looks at. */
+	private @Nullable Integer windowSize;
+
+	/** How far back the breaker looks: older attempts are forgotten. */
+	private @Nullable Duration window;
+
+	/** Attempts the breaker needs in its window before it may open. */
+	private @Nullable Integer minimumAttempts;
+
+	/**
+	 * Share of those attempts that failed transiently, at least, for the breaker to open
+	 * (0 to 1). Permanent failures and records that cannot be deserialized do not count as
+	 * failed.
+	 */
+	private @Nullable Double failureRate;
+
+	/** Distinct keys among those failures, at least, for the breaker to open. */
+	private @Nullable Integer minimumKeys;
+
+	/** Pause before the first probe after the breaker opened. */
+	private @Nullable Duration probeInterval;
+
+	/** Longest pause between probes: each failed probe doubles the pause up to it. */
+	private @Nullable Duration maxProbeInterval;
+
+	public @Nullable Boolean getEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(@Nullable Boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public @Nullable Integer getWindowSize() {
+		return this.windowSize;
+	}
+
+	public void setWindowSize(@Nullable Integer windowSize) {
+		this.windowSize = windowSize;
+	}
+
+	public @Nullable Duration getWindow() {
+		return this.window;
+	}
+
+	public void setWindow(@Nullable Duration window) {
+		this.window = window;
+	}
+
+	public @Nullable Integer getMinimumAttempts() {
+		return this.minimumAttempts;
+	}
+
+	public void setMinimumAttempts(@Nullable Integer minimumAttempts) {
+		this.minimumAttempts = minimumAttempts;
+	}
+
+	public @Nullable Double getFailureRate() {
+		return this.failureRate;
+	}
+
+	public void setFailureRate(@Nullable Double failureRate) {
+		this.failureRate = failureRate;
+	}
+
+	public @Nullable Integer getMinimumKeys() {
+		return this.minimumKeys;
+	}
+
+	public void setMinimumKeys(@Nullable Integer minimumKeys) {
+		this.minimumKeys = minimumKeys;
+	}
+
+	public @Nullable Duration getProbeInterval() {
+		return this.probeInterval;
+	}
+
+	public void setProbeInterval(@Nullable Duration probeInterval) {
+		this.probeInterval = probeInterval;
+	}
+
+	public @Nullable Duration getMaxProbeInterval() {
+		return this.maxProbeInterval;
+	}
+
+	public void setMaxProbeInterval(@Nullable Duration maxProbeInterval) {
+		this.maxProbeInterval = maxProbeInterval;
+	}
+
+}

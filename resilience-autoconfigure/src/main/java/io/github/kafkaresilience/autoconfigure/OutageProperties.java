@@ -1,0 +1,61 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.github.kafkaresilience.outage.OutageSettings;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Outage mode ({@code kafka.resilience.outage.*}): when nearly every attempt of a listener fails
+ * across several keys, or its handler throws {@code DependencyUnavailableException}, the
+ * listener holds its records instead of moving every key into the ladder, and resumes when a
+ * probe succeeds. Each setting may be given for one listener under
+ * {@code kafka.resilience.outage.listeners.<listener id>.*}.
+ *
+ * @since 0.1.0
+ */
+public class OutageProperties extends OutageListenerProperties {
+
+	/** Settings of single listeners, by listener id: what is not set there is taken from above. */
+	private final Map<String, OutageListenerProperties> listeners = new LinkedHashMap<>();
+
+	public OutageProperties() {
+		OutageSettings defaults = OutageSettings.DEFAULTS;
+		setEnabled(defaults.enabled());
+		setWindowSize(defaults.windowSize());
+		setWindow(defaults.window());
+		setMinimumAttempts(defaults.minimumAttempts());
+		setFailureRate(defaults.failureRate());
+		setMinimumKeys(defaults.minimumKeys());
+		setProbeInterval(defaults.probeInterval());
+		setMaxProbeInterval(defaults.maxProbeInterval());
+	}
+
+	public Map<String, OutageListenerProperties> getListeners() {
+		return this.listeners;
+	}
+
+	/**
+	 * The settings of a listener: its own where given, these otherwise.
+	 * @throws IllegalArgumentException when they do not make sense together
+	 */
+	public OutageSettings settings(String listenerId) {
+		OutageListenerProperties own = this.listeners.getOrDefault(listenerId, new OutageListenerProperties());
+		return new OutageSettings(pick(own.getEnabled(), getEnabled()), pick(own.getWindowSize(), getWindowSize()),
+				pick(own.getWindow(), getWindow()), pick(own.getMinimumAttempts(), getMinimumAttempts()),
+				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()),
+				pick(own.getProbeInterval(), getProbeInterval()), pick(own.getMaxProbeInterval(), getMaxProbeInterval()));
+	}
+
+	private static <T> T pick(@Nullable T own, @Nullable T shared) {
+		if (own != null) {
+			return own;
+		}
+		if (shared == null) {
+			throw new IllegalArgumentException("kafka.resilience.outage: a setting was set to nothing");
+		}
+		return shared;
+	}
+
+}

@@ -1,0 +1,235 @@
+package io.github.kafkaresilience.outage;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+
+import io.github.kafkaresilience.DependencyUnavailableException;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.support.Backoff;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Tells, for one listener, a dependency that is down for every key from failures of some keys.
+ * It watches every run of the handler: it opens when nearly every recent first attempt failed
+ * transiently across several keys ({@link OutageSettings}), or at once when the handler says
+ * that its dependency is unavailable ({@link DependencyUnavailableException}, or Resilience4j's
+ * {@code CallNotPermittedException}). While it is open, the listener holds its records instead
+ * of moving them into the ladder, and runs one of them now and then as a probe; the probe's
+ * success closes it. Thread-safe.
+ *
+ * @since 0.1.0
+ */
+public final class OutageBreaker {
+
+	private static final Log logger = LogFactory.getLog(OutageBreaker.class);
+
+	/** Resilience4j's exception for a call its open circuit breaker did not let through. */
+	static final String CALL_NOT_PERMITTED = "io.github.resilience4j.circuitbreaker.CallNotPermittedException";
+
+	private final String listenerId;
+
+	private final OutageSettings settings;
+
+	private final FailureClassifier classifier;
+
+	private final Clock clock;
+
+	private final FailureWindow window;
+
+	private volatile boolean open;
+
+	private volatile @Nullable String reason;
+
+	private volatile @Nullable Instant openedAt;
+
+	/** Probes that failed since the breaker opened. */
+	private int failedProbes;
+
+	private long opened;
+
+	private Consumer<Boolean> onChange = (nowOpen) -> {
+	};
+
+	public OutageBreaker(String listenerId, OutageSettings settings, FailureClassifier classifier, Clock clock) {
+		this.listenerId = listenerId;
+		this.settings = settings;
+		this.classifier = classifier;
+		this.clock = clock;
+		this.window = new FailureWindow(settings.windowSize(), settings.window().toMillis());
+	}
+
+	/**
+	 * The listener's handler for one main topic, with every run's outcome seen by this breaker.
+	 * Only first attempts, of records read from the main topic, count in its window: retries
+	 * are of records that failed already, so when traffic thins out they are mostly of the keys
+	 * that keep failing, and would make a few bad keys look like an outage. A failure saying
+	 * that the dependency is unavailable opens it from any attempt.
+	 */
+	public RecordHandler observing(RecordHandler handler, String mainTopic) {
+		return (delivery) -> {
+			HandlerResult result = handler.handle(delivery);
+			attempted(delivery, result, mainTopic.equals(delivery.topic()));
+			return result;
+		};
+	}
+
+	/** Tells the container when the breaker opens ({@code true}) or closes ({@code false}). */
+	public synchronized void onChange(Consumer<Boolean> onChange) {
+		this.onChange = onChange;
+	}
+
+	public boolean isOpen() {
+		return this.open;
+	}
+
+	/** Why the breaker opened; {@code null} while it is closed. */
+	public @Nullable String reason() {
+		return this.open ? this.reason : null;
+	}
+
+	/** When the breaker opened; {@code null} while it is closed. */
+	public @Nullable Instant openedAt() {
+		return this.open ? this.openedAt : null;
+	}
+
+	/** How many times the breaker opened since the listener was created. */
+	public synchronized long timesOpened() {
+		return this.opened;
+	}
+
+	public OutageSettings settings() {
+		return this.settings;
+	}
+
+	/**
+	 * Whether a run's failure is held instead of handled as a failure: its record stays where it
+	 * is, without an attempt counted, until the breaker closes. A failure saying that the
+	 * dependency is unavailable always is; while the breaker is open, so is every transient
+	 * failure. A permanent failure, or a record that could not be deserialized, never is: those
+	 * belong to the record, not to the dependency.
+	 */
+	public boolean holds(@Nullable HandlerResult result) {
+		if (!this.settings.enabled() || result == null || result.outcome() != HandlerResult.Outcome.FAILURE || result.failure() == null) {
+			return false;
+		}
+		Throwable failure = result.failure();
+		if (isUnavailable(failure)) {
+			return true;
+		}
+		return this.open && !this.classifier.isPermanent(failure);
+	}
+
+	/**
+	 * The pause before the next probe: the probe interval, doubled after each failed probe up
+	 * to the longest, less up to a fifth at random so that instances do not probe together.
+	 */
+	public synchronized Duration nextProbe() {
+		long millis = Backoff.after(this.failedProbes + 1, this.settings.probeInterval(), this.settings.maxProbeInterval())
+			.toMillis();
+		return Duration.ofMillis(millis - ThreadLocalRandom.current().nextLong(millis / 5 + 1));
+	}
+
+	/** A probe failed as the outage goes on: the breaker stays open and probes later. */
+	public synchronized void probeFailed(Throwable failure) {
+		this.failedProbes++;
+		logger.info("Listener '" + this.listenerId + "' is still holding: probe " + this.failedProbes + " failed with "
+				+ failure);
+	}
+
+	/** Closes the breaker: a probe succeeded, or nothing is left to probe with. */
+	public void close(String why) {
+		Consumer<Boolean> notify;
+		synchronized (this) {
+			if (!this.open) {
+				return;
+			}
+			this.open = false;
+			this.failedProbes = 0;
+			this.window.clear();
+			notify = this.onChange;
+		}
+		logger.warn("Listener '" + this.listenerId + "' resumes after holding since " + this.openedAt + ": " + why);
+		notify.accept(false);
+	}
+
+	private void attempted(Delivery delivery, HandlerResult result, boolean firstAttempt) {
+		if (!this.settings.enabled()) {
+			return;
+		}
+		Throwable failure = result.failure();
+		Throwable unavailable = (result.outcome() == HandlerResult.Outcome.FAILURE && failure != null)
+				? unavailable(failure) : null;
+		if (unavailable != null) {
+			open("the handler said its dependency is unavailable: " + unavailable);
+			return; // not an attempt of the record
+		}
+		if (!firstAttempt) {
+			return;
+		}
+		boolean transient_ = result.outcome() == HandlerResult.Outcome.FAILURE && failure != null
+				&& !this.classifier.isPermanent(failure);
+		Bytes key = delivery.businessKey();
+		boolean trip;
+		synchronized (this) {
+			long now = this.clock.millis();
+			this.window.add(now, transient_, (key != null) ? key.hashCode() : 0);
+			trip = transient_ && !this.open && this.window.tripped(now, this.settings.minimumAttempts(),
+					this.settings.failureRate(), this.settings.minimumKeys());
+		}
+		if (trip) {
+			open("at least " + Math.round(this.settings.failureRate() * 100) + " % of the last attempts failed across "
+					+ "at least " + this.settings.minimumKeys() + " keys; the last with " + failure);
+		}
+	}
+
+	private void open(String why) {
+		Consumer<Boolean> notify;
+		synchronized (this) {
+			if (this.open) {
+				return;
+			}
+			this.open = true;
+			this.reason = why;
+			this.openedAt = this.clock.instant();
+			this.failedProbes = 0;
+			this.opened++;
+			notify = this.onChange;
+		}
+		logger.warn("Listener '" + this.listenerId + "' holds its records: " + why + ". It moves none into its retry "
+				+ "topics and takes none from its topics until a probe succeeds");
+		notify.accept(true);
+	}
+
+	/**
+	 * Whether a failure says that the dependency is unavailable: a
+	 * {@link DependencyUnavailableException} or Resilience4j's {@code CallNotPermittedException},
+	 * itself or as a cause.
+	 */
+	public static boolean isUnavailable(Throwable failure) {
+		return unavailable(failure) != null;
+	}
+
+	private static @Nullable Throwable unavailable(Throwable failure) {
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable current = failure; current != null && seen.add(current); current = current.getCause()) {
+			if (current instanceof DependencyUnavailableException
+					|| CALL_NOT_PERMITTED.equals(current.getClass().getName())) {
+				return current;
+			}
+		}
+		return null;
+	}
+
+}

@@ -1,0 +1,220 @@
+package io.github.kafkaresilience.it;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
+
+import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Outage mode on a real broker: when every key fails, the listener holds its records instead
+ * of moving them into the ladder, and resumes once a probe succeeds; failures of some keys
+ * never make it hold.
+ */
+@UsesSharedBroker
+class OutageHoldTests {
+
+	private static final Log logger = LogFactory.getLog(OutageHoldTests.class);
+
+	/** Probes every 200 ms to 1 s, so that the test does not wait out the defaults (1 s to 30 s). */
+	private static final String[] FAST_PROBES = { "kafka.resilience.outage.probe-interval=200ms",
+			"kafka.resilience.outage.max-probe-interval=1s" };
+
+	@AfterEach
+	void reset() {
+		OutageListener.failing = (record) -> false;
+		OutageListener.handled.clear();
+		OutageListener.attempts.set(0);
+	}
+
+	@Test
+	void anOutageOfEveryKeyLongerThanTheLadderHoldsInsteadOfMovingAndResumesWithinAProbe() {
+		String topic = SharedBroker.newTopic(2);
+		OutageListener.failing = (record) -> true;
+		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
+				FAST_PROBES)) {
+			OrderedRetryContainer container = container(context, topic);
+			List<String[]> before = records(20, 5, 0);
+			SharedBroker.sendAll(topic, before);
+			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
+			int attemptsAtOpen = OutageListener.attempts.get();
+			logger.info("The breaker opened after " + attemptsAtOpen + " failed attempts: "
+					+ container.outageBreaker().reason());
+
+			List<String[]> during = records(20, 10, 5);
+			SharedBroker.sendAll(topic, during);
+			// longer than the whole ladder (1 s + 2 s): no record sent during the outage enters it,
+			// none of those that failed before the breaker opened moves further, none is dead-lettered
+			await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+				.until(() -> staged(topic, "1s") <= attemptsAtOpen && staged(topic, "2s") == 0
+						&& SharedBroker.readAll(Names.dlq(topic)).isEmpty());
+			int written = ladderWrites(topic);
+			assertThat(container.outageBreaker().isOpen()).isTrue();
+			assertThat(OutageListener.handled).isEmpty();
+			assertThat(container.heldRecords()).as("records held, not moved").isPositive();
+			assertThat(SharedBroker.committed(Names.group(topic), topic, 0) + SharedBroker.committed(Names.group(topic),
+					topic, 1)).as("no commit past a held record").isLessThan(before.size() + during.size() - 1);
+
+			long recovered = System.nanoTime();
+			OutageListener.failing = (record) -> false;
+			await().atMost(Duration.ofSeconds(30)).until(() -> OutageListener.handled.size() >= 300);
+			long firstAfter = OutageListener.firstHandledNanos.get() - recovered;
+			logger.info("After the outage ended, the first record was handled in " + firstAfter / 1_000_000 + " ms");
+			assertThat(Duration.ofNanos(firstAfter)).as("within one probe interval (at most 1 s) and a little")
+				.isLessThan(Duration.ofMillis(2500));
+			assertThat(container.outageBreaker().isOpen()).isFalse();
+			assertInOrderPerKey(before, during);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
+			await().atMost(Duration.ofSeconds(10)).until(() -> OrderedRetryIntegrationTests.liveLocks(context, topic) == 0);
+			assertThat(staged(topic, "2s")).as("no record was retried: none moved to the second stage").isZero();
+			logger.info("Ladder writes: " + written + " while holding, " + ladderWrites(topic)
+					+ " at rest (the later records of keys that were in the ladder follow their head through it)");
+		}
+	}
+
+	@Test
+	void aTenthOfTheKeysFailingForGoodNeverMakesTheListenerHold() {
+		String topic = SharedBroker.newTopic(2);
+		OutageListener.failing = (record) -> Integer.parseInt(record.key().substring(2)) % 10 == 0;
+		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
+				FAST_PROBES)) {
+			OrderedRetryContainer container = container(context, topic);
+			List<String[]> records = records(100, 5, 0);
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() == 450);
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 50);
+			assertThat(container.outageBreaker().timesOpened()).isZero();
+			assertThat(OutageListener.attempts.get()).as("every failing record took the whole ladder: 3 attempts")
+				.isEqualTo(450 + 50 * 3);
+		}
+	}
+
+	@Test
+	void anApplicationsOwnOpenCircuitBreakerHoldsTheListenerWithoutCountingAttempts() {
+		String topic = SharedBroker.newTopic(2);
+		CircuitBreaker payments = CircuitBreaker.ofDefaults("payments-" + topic);
+		payments.transitionToForcedOpenState();
+		OutageListener.guard = payments;
+		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
+				FAST_PROBES)) {
+			OrderedRetryContainer container = container(context, topic);
+			List<String[]> records = records(10, 5, 0);
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
+			assertThat(container.outageBreaker().reason()).contains("CallNotPermittedException");
+			await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
+				.until(() -> ladderWrites(topic) == 0 && OutageListener.handled.isEmpty());
+
+			payments.transitionToClosedState();
+			await().atMost(Duration.ofSeconds(30)).until(() -> OutageListener.handled.size() == 50);
+			assertInOrderPerKey(records, List.of());
+			assertThat(ladderWrites(topic)).as("no attempt counted: nothing entered the ladder").isZero();
+			assertThat(container.outageBreaker().isOpen()).isFalse();
+		}
+		finally {
+			OutageListener.guard = null;
+		}
+	}
+
+	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
+		return context.getBean(OrderedRetryListenerRegistry.class).container("outage-" + topic);
+	}
+
+	/** Records in a retry topic of the test's ladder. */
+	private static int staged(String topic, String delay) {
+		return SharedBroker.readAll(Names.retry(topic, delay)).size();
+	}
+
+	/** Records written to the ladder: lock records and stage records. */
+	private static int ladderWrites(String topic) {
+		return SharedBroker.readAll(Names.locks(topic)).size() + SharedBroker.readAll(Names.retry(topic, "1s")).size()
+				+ SharedBroker.readAll(Names.retry(topic, "2s")).size();
+	}
+
+	/** {@code perKey} records of each of {@code keys} keys, numbered from {@code from}, in order. */
+	private static List<String[]> records(int keys, int perKey, int from) {
+		List<String[]> records = new ArrayList<>();
+		for (int i = from; i < from + perKey; i++) {
+			for (int k = 0; k < keys; k++) {
+				records.add(new String[] { "k-" + k, "k-" + k + "/" + i });
+			}
+		}
+		return records;
+	}
+
+	private static void assertInOrderPerKey(List<String[]> before, List<String[]> during) {
+		Map<String, List<String>> sent = new LinkedHashMap<>();
+		IntStream.range(0, before.size() + during.size())
+			.mapToObj((i) -> (i < before.size()) ? before.get(i) : during.get(i - before.size()))
+			.forEach((record) -> sent.computeIfAbsent(record[0], (key) -> new ArrayList<>()).add(record[1]));
+		Map<String, List<String>> handled = new LinkedHashMap<>();
+		OutageListener.handled.forEach((value) -> handled.computeIfAbsent(value.substring(0, value.indexOf('/')),
+				(key) -> new ArrayList<>()).add(value));
+		assertThat(handled).as("every record handled once, in order per key").isEqualTo(sent);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(OutageListener.class)
+	static class OutageApplication {
+
+	}
+
+	static class OutageListener {
+
+		static volatile Predicate<ConsumerRecord<String, String>> failing = (record) -> false;
+
+		static volatile CircuitBreaker guard;
+
+		static final List<String> handled = new CopyOnWriteArrayList<>();
+
+		static final AtomicInteger attempts = new AtomicInteger();
+
+		static final java.util.concurrent.atomic.AtomicLong firstHandledNanos = new java.util.concurrent.atomic.AtomicLong();
+
+		@OrderedRetryListener(id = "outage-${test.topic}", topics = "${test.topic}")
+		void handle(ConsumerRecord<String, String> record) {
+			CircuitBreaker breaker = guard;
+			if (breaker != null) {
+				breaker.executeRunnable(() -> succeed(record));
+				return;
+			}
+			attempts.incrementAndGet();
+			if (failing.test(record)) {
+				throw new IllegalStateException("503 Service Unavailable");
+			}
+			succeed(record);
+		}
+
+		private static void succeed(ConsumerRecord<String, String> record) {
+			firstHandledNanos.compareAndSet(0, System.nanoTime());
+			handled.add(record.value());
+		}
+
+	}
+
+}

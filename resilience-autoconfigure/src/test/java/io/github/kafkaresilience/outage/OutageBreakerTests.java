@@ -1,0 +1,230 @@
+package io.github.kafkaresilience.outage;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.github.kafkaresilience.DependencyUnavailableException;
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.support.MovingClock;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The outage breaker opens when nearly every attempt fails across several keys, or when the
+ * handler says its dependency is unavailable, and never for failures that belong to some keys.
+ */
+class OutageBreakerTests {
+
+	private final MovingClock clock = new MovingClock(Instant.parse("2026-11-28T10:00:00Z"));
+
+	private final List<Boolean> changes = new ArrayList<>();
+
+	private final AtomicReference<HandlerResult> next = new AtomicReference<>(HandlerResult.success());
+
+	private final OutageBreaker breaker = breaker(OutageSettings.DEFAULTS);
+
+	private long offset;
+
+	@Test
+	void everyKeyFailingOpensItOnceTheWindowHoldsEnoughAttempts() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("503 from the payment provider")));
+		for (int i = 0; i < 19; i++) {
+			handler.handle(record("k-" + (i % 40)));
+		}
+		assertThat(this.breaker.isOpen()).as("19 attempts: fewer than minimum-attempts").isFalse();
+		handler.handle(record("k-19"));
+		assertThat(this.breaker.isOpen()).isTrue();
+		assertThat(this.changes).containsExactly(true);
+		assertThat(this.breaker.reason()).contains("95 %").contains("503 from the payment provider");
+		assertThat(this.breaker.holds(this.next.get())).as("a transient failure while open is held").isTrue();
+		assertThat(this.breaker.holds(HandlerResult.failed(new PermanentFailureException("bad record"))))
+			.as("a permanent failure belongs to its record").isFalse();
+		assertThat(this.breaker.holds(HandlerResult.poison(new IllegalArgumentException("not JSON")))).isFalse();
+		assertThat(this.breaker.holds(HandlerResult.success())).isFalse();
+
+		this.breaker.close("a probe succeeded");
+		assertThat(this.breaker.isOpen()).isFalse();
+		assertThat(this.changes).containsExactly(true, false);
+		assertThat(this.breaker.holds(this.next.get())).isFalse();
+		handler.handle(record("k-1"));
+		assertThat(this.breaker.isOpen()).as("closing forgets the window").isFalse();
+	}
+
+	@Test
+	void oneKeyThatAlwaysFailsNeverOpensIt() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("bad key")));
+		for (int i = 0; i < 500; i++) {
+			handler.handle(record("bad"));
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
+		assertThat(this.changes).isEmpty();
+	}
+
+	@Test
+	void aTenthOfTheKeysFailingNeverOpensIt() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> delivery.businessKey().hashCode() % 10 == 0
+				? HandlerResult.failed(new IllegalStateException("some keys fail")) : HandlerResult.success());
+		for (int i = 0; i < 5000; i++) {
+			handler.handle(record("k-" + (i % 1000)));
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
+	}
+
+	@Test
+	void aBurstOfFailingKeysAmongKeysThatSucceedNeverOpensIt() {
+		// the failure-burst issue's burst: 1,000 keys failing once among 8 keys sending 200 each
+		RecordHandler handler = observe(this.breaker, (delivery) -> new String(delivery.key(), StandardCharsets.UTF_8)
+			.startsWith("failing") ? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
+		int failing = 0;
+		for (int clean = 0; clean < 1600; clean++) {
+			handler.handle(record("clean-" + (clean % 8)));
+			for (; failing < 1000 && failing * 1600 < (clean + 1) * 1000; failing++) {
+				handler.handle(record("failing-" + failing));
+			}
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
+	}
+
+	@Test
+	void attemptsOlderThanTheWindowAreForgotten() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
+		for (int i = 0; i < 19; i++) {
+			handler.handle(record("k-" + i));
+		}
+		this.clock.advance(Duration.ofSeconds(31));
+		handler.handle(record("k-19"));
+		assertThat(this.breaker.isOpen()).as("19 of the 20 failures are older than the window").isFalse();
+	}
+
+	@Test
+	void failuresBelowTheRateLeaveItClosedAndPermanentFailuresCountAsAnswers() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		for (int i = 0; i < 100; i++) {
+			this.next.set((i % 10 == 0) ? HandlerResult.failed(new PermanentFailureException("bad record"))
+					: HandlerResult.failed(new IllegalStateException("503")));
+			handler.handle(record("k-" + i));
+		}
+		assertThat(this.breaker.isOpen()).as("90 % failed transiently, below 95 %").isFalse();
+	}
+
+	@Test
+	void aDependencyUnavailableExceptionOpensItAtOnceAndIsHeld() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		HandlerResult unavailable = HandlerResult
+			.failed(new RuntimeException("wrapped", new DependencyUnavailableException("database fails over")));
+		this.next.set(unavailable);
+		handler.handle(record("k"));
+		assertThat(this.breaker.isOpen()).isTrue();
+		assertThat(this.breaker.reason()).contains("database fails over");
+		assertThat(this.breaker.holds(unavailable)).isTrue();
+	}
+
+	@Test
+	void resilience4jsCallNotPermittedExceptionOpensItAtOnce() {
+		CircuitBreaker userBreaker = CircuitBreaker.ofDefaults("payments");
+		userBreaker.transitionToOpenState();
+		RecordHandler handler = observe(this.breaker, (delivery) -> {
+			try {
+				userBreaker.executeRunnable(() -> {
+				});
+				return HandlerResult.success();
+			}
+			catch (CallNotPermittedException ex) {
+				return HandlerResult.failed(ex);
+			}
+		});
+		HandlerResult result = handler.handle(record("k"));
+		assertThat(this.breaker.isOpen()).isTrue();
+		assertThat(this.breaker.holds(result)).isTrue();
+	}
+
+	@Test
+	void whenDisabledNothingOpensItAndNothingIsHeld() {
+		OutageBreaker disabled = breaker(new OutageSettings(false, 100, Duration.ofSeconds(30), 20, 0.95, 5,
+				Duration.ofSeconds(1), Duration.ofSeconds(30)));
+		RecordHandler handler = observe(disabled, (delivery) -> this.next.get());
+		HandlerResult unavailable = HandlerResult.failed(new DependencyUnavailableException("down"));
+		this.next.set(unavailable);
+		for (int i = 0; i < 100; i++) {
+			handler.handle(record("k-" + i));
+		}
+		assertThat(disabled.isOpen()).isFalse();
+		assertThat(disabled.holds(unavailable)).as("a transient failure like any other").isFalse();
+	}
+
+	@Test
+	void probesBackOffWithJitterUpToTheLongestInterval() {
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.breaker.nextProbe()).isBetween(Duration.ofMillis(800), Duration.ofSeconds(1));
+		}
+		this.breaker.probeFailed(new IllegalStateException("503"));
+		assertThat(this.breaker.nextProbe()).isBetween(Duration.ofMillis(1600), Duration.ofSeconds(2));
+		for (int i = 0; i < 10; i++) {
+			this.breaker.probeFailed(new IllegalStateException("503"));
+		}
+		assertThat(this.breaker.nextProbe()).isBetween(Duration.ofSeconds(24), Duration.ofSeconds(30));
+	}
+
+	@Test
+	void settingsThatCannotWorkTogetherAreRefusedWithTheirName() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 10, Duration.ofSeconds(30), 20,
+				0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+			.withMessageContaining("minimum-attempts");
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 100, Duration.ofSeconds(30), 20,
+				1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+			.withMessageContaining("failure-rate");
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 100, Duration.ofSeconds(30), 20,
+				0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1)))
+			.withMessageContaining("max-probe-interval");
+	}
+
+	@Test
+	void retriesOfRecordsThatFailedAlreadyNeverOpenIt() {
+		// traffic has thinned out: only the retries of a few keys that keep failing are left
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("bad keys")));
+		for (int i = 0; i < 300; i++) {
+			handler.handle(new Delivery("g.orders.retry.30s", 0, i, 0L, ("k-" + (i % 10)).getBytes(StandardCharsets.UTF_8),
+					"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
+		handler.handle(new Delivery("g.orders.retry.30s", 0, 300, 0L, "k-0".getBytes(StandardCharsets.UTF_8),
+				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
+		this.next.set(HandlerResult.failed(new DependencyUnavailableException("down")));
+		handler.handle(new Delivery("g.orders.retry.30s", 0, 301, 0L, "k-0".getBytes(StandardCharsets.UTF_8),
+				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
+		assertThat(this.breaker.isOpen()).as("unavailable: from any attempt").isTrue();
+	}
+
+	private static RecordHandler observe(OutageBreaker breaker, RecordHandler handler) {
+		return breaker.observing(handler, "orders");
+	}
+
+	private OutageBreaker breaker(OutageSettings settings) {
+		OutageBreaker breaker = new OutageBreaker("orders", settings, new FailureClassifier(List.of()), this.clock);
+		breaker.onChange(this.changes::add);
+		return breaker;
+	}
+
+	private Delivery record(String key) {
+		return new Delivery("orders", 0, this.offset++, 0L, key.getBytes(StandardCharsets.UTF_8),
+				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders());
+	}
+
+}
