@@ -25,6 +25,7 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -103,7 +104,7 @@ public class KafkaResilienceEndpoint {
 				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), now));
 			}
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
-					container != null && container.isRunning(), topics));
+					container != null && container.isRunning(), holding(container), topics));
 		}
 		return new ResilienceDescriptor(descriptors);
 	}
@@ -242,9 +243,29 @@ public class KafkaResilienceEndpoint {
 	 * @param id its id
 	 * @param group its consumer group
 	 * @param running whether its consumer runs
+	 * @param holding when it holds its records for an outage: since when and why; otherwise
+	 * {@code null}
 	 * @param topics its main topics
 	 */
-	public record ListenerDescriptor(String id, String group, boolean running, List<TopicDescriptor> topics) {
+	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
+			List<TopicDescriptor> topics) {
+	}
+
+	/**
+	 * A listener that holds its records because its dependency looks down for every key.
+	 * @param since when its outage breaker opened
+	 * @param reason why
+	 * @param heldRecords the records it holds in memory
+	 */
+	public record HoldingDescriptor(@Nullable Instant since, @Nullable String reason, int heldRecords) {
+	}
+
+	private static @Nullable HoldingDescriptor holding(@Nullable OrderedRetryContainer container) {
+		OutageBreaker breaker = (container != null) ? container.outageBreaker() : null;
+		if (breaker == null || !breaker.isOpen()) {
+			return null;
+		}
+		return new HoldingDescriptor(breaker.openedAt(), breaker.reason(), container.heldRecords());
 	}
 
 	/**

@@ -12,6 +12,7 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
 import org.apache.kafka.common.TopicPartition;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -23,9 +24,9 @@ import org.springframework.boot.health.contributor.Health;
  * <li>{@code OUT_OF_SERVICE} until every lock tailer has read its lock topic up to the end it
  * had when it started: before that this instance does not know every locked key.</li>
  * <li>{@code UP} afterwards. The details name the partitions whose sync barrier has waited
- * longer than the configured bound, and the listeners whose time since the last poll passed
- * the configured share of {@code max.poll.interval.ms} (past it, the consumer leaves its
- * group).</li>
+ * longer than the configured bound, the listeners whose time since the last poll passed the
+ * configured share of {@code max.poll.interval.ms} (past it, the consumer leaves its group),
+ * and the listeners that hold their records for an outage, with the reason.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -105,6 +106,18 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 					warnings.add("Listener '" + endpoint.id() + "' has " + slow.size() + " partition(s) paused longer than "
 							+ this.barrierWaitWarning.toMillis() + " ms waiting for the lock view: " + slow.keySet()
 							+ ". Check that the lock topics are readable and the brokers reachable");
+				}
+				OutageBreaker breaker = container.outageBreaker();
+				if (breaker != null && breaker.isOpen()) {
+					// stays UP: a restart would not bring the dependency back, and would only drop what is held
+					Map<String, Object> holding = new LinkedHashMap<>();
+					holding.put("since", String.valueOf(breaker.openedAt()));
+					holding.put("reason", breaker.reason());
+					holding.put("heldRecords", container.heldRecords());
+					details.put("holding", holding);
+					warnings.add("Listener '" + endpoint.id() + "' holds its records since " + breaker.openedAt()
+							+ " because its dependency looks down for every key (" + breaker.reason() + "); it resumes "
+							+ "when a probe succeeds. See 'A dependency is down' in the operations guide");
 				}
 				Map<String, String> stopped = new TreeMap<>();
 				container.stoppedPartitions().forEach((partition, reason) -> stopped.put(name(partition), reason));

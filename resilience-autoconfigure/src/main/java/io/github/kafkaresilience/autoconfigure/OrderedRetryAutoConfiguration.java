@@ -229,7 +229,8 @@ public final class OrderedRetryAutoConfiguration {
 				rebalanceListener.getIfUnique(), Clock.systemUTC(), reaper(properties, kafkaAdmin),
 				composite(observers.orderedStream().toList()));
 		registry.setFaultInjection(faults);
-		registry.holdOnOutages(properties.getOutage()::settings);
+		registry.holdOnOutages(properties.getOutage().validated()::settings);
+		registry.setDueTimeJitter(properties.getRetry().getJitter());
 		registry.setAutoStartup(runsListeners(properties));
 		kafkaProperties.ifAvailable((kafka) -> registry.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		attemptObservations.ifAvailable(registry::observeAttemptsWith);

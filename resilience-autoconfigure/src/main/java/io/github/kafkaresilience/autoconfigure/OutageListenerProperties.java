@@ -2,6 +2,10 @@ package io.github.kafkaresilience.autoconfigure;
 
 import java.time.Duration;
 
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Min;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,12 +23,15 @@ public class OutageListenerProperties {
 	private @Nullable Boolean enabled;
 
 	/** How many of the latest attempts the breaker looks at. */
+	@Min(1)
 	private @Nullable Integer windowSize;
 
 	/** How far back the breaker looks: older attempts are forgotten. */
+	@MinDuration("1ms")
 	private @Nullable Duration window;
 
 	/** Attempts the breaker needs in its window before it may open. */
+	@Min(1)
 	private @Nullable Integer minimumAttempts;
 
 	/**
@@ -32,15 +39,20 @@ public class OutageListenerProperties {
 	 * (0 to 1). Permanent failures and records that cannot be deserialized do not count as
 	 * failed.
 	 */
+	@DecimalMin(value = "0", inclusive = false, message = "must be a share of the attempts above 0")
+	@DecimalMax(value = "1", message = "must be a share of the attempts, at most 1")
 	private @Nullable Double failureRate;
 
 	/** Distinct keys among those failures, at least, for the breaker to open. */
+	@Min(1)
 	private @Nullable Integer minimumKeys;
 
 	/** Pause before the first probe after the breaker opened. */
+	@MinDuration("1ms")
 	private @Nullable Duration probeInterval;
 
 	/** Longest pause between probes: each failed probe doubles the pause up to it. */
+	@MinDuration("1ms")
 	private @Nullable Duration maxProbeInterval;
 
 	public @Nullable Boolean getEnabled() {

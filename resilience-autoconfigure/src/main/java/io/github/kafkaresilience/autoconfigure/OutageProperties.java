@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.github.kafkaresilience.outage.OutageSettings;
+import jakarta.validation.Valid;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 public class OutageProperties extends OutageListenerProperties {
 
 	/** Settings of single listeners, by listener id: what is not set there is taken from above. */
-	private final Map<String, OutageListenerProperties> listeners = new LinkedHashMap<>();
+	private final Map<String, @Valid OutageListenerProperties> listeners = new LinkedHashMap<>();
 
 	public OutageProperties() {
 		OutageSettings defaults = OutageSettings.DEFAULTS;
@@ -46,6 +47,26 @@ public class OutageProperties extends OutageListenerProperties {
 				pick(own.getWindow(), getWindow()), pick(own.getMinimumAttempts(), getMinimumAttempts()),
 				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()),
 				pick(own.getProbeInterval(), getProbeInterval()), pick(own.getMaxProbeInterval(), getMaxProbeInterval()));
+	}
+
+	/**
+	 * Checks the shared settings and every listener's, so that settings that cannot work
+	 * together fail the start, naming themselves.
+	 * @return these properties
+	 * @throws IllegalArgumentException naming the setting at fault
+	 */
+	public OutageProperties validated() {
+		settings("");
+		this.listeners.keySet().forEach((listenerId) -> {
+			try {
+				settings(listenerId);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalArgumentException(ex.getMessage() + " (kafka.resilience.outage.listeners." + listenerId
+						+ ")", ex);
+			}
+		});
+		return this;
 	}
 
 	private static <T> T pick(@Nullable T own, @Nullable T shared) {

@@ -7,6 +7,7 @@ import io.github.kafkaresilience.metrics.DlqMetrics;
 import io.github.kafkaresilience.metrics.LadderMetrics;
 import io.github.kafkaresilience.metrics.ListenerMetrics;
 import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.metrics.OutageMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -45,6 +46,12 @@ class ResilienceMetricsConfiguration {
 	@ConditionalOnMissingBean
 	ListenerMetrics kafkaResilienceListenerMetrics(OrderedRetryListenerRegistry listenerRegistry) {
 		return new ListenerMetrics(listenerRegistry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OutageMetrics kafkaResilienceOutageMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+		return new OutageMetrics(listenerRegistry);
 	}
 
 }

@@ -87,6 +87,7 @@ public class ResilienceProperties {
 	@Valid
 	private final Idempotency idempotency = new Idempotency();
 
+	@Valid
 	@NestedConfigurationProperty
 	private final OutageProperties outage = new OutageProperties();
 
@@ -420,6 +421,23 @@ public class ResilienceProperties {
 		 */
 		@NotNull
 		private List<Class<? extends Throwable>> permanentExceptions = new ArrayList<>();
+
+		/**
+		 * Share of each stage's delay by which retries' due times are spread (0 to 1): a retry
+		 * comes due between its delay and its delay times (1 + jitter) after it entered the
+		 * stage, so that keys that failed together do not come due together. 0 for none.
+		 */
+		@DecimalMin(value = "0", message = "must be a share of each stage's delay, at least 0")
+		@DecimalMax(value = "1", message = "must be a share of each stage's delay, at most 1")
+		private double jitter;
+
+		public double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(double jitter) {
+			this.jitter = jitter;
+		}
 
 		public List<Duration> getDelays() {
 			return this.delays;

@@ -35,6 +35,9 @@ final class RoutingRules {
 	 * @param locks the lock table, only read here
 	 * @param lockIds the ids of new locks
 	 */
+	/** The share of a stage's delay by which due times are spread: 0 for none. */
+	private volatile double jitter;
+
 	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
 		this.plan = plan;
 		this.locks = locks;
@@ -173,7 +176,40 @@ final class RoutingRules {
 		if (retryCount == null || retryCount == 0) {
 			return 0;
 		}
-		return record.timestamp() + this.plan.stage(stage).delay().toMillis();
+		return dueAt(record, stage);
+	}
+
+	/**
+	 * Spreads the due times of the records of every stage by up to {@code share} of the
+	 * stage's delay, so that keys that failed together do not come due together.
+	 * @param share between 0 (no spread) and 1
+	 */
+	void jitter(double share) {
+		if (!(share >= 0 && share <= 1)) {
+			throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
+		}
+		this.jitter = share;
+	}
+
+	/**
+	 * When a retry read from a stage comes due: its stage's delay after it was written, plus,
+	 * with jitter, a share of the delay drawn from the record's place in its topic. The draw
+	 * is the same on every instance and every delivery of the record, so a record comes due
+	 * at one time wherever it is read, parked or read again.
+	 */
+	long dueAt(Delivery record, int stage) {
+		long delay = this.plan.stage(stage).delay().toMillis();
+		long due = record.timestamp() + delay;
+		if (this.jitter == 0) {
+			return due;
+		}
+		long mixed = (record.topic().hashCode() * 0x9E3779B97F4A7C15L) ^ (record.partition() * 0xC2B2AE3D27D4EB4FL)
+				^ (record.offset() * 0x165667B19E3779F9L);
+		mixed ^= mixed >>> 33;
+		mixed *= 0xFF51AFD7ED558CCDL;
+		mixed ^= mixed >>> 33;
+		double draw = (mixed >>> 11) * 0x1.0p-53;
+		return due + (long) (delay * this.jitter * draw);
 	}
 
 	/** The lock id of a replay entry: the same for every delivery of the record. */
@@ -188,7 +224,7 @@ final class RoutingRules {
 	 */
 	private Decision runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
 		if (retryCount > 0) {
-			long dueAt = record.timestamp() + this.plan.stage(stage).delay().toMillis();
+			long dueAt = dueAt(record, stage);
 			if (this.clock.millis() < dueAt) {
 				return new Decision.Settled(Step.waitUntil(dueAt));
 			}

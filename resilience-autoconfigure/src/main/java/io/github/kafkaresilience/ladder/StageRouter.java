@@ -108,6 +108,16 @@ public class StageRouter {
 	}
 
 	/**
+	 * Spreads the due times of retries by up to {@code share} of their stage's delay, drawn
+	 * from each record's place in its stage topic (the same wherever and however often it is
+	 * read), so that keys that failed together do not come due together.
+	 * @param share between 0 (none, the default) and 1
+	 */
+	public void jitterDueTimes(double share) {
+		this.rules.jitter(share);
+	}
+
+	/**
 	 * Takes the next step for a record, as {@link #route(Delivery, boolean)} does, or stops
 	 * short after a failed run of the handler.
 	 * @param record the record

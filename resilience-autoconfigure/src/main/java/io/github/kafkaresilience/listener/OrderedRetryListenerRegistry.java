@@ -72,6 +72,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private @Nullable Function<String, OutageSettings> outageSettings;
 
+	private double dueTimeJitter;
+
 	private final ListenerDefaults defaults;
 
 	private final LadderPlans ladderPlans;
@@ -225,6 +227,17 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 */
 	public synchronized void holdOnOutages(Function<String, OutageSettings> settings) {
 		this.outageSettings = settings;
+	}
+
+	/**
+	 * Spreads every listener's retry due times by up to this share of their stage's delay.
+	 * @param share between 0 (none, the default) and 1
+	 */
+	public synchronized void setDueTimeJitter(double share) {
+		if (!(share >= 0 && share <= 1)) {
+			throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
+		}
+		this.dueTimeJitter = share;
 	}
 
 	public synchronized void setFaultInjection(FaultInjection faults) {
@@ -469,6 +482,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 			StageRouter router = new StageRouter(plan, (tx != null) ? tx.locks(registry) : registry,
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults, registry.ownership());
+			router.jitterDueTimes(this.dueTimeJitter);
 			router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
 			router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);

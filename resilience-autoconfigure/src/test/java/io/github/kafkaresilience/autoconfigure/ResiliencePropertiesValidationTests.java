@@ -106,6 +106,35 @@ class ResiliencePropertiesValidationTests {
 	}
 
 	@Test
+	void aJitterOutsideZeroToOneNamesTheProperty() {
+		this.runner.withPropertyValues("kafka.resilience.retry.jitter=1.5")
+			.run(refused("kafka.resilience.retry.jitter", "must be a share of each stage's delay, at most 1"));
+		this.runner.withPropertyValues("kafka.resilience.retry.jitter=0.2")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void aBadOutageSettingNamesTheProperty() {
+		this.runner.withPropertyValues("kafka.resilience.outage.failure-rate=1.2")
+			.run(refused("kafka.resilience.outage.failureRate", "must be a share of the attempts, at most 1"));
+		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-keys=0")
+			.run(refused("kafka.resilience.outage.listeners[orders].minimumKeys", "must be greater than or equal to 1"));
+	}
+
+	@Test
+	void outageSettingsThatCannotWorkTogetherFailTheStartNamingTheListener() {
+		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-attempts=200")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("kafka.resilience.outage: minimum-attempts must be between 1 and window-size (100), "
+						+ "was 200 (kafka.resilience.outage.listeners.orders)"));
+		this.runner
+			.withPropertyValues("kafka.resilience.outage.listeners.orders.enabled=false",
+					"kafka.resilience.outage.listeners.payments.probe-interval=5s")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void withoutABeanValidationProviderTheApplicationStillStarts() {
 		// the constraints are optional: the starter brings a provider, the auto-configure module does not need one
 		this.runner.withClassLoader(new FilteredClassLoader("jakarta.validation", "org.hibernate.validator"))

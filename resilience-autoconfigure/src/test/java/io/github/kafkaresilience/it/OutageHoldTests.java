@@ -11,10 +11,14 @@ import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -23,6 +27,8 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 
@@ -55,8 +61,11 @@ class OutageHoldTests {
 		String topic = SharedBroker.newTopic(2);
 		OutageListener.failing = (record) -> true;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
-				FAST_PROBES)) {
+				FAST_PROBES[0], FAST_PROBES[1], "management.endpoints.web.exposure.include=kafkaresilience")) {
 			OrderedRetryContainer container = container(context, topic);
+			SimpleMeterRegistry meters = new SimpleMeterRegistry();
+			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
+			String listener = "outage-" + topic;
 			List<String[]> before = records(20, 5, 0);
 			SharedBroker.sendAll(topic, before);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
@@ -75,6 +84,22 @@ class OutageHoldTests {
 			assertThat(container.outageBreaker().isOpen()).isTrue();
 			assertThat(OutageListener.handled).isEmpty();
 			assertThat(container.heldRecords()).as("records held, not moved").isPositive();
+			assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isOne();
+			assertThat(meters.get("kafka.resilience.outage.held").tag("listener", listener).gauge().value())
+				.isEqualTo(container.heldRecords());
+			assertThat(meters.get("kafka.resilience.outage.opened").tag("listener", listener).functionCounter().count())
+				.isOne();
+			Health health = context.getBean(ResilienceHealthIndicator.class).health(true);
+			assertThat(health.getStatus()).as("a restart would not bring the dependency back").isEqualTo(Status.UP);
+			assertThat(health.getDetails().get("listeners")).asString().contains("holding", "503 Service Unavailable");
+			assertThat(health.getDetails().get("warnings")).asString().contains("holds its records since");
+			KafkaResilienceEndpoint.HoldingDescriptor holding = context.getBean(KafkaResilienceEndpoint.class)
+				.resilience()
+				.listeners()
+				.get(0)
+				.holding();
+			assertThat(holding).isNotNull();
+			assertThat(holding.reason()).contains("95 %");
 			assertThat(SharedBroker.committed(Names.group(topic), topic, 0) + SharedBroker.committed(Names.group(topic),
 					topic, 1)).as("no commit past a held record").isLessThan(before.size() + during.size() - 1);
 
@@ -86,6 +111,8 @@ class OutageHoldTests {
 			assertThat(Duration.ofNanos(firstAfter)).as("within one probe interval (at most 1 s) and a little")
 				.isLessThan(Duration.ofMillis(2500));
 			assertThat(container.outageBreaker().isOpen()).isFalse();
+			assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isZero();
+			assertThat(context.getBean(KafkaResilienceEndpoint.class).resilience().listeners().get(0).holding()).isNull();
 			assertInOrderPerKey(before, during);
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
 			await().atMost(Duration.ofSeconds(10)).until(() -> OrderedRetryIntegrationTests.liveLocks(context, topic) == 0);

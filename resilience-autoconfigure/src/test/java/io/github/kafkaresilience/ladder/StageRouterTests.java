@@ -221,6 +221,36 @@ class StageRouterTests {
 		assertThat(this.publisher.sent).isEmpty();
 	}
 
+	@Test
+	void jitterSpreadsDueTimesOverAShareOfTheDelayTheSameWayOnEveryDelivery() {
+		StageRouter router = router(HandlerResult.success());
+		long delay = PLAN.stage(1).delay().toMillis();
+		Headers retry = RoutingRulesTests.headers("retry.count", "1", "lock.id", "L1", "owner.group", "billing");
+		Delivery first = new Delivery(RoutingRulesTests.STAGE_1, 0, 0, 1_000, RoutingRulesTests.KEY.get(), new byte[0], retry);
+		assertThat(router.earliestRun(first)).as("no jitter by default").isEqualTo(1_000 + delay);
+
+		router.jitterDueTimes(0.5);
+		int early = 0;
+		int late = 0;
+		for (long offset = 0; offset < 1000; offset++) {
+			Delivery record = new Delivery(RoutingRulesTests.STAGE_1, (int) (offset % 3), offset, 1_000,
+					RoutingRulesTests.KEY.get(), new byte[0], retry);
+			long due = router.earliestRun(record);
+			assertThat(due).isBetween(1_000 + delay, 1_000 + delay + delay / 2);
+			assertThat(router.earliestRun(record)).as("the same on every delivery").isEqualTo(due);
+			if (due < 1_000 + delay + delay / 4) {
+				early++;
+			}
+			else {
+				late++;
+			}
+		}
+		assertThat(early).as("spread over the whole share").isGreaterThan(400);
+		assertThat(late).isGreaterThan(400);
+		assertThatIllegalArgumentException().isThrownBy(() -> router.jitterDueTimes(1.5))
+			.withMessageContaining("kafka.resilience.retry.jitter");
+	}
+
 	private StageRouter router(HandlerResult result) {
 		StageRouter router = new StageRouter(PLAN, this.locks, this.publisher, (record) -> result,
 				new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
