@@ -88,7 +88,7 @@ final class OutageHold {
 		}
 		Task task = this.workers.takeHeld();
 		if (task == null) {
-			this.breaker.close("no record was left to probe with");
+			this.breaker.halfOpen("no record is held to probe with");
 			return;
 		}
 		this.workers.submitProbe(task);

@@ -50,6 +50,13 @@ public final class OutageBreaker {
 
 	private volatile boolean open;
 
+	/**
+	 * Half open: the hold ended without a probe (no record was held to probe with, as after a
+	 * rebalance during the hold), and the next first attempt decides: a transient failure
+	 * opens the breaker again at once, a success closes it.
+	 */
+	private volatile boolean halfOpen;
+
 	private volatile @Nullable String reason;
 
 	private volatile @Nullable Instant openedAt;
@@ -132,6 +139,27 @@ public final class OutageBreaker {
 	}
 
 	/**
+	 * Ends the hold without a probe, as no record is held to probe with (a rebalance during the
+	 * hold gave the held records' partitions away): records are taken again, and the first
+	 * attempt of a record from the main topic decides. A transient failure opens the breaker
+	 * again at once and is held; a success closes it.
+	 */
+	public void halfOpen(String why) {
+		Consumer<Boolean> notify;
+		synchronized (this) {
+			if (!this.open) {
+				return;
+			}
+			this.open = false;
+			this.halfOpen = true;
+			notify = this.onChange;
+		}
+		logger.info("Listener '" + this.listenerId + "' takes records again to see whether its dependency is back: "
+				+ why);
+		notify.accept(false);
+	}
+
+	/**
 	 * The pause before the next probe: the probe interval, doubled after each failed probe up
 	 * to the longest, less up to a fifth at random so that instances do not probe together.
 	 */
@@ -156,6 +184,7 @@ public final class OutageBreaker {
 				return;
 			}
 			this.open = false;
+			this.halfOpen = false;
 			this.failedProbes = 0;
 			this.window.clear();
 			notify = this.onChange;
@@ -178,14 +207,28 @@ public final class OutageBreaker {
 		if (!firstAttempt) {
 			return;
 		}
-		boolean transient_ = result.outcome() == HandlerResult.Outcome.FAILURE && failure != null
+		boolean failedTransiently = result.outcome() == HandlerResult.Outcome.FAILURE && failure != null
 				&& !this.classifier.isPermanent(failure);
+		if (this.halfOpen) {
+			if (failedTransiently) {
+				open("the first attempt after holding failed too, with " + failure);
+			}
+			else {
+				synchronized (this) {
+					this.halfOpen = false;
+					this.window.clear();
+				}
+				logger.warn("Listener '" + this.listenerId + "' resumes: a record succeeded after holding since "
+						+ this.openedAt);
+			}
+			return;
+		}
 		Bytes key = delivery.businessKey();
 		boolean trip;
 		synchronized (this) {
 			long now = this.clock.millis();
-			this.window.add(now, transient_, (key != null) ? key.hashCode() : 0);
-			trip = transient_ && !this.open && this.window.tripped(now, this.settings.minimumAttempts(),
+			this.window.add(now, failedTransiently, (key != null) ? key.hashCode() : 0);
+			trip = failedTransiently && !this.open && this.window.tripped(now, this.settings.minimumAttempts(),
 					this.settings.failureRate(), this.settings.minimumKeys());
 		}
 		if (trip) {
@@ -201,6 +244,7 @@ public final class OutageBreaker {
 				return;
 			}
 			this.open = true;
+			this.halfOpen = false;
 			this.reason = why;
 			this.openedAt = this.clock.instant();
 			this.failedProbes = 0;

@@ -1,6 +1,8 @@
 package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,6 +14,7 @@ import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -37,7 +40,8 @@ import org.springframework.context.annotation.Import;
  * several consumer groups read one topic, a value may give each group its rule, as in
  * {@code key:seq:A=t2,C=p}: an instance follows the rule of its {@code test.label}, and
  * succeeds where none is given. A dead letter sent back by a replay always succeeds, as it
- * would once the bug that failed it is fixed.
+ * would once the bug that failed it is fixed. While the file named by {@code test.outage-file}
+ * exists, every attempt fails transiently, whatever its rule: a dependency down for every key.
  * <p>
  * An audit line reads {@code value|topic|retryCount|ok or fail|instance|replay or -}; it goes
  * to {@code test.audit-topic}, by default {@code <topic>.audit}.
@@ -73,10 +77,14 @@ public class AuditedApplication {
 
 		private final String auditTopic;
 
+		/** While this file exists, every attempt fails: the dependency is down for every key. */
+		private final @Nullable Path outageFile;
+
 		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
 				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
 				@Value("${test.max-latency-ms:0}") int maxLatencyMillis, @Value("${test.label:}") String label,
-				@Value("${test.audit-topic:}") String auditTopic) {
+				@Value("${test.audit-topic:}") String auditTopic, @Value("${test.outage-file:}") String outageFile) {
+			this.outageFile = outageFile.isEmpty() ? null : Path.of(outageFile);
 			this.maxLatencyMillis = maxLatencyMillis;
 			this.label = label;
 			this.auditTopic = auditTopic.isEmpty() ? auditTopic(topic) : auditTopic;
@@ -97,9 +105,11 @@ public class AuditedApplication {
 			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
 			boolean replayed = record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null;
-			String rule = replayed ? "ok" : rule(record.value(), this.label);
+			boolean outage = this.outageFile != null && Files.exists(this.outageFile);
+			String rule = outage ? "outage" : replayed ? "ok" : rule(record.value(), this.label);
 			boolean permanent = rule.equals("p");
-			boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
+			boolean fail = outage || permanent
+					|| (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
 			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount), fail ? "fail" : "ok",
 					this.instance, replayed ? "replay" : "-");
 			// waits longer than the delivery timeout: a send outliving a failover fails by itself

@@ -1,6 +1,11 @@
 package io.github.kafkaresilience.it;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -39,6 +44,71 @@ class MultiInstanceTests {
 				.containsOnly("second");
 			await().atMost(Duration.ofSeconds(30)).until(() -> ChaosRun.liveLocks(topic) == 0);
 		}
+	}
+
+	/**
+	 * Two instances hold their records through an outage of every key; one is killed while it
+	 * holds. Its records were never committed: the survivor takes them over, holds them too,
+	 * and once the dependency is back handles every record once, in order per key, with
+	 * nothing dead-lettered.
+	 */
+	@Test
+	void anInstanceKilledWhileHoldingForAnOutageLosesNothing() throws IOException {
+		String topic = SharedBroker.newTopic(4);
+		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
+		Path outage = Files.createTempFile("outage-", ".flag");
+		String[] properties = { "kafka.resilience.retry.delays=2s,3s", "test.outage-file=" + outage,
+				"kafka.resilience.outage.probe-interval=300ms", "kafka.resilience.outage.max-probe-interval=1s",
+				"kafka.resilience.outage.minimum-attempts=10" };
+		List<String[]> records = new ArrayList<>();
+		for (int seq = 0; seq < 5; seq++) {
+			for (int k = 0; k < 40; k++) {
+				records.add(new String[] { "k-" + k, "k-" + k + ":" + seq + ":ok" });
+			}
+		}
+		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties);
+				InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
+			await().atMost(Duration.ofSeconds(60)).until(() -> joined(first) && joined(second));
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(60)).until(() -> holding(first) && holding(second));
+			long assignments = assignments(second);
+			first.kill();
+			// the survivor takes over the killed instance's partitions while it holds
+			await().atMost(Duration.ofSeconds(30)).until(() -> assignments(second) > assignments);
+			// the outage goes on past the whole ladder (2 s + 3 s): nothing is dead-lettered meanwhile
+			await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10))
+				.until(() -> SharedBroker.readAll(Names.dlq(topic)).isEmpty());
+			Files.delete(outage);
+			await().atMost(Duration.ofSeconds(90)).until(() -> audits(topic).stream()
+				.filter(AuditedApplication.Audit::ok)
+				.map(AuditedApplication.Audit::value)
+				.distinct()
+				.count() == records.size());
+			Map<String, List<String>> handled = new LinkedHashMap<>();
+			audits(topic).stream()
+				.filter(AuditedApplication.Audit::ok)
+				.map(AuditedApplication.Audit::value)
+				.distinct()
+				.forEach((value) -> handled.computeIfAbsent(value.substring(0, value.indexOf(':')), (key) -> new ArrayList<>())
+					.add(value));
+			Map<String, List<String>> sent = new LinkedHashMap<>();
+			records.forEach((record) -> sent.computeIfAbsent(record[0], (key) -> new ArrayList<>()).add(record[1]));
+			assertThat(handled).as("every record handled, in order per key").isEqualTo(sent);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
+			await().atMost(Duration.ofSeconds(30)).until(() -> ChaosRun.liveLocks(topic) == 0);
+		}
+	}
+
+	private static boolean joined(InstanceProcess instance) throws IOException {
+		return assignments(instance) > 0;
+	}
+
+	private static long assignments(InstanceProcess instance) throws IOException {
+		return Files.readAllLines(instance.log().toPath()).stream().filter((line) -> line.contains("' assigned [")).count();
+	}
+
+	private static boolean holding(InstanceProcess instance) throws IOException {
+		return Files.readString(instance.log().toPath()).contains("holds its records");
 	}
 
 	@Test

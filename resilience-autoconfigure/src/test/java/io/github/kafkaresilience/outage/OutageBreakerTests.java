@@ -65,6 +65,33 @@ class OutageBreakerTests {
 	}
 
 	@Test
+	void halfOpenAfterAHoldWithNothingToProbeTheFirstAttemptDecides() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		HandlerResult failed = HandlerResult.failed(new IllegalStateException("503"));
+		this.next.set(failed);
+		for (int i = 0; i < 20; i++) {
+			handler.handle(record("k-" + i));
+		}
+		this.breaker.halfOpen("no record is held to probe with");
+		assertThat(this.breaker.isOpen()).isFalse();
+		assertThat(this.changes).containsExactly(true, false);
+		handler.handle(record("k-1"));
+		assertThat(this.breaker.isOpen()).as("one failure is enough: it was down a moment ago").isTrue();
+		assertThat(this.breaker.holds(failed)).isTrue();
+		assertThat(this.changes).containsExactly(true, false, true);
+
+		this.breaker.halfOpen("no record is held to probe with");
+		this.next.set(HandlerResult.success());
+		handler.handle(record("k-2"));
+		this.next.set(failed);
+		for (int i = 0; i < 19; i++) {
+			handler.handle(record("k-" + i));
+		}
+		assertThat(this.breaker.isOpen()).as("a success closed it, and forgot the failures before").isFalse();
+		assertThat(this.breaker.timesOpened()).isEqualTo(2);
+	}
+
+	@Test
 	void oneKeyThatAlwaysFailsNeverOpensIt() {
 		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
 		this.next.set(HandlerResult.failed(new IllegalStateException("bad key")));
