@@ -22,15 +22,22 @@ public class OutageListenerProperties {
 	 */
 	private @Nullable Boolean enabled;
 
-	/** How many of the latest attempts the breaker looks at. */
-	@Min(1)
-	private @Nullable Integer windowSize;
+	/**
+	 * How long nearly every record must have failed, or been held behind a failure, before the
+	 * breaker opens: a burst of keys failing at once while other keys still succeed is over
+	 * sooner.
+	 */
+	@MinDuration("0ms")
+	private @Nullable Duration minimumDuration;
 
-	/** How far back the breaker looks: older attempts are forgotten. */
+	/**
+	 * The longest the breaker looks at one failure episode (from a transient failure on): one
+	 * that has not opened it by then starts over with the next failure.
+	 */
 	@MinDuration("1ms")
 	private @Nullable Duration window;
 
-	/** Attempts the breaker needs in its window before it may open. */
+	/** First attempts the breaker needs in an episode before it may open. */
 	@Min(1)
 	private @Nullable Integer minimumAttempts;
 
@@ -63,12 +70,12 @@ public class OutageListenerProperties {
 		this.enabled = enabled;
 	}
 
-	public @Nullable Integer getWindowSize() {
-		return this.windowSize;
+	public @Nullable Duration getMinimumDuration() {
+		return this.minimumDuration;
 	}
 
-	public void setWindowSize(@Nullable Integer windowSize) {
-		this.windowSize = windowSize;
+	public void setMinimumDuration(@Nullable Duration minimumDuration) {
+		this.minimumDuration = minimumDuration;
 	}
 
 	public @Nullable Duration getWindow() {

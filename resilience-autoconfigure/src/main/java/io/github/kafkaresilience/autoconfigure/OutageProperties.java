@@ -24,7 +24,7 @@ public class OutageProperties extends OutageListenerProperties {
 	public OutageProperties() {
 		OutageSettings defaults = OutageSettings.DEFAULTS;
 		setEnabled(defaults.enabled());
-		setWindowSize(defaults.windowSize());
+		setMinimumDuration(defaults.minimumDuration());
 		setWindow(defaults.window());
 		setMinimumAttempts(defaults.minimumAttempts());
 		setFailureRate(defaults.failureRate());
@@ -43,7 +43,7 @@ public class OutageProperties extends OutageListenerProperties {
 	 */
 	public OutageSettings settings(String listenerId) {
 		OutageListenerProperties own = this.listeners.getOrDefault(listenerId, new OutageListenerProperties());
-		return new OutageSettings(pick(own.getEnabled(), getEnabled()), pick(own.getWindowSize(), getWindowSize()),
+		return new OutageSettings(pick(own.getEnabled(), getEnabled()), pick(own.getMinimumDuration(), getMinimumDuration()),
 				pick(own.getWindow(), getWindow()), pick(own.getMinimumAttempts(), getMinimumAttempts()),
 				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()),
 				pick(own.getProbeInterval(), getProbeInterval()), pick(own.getMaxProbeInterval(), getMaxProbeInterval()));

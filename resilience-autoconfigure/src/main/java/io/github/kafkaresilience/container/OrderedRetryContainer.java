@@ -150,7 +150,8 @@ public class OrderedRetryContainer {
 		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
 				this.backpressure, this::pauseStopped);
 		this.commits = new Commits(id, this.committer, this.offsets, this.runner.settling(), settings, clock);
-		this.pauseRequest = new PauseRequest(this.runner.workers());
+		this.pauseRequest = new PauseRequest(this.runner.workers(),
+				(partition) -> routesByTopic.get(partition.topic()).router().plan().mainTopic().equals(partition.topic()));
 		this.failedPolls = new FailedPolls(id, this.backpressure);
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
@@ -181,7 +182,7 @@ public class OrderedRetryContainer {
 	 * the ladder; the breaker must observe this listener's handler.
 	 */
 	public synchronized void holdOnOutage(OutageBreaker breaker) {
-		OutageHold hold = new OutageHold(breaker, this.runner.workers(), this.pauseRequest);
+		OutageHold hold = new OutageHold(breaker, this.runner.workers(), this.pauseRequest, () -> load().inFlight());
 		this.runner.holdOnOutage(hold);
 		this.outage = hold;
 	}

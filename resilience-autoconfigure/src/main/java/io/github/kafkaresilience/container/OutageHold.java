@@ -1,17 +1,19 @@
 package io.github.kafkaresilience.container;
 
+import java.util.function.LongSupplier;
+
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.outage.OutageBreaker;
 
 /**
- * How a container holds while its outage breaker is open: the poll thread pauses every
- * partition (no record is taken from the main topic, none from a stage), the workers hold
- * every task that becomes ready (records whose stage comes due wait where they are), and a
+ * How a container holds while its outage breaker is open: the poll thread pauses the main
+ * topics' partitions (no record is taken from them), the workers hold every task that becomes
+ * ready (retries read from the stages and those that come due wait in memory), and a
  * record whose run fails transiently is held instead of moved into the ladder. Its offset
  * stays pending, so no commit passes it, and its locks stay as they are. Now and then the
- * record held longest runs as a probe; its success closes the breaker, and everything held
- * runs at once, each key's records in their order. The hold is local to the instance: a
+ * record held longest that runs its handler runs as a probe; a success closes the breaker,
+ * and everything held runs at once, each key's records in their order. The hold is local to the instance: a
  * rebalance or a crash meanwhile leaves held records uncommitted, to be delivered again.
  */
 final class OutageHold {
@@ -22,8 +24,15 @@ final class OutageHold {
 
 	private final PauseRequest pauseRequest;
 
-	OutageHold(OutageBreaker breaker, Workers workers, PauseRequest pauseRequest) {
+	/** Probes in a row that found nothing held; timer thread only. */
+	private int emptyProbes;
+
+	/** The records the container holds in memory, running, waiting or held. */
+	private final LongSupplier inFlight;
+
+	OutageHold(OutageBreaker breaker, Workers workers, PauseRequest pauseRequest, LongSupplier inFlight) {
 		this.breaker = breaker;
+		this.inFlight = inFlight;
 		this.workers = workers;
 		this.pauseRequest = pauseRequest;
 		breaker.onChange((open) -> {
@@ -51,19 +60,12 @@ final class OutageHold {
 		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
 		if (failure != null && this.breaker.holds(failure)) {
 			if (probe) {
-				this.breaker.probeFailed(failure.failure());
-				probeLater();
+				this.breaker.probeFailed(failure.failure()); // the next probe waits longer
 			}
 			this.workers.holdBack(task);
 			return true;
 		}
-		if (probe) {
-			switch (step.kind()) {
-				case DONE, SETTLING, FAILED -> this.breaker.close("a probe succeeded on " + task);
-				default -> probe(); // it did not reach the handler: another one now
-			}
-		}
-		return false;
+		return false; // a success closed the breaker as it happened
 	}
 
 	/**
@@ -82,16 +84,47 @@ final class OutageHold {
 		this.workers.later(this::probe, this.breaker.nextProbe().toMillis());
 	}
 
+	/**
+	 * Runs the record held longest that runs its handler, and schedules the next probe, whatever
+	 * this one's outcome (its route may fail, or end without running the handler): the probes
+	 * go on until the breaker closes. When no record at all has been in flight for two probes in
+	 * a row (a rebalance gave the held records' partitions away), the breaker half opens.
+	 */
 	private void probe() {
 		if (!this.breaker.isOpen()) {
+			this.emptyProbes = 0;
 			return;
 		}
-		Task task = this.workers.takeHeld();
-		if (task == null) {
-			this.breaker.halfOpen("no record is held to probe with");
+		Task task = this.workers.takeHeld(OutageHold::runsItsHandler);
+		if (task != null) {
+			this.emptyProbes = 0;
+			this.workers.submitProbe(task);
+		}
+		else if (this.inFlight.getAsLong() > 0) {
+			// records of held keys, or retries not due yet: those come to be held in time
+			this.emptyProbes = 0;
+		}
+		else if (++this.emptyProbes >= 2) {
+			this.emptyProbes = 0;
+			this.breaker.halfOpen("no record has been in flight to probe with for two probes");
 			return;
 		}
-		this.workers.submitProbe(task);
+		probeLater();
+	}
+
+	/**
+	 * Whether a held record runs the handler when routed, and so can tell whether the
+	 * dependency is back: a retry, or a record of the main topic whose key is not in the
+	 * ladder. Another record of the main topic would follow its key into the ladder, a move
+	 * that the hold is there to spare.
+	 */
+	private static boolean runsItsHandler(Task task) {
+		if (task.admission != null) {
+			return false;
+		}
+		OrderedRetryContainer.Route route = task.work.route;
+		return !route.router().plan().mainTopic().equals(task.delivery.topic()) || task.key == null
+				|| route.registry().locksOf(task.key).isEmpty();
 	}
 
 }

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
@@ -28,8 +29,25 @@ final class PauseRequest {
 	/** Whether the consumer's partitions are paused for {@link #requested}; poll thread only. */
 	private boolean applied;
 
+	/** Whether a partition is of a main topic, not of a stage. */
+	private final Predicate<TopicPartition> mainTopic;
+
+	/** Whether the main-topic partitions are paused for {@link #outage}; poll thread only. */
+	private boolean outageApplied;
+
+	/** A request of the application only: no partition is held for an outage. */
 	PauseRequest(Workers workers) {
+		this(workers, (partition) -> true);
+	}
+
+	/**
+	 * @param workers the workers to hold
+	 * @param mainTopic whether a partition is of a main topic: during an outage those stay
+	 * paused, the stages' are read on
+	 */
+	PauseRequest(Workers workers, Predicate<TopicPartition> mainTopic) {
 		this.workers = workers;
+		this.mainTopic = mainTopic;
 	}
 
 	/**
@@ -85,6 +103,7 @@ final class PauseRequest {
 		this.requested = false;
 		this.outage = false;
 		this.applied = false;
+		this.outageApplied = false;
 	}
 
 	/**
@@ -96,7 +115,7 @@ final class PauseRequest {
 	 * @param events publishes the paused and resumed events
 	 */
 	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
-		if (this.requested || this.outage) {
+		if (this.requested) {
 			Set<TopicPartition> assigned = consumer.assignment();
 			if (!this.applied || !consumer.paused().containsAll(assigned)) {
 				consumer.pause(assigned);
@@ -105,12 +124,45 @@ final class PauseRequest {
 					events.paused(assigned);
 				}
 			}
+			return;
 		}
-		else if (this.applied) {
+		if (this.applied) {
 			this.applied = false;
 			List<TopicPartition> free = partitions.stream()
 				.filter(PartitionWork::mayFetch)
 				.map((work) -> work.partition)
+				.filter((partition) -> !this.outage || !this.mainTopic.test(partition))
+				.toList();
+			consumer.resume(free);
+			events.resumed(free);
+		}
+		applyOutage(consumer, partitions, events);
+	}
+
+	/**
+	 * While the listener holds for an outage, keeps its main-topic partitions paused (a
+	 * partition that backpressure resumed, or a rebalance brought, is paused again before the
+	 * poll). Its stage partitions are read on: their records are held by the workers like any
+	 * other, and are what a probe can run, since a record of the main topic whose key is held
+	 * would only follow its key into the ladder.
+	 */
+	private void applyOutage(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
+		if (this.outage) {
+			List<TopicPartition> main = consumer.assignment().stream().filter(this.mainTopic).toList();
+			if (!this.outageApplied || !consumer.paused().containsAll(main)) {
+				consumer.pause(main);
+				if (!this.outageApplied) {
+					this.outageApplied = true;
+					events.paused(main);
+				}
+			}
+		}
+		else if (this.outageApplied) {
+			this.outageApplied = false;
+			List<TopicPartition> free = partitions.stream()
+				.filter(PartitionWork::mayFetch)
+				.map((work) -> work.partition)
+				.filter(this.mainTopic)
 				.toList();
 			consumer.resume(free);
 			events.resumed(free);

@@ -189,10 +189,18 @@ final class Workers {
 		return this.heldTasks.size();
 	}
 
-	/** Takes the task held longest, to run it as a probe; {@code null} when none is held. */
-	@Nullable Task takeHeld() {
-		for (Task task; (task = this.heldTasks.poll()) != null;) {
-			if (!task.work.isRevoked()) {
+	/**
+	 * Takes the task held longest that {@code fits}, to run it as a probe; {@code null} when
+	 * none does. Tasks of revoked partitions are dropped on the way.
+	 */
+	@Nullable Task takeHeld(java.util.function.Predicate<Task> fits) {
+		for (java.util.Iterator<Task> tasks = this.heldTasks.iterator(); tasks.hasNext();) {
+			Task task = tasks.next();
+			if (task.work.isRevoked()) {
+				tasks.remove();
+			}
+			else if (fits.test(task)) {
+				tasks.remove();
 				return task;
 			}
 		}

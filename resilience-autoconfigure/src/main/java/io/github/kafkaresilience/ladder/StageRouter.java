@@ -38,6 +38,9 @@ public class StageRouter {
 
 	private final LadderPlan plan;
 
+	private volatile java.util.function.Consumer<Delivery> followers = (record) -> {
+	};
+
 	private final RecordHandler handler;
 
 	private final Ownership ownership;
@@ -71,6 +74,14 @@ public class StageRouter {
 		this.ownership = ownership;
 		this.rules = new RoutingRules(plan, locks, classifier, clock, lockIds);
 		this.moves = new Moves(plan, locks, publisher, clock, dualWrite, faults, ownership, this);
+	}
+
+	/**
+	 * Sets who hears of each record of the main topic that follows its key into the ladder
+	 * without running: the outage breaker counts it with the failures, since its key is held.
+	 */
+	public void onFollower(java.util.function.Consumer<Delivery> listener) {
+		this.followers = listener;
 	}
 
 	/** Sets who hears what this router does with each record, for metrics. */
@@ -210,6 +221,7 @@ public class StageRouter {
 
 	private CompletableFuture<Void> writes(Decision decision, Delivery record, Attempt attempt) {
 		if (decision instanceof Decision.Follow follow) {
+			this.followers.accept(record);
 			return this.moves.moveNewLock(follow.moving(), record, attempt).thenRun(this.observer::followerForwarded);
 		}
 		if (decision instanceof Decision.MoveNew moveNew) {

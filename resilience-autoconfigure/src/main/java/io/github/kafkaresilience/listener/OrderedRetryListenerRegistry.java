@@ -483,6 +483,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 					(tx != null) ? tx.publisher() : this.retryLadder, handler, this.classifier, this.clock,
 					() -> UUID.randomUUID().toString(), this.dualWrite, this.faults, registry.ownership());
 			router.jitterDueTimes(this.dueTimeJitter);
+			if (breaker != null) {
+				router.onFollower(breaker::followed);
+			}
 			router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
 			router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
 			OrderedRetryContainer.Route route = new OrderedRetryContainer.Route(router, registry);

@@ -22,8 +22,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Tells, for one listener, a dependency that is down for every key from failures of some keys.
- * It watches every run of the handler: it opens when nearly every recent first attempt failed
- * transiently across several keys ({@link OutageSettings}), or at once when the handler says
+ * It watches every run of the handler: it opens when nearly every first attempt failed
+ * transiently across several keys for a while ({@link OutageSettings}), or at once when the
+ * handler says
  * that its dependency is unavailable ({@link DependencyUnavailableException}, or Resilience4j's
  * {@code CallNotPermittedException}). While it is open, the listener holds its records instead
  * of moving them into the ladder, and runs one of them now and then as a probe; the probe's
@@ -46,7 +47,7 @@ public final class OutageBreaker {
 
 	private final Clock clock;
 
-	private final FailureWindow window;
+	private final FailureEpisode episode;
 
 	private volatile boolean open;
 
@@ -61,6 +62,9 @@ public final class OutageBreaker {
 
 	private volatile @Nullable Instant openedAt;
 
+	/** The latest transient failure of a first attempt, for the reason the breaker gives. */
+	private volatile @Nullable Throwable lastFailure;
+
 	/** Probes that failed since the breaker opened. */
 	private int failedProbes;
 
@@ -74,7 +78,7 @@ public final class OutageBreaker {
 		this.settings = settings;
 		this.classifier = classifier;
 		this.clock = clock;
-		this.window = new FailureWindow(settings.windowSize(), settings.window().toMillis());
+		this.episode = new FailureEpisode(settings.window().toMillis(), settings.minimumKeys());
 	}
 
 	/**
@@ -90,6 +94,30 @@ public final class OutageBreaker {
 			attempted(delivery, result, mainTopic.equals(delivery.topic()));
 			return result;
 		};
+	}
+
+	/**
+	 * A record of the main topic follows its key into the ladder without running, its key
+	 * being held: while transient failures are being counted, it counts with them. In an
+	 * outage every key fails once and is held from then on, so its later records are what
+	 * keeps showing the outage; without them a listener with fewer keys than the attempts the
+	 * breaker needs would never open it.
+	 */
+	public void followed(Delivery record) {
+		if (!this.settings.enabled() || this.open || !this.episode.running()) {
+			return;
+		}
+		Bytes key = record.businessKey();
+		boolean trip;
+		synchronized (this) {
+			long now = this.clock.millis();
+			this.episode.held((key != null) ? key.hashCode() : 0);
+			trip = !this.open && this.episode.tripped(now, this.settings.minimumDuration().toMillis(),
+					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
+		}
+		if (trip) {
+			open(tripReason());
+		}
 	}
 
 	/** Tells the container when the breaker opens ({@code true}) or closes ({@code false}). */
@@ -186,7 +214,7 @@ public final class OutageBreaker {
 			this.open = false;
 			this.halfOpen = false;
 			this.failedProbes = 0;
-			this.window.clear();
+			this.episode.clear();
 			notify = this.onChange;
 		}
 		logger.warn("Listener '" + this.listenerId + "' resumes after holding since " + this.openedAt + ": " + why);
@@ -198,6 +226,10 @@ public final class OutageBreaker {
 			return;
 		}
 		Throwable failure = result.failure();
+		if (this.open && result.outcome() == HandlerResult.Outcome.SUCCESS) {
+			close("a record succeeded on " + delivery + ": the dependency answers again");
+			return;
+		}
 		Throwable unavailable = (result.outcome() == HandlerResult.Outcome.FAILURE && failure != null)
 				? unavailable(failure) : null;
 		if (unavailable != null) {
@@ -216,25 +248,36 @@ public final class OutageBreaker {
 			else {
 				synchronized (this) {
 					this.halfOpen = false;
-					this.window.clear();
+					this.episode.clear();
 				}
 				logger.warn("Listener '" + this.listenerId + "' resumes: a record succeeded after holding since "
 						+ this.openedAt);
 			}
 			return;
 		}
+		if (!failedTransiently) {
+			this.episode.succeeded(); // no lock: a healthy listener comes here for every record
+			return;
+		}
 		Bytes key = delivery.businessKey();
 		boolean trip;
 		synchronized (this) {
 			long now = this.clock.millis();
-			this.window.add(now, failedTransiently, (key != null) ? key.hashCode() : 0);
-			trip = failedTransiently && !this.open && this.window.tripped(now, this.settings.minimumAttempts(),
-					this.settings.failureRate(), this.settings.minimumKeys());
+			this.lastFailure = failure;
+			this.episode.failed(now, (key != null) ? key.hashCode() : 0);
+			trip = !this.open && this.episode.tripped(now, this.settings.minimumDuration().toMillis(),
+					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
 		}
 		if (trip) {
-			open("at least " + Math.round(this.settings.failureRate() * 100) + " % of the last attempts failed across "
-					+ "at least " + this.settings.minimumKeys() + " keys; the last with " + failure);
+			open(tripReason());
 		}
+	}
+
+	private String tripReason() {
+		return "for " + this.settings.minimumDuration().toMillis() + " ms at least "
+				+ Math.round(this.settings.failureRate() * 100) + " % of the records failed or were held behind a "
+				+ "failure, across at least " + this.settings.minimumKeys() + " keys; the last failure: "
+				+ this.lastFailure;
 	}
 
 	private void open(String why) {

@@ -7,9 +7,11 @@ import java.time.Duration;
  *
  * @param enabled whether the listener holds during an outage; when off, every failure takes the
  * ladder and {@code DependencyUnavailableException} is a transient failure
- * @param windowSize the most recent attempts the breaker looks at
- * @param window how far back it looks: older attempts are forgotten
- * @param minimumAttempts the attempts it needs in its window before it may open
+ * @param minimumDuration how long nearly every first attempt must have failed before it opens:
+ * a burst of keys failing at once while others succeed is over sooner
+ * @param window the longest a failure episode is looked at: one that has not opened the breaker
+ * by then starts over with the next failure
+ * @param minimumAttempts the first attempts it needs in an episode before it may open
  * @param failureRate the share of them that failed transiently, at least, for it to open
  * @param minimumKeys the distinct keys among those failures, at least, for it to open: one bad
  * key never opens it
@@ -17,18 +19,19 @@ import java.time.Duration;
  * @param maxProbeInterval the longest pause between probes (each failed probe doubles it)
  * @since 0.1.0
  */
-public record OutageSettings(boolean enabled, int windowSize, Duration window, int minimumAttempts, double failureRate,
-		int minimumKeys, Duration probeInterval, Duration maxProbeInterval) {
+public record OutageSettings(boolean enabled, Duration minimumDuration, Duration window, int minimumAttempts,
+		double failureRate, int minimumKeys, Duration probeInterval, Duration maxProbeInterval) {
 
-	/** The defaults: open only when nearly every attempt fails, across several keys. */
-	public static final OutageSettings DEFAULTS = new OutageSettings(true, 100, Duration.ofSeconds(30), 20, 0.95, 5,
-			Duration.ofSeconds(1), Duration.ofSeconds(30));
+	/** The defaults: open only when nearly every record fails, across several keys, for half a second. */
+	public static final OutageSettings DEFAULTS = new OutageSettings(true, Duration.ofMillis(500), Duration.ofSeconds(30),
+			20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30));
 
 	public OutageSettings {
-		require(windowSize >= 1, "window-size must be at least 1, was " + windowSize);
-		require(window != null && window.toMillis() > 0, "window must be positive, was " + window);
-		require(minimumAttempts >= 1 && minimumAttempts <= windowSize,
-				"minimum-attempts must be between 1 and window-size (" + windowSize + "), was " + minimumAttempts);
+		require(minimumDuration != null && !minimumDuration.isNegative(),
+				"minimum-duration must not be negative, was " + minimumDuration);
+		require(window != null && window.compareTo(minimumDuration) > 0,
+				"window must be longer than minimum-duration (" + minimumDuration + "), was " + window);
+		require(minimumAttempts >= 1, "minimum-attempts must be at least 1, was " + minimumAttempts);
 		require(failureRate > 0 && failureRate <= 1, "failure-rate must be above 0 and at most 1, was " + failureRate);
 		require(minimumKeys >= 1 && minimumKeys <= minimumAttempts,
 				"minimum-keys must be between 1 and minimum-attempts (" + minimumAttempts + "), was " + minimumKeys);

@@ -123,11 +123,11 @@ class ResiliencePropertiesValidationTests {
 
 	@Test
 	void outageSettingsThatCannotWorkTogetherFailTheStartNamingTheListener() {
-		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-attempts=200")
+		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-keys=30")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
-				.hasStackTraceContaining("kafka.resilience.outage: minimum-attempts must be between 1 and window-size (100), "
-						+ "was 200 (kafka.resilience.outage.listeners.orders)"));
+				.hasStackTraceContaining("kafka.resilience.outage: minimum-keys must be between 1 and minimum-attempts (20), "
+						+ "was 30 (kafka.resilience.outage.listeners.orders)"));
 		this.runner
 			.withPropertyValues("kafka.resilience.outage.listeners.orders.enabled=false",
 					"kafka.resilience.outage.listeners.payments.probe-interval=5s")

@@ -58,32 +58,34 @@ class MultiInstanceTests {
 		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
 		Path outage = Files.createTempFile("outage-", ".flag");
 		String[] properties = { "kafka.resilience.retry.delays=2s,3s", "test.outage-file=" + outage,
-				"kafka.resilience.outage.probe-interval=300ms", "kafka.resilience.outage.max-probe-interval=1s",
-				"kafka.resilience.outage.minimum-attempts=10" };
-		List<String[]> records = new ArrayList<>();
-		for (int seq = 0; seq < 5; seq++) {
-			for (int k = 0; k < 40; k++) {
-				records.add(new String[] { "k-" + k, "k-" + k + ":" + seq + ":ok" });
-			}
-		}
+				"kafka.resilience.outage.probe-interval=300ms", "kafka.resilience.outage.max-probe-interval=1s" };
 		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties);
 				InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
 			await().atMost(Duration.ofSeconds(60)).until(() -> joined(first) && joined(second));
-			SharedBroker.sendAll(topic, records);
-			await().atMost(Duration.ofSeconds(60)).until(() -> holding(first) && holding(second));
-			long assignments = assignments(second);
-			first.kill();
-			// the survivor takes over the killed instance's partitions while it holds
-			await().atMost(Duration.ofSeconds(30)).until(() -> assignments(second) > assignments);
-			// the outage goes on past the whole ladder (2 s + 3 s): nothing is dead-lettered meanwhile
-			await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10))
-				.until(() -> SharedBroker.readAll(Names.dlq(topic)).isEmpty());
+			Map<String, List<String>> sent;
+			int total;
+			SteadySender sender = new SteadySender(topic, 40, SteadySender.pace(200), "ok");
+			try {
+				await().atMost(Duration.ofSeconds(60)).until(() -> holding(first) && holding(second));
+				long assignments = assignments(second);
+				first.kill();
+				// the survivor takes over the killed instance's partitions while it holds
+				await().atMost(Duration.ofSeconds(30)).until(() -> assignments(second) > assignments);
+				// the outage goes on past the whole ladder (2 s + 3 s): nothing is dead-lettered meanwhile
+				await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10))
+					.until(() -> SharedBroker.readAll(Names.dlq(topic)).isEmpty());
+			}
+			finally {
+				sender.close();
+			}
+			sent = sender.sentByKey();
+			total = sender.sent().size();
 			Files.delete(outage);
 			await().atMost(Duration.ofSeconds(90)).until(() -> audits(topic).stream()
 				.filter(AuditedApplication.Audit::ok)
 				.map(AuditedApplication.Audit::value)
 				.distinct()
-				.count() == records.size());
+				.count() == total);
 			Map<String, List<String>> handled = new LinkedHashMap<>();
 			audits(topic).stream()
 				.filter(AuditedApplication.Audit::ok)
@@ -91,8 +93,6 @@ class MultiInstanceTests {
 				.distinct()
 				.forEach((value) -> handled.computeIfAbsent(value.substring(0, value.indexOf(':')), (key) -> new ArrayList<>())
 					.add(value));
-			Map<String, List<String>> sent = new LinkedHashMap<>();
-			records.forEach((record) -> sent.computeIfAbsent(record[0], (key) -> new ArrayList<>()).add(record[1]));
 			assertThat(handled).as("every record handled, in order per key").isEqualTo(sent);
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
 			await().atMost(Duration.ofSeconds(30)).until(() -> ChaosRun.liveLocks(topic) == 0);

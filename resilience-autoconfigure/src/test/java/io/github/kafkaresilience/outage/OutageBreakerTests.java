@@ -44,8 +44,9 @@ class OutageBreakerTests {
 		this.next.set(HandlerResult.failed(new IllegalStateException("503 from the payment provider")));
 		for (int i = 0; i < 19; i++) {
 			handler.handle(record("k-" + (i % 40)));
+			this.clock.advance(100);
 		}
-		assertThat(this.breaker.isOpen()).as("19 attempts: fewer than minimum-attempts").isFalse();
+		assertThat(this.breaker.isOpen()).as("19 attempts over 1.9 s: fewer than minimum-attempts").isFalse();
 		handler.handle(record("k-19"));
 		assertThat(this.breaker.isOpen()).isTrue();
 		assertThat(this.changes).containsExactly(true);
@@ -60,8 +61,48 @@ class OutageBreakerTests {
 		assertThat(this.breaker.isOpen()).isFalse();
 		assertThat(this.changes).containsExactly(true, false);
 		assertThat(this.breaker.holds(this.next.get())).isFalse();
+		this.clock.advance(100);
 		handler.handle(record("k-1"));
-		assertThat(this.breaker.isOpen()).as("closing forgets the window").isFalse();
+		assertThat(this.breaker.isOpen()).as("closing forgets the failures before").isFalse();
+	}
+
+	@Test
+	void failuresOfEveryKeyOpenItOnlyOnceTheyHaveLastedTheMinimumDuration() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
+		for (int i = 0; i < 500; i++) {
+			handler.handle(record("k-" + i));
+			this.clock.advance(1);
+		}
+		assertThat(this.breaker.isOpen()).as("500 failures in 0.5 s: maybe a burst").isFalse();
+		this.clock.advance(500);
+		handler.handle(record("k-500"));
+		assertThat(this.breaker.isOpen()).as("still failing after 1 s: an outage").isTrue();
+	}
+
+	@Test
+	void aBurstWhoseFailuresComeFirstOnAFreshInstanceNeverOpensIt() {
+		// as a freshly started instance saw it: one partition's records first, the failing keys of
+		// a burst in long stretches between the turns of the few keys that succeed
+		RecordHandler handler = observe(this.breaker, (delivery) -> new String(delivery.key(), StandardCharsets.UTF_8)
+			.startsWith("failing") ? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
+		int failing = 0;
+		int clean = 0;
+		for (int turn = 0; turn < 40; turn++) {
+			for (int i = 0; i < 25 && failing < 1000; i++) {
+				handler.handle(record("failing-" + failing++));
+				this.clock.advance(1);
+			}
+			for (int i = 0; i < 32 && clean < 1600; i++) {
+				handler.handle(record("clean-" + (clean++ % 8)));
+			}
+			assertThat(this.breaker.isOpen()).as("after turn " + turn).isFalse();
+		}
+		this.clock.advance(2000);
+		for (int i = 0; i < 100; i++) {
+			handler.handle(record("clean-" + (i % 8)));
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
 	}
 
 	@Test
@@ -71,6 +112,7 @@ class OutageBreakerTests {
 		this.next.set(failed);
 		for (int i = 0; i < 20; i++) {
 			handler.handle(record("k-" + i));
+			this.clock.advance(100);
 		}
 		this.breaker.halfOpen("no record is held to probe with");
 		assertThat(this.breaker.isOpen()).isFalse();
@@ -86,9 +128,41 @@ class OutageBreakerTests {
 		this.next.set(failed);
 		for (int i = 0; i < 19; i++) {
 			handler.handle(record("k-" + i));
+			this.clock.advance(100);
 		}
 		assertThat(this.breaker.isOpen()).as("a success closed it, and forgot the failures before").isFalse();
 		assertThat(this.breaker.timesOpened()).isEqualTo(2);
+	}
+
+	@Test
+	void anyRecordThatSucceedsWhileItIsOpenClosesIt() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new DependencyUnavailableException("down")));
+		handler.handle(record("k-0"));
+		assertThat(this.breaker.isOpen()).isTrue();
+		this.next.set(HandlerResult.success());
+		handler.handle(new Delivery("g.orders.retry.30s", 0, 7, 0L, "k-1".getBytes(StandardCharsets.UTF_8),
+				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
+		assertThat(this.breaker.isOpen()).as("a retry that succeeds says the dependency answers").isFalse();
+		assertThat(this.changes).containsExactly(true, false);
+	}
+
+	@Test
+	void recordsHeldBehindAFailureCountWithTheFailuresOnceOneBegan() {
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		for (int i = 0; i < 100; i++) {
+			this.breaker.followed(record("k-" + (i % 5)));
+		}
+		assertThat(this.breaker.isOpen()).as("keys held since long ago say nothing about now").isFalse();
+		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
+		for (int i = 0; i < 5; i++) {
+			handler.handle(record("k-" + i)); // every key fails once, and is held from then on
+		}
+		for (int i = 0; i < 100; i++) {
+			this.clock.advance(10);
+			this.breaker.followed(record("k-" + (i % 5)));
+		}
+		assertThat(this.breaker.isOpen()).as("five keys, their later records all held: an outage").isTrue();
 	}
 
 	@Test
@@ -128,15 +202,22 @@ class OutageBreakerTests {
 	}
 
 	@Test
-	void attemptsOlderThanTheWindowAreForgotten() {
+	void anEpisodeThatDidNotOpenItWithinTheWindowStartsOver() {
 		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.success());
 		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
-		for (int i = 0; i < 19; i++) {
-			handler.handle(record("k-" + i));
+		handler.handle(record("k-0"));
+		this.next.set(HandlerResult.success());
+		for (int i = 0; i < 1000; i++) {
+			handler.handle(record("ok-" + i)); // the success of 1,000 records after the first failure
 		}
 		this.clock.advance(Duration.ofSeconds(31));
-		handler.handle(record("k-19"));
-		assertThat(this.breaker.isOpen()).as("19 of the 20 failures are older than the window").isFalse();
+		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
+		for (int i = 0; i < 20; i++) {
+			handler.handle(record("k-" + i));
+			this.clock.advance(100);
+		}
+		assertThat(this.breaker.isOpen()).as("the successes of an older episode do not hide this outage").isTrue();
 	}
 
 	@Test
@@ -146,6 +227,7 @@ class OutageBreakerTests {
 			this.next.set((i % 10 == 0) ? HandlerResult.failed(new PermanentFailureException("bad record"))
 					: HandlerResult.failed(new IllegalStateException("503")));
 			handler.handle(record("k-" + i));
+			this.clock.advance(100);
 		}
 		assertThat(this.breaker.isOpen()).as("90 % failed transiently, below 95 %").isFalse();
 	}
@@ -183,13 +265,14 @@ class OutageBreakerTests {
 
 	@Test
 	void whenDisabledNothingOpensItAndNothingIsHeld() {
-		OutageBreaker disabled = breaker(new OutageSettings(false, 100, Duration.ofSeconds(30), 20, 0.95, 5,
-				Duration.ofSeconds(1), Duration.ofSeconds(30)));
+		OutageBreaker disabled = breaker(new OutageSettings(false, Duration.ofSeconds(1), Duration.ofSeconds(30), 20,
+				0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)));
 		RecordHandler handler = observe(disabled, (delivery) -> this.next.get());
 		HandlerResult unavailable = HandlerResult.failed(new DependencyUnavailableException("down"));
 		this.next.set(unavailable);
 		for (int i = 0; i < 100; i++) {
 			handler.handle(record("k-" + i));
+			this.clock.advance(100);
 		}
 		assertThat(disabled.isOpen()).isFalse();
 		assertThat(disabled.holds(unavailable)).as("a transient failure like any other").isFalse();
@@ -210,33 +293,18 @@ class OutageBreakerTests {
 
 	@Test
 	void settingsThatCannotWorkTogetherAreRefusedWithTheirName() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 10, Duration.ofSeconds(30), 20,
-				0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
-			.withMessageContaining("minimum-attempts");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 100, Duration.ofSeconds(30), 20,
-				1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(30),
+				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+			.withMessageContaining("window must be longer than minimum-duration");
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
+				Duration.ofSeconds(30), 20, 1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
 			.withMessageContaining("failure-rate");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, 100, Duration.ofSeconds(30), 20,
-				0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1)))
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
+				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1)))
 			.withMessageContaining("max-probe-interval");
-	}
-
-	@Test
-	void retriesOfRecordsThatFailedAlreadyNeverOpenIt() {
-		// traffic has thinned out: only the retries of a few keys that keep failing are left
-		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
-		this.next.set(HandlerResult.failed(new IllegalStateException("bad keys")));
-		for (int i = 0; i < 300; i++) {
-			handler.handle(new Delivery("g.orders.retry.30s", 0, i, 0L, ("k-" + (i % 10)).getBytes(StandardCharsets.UTF_8),
-					"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
-		}
-		assertThat(this.breaker.isOpen()).isFalse();
-		handler.handle(new Delivery("g.orders.retry.30s", 0, 300, 0L, "k-0".getBytes(StandardCharsets.UTF_8),
-				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
-		this.next.set(HandlerResult.failed(new DependencyUnavailableException("down")));
-		handler.handle(new Delivery("g.orders.retry.30s", 0, 301, 0L, "k-0".getBytes(StandardCharsets.UTF_8),
-				"v".getBytes(StandardCharsets.UTF_8), new RecordHeaders()));
-		assertThat(this.breaker.isOpen()).as("unavailable: from any attempt").isTrue();
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
+				Duration.ofSeconds(30), 20, 0.95, 21, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+			.withMessageContaining("minimum-keys");
 	}
 
 	private static RecordHandler observe(OutageBreaker breaker, RecordHandler handler) {
