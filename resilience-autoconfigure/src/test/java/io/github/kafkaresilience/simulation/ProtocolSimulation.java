@@ -6,12 +6,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RetryHeaders;
@@ -19,6 +21,7 @@ import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.kafkaresilience.simulation.SimWorld.Fail;
 import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
 import io.github.kafkaresilience.simulation.SimWorld.Rec;
@@ -56,6 +59,12 @@ import org.apache.kafka.common.utils.Bytes;
  * offset pending until its writes complete (or is routed again after a backoff when they fail),
  * while the other keys go on, so moves of different keys overlap. The other seeds write before
  * returning and keep the interleavings of the synchronous router.
+ * <p>
+ * About a third of the seeds have outages of the handler's dependency, and the container's outage
+ * mode ({@code OutageHold}) is modelled like the rest of the container: an instance whose breaker
+ * opened holds (its partitions paused, its ready records held, a failed run held with the rest of
+ * its step dropped, queued failure handling put back) until a probe ends the hold; the hold is the
+ * process's own, so a crash ends it and a rebalance takes its partitions as they are.
  */
 final class ProtocolSimulation {
 
@@ -69,7 +78,8 @@ final class ProtocolSimulation {
 			int maxAttempts, double pSuccess, double pPermanent, double pPoison, double pNullKey, double pJunkHeaders,
 			double pCrashPerCall, double pNestPerCall, double pFailPerWrite, boolean splitOwnership, boolean zombies,
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
-			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites) {
+			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
+			int outageMillis, boolean unavailable, double pTrip, int probeMillis) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -117,9 +127,17 @@ final class ProtocolSimulation {
 			// most seeds send without waiting (moves settle in callbacks and overlap); the others
 			// write before returning, as a transaction's store does, and keep the old interleavings
 			boolean async = choice("simulation.async", r.nextInt(5) > 0);
+			// drawn after everything else, for the same reason: outages of the handler's dependency,
+			// during which each instance's outage breaker may open and its container hold
+			int outages = choice("simulation.outages", r.nextInt(3) == 0) ? 1 + r.nextInt(2) : 0;
+			int outageMillis = 1_000 + r.nextInt(8_000);
+			boolean unavailable = r.nextInt(3) == 0;
+			double pTrip = 0.15 + 0.5 * r.nextDouble();
+			int probeMillis = 200 + r.nextInt(1_300);
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
-					wTailer, wClock, wCommit, wFaults, replays, foreign, async);
+					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
+					pTrip, probeMillis);
 		}
 
 		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
@@ -128,7 +146,18 @@ final class ProtocolSimulation {
 					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
-					this.replays, this.foreign, this.asyncWrites);
+					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
+					this.pTrip, this.probeMillis);
+		}
+
+		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
+		Config withoutOutages() {
+			return new Config(this.seed, this.partitions, this.instances, this.records, this.keys, this.delays,
+					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
+					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
+					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
+					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
+					this.pTrip, this.probeMillis);
 		}
 
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
@@ -150,12 +179,14 @@ final class ProtocolSimulation {
 							+ "pPermanent=%.3f pPoison=%.2f pNullKey=%.2f junkHeaders=%.2f crash/call=%.4f "
 							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
 							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
-							+ "replays=%d foreignRecords=%d asyncWrites=%s",
+							+ "replays=%d foreignRecords=%d asyncWrites=%s outages=%d outageMillis=%d unavailable=%s "
+							+ "pTrip=%.2f probeMillis=%d",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
-					this.replays, this.foreign, this.asyncWrites);
+					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
+					this.pTrip, this.probeMillis);
 		}
 
 	}
@@ -247,6 +278,51 @@ final class ProtocolSimulation {
 		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
 		long failuresLost;
 
+		/** Seeds with outages of the handler's dependency. */
+		long outageRuns;
+
+		/** Times an instance's outage breaker opened: its container held. */
+		long holds;
+
+		/** Holds that a probe's run ended (it succeeded, or failed for good). */
+		long holdsClosedByProbe;
+
+		/** Holds that ended because no record was held to probe with. */
+		long holdsClosedEmpty;
+
+		/** Held records run as probes, and how many of them failed and were held again. */
+		long probes;
+
+		long failedProbes;
+
+		/** Probes that were an admission, or whose route threw: the container probes no more after one. */
+		long probesWithoutVerdict;
+
+		/** Runs that failed during a hold and were held: the rest of their step dropped, no attempt counted. */
+		long heldRuns;
+
+		/** Failure handling queued before a hold, put back when its turn came during the hold (its rest dropped). */
+		long heldFailuresPutBack;
+
+		/** Crashes of an instance while it held. */
+		long holdCrashes;
+
+		/** Partitions revoked from an instance while it held, and assigned to one while it held. */
+		long holdRevocations;
+
+		long holdAssignments;
+
+		/**
+		 * Tasks in flight at a holding instance (records, held or not, and admissions) when a crash
+		 * or a rebalance took them: their records are uncommitted and delivered again.
+		 */
+		long heldDropped;
+
+		/** Seeds in which a holding instance crashed, and in which a partition was revoked from one. */
+		long seedsWithHoldCrash;
+
+		long seedsWithHoldRevocation;
+
 		synchronized void add(Stats other) {
 			this.runs += other.runs;
 			this.steps += other.steps;
@@ -289,6 +365,21 @@ final class ProtocolSimulation {
 			this.failedRuns += other.failedRuns;
 			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
+			this.outageRuns += other.outageRuns;
+			this.holds += other.holds;
+			this.holdsClosedByProbe += other.holdsClosedByProbe;
+			this.holdsClosedEmpty += other.holdsClosedEmpty;
+			this.probes += other.probes;
+			this.failedProbes += other.failedProbes;
+			this.probesWithoutVerdict += other.probesWithoutVerdict;
+			this.heldRuns += other.heldRuns;
+			this.heldFailuresPutBack += other.heldFailuresPutBack;
+			this.holdCrashes += other.holdCrashes;
+			this.holdRevocations += other.holdRevocations;
+			this.holdAssignments += other.holdAssignments;
+			this.heldDropped += other.heldDropped;
+			this.seedsWithHoldCrash += other.seedsWithHoldCrash;
+			this.seedsWithHoldRevocation += other.seedsWithHoldRevocation;
 		}
 
 		@Override
@@ -310,7 +401,15 @@ final class ProtocolSimulation {
 					+ " failedSettles=" + this.failedSettles + " zombieCallbacks=" + this.zombieCallbacks
 					+ " atCrash(landed/lost)=" + this.landedAtCrash + "/" + this.lostAtCrash
 					+ " rebalancesDeferredForMovesInFlight=" + this.deferredRebalances + ") failedRuns=" + this.failedRuns
-					+ " (failure handling lost to a crash or a rebalance: " + this.failuresLost + ")";
+					+ " (failure handling lost to a crash or a rebalance: " + this.failuresLost + ") outages(runs="
+					+ this.outageRuns + " holds=" + this.holds + " closedByProbe=" + this.holdsClosedByProbe
+					+ " closedWithNothingHeld=" + this.holdsClosedEmpty + " probes=" + this.probes + " failedProbes="
+					+ this.failedProbes + " probesWithoutVerdict(admission/route threw)=" + this.probesWithoutVerdict
+					+ " heldRuns=" + this.heldRuns + " heldFailuresPutBack=" + this.heldFailuresPutBack
+					+ " crashesWhileHolding=" + this.holdCrashes + " (seeds: " + this.seedsWithHoldCrash
+					+ ") revokedWhileHolding=" + this.holdRevocations + " (seeds: " + this.seedsWithHoldRevocation
+					+ ") assignedWhileHolding=" + this.holdAssignments + " tasksOfAHolderTakenByCrashOrRebalance="
+					+ this.heldDropped + ")";
 		}
 
 	}
@@ -364,6 +463,43 @@ final class ProtocolSimulation {
 	 */
 	private Throwable deferred;
 
+	/**
+	 * The incarnations whose outage breaker is open, with their hold (the container's
+	 * {@code OutageHold}): local to the process, gone with it when it dies.
+	 */
+	private final Map<Incarnation, Hold> holds = new HashMap<>();
+
+	/** For each outage of the handler's dependency: the step it begins at. */
+	private final long[] outageStarts;
+
+	/** For each outage: the clock time it ends at, once it began; -1 before. */
+	private final long[] outageEnds;
+
+	/** The draws about outages, apart from the scheduler's: a seed without outages runs as it did before them. */
+	private final Random outageRnd;
+
+	/** Whether probes end where the container's chain of probes ends ({@link #probeWithoutVerdict}). */
+	private final boolean containerProbes = Boolean.getBoolean("simulation.containerProbes");
+
+	/** An instance holds: its partitions are paused, its ready records held, a probe due now and then. */
+	private static final class Hold {
+
+		final long since;
+
+		long probeAt;
+
+		int failedProbes;
+
+		/** A probe is running (another action may come inside one of its port calls). */
+		boolean probing;
+
+		Hold(long since, long probeAt) {
+			this.since = since;
+			this.probeAt = probeAt;
+		}
+
+	}
+
 	ProtocolSimulation(Config config, boolean tracing) {
 		this.config = config;
 		this.rnd = new Random(config.seed());
@@ -377,6 +513,14 @@ final class ProtocolSimulation {
 		int scale = config.asyncWrites() ? 2 : 1;
 		this.budget = (2_000 + 150L * config.records()) * scale;
 		this.faultSteps = 12L * config.records() * scale;
+		this.outageRnd = new Random(config.seed() * 31 + 7);
+		this.outageStarts = new long[config.outages()];
+		this.outageEnds = new long[config.outages()];
+		for (int i = 0; i < config.outages(); i++) {
+			// within the steps that have faults, so that crashes and rebalances fall into holds
+			this.outageStarts[i] = (long) (this.faultSteps * (0.05 + 0.7 * this.outageRnd.nextDouble()));
+			this.outageEnds[i] = -1;
+		}
 	}
 
 	static Result run(long seed, boolean tracing) {
@@ -504,6 +648,9 @@ final class ProtocolSimulation {
 		this.stats.timeouts = this.world.sends.timeouts;
 		this.stats.landedAtCrash = this.world.sends.landedAtCrash;
 		this.stats.lostAtCrash = this.world.sends.lostAtCrash;
+		this.stats.outageRuns = (this.config.outages() > 0) ? 1 : 0;
+		this.stats.seedsWithHoldCrash = (this.stats.holdCrashes > 0) ? 1 : 0;
+		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
 			for (Rec rec : this.world.log(this.world.plan.dlqTopic(), p)) {
 				String reason = RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON);
@@ -593,14 +740,193 @@ final class ProtocolSimulation {
 		if (record.poison) {
 			return HandlerResult.poison(new IllegalArgumentException("cannot deserialize " + record));
 		}
+		boolean down = this.outageEnds.length > 0 && outageNow();
 		double r = this.rnd.nextDouble();
-		if (r < this.config.pSuccess()) {
+		if (!down && r < this.config.pSuccess()) {
 			return HandlerResult.success();
 		}
-		if (r < this.config.pSuccess() + this.config.pPermanent()) {
+		if (down ? r < this.config.pPermanent() : r < this.config.pSuccess() + this.config.pPermanent()) {
 			return HandlerResult.failed(new PermanentFailureException("simulated permanent failure of " + record));
 		}
+		if (down) {
+			return outageFailure(record, delivery);
+		}
 		return HandlerResult.failed(new IllegalStateException("simulated transient failure of " + record));
+	}
+
+	// ---- outages of the handler's dependency, and the container's hold (OutageHold)
+
+	private void beginOutages() {
+		for (int i = 0; i < this.outageStarts.length; i++) {
+			if (this.outageEnds[i] < 0 && this.steps >= this.outageStarts[i]) {
+				long millis = (long) (this.config.outageMillis() * (0.5 + this.outageRnd.nextDouble()));
+				this.outageEnds[i] = this.world.clock.millis() + millis;
+				trace(() -> "OUTAGE of the handler's dependency begins: every run fails until "
+						+ SimWorld.rel(this.world.clock.millis() + millis));
+			}
+		}
+	}
+
+	private boolean outageNow() {
+		long now = this.world.clock.millis();
+		for (long end : this.outageEnds) {
+			if (end >= 0 && now < end) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * A run during an outage fails transiently (unless it failed for good first). The run's
+	 * instance opens its breaker at once when the handler says that its dependency is
+	 * unavailable, or else now and then on a first attempt, as its window of records of the main
+	 * topic trips: it holds from now on, this run included.
+	 */
+	private HandlerResult outageFailure(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
+		Incarnation inc = this.world.contexts.peek().incarnation;
+		RuntimeException failure = this.config.unavailable()
+				? new DependencyUnavailableException("simulated outage: the dependency of " + record + " is down")
+				: new IllegalStateException("simulated outage: the dependency of " + record + " is down");
+		if (!this.holds.containsKey(inc) && (OutageBreaker.isUnavailable(failure)
+				|| (SimWorld.MAIN.equals(delivery.topic()) && this.outageRnd.nextDouble() < this.config.pTrip()))) {
+			openHold(inc, OutageBreaker.isUnavailable(failure) ? "the handler says its dependency is unavailable"
+					: "its window of first attempts tripped");
+		}
+		return HandlerResult.failed(failure);
+	}
+
+	private void openHold(Incarnation inc, String why) {
+		Hold hold = new Hold(this.steps, this.world.clock.millis() + nextProbe(0));
+		this.holds.put(inc, hold);
+		this.stats.holds++;
+		trace(() -> "    HOLD " + inc + " opens its outage breaker (" + why + "): it takes no records and runs none "
+				+ "ready; first probe at " + SimWorld.rel(hold.probeAt));
+	}
+
+	private void closeHold(Incarnation inc, Hold hold, String why) {
+		this.holds.remove(inc);
+		trace(() -> "    HOLD " + inc + " closes its outage breaker (held since step " + hold.since + "): " + why
+				+ "; every record held is routed again");
+	}
+
+	/** The probe interval, doubled after each failed probe up to eight times, less up to a fifth. */
+	private long nextProbe(int failedProbes) {
+		long millis = Math.min((long) this.config.probeMillis() << Math.min(failedProbes, 10),
+				8L * this.config.probeMillis());
+		return millis - this.outageRnd.nextInt((int) (millis / 5) + 1);
+	}
+
+	/**
+	 * Whether a failed run is held instead of handled (the breaker's {@code holds}): a failure
+	 * saying that the dependency is unavailable always is, any other transient failure while the
+	 * instance holds; a permanent failure or a poison record never is.
+	 */
+	private boolean heldFailure(Incarnation inc, HandlerResult result) {
+		if (result == null || result.outcome() != HandlerResult.Outcome.FAILURE || result.failure() == null) {
+			return false;
+		}
+		Throwable failure = result.failure();
+		return OutageBreaker.isUnavailable(failure)
+				|| (this.holds.containsKey(inc) && !this.world.classifier.isPermanent(failure));
+	}
+
+	/** The records an instance holds: ready to run but for its hold (failure handling is never held). */
+	private List<Task> heldTasks(Incarnation inc) {
+		List<Task> held = new ArrayList<>();
+		for (Work work : inc.works.values()) {
+			for (Task task : work.tasks) {
+				if (task.wait != Wait.FAILED && isReady(task)) {
+					held.add(task);
+				}
+			}
+		}
+		return held;
+	}
+
+	/**
+	 * A probe (the container's {@code OutageHold.probe}): one held record runs although the
+	 * instance holds; with none held, the breaker closes.
+	 */
+	private void probe(Incarnation inc) {
+		Hold hold = this.holds.get(inc);
+		List<Task> held = heldTasks(inc);
+		if (held.isEmpty()) {
+			this.stats.holdsClosedEmpty++;
+			closeHold(inc, hold, "no record was left to probe with");
+			return;
+		}
+		Task task = held.get(this.rnd.nextInt(held.size()));
+		this.stats.probes++;
+		trace(() -> inc + " PROBE with " + task);
+		hold.probing = true;
+		try {
+			route(task, hold);
+		}
+		finally {
+			hold.probing = false;
+		}
+	}
+
+	/**
+	 * A probe that never reached {@code OutageHold.heldAfter}: an admission, or a route that
+	 * threw. The container schedules no further probe then, and the instance holds until its
+	 * process restarts; by default the simulation probes again at once (as for a probe that did not
+	 * reach the handler), and with {@code -Dsimulation.containerProbes=true} it does what the
+	 * container does.
+	 */
+	private void probeWithoutVerdict(Incarnation inc, Hold probe, String why) {
+		this.stats.probesWithoutVerdict++;
+		if (!this.containerProbes) {
+			probeAgain(inc, probe, why);
+		}
+		else if (this.holds.get(inc) == probe) {
+			probe.probeAt = Long.MAX_VALUE;
+			trace(() -> "    " + inc + " schedules no further probe: " + why);
+		}
+	}
+
+	/** The probe's run gave no verdict on the outage: another probe, now. */
+	private void probeAgain(Incarnation inc, Hold probe, String why) {
+		if (this.holds.get(inc) == probe) {
+			probe.probeAt = this.world.clock.millis();
+			trace(() -> "    " + inc + " probes again: " + why);
+		}
+	}
+
+	/**
+	 * After a run (the container's {@code OutageHold.heldAfter}): a failure that is held puts
+	 * the record back, the rest of its step dropped (no write, no attempt counted), to be routed
+	 * again from the start; a probe's other outcomes close the breaker, or, when the run did not
+	 * reach the handler, call for another probe. Returns whether the record was held.
+	 */
+	private boolean heldAfter(Task task, Step step, Hold probe, String indent) {
+		Incarnation inc = task.work.owner;
+		boolean current = probe != null && this.holds.get(inc) == probe;
+		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
+		if (failure != null && heldFailure(inc, failure)) {
+			this.stats.heldRuns++;
+			task.wait = Wait.NONE;
+			if (current) {
+				probe.failedProbes++;
+				this.stats.failedProbes++;
+				probe.probeAt = this.world.clock.millis() + nextProbe(probe.failedProbes);
+			}
+			trace(() -> indent + "  -> FAILED, held"
+					+ (current ? " (probe failed; next at " + SimWorld.rel(probe.probeAt) + ")" : "")
+					+ ": the rest of its step dropped, routed again once the hold ends");
+			return true;
+		}
+		if (current) {
+			switch (step.kind()) {
+				case DONE, SETTLING, FAILED -> {
+					this.stats.holdsClosedByProbe++;
+					closeHold(inc, probe, "the probe " + task + " ran to " + step.kind());
+				}
+				default -> probeAgain(inc, probe, "the probe did not reach the handler");
+			}
+		}
+		return false;
 	}
 
 	private Fail beforeCall(Incarnation incarnation, SimWorld.Call call) {
@@ -668,21 +994,29 @@ final class ProtocolSimulation {
 		ACK,
 
 		/** A send's timeout fires before its acknowledgement (with ambiguous writes only). */
-		TIMEOUT
+		TIMEOUT,
+
+		/** A holding instance runs one of its held records as a probe, or closes its breaker when none is held. */
+		PROBE
 
 	}
 
 	private void step() {
 		this.steps++;
+		if (this.outageStarts.length > 0) {
+			beginOutages();
+		}
 		boolean faults = faultsOn();
 		List<Work> pollable = new ArrayList<>();
 		List<Task> ready = new ArrayList<>();
 		List<Task> sleeping = new ArrayList<>();
 		List<Work> committable = new ArrayList<>();
 		List<long[]> tailers = new ArrayList<>();
+		List<Incarnation> probing = new ArrayList<>();
 		long nextDue = Long.MAX_VALUE;
 		for (SimInstance instance : this.world.instances) {
 			Incarnation inc = instance.current;
+			Hold hold = this.holds.isEmpty() ? null : this.holds.get(inc);
 			for (int p = 0; p < this.config.partitions(); p++) {
 				if (inc.tailerPos[p] < this.world.lockEnd(p)) {
 					tailers.add(new long[] { this.world.instances.indexOf(instance), p });
@@ -691,8 +1025,17 @@ final class ProtocolSimulation {
 			// a route in progress below us may hold the router's monitor (a synchronized section of
 			// StageRouter): a worker of that instance would block on it, so none of its routes runs here
 			boolean routerBusy = Thread.holdsLock(inc.router);
+			if (hold != null && !hold.probing && !routerBusy) {
+				if (this.world.clock.millis() >= hold.probeAt) {
+					probing.add(inc);
+				}
+				else {
+					nextDue = Math.min(nextDue, hold.probeAt);
+				}
+			}
 			for (Work work : inc.works.values()) {
-				if (work.barrierOpen() && work.tasks.size() < this.config.maxInFlight()
+				// a holding instance's partitions are paused: it takes no records
+				if (hold == null && work.barrierOpen() && work.tasks.size() < this.config.maxInFlight()
 						&& work.fetchPos < this.world.log(work.tp.topic(), work.tp.partition()).size()) {
 					pollable.add(work);
 				}
@@ -702,12 +1045,17 @@ final class ProtocolSimulation {
 				for (Task task : work.tasks) {
 					// an admission takes no router monitor: the container calls ReplayAdmission itself
 					if (isReady(task) && (!routerBusy || task.admission != null)) {
-						ready.add(task);
+						// a holding instance holds what becomes ready, but for failure handling
+						if (hold == null || task.wait == Wait.FAILED) {
+							ready.add(task);
+						}
 					}
 					else if (!task.running && task.wait == Wait.KEY && !task.woken) {
 						sleeping.add(task);
 					}
-					if (!task.running && task.wait == Wait.UNTIL) {
+					// a record held past its due time waits for the hold's end, not for the clock
+					if (!task.running && task.wait == Wait.UNTIL
+							&& (hold == null || task.dueAt > this.world.clock.millis())) {
 						nextDue = Math.min(nextDue, task.dueAt);
 					}
 				}
@@ -728,6 +1076,7 @@ final class ProtocolSimulation {
 		List<SimSends.Send> landable = sends.isEmpty() ? List.of() : sends.landable();
 		weights[Action.ACK.ordinal()] = acks.isEmpty() ? 0 : 6;
 		weights[Action.LAND.ordinal()] = landable.isEmpty() ? 0 : 1.5;
+		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
 		double busy = 0;
 		for (double w : weights) {
 			busy += w;
@@ -794,6 +1143,7 @@ final class ProtocolSimulation {
 				trace(() -> "TIMEOUT " + send);
 				sends.timeOut(send);
 			}
+			case PROBE -> probe(probing.get(this.rnd.nextInt(probing.size())));
 		}
 	}
 
@@ -886,6 +1236,14 @@ final class ProtocolSimulation {
 	}
 
 	private void route(Task task) {
+		route(task, null);
+	}
+
+	/**
+	 * Routes a task, or runs its failure handling; {@code probe} is the hold it runs as a probe
+	 * of, {@code null} for a task run in its turn.
+	 */
+	private void route(Task task, Hold probe) {
 		Work work = task.work;
 		Incarnation inc = work.owner;
 		if (task.wait == Wait.TAILER) {
@@ -893,16 +1251,33 @@ final class ProtocolSimulation {
 		}
 		if (task.admission != null) {
 			admit(task);
+			if (probe != null) {
+				probeWithoutVerdict(inc, probe, "the probe was an admission");
+			}
 			return;
 		}
 		String indent = "  ".repeat(this.depth) + ((this.depth > 0) ? "> " : "");
 		if (task.catchUpFirst) {
 			catchUpFirst(task, indent);
+			if (probe != null) {
+				probeAgain(inc, probe, "the probe's record catches up first");
+			}
+			return;
+		}
+		java.util.function.Supplier<Step> rest = task.rest;
+		if (rest != null && this.holds.containsKey(inc) && heldFailure(inc, task.failed)) {
+			// the container's holdsFailureHandling: once the breaker is open, no record moves into the ladder
+			task.rest = null;
+			task.failed = null;
+			task.wait = Wait.NONE;
+			this.stats.heldFailuresPutBack++;
+			trace(() -> indent + inc + " holds " + task + " instead of handling its failure (the rest of its step "
+					+ "dropped): routed again once the hold ends");
 			return;
 		}
 		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
-		java.util.function.Supplier<Step> rest = task.rest;
 		task.rest = null;
+		task.failed = null;
 		task.running = true;
 		task.wait = Wait.NONE;
 		task.woken = false;
@@ -921,6 +1296,9 @@ final class ProtocolSimulation {
 		catch (RuntimeException ex) {
 			trace(() -> indent + "  " + inc + " route of " + task + " throws " + ex + "; retried later");
 			routeFailed(task);
+			if (probe != null) {
+				probeWithoutVerdict(inc, probe, "the probe's route threw");
+			}
 			return;
 		}
 		finally {
@@ -931,6 +1309,9 @@ final class ProtocolSimulation {
 			// registered before anything else happens: the writes may complete in the next action
 			CompletableFuture<?> writes = step.writes();
 			writes.whenComplete((ignored, ex) -> callback(() -> settled(task, ex)));
+		}
+		if (!inc.dead && rest == null && heldAfter(task, step, probe, indent)) {
+			return;
 		}
 		if (work.revoked || inc.dead) {
 			this.stats.zombieResults++;
@@ -961,6 +1342,7 @@ final class ProtocolSimulation {
 				this.stats.failedRuns++;
 				task.wait = Wait.FAILED;
 				task.rest = step.rest();
+				task.failed = step.failure();
 			}
 		}
 	}
@@ -1283,6 +1665,9 @@ final class ProtocolSimulation {
 	private void duplicate() {
 		List<Object[]> candidates = new ArrayList<>();
 		for (SimInstance instance : this.world.instances) {
+			if (this.holds.containsKey(instance.current)) {
+				continue; // its partitions are paused: its consumer delivers nothing
+			}
 			for (Work work : instance.current.works.values()) {
 				List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
 				for (long o = this.world.committed(work.tp); o < work.fetchPos; o++) {
@@ -1308,6 +1693,13 @@ final class ProtocolSimulation {
 	private void crash(SimInstance instance, String when) {
 		Incarnation old = instance.current;
 		old.works.values().forEach(this::countFailuresLost);
+		Hold hold = this.holds.remove(old);
+		if (hold != null) {
+			// the hold dies with the process: the records it held were never committed
+			this.stats.holdCrashes++;
+			old.works.values().forEach((work) -> this.stats.heldDropped += work.tasks.size());
+			trace(() -> "CRASH of " + old + " while it holds (since step " + hold.since + ")");
+		}
 		Incarnation fresh = this.world.restart(instance);
 		listen(fresh);
 		this.stats.crashes++;
@@ -1347,6 +1739,10 @@ final class ProtocolSimulation {
 		for (TP tp : moving) {
 			Incarnation old = this.owners.remove(tp);
 			Work work = old.works.remove(tp);
+			if (this.holds.containsKey(old)) {
+				this.stats.holdRevocations++;
+				this.stats.heldDropped += work.tasks.size();
+			}
 			long offset = work.committable(); // onPartitionsRevoked commits what is done
 			if (offset > this.world.committed(tp)) {
 				this.world.committed.put(tp, offset);
@@ -1388,6 +1784,9 @@ final class ProtocolSimulation {
 			Work work = new Work(tp, inc, this.world.committed(tp), this.world.lockEnd(tp.partition()));
 			inc.works.put(tp, work);
 			this.owners.put(tp, inc);
+			if (this.holds.containsKey(inc)) {
+				this.stats.holdAssignments++; // paused from the start
+			}
 			trace(() -> "assign " + tp + " to " + inc + " from offset " + work.fetchPos + " (barrier: lock offset "
 					+ work.barrierEnd + ")");
 		}
@@ -1422,6 +1821,12 @@ final class ProtocolSimulation {
 			}
 		}
 		for (SimInstance instance : this.world.instances) {
+			Hold hold = this.holds.get(instance.current);
+			if (hold != null) {
+				out.append("  ").append(instance.current).append(" holds since step ").append(hold.since)
+					.append(", next probe at ").append(SimWorld.rel(hold.probeAt)).append(" (failed probes: ")
+					.append(hold.failedProbes).append(")\n");
+			}
 			out.append("  table of ").append(instance.current).append(": ").append(instance.current.table.snapshot())
 				.append('\n');
 			List<SimSends.Send> sends = this.world.sends.of(instance.current);

@@ -639,6 +639,9 @@ final class SimWorld {
 		/** The rest of the step of a record whose handler failed, while it waits: {@code Wait.FAILED}. */
 		java.util.function.Supplier<Step> rest;
 
+		/** With {@link #rest}: what the handler's failed run gave (an outage hold may drop the rest for it). */
+		HandlerResult failed;
+
 		/** Its last route failed: once its backoff is over, the tailer catches up before it is routed again. */
 		boolean catchUpFirst;
 
