@@ -295,7 +295,7 @@ final class ProtocolSimulation {
 
 		long failedProbes;
 
-		/** Probes that were an admission, or whose route threw: the container probes no more after one. */
+		/** Probes that were an admission, or whose route threw. */
 		long probesWithoutVerdict;
 
 		/** Runs that failed during a hold and were held: the rest of their step dropped, no attempt counted. */
@@ -477,9 +477,6 @@ final class ProtocolSimulation {
 
 	/** The draws about outages, apart from the scheduler's: a seed without outages runs as it did before them. */
 	private final Random outageRnd;
-
-	/** Whether probes end where the container's chain of probes ends ({@link #probeWithoutVerdict}). */
-	private final boolean containerProbes = Boolean.getBoolean("simulation.containerProbes");
 
 	/** An instance holds: its partitions are paused, its ready records held, a probe due now and then. */
 	private static final class Hold {
@@ -870,20 +867,11 @@ final class ProtocolSimulation {
 
 	/**
 	 * A probe that never reached {@code OutageHold.heldAfter}: an admission, or a route that
-	 * threw. The container schedules no further probe then, and the instance holds until its
-	 * process restarts; by default the simulation probes again at once (as for a probe that did not
-	 * reach the handler), and with {@code -Dsimulation.containerProbes=true} it does what the
-	 * container does.
+	 * threw. The simulation probes again at once, as for a probe that did not reach the handler.
 	 */
 	private void probeWithoutVerdict(Incarnation inc, Hold probe, String why) {
 		this.stats.probesWithoutVerdict++;
-		if (!this.containerProbes) {
-			probeAgain(inc, probe, why);
-		}
-		else if (this.holds.get(inc) == probe) {
-			probe.probeAt = Long.MAX_VALUE;
-			trace(() -> "    " + inc + " schedules no further probe: " + why);
-		}
+		probeAgain(inc, probe, why);
 	}
 
 	/** The probe's run gave no verdict on the outage: another probe, now. */

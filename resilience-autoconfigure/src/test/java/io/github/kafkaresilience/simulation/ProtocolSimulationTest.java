@@ -77,8 +77,6 @@ import static org.assertj.core.api.Assertions.fail;
  * queued; now and then one held record runs as a probe, and a probe that succeeds (or fails for
  * good) ends the hold. Crashes of the holding instance and rebalances of its partitions fall into
  * holds; the invariants above still hold, the held records being uncommitted and delivered again.
- * A probe that was an admission, or whose route threw, is followed by another probe; the container
- * schedules none after one ({@code -Dsimulation.containerProbes=true} does as it does).
  * <p>
  * The other tests replay the worked trace of §11 and its crash variants step by step, and
  * reproduce, deterministically, the protocol bugs the simulation found, and scripted cases of
@@ -154,8 +152,7 @@ class ProtocolSimulationTest {
 
 	private static String report(ProtocolSimulation.Result result) {
 		StringBuilder options = new StringBuilder();
-		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages",
-				"containerProbes")) {
+		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages")) {
 			String value = System.getProperty("simulation." + option);
 			if (value != null) {
 				options.append(" -Dsimulation.").append(option).append('=').append(value);
