@@ -189,9 +189,8 @@ final class OutageScenario extends Scenario {
 					Format.count(values.get("calls").median()),
 					library ? Format.count(values.get("lock records").median()) + " ("
 							+ Format.count(values.get("tombstones").median()) + ")" : "–",
-					library ? String.format(Locale.ROOT, "%.3f", values.get("lock per record").median()) : "–",
-					library ? values.get("lock per record").runs((value) -> String.format(Locale.ROOT, "%.3f", value))
-							: "–",
+					library ? perRecord(values.get("lock per record").median()) : "–",
+					library ? values.get("lock per record").runs(OutageScenario::perRecord) : "–",
 					library ? Format.count(values.get("stage records").median()) : "–",
 					library ? values.get("dead-lettered").runs(Format::count) : "–",
 					values.get("out of order").runs(Format::count),
@@ -224,8 +223,8 @@ final class OutageScenario extends Scenario {
 							+ BLOCKING + "'s p99)", false, 0);
 			double perRecord = values.get("lock per record").median();
 			report.target("lock records per record sent during the outage ≤ 0.1 (" + contender + ")", perRecord,
-					String.format(Locale.ROOT, "%.3f (%s lock records for %,d records)", perRecord,
-							Format.count(values.get("lock records").median()), during), false, 0.1);
+					perRecord(perRecord) + " (" + Format.count(values.get("lock records").median()) + " lock records for "
+							+ Format.count(during) + " records)", false, 0.1);
 			report.measured(contender + " p99 vs blocking", vsBlocking.median());
 			report.measured(contender + " p99 excess ms", excess.median());
 			report.measured(contender + " lock records", values.get("lock records").median());
@@ -254,6 +253,14 @@ final class OutageScenario extends Scenario {
 		report.note("The lock records are those of the whole run, tombstones included: the records sent after the "
 				+ "outage that follow their key into the ladder count too.");
 		return report;
+	}
+
+	/** Lock records per record, with the digits that tell a few records apart from none. */
+	private static String perRecord(double value) {
+		if (Double.isNaN(value)) {
+			return "–";
+		}
+		return String.format(Locale.ROOT, (value > 0 && value < 0.01) ? "%.5f" : "%.3f", value);
 	}
 
 	private Run runOnce(ScenarioReport report, String contender, int run, int rate, int total, int outageFrom,
