@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.benchmarks;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,9 +12,14 @@ import java.util.function.IntFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Exit;
 
@@ -122,6 +128,53 @@ final class BenchmarkBroker implements AutoCloseable {
 				throw new IllegalStateException("Could not fill a topic", failure.get());
 			}
 		}
+	}
+
+	/**
+	 * Reads a topic from its beginning to its end as it is now and counts its records,
+	 * tombstones included.
+	 * @param topic the topic, which must exist
+	 * @param timeout how long the reading may take at most
+	 * @return the records, and how many of them are tombstones
+	 */
+	TopicCount count(String topic, Duration timeout) {
+		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
+		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer())) {
+			List<TopicPartition> partitions = consumer.partitionsFor(topic, timeout)
+				.stream()
+				.map((info) -> new TopicPartition(topic, info.partition()))
+				.toList();
+			consumer.assign(partitions);
+			consumer.seekToBeginning(partitions);
+			Map<TopicPartition, Long> end = consumer.endOffsets(partitions, timeout);
+			long deadline = System.nanoTime() + timeout.toNanos();
+			long records = 0;
+			long tombstones = 0;
+			while (partitions.stream().anyMatch((partition) -> consumer.position(partition, timeout) < end.get(partition))) {
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("Could not read topic '" + topic + "' within " + timeout);
+				}
+				for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+					if (record.offset() < end.get(new TopicPartition(topic, record.partition()))) {
+						records++;
+						if (record.value() == null) {
+							tombstones++;
+						}
+					}
+				}
+			}
+			return new TopicCount(records, tombstones);
+		}
+	}
+
+	/**
+	 * The records of a topic.
+	 * @param records every record
+	 * @param tombstones the records without a value
+	 */
+	record TopicCount(long records, long tombstones) {
 	}
 
 	/**

@@ -21,24 +21,25 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P8");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
-			"p3b-delays", "p3b-contenders");
+			"p3b-delays", "p3b-contenders", "p8-delays");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5", "P1,P2,P2W,P3,P3L,P3B,P4,P5", "scenarios to run, comma separated"),
+			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P8", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P8",
+					"scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
 			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L and P3B before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
-			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P3B, P4 and P5 (the library default); consumers of each @RetryableTopic container in P3L and P3B"),
+			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P3B, P4, P5 and P8 (the library default); consumers of each @RetryableTopic container in P3L and P3B, and of the blocking @KafkaListener in P8"),
 			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
@@ -83,7 +84,14 @@ final class BenchmarkSettings {
 			new Option("p5-seconds", "30", "2", "P5: how long records are sent"),
 			new Option("p5-fail-every", "50", "10", "P5: one record in n fails twice (1 s stage, then 5 s stage), on a key of its own"),
 			new Option("p5-partitions", "6", "6", "P5: partitions"),
-			new Option("p5-keys", "1000", "100", "P5: distinct keys of the healthy records"));
+			new Option("p5-keys", "1000", "100", "P5: distinct keys of the healthy records"),
+			new Option("p8-rate", "2000", "200", "P8: records sent per second while the contender runs"),
+			new Option("p8-seconds", "20", "4", "P8: how long records are sent"),
+			new Option("p8-outage-start-seconds", "3", "1", "P8: seconds of sending before the outage starts"),
+			new Option("p8-outage-seconds", "10", "2", "P8: how long every call of the handler fails"),
+			new Option("p8-partitions", "4", "4", "P8: partitions"),
+			new Option("p8-keys", "40", "40", "P8: distinct keys, taken in turn"),
+			new Option("p8-delays", "2s,4s,6s", "2s,4s,6s", "P8: retry stage delays of @OrderedRetryListener"));
 
 	private final Map<String, String> values;
 
@@ -330,7 +338,7 @@ final class BenchmarkSettings {
 						+ "'; the contenders are " + String.join(", ", known));
 			}
 		}
-		for (String delays : List.of("p3l-delays", "p3b-delays")) {
+		for (String delays : List.of("p3l-delays", "p3b-delays", "p8-delays")) {
 			try {
 				Scenario.delays(text(delays));
 			}
@@ -341,6 +349,18 @@ final class BenchmarkSettings {
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");
+		}
+		if (count("p8-rate") < 1 || count("p8-outage-seconds") < 1 || count("p8-keys") < 1
+				|| count("p8-partitions") < 1) {
+			throw new IllegalArgumentException("--p8-rate, --p8-outage-seconds, --p8-keys and --p8-partitions must be "
+					+ "at least 1");
+		}
+		if ((long) count("p8-outage-start-seconds") + count("p8-outage-seconds") > count("p8-seconds")) {
+			throw new IllegalArgumentException("P8's outage must end by the end of sending: --p8-outage-start-seconds "
+					+ "plus --p8-outage-seconds cannot exceed --p8-seconds");
+		}
+		if ((long) count("p8-rate") * count("p8-seconds") > Integer.MAX_VALUE) {
+			throw new IllegalArgumentException("P8 cannot send more than " + Integer.MAX_VALUE + " records");
 		}
 	}
 

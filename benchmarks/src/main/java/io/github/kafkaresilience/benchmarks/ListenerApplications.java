@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.retrytopic.RetryTopicConfiguration;
 import org.springframework.kafka.retrytopic.RetryTopicConfigurationBuilder;
@@ -90,12 +91,30 @@ final class ListenerApplications {
 	 */
 	static ConfigurableApplicationContext plain(String bootstrapServers, String topic, String id, int concurrency,
 			Workload workload, String... properties) {
+		return plain(bootstrapServers, topic, id, concurrency, workload, List.of(), properties);
+	}
+
+	/**
+	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic}, with
+	 * the library switched off and more beans: a {@code CommonErrorHandler} among them is the
+	 * one Spring Boot gives the listener's container.
+	 * @param bootstrapServers the broker
+	 * @param topic the topic
+	 * @param id the listener id, also the consumer group
+	 * @param concurrency the consumers of the listener container
+	 * @param workload what the handler does
+	 * @param beans more singletons for the application context
+	 * @param properties more properties
+	 * @return the running application
+	 */
+	static ConfigurableApplicationContext plain(String bootstrapServers, String topic, String id, int concurrency,
+			Workload workload, List<?> beans, String... properties) {
 		// a poll timeout like the library's (100 ms) only makes stopping quicker: polls return at
 		// once while records are waiting
 		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
 				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms"));
 		all.addAll(List.of(properties));
-		return start(PlainApplication.class, bootstrapServers, topic, id, concurrency, workload, List.of(), all);
+		return start(PlainApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
 	}
 
 	/**
@@ -157,6 +176,44 @@ final class ListenerApplications {
 			TimeUnit.MILLISECONDS.sleep(10);
 		}
 		return true;
+	}
+
+	/**
+	 * Waits until every listener container of an application has been assigned every
+	 * partition of its topics, and every consumer of a container has partitions of its own
+	 * (those beyond the partitions excepted): a group whose first member still holds every
+	 * partition has not settled yet.
+	 * @param context the application
+	 * @param partitions the partitions of each topic
+	 * @param timeout how long to wait at most
+	 * @return whether every container has all its partitions, spread over its consumers
+	 */
+	static boolean awaitSpreadAssignment(ConfigurableApplicationContext context, int partitions, Duration timeout)
+			throws InterruptedException {
+		KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!registry.getListenerContainers()
+			.stream()
+			.allMatch((container) -> assigned(container, partitions) && spread(container))) {
+			if (System.nanoTime() - deadline > 0) {
+				return false;
+			}
+			TimeUnit.MILLISECONDS.sleep(10);
+		}
+		return true;
+	}
+
+	private static boolean spread(MessageListenerContainer container) {
+		if (!(container instanceof ConcurrentMessageListenerContainer<?, ?> concurrent)) {
+			return true;
+		}
+		Collection<TopicPartition> all = container.getAssignedPartitions();
+		int consumers = concurrent.getContainers().size();
+		long withPartitions = concurrent.getContainers()
+			.stream()
+			.filter((child) -> child.getAssignedPartitions() != null && !child.getAssignedPartitions().isEmpty())
+			.count();
+		return all != null && withPartitions >= Math.min(consumers, all.size());
 	}
 
 	private static boolean assigned(MessageListenerContainer container, int partitions) {

@@ -41,6 +41,38 @@ class BenchmarkSettingsTests {
 	}
 
 	@Test
+	void theOutageScenarioRunsByDefaultWithATenSecondOutageUnderTwoThousandRecordsASecond() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P8");
+		assertThat(settings.count("p8-rate")).isEqualTo(2_000);
+		assertThat(settings.count("p8-outage-seconds")).isEqualTo(10);
+		assertThat(settings.count("p8-outage-start-seconds") + settings.count("p8-outage-seconds"))
+			.isLessThan(settings.count("p8-seconds"));
+		assertThat(settings.count("p8-keys")).isEqualTo(40);
+		assertThat(Scenario.delays(settings.text("p8-delays"))).hasSize(3);
+	}
+
+	@Test
+	void smokeSizesShortenTheOutage() {
+		BenchmarkSettings settings = BenchmarkSettings.parse("--smoke");
+		assertThat(settings.scenarios()).contains("P8");
+		assertThat(settings.count("p8-seconds")).isLessThan(20);
+		assertThat(settings.count("p8-outage-seconds")).isLessThan(10);
+		assertThat(settings.count("p8-rate")).isLessThan(2_000);
+	}
+
+	@Test
+	void anOutageThatEndsAfterTheSendingIsRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchmarkSettings.parse("--p8-seconds=12", "--p8-outage-start-seconds=3"))
+			.withMessageContaining("--p8-seconds");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p8-outage-seconds=0"))
+			.withMessageContaining("--p8-outage-seconds");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p8-delays=2s,soon"))
+			.withMessageContaining("--p8-delays");
+	}
+
+	@Test
 	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))

@@ -13,9 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Runs every scenario of the suite once at smoke size on one broker, and checks that every
  * contender handled every record and that the windowed throughput, the healthy keys'
- * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers
- * were measured. No timing is asserted: this
- * proves the suite works, not how fast anything is.
+ * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers, and
+ * what an outage of every key cost, were measured. No timing is asserted: this proves the
+ * suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
 
@@ -33,10 +33,10 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P8");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
-				"## P5", "Smoke sizes");
+				"## P5", "## P8", "Smoke sizes");
 	}
 
 	@Test
@@ -171,6 +171,25 @@ class BenchmarkSuiteSmokeTests {
 			assertThat(measured.get(stage + " p50 ms")).as(stage + " p50").isNotNaN();
 			assertThat(measured.get(stage + " p99 ms")).as(stage + " p99").isNotNaN();
 		}
+	}
+
+	@Test
+	void outageTookWhenEveryRecordSentDuringItWasDoneAndCountedTheLibrarysLockRecords() {
+		assertThat(contenders("P8")).containsExactlyInAnyOrderElementsOf(OutageScenario.CONTENDERS);
+		int during = settings.count("p8-rate") * settings.count("p8-outage-seconds");
+		Map<String, Double> measured = report("P8").measured();
+		for (String contender : OutageScenario.CONTENDERS) {
+			assertThat(measured.get(contender + " latencies")).as(contender + " latencies").isEqualTo((double) during);
+			assertThat(measured.get(contender + " p99 ms")).as(contender + " p99").isNotNaN();
+			assertThat(measured.get(contender + " failed attempts")).as(contender + " failed attempts").isPositive();
+			assertThat(measured.get(contender + " out of order")).as(contender + " out of order").isZero();
+		}
+		for (String contender : List.of(OutageScenario.LIBRARY, OutageScenario.FAST_PROBES)) {
+			assertThat(measured.get(contender + " lock records per record")).as(contender + " lock records").isNotNaN();
+			assertThat(measured.get(contender + " dead-lettered")).as(contender + " dead-lettered").isZero();
+		}
+		// two targets for each library contender: the time after the outage, the lock records
+		assertThat(report("P8").targets()).hasSize(4);
 	}
 
 	private static ScenarioReport report(String id) {
