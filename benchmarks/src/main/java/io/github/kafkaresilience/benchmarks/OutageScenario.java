@@ -96,11 +96,11 @@ final class OutageScenario extends Scenario {
 				rate, Math.max(valueBytes, 2 * Long.BYTES), seconds, total, partitions, keys, outageStart,
 				outageStart + outageSeconds, during));
 		report.setup(String.format(Locale.ROOT, "%s: %d workers, retry delays %s, outage mode with its defaults (the "
-				+ "breaker opens when the first attempts it looks at, the last %d of the last %d s and at least %d, "
-				+ "failed transiently at %.0f %% or more across at least %d keys; it probes after %d s, the pause "
-				+ "doubling per failed probe up to %d s, less up to a fifth at random); %s: the same with "
-				+ "kafka.resilience.outage.max-probe-interval=1s; sending starts once every partition's sync barrier "
-				+ "has opened", LIBRARY, concurrency, delays, defaults.windowSize(), defaults.window().toSeconds(),
+				+ "breaker opens when, for %d ms from a transient failure on, at least %d first attempts and records "
+				+ "held behind a failure, %.0f %% or more of them failed or held, across at least %d keys; it probes "
+				+ "after %d s, the pause doubling per failed probe up to %d s, less up to a fifth at random); %s: the "
+				+ "same with kafka.resilience.outage.max-probe-interval=1s; sending starts once every partition's sync "
+				+ "barrier has opened", LIBRARY, concurrency, delays, defaults.minimumDuration().toMillis(),
 				defaults.minimumAttempts(), defaults.failureRate() * 100, defaults.minimumKeys(),
 				defaults.probeInterval().toSeconds(), defaults.maxProbeInterval().toSeconds(), FAST_PROBES));
 		report.setup(String.format(Locale.ROOT, "%s: a plain @KafkaListener with %d consumers and a DefaultErrorHandler "

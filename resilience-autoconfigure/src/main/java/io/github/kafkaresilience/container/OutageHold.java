@@ -69,6 +69,27 @@ final class OutageHold {
 	}
 
 	/**
+	 * Puts off the failure handling of a record of the main topic whose run failed
+	 * transiently, until the breaker can tell a burst from an outage (see
+	 * {@link OutageBreaker#deferral}); returns whether it did. When it is due, the breaker
+	 * looks again, and the failure handling runs, or is held if the breaker opened.
+	 */
+	boolean defers(Task task, Step step) {
+		if (!task.work.route.router().plan().mainTopic().equals(task.delivery.topic())) {
+			return false;
+		}
+		long delay = this.breaker.deferral(step.failure());
+		if (delay < 0) {
+			return false;
+		}
+		this.workers.later(() -> {
+			this.breaker.evaluate();
+			this.workers.submitFailure(task);
+		}, delay);
+		return true;
+	}
+
+	/**
 	 * Whether the failure handling of a record whose run failed before the breaker opened is
 	 * held instead: once the breaker is open, no record moves into the ladder.
 	 */

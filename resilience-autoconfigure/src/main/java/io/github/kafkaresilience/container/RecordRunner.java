@@ -205,7 +205,9 @@ final class RecordRunner {
 				// the rest of the step waits until no record of another key waits for its turn
 				task.failed = step.failure();
 				task.rest = step.rest();
-				this.workers.submitFailure(task);
+				if (outage == null || !outage.defers(task, step)) {
+					this.workers.submitFailure(task);
+				}
 			}
 		}
 		return null;

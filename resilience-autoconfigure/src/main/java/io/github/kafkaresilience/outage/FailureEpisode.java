@@ -34,6 +34,11 @@ final class FailureEpisode {
 		this.failingKeys = new int[keysToTell];
 	}
 
+	/** When the running episode began, epoch millis. */
+	long start() {
+		return this.start;
+	}
+
 	/** Whether an episode runs: without one, a success need not be counted. */
 	boolean running() {
 		return this.running;

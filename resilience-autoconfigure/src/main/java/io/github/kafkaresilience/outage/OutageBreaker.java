@@ -120,6 +120,48 @@ public final class OutageBreaker {
 		}
 	}
 
+	/**
+	 * How long to put off the failure handling of a first attempt that failed transiently: until
+	 * the failure episode it belongs to has lasted the minimum duration, when the breaker can
+	 * tell a burst from an outage. If it opens by then, the record is held instead of moved, and
+	 * its key stays out of the ladder; otherwise its failure is handled as usual, that much
+	 * later. {@code -1} when the failure is not put off: outage mode off, the breaker open
+	 * (the record is held at once), or a failure that is not transient.
+	 */
+	public long deferral(@Nullable HandlerResult result) {
+		if (!this.settings.enabled() || this.open || result == null || result.failure() == null
+				|| result.outcome() != HandlerResult.Outcome.FAILURE || this.classifier.isPermanent(result.failure())) {
+			return -1;
+		}
+		synchronized (this) {
+			if (!this.episode.running()) {
+				return -1;
+			}
+			long decided = this.episode.start() + this.settings.minimumDuration().toMillis();
+			return Math.max(0, decided - this.clock.millis()) + 1;
+		}
+	}
+
+	/**
+	 * Looks at the running failure episode now, without waiting for another record: opens
+	 * the breaker when it says that every key fails. Called when put-off failure handling is
+	 * due, since records held behind a failing record wait in memory and are not counted as
+	 * they come in.
+	 */
+	public void evaluate() {
+		if (!this.settings.enabled() || this.open || !this.episode.running()) {
+			return;
+		}
+		boolean trip;
+		synchronized (this) {
+			trip = !this.open && this.episode.tripped(this.clock.millis(), this.settings.minimumDuration().toMillis(),
+					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
+		}
+		if (trip) {
+			open(tripReason());
+		}
+	}
+
 	/** Tells the container when the breaker opens ({@code true}) or closes ({@code false}). */
 	public synchronized void onChange(Consumer<Boolean> onChange) {
 		this.onChange = onChange;
