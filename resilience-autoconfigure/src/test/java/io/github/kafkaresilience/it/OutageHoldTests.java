@@ -92,6 +92,9 @@ class OutageHoldTests {
 				assertThat(container.outageBreaker().isOpen()).isTrue();
 				assertThat(OutageListener.handled).isEmpty();
 				assertThat(container.heldRecords()).as("records held, not moved").isPositive();
+				assertThat(SharedBroker.committed(Names.group(topic), topic, 0)).as("no commit past a held record")
+					.isLessThanOrEqualTo(0);
+				assertThat(SharedBroker.committed(Names.group(topic), topic, 1)).isLessThanOrEqualTo(0);
 				assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isOne();
 				assertThat(meters.get("kafka.resilience.outage.held").tag("listener", listener).gauge().value())
 					.isEqualTo(container.heldRecords());
