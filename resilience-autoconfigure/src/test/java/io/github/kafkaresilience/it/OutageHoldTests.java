@@ -49,8 +49,8 @@ class OutageHoldTests {
 	private static final Log logger = LogFactory.getLog(OutageHoldTests.class);
 
 	/** Probes every 200 ms to 1 s, so that the test does not wait out the defaults (1 s to 30 s). */
-	private static final String[] FAST_PROBES = { "kafka.resilience.outage.probe-interval=200ms",
-			"kafka.resilience.outage.max-probe-interval=1s" };
+	private static final String[] FAST_PROBES = { "kafka.resilience.outage.enabled=true",
+			"kafka.resilience.outage.probe-interval=200ms", "kafka.resilience.outage.max-probe-interval=1s" };
 
 	@AfterEach
 	void reset() {
@@ -64,7 +64,7 @@ class OutageHoldTests {
 		String topic = SharedBroker.newTopic(2);
 		OutageListener.failing = (record) -> true;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
-				FAST_PROBES[0], FAST_PROBES[1], "management.endpoints.web.exposure.include=kafkaresilience")) {
+				FAST_PROBES[0], FAST_PROBES[1], FAST_PROBES[2], "management.endpoints.web.exposure.include=kafkaresilience")) {
 			OrderedRetryContainer container = container(context, topic);
 			SimpleMeterRegistry meters = new SimpleMeterRegistry();
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
