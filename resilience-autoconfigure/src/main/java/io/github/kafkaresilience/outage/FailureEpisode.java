@@ -23,7 +23,17 @@ final class FailureEpisode {
 
 	private long start;
 
+	/** The most keys of failed first attempts an episode remembers for {@link #held}. */
+	static final int MAX_EPISODE_KEYS = 4096;
+
 	private final LongAdder successes = new LongAdder();
+
+	/**
+	 * The keys whose first attempt failed in this episode: only records held behind one of
+	 * those count, not those of keys held since before it (after a restart, a backlog of keys
+	 * in the ladder would look like an outage).
+	 */
+	private final java.util.Set<Integer> episodeKeys = new java.util.HashSet<>();
 
 	private int failures;
 
@@ -52,6 +62,9 @@ final class FailureEpisode {
 		}
 		this.failures++;
 		addKey(keyHash);
+		if (this.episodeKeys.size() < MAX_EPISODE_KEYS) {
+			this.episodeKeys.add(keyHash);
+		}
 	}
 
 	private void addKey(int keyHash) {
@@ -62,13 +75,12 @@ final class FailureEpisode {
 
 	/**
 	 * Counts a record that could not run because its key is held (it follows its key into the
-	 * ladder) as a failure of the running episode; without one, does nothing: a key held since
-	 * long ago says nothing about now.
+	 * ladder) as a failure of the running episode, when its key's first attempt failed in this
+	 * episode; otherwise does nothing: a key held since before says nothing about now.
 	 */
 	void held(int keyHash) {
-		if (this.running) {
+		if (this.running && this.episodeKeys.contains(keyHash)) {
 			this.failures++;
-			addKey(keyHash);
 		}
 	}
 
@@ -81,6 +93,7 @@ final class FailureEpisode {
 
 	void clear() {
 		this.running = false;
+		this.episodeKeys.clear();
 		this.successes.reset();
 		this.failures = 0;
 		this.distinctKeys = 0;

@@ -166,6 +166,21 @@ class OutageBreakerTests {
 	}
 
 	@Test
+	void recordsOfKeysHeldSinceBeforeTheEpisodeDoNotCount() {
+		// after a restart: a backlog of records whose keys have been in the ladder for a while
+		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
+		this.next.set(HandlerResult.failed(new IllegalStateException("rule t2")));
+		for (int i = 0; i < 5; i++) {
+			handler.handle(record("failing-" + i)); // a few of the usual failures start an episode
+		}
+		for (int i = 0; i < 2000; i++) {
+			this.clock.advance(1);
+			this.breaker.followed(record("locked-" + (i % 300)));
+		}
+		assertThat(this.breaker.isOpen()).isFalse();
+	}
+
+	@Test
 	void oneKeyThatAlwaysFailsNeverOpensIt() {
 		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
 		this.next.set(HandlerResult.failed(new IllegalStateException("bad key")));
