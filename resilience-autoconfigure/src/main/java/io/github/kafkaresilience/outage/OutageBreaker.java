@@ -112,8 +112,7 @@ public final class OutageBreaker {
 		synchronized (this) {
 			long now = this.clock.millis();
 			this.episode.held((key != null) ? key.hashCode() : 0);
-			trip = !this.open && this.episode.tripped(now, this.settings.minimumDuration().toMillis(),
-					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
+			trip = trips(now);
 		}
 		if (trip) {
 			open(tripReason());
@@ -154,8 +153,7 @@ public final class OutageBreaker {
 		}
 		boolean trip;
 		synchronized (this) {
-			trip = !this.open && this.episode.tripped(this.clock.millis(), this.settings.minimumDuration().toMillis(),
-					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
+			trip = trips(this.clock.millis());
 		}
 		if (trip) {
 			open(tripReason());
@@ -307,12 +305,17 @@ public final class OutageBreaker {
 			long now = this.clock.millis();
 			this.lastFailure = failure;
 			this.episode.failed(now, (key != null) ? key.hashCode() : 0);
-			trip = !this.open && this.episode.tripped(now, this.settings.minimumDuration().toMillis(),
-					this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
+			trip = trips(now);
 		}
 		if (trip) {
 			open(tripReason());
 		}
+	}
+
+	/** Whether the running episode opens the breaker now; call it holding the monitor. */
+	private boolean trips(long now) {
+		return !this.open && this.episode.tripped(now, this.settings.minimumDuration().toMillis(),
+				this.settings.minimumAttempts(), this.settings.failureRate(), this.settings.minimumKeys());
 	}
 
 	private String tripReason() {
