@@ -107,4 +107,23 @@ public @interface OrderedRetryListener {
 	 */
 	String autoStartup() default "";
 
+	/**
+	 * The bean name of the {@link io.github.kafkaresilience.listener.OrderedRetryContainerFactory}
+	 * that creates this listener's container, so that listeners may differ in dual-write mode,
+	 * bounds or delays. Empty means the auto-configured {@code orderedRetryContainerFactory}.
+	 * @return the container factory bean name
+	 */
+	String containerFactory() default "";
+
+	/**
+	 * Kafka consumer properties for this listener's consumer, overriding the application's
+	 * ({@code spring.kafka.consumer.*}), as on {@code @KafkaListener}: each entry is
+	 * {@code key=value} or {@code key:value} (Java {@code Properties} format), placeholders
+	 * allowed. {@code group.id} (use {@link #groupId()}), {@code enable.auto.commit} and the
+	 * deserializers are the library's and fail startup, and so does an isolation level the
+	 * dual-write mode cannot work with.
+	 * @return the consumer properties
+	 */
+	String[] properties() default {};
+
 }

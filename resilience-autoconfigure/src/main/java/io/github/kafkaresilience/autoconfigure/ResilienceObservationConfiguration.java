@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.ladder.AttemptObservation;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.AttemptObservationFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.observation.AttemptObservationConvention;
 import io.github.kafkaresilience.observation.ObservedAttempts;
 import io.micrometer.observation.ObservationRegistry;

@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
+import org.springframework.util.StringUtils;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -115,6 +118,28 @@ public class ResilienceProperties {
 
 	public void setInstanceId(@Nullable String instanceId) {
 		this.instanceId = instanceId;
+	}
+
+	/**
+	 * The id of this instance: {@link #getInstanceId() the one set}, else the
+	 * {@code HOSTNAME} environment variable, else the local host name.
+	 * @throws IllegalStateException when none is set and the host name cannot be read
+	 */
+	public String determineInstanceId() {
+		if (StringUtils.hasText(this.instanceId)) {
+			return this.instanceId;
+		}
+		String hostname = System.getenv("HOSTNAME");
+		if (StringUtils.hasText(hostname)) {
+			return hostname;
+		}
+		try {
+			return InetAddress.getLocalHost().getHostName();
+		}
+		catch (UnknownHostException ex) {
+			throw new IllegalStateException("Could not derive an instance id from the host name; set "
+					+ "kafka.resilience.instance-id to a value that stays the same across restarts", ex);
+		}
 	}
 
 	public DualWrite getDualWrite() {

@@ -8,7 +8,6 @@ import io.github.kafkaresilience.ladder.Step;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.jspecify.annotations.Nullable;
 
 /**
  * How a listener commits: the writes of a record's step and the offsets of the records it has
@@ -62,11 +61,6 @@ interface OffsetCommitter extends AutoCloseable {
 
 	@Override
 	void close();
-
-	/** Commits with {@code transactions} when given, with the consumer otherwise. */
-	static OffsetCommitter of(@Nullable TransactionalWrites transactions) {
-		return (transactions != null) ? new Transactional(transactions) : new WithConsumer();
-	}
 
 	/** Steps write on their own; the consumer commits offsets. */
 	final class WithConsumer implements OffsetCommitter {

@@ -120,22 +120,15 @@ public class OrderedRetryContainer {
 
 	private volatile @Nullable OutageHold outage;
 
-	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
-			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
-			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
-			@Nullable Reaping reaping, ResilienceObserver observer) {
-		this(id, routesByTopic, consumerFactory, barrier, userListener, settings, clock, reaping, observer, null);
-	}
-
 	/**
-	 * @param transactions the listener's transactions in {@code transaction} dual-write mode:
-	 * every step that writes commits in one, and so does every offset commit
+	 * @param writes how the listener's steps write and its offsets commit: by the consumer,
+	 * or in transactions that also carry the writes of steps
 	 */
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
 			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
-			@Nullable Reaping reaping, ResilienceObserver observer, @Nullable TransactionalWrites transactions) {
-		this.committer = OffsetCommitter.of(transactions);
+			@Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
+		this.committer = writes.committer();
 		this.id = id;
 		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
 		this.housekeeping = new Housekeeping(id, reaping);

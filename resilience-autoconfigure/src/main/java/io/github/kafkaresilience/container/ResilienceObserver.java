@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 
 import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.lock.Lock;
@@ -46,5 +47,17 @@ public interface ResilienceObserver {
 	/** An observer that ignores everything. */
 	ResilienceObserver NONE = new ResilienceObserver() {
 	};
+
+	/**
+	 * One observer that tells each of {@code observers} everything, in order.
+	 * @param observers the observers
+	 * @return the only one, {@link #NONE} for none, or one that calls them all
+	 */
+	static ResilienceObserver composite(List<ResilienceObserver> observers) {
+		if (observers.isEmpty()) {
+			return NONE;
+		}
+		return (observers.size() == 1) ? observers.get(0) : new CompositeResilienceObserver(observers);
+	}
 
 }

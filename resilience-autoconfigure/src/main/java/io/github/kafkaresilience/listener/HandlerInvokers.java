@@ -23,7 +23,7 @@ import org.springframework.util.function.SingletonSupplier;
  * spring-kafka invokes {@code @KafkaListener} methods, the application's deserializers and
  * the listener's idempotency guard.
  */
-final class HandlerInvokers implements OrderedRetryListenerRegistry.RecordHandlerFactory {
+final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandlerFactory {
 
 	private final Supplier<ListenerMessaging> messaging;
 

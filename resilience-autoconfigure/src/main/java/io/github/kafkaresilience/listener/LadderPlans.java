@@ -1,13 +1,12 @@
 package io.github.kafkaresilience.listener;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryLadder;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,18 +16,19 @@ import org.jspecify.annotations.Nullable;
  */
 final class LadderPlans {
 
-	private final RetryLadder retryLadder;
+	private final BiFunction<ListenerEndpoint, String, LadderPlan> plans;
 
-	private final ListenerDefaults defaults;
-
-	LadderPlans(RetryLadder retryLadder, ListenerDefaults defaults) {
-		this.retryLadder = retryLadder;
-		this.defaults = defaults;
+	/**
+	 * @param plans the ladder of a listener's group on one of its topics, as its container
+	 * factory names it
+	 */
+	LadderPlans(BiFunction<ListenerEndpoint, String, LadderPlan> plans) {
+		this.plans = plans;
 	}
 
 	/** The ladder of a listener's group on one of its topics. */
 	LadderPlan plan(ListenerEndpoint endpoint, String topic) {
-		return this.retryLadder.plan(endpoint.groupId(), topic, delays(endpoint), maxAttempts(endpoint));
+		return this.plans.apply(endpoint, topic);
 	}
 
 	/**
@@ -107,14 +107,6 @@ final class LadderPlans {
 
 	private static List<String> groupsOf(List<ListenerEndpoint> endpoints) {
 		return endpoints.stream().map((endpoint) -> "group '" + endpoint.groupId() + "'").toList();
-	}
-
-	private List<Duration> delays(ListenerEndpoint endpoint) {
-		return (endpoint.delays() != null) ? endpoint.delays() : this.defaults.delays();
-	}
-
-	private @Nullable Integer maxAttempts(ListenerEndpoint endpoint) {
-		return (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.defaults.maxAttempts();
 	}
 
 }

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.listener;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
@@ -20,15 +21,28 @@ import org.jspecify.annotations.Nullable;
  * @param autoStartup whether the listener starts with the application
  * @param bean the bean holding the method
  * @param method the listener method
+ * @param containerFactory the name of the {@link OrderedRetryContainerFactory} bean that
+ * creates its container, {@code null} for the application's default one
+ * @param consumerProperties settings of its consumer on top of the application's
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
-		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method) {
+		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
+		@Nullable String containerFactory, Map<String, String> consumerProperties) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
 		delays = (delays != null) ? List.copyOf(delays) : null;
+		consumerProperties = Map.copyOf(consumerProperties);
+	}
+
+	/** An endpoint of the default container factory, with the application's consumer settings. */
+	public ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
+			@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
+			@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method) {
+		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean, method,
+				null, Map.of());
 	}
 
 	/** An endpoint that starts with the application. */

@@ -1,13 +1,20 @@
 package io.github.kafkaresilience.listener;
 
+import java.io.IOException;
+import java.io.StringReader;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 
 import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.support.ListenerConsumers;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -107,9 +114,34 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		String idempotencyKey = (this.beanFactory != null && StringUtils.hasText(annotation.idempotencyKey()))
 				? this.beanFactory.resolveEmbeddedValue(annotation.idempotencyKey()) : annotation.idempotencyKey();
 		Boolean autoStartup = parseBoolean(resolve(annotation.autoStartup()), "autoStartup", where);
+		String containerFactory = resolve(annotation.containerFactory());
 		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
 				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
-				bean, method);
+				bean, method, StringUtils.hasText(containerFactory) ? containerFactory.trim() : null,
+				consumerProperties(annotation.properties(), where));
+	}
+
+	/** The {@code properties} of a listener, read as {@code @KafkaListener} reads its own. */
+	private Map<String, String> consumerProperties(String[] entries, String where) {
+		Properties properties = new Properties();
+		for (String entry : entries) {
+			String resolved = resolve(entry);
+			try {
+				properties.load(new StringReader(resolved));
+			}
+			catch (IOException | IllegalArgumentException ex) {
+				throw new IllegalStateException(where + " has property '" + resolved + "', which is not key=value", ex);
+			}
+		}
+		Map<String, String> consumerProperties = new LinkedHashMap<>();
+		properties.stringPropertyNames().forEach((name) -> consumerProperties.put(name, properties.getProperty(name)));
+		Set<String> fixed = new TreeSet<>(consumerProperties.keySet());
+		fixed.retainAll(ListenerConsumers.FIXED);
+		if (!fixed.isEmpty()) {
+			throw new IllegalStateException(where + " sets " + fixed + " in its properties; the library sets them "
+					+ "(use groupId for the group; the library commits; the consumer factory's deserializers are used)");
+		}
+		return consumerProperties;
 	}
 
 	private static Duration parseDuration(String text, String where) {

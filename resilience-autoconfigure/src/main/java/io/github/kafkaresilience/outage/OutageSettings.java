@@ -26,6 +26,11 @@ public record OutageSettings(boolean enabled, Duration minimumDuration, Duration
 	public static final OutageSettings DEFAULTS = new OutageSettings(true, Duration.ofMillis(500), Duration.ofSeconds(30),
 			20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30));
 
+	/** Outage mode off: the listener never holds. */
+	public static final OutageSettings DISABLED = new OutageSettings(false, DEFAULTS.minimumDuration(), DEFAULTS.window(),
+			DEFAULTS.minimumAttempts(), DEFAULTS.failureRate(), DEFAULTS.minimumKeys(), DEFAULTS.probeInterval(),
+			DEFAULTS.maxProbeInterval());
+
 	public OutageSettings {
 		require(minimumDuration != null && !minimumDuration.isNegative(),
 				"minimum-duration must not be negative, was " + minimumDuration);

@@ -15,7 +15,8 @@ import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.RetryLadder;
-import io.github.kafkaresilience.listener.ListenerDefaults;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
+import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -24,7 +25,7 @@ import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.AttemptObservationFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.metrics.LockMetrics;
 import io.github.kafkaresilience.observation.AttemptContext;
@@ -242,15 +243,25 @@ class OrderedRetryAutoConfigurationTests {
 	}
 
 	@Test
-	void inTransactionModeTheLibrarysConsumersReadCommittedRecordsOnly() {
+	void inTransactionModeAListenersConsumerReadsCommittedRecordsOnly() throws Exception {
+		ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null,
+				null, new Object(), Object.class.getMethod("toString"));
 		this.runner.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted")
-			.run((context) -> assertThat(context.getBean(ResilienceClients.class).consumers().configuration())
-				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
+			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class)
+				.consumers(endpoint)
+				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
 		this.runner
 			.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted",
 					"kafka.resilience.dual-write=transaction")
-			.run((context) -> assertThat(context.getBean(ResilienceClients.class).consumers().configuration())
-				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class)
+				.consumers(endpoint)
+				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+	}
+
+	@Test
+	void theLibrarysOwnConsumersOutsideTheGroupReadCommittedRecordsOnlyInEitherMode() {
+		assertThat(ConsumerSettings.groupless(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"), "tailer"))
+			.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 	}
 
 	// --- properties
@@ -538,26 +549,18 @@ class OrderedRetryAutoConfigurationTests {
 	static class UserRegistryConfiguration {
 
 		@Bean
-		UserRegistry userRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
-				FailureClassifier failureClassifier) {
-			return new UserRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier);
+		UserRegistry userRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
+			return new UserRegistry(orderedRetryContainerFactory);
 		}
 
 	}
 
 	static class UserRegistry extends OrderedRetryListenerRegistry {
 
-		UserRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
-				FailureClassifier failureClassifier) {
-			super(lockCoordinator, retryLadder, syncBarrier, failureClassifier,
-					new ListenerDefaults(List.of(Duration.ofSeconds(1)), null,
-							new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
-									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10), false)),
-					(endpoint) -> {
-						throw new UnsupportedOperationException();
-					}, (endpoint, topic) -> {
-						throw new UnsupportedOperationException();
-					}, null, Clock.systemUTC(), null, ResilienceObserver.NONE);
+		UserRegistry(OrderedRetryContainerFactory factory) {
+			super(factory, (name) -> {
+				throw new UnsupportedOperationException();
+			});
 		}
 
 	}

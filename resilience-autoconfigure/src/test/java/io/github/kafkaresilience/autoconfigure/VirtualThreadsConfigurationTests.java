@@ -98,7 +98,7 @@ class VirtualThreadsConfigurationTests {
 
 	/** What the auto-configuration decided, from the context's properties and environment. */
 	private static boolean virtualWorkers(AssertableApplicationContext context) {
-		return OrderedRetryAutoConfiguration.virtualWorkers(context.getBean(ResilienceProperties.class).getConsumer(),
+		return OrderedRetryContainerFactoryConfiguration.virtualWorkers(context.getBean(ResilienceProperties.class).getConsumer(),
 				context.getEnvironment());
 	}
 

@@ -187,7 +187,7 @@ class CommitsTests {
 	}
 
 	private Commits commits(Duration shutdownTimeout) {
-		return commits(OffsetCommitter.of(null), shutdownTimeout);
+		return commits(new OffsetCommitter.WithConsumer(), shutdownTimeout);
 	}
 
 	private Commits commits(OffsetCommitter committer, Duration shutdownTimeout) {

@@ -24,7 +24,7 @@ class OffsetCommitterTests {
 
 	private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
 
-	private final OffsetCommitter committer = OffsetCommitter.of(null);
+	private final OffsetCommitter committer = new OffsetCommitter.WithConsumer();
 
 	@Test
 	void theConsumerCommitsWhatIsCommittableAndTheBookNotesIt() {

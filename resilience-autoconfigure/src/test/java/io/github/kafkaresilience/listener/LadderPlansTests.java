@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryLadder;
 import io.github.kafkaresilience.support.ProducerClients;
@@ -21,10 +20,6 @@ import static org.assertj.core.api.Assertions.assertThatNoException;
  * topic in one role of one ladder.
  */
 class LadderPlansTests {
-
-	private static final ListenerDefaults DEFAULTS = new ListenerDefaults(List.of(Duration.ofSeconds(30)), 3,
-			new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofSeconds(1),
-					Duration.ofSeconds(1), Duration.ofSeconds(10), false));
 
 	private final LadderPlans plans = plans(RetryLadder.Naming.defaults());
 
@@ -81,7 +76,11 @@ class LadderPlansTests {
 		RetryLadder ladder = new RetryLadder(naming, Map.of(), new RetryLadder.Topics(false, (short) -1,
 				Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)),
 				ProducerClients.of(Map.of()), "test", Duration.ofSeconds(1));
-		return new LadderPlans(ladder, DEFAULTS);
+		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
+		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladder, null, null, null, null, "test"));
+		factory.setDelays(List.of(Duration.ofSeconds(30)));
+		factory.setMaxAttempts(3);
+		return new LadderPlans(factory::plan);
 	}
 
 	private static ListenerEndpoint endpoint(String group, String topic, List<Duration> delays) throws Exception {

@@ -105,6 +105,31 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
+	void theContainerFactoryAndConsumerPropertiesAreResolvedAsOnKafkaListener() {
+		this.runner.withBean("factoryListener", FactoryListener.class)
+			.withPropertyValues("app.factory=transactional", "app.max-poll=7")
+			.run((context) -> {
+				ListenerEndpoint endpoint = endpoint(context);
+				assertThat(endpoint.containerFactory()).isEqualTo("transactional");
+				assertThat(endpoint.consumerProperties()).containsExactlyInAnyOrderEntriesOf(
+						Map.of("max.poll.records", "7", "fetch.min.bytes", "2", "client.rack", "eu-1"));
+			});
+		this.runner.withBean("minimalListener", MinimalListener.class).run((context) -> {
+			assertThat(endpoint(context).containerFactory()).isNull();
+			assertThat(endpoint(context).consumerProperties()).isEmpty();
+		});
+	}
+
+	@Test
+	void consumerPropertiesTheLibrarySetsAreRefusedNamingThem() {
+		this.runner.withBean("groupPropertyListener", GroupPropertyListener.class)
+			.run((context) -> assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
+				.contains("GroupPropertyListener.handle")
+				.contains("[enable.auto.commit, group.id]")
+				.contains("use groupId")));
+	}
+
+	@Test
 	void severalTopicsMayBeGivenCommaSeparated() {
 		this.runner.withBean("multiTopicListener", MultiTopicListener.class)
 			.withPropertyValues("app.more-topics=a, b")
@@ -327,6 +352,23 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	}
 
+	static class FactoryListener {
+
+		@OrderedRetryListener(topics = "orders", containerFactory = "${app.factory}",
+				properties = { "max.poll.records=${app.max-poll}", "fetch.min.bytes:2", "client.rack = eu-1" })
+		void handle(String value) {
+		}
+
+	}
+
+	static class GroupPropertyListener {
+
+		@OrderedRetryListener(topics = "orders", properties = { "group.id=other", "enable.auto.commit=true" })
+		void handle(String value) {
+		}
+
+	}
+
 	static class MultiTopicListener {
 
 		@OrderedRetryListener(topics = { "${app.more-topics}", "c" })
@@ -491,17 +533,8 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class NonStartingRegistryConfiguration {
 
 		@Bean
-		OrderedRetryListenerRegistry nonStartingRegistry(LockCoordinator lockCoordinator, RetryLadder retryLadder,
-				SyncBarrier syncBarrier, FailureClassifier failureClassifier) {
-			ListenerDefaults defaults = new ListenerDefaults(List.of(Duration.ofSeconds(30)), null,
-					new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
-							Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10), false));
-			return new OrderedRetryListenerRegistry(lockCoordinator, retryLadder, syncBarrier, failureClassifier, defaults,
-					(endpoint) -> {
-						throw new UnsupportedOperationException("no broker in this test");
-					}, (endpoint, topic) -> {
-						throw new UnsupportedOperationException("no broker in this test");
-					}, null, Clock.systemUTC(), null, ResilienceObserver.NONE) {
+		OrderedRetryListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
+			return new OrderedRetryListenerRegistry(orderedRetryContainerFactory, (name) -> orderedRetryContainerFactory) {
 
 				@Override
 				public void start() {

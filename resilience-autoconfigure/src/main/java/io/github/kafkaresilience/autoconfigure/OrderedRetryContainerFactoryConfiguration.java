@@ -1,0 +1,129 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.RecordHandlerFactory;
+import io.github.kafkaresilience.lock.LockCoordinator;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
+import org.springframework.boot.system.JavaVersion;
+import org.springframework.boot.thread.Threading;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.RecordMessageConverter;
+
+/**
+ * The container factory of {@code @OrderedRetryListener} methods, its configurer and what
+ * they are made of, as Spring Boot's {@code KafkaAnnotationDrivenConfiguration} makes
+ * spring-kafka's listener container factory.
+ */
+@Configuration(proxyBeanMethods = false)
+class OrderedRetryContainerFactoryConfiguration {
+
+	private final ResilienceProperties properties;
+
+	private final ObjectProvider<ResilienceObserver> observers;
+
+	private final ObjectProvider<OrderedRetryContainerCustomizer> customizers;
+
+	private final ObjectProvider<AttemptObservationFactory> attemptObservations;
+
+	private final ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener;
+
+	private final ObjectProvider<FaultInjection> faultInjection;
+
+	private final ObjectProvider<KafkaProperties> kafkaProperties;
+
+	OrderedRetryContainerFactoryConfiguration(ResilienceProperties properties,
+			ObjectProvider<ResilienceObserver> observers, ObjectProvider<OrderedRetryContainerCustomizer> customizers,
+			ObjectProvider<AttemptObservationFactory> attemptObservations,
+			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
+			ObjectProvider<FaultInjection> faultInjection, ObjectProvider<KafkaProperties> kafkaProperties) {
+		this.properties = properties;
+		this.observers = observers;
+		this.customizers = customizers;
+		this.attemptObservations = attemptObservations;
+		this.rebalanceListener = rebalanceListener;
+		this.faultInjection = faultInjection;
+		this.kafkaProperties = kafkaProperties;
+	}
+
+	/**
+	 * Handlers that invoke the listeners' methods as spring-kafka invokes {@code @KafkaListener}
+	 * methods, with the application's handler-method factory and message converter.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RecordHandlerFactory kafkaResilienceRecordHandlers(ConsumerFactory<?, ?> consumerFactory,
+			IdempotencyGuards idempotencyGuards,
+			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+			ObjectProvider<RecordMessageConverter> recordMessageConverter) {
+		return RecordHandlerFactory.invokingListenerMethods(kafkaListenerProcessor::getIfUnique,
+				recordMessageConverter::getIfUnique, consumerFactory, idempotencyGuards);
+	}
+
+	@Bean
+	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator, RetryLadder retryLadder,
+			SyncBarrier syncBarrier, RecordHandlerFactory handlers, ResilienceClients clients) {
+		return new OrderedRetryContainerFactory.Engine(lockCoordinator, retryLadder, syncBarrier, handlers,
+				clients.consumers(), clients.producers(), this.properties.determineInstanceId());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(OrderedRetryContainerFactory.Engine engine,
+			FailureClassifier classifier, KafkaAdmin kafkaAdmin, Environment environment) {
+		OrderedRetryContainerFactoryConfigurer configurer = new OrderedRetryContainerFactoryConfigurer(this.properties,
+				engine, virtualWorkers(this.properties.getConsumer(), environment));
+		configurer.setClassifier(classifier);
+		configurer.setObserver(ResilienceObserver.composite(this.observers.orderedStream().toList()));
+		configurer.setAttemptObservations(this.attemptObservations.getIfAvailable());
+		configurer.setRebalanceListener(this.rebalanceListener.getIfUnique());
+		configurer.setFaultInjection(this.faultInjection.getIfAvailable(() -> FaultInjection.NONE));
+		this.kafkaProperties.ifAvailable((kafka) -> configurer.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
+		configurer.setAdminConfig(kafkaAdmin.getConfigurationProperties());
+		configurer.setCustomizers(this.customizers.orderedStream().toList());
+		return configurer;
+	}
+
+	@Bean(name = OrderedRetryAutoConfiguration.CONTAINER_FACTORY)
+	@ConditionalOnMissingBean(name = OrderedRetryAutoConfiguration.CONTAINER_FACTORY)
+	OrderedRetryContainerFactory orderedRetryContainerFactory(OrderedRetryContainerFactoryConfigurer configurer) {
+		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
+		configurer.configure(factory);
+		return factory;
+	}
+
+	/**
+	 * Whether the listeners' workers are virtual threads: as
+	 * {@code kafka.resilience.consumer.virtual-threads} says, and while it is unset as
+	 * {@code spring.threads.virtual.enabled} says on Java 21 or later (Boot's own rule for its
+	 * executors: on an older Java that property means platform threads). Asked for explicitly
+	 * on an older Java, virtual threads are refused.
+	 */
+	static boolean virtualWorkers(ResilienceProperties.Consumer consumer, Environment environment) {
+		Boolean virtualThreads = consumer.getVirtualThreads();
+		if (virtualThreads == null) {
+			return Threading.VIRTUAL.isActive(environment);
+		}
+		if (virtualThreads && !JavaVersion.getJavaVersion().isEqualOrNewerThan(JavaVersion.TWENTY_ONE)) {
+			throw new VirtualThreadsUnavailableException(System.getProperty("java.version"));
+		}
+		return virtualThreads;
+	}
+
+}

@@ -1,0 +1,153 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.github.kafkaresilience.container.ContainerSettings;
+import io.github.kafkaresilience.container.DualWriteStrategy;
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.ladder.DualWrite;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
+import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.ReaperSettings;
+import org.apache.kafka.clients.admin.Admin;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.PropertyMapper;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+
+/**
+ * Configures an {@link OrderedRetryContainerFactory} from {@code kafka.resilience.*} and the
+ * application's beans, as Spring Boot's {@code ConcurrentKafkaListenerContainerFactoryConfigurer}
+ * does for spring-kafka's factory. An application that wants a second factory (another
+ * dual-write mode, other bounds or delays) configures it with this and changes what differs.
+ *
+ * @since 0.1.0
+ */
+public class OrderedRetryContainerFactoryConfigurer {
+
+	private final ResilienceProperties properties;
+
+	private final OrderedRetryContainerFactory.Engine engine;
+
+	private final boolean virtualThreads;
+
+	private FailureClassifier classifier = new FailureClassifier(List.of());
+
+	private ResilienceObserver observer = ResilienceObserver.NONE;
+
+	private @Nullable AttemptObservationFactory attemptObservations;
+
+	private @Nullable ConsumerAwareRebalanceListener rebalanceListener;
+
+	private FaultInjection faultInjection = FaultInjection.NONE;
+
+	private @Nullable Duration idleEventInterval;
+
+	private Map<String, Object> adminConfig = Map.of();
+
+	private List<OrderedRetryContainerCustomizer> customizers = List.of();
+
+	/**
+	 * @param properties the library's properties
+	 * @param engine what every container shares
+	 * @param virtualThreads whether workers are virtual threads: as
+	 * {@code kafka.resilience.consumer.virtual-threads} says, else as
+	 * {@code spring.threads.virtual.enabled} says on Java 21 or later
+	 */
+	OrderedRetryContainerFactoryConfigurer(ResilienceProperties properties, OrderedRetryContainerFactory.Engine engine,
+			boolean virtualThreads) {
+		this.properties = properties;
+		this.engine = engine;
+		this.virtualThreads = virtualThreads;
+	}
+
+	void setClassifier(FailureClassifier classifier) {
+		this.classifier = classifier;
+	}
+
+	void setObserver(ResilienceObserver observer) {
+		this.observer = observer;
+	}
+
+	void setAttemptObservations(@Nullable AttemptObservationFactory attemptObservations) {
+		this.attemptObservations = attemptObservations;
+	}
+
+	void setRebalanceListener(@Nullable ConsumerAwareRebalanceListener rebalanceListener) {
+		this.rebalanceListener = rebalanceListener;
+	}
+
+	void setFaultInjection(FaultInjection faultInjection) {
+		this.faultInjection = faultInjection;
+	}
+
+	void setIdleEventInterval(@Nullable Duration idleEventInterval) {
+		this.idleEventInterval = idleEventInterval;
+	}
+
+	void setAdminConfig(Map<String, Object> adminConfig) {
+		this.adminConfig = Map.copyOf(adminConfig);
+	}
+
+	void setCustomizers(List<OrderedRetryContainerCustomizer> customizers) {
+		this.customizers = List.copyOf(customizers);
+	}
+
+	/**
+	 * Configures a factory with the library's properties and the application's beans.
+	 * @param factory the factory
+	 */
+	public void configure(OrderedRetryContainerFactory factory) {
+		PropertyMapper map = PropertyMapper.get();
+		ResilienceProperties.Retry retry = this.properties.getRetry();
+		factory.setEngine(this.engine);
+		factory.setContainerSettings(containerSettings(this.properties.getConsumer()));
+		map.from(retry::getDelays).to(factory::setDelays);
+		map.from(retry::getMaxAttempts).to(factory::setMaxAttempts);
+		map.from(retry::getJitter).to(factory::setDueTimeJitter);
+		map.from(this.properties::getDualWrite).as(this::dualWrite).to(factory::setDualWrite);
+		map.from(this.properties.getOutage().validated()).to((outage) -> factory.setOutageSettings(outage::settings));
+		map.from(this.properties::getReaper).as(this::reaper).to(factory::setReaper);
+		map.from(this.classifier).to(factory::setClassifier);
+		map.from(this.observer).to(factory::setObserver);
+		map.from(this.attemptObservations).to(factory::setAttemptObservations);
+		map.from(this.rebalanceListener).to(factory::setRebalanceListener);
+		map.from(this.faultInjection).to(factory::setFaultInjection);
+		map.from(this.idleEventInterval).to(factory::setIdleEventInterval);
+		factory.setContainerCustomizers(this.customizers);
+	}
+
+	/**
+	 * The dual-write strategy of a mode, for a factory of another mode than the properties':
+	 * {@code factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION))}.
+	 * @param mode the mode
+	 * @return its strategy
+	 */
+	public DualWriteStrategy dualWrite(DualWrite mode) {
+		return switch (mode) {
+			case COMPENSATE -> DualWriteStrategy.compensate(this.engine.retryLadder());
+			case TRANSACTION -> DualWriteStrategy.transaction(this.engine.producerClients(), this.engine.instanceId(),
+					this.properties.getLocks().getWriteTimeout());
+		};
+	}
+
+	private ContainerSettings containerSettings(ResilienceProperties.Consumer consumer) {
+		return new ContainerSettings(consumer.getConcurrency(), consumer.getMaxInFlightPerPartition(),
+				consumer.getPollTimeout(), consumer.getCommitInterval(), consumer.getShutdownTimeout(),
+				consumer.getRecheckInterval(), consumer.getParkAfter(), this.virtualThreads);
+	}
+
+	private @Nullable ReaperSettings reaper(ResilienceProperties.Reaper reaper) {
+		if (!reaper.isEnabled()) {
+			return null;
+		}
+		Map<String, Object> adminConfig = this.adminConfig;
+		return new ReaperSettings(reaper.getInterval(), reaper.getGrace(), () -> Admin.create(adminConfig));
+	}
+
+}

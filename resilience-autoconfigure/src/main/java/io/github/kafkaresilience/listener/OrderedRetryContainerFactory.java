@@ -1,0 +1,451 @@
+package io.github.kafkaresilience.listener;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import io.github.kafkaresilience.container.ContainerSettings;
+import io.github.kafkaresilience.container.DualWriteStrategy;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockReaper;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ListenerConsumers;
+import io.github.kafkaresilience.support.ProducerClients;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.RecordMessageConverter;
+import org.springframework.util.Assert;
+
+/**
+ * Creates the {@link OrderedRetryContainer} of an {@code @OrderedRetryListener} endpoint, as
+ * spring-kafka's listener container factory does for a {@code @KafkaListener}: with its
+ * settings, its dual-write strategy, its observers and the customizers, applied in order. An
+ * application gets one, {@code orderedRetryContainerFactory}, configured from
+ * {@code kafka.resilience.*}; a listener that names another in {@code containerFactory} gets
+ * that one's. Another factory is made the way Spring Boot makes the first:
+ * <pre class="code">
+ * &#64;Bean
+ * OrderedRetryContainerFactory transactional(OrderedRetryContainerFactoryConfigurer configurer) {
+ *     OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
+ *     configurer.configure(factory);
+ *     factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION));
+ *     return factory;
+ * }
+ * </pre>
+ *
+ * @since 0.1.0
+ */
+public class OrderedRetryContainerFactory {
+
+	private @Nullable Engine engine;
+
+	private @Nullable ContainerSettings containerSettings;
+
+	private @Nullable List<Duration> delays;
+
+	private @Nullable Integer maxAttempts;
+
+	private @Nullable DualWriteStrategy dualWrite;
+
+	private FailureClassifier classifier = new FailureClassifier(List.of());
+
+	private Function<String, OutageSettings> outageSettings = (listenerId) -> OutageSettings.DISABLED;
+
+	private double dueTimeJitter;
+
+	private FaultInjection faults = FaultInjection.NONE;
+
+	private ResilienceObserver observer = ResilienceObserver.NONE;
+
+	private AttemptObservationFactory attemptObservations = (endpoint, mainTopic) -> AttemptObservation.NONE;
+
+	private @Nullable ConsumerAwareRebalanceListener rebalanceListener;
+
+	private Clock clock = Clock.systemUTC();
+
+	private @Nullable ReaperSettings reaper;
+
+	private boolean parking = true;
+
+	private @Nullable Duration idleEventInterval;
+
+	private List<OrderedRetryContainerCustomizer> customizers = List.of();
+
+	/**
+	 * How zombie locks are reaped.
+	 * @param interval how often each listener looks for zombie locks
+	 * @param grace how long a lock must be unchanged before it may be reaped
+	 * @param admins creates the admin client a listener's reapers share
+	 */
+	public record ReaperSettings(Duration interval, Duration grace, Supplier<Admin> admins) {
+	}
+
+	/** Creates the handler of an endpoint for one of its main topics. */
+	@FunctionalInterface
+	public interface RecordHandlerFactory {
+
+		RecordHandler create(ListenerEndpoint endpoint, String mainTopic);
+
+		/**
+		 * Handlers that invoke each listener's method as spring-kafka invokes a record
+		 * {@code @KafkaListener} method, after deserializing its records with the
+		 * application's deserializers, once per idempotency key where the listener asks for it.
+		 * @param kafkaListenerProcessor the application's {@code @KafkaListener} processor,
+		 * whose handler-method factory is used, or {@code null} for spring-kafka's default;
+		 * asked for once, when the first handler is created
+		 * @param messageConverter the application's record message converter, or {@code null}
+		 * @param consumerFactory the application's consumer factory, whose deserializers are used
+		 * @param idempotencyGuards the guards of the listeners that ask for idempotency
+		 * @return the factory
+		 */
+		static RecordHandlerFactory invokingListenerMethods(
+				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+				Supplier<@Nullable RecordMessageConverter> messageConverter, ConsumerFactory<?, ?> consumerFactory,
+				IdempotencyGuards idempotencyGuards) {
+			return new HandlerInvokers(kafkaListenerProcessor, messageConverter, consumerFactory, idempotencyGuards);
+		}
+
+	}
+
+	/** Creates what observes the attempts of an endpoint's records on one of its main topics. */
+	@FunctionalInterface
+	public interface AttemptObservationFactory {
+
+		AttemptObservation create(ListenerEndpoint endpoint, String mainTopic);
+
+	}
+
+	/**
+	 * What every container of an application shares.
+	 * @param lockCoordinator the lock registries of this instance
+	 * @param retryLadder names and provisions the ladders' topics, and publishes to them
+	 * @param syncBarrier keeps freshly assigned partitions paused until their locks are current
+	 * @param handlers creates the handlers of the listeners' methods
+	 * @param consumerClients creates consumers from the application's settings
+	 * @param producerClients creates producers from the application's settings
+	 * @param instanceId this instance's id
+	 */
+	public record Engine(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+			RecordHandlerFactory handlers, ConsumerClients consumerClients, ProducerClients producerClients,
+			String instanceId) {
+	}
+
+	/** What every container of this factory shares with the application's others. */
+	public void setEngine(Engine engine) {
+		this.engine = engine;
+	}
+
+	/** How the containers consume; a listener's {@code concurrency} overrides the one here. */
+	public void setContainerSettings(ContainerSettings containerSettings) {
+		this.containerSettings = containerSettings;
+	}
+
+	/** The stage delays of listeners that name none. */
+	public void setDelays(List<Duration> delays) {
+		Assert.notEmpty(delays, "A ladder needs at least one stage delay");
+		this.delays = List.copyOf(delays);
+	}
+
+	/** The attempts of listeners that name none; {@code null} for one more than the stages. */
+	public void setMaxAttempts(@Nullable Integer maxAttempts) {
+		this.maxAttempts = maxAttempts;
+	}
+
+	/** How the containers keep a move's writes consistent. */
+	public void setDualWrite(DualWriteStrategy dualWrite) {
+		this.dualWrite = dualWrite;
+	}
+
+	/** Tells permanent failures from transient ones. */
+	public void setClassifier(FailureClassifier classifier) {
+		this.classifier = classifier;
+	}
+
+	/**
+	 * The outage mode of each listener, by listener id: while its breaker is open, a listener
+	 * holds its records instead of moving them into the ladder. By default no listener holds.
+	 */
+	public void setOutageSettings(Function<String, OutageSettings> outageSettings) {
+		this.outageSettings = outageSettings;
+	}
+
+	/**
+	 * Spreads retry due times by up to this share of their stage's delay.
+	 * @param share between 0 (none, the default) and 1
+	 */
+	public void setDueTimeJitter(double share) {
+		if (!(share >= 0 && share <= 1)) {
+			throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
+		}
+		this.dueTimeJitter = share;
+	}
+
+	/** The test hook called between the steps of a move. */
+	public void setFaultInjection(FaultInjection faults) {
+		this.faults = faults;
+	}
+
+	/** Hears what the containers do: meters, the health indicator. */
+	public void setObserver(ResilienceObserver observer) {
+		this.observer = observer;
+	}
+
+	/** Observes the attempts of the records and the sends that carry them on. */
+	public void setAttemptObservations(AttemptObservationFactory attemptObservations) {
+		this.attemptObservations = attemptObservations;
+	}
+
+	/** The application's rebalance listener, called after the library's own. */
+	public void setRebalanceListener(@Nullable ConsumerAwareRebalanceListener rebalanceListener) {
+		this.rebalanceListener = rebalanceListener;
+	}
+
+	public void setClock(Clock clock) {
+		this.clock = clock;
+	}
+
+	/** How zombie locks are reaped; {@code null} for never. */
+	public void setReaper(@Nullable ReaperSettings reaper) {
+		this.reaper = reaper;
+	}
+
+	/**
+	 * Whether retries due far ahead are parked and read again with a consumer of each
+	 * listener's own (the default); see {@link OrderedRetryContainer#parkWith(Supplier)}.
+	 */
+	public void setParking(boolean parking) {
+		this.parking = parking;
+	}
+
+	/**
+	 * Makes containers publish a {@code ListenerContainerIdleEvent} when they have received no
+	 * record for this long, as {@code spring.kafka.listener.idle-event-interval} does.
+	 */
+	public void setIdleEventInterval(@Nullable Duration idleEventInterval) {
+		this.idleEventInterval = idleEventInterval;
+	}
+
+	/** Customize each container once it is created, in this order. */
+	public void setContainerCustomizers(List<OrderedRetryContainerCustomizer> customizers) {
+		this.customizers = List.copyOf(customizers);
+	}
+
+	/** What customizes each container, in order. */
+	public List<OrderedRetryContainerCustomizer> getContainerCustomizers() {
+		return this.customizers;
+	}
+
+	/** How the containers of this factory consume. */
+	public ContainerSettings getContainerSettings() {
+		return required(this.containerSettings, "container settings");
+	}
+
+	/** How the containers of this factory keep a move's writes consistent. */
+	public DualWriteStrategy getDualWrite() {
+		return required(this.dualWrite, "dual-write strategy");
+	}
+
+	/** The stage delays of listeners that name none. */
+	public List<Duration> getDelays() {
+		return required(this.delays, "stage delays");
+	}
+
+	/** Tells permanent failures from transient ones. */
+	public FailureClassifier getClassifier() {
+		return this.classifier;
+	}
+
+	public @Nullable Integer getMaxAttempts() {
+		return this.maxAttempts;
+	}
+
+	public double getDueTimeJitter() {
+		return this.dueTimeJitter;
+	}
+
+	public @Nullable ReaperSettings getReaper() {
+		return this.reaper;
+	}
+
+	public boolean isParking() {
+		return this.parking;
+	}
+
+	public @Nullable Duration getIdleEventInterval() {
+		return this.idleEventInterval;
+	}
+
+	/** The outage settings this factory gives a listener. */
+	public OutageSettings outageSettings(String listenerId) {
+		return this.outageSettings.apply(listenerId);
+	}
+
+	/** The ladder of a listener's group on one of its topics (not provisioned). */
+	public LadderPlan plan(ListenerEndpoint endpoint, String topic) {
+		List<Duration> delays = (endpoint.delays() != null) ? endpoint.delays() : getDelays();
+		Integer maxAttempts = (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.maxAttempts;
+		return retryLadder().plan(endpoint.groupId(), topic, delays, maxAttempts);
+	}
+
+	/** The consumers the library creates for a listener, in each of their roles. */
+	public ListenerConsumers consumers(ListenerEndpoint endpoint) {
+		Map<String, Object> settings = new HashMap<>(getDualWrite().consumerSettings());
+		endpoint.consumerProperties().forEach((name, value) -> {
+			Object required = settings.get(name);
+			if (required != null && !required.toString().equals(value)) {
+				throw new IllegalStateException("Listener '" + endpoint.id() + "' sets " + name + "=" + value
+						+ " in its properties, but its dual-write mode " + getDualWrite().mode() + " needs " + name + "="
+						+ required);
+			}
+			settings.put(name, value);
+		});
+		return new ListenerConsumers(engine().consumerClients(), endpoint.id(), endpoint.groupId(), engine().instanceId(),
+				settings);
+	}
+
+	/**
+	 * Refuses to start when another group wrote to one of a listener's ladders; see
+	 * {@link RetryLadder#checkOwnership}.
+	 * @param endpoint the listener
+	 * @param plans its ladders, provisioned
+	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
+	 * latest records
+	 */
+	public void checkOwnership(ListenerEndpoint endpoint, List<LadderPlan> plans, Duration timeout) {
+		Supplier<Consumer<byte[], byte[]>> consumers = consumers(endpoint).ownershipCheck();
+		for (LadderPlan plan : plans) {
+			LockRegistry registry = lockCoordinator().registryOf(plan.lockTopic());
+			if (registry != null) {
+				retryLadder().checkOwnership(plan, registry, consumers, timeout);
+			}
+		}
+	}
+
+	/**
+	 * Creates the container of an endpoint: provisions its ladders, starts their lock tailers
+	 * and wires a router per main topic; the container is not started.
+	 * @param endpoint the listener
+	 * @param events where the container publishes its events, or {@code null}
+	 * @return the container, customized
+	 */
+	public OrderedRetryContainer createContainer(ListenerEndpoint endpoint, @Nullable ApplicationEventPublisher events) {
+		ContainerSettings settings = getContainerSettings();
+		if (endpoint.concurrency() != null) {
+			settings = settings.withConcurrency(endpoint.concurrency());
+		}
+		ListenerConsumers consumers = consumers(endpoint);
+		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(), this.faults);
+		OutageSettings outage = this.outageSettings.apply(endpoint.id());
+		OutageBreaker breaker = outage.enabled() ? new OutageBreaker(endpoint.id(), outage, this.classifier, this.clock)
+				: null;
+		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
+		List<LadderPlan> plans = new ArrayList<>();
+		for (String topic : endpoint.topics()) {
+			LadderPlan plan = plan(endpoint, topic);
+			plans.add(plan);
+			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
+			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
+		}
+		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes, consumers.listener(),
+				engine().syncBarrier(), this.rebalanceListener, settings, this.clock,
+				reaping(endpoint, plans, routes), this.observer, writes);
+		if (this.parking) {
+			container.parkWith(consumers.rereader());
+		}
+		if (breaker != null) {
+			container.holdOnOutage(breaker);
+		}
+		if (events != null) {
+			container.publishEvents(events, this.idleEventInterval);
+		}
+		this.customizers.forEach((customizer) -> customizer.customize(container));
+		return container;
+	}
+
+	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,
+			@Nullable OutageBreaker breaker) {
+		String topic = plan.mainTopic();
+		int partitions = retryLadder().provision(plan);
+		LockRegistry registry = lockCoordinator().registry(topic, plan.lockTopic(), partitions, plan.ownership());
+		RecordHandler handler = engine().handlers().create(endpoint, topic);
+		if (breaker != null) {
+			handler = breaker.observing(handler, topic);
+		}
+		StageRouter router = new StageRouter(plan, writes.locks(registry), writes.publisher(), handler, this.classifier,
+				this.clock, () -> UUID.randomUUID().toString(), writes.mode(), this.faults, registry.ownership());
+		router.jitterDueTimes(this.dueTimeJitter);
+		if (breaker != null) {
+			router.onFollower(breaker::followed);
+		}
+		router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
+		router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
+		return new OrderedRetryContainer.Route(router, registry);
+	}
+
+	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,
+			Map<String, OrderedRetryContainer.Route> routes) {
+		ReaperSettings settings = this.reaper;
+		if (settings == null) {
+			return null;
+		}
+		ResilienceObserver observer = this.observer;
+		Clock clock = this.clock;
+		return new OrderedRetryContainer.Reaping(settings.interval(), () -> {
+			Admin admin = settings.admins().get();
+			List<LockReaper> reapers = new ArrayList<>();
+			for (LadderPlan plan : plans) {
+				LockRegistry registry = routes.get(plan.mainTopic()).registry();
+				reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, settings.grace(), clock,
+						(lock) -> observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
+			}
+			return new OrderedRetryContainer.Reapers(reapers, admin);
+		});
+	}
+
+	private Engine engine() {
+		return required(this.engine, "engine");
+	}
+
+	private LockCoordinator lockCoordinator() {
+		return engine().lockCoordinator();
+	}
+
+	private RetryLadder retryLadder() {
+		return engine().retryLadder();
+	}
+
+	private static <T> T required(@Nullable T value, String what) {
+		if (value == null) {
+			throw new IllegalStateException("This OrderedRetryContainerFactory has no " + what
+					+ "; configure it with OrderedRetryContainerFactoryConfigurer.configure(factory) first");
+		}
+		return value;
+	}
+
+}
