@@ -13,7 +13,8 @@ import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.LadderPublisher;
+import io.github.kafkaresilience.topics.LadderTopics;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -100,14 +101,20 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin, ResilienceClients clients) {
+	LadderTopics ladderTopics(ResilienceProperties properties, KafkaAdmin kafkaAdmin) {
 		ResilienceProperties.Topics topics = properties.getTopics();
-		return new RetryLadder(new RetryLadder.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
+		return new LadderTopics(new LadderTopics.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
 				topics.getLockTemplate()), kafkaAdmin.getConfigurationProperties(),
-				new RetryLadder.Topics(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
+				new LadderTopics.Topics(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
 						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
-						topics.isCheckUnscopedAtStartup()),
-				clients.producers(), properties.determineInstanceId(), properties.getLocks().getWriteTimeout());
+						topics.isCheckUnscopedAtStartup()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LadderPublisher ladderPublisher(ResilienceProperties properties, ResilienceClients clients) {
+		return new LadderPublisher(clients.producers(), properties.determineInstanceId(),
+				properties.getLocks().getWriteTimeout());
 	}
 
 	@Bean

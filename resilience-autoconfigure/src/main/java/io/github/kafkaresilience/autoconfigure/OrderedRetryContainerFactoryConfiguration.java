@@ -5,12 +5,13 @@ import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.LadderPublisher;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.RecordHandlerFactory;
 import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.topics.LadderTopics;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -77,9 +78,9 @@ class OrderedRetryContainerFactoryConfiguration {
 	}
 
 	@Bean
-	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator, RetryLadder retryLadder,
-			SyncBarrier syncBarrier, RecordHandlerFactory handlers, ResilienceClients clients) {
-		return new OrderedRetryContainerFactory.Engine(lockCoordinator, retryLadder, syncBarrier, handlers,
+	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator, LadderTopics ladderTopics,
+			LadderPublisher publisher, SyncBarrier syncBarrier, RecordHandlerFactory handlers, ResilienceClients clients) {
+		return new OrderedRetryContainerFactory.Engine(lockCoordinator, ladderTopics, publisher, syncBarrier, handlers,
 				clients.consumers(), clients.producers(), this.properties.determineInstanceId());
 	}
 

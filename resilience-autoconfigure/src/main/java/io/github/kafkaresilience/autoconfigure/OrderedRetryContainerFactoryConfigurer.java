@@ -130,7 +130,7 @@ public class OrderedRetryContainerFactoryConfigurer {
 	 */
 	public DualWriteStrategy dualWrite(DualWrite mode) {
 		return switch (mode) {
-			case COMPENSATE -> DualWriteStrategy.compensate(this.engine.retryLadder());
+			case COMPENSATE -> DualWriteStrategy.compensate(this.engine.publisher());
 			case TRANSACTION -> DualWriteStrategy.transaction(this.engine.producerClients(), this.engine.instanceId(),
 					this.properties.getLocks().getWriteTimeout());
 		};

@@ -6,12 +6,12 @@ import java.time.Duration;
  * Writes a stage delay in the shortest exact unit, as it appears in retry topic names:
  * {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d}.
  */
-final class Delays {
+public final class Delays {
 
 	private Delays() {
 	}
 
-	static String format(Duration delay) {
+	public static String format(Duration delay) {
 		if (delay.isNegative() || delay.isZero()) {
 			throw new IllegalArgumentException("A retry delay must be positive but was " + delay);
 		}

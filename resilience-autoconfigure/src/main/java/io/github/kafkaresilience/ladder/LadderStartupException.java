@@ -18,7 +18,7 @@ public class LadderStartupException extends IllegalStateException {
 	 * @param problem what is wrong, naming the topic or group, and why it matters
 	 * @param action what to run or set to fix it
 	 */
-	LadderStartupException(String problem, String action) {
+	public LadderStartupException(String problem, String action) {
 		super(problem + " " + action);
 		this.problem = problem;
 		this.action = action;

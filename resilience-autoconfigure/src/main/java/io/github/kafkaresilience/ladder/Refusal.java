@@ -73,7 +73,7 @@ record Refusal(String topic, Throwable cause, Hop hop) {
 
 	/** The setting to raise so that {@code topic} takes a record of {@code size} bytes. */
 	static String fix(Throwable tooLarge, String topic, long size) {
-		long needed = size + TopicProvisioner.HEADER_ALLOWANCE;
+		long needed = size + RetryHeaders.HEADER_ALLOWANCE;
 		String reason = String.valueOf(tooLarge.getMessage());
 		if (reason.contains("max.request.size")) {
 			return "spring.kafka.producer.properties.max.request.size to " + needed

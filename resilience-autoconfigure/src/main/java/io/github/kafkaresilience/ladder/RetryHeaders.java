@@ -21,6 +21,13 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RetryHeaders {
 
+	/**
+	 * Room for the protocol headers a hop adds to a record: a topic of the ladder accepts
+	 * this much more than its main topic, and the publisher allows it on top of the largest
+	 * record.
+	 */
+	public static final int HEADER_ALLOWANCE = 16 * 1024;
+
 	public static final String RETRY_COUNT = "retry.count";
 
 	public static final String ERROR_CLASS = "error.class";

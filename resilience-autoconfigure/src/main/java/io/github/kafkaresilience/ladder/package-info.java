@@ -1,6 +1,8 @@
 /**
- * The retry ladder: stage topics and their provisioning, protocol headers, failure
- * classification, the dead-letter topic, and the routing rules that keep a key's order.
+ * The retry ladder at run time: the routing rules that keep a key's order, the moves that
+ * carry a record up its stages to the dead-letter topic, the protocol headers, failure
+ * classification and the publisher. Naming, creating and checking the ladder's topics is
+ * {@code io.github.kafkaresilience.topics}'s.
  */
 @NullMarked
 package io.github.kafkaresilience.ladder;

@@ -20,8 +20,9 @@ import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderPublisher;
 import io.github.kafkaresilience.ladder.RecordHandler;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.topics.LadderTopics;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockReaper;
@@ -144,14 +145,16 @@ public class OrderedRetryContainerFactory {
 	/**
 	 * What every container of an application shares.
 	 * @param lockCoordinator the lock registries of this instance
-	 * @param retryLadder names and provisions the ladders' topics, and publishes to them
+	 * @param ladderTopics names and provisions the ladders' topics
+	 * @param publisher publishes to the ladders' topics in {@code compensate} mode
 	 * @param syncBarrier keeps freshly assigned partitions paused until their locks are current
 	 * @param handlers creates the handlers of the listeners' methods
 	 * @param consumerClients creates consumers from the application's settings
 	 * @param producerClients creates producers from the application's settings
 	 * @param instanceId this instance's id
 	 */
-	public record Engine(LockCoordinator lockCoordinator, RetryLadder retryLadder, SyncBarrier syncBarrier,
+	public record Engine(LockCoordinator lockCoordinator, LadderTopics ladderTopics, LadderPublisher publisher,
+			SyncBarrier syncBarrier,
 			RecordHandlerFactory handlers, ConsumerClients consumerClients, ProducerClients producerClients,
 			String instanceId) {
 	}
@@ -310,7 +313,7 @@ public class OrderedRetryContainerFactory {
 	public LadderPlan plan(ListenerEndpoint endpoint, String topic) {
 		List<Duration> delays = (endpoint.delays() != null) ? endpoint.delays() : getDelays();
 		Integer maxAttempts = (endpoint.maxAttempts() != null) ? endpoint.maxAttempts() : this.maxAttempts;
-		return retryLadder().plan(endpoint.groupId(), topic, delays, maxAttempts);
+		return ladderTopics().plan(endpoint.groupId(), topic, delays, maxAttempts);
 	}
 
 	/** The consumers the library creates for a listener, in each of their roles. */
@@ -331,7 +334,7 @@ public class OrderedRetryContainerFactory {
 
 	/**
 	 * Refuses to start when another group wrote to one of a listener's ladders; see
-	 * {@link RetryLadder#checkOwnership}.
+	 * {@link LadderTopics#checkOwnership}.
 	 * @param endpoint the listener
 	 * @param plans its ladders, provisioned
 	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
@@ -342,7 +345,7 @@ public class OrderedRetryContainerFactory {
 		for (LadderPlan plan : plans) {
 			LockRegistry registry = lockCoordinator().registryOf(plan.lockTopic());
 			if (registry != null) {
-				retryLadder().checkOwnership(plan, registry, consumers, timeout);
+				ladderTopics().checkOwnership(plan, registry, consumers, timeout);
 			}
 		}
 	}
@@ -391,8 +394,10 @@ public class OrderedRetryContainerFactory {
 	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,
 			@Nullable OutageBreaker breaker) {
 		String topic = plan.mainTopic();
-		int partitions = retryLadder().provision(plan);
-		LockRegistry registry = lockCoordinator().registry(topic, plan.lockTopic(), partitions, plan.ownership());
+		LadderTopics.Provisioned provisioned = ladderTopics().provision(plan);
+		engine().publisher().allowRecordsOf(topic, provisioned.maxMessageBytes());
+		LockRegistry registry = lockCoordinator().registry(topic, plan.lockTopic(), provisioned.partitions(),
+				plan.ownership());
 		RecordHandler handler = engine().handlers().create(endpoint, topic);
 		if (breaker != null) {
 			handler = breaker.observing(handler, topic);
@@ -436,8 +441,8 @@ public class OrderedRetryContainerFactory {
 		return engine().lockCoordinator();
 	}
 
-	private RetryLadder retryLadder() {
-		return engine().retryLadder();
+	private LadderTopics ladderTopics() {
+		return engine().ladderTopics();
 	}
 
 	private static <T> T required(@Nullable T value, String what) {

@@ -11,7 +11,7 @@ import java.util.function.Function;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.topics.LadderTopics;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;
@@ -73,7 +73,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	/**
 	 * Checks at the first start that no other consumer group wrote to the listeners' ladder
-	 * topics; see {@link RetryLadder#checkOwnership}. Without it, records of other groups are
+	 * topics; see {@link LadderTopics#checkOwnership}. Without it, records of other groups are
 	 * only skipped and counted as they are read.
 	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
 	 * latest records

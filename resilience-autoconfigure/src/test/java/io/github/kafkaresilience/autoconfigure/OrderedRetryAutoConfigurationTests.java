@@ -14,7 +14,8 @@ import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.ladder.LadderPublisher;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.support.ConsumerSettings;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -80,7 +81,8 @@ class OrderedRetryAutoConfigurationTests {
 	void everyBeanIsConfiguredByDefault() {
 		this.runner.run((context) -> assertThat(context).hasNotFailed()
 			.hasSingleBean(LockCoordinator.class)
-			.hasSingleBean(RetryLadder.class)
+			.hasSingleBean(LadderTopics.class)
+			.hasSingleBean(LadderPublisher.class)
 			.hasSingleBean(SyncBarrier.class)
 			.hasSingleBean(FailureClassifier.class)
 			.hasSingleBean(OrderedRetryListenerRegistry.class)
@@ -135,8 +137,8 @@ class OrderedRetryAutoConfigurationTests {
 	}
 
 	@Test
-	void theRetryLadderNamesTopicsFromTheDefaultTemplates() {
-		this.runner.run((context) -> assertThat(context.getBean(RetryLadder.class)
+	void theLadderTopicsAreNamedFromTheDefaultTemplates() {
+		this.runner.run((context) -> assertThat(context.getBean(LadderTopics.class)
 			.plan("billing", "orders", List.of(Duration.ofSeconds(30)), null)
 			.ownTopics()).containsExactly("billing.orders.retry.30s", "billing.orders.dlq", "billing.orders.locks"));
 	}
@@ -155,13 +157,16 @@ class OrderedRetryAutoConfigurationTests {
 	}
 
 	@Test
-	void aUserRetryLadderWins() {
-		this.runner.withBean("userRetryLadder", RetryLadder.class, () -> new RetryLadder(RetryLadder.Naming.defaults(),
-				Map.of(), new RetryLadder.Topics(false, (short) -1, Duration.ofDays(1), Duration.ofDays(1),
-						Duration.ofMinutes(1), Duration.ofHours(1)),
-				ProducerClients.of(Map.of()), "user", Duration.ofSeconds(1)))
-			.run((context) -> assertThat(context).hasSingleBean(RetryLadder.class)
-				.hasBean("userRetryLadder")
+	void aUserLadderTopicsAndPublisherWin() {
+		this.runner.withBean("userLadderTopics", LadderTopics.class, () -> new LadderTopics(LadderTopics.Naming.defaults(),
+				Map.of(), new LadderTopics.Topics(false, (short) -1, Duration.ofDays(1), Duration.ofDays(1),
+						Duration.ofMinutes(1), Duration.ofHours(1))))
+			.withBean("userLadderPublisher", LadderPublisher.class,
+					() -> new LadderPublisher(ProducerClients.of(Map.of()), "user", Duration.ofSeconds(1)))
+			.run((context) -> assertThat(context).hasSingleBean(LadderTopics.class)
+				.hasBean("userLadderTopics")
+				.hasSingleBean(LadderPublisher.class)
+				.hasBean("userLadderPublisher")
 				.hasSingleBean(OrderedRetryListenerRegistry.class));
 	}
 
@@ -319,7 +324,7 @@ class OrderedRetryAutoConfigurationTests {
 				assertThat(topics.getDlqRetention()).isEqualTo(Duration.ofDays(90));
 				assertThat(topics.getLockSegment()).isEqualTo(Duration.ofMinutes(1));
 				assertThat(topics.getLockDeleteRetention()).isEqualTo(Duration.ofHours(2));
-				assertThat(context.getBean(RetryLadder.class).plan("billing", "orders", List.of(Duration.ofMinutes(5)), null)
+				assertThat(context.getBean(LadderTopics.class).plan("billing", "orders", List.of(Duration.ofMinutes(5)), null)
 					.ownTopics()).containsExactly("retry.orders.5m", "dlq.orders", "locks.orders");
 			});
 	}
@@ -362,7 +367,7 @@ class OrderedRetryAutoConfigurationTests {
 		this.runner.withPropertyValues("kafka.resilience.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockCoordinator.class)
-				.doesNotHaveBean(RetryLadder.class)
+				.doesNotHaveBean(LadderTopics.class)
 				.doesNotHaveBean(SyncBarrier.class)
 				.doesNotHaveBean(FailureClassifier.class)
 				.doesNotHaveBean(OrderedRetryListenerRegistry.class)

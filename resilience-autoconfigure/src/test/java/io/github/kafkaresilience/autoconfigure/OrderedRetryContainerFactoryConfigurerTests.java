@@ -58,7 +58,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.health.poll-gap-warning", "ResilienceHealthIndicator"),
 			Map.entry("kafka.resilience.replay.rate", "DlqReplayer"),
 			Map.entry("kafka.resilience.locks.tailer-poll-timeout", "LockCoordinator"),
-			Map.entry("kafka.resilience.locks.write-timeout", "LockCoordinator, RetryLadder and the engine's transactions"),
+			Map.entry("kafka.resilience.locks.write-timeout", "LockCoordinator, LadderPublisher and the engine's transactions"),
 			Map.entry("kafka.resilience.topics.check-owner-at-startup", "OrderedRetryListenerRegistry"),
 			Map.entry("kafka.resilience.idempotency.enabled", "IdempotencyGuards"),
 			Map.entry("kafka.resilience.idempotency.lease", "IdempotencyGuards"),
@@ -70,7 +70,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.idempotency.jdbc.platform", "the idempotency schema initializer"),
 			Map.entry("kafka.resilience.idempotency.jdbc.schema", "the idempotency schema initializer"));
 
-	/** The ladder's names and provisioning: RetryLadder, which every factory's engine shares. */
+	/** The ladder's names and provisioning: LadderTopics, which every factory's engine shares. */
 	private static final String TOPICS = "kafka.resilience.topics.";
 
 	@Test

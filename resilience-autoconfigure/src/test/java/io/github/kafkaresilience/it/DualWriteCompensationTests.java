@@ -5,9 +5,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.kafkaresilience.autoconfigure.ResilienceProperties;
 import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.ladder.LadderPublisher;
 import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -19,7 +18,6 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.kafka.core.KafkaAdmin;
 
 import static io.github.kafkaresilience.it.OrderedRetryIntegrationTests.liveLocks;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -114,15 +112,10 @@ class DualWriteCompensationTests {
 	@Import(TestApplication.ScriptedListener.class)
 	static class FaultyApplication {
 
-		/** A ladder whose first retry publishes fail, as when the broker rejects them. */
+		/** A publisher whose first retry publishes fail, as when the broker rejects them. */
 		@Bean
-		RetryLadder retryLadder(ResilienceProperties properties, KafkaAdmin kafkaAdmin,
-				org.springframework.kafka.core.ProducerFactory<?, ?> producerFactory) {
-			ResilienceProperties.Topics topics = properties.getTopics();
-			RetryLadder.Topics provisioning = new RetryLadder.Topics(true, (short) -1, topics.getRetryRetention(),
-					topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention());
-			return new RetryLadder(RetryLadder.Naming.defaults(), kafkaAdmin.getConfigurationProperties(), provisioning,
-					new ProducerClients(producerFactory, "faulty"), "faulty", Duration.ofSeconds(30)) {
+		LadderPublisher ladderPublisher(org.springframework.kafka.core.ProducerFactory<?, ?> producerFactory) {
+			return new LadderPublisher(new ProducerClients(producerFactory, "faulty"), "faulty", Duration.ofSeconds(30)) {
 
 				@Override
 				public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,

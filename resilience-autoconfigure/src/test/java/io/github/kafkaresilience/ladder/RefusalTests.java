@@ -69,7 +69,7 @@ class RefusalTests {
 		assertThat(Refusal.fix(BY_THE_BROKER, STAGE_1, 1000))
 			.isEqualTo("max.message.bytes of '" + STAGE_1 + "' (kafka-configs --bootstrap-server <broker> --alter "
 					+ "--entity-type topics --entity-name " + STAGE_1 + " --add-config max.message.bytes="
-					+ (1000 + TopicProvisioner.HEADER_ALLOWANCE) + ")");
+					+ (1000 + RetryHeaders.HEADER_ALLOWANCE) + ")");
 	}
 
 	@Test
@@ -77,7 +77,7 @@ class RefusalTests {
 		RecordTooLargeException request = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than 1048576, which is the value of the max.request.size configuration.");
 		assertThat(Refusal.fix(request, STAGE_1, 1000)).isEqualTo("spring.kafka.producer.properties.max.request.size to "
-				+ (1000 + TopicProvisioner.HEADER_ALLOWANCE)
+				+ (1000 + RetryHeaders.HEADER_ALLOWANCE)
 				+ " or more (the library's producers start from the application's producer settings)");
 		RecordTooLargeException memory = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than the total memory buffer you have configured with the buffer.memory configuration.");

@@ -6,8 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryLadder;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.topics.LadderTopics;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -21,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatNoException;
  */
 class LadderPlansTests {
 
-	private final LadderPlans plans = plans(RetryLadder.Naming.defaults());
+	private final LadderPlans plans = plans(LadderTopics.Naming.defaults());
 
 	@Test
 	void aListenerWithoutDelaysOfItsOwnGetsTheDefaultsAndOneWithThemKeepsThem() throws Exception {
@@ -63,7 +62,7 @@ class LadderPlansTests {
 
 	@Test
 	void templatesWithoutTheGroupGiveTwoGroupsOneLadderAndAreRefused() throws Exception {
-		LadderPlans unscoped = plans(new RetryLadder.Naming("{topic}.retry.{delay}", "{topic}.dlq", "{topic}.locks"));
+		LadderPlans unscoped = plans(new LadderTopics.Naming("{topic}.retry.{delay}", "{topic}.dlq", "{topic}.locks"));
 		List<ListenerEndpoint> endpoints = List.of(endpoint("billing", "orders", null), endpoint("shipping", "orders", null));
 		assertThatIllegalStateException().isThrownBy(() -> unscoped.checkTopicsAreDistinct(endpoints))
 			.withMessageContaining("Topic 'orders.retry.30s' is both the retry topic (stage 1) of 'orders' (listener "
@@ -72,12 +71,11 @@ class LadderPlansTests {
 			.withMessageContaining("Fix the templates");
 	}
 
-	private static LadderPlans plans(RetryLadder.Naming naming) {
-		RetryLadder ladder = new RetryLadder(naming, Map.of(), new RetryLadder.Topics(false, (short) -1,
-				Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)),
-				ProducerClients.of(Map.of()), "test", Duration.ofSeconds(1));
+	private static LadderPlans plans(LadderTopics.Naming naming) {
+		LadderTopics ladder = new LadderTopics(naming, Map.of(), new LadderTopics.Topics(false, (short) -1,
+				Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)));
 		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
-		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladder, null, null, null, null, "test"));
+		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladder, null, null, null, null, null, "test"));
 		factory.setDelays(List.of(Duration.ofSeconds(30)));
 		factory.setMaxAttempts(3);
 		return new LadderPlans(factory::plan);

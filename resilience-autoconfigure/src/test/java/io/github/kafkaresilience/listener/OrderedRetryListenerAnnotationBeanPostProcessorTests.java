@@ -14,7 +14,7 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.autoconfigure.OrderedRetryAutoConfiguration;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.RetryLadder;
+import io.github.kafkaresilience.topics.LadderTopics;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

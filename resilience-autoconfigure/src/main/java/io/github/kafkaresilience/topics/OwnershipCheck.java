@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.ladder;
+package io.github.kafkaresilience.topics;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderStartupException;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.Ownership;
 import org.apache.commons.logging.Log;

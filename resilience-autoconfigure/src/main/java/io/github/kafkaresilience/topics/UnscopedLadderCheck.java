@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.ladder;
+package io.github.kafkaresilience.topics;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +11,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderStartupException;
 import io.github.kafkaresilience.support.KafkaFutures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.ladder;
+package io.github.kafkaresilience.topics;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +16,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
+import io.github.kafkaresilience.ladder.Delays;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderStartupException;
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.admin.Admin;
@@ -42,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A hop adds headers to a record, so when the main topic was given its own
  * {@code max.message.bytes}, the retry and dead-letter topics created here accept that much
- * plus {@link #HEADER_ALLOWANCE}; existing ones that accept less than the main topic are
+ * plus {@link RetryHeaders#HEADER_ALLOWANCE}; existing ones that accept less than the main topic are
  * logged.
  *
  */
@@ -50,25 +54,9 @@ final class TopicProvisioner {
 
 	private static final Log logger = LogFactory.getLog(TopicProvisioner.class);
 
-	/**
-	 * What a retry or dead-letter topic created for a main topic with its own
-	 * {@code max.message.bytes} accepts beyond it: room for the protocol headers a hop adds.
-	 */
-	static final int HEADER_ALLOWANCE = 16 * 1024;
 
 	/** Kafka's default {@code message.max.bytes}: what a topic accepts unless configured. */
 	static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12;
-
-	/**
-	 * What provisioning a ladder found out about its main topic.
-	 * @param partitions the partition count of the main topic, shared by every topic of the
-	 * ladder
-	 * @param maxMessageBytes the main topic's {@code max.message.bytes}: the largest record
-	 * batch it accepts, and so about the largest record the ladder has to move
-	 * @since 0.1.0
-	 */
-	record Provisioned(int partitions, int maxMessageBytes) {
-	}
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -76,9 +64,9 @@ final class TopicProvisioner {
 
 	private final Map<String, Object> adminConfig;
 
-	private final RetryLadder.Topics settings;
+	private final LadderTopics.Topics settings;
 
-	TopicProvisioner(Map<String, Object> adminConfig, RetryLadder.Topics settings) {
+	TopicProvisioner(Map<String, Object> adminConfig, LadderTopics.Topics settings) {
 		this.adminConfig = Map.copyOf(adminConfig);
 		this.settings = settings;
 	}
@@ -101,7 +89,7 @@ final class TopicProvisioner {
 	 * @throws LadderStartupException when a topic is missing or misconfigured, or the group
 	 * still has records under the names of an earlier release
 	 */
-	public Provisioned provisionLadder(LadderPlan plan) {
+	public LadderTopics.Provisioned provisionLadder(LadderPlan plan) {
 		try (Admin admin = Admin.create(this.adminConfig)) {
 			TopicDescription main = describe(admin, List.of(plan.mainTopic())).get(plan.mainTopic());
 			if (main == null) {
@@ -137,13 +125,13 @@ final class TopicProvisioner {
 				// the main topic was given a size of its own: a created retry or dead-letter topic
 				// gets as much, plus room for the headers of a hop
 				boolean ownSize = mainLimit != null && mainLimit.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
-				Integer ownLimit = ownSize ? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + HEADER_ALLOWANCE) : null;
+				Integer ownLimit = ownSize ? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + RetryHeaders.HEADER_ALLOWANCE) : null;
 				create(admin, missing.stream().map((topic) -> newTopic(plan, topic, partitions, ownLimit)).toList());
 			}
 			if (moved) {
 				UnscopedLadderCheck.markMoved(admin, plan);
 			}
-			return new Provisioned(partitions, maxMessageBytes);
+			return new LadderTopics.Provisioned(partitions, maxMessageBytes);
 		}
 	}
 
@@ -236,7 +224,7 @@ final class TopicProvisioner {
 					+ plan.mainTopic() + "' accepts " + mainMaxMessageBytes + ": a larger record "
 					+ ((stage > 0) ? "cannot be retried and goes to '" + plan.dlqTopic() + "' as permanent"
 							: "cannot be dead-lettered, and its partition stops until it can")
-					+ ". Fix: " + alter(topic, "max.message.bytes=" + ((long) mainMaxMessageBytes + HEADER_ALLOWANCE)));
+					+ ". Fix: " + alter(topic, "max.message.bytes=" + ((long) mainMaxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)));
 		}
 		if (stage > 0) {
 			checkRetention(plan.stage(stage), config);
