@@ -120,7 +120,7 @@ public class RetryLadder implements RecordPublisher, DisposableBean {
 	}
 
 	/**
-	 * The startup check of a ladder's ownership (PROTOCOL §2): refuses to start when another
+	 * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): refuses to start when another
 	 * consumer group wrote live locks to its lock topic or records among the latest of its
 	 * retry and dead-letter partitions.
 	 * @param plan the ladder, whose lock tailer runs
