@@ -1,10 +1,15 @@
 package com.example.payments;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +19,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs the sample end to end, the way {@code main} does: with no
- * {@code spring.kafka.bootstrap-servers} it starts its own broker.
+ * {@code spring.kafka.bootstrap-servers} it starts its own broker. Over HTTP it also requests
+ * the library's health contributor at the path docs/OPERATIONS.md and docs/METRICS.md give, so
+ * the documented path cannot drift from the one the application answers on.
  */
 class PaymentsSampleApplicationTests {
+
+	private static final Pattern HEALTH_ROW = Pattern.compile("^\\| `(/actuator/health/[^`]+)` \\| health \\|",
+			Pattern.MULTILINE);
 
 	@Test
 	void chargesEveryCustomerInOrderThroughAFlappingProviderAndShowsItOverHttp() throws Exception {
@@ -25,6 +35,8 @@ class PaymentsSampleApplicationTests {
 		String prometheus;
 		String resilience;
 		String health;
+		String documentedHealth;
+		String documentedHealthPath = documentedHealthPath();
 		try (ConfigurableApplicationContext context = PaymentsSampleApplication.application()
 			.run("--sample.exit-when-done=false", "--sample.timeout=120s", "--server.port=0")) {
 			assertThat(context.getEnvironment().getPropertySources()
@@ -35,6 +47,8 @@ class PaymentsSampleApplicationTests {
 			prometheus = get(base + "prometheus");
 			resilience = get(base + "kafkaresilience");
 			health = get(base + "health");
+			documentedHealth = get("http://localhost:" + context.getEnvironment().getProperty("local.server.port")
+					+ documentedHealthPath);
 		}
 		assertThat(brokers).isNotBlank();
 		assertThat(summary).as("the sample did not finish").isNotNull();
@@ -62,6 +76,24 @@ class PaymentsSampleApplicationTests {
 			.contains("\"dlqTopic\":\"payments-sample.payments.dlq\"")
 			.contains("\"active\":0");
 		assertThat(health).contains("\"status\":\"UP\"").contains("\"lockViews\":{\"payments-sample.payments.locks\":\"current\"}");
+		// the library's contributor alone, where the docs say it is
+		assertThat(documentedHealth).as(documentedHealthPath)
+			.contains("\"status\":\"UP\"")
+			.contains("\"lockViews\":{\"payments-sample.payments.locks\":\"current\"}")
+			.contains("\"listeners\":{\"payments\":{\"running\":true");
+	}
+
+	/**
+	 * The path of the library's health contributor as the operations guide's "What to watch"
+	 * table gives it, which the metrics guide must give too.
+	 */
+	private static String documentedHealthPath() throws IOException {
+		Path docs = Path.of("").toAbsolutePath().getParent().resolve("docs");
+		Matcher row = HEALTH_ROW.matcher(Files.readString(docs.resolve("OPERATIONS.md")));
+		assertThat(row.find()).as("a health row in docs/OPERATIONS.md").isTrue();
+		String path = row.group(1);
+		assertThat(Files.readString(docs.resolve("METRICS.md"))).as("docs/METRICS.md").contains("`" + path + "`");
+		return path;
 	}
 
 	private static String get(String url) throws Exception {

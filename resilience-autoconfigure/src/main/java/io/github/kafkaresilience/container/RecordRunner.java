@@ -138,7 +138,7 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A replayed dead letter's lock is pending (PROTOCOL rule 2.0): if its main-topic partition
+	 * A replayed dead letter's lock is pending (docs/PROTOCOL.md, rule 2.0): if its main-topic partition
 	 * is assigned here and open, its admission takes its turn in its key's queue, behind the
 	 * records of its key taken from the partition so far.
 	 */
@@ -219,7 +219,7 @@ final class RecordRunner {
 	 * lost), and the undo of it may have failed too; this instance's table has not seen it. So the
 	 * record is routed again only once the tailer has caught up with its lock partition, as a
 	 * redelivery after a crash is behind the sync barrier: it then finds the lock its failed step
-	 * wrote and finishes that move (PROTOCOL §5.0, §6.1), or finds it released, instead of writing
+	 * wrote and finishes that move (docs/PROTOCOL.md, rules 1.1 and 2.3), or finds it released, instead of writing
 	 * a second lock beside it or bringing a released one back.
 	 */
 	private void routeFailed(Task task, Throwable ex) {
@@ -251,7 +251,7 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A record whose writes are under way frees its worker at once (PROTOCOL §8): it stays at
+	 * A record whose writes are under way frees its worker at once (docs/PROTOCOL.md, rule 6): it stays at
 	 * the head of its key's queue, so the key's later records wait, and its offset stays
 	 * pending, so no commit passes it, until the writes complete.
 	 */

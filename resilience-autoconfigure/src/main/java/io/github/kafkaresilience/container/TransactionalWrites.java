@@ -16,7 +16,7 @@ import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
 
 /**
- * The {@code transaction} dual write of one listener (PROTOCOL §8): the lock writes and the
+ * The {@code transaction} dual write of one listener (docs/PROTOCOL.md, rule 9): the lock writes and the
  * publishes of records' steps, and the commit of their offsets, go in Kafka transactions. A
  * crash or a failure before a commit leaves none of its writes visible to the read-committed
  * consumers and tailers, so there is nothing to compensate.

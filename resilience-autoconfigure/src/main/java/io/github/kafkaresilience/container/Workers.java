@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * most {@code concurrency} workers drain: records whose turn it is ({@link #submit}), and the
  * failure handling of records whose handler just failed ({@link #submitFailure}). A worker
  * takes a record whose turn it is before any failure handling, so a key whose next record is
- * ready never waits behind the failure handling of other keys (PROTOCOL §10); failure handling
+ * ready never waits behind the failure handling of other keys (docs/PROTOCOL.md, "Guarantees"); failure handling
  * gets one turn in {@value #FAILURE_TURN} while records wait, so it is never starved, and at
  * most {@code concurrency - 1} workers handle failures at once, so one is always free for a
  * ready record. A worker is started only when fewer are draining. While records arrive faster

@@ -32,11 +32,17 @@ sealed interface Decision {
 	record Run(int stage, int retryCount, @Nullable Lock lock) implements Decision {
 	}
 
-	/** Follow a locked key: create {@code moving}, a lock with no attempt, and move it to stage 1 (PROTOCOL §5.2). */
+	/**
+	 * Follow a locked key: create {@code moving}, a lock with no attempt, and move it to stage 1
+	 * (docs/PROTOCOL.md, rule 1.2).
+	 */
 	record Follow(Lock moving) implements Decision {
 	}
 
-	/** Create {@code moving}, the lock of a main-topic record that failed, and move it to stage 1 (PROTOCOL §5.3). */
+	/**
+	 * Create {@code moving}, the lock of a main-topic record that failed, and move it to stage 1
+	 * (docs/PROTOCOL.md, rule 1.3).
+	 */
 	record MoveNew(Lock moving) implements Decision {
 	}
 
@@ -48,7 +54,7 @@ sealed interface Decision {
 	record Move(Lock lock, Lock moving) implements Decision {
 	}
 
-	/** Finish the move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
+	/** Finish the move that an earlier delivery of this record started (docs/PROTOCOL.md, rules 1.1 and 2.3). */
 	record CompleteMove(Lock moving, boolean fromMain) implements Decision {
 	}
 
@@ -68,7 +74,10 @@ sealed interface Decision {
 	record Release(Lock lock) implements Decision {
 	}
 
-	/** Write {@code pending}, the lock of a replayed dead letter, then wait for its admission (rule 2.0). */
+	/**
+	 * Write {@code pending}, the lock of a replayed dead letter, then wait for its admission
+	 * (docs/PROTOCOL.md, rule 2.0).
+	 */
 	record Enter(Lock pending) implements Decision {
 	}
 

@@ -2,7 +2,7 @@ package io.github.kafkaresilience.ladder;
 
 /**
  * How a move keeps its two writes, the lock and the published record, consistent
- * (PROTOCOL §8).
+ * (docs/PROTOCOL.md, rule 9).
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@ package io.github.kafkaresilience.ladder;
  * if the broker had failed it; halting the JVM is a crash between two steps.
  * <p>
  * Applications never need one: the default does nothing. A test registers a bean of this type
- * to reach the failures the protocol must survive (PROTOCOL §8).
+ * to reach the failures the protocol must survive (docs/PROTOCOL.md, rule 6).
  *
  * @since 0.1.0
  */

@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a record's hop to a retry stage or the dead-letter topic says about it in its protocol
- * headers (PROTOCOL §3). Where it goes is the step's: a stage, or the dead-letter topic with a
+ * headers (docs/PROTOCOL.md, "Headers"). Where it goes is the step's: a stage, or the dead-letter topic with a
  * reason. It holds no record, so a refusal remembered for a later transaction holds no bytes.
  *
  * @param fromMain whether the record leaves the main topic (its first hop)

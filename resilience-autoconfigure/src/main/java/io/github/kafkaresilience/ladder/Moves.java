@@ -112,7 +112,7 @@ final class Moves {
 					(ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock), attempt));
 	}
 
-	/** Finishes a move that an earlier delivery of this record started (PROTOCOL §5.0, §6.1). */
+	/** Finishes a move that an earlier delivery of this record started (docs/PROTOCOL.md, rules 1.1 and 2.3). */
 	CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
 		Hop hop = Hop.of(moving, fromMain);
 		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage(), Attempt.NONE));

@@ -14,7 +14,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The protocol's rules for a record (PROTOCOL §5, §6): from the record, its headers, this
+ * The protocol's rules for a record (docs/PROTOCOL.md, rules 1 and 2): from the record, its headers, this
  * instance's lock table and the clock, what happens to it next. It reads the lock table, and
  * only what a rule asks, in the rule's order; it writes nothing, runs no handler and waits for
  * nothing. The {@link StageRouter} carries out what it decides.
@@ -46,7 +46,7 @@ final class RoutingRules {
 		this.lockIds = lockIds;
 	}
 
-	/** A record of the main topic (PROTOCOL §5). */
+	/** A record of the main topic (docs/PROTOCOL.md, rule 1). */
 	Decision fromMain(Delivery record) {
 		Bytes key = record.businessKey();
 		if (key != null) {
@@ -67,7 +67,7 @@ final class RoutingRules {
 		return new Decision.Run(0, 0, null);
 	}
 
-	/** A record of {@code stage}, which the caller found to be owned by this group (PROTOCOL §6). */
+	/** A record of {@code stage}, which the caller found to be owned by this group (docs/PROTOCOL.md, rule 2). */
 	Decision fromStage(Delivery record, int stage, boolean tailerSynced) {
 		Integer retryCount = RetryHeaders.retryCount(record.headers());
 		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
@@ -126,7 +126,7 @@ final class RoutingRules {
 	}
 
 	/**
-	 * What follows the handler's run on a record (PROTOCOL §5.3, §6.2): success releases its
+	 * What follows the handler's run on a record (docs/PROTOCOL.md, rules 1.3 and 2.5): success releases its
 	 * lock; failure moves it to the next stage (the last stage repeats) or, when it is
 	 * permanent, the record poison or the attempts exhausted, to the dead-letter topic. A
 	 * main-topic record of a key that fails gets its first lock here.

@@ -146,7 +146,7 @@ public class StageRouter {
 					+ this.plan.mainTopic() + "'");
 		}
 		if (stage > 0 && !this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
-			return Step.done(); // another group's record (PROTOCOL §2): not run, not dead-lettered
+			return Step.done(); // another group's record (docs/PROTOCOL.md, rule 2.0): not run, not dead-lettered
 		}
 		CompletableFuture<Void> refused = this.moves.deadLetterIfRefused(record);
 		if (refused != null) {
@@ -175,7 +175,7 @@ public class StageRouter {
 	}
 
 	/**
-	 * Admits a replayed dead letter's pending lock into its key's order (PROTOCOL §6.E): done by
+	 * Admits a replayed dead letter's pending lock into its key's order (docs/PROTOCOL.md, rule 2.0): done by
 	 * the instance that owns the key's main-topic partition, in the key's turn. Call it on a
 	 * lock view that has caught up with the lock partition, so that a lock admitted or moved on
 	 * meanwhile is not written back.

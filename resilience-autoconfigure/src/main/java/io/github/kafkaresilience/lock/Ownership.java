@@ -15,7 +15,7 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which records on a ladder's topics belong to its consumer group (PROTOCOL §2). The library
+ * Which records on a ladder's topics belong to its consumer group (docs/PROTOCOL.md, "Topics"). The library
  * writes {@code owner.group} on every record it sends to a stage, dead-letter or lock topic,
  * and acts only on records of its own group: a record of another group, or one without the
  * header on a ladder whose names contain the group, is never run, applied or dead-lettered

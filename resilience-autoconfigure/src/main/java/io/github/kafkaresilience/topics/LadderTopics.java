@@ -90,9 +90,9 @@ public class LadderTopics {
 	}
 
 	/**
-	 * The startup check of a ladder's ownership: refuses to start when another consumer group
-	 * wrote live locks to its lock topic or records among the latest of its retry and
-	 * dead-letter partitions.
+	 * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): refuses to start
+	 * when another consumer group wrote live locks to its lock topic or records among the
+	 * latest of its retry and dead-letter partitions.
 	 * @param plan the ladder, whose lock tailer runs
 	 * @param locks the ladder's locks
 	 * @param consumers creates a consumer outside any group, reading from the earliest offset

@@ -20,7 +20,7 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The startup check of a ladder's ownership (PROTOCOL §2): an instance whose ladder topics
+ * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): an instance whose ladder topics
  * hold records written by another consumer group refuses to start, naming both groups, the
  * topics and the properties that give each group topics of its own. It looks at the live
  * locks the lock tailer found while catching up with the lock topic, and at the latest records

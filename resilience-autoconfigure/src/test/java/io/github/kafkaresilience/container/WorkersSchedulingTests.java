@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the workers guarantee a key whose record is ready (PROTOCOL §10): it runs before the
+ * What the workers guarantee a key whose record is ready (docs/PROTOCOL.md, "Guarantees"): it runs before the
  * failure handling of other keys queued ahead of it, and a key's next record that is ready when
  * its record is done runs in the same turn, up to {@value Workers#KEY_TURN}; failure handling
  * still gets one turn in {@value Workers#FAILURE_TURN} while records wait, and never every

@@ -3,7 +3,11 @@ package io.github.kafkaresilience.docs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +19,7 @@ import java.util.stream.Stream;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
 import io.github.kafkaresilience.observation.ObservedAttempts;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -26,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The documentation cannot drift from the code: the property tables of README.md and
  * docs/CONFIGURATION.md list exactly the properties of the generated configuration metadata,
- * with its defaults, docs/METRICS.md names every meter the code registers, and docs/TRACING.md
- * the names and key values of the observations.
+ * with its defaults, docs/METRICS.md names every meter the code registers, docs/TRACING.md
+ * the names and key values of the observations, and every place the code cites the protocol
+ * names a rule or a section that docs/PROTOCOL.md has.
  */
 class DocumentationTests {
 
@@ -38,6 +44,24 @@ class DocumentationTests {
 	private static final Pattern ROW = Pattern.compile("^\\| `(kafka\\.resilience\\.[a-z.-]+)` \\| ([^|]*) \\|", Pattern.MULTILINE);
 
 	private static final Pattern METER = Pattern.compile("\"(kafka\\.resilience\\.[a-z.]+)\"");
+
+	/** How the code cites the protocol: {@code docs/PROTOCOL.md, } then what it refers to. */
+	private static final String PROTOCOL_CITATION = "docs/PROTOCOL" + ".md, ";
+
+	/** One thing a citation refers to: {@code rule 2}, {@code rule 2.5}, a further number of a list, or a heading. */
+	private static final Pattern REFERENCE = Pattern.compile("(?:rules? )?(\\d+)(?:\\.(\\d+))?|\"([^\"]+)\"");
+
+	/** What joins the references of one citation: {@code rules 1, 2 and 6}. */
+	private static final Pattern JOINT = Pattern.compile(", | and ");
+
+	/** A rule named outside a citation, so without saying where the rule is written down. */
+	private static final Pattern LOOSE_RULE = Pattern.compile("\\brules? \\d");
+
+	/** Any mention of the protocol page, which must be the start of a citation. */
+	private static final Pattern PROTOCOL_PAGE = Pattern.compile("(?:[\\w./]*/)?PROTOCOL\\.md");
+
+	/** What continues a comment on the next line, so that a citation may be wrapped. */
+	private static final Pattern CONTINUATION = Pattern.compile("^[ \\t]*(?:\\*(?!/)|//+)?[ \\t]*");
 
 	@Test
 	void theReadmeTableListsEveryPropertyWithItsDefault() throws IOException {
@@ -78,6 +102,40 @@ class DocumentationTests {
 		}
 	}
 
+	@Test
+	void everyProtocolCitationInTheCodeNamesARuleOrASectionOfTheProtocolPage() throws IOException {
+		ProtocolPage page = ProtocolPage.read(ROOT.resolve("docs/PROTOCOL.md"));
+		assertThat(page.rules()).as("rules of docs/PROTOCOL.md").hasSizeGreaterThanOrEqualTo(9);
+		List<String> wrong = new ArrayList<>();
+		int citations = 0;
+		for (Path source : javaSources()) {
+			citations += checkCitations(source, page, wrong);
+		}
+		assertThat(citations).as("protocol citations found in the code").isGreaterThan(40);
+		assertThat(wrong).as("citations of docs/PROTOCOL.md that it does not have").isEmpty();
+	}
+
+	@Test
+	void noSourceOrPageCitesTheProtocolByTheSectionNumbersOfAnEarlierSpecification() throws IOException {
+		List<Path> files = new ArrayList<>(javaSources());
+		try (Stream<Path> pages = Files.list(ROOT.resolve("docs"))) {
+			pages.filter((path) -> path.toString().endsWith(".md")).forEach(files::add);
+		}
+		files.add(ROOT.resolve("README.md"));
+		List<String> wrong = new ArrayList<>();
+		for (Path file : files) {
+			List<String> lines = Files.readAllLines(file);
+			for (int i = 0; i < lines.size(); i++) {
+				if (lines.get(i).contains("\u00a7")) {
+					wrong.add(ROOT.relativize(file) + ":" + (i + 1) + ": " + lines.get(i).trim());
+				}
+			}
+		}
+		assertThat(wrong).as("'\u00a7' numbers, which docs/PROTOCOL.md does not have: cite %srule n or a heading",
+				PROTOCOL_CITATION)
+			.isEmpty();
+	}
+
 	private static void assertTableMatchesMetadata(Path document) throws IOException {
 		Map<String, String> documented = new LinkedHashMap<>();
 		Matcher row = ROW.matcher(Files.readString(document));
@@ -110,6 +168,169 @@ class DocumentationTests {
 		}
 		assertThat(properties).as("properties in the metadata").hasSizeGreaterThan(20);
 		return properties;
+	}
+
+	/**
+	 * Adds to {@code wrong} every citation of the protocol in a source that names what the page
+	 * does not have, and every other way of citing it.
+	 * @return the number of citations in the source
+	 */
+	private static int checkCitations(Path source, ProtocolPage page, List<String> wrong) throws IOException {
+		Joined joined = Joined.of(Files.readString(source));
+		String text = joined.text();
+		String where = ROOT.relativize(source).toString();
+		boolean[] cited = new boolean[text.length()];
+		int citations = 0;
+		for (int at = text.indexOf(PROTOCOL_CITATION); at >= 0; at = text.indexOf(PROTOCOL_CITATION, at + 1)) {
+			citations++;
+			int end = at + PROTOCOL_CITATION.length();
+			Matcher reference = REFERENCE.matcher(text).region(end, text.length());
+			if (!reference.lookingAt()) {
+				wrong.add(where + ":" + joined.line(at) + ": a citation of docs/PROTOCOL.md names no rule (rule 2, "
+						+ "rule 2.5) and no section (\"Lock records\")");
+				continue;
+			}
+			while (reference != null) {
+				String problem = page.problem(reference);
+				if (problem != null) {
+					wrong.add(where + ":" + joined.line(at) + ": " + problem);
+				}
+				end = reference.end();
+				reference = nextReference(text, end);
+			}
+			Arrays.fill(cited, at, end, true);
+		}
+		Matcher loose = LOOSE_RULE.matcher(text);
+		while (loose.find()) {
+			if (!cited[loose.start()]) {
+				wrong.add(where + ":" + joined.line(loose.start()) + ": '" + loose.group()
+						+ "...' without the page; write " + PROTOCOL_CITATION + "rule n");
+			}
+		}
+		Matcher mention = PROTOCOL_PAGE.matcher(text);
+		while (mention.find()) {
+			if (!text.startsWith(PROTOCOL_CITATION, mention.start())) {
+				wrong.add(where + ":" + joined.line(mention.start()) + ": cite the protocol as " + PROTOCOL_CITATION
+						+ "rule n or " + PROTOCOL_CITATION + "\"<heading>\"");
+			}
+		}
+		return citations;
+	}
+
+	/** The reference after {@code end} in the same citation ({@code , 2} or {@code  and "Topics"}), or {@code null}. */
+	private static @Nullable Matcher nextReference(String text, int end) {
+		Matcher joint = JOINT.matcher(text).region(end, text.length());
+		if (!joint.lookingAt()) {
+			return null;
+		}
+		Matcher next = REFERENCE.matcher(text).region(joint.end(), text.length());
+		return next.lookingAt() ? next : null;
+	}
+
+	/** The Java sources of every module, main and test, but this class's own. */
+	private static List<Path> javaSources() throws IOException {
+		try (Stream<Path> paths = Files.walk(ROOT)) {
+			List<Path> sources = paths.filter((path) -> path.toString().endsWith(".java"))
+				.filter((path) -> ROOT.relativize(path).toString().contains("src" + path.getFileSystem().getSeparator()))
+				.filter((path) -> !ROOT.relativize(path).toString().contains("target" + path.getFileSystem().getSeparator()))
+				.filter((path) -> !path.getFileName().toString().equals(DocumentationTests.class.getSimpleName() + ".java"))
+				.sorted()
+				.toList();
+			assertThat(sources).as("Java sources under %s", ROOT).hasSizeGreaterThan(100);
+			return sources;
+		}
+	}
+
+	/**
+	 * A source with its lines joined by single spaces and comment markers taken off the
+	 * continued lines, so that a citation wrapped over two lines reads as one.
+	 */
+	private record Joined(String text, int[] lines) {
+
+		static Joined of(String source) {
+			StringBuilder text = new StringBuilder(source.length());
+			List<Integer> lineOfChar = new ArrayList<>(source.length());
+			String[] lines = source.split("\\R", -1);
+			for (int i = 0; i < lines.length; i++) {
+				String line = CONTINUATION.matcher(lines[i]).replaceFirst("");
+				if (i > 0) {
+					text.append(' ');
+					lineOfChar.add(i + 1);
+				}
+				text.append(line);
+				for (int c = 0; c < line.length(); c++) {
+					lineOfChar.add(i + 1);
+				}
+			}
+			return new Joined(text.toString(), lineOfChar.stream().mapToInt(Integer::intValue).toArray());
+		}
+
+		int line(int index) {
+			return this.lines[index];
+		}
+
+	}
+
+	/** The rules of docs/PROTOCOL.md (with the numbers of the list items of each) and its headings. */
+	private record ProtocolPage(Map<Integer, Set<Integer>> rules, Set<String> headings) {
+
+		private static final Pattern HEADING = Pattern.compile("^#{2,3} (.+)$", Pattern.MULTILINE);
+
+		private static final Pattern RULE = Pattern.compile("(\\d+)\\. .*");
+
+		private static final Pattern ITEM = Pattern.compile("^(\\d+)\\. ", Pattern.MULTILINE);
+
+		static ProtocolPage read(Path page) throws IOException {
+			String text = Files.readString(page);
+			Map<Integer, Set<Integer>> rules = new HashMap<>();
+			Set<String> headings = new TreeSet<>();
+			Matcher heading = HEADING.matcher(text);
+			List<int[]> sections = new ArrayList<>();
+			while (heading.find()) {
+				String title = heading.group(1).trim();
+				headings.add(title);
+				Matcher rule = RULE.matcher(title);
+				if (heading.group().startsWith("### ") && rule.matches()) {
+					sections.add(new int[] { Integer.parseInt(rule.group(1)), heading.end() });
+				}
+				else {
+					sections.add(new int[] { -1, heading.end() });
+				}
+			}
+			for (int i = 0; i < sections.size(); i++) {
+				int number = sections.get(i)[0];
+				if (number < 0) {
+					continue;
+				}
+				int end = (i + 1 < sections.size()) ? text.lastIndexOf('\n', sections.get(i + 1)[1] - 1) : text.length();
+				Set<Integer> items = new TreeSet<>();
+				Matcher item = ITEM.matcher(text).region(sections.get(i)[1], Math.max(end, sections.get(i)[1]));
+				while (item.find()) {
+					items.add(Integer.parseInt(item.group(1)));
+				}
+				assertThat(rules.put(number, items)).as("rule %d numbered twice in docs/PROTOCOL.md", number).isNull();
+			}
+			return new ProtocolPage(rules, headings);
+		}
+
+		/** What is wrong with a reference to this page, or {@code null} when the page has it. */
+		@Nullable String problem(Matcher reference) {
+			if (reference.group(3) != null) {
+				return this.headings.contains(reference.group(3)) ? null
+						: "docs/PROTOCOL.md has no heading \"" + reference.group(3) + "\"";
+			}
+			int rule = Integer.parseInt(reference.group(1));
+			Set<Integer> items = this.rules.get(rule);
+			if (items == null) {
+				return "docs/PROTOCOL.md has no rule " + rule + " (no heading '### " + rule + ". ...')";
+			}
+			if (reference.group(2) != null && !items.contains(Integer.parseInt(reference.group(2)))) {
+				return "rule " + rule + " of docs/PROTOCOL.md has no item " + reference.group(2) + " (it has " + items
+						+ ")";
+			}
+			return null;
+		}
+
 	}
 
 }

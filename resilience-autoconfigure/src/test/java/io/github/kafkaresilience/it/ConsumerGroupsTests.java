@@ -43,7 +43,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A ladder belongs to one consumer group (PROTOCOL §2-4): two groups of one application on one
+ * A ladder belongs to one consumer group (docs/PROTOCOL.md, "Topics"): two groups of one application on one
  * topic retry in ladders of their own; records of another group on a ladder's topics are never
  * acted on but counted; a ladder another group wrote to refuses to start; an application
  * upgraded from the names of earlier releases refuses until its group drained them; a replay

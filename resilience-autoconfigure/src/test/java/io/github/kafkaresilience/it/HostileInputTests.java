@@ -207,14 +207,15 @@ class HostileInputTests {
 			String victimLock = registry.locksOf(bytes(victim)).get(0).id();
 			String unknownLock = UUID.randomUUID().toString();
 
-			// unreadable protocol headers: dead letters (PROTOCOL rule 2.1)
+			// unreadable protocol headers: dead letters (docs/PROTOCOL.md, rule 2.1)
 			sendToStage(stage1, "a-", "G-NO-LOCK", "retry.count", "1");
 			sendToStage(stage1, "b-", "G-NO-COUNT", "lock.id", unknownLock);
 			sendToStage(stage1, "c-", "G-TEXT-COUNT", "retry.count", "abc", "lock.id", unknownLock);
 			sendToStage(stage1, "d-", "G-NEGATIVE-COUNT", "retry.count", "-3", "lock.id", unknownLock);
 			sendToStage(stage1, "e-", "G-OTHER-KEY", "retry.count", "1", "lock.id", victimLock);
 			sendToStage(stage1, null, "G-KEYLESS-LOCK", "retry.count", "0", "lock.id", unknownLock);
-			// a lock that does not exist (released) or is carried elsewhere: stale copies, skipped (rules 2.2, 2.4)
+			// a lock that does not exist (released) or is carried elsewhere: stale copies, skipped
+			// (docs/PROTOCOL.md, rules 2.2 and 2.4)
 			sendToStage(stage1, "f-", "G-RELEASED", "retry.count", "1", "lock.id", unknownLock);
 			SharedBroker.send(stageRecord(stage1, victim, "G-COPY", "retry.count", "0", "lock.id", victimLock));
 

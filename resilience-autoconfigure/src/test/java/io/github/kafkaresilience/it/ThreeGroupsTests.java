@@ -29,7 +29,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Three consumer groups read one topic of 4 partitions, each in JVMs of its own and so with a
- * ladder of its own (PROTOCOL §2): A (2 instances) and C fail records on seeded plans of their
+ * ladder of its own (docs/PROTOCOL.md, "Topics"): A (2 instances) and C fail records on seeded plans of their
  * own, B never fails. One of A's instances is killed (SIGKILL) while A has keys in its ladder,
  * and restarted with its instance id. Each group is checked on its own, every ladder topic is
  * checked to hold its group's records only, then A's dead letters are replayed: they reach A

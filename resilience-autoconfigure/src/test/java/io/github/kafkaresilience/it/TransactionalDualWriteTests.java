@@ -55,7 +55,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Dual write in {@code transaction} mode (PROTOCOL §8): a move's lock writes, its publish and
+ * Dual write in {@code transaction} mode (docs/PROTOCOL.md, rule 9): a move's lock writes, its publish and
  * the source offset commit are one Kafka transaction. What a failed or interrupted move wrote
  * is never seen by read-committed readers, and an instance that was replaced cannot commit.
  */

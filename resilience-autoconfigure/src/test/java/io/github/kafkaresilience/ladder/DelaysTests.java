@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Delays as they appear in retry topic names (PROTOCOL §2).
+ * Delays as they appear in retry topic names (docs/PROTOCOL.md, "Topics").
  */
 class DelaysTests {
 

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The topics of a group's ladder on a main topic (PROTOCOL §2).
+ * The topics of a group's ladder on a main topic (docs/PROTOCOL.md, "Topics").
  */
 class LadderPlanTests {
 

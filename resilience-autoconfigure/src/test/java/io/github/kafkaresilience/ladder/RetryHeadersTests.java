@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The protocol headers of a hop to a retry or dead-letter topic (PROTOCOL §3).
+ * The protocol headers of a hop to a retry or dead-letter topic (docs/PROTOCOL.md, "Headers").
  */
 class RetryHeadersTests {
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The protocol's rules (PROTOCOL §5, §6), branch by branch, on a lock table in memory that
+ * The protocol's rules (docs/PROTOCOL.md, rules 1 and 2), branch by branch, on a lock table in memory that
  * they may read but not write.
  */
 class RoutingRulesTests {
@@ -45,7 +45,7 @@ class RoutingRulesTests {
 
 	private final RoutingRules rules = rules(this.table, NOW);
 
-	// --- from the main topic (PROTOCOL §5)
+	// --- from the main topic (docs/PROTOCOL.md, rule 1)
 
 	@Test
 	void aMainRecordOfAKeyWithoutLocksRuns() {
@@ -96,7 +96,7 @@ class RoutingRulesTests {
 		assertThat(this.rules.fromMain(main(7, "k"))).isEqualTo(Decision.DONE);
 	}
 
-	// --- from a retry stage (PROTOCOL §6): headers
+	// --- from a retry stage (docs/PROTOCOL.md, rule 2): headers
 
 	@Test
 	void aStageRecordWithoutARetryCountIsDeadLetteredAsMalformed() {
@@ -225,7 +225,7 @@ class RoutingRulesTests {
 		assertThat(this.rules.fromStage(carrying(STAGE_1, 4, 1, "L1"), 1, true)).isEqualTo(Decision.WAIT_FOR_KEY);
 	}
 
-	// --- replayed dead letters (rule 2.0)
+	// --- replayed dead letters (docs/PROTOCOL.md, rule 2.0)
 
 	@Test
 	void aReplayEntryWaitsForTheTailerThenWritesItsPendingLockNamedAfterWhereItEntered() {
@@ -250,7 +250,7 @@ class RoutingRulesTests {
 		assertThat(StageRouter.replayLockId(entry)).isEqualTo(RoutingRules.replayLockId(entry));
 	}
 
-	// --- after the handler ran (PROTOCOL §5.3, §6.2)
+	// --- after the handler ran (docs/PROTOCOL.md, rules 1.3 and 2.5)
 
 	@Test
 	void aHeadThatSucceedsReleasesItsLockAndAMainRecordIsDone() {

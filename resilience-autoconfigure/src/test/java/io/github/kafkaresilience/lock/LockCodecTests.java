@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The lock record format (PROTOCOL §4): key, headers and versioned value.
+ * The lock record format (docs/PROTOCOL.md, "Lock records"): key, headers and versioned value.
  */
 class LockCodecTests {
 

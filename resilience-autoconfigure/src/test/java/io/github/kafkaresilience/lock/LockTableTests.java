@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The in-memory lock table: idempotent application of lock records (PROTOCOL §4).
+ * The in-memory lock table: idempotent application of lock records (docs/PROTOCOL.md, "Lock records").
  */
 class LockTableTests {
 

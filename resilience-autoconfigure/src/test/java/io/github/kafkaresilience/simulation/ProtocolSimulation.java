@@ -1502,7 +1502,7 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * (8) No offset is committed past a record whose move is unconfirmed (PROTOCOL §8): once
+	 * (8) No offset is committed past a record whose move is unconfirmed (docs/PROTOCOL.md, rule 6): once
 	 * committed, a record is never delivered again, so no live lock may name it as the source of
 	 * its move in flight, nor as its carrier (which releases or moves it before it is done).
 	 */

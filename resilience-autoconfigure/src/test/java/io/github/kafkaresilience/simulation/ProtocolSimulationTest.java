@@ -29,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * Checks the ordered-retry protocol (PROTOCOL.md §4-6, §11) without a broker: the real
+ * Checks the ordered-retry protocol (docs/PROTOCOL.md, "Lock records", rules 1 and 2, "An example")
+ * without a broker: the real
  * {@code StageRouter} and {@code LockTable} run in a simulated cluster ({@link SimWorld}),
  * driven by a seeded random scheduler ({@link ProtocolSimulation}).
  * <p>
@@ -38,7 +39,8 @@ import static org.assertj.core.api.Assertions.fail;
  * ({@code -Dsimulation.traceTail=LINES} prints more of it). By default a seed simulates what the
  * protocol says it survives: crashes between any two port calls and between actions,
  * rebalances of a partition (main and stage topics together) behind the sync barrier,
- * duplicate deliveries, publishes and lock writes that fail cleanly (§8 compensate), and
+ * duplicate deliveries, publishes and lock writes that fail cleanly (undone in compensate mode,
+ * docs/PROTOCOL.md, rule 6), and
  * concurrency inside an instance (other workers, the tailer and the clock run while a route
  * waits in a port call; off with {@code -Dsimulation.concurrency=false}). Three harsher fault
  * classes are off unless asked for ({@code true} or {@code random}, per seed):
@@ -50,15 +52,17 @@ import static org.assertj.core.api.Assertions.fail;
  * <p>
  * Some seeds also replay dead letters (or records that succeeded) into stage 1, where the owner
  * of the main-topic partition admits them into their key's order with the real
- * {@code ReplayAdmission} (§6.E), and plant records of another consumer group, or without an
- * owner, in the stage and lock topics (§2). The invariants then also say: (6) no such record is
+ * {@code ReplayAdmission} (docs/PROTOCOL.md, rule 2.0), and plant records of another consumer group, or
+ * without an owner, in the stage and lock topics (docs/PROTOCOL.md, "Topics"). The invariants then
+ * also say: (6) no such record is
  * run, applied to a lock table, moved or dead-lettered; (7) a replay runs to success or the DLQ
  * after every record of its key with a live lock when it was admitted, and before every record
  * of its key taken from the main topic after that, and no pending lock is left. And for every
  * seed: (2d) the handlers of two records of one key never run at once (a handler runs from the
  * moment its port call is entered, where other actions go on, until it returns).
  * <p>
- * About four seeds in five write without waiting (PROTOCOL §8): lock writes and publishes are
+ * About four seeds in five write without waiting (docs/PROTOCOL.md, rule 6): lock writes and
+ * publishes are
  * sent, land and are acknowledged in later actions (in order per instance and partition), the
  * next step of a move runs when its write is acknowledged, a crash lands some of the sends under
  * way and loses the others, and with {@code -Dsimulation.ambiguous} a send may also time out and
@@ -78,7 +82,8 @@ import static org.assertj.core.api.Assertions.fail;
  * good) ends the hold. Crashes of the holding instance and rebalances of its partitions fall into
  * holds; the invariants above still hold, the held records being uncommitted and delivered again.
  * <p>
- * The other tests replay the worked trace of §11 and its crash variants step by step, and
+ * The other tests replay the trace of docs/PROTOCOL.md, "An example", step by step, and crashes between
+ * its steps (docs/PROTOCOL.md, rule 6), and
  * reproduce, deterministically, the protocol bugs the simulation found, and scripted cases of
  * replays and foreign records.
  */
@@ -181,7 +186,8 @@ class ProtocolSimulationTest {
 		}
 	}
 
-	// ---- the worked trace of PROTOCOL §11: stages 30s and 5m, key k, A, B, C at offsets 10, 11, 14
+	// ---- the trace of docs/PROTOCOL.md, "An example", as steps 1 to 7: stages 30s and 5m, key k,
+	// A, B, C at offsets 10, 11, 14 of T (the page has them at 40, 41, 45)
 
 	private static final String STAGE_1 = SimWorld.GROUP + "." + SimWorld.MAIN + ".retry.30s";
 
@@ -448,7 +454,7 @@ class ProtocolSimulationTest {
 		return RetryHeaders.text(rec.headers(), name);
 	}
 
-	/** Steps 1-2 of the table: A and B at offsets 10 and 11, two records of other keys at 12 and 13. */
+	/** Steps 1-2 of the trace: A and B at offsets 10 and 11, two records of other keys at 12 and 13. */
 	private static void stepsOneAndTwo(Script s) {
 		Rec a = s.produce("k");
 		Rec b = s.produce("k");
@@ -630,7 +636,8 @@ class ProtocolSimulationTest {
 	}
 
 
-	// ---- moves whose writes complete in callbacks (§8): the route returns, the move goes on
+	// ---- moves whose writes complete in callbacks (docs/PROTOCOL.md, rule 6): the route returns, the
+	// move goes on
 
 	private static final String LOCKS = SimWorld.GROUP + "." + SimWorld.MAIN + ".locks";
 
@@ -783,7 +790,8 @@ class ProtocolSimulationTest {
 		assertThat(moving.writes()).isCompletedExceptionally();
 
 		// the lock is in flight in the lock topic, and this instance's table has not seen it: a route
-		// now would take A for a record never handled (§5.3) rather than one whose move is unfinished (§5.0)
+		// now would take A for a record never handled (docs/PROTOCOL.md, rule 1.3) rather than one whose move
+		// is unfinished (docs/PROTOCOL.md, rule 1.1)
 		assertThat(s.world.replayLockLog().snapshot()).singleElement()
 			.satisfies((lock) -> assertThat(lock.from()).isEqualTo(new Position(0, 10)));
 		assertThat(s.locks()).isEmpty();
@@ -844,13 +852,15 @@ class ProtocolSimulationTest {
 	 * topic (the last stage re-appends it; a forward can stay in its stage; a completed move may leave
 	 * a second copy) has an old copy at (s, x) and its carrier at (s, x') with x < x'. If the process
 	 * dies after writing the next move {from (s, x')} and before publishing, and (s, x) was not
-	 * committed, the new owner gets (s, x) first. §6.1 makes it wait for the move in flight, but the
+	 * committed, the new owner gets (s, x) first. The rule for a move in flight
+	 * (docs/PROTOCOL.md, rule 2.3, as it then read) makes it wait for the move, but the
 	 * move's source (s, x') has the same key in the same partition, so the container routes it only
 	 * once (s, x) is done: the key never moves again and the partition's committed offset is stuck.
 	 * (Any copy that the move publishes to that topic comes after (s, x'), so (s, x) can only be
 	 * stale.)
 	 * <p>
-	 * Here the old copy is the one the §11 crash variant of step 3 leaves behind: (2, 0) stale, (2, 1)
+	 * Here the old copy is the one a crash after step 3's publish leaves behind
+	 * ({@code crashAfterStep3PublishIsHealedByTheRedeliveredSource}): (2, 0) stale, (2, 1)
 	 * carrying L_A; A fails again in stage 2, the last stage, and the process dies between writing
 	 * {stage 2, from (2, 1)} and publishing.
 	 */
@@ -890,8 +900,9 @@ class ProtocolSimulationTest {
 	 * Found by the simulation in the first router (seed 2891 with crashes only; 1174, 3195; 13226
 	 * loses a record); a regression test since. Two completions of one unfinished move can run at
 	 * once: after a crash in the middle of step 3's move (lock written, nothing published), A is
-	 * delivered again both from stage 1 (§6.1: it is the move's source) and, as T's offset 10 was not
-	 * committed yet, from T (§5.0: a live lock has its origin and no {@code at}: complete the move).
+	 * delivered again both from stage 1 (docs/PROTOCOL.md, rule 2.3: it is the move's source) and, as T's
+	 * offset 10 was not committed yet, from T (docs/PROTOCOL.md, rule 1.1, as it then read: a live lock
+	 * has its origin and no {@code at}: complete the move).
 	 * The container routes the two on two workers (different topic partitions). Each publishes a copy
 	 * of A to stage 2 and then writes {@code at} unconditionally, so the later confirmation can name a
 	 * copy that the stage-2 worker has already skipped as stale, and the other copy is then skipped
@@ -929,7 +940,7 @@ class ProtocolSimulationTest {
 		assertThat(s.runs).containsSubsequence("v10@" + STAGE_2, "v11@" + STAGE_2);
 	}
 
-	// ---- replays (§6.E) and records of other groups (§2)
+	// ---- replays (docs/PROTOCOL.md, rule 2.0) and records of other groups (docs/PROTOCOL.md, "Topics")
 
 	private static final String DLQ = SimWorld.GROUP + "." + SimWorld.MAIN + ".dlq";
 

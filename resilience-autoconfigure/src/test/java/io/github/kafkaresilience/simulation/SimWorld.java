@@ -55,7 +55,7 @@ import org.apache.kafka.common.utils.Bytes;
  * group, or without an owner, are planted in the stage logs and the lock log: they must never
  * run, be applied, moved or dead-lettered. Dead letters (and records that succeeded) are
  * replayed into stage 1: each replay is a {@link Replay}, a new life of its record, which the
- * owner of its main-topic partition admits into its key's order (PROTOCOL §6.E).
+ * owner of its main-topic partition admits into its key's order (docs/PROTOCOL.md, rule 2.0).
  */
 final class SimWorld {
 
@@ -138,7 +138,7 @@ final class SimWorld {
 
 		/**
 		 * The lives of its key that must finish before this one runs, beyond what the produce
-		 * order says: set when a replay is admitted (PROTOCOL §6.E).
+		 * order says: set when a replay is admitted (docs/PROTOCOL.md, rule 2.0).
 		 */
 		final List<Life> predecessors = new ArrayList<>(0);
 
@@ -868,7 +868,7 @@ final class SimWorld {
 		this.producedByOrigin.put(originKey(partition, rec.offset()), p);
 		if (p.key != null) {
 			// it comes after every replay of its key admitted so far: each was admitted behind the
-			// last record its owner had taken, and whoever takes this one takes it later (§6.E)
+			// last record its owner had taken, and whoever takes this one takes it later (docs/PROTOCOL.md, rule 2.0)
 			for (Replay replay : this.replays) {
 				if (replay.admittedAt >= 0 && !replay.finished() && p.key.equals(replay.key())) {
 					p.predecessors.add(replay);
@@ -1400,7 +1400,7 @@ final class SimWorld {
 		return log(delivery.topic(), delivery.partition()).get((int) delivery.offset());
 	}
 
-	/** Checks the §3 headers of a record just written to a stage topic or the DLQ. */
+	/** Checks the headers (docs/PROTOCOL.md, "Headers") of a record just written to a stage topic or the DLQ. */
 	private void checkPublish(Rec rec) {
 		RouteContext context = this.contexts.peek();
 		if (context == null || context.delivery == null) {
