@@ -6,6 +6,9 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
+import org.springframework.messaging.handler.annotation.MessageMappingReflectiveProcessor;
+
 /**
  * Marks a method as the handler of one or more Kafka topics with ordered non-blocking
  * retries: when the method throws for a record, only that record's key stops; the record and
@@ -31,6 +34,8 @@ import java.lang.annotation.Target;
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+// ahead-of-time processing registers the method for invocation and its payload for binding, as for @KafkaListener
+@Reflective(MessageMappingReflectiveProcessor.class)
 public @interface OrderedRetryListener {
 
 	/**
