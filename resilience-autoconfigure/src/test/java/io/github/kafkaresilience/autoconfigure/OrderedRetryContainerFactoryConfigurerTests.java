@@ -13,6 +13,7 @@ import java.util.function.Function;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.kafkaresilience.ladder.DualWrite;
+import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -28,6 +29,7 @@ import org.springframework.core.annotation.Order;
 import org.springframework.core.io.ClassPathResource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The container factory is Boot's kind of bean: the auto-configured one backs off to the
@@ -144,6 +146,18 @@ class OrderedRetryContainerFactoryConfigurerTests {
 	}
 
 	@Test
+	void aListenerNamingNoFactoryBeanIsRefusedNamingTheFactory() {
+		this.runner.run((context) -> {
+			ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null,
+					null, true, new Object(), Object.class.getMethod("toString"), "missing", Map.of());
+			assertThatIllegalStateException()
+				.isThrownBy(() -> context.getBean(OrderedRetryListenerRegistry.class).factory(endpoint))
+				.withMessageContaining("'orders'")
+				.withMessageContaining("names containerFactory 'missing', which is no OrderedRetryContainerFactory bean");
+		});
+	}
+
+	@Test
 	void aSecondFactoryMadeWithTheConfigurerLeavesTheDefaultOneInPlace() {
 		this.runner.withUserConfiguration(SecondFactoryConfiguration.class).run((context) -> {
 			assertThat(context.getBeansOfType(OrderedRetryContainerFactory.class)).containsOnlyKeys(
@@ -243,8 +257,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			return factory;
 		}
 
-		static io.github.kafkaresilience.listener.ListenerEndpoint endpoint() throws NoSuchMethodException {
-			return new io.github.kafkaresilience.listener.ListenerEndpoint("orders", "billing", List.of("orders"), null,
+		static ListenerEndpoint endpoint() throws NoSuchMethodException {
+			return new ListenerEndpoint("orders", "billing", List.of("orders"), null,
 					null, null, null, null, new Object(), Object.class.getMethod("toString"));
 		}
 
