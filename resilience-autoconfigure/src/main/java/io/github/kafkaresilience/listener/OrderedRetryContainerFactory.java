@@ -41,7 +41,6 @@ import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProce
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
-import org.springframework.util.Assert;
 
 /**
  * Creates the {@link OrderedRetryContainer} of an {@code @OrderedRetryListener} endpoint, as
@@ -169,9 +168,11 @@ public class OrderedRetryContainerFactory {
 		this.containerSettings = containerSettings;
 	}
 
-	/** The stage delays of listeners that name none. */
+	/**
+	 * The stage delays of listeners that name none; none at all sends every record that fails
+	 * to the dead-letter topic.
+	 */
 	public void setDelays(List<Duration> delays) {
-		Assert.notEmpty(delays, "A ladder needs at least one stage delay");
 		this.delays = List.copyOf(delays);
 	}
 
