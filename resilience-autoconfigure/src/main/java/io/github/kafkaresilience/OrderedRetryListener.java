@@ -131,4 +131,25 @@ public @interface OrderedRetryListener {
 	 */
 	String[] properties() default {};
 
+	/**
+	 * Whether the method takes a batch of records, as a {@code @KafkaListener(batch = "true")}
+	 * method does: a {@code List} of values, of {@code ConsumerRecord}s or of {@code Message}s,
+	 * or {@code ConsumerRecords}, with the batch forms of {@code @Header}. A batch holds records
+	 * that may all run now, at most one of each key; each record's outcome is its own. The
+	 * method names a failed record with a {@code BatchListenerFailedException}; a batch that
+	 * fails without naming one is bisected (see {@code kafka.resilience.consumer.batch-failure}).
+	 * Placeholders are allowed; the default is {@code false}.
+	 * @return {@code "true"} for a batch listener
+	 * @since 0.2.0
+	 */
+	String batch() default "";
+
+	/**
+	 * The most records in one batch of a batch listener, overriding
+	 * {@code kafka.resilience.consumer.batch-size}. Placeholders are allowed.
+	 * @return the batch size, empty for the configured one
+	 * @since 0.2.0
+	 */
+	String batchSize() default "";
+
 }

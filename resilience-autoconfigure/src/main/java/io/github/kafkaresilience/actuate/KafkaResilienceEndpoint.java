@@ -25,6 +25,7 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
@@ -104,7 +105,7 @@ public class KafkaResilienceEndpoint {
 				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), now));
 			}
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
-					container != null && container.isRunning(), holding(container), topics));
+					container != null && container.isRunning(), holding(container), batch(container), topics));
 		}
 		return new ResilienceDescriptor(descriptors);
 	}
@@ -245,10 +246,27 @@ public class KafkaResilienceEndpoint {
 	 * @param running whether its consumer runs
 	 * @param holding when it holds its records for an outage: since when and why; otherwise
 	 * {@code null}
+	 * @param batch how a batch listener gathers its batches; {@code null} for a record listener
 	 * @param topics its main topics
 	 */
 	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
-			List<TopicDescriptor> topics) {
+			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics) {
+	}
+
+	/**
+	 * How a batch listener gathers its batches.
+	 * @param size the most records in one batch
+	 * @param maxWait how long a batch that is not full waits for more records
+	 * @param failure what a batch that fails without naming a record means: {@code bisect} or
+	 * {@code fail-all}
+	 */
+	public record BatchDescriptor(int size, Duration maxWait, String failure) {
+	}
+
+	private static @Nullable BatchDescriptor batch(@Nullable OrderedRetryContainer container) {
+		BatchSettings settings = (container != null) ? container.batchSettings() : null;
+		return (settings != null)
+				? new BatchDescriptor(settings.size(), settings.maxWait(), settings.failure().toString()) : null;
 	}
 
 	/**

@@ -25,6 +25,7 @@ import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProce
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 
 /**
@@ -65,16 +66,18 @@ class OrderedRetryContainerFactoryConfiguration {
 
 	/**
 	 * Handlers that invoke the listeners' methods as spring-kafka invokes {@code @KafkaListener}
-	 * methods, with the application's handler-method factory and message converter.
+	 * methods, with the application's handler-method factory and message converters.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	RecordHandlerFactory kafkaResilienceRecordHandlers(ConsumerFactory<?, ?> consumerFactory,
 			IdempotencyGuards idempotencyGuards,
 			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
-			ObjectProvider<RecordMessageConverter> recordMessageConverter) {
+			ObjectProvider<RecordMessageConverter> recordMessageConverter,
+			ObjectProvider<BatchMessageConverter> batchMessageConverter) {
 		return RecordHandlerFactory.invokingListenerMethods(kafkaListenerProcessor::getIfUnique,
-				recordMessageConverter::getIfUnique, consumerFactory, idempotencyGuards);
+				recordMessageConverter::getIfUnique, batchMessageConverter::getIfUnique, consumerFactory,
+				idempotencyGuards);
 	}
 
 	@Bean

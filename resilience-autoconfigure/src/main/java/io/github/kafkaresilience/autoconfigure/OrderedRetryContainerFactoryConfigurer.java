@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.DualWriteStrategy;
 import io.github.kafkaresilience.container.ResilienceObserver;
@@ -107,6 +108,7 @@ public class OrderedRetryContainerFactoryConfigurer {
 		ResilienceProperties.Retry retry = this.properties.getRetry();
 		factory.setEngine(this.engine);
 		factory.setContainerSettings(containerSettings(this.properties.getConsumer()));
+		map.from(this.properties.getConsumer()).as(this::batchSettings).to(factory::setBatchSettings);
 		map.from(retry::getDelays).to(factory::setDelays);
 		map.from(retry::getMaxAttempts).to(factory::setMaxAttempts);
 		map.from(retry::getJitter).to(factory::setDueTimeJitter);
@@ -134,6 +136,10 @@ public class OrderedRetryContainerFactoryConfigurer {
 			case TRANSACTION -> DualWriteStrategy.transaction(this.engine.producerClients(), this.engine.instanceId(),
 					this.properties.getLocks().getWriteTimeout());
 		};
+	}
+
+	private BatchSettings batchSettings(ResilienceProperties.Consumer consumer) {
+		return new BatchSettings(consumer.getBatchSize(), consumer.getBatchWait(), consumer.getBatchFailure());
 	}
 
 	private ContainerSettings containerSettings(ResilienceProperties.Consumer consumer) {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import jakarta.validation.Valid;
@@ -724,6 +725,53 @@ public class ResilienceProperties {
 		@NotNull
 		@MinDuration("1s")
 		private Duration parkAfter = Duration.ofSeconds(10);
+
+		/**
+		 * The most records in one call of a batch listener's method; a listener's batchSize
+		 * overrides it.
+		 */
+		@Min(1)
+		private int batchSize = 500;
+
+		/**
+		 * How long a batch listener's batch that is not full waits for more records that may
+		 * run; 0 takes the records that are ready.
+		 */
+		@NotNull
+		@MinDuration("0ms")
+		private Duration batchWait = Duration.ZERO;
+
+		/**
+		 * What a call of a batch listener's method means when it throws anything but a
+		 * BatchListenerFailedException: bisect splits the batch in halves that run again until
+		 * each failing record failed alone; fail-all fails every record of the batch.
+		 */
+		@NotNull
+		private BatchSettings.Failure batchFailure = BatchSettings.Failure.BISECT;
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+		public Duration getBatchWait() {
+			return this.batchWait;
+		}
+
+		public void setBatchWait(Duration batchWait) {
+			this.batchWait = batchWait;
+		}
+
+		public BatchSettings.Failure getBatchFailure() {
+			return this.batchFailure;
+		}
+
+		public void setBatchFailure(BatchSettings.Failure batchFailure) {
+			this.batchFailure = batchFailure;
+		}
 
 		public Duration getParkAfter() {
 			return this.parkAfter;

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockReaper;
@@ -178,6 +179,23 @@ public class OrderedRetryContainer {
 		OutageHold hold = new OutageHold(breaker, this.runner.workers(), this.pauseRequest, () -> load().inFlight());
 		this.runner.holdOnOutage(hold);
 		this.outage = hold;
+	}
+
+	/**
+	 * Runs this listener's records in batches: the records its routes let run now are gathered
+	 * per main topic and run through that topic's batch handler; each route's router must
+	 * {@link StageRouter#runInBatches() run in batches}.
+	 * @param settings how batches are gathered
+	 * @param handlers the batch handler of each main topic's router
+	 */
+	public synchronized void runInBatches(BatchSettings settings, Map<StageRouter, BatchHandler> handlers) {
+		this.runner.runInBatches(settings, handlers);
+	}
+
+	/** How this listener's batches are gathered, or {@code null} when it runs records one at a time. */
+	public @Nullable BatchSettings batchSettings() {
+		BatchRuns batches = this.runner.batchRuns();
+		return (batches != null) ? batches.settings() : null;
 	}
 
 	/** The breaker this listener holds on, or {@code null} when it never holds. */

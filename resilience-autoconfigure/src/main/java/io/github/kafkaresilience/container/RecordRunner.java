@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
@@ -65,6 +68,11 @@ final class RecordRunner {
 
 	private volatile @Nullable OutageHold outage;
 
+	private volatile @Nullable BatchRuns batches;
+
+	/** Tasks being run by a worker now. */
+	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
+
 	/**
 	 * @param pauser pauses a partition stopped at a record that can go nowhere, on the poll
 	 * thread
@@ -101,6 +109,29 @@ final class RecordRunner {
 		this.outage = outage;
 	}
 
+	/** Runs the records that may run now in batches, as the listener's settings say. */
+	void runInBatches(BatchSettings settings, java.util.Map<StageRouter, BatchHandler> handlers) {
+		this.batches = new BatchRuns(this.id, settings, handlers, this.workers,
+				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
+
+			@Override
+			public void ran(Task task, ReadyRun run, HandlerResult result, long nanos) {
+				ranInBatch(task, run, result, nanos);
+			}
+
+			@Override
+			public void notRun(Task task) {
+				RecordRunner.this.workers.submit(task);
+			}
+
+		});
+	}
+
+	/** Runs records in batches, or {@code null} for a listener that runs them one at a time. */
+	@Nullable BatchRuns batchRuns() {
+		return this.batches;
+	}
+
 	/** Parks far-off retries with this re-reader, or holds them in memory when {@code null}. */
 	void parkWith(@Nullable Rereader rereader) {
 		this.rereader = rereader;
@@ -113,9 +144,7 @@ final class RecordRunner {
 	int takeAll(PartitionWork work, List<Delivery> records) {
 		List<Task> run = new ArrayList<>();
 		int taken = work.takeAll(records, run);
-		for (Task task : run) {
-			this.workers.submit(task);
-		}
+		this.workers.submitAll(run);
 		return taken;
 	}
 
@@ -159,6 +188,16 @@ final class RecordRunner {
 	 * one may run at once, for the worker to run in the same turn.
 	 */
 	private @Nullable Task run(Task task) {
+		this.routing.incrementAndGet();
+		try {
+			return runCounted(task);
+		}
+		finally {
+			this.routing.decrementAndGet();
+		}
+	}
+
+	private @Nullable Task runCounted(Task task) {
 		if (task.admission != null) {
 			return admit(task);
 		}
@@ -185,8 +224,20 @@ final class RecordRunner {
 			routeFailed(task, ex);
 			return null;
 		}
+		return proceed(task, step, route, before, rest == null);
+	}
+
+	/**
+	 * Does what a record's step says; returns the next task of its key when the record is done
+	 * and that one may run at once.
+	 * @param first whether the step is the record's first since it was routed (not the rest of
+	 * a failed run's step)
+	 */
+	private @Nullable Task proceed(Task task, Step step, OrderedRetryContainer.Route route, List<Lock> before,
+			boolean first) {
 		OutageHold outage = this.outage;
-		if (outage != null && rest == null && outage.heldAfter(task, step)) {
+		// a ready record's probe ends when its batch has run it
+		if (outage != null && first && step.kind() != Step.Kind.READY && outage.heldAfter(task, step)) {
 			return null;
 		}
 		switch (step.kind()) {
@@ -209,8 +260,40 @@ final class RecordRunner {
 					this.workers.submitFailure(task);
 				}
 			}
+			case READY -> batches().add(task, step.ready());
 		}
 		return null;
+	}
+
+	private BatchRuns batches() {
+		BatchRuns batches = this.batches;
+		if (batches == null) {
+			throw new IllegalStateException("Listener '" + this.id + "' runs records one at a time, but its router "
+					+ "left a run to a batch");
+		}
+		return batches;
+	}
+
+	/**
+	 * A batch ran a record: the rest of its step runs as after a single record's run, and a
+	 * next record of its key that may run now is handed to the workers.
+	 */
+	private void ranInBatch(Task task, ReadyRun run, HandlerResult result, long nanos) {
+		Step step;
+		try {
+			step = this.committer.route(task.delivery, () -> run.ran(result, nanos), this.offsets);
+			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
+				task.failures = 0;
+			}
+		}
+		catch (RuntimeException ex) {
+			routeFailed(task, ex);
+			return;
+		}
+		Task next = proceed(task, step, task.work.route, List.of(), true);
+		if (next != null) {
+			this.workers.submit(next);
+		}
 	}
 
 	/**

@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A record to route, or the admission of a replay ({@link #admission} set, no record): both
- * take their turn in their key's queue of their partition.
+ * take their turn in their key's queue of their partition. A task may instead be an
+ * {@link #action} of the container, which takes its turn among the records whose turn it is
+ * and belongs to no partition.
  */
 final class Task {
 
@@ -40,6 +42,9 @@ final class Task {
 	/** With {@link #rest}: what the handler's failed run gave. */
 	volatile @Nullable HandlerResult failed;
 
+	/** An action of the container instead of a record, or {@code null}. */
+	final @Nullable Runnable action;
+
 	/** Whether the task runs as the probe of an outage hold: it runs although the workers hold. */
 	volatile boolean probe;
 
@@ -49,6 +54,7 @@ final class Task {
 		this.key = delivery.businessKey();
 		this.admission = null;
 		this.lastTaken = -1;
+		this.action = null;
 	}
 
 	Task(PartitionWork work, Lock pending, long lastTaken) {
@@ -57,10 +63,34 @@ final class Task {
 		this.key = pending.key();
 		this.admission = pending.id();
 		this.lastTaken = lastTaken;
+		this.action = null;
+	}
+
+	@SuppressWarnings("NullAway")
+	private Task(Runnable action) {
+		this.work = null;
+		this.delivery = null;
+		this.key = null;
+		this.admission = null;
+		this.lastTaken = -1;
+		this.action = action;
+	}
+
+	/** A task that runs an action of the container in the turn of the records queued before it. */
+	static Task action(Runnable action) {
+		return new Task(action);
+	}
+
+	/** Whether the task's partition was revoked; an action's never is. */
+	boolean revoked() {
+		return this.action == null && this.work.isRevoked();
 	}
 
 	@Override
 	public String toString() {
+		if (this.action != null) {
+			return "action " + this.action;
+		}
 		return (this.admission != null) ? "admission of " + this.admission : String.valueOf(this.delivery);
 	}
 

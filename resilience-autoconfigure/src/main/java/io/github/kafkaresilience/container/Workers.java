@@ -232,17 +232,44 @@ final class Workers {
 		}
 	}
 
-	/** Makes a task ready to run, unless stopping or its partition was revoked. */
+	/**
+	 * Makes a task ready to run, unless stopping or its partition was revoked. An action is
+	 * never held: it runs in its turn although the workers hold.
+	 */
 	void submit(Task task) {
-		if (this.stopping || task.work.isRevoked()) {
+		if (this.stopping || task.revoked()) {
 			return;
 		}
-		if (this.held) {
+		if (this.held && task.action == null) {
 			holdBack(task);
 			return;
 		}
 		this.ready.add(task);
 		startDrainer();
+	}
+
+	/**
+	 * Makes tasks ready to run, as {@link #submit} does, all of them queued before any runs: a
+	 * poll's records are routed in their order, and a batch gathered from them takes them all.
+	 */
+	void submitAll(java.util.List<Task> tasks) {
+		if (this.stopping) {
+			return;
+		}
+		if (this.held) {
+			tasks.forEach(this::submit);
+			return;
+		}
+		int queued = 0;
+		for (Task task : tasks) {
+			if (!task.revoked()) {
+				this.ready.add(task);
+				queued++;
+			}
+		}
+		for (int i = 0; i < Math.min(queued, this.concurrency); i++) {
+			startDrainer();
+		}
 	}
 
 	/**
@@ -268,6 +295,11 @@ final class Workers {
 				this.draining.decrementAndGet();
 			}
 		}
+	}
+
+	/** Whether records wait for their turn now. */
+	boolean hasReadyTasks() {
+		return !this.ready.isEmpty();
 	}
 
 	/** Submits a task after a delay. */
@@ -396,7 +428,16 @@ final class Workers {
 
 	/** Runs a task unless it may not run now; returns the next of its key that may run at once. */
 	private @Nullable Task run(Task task) {
-		if (this.stopping || task.work.isRevoked()) {
+		if (this.stopping || task.revoked()) {
+			return null;
+		}
+		if (task.action != null) {
+			try {
+				task.action.run();
+			}
+			catch (RuntimeException ex) {
+				logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+			}
 			return null;
 		}
 		if (this.held && task.rest == null && !task.probe) {

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.idempotency;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -65,36 +66,10 @@ public class IdempotencyGuard {
 	 * key is held elsewhere or the store failed; a permanent one when no key can be found
 	 */
 	public HandlerResult run(ConsumerRecord<?, ?> record, Supplier<HandlerResult> handler) {
-		String key;
-		try {
-			key = this.keys.keyOf(record);
-		}
-		catch (RuntimeException ex) {
-			return HandlerResult.failed(new PermanentFailureException(
-					"Cannot compute the idempotency key of " + where(record) + ": " + ex.getMessage(), ex));
-		}
-		if (!IdempotencyKeyResolver.isUsable(key)) {
-			return HandlerResult.failed(new PermanentFailureException("The idempotency key of " + where(record)
-					+ " is empty; the key resolver must give every record a key"));
-		}
-		Claim claim;
-		try {
-			claim = this.store.claim(this.scope, key, this.lease);
-		}
-		catch (RuntimeException ex) {
-			return HandlerResult.failed(ex); // the store is down: a transient failure, retried
-		}
-		if (claim.status() == Claim.Status.COMPLETED) {
-			this.observer.skipped();
-			if (logger.isDebugEnabled()) {
-				logger.debug("Skipping " + where(record) + ": idempotency key '" + key + "' was completed at "
-						+ claim.since());
-			}
-			return HandlerResult.success();
-		}
-		if (claim.status() == Claim.Status.HELD) {
-			this.observer.held();
-			return HandlerResult.failed(new ClaimHeldException(this.scope, key, claim.since()));
+		Admission admission = admit(record);
+		Claim claim = admission.claim();
+		if (claim == null) {
+			return admission.decided();
 		}
 		HandlerResult result;
 		try {
@@ -108,6 +83,111 @@ public class IdempotencyGuard {
 			release(claim, result);
 		}
 		return result;
+	}
+
+	/**
+	 * Claims a record's idempotency key before its batch runs.
+	 * @param record the deserialized record
+	 * @return the claim, when the record may run; otherwise what the record's outcome is
+	 * without running: success for a key completed before, a transient failure when the key is
+	 * held elsewhere or the store failed, a permanent one when no key can be found
+	 */
+	public Admission admit(ConsumerRecord<?, ?> record) {
+		String key;
+		try {
+			key = this.keys.keyOf(record);
+		}
+		catch (RuntimeException ex) {
+			return Admission.decided(HandlerResult.failed(new PermanentFailureException(
+					"Cannot compute the idempotency key of " + where(record) + ": " + ex.getMessage(), ex)));
+		}
+		if (!IdempotencyKeyResolver.isUsable(key)) {
+			return Admission.decided(HandlerResult.failed(new PermanentFailureException("The idempotency key of "
+					+ where(record) + " is empty; the key resolver must give every record a key")));
+		}
+		Claim claim;
+		try {
+			claim = this.store.claim(this.scope, key, this.lease);
+		}
+		catch (RuntimeException ex) {
+			return Admission.decided(HandlerResult.failed(ex)); // the store is down: a transient failure, retried
+		}
+		if (claim.status() == Claim.Status.COMPLETED) {
+			this.observer.skipped();
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipping " + where(record) + ": idempotency key '" + key + "' was completed at "
+						+ claim.since());
+			}
+			return Admission.decided(HandlerResult.success());
+		}
+		if (claim.status() == Claim.Status.HELD) {
+			this.observer.held();
+			return Admission.decided(HandlerResult.failed(new ClaimHeldException(this.scope, key, claim.since())));
+		}
+		return new Admission(null, claim);
+	}
+
+	/**
+	 * Makes one call of a batch method on claimed records: in the guard's transaction, if it
+	 * has one, together with the completion of the claims of the records the call says
+	 * succeeded; the transaction is rolled back when none did.
+	 * @param call calls the method and says how it went
+	 * @param succeeded the claims of the records that succeeded, by what the call gave
+	 * @return what the call gave
+	 */
+	public <T> T callCompleting(Supplier<T> call, java.util.function.Function<T, List<Claim>> succeeded) {
+		TransactionOperations transactions = this.transactions;
+		if (transactions == null) {
+			T outcome = call.get();
+			succeeded.apply(outcome).forEach(this.store::complete);
+			return outcome;
+		}
+		T result = transactions.execute((status) -> {
+			T outcome = call.get();
+			List<Claim> done = succeeded.apply(outcome);
+			if (done.isEmpty()) {
+				status.setRollbackOnly();
+			}
+			done.forEach(this.store::complete);
+			return outcome;
+		});
+		if (result == null) {
+			throw new IllegalStateException("The transaction gave no result");
+		}
+		return result;
+	}
+
+	/**
+	 * Releases the claim of a record that failed or did not run, so that its next attempt
+	 * runs.
+	 * @param claim the claim
+	 * @param result the record's outcome; a failure to release is added to its failure
+	 */
+	public void release(Claim claim, HandlerResult result) {
+		try {
+			this.store.release(claim);
+		}
+		catch (RuntimeException ex) {
+			// the claim stays until its lease runs out; until then the record's retries find it held
+			if (result.failure() != null) {
+				result.failure().addSuppressed(ex);
+			}
+			logger.warn("Could not release the claim on idempotency key '" + claim.key() + "' of '" + this.scope
+					+ "'; it is held until kafka.resilience.idempotency.lease runs out", ex);
+		}
+	}
+
+	/**
+	 * What the guard decided about a record before it runs.
+	 * @param decided the record's outcome without running, {@code null} when it may run
+	 * @param claim the claim the record runs under, {@code null} when it does not run
+	 */
+	public record Admission(@Nullable HandlerResult decided, @Nullable Claim claim) {
+
+		static Admission decided(HandlerResult result) {
+			return new Admission(result, null);
+		}
+
 	}
 
 	private HandlerResult runThenComplete(Claim claim, Supplier<HandlerResult> handler) {
@@ -134,20 +214,6 @@ public class IdempotencyGuard {
 			throw new IllegalStateException("The transaction gave no result");
 		}
 		return result;
-	}
-
-	private void release(Claim claim, HandlerResult result) {
-		try {
-			this.store.release(claim);
-		}
-		catch (RuntimeException ex) {
-			// the claim stays until its lease runs out; until then the record's retries find it held
-			if (result.failure() != null) {
-				result.failure().addSuppressed(ex);
-			}
-			logger.warn("Could not release the claim on idempotency key '" + claim.key() + "' of '" + this.scope
-					+ "'; it is held until kafka.resilience.idempotency.lease runs out", ex);
-		}
 	}
 
 	private static String where(ConsumerRecord<?, ?> record) {

@@ -21,6 +21,15 @@ public interface LadderObserver {
 	default void handled(int stage, HandlerResult.Outcome outcome, long nanos) {
 	}
 
+	/**
+	 * A batch listener's method was called with a batch of records that may run now.
+	 * @param records how many records the batch held
+	 * @param bisections how many times it was split in halves to find the failing records
+	 * @param nanos how long the batch took, its splits included
+	 */
+	default void batchRan(int records, int bisections, long nanos) {
+	}
+
 	/** A record of a locked key was sent, without running, to stage 1 behind its key. */
 	default void followerForwarded() {
 	}

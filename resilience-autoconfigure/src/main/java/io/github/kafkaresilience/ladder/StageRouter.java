@@ -53,6 +53,8 @@ public class StageRouter {
 
 	private volatile AttemptObservation attempts = AttemptObservation.NONE;
 
+	private volatile boolean batchRuns;
+
 	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
 			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
 		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE,
@@ -96,6 +98,16 @@ public class StageRouter {
 	 */
 	public void observeAttemptsWith(AttemptObservation attempts) {
 		this.attempts = attempts;
+	}
+
+	/**
+	 * Has this router leave the runs of the handler to its caller, for a listener that runs its
+	 * records in batches: a record the rules let run now is not run here, and
+	 * {@link #route(Delivery, boolean, boolean)} returns {@link Step.Kind#READY} with its
+	 * {@link ReadyRun} instead; the handler given to the constructor is not called.
+	 */
+	public void runInBatches() {
+		this.batchRuns = true;
 	}
 
 	public LadderPlan plan() {
@@ -205,6 +217,9 @@ public class StageRouter {
 			return settled.step();
 		}
 		if (decision instanceof Decision.Run run) {
+			if (this.batchRuns) {
+				return Step.ready(new ReadyRun(this, record, run, deferFailures));
+			}
 			Attempt started = this.attempts.start(record, run.stage());
 			HandlerResult result = handle(record, run.stage(), started);
 			// after a run, the rules decide a write or the end: nothing runs the handler again
@@ -248,6 +263,30 @@ public class StageRouter {
 			return this.moves.release(release.lock());
 		}
 		throw new IllegalStateException("Nothing to write for " + decision);
+	}
+
+	/**
+	 * A batch ran a ready record: observes its attempt, which has ended, and counts its run.
+	 * @return the attempt, for the sends that carry the record on
+	 */
+	Attempt attempted(Delivery record, int stage, HandlerResult result, long nanos) {
+		Attempt attempt = this.attempts.start(record, stage);
+		attempt.ended(result);
+		this.observer.handled(stage, result.outcome(), nanos);
+		return attempt;
+	}
+
+	/**
+	 * A batch of ready records ran, for metrics.
+	 * @see LadderObserver#batchRan(int, int, long)
+	 */
+	public void batchRan(int records, int bisections, long nanos) {
+		this.observer.batchRan(records, bisections, nanos);
+	}
+
+	/** The rest of a ready record's step, once a batch ran it. */
+	Step afterRun(Delivery record, Decision.Run run, HandlerResult result, Attempt attempt) {
+		return settle(carryOut(this.rules.afterRun(record, run, result), record, attempt, false));
 	}
 
 	private HandlerResult handle(Delivery record, int stage, Attempt attempt) {

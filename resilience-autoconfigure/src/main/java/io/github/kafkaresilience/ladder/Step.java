@@ -14,10 +14,11 @@ import org.jspecify.annotations.Nullable;
  * @param rest for {@link Kind#FAILED}, the rest of the step: what the failure means, and the
  * start of its writes
  * @param failure for {@link Kind#FAILED}, what the handler's run gave
+ * @param ready for {@link Kind#READY}, the record's run, to finish once the handler ran
  * @since 0.1.0
  */
 public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes, @Nullable Supplier<Step> rest,
-		@Nullable HandlerResult failure) {
+		@Nullable HandlerResult failure, @Nullable ReadyRun ready) {
 
 	public enum Kind {
 
@@ -47,22 +48,31 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes,
 		 * {@link StageRouter#route(Delivery, boolean, boolean)} with {@code deferFailures}
 		 * returns it, so that its caller can let records of other keys run first.
 		 */
-		FAILED
+		FAILED,
+
+		/**
+		 * The rules let the record run now, and the listener runs its records in batches: the
+		 * caller runs the handler on it together with other ready records and takes the rest of
+		 * the step from {@code ready}. Until then, the record stays at the head of its key and
+		 * its offset uncommitted. Only a router that {@link StageRouter#runInBatches() runs in
+		 * batches} returns it.
+		 */
+		READY
 
 	}
 
-	private static final Step DONE = new Step(Kind.DONE, 0, null, null, null);
+	private static final Step DONE = new Step(Kind.DONE, 0, null, null, null, null);
 
-	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null, null, null);
+	private static final Step WAIT_FOR_KEY = new Step(Kind.WAIT_FOR_KEY, 0, null, null, null, null);
 
-	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null, null, null);
+	private static final Step WAIT_FOR_TAILER = new Step(Kind.WAIT_FOR_TAILER, 0, null, null, null, null);
 
 	public static Step done() {
 		return DONE;
 	}
 
 	public static Step waitUntil(long dueAt) {
-		return new Step(Kind.WAIT_UNTIL, dueAt, null, null, null);
+		return new Step(Kind.WAIT_UNTIL, dueAt, null, null, null, null);
 	}
 
 	public static Step waitForKey() {
@@ -74,11 +84,15 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes,
 	}
 
 	public static Step settling(CompletableFuture<?> writes) {
-		return new Step(Kind.SETTLING, 0, writes, null, null);
+		return new Step(Kind.SETTLING, 0, writes, null, null, null);
 	}
 
 	public static Step failed(HandlerResult failure, Supplier<Step> rest) {
-		return new Step(Kind.FAILED, 0, null, rest, failure);
+		return new Step(Kind.FAILED, 0, null, rest, failure, null);
+	}
+
+	public static Step ready(ReadyRun ready) {
+		return new Step(Kind.READY, 0, null, null, null, ready);
 	}
 
 }

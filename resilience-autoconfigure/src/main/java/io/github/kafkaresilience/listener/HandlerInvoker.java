@@ -1,6 +1,5 @@
 package io.github.kafkaresilience.listener;
 
-import java.util.Optional;
 
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.idempotency.IdempotencyGuard;
@@ -8,9 +7,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
 
@@ -59,11 +55,7 @@ final class HandlerInvoker implements RecordHandler {
 
 	private final String groupId;
 
-	private final String mainTopic;
-
-	private final Deserializer<?> keyDeserializer;
-
-	private final Deserializer<?> valueDeserializer;
+	private final RecordReader reader;
 
 	private final @Nullable IdempotencyGuard guard;
 
@@ -80,32 +72,17 @@ final class HandlerInvoker implements RecordHandler {
 		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
 		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();
 		this.groupId = endpoint.groupId();
-		this.mainTopic = mainTopic;
-		this.keyDeserializer = keyDeserializer;
-		this.valueDeserializer = valueDeserializer;
+		this.reader = new RecordReader(mainTopic, keyDeserializer, valueDeserializer);
 		this.guard = guard;
 	}
 
 	@Override
 	public HandlerResult handle(Delivery delivery) {
-		Headers headers = new RecordHeaders(delivery.headers().toArray());
-		Object key;
-		Object value;
-		try {
-			key = (delivery.key() != null) ? this.keyDeserializer.deserialize(this.mainTopic, headers, delivery.key())
-					: null;
-			value = (delivery.value() != null)
-					? this.valueDeserializer.deserialize(this.mainTopic, headers, delivery.value()) : null;
+		RecordReader.Read read = this.reader.read(delivery);
+		ConsumerRecord<Object, Object> record = read.record();
+		if (record == null) {
+			return read.poison();
 		}
-		catch (RuntimeException ex) {
-			return HandlerResult.poison(ex);
-		}
-		DeserializationException reported = DeserializerExceptionHeaders.reported(delivery.headers(), headers,
-				delivery.key(), delivery.value());
-		if (reported != null) {
-			return HandlerResult.poison(reported);
-		}
-		ConsumerRecord<Object, Object> record = record(delivery, headers, key, value);
 		// the converter and the method read the group from the thread, as on a listener container's thread
 		KafkaUtils.setConsumerGroupId(this.groupId);
 		try {
@@ -123,20 +100,13 @@ final class HandlerInvoker implements RecordHandler {
 		}
 	}
 
-	private static ConsumerRecord<Object, Object> record(Delivery delivery, Headers headers, @Nullable Object key,
-			@Nullable Object value) {
-		return new ConsumerRecord<>(delivery.topic(), delivery.partition(), delivery.offset(), delivery.timestamp(),
-				TimestampType.CREATE_TIME, ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, key, value, headers,
-				Optional.empty());
-	}
-
 	private HandlerResult invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
 		try {
 			this.method.invoke(record, message);
 			return HandlerResult.success();
 		}
 		catch (ListenerExecutionFailedException ex) {
-			return HandlerResult.failed(failure(ex));
+			return HandlerResult.failed(failure(ex, this.description));
 		}
 		catch (Error ex) {
 			// an error the method threw fails its attempt, as an exception does
@@ -149,7 +119,7 @@ final class HandlerInvoker implements RecordHandler {
 	 * every attempt alike, and is permanent (spring-kafka's error handlers do not retry these
 	 * either); otherwise the method's own exception.
 	 */
-	private Throwable failure(ListenerExecutionFailedException ex) {
+	static Throwable failure(ListenerExecutionFailedException ex, String description) {
 		Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
 		// spring-kafka wraps a conversion failure in one more, which says nothing
 		if (cause instanceof MessageConversionException && cause.getCause() instanceof MessageConversionException inner) {
@@ -158,7 +128,7 @@ final class HandlerInvoker implements RecordHandler {
 		// a @Valid payload that is not valid, or a required one that is a tombstone, is a
 		// MethodArgumentNotValidException, one of these
 		if (cause instanceof MethodArgumentResolutionException || cause instanceof MessageConversionException) {
-			return new PermanentFailureException("Listener method " + this.description
+			return new PermanentFailureException("Listener method " + description
 					+ " cannot take the record: " + cause.getMessage(), cause);
 		}
 		return cause;

@@ -4,6 +4,8 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -14,6 +16,7 @@ import org.springframework.beans.BeanUtils;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -32,14 +35,26 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 	private final IdempotencyGuards idempotencyGuards;
 
 	HandlerInvokers(Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
-			Supplier<@Nullable RecordMessageConverter> messageConverter, ConsumerFactory<?, ?> consumerFactory,
+			Supplier<@Nullable RecordMessageConverter> messageConverter,
+			Supplier<@Nullable BatchMessageConverter> batchMessageConverter, ConsumerFactory<?, ?> consumerFactory,
 			IdempotencyGuards idempotencyGuards) {
 		// asked for when the first handler is created, as the listeners start: the
 		// KafkaListenerConfigurers have run by then
 		this.messaging = SingletonSupplier.of(
-				() -> ListenerMessaging.asForKafkaListeners(kafkaListenerProcessor.get(), messageConverter.get()));
+				() -> ListenerMessaging.asForKafkaListeners(kafkaListenerProcessor.get(), messageConverter.get(),
+					batchMessageConverter.get()));
 		this.consumerFactory = consumerFactory;
 		this.idempotencyGuards = idempotencyGuards;
+	}
+
+	@Override
+	public BatchHandler createBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure) {
+		return new BatchHandlerInvoker(endpoint,
+				new RecordReader(mainTopic, deserializer(this.consumerFactory, true),
+						deserializer(this.consumerFactory, false)),
+				this.messaging.get(), this.idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(),
+						endpoint.idempotencyKey(), mainTopic),
+				failure);
 	}
 
 	@Override

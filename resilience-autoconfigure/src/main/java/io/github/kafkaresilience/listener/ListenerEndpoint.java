@@ -24,12 +24,15 @@ import org.jspecify.annotations.Nullable;
  * @param containerFactory the name of the {@link OrderedRetryContainerFactory} bean that
  * creates its container, {@code null} for the application's default one
  * @param consumerProperties settings of its consumer on top of the application's
+ * @param batch whether the method takes a batch of records
+ * @param batchSize the most records in one batch, {@code null} for the configured default
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
 		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
-		@Nullable String containerFactory, Map<String, String> consumerProperties) {
+		@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
+		@Nullable Integer batchSize) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
@@ -43,6 +46,15 @@ public record ListenerEndpoint(String id, String groupId, List<String> topics, @
 			@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method) {
 		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean, method,
 				null, Map.of());
+	}
+
+	/** A record listener's endpoint. */
+	public ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
+			@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
+			@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
+			@Nullable String containerFactory, Map<String, String> consumerProperties) {
+		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean, method,
+				containerFactory, consumerProperties, false, null);
 	}
 
 	/** An endpoint that starts with the application. */

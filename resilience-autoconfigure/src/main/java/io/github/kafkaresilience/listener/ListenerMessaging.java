@@ -4,6 +4,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistrar;
+import org.springframework.kafka.support.converter.BatchMessageConverter;
+import org.springframework.kafka.support.converter.BatchMessagingMessageConverter;
 import org.springframework.kafka.support.converter.MessagingMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 import org.springframework.messaging.handler.annotation.support.MessageHandlerMethodFactory;
@@ -17,10 +19,12 @@ import org.springframework.messaging.handler.annotation.support.MessageHandlerMe
  * @param handlerMethodFactory creates the invocable method whose resolvers give each parameter
  * @param messageConverter turns the deserialized record into the message the parameters are
  * resolved from
+ * @param batchMessageConverter turns the deserialized records of a batch into the message the
+ * parameters of a batch listener are resolved from
  * @since 0.1.0
  */
 record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory,
-		RecordMessageConverter messageConverter) {
+		RecordMessageConverter messageConverter, BatchMessageConverter batchMessageConverter) {
 
 	/**
 	 * The handler-method factory and converter {@code @KafkaListener} methods get: the factory
@@ -36,11 +40,25 @@ record ListenerMessaging(MessageHandlerMethodFactory handlerMethodFactory,
 	 */
 	static ListenerMessaging asForKafkaListeners(@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?> processor,
 			@Nullable RecordMessageConverter messageConverter) {
+		return asForKafkaListeners(processor, messageConverter, null);
+	}
+
+	/**
+	 * As {@link #asForKafkaListeners(KafkaListenerAnnotationBeanPostProcessor, RecordMessageConverter)},
+	 * with the batch converter a batch {@code @KafkaListener} gets from Spring Boot: the
+	 * application's, or else a {@link BatchMessagingMessageConverter} over the record converter.
+	 * @param batchMessageConverter the application's batch message converter, or {@code null}
+	 * @return how to invoke listener methods
+	 */
+	static ListenerMessaging asForKafkaListeners(@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?> processor,
+			@Nullable RecordMessageConverter messageConverter, @Nullable BatchMessageConverter batchMessageConverter) {
 		// an unregistered processor only holds spring-kafka's default factory, created when first asked
 		KafkaListenerAnnotationBeanPostProcessor<?, ?> kafkaListeners = (processor != null) ? processor
 				: new KafkaListenerAnnotationBeanPostProcessor<>();
-		return new ListenerMessaging(kafkaListeners.getMessageHandlerMethodFactory(),
-				(messageConverter != null) ? messageConverter : new MessagingMessageConverter());
+		RecordMessageConverter records = (messageConverter != null) ? messageConverter : new MessagingMessageConverter();
+		BatchMessageConverter batches = (batchMessageConverter != null) ? batchMessageConverter
+				: new BatchMessagingMessageConverter(records);
+		return new ListenerMessaging(kafkaListeners.getMessageHandlerMethodFactory(), records, batches);
 	}
 
 	/**

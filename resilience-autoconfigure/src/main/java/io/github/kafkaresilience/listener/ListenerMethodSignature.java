@@ -2,6 +2,7 @@ package io.github.kafkaresilience.listener;
 
 import java.lang.reflect.Method;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 
@@ -27,8 +28,8 @@ import org.springframework.messaging.handler.annotation.SendTo;
 /**
  * Refuses, at startup, a listener method that takes or returns what makes sense for a
  * {@code @KafkaListener} but not here: the library acknowledges and commits by itself, owns
- * the consumer, hands the method one record at a time, and must know how an attempt ended
- * when the method returns.
+ * the consumer, hands a record listener's method one record at a time and a batch listener's
+ * method a batch, and must know how an attempt ended when the method returns.
  */
 final class ListenerMethodSignature {
 
@@ -43,11 +44,32 @@ final class ListenerMethodSignature {
 	 * instead
 	 */
 	static void check(Method method, String where) {
+		check(method, where, false);
+	}
+
+	/**
+	 * Checks the parameters and the return type of a listener method.
+	 * @param method the listener method
+	 * @param where names the method in a refusal
+	 * @param batch whether the method is a batch listener's: it must then take the batch, as a
+	 * {@code List} or {@code ConsumerRecords}
+	 * @throws IllegalStateException naming what the method cannot have, why, and what to use
+	 * instead
+	 */
+	static void check(Method method, String where, boolean batch) {
+		boolean takesBatch = false;
 		for (int i = 0; i < method.getParameterCount(); i++) {
-			String refusal = refusal(new MethodParameter(method, i));
+			MethodParameter parameter = new MethodParameter(method, i);
+			String refusal = batch ? clientRefusal(parameter) : refusal(parameter);
 			if (refusal != null) {
 				throw new IllegalStateException(where + " " + refusal);
 			}
+			takesBatch |= batch && isBatch(parameter);
+		}
+		if (batch && !takesBatch) {
+			throw new IllegalStateException(where + " is a batch listener (batch = \"true\") but takes no batch. Take "
+					+ "the records as a List of values, of ConsumerRecords or of Messages, or as ConsumerRecords; or "
+					+ "remove batch = \"true\" to take one record at a time");
 		}
 		Class<?> returned = method.getReturnType();
 		if (AdapterUtils.isAsyncReply(returned) || Future.class.isAssignableFrom(returned)
@@ -64,9 +86,44 @@ final class ListenerMethodSignature {
 	}
 
 	private static @Nullable String refusal(MethodParameter parameter) {
+		String refusal = clientRefusal(parameter);
+		if (refusal != null) {
+			return refusal;
+		}
+		Class<?> type = parameter.getParameterType();
+		String which = which(parameter);
+		if (ConsumerRecords.class.isAssignableFrom(type) || isBatchOf(parameter, ConsumerRecord.class)
+				|| isBatchOf(parameter, Message.class)) {
+			return "takes a batch, " + which + ", but the method is a record listener's and runs once per record. "
+					+ "Set batch = \"true\" on @OrderedRetryListener to take a batch, or take one record: its value, "
+					+ "the ConsumerRecord or a Message<?>";
+		}
+		if (Collection.class.isAssignableFrom(type) && !parameter.hasParameterAnnotation(Payload.class)
+				&& !parameter.hasParameterAnnotation(Header.class)) {
+			return "takes " + which + " as a batch listener does, but the method is a record listener's and runs once "
+					+ "per record. Set batch = \"true\" on @OrderedRetryListener to take a batch; if the value of one "
+					+ "record is itself a collection, annotate the parameter with @Payload";
+		}
+		return null;
+	}
+
+	/** Whether a parameter takes the batch itself, not one of its headers. */
+	private static boolean isBatch(MethodParameter parameter) {
+		Class<?> type = parameter.getParameterType();
+		return ConsumerRecords.class.isAssignableFrom(type)
+				|| (List.class.isAssignableFrom(type) && !parameter.hasParameterAnnotation(Header.class));
+	}
+
+	private static String which(MethodParameter parameter) {
+		return "parameter " + (parameter.getParameterIndex() + 1) + " (" + parameter.getParameterType().getSimpleName()
+				+ ")";
+	}
+
+	/** Why no listener method can take a parameter (the acknowledgment, the consumer), or {@code null}. */
+	private static @Nullable String clientRefusal(MethodParameter parameter) {
 		Class<?> type = parameter.getParameterType();
 		String header = headerName(parameter);
-		String which = "parameter " + (parameter.getParameterIndex() + 1) + " (" + type.getSimpleName() + ")";
+		String which = which(parameter);
 		if (Acknowledgment.class.isAssignableFrom(type) || ShareAcknowledgment.class.isAssignableFrom(type)
 				|| KafkaHeaders.ACKNOWLEDGMENT.equals(header)) {
 			return "takes an acknowledgment, " + which + ", but the library commits a record's offset itself, once the "
@@ -79,16 +136,6 @@ final class ListenerMethodSignature {
 					+ "thread uses the consumer, which is not thread-safe, and a seek, pause or commit would go around "
 					+ "the library's bookkeeping of offsets and locks. Remove the parameter; for the record's topic, "
 					+ "partition and offset take ConsumerRecordMetadata, the ConsumerRecord or @Header(KafkaHeaders.OFFSET)";
-		}
-		if (ConsumerRecords.class.isAssignableFrom(type) || isBatchOf(parameter, ConsumerRecord.class)
-				|| isBatchOf(parameter, Message.class)) {
-			return "takes a batch, " + which + ", but an @OrderedRetryListener method runs once per record, because "
-					+ "each record is retried on its own. Take one record: its value, the ConsumerRecord or a Message<?>";
-		}
-		if (Collection.class.isAssignableFrom(type) && !parameter.hasParameterAnnotation(Payload.class)) {
-			return "takes " + which + " as a batch listener does, but an @OrderedRetryListener method runs once per "
-					+ "record. Take one record: its value, the ConsumerRecord or a Message<?>; if the value of one record "
-					+ "is itself a collection, annotate the parameter with @Payload";
 		}
 		return null;
 	}

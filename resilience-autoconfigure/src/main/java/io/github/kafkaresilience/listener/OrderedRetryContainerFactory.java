@@ -10,6 +10,7 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.DualWriteStrategy;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -17,6 +18,7 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
@@ -40,6 +42,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 
 /**
@@ -68,6 +71,8 @@ public class OrderedRetryContainerFactory {
 	private @Nullable ContainerSettings containerSettings;
 
 	private @Nullable List<Duration> delays;
+
+	private BatchSettings batchSettings = BatchSettings.DEFAULTS;
 
 	private @Nullable Integer maxAttempts;
 
@@ -113,6 +118,18 @@ public class OrderedRetryContainerFactory {
 		RecordHandler create(ListenerEndpoint endpoint, String mainTopic);
 
 		/**
+		 * Creates the handler of a batch listener for one of its main topics.
+		 * @param endpoint the listener, whose method takes a batch
+		 * @param mainTopic the main topic
+		 * @param failure what a call that fails without naming its failed record means
+		 * @return the handler
+		 */
+		default BatchHandler createBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure) {
+			throw new UnsupportedOperationException(getClass().getName() + " creates no batch handlers; listener '"
+					+ endpoint.id() + "' is a batch listener");
+		}
+
+		/**
 		 * Handlers that invoke each listener's method as spring-kafka invokes a record
 		 * {@code @KafkaListener} method, after deserializing its records with the
 		 * application's deserializers, once per idempotency key where the listener asks for it.
@@ -128,7 +145,23 @@ public class OrderedRetryContainerFactory {
 				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
 				Supplier<@Nullable RecordMessageConverter> messageConverter, ConsumerFactory<?, ?> consumerFactory,
 				IdempotencyGuards idempotencyGuards) {
-			return new HandlerInvokers(kafkaListenerProcessor, messageConverter, consumerFactory, idempotencyGuards);
+			return invokingListenerMethods(kafkaListenerProcessor, messageConverter, () -> null, consumerFactory,
+					idempotencyGuards);
+		}
+
+		/**
+		 * As {@link #invokingListenerMethods(Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
+		 * with the batch message converter a batch listener's records are converted with.
+		 * @param batchMessageConverter the application's batch message converter, or
+		 * {@code null} for a {@code BatchMessagingMessageConverter} over the record converter
+		 */
+		static RecordHandlerFactory invokingListenerMethods(
+				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+				Supplier<@Nullable RecordMessageConverter> messageConverter,
+				Supplier<@Nullable BatchMessageConverter> batchMessageConverter, ConsumerFactory<?, ?> consumerFactory,
+				IdempotencyGuards idempotencyGuards) {
+			return new HandlerInvokers(kafkaListenerProcessor, messageConverter, batchMessageConverter, consumerFactory,
+					idempotencyGuards);
 		}
 
 	}
@@ -166,6 +199,19 @@ public class OrderedRetryContainerFactory {
 	/** How the containers consume; a listener's {@code concurrency} overrides the one here. */
 	public void setContainerSettings(ContainerSettings containerSettings) {
 		this.containerSettings = containerSettings;
+	}
+
+	/**
+	 * How the containers of batch listeners gather their batches; a listener's
+	 * {@code batchSize} overrides the size here.
+	 */
+	public void setBatchSettings(BatchSettings batchSettings) {
+		this.batchSettings = batchSettings;
+	}
+
+	/** How the containers of batch listeners gather their batches. */
+	public BatchSettings getBatchSettings() {
+		return this.batchSettings;
 	}
 
 	/**
@@ -369,18 +415,27 @@ public class OrderedRetryContainerFactory {
 		OutageBreaker breaker = outage.enabled() ? new OutageBreaker(endpoint.id(), outage, this.classifier, this.clock)
 				: null;
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
+		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
 		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
 			plans.add(plan);
 			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
+			if (endpoint.batch()) {
+				BatchHandler handler = engine().handlers().createBatch(endpoint, topic, this.batchSettings.failure());
+				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
+				route.router().runInBatches();
+			}
 		}
 		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes, consumers.listener(),
 				engine().syncBarrier(), this.rebalanceListener, settings, this.clock,
 				reaping(endpoint, plans, routes), this.observer, writes);
 		if (this.parking) {
 			container.parkWith(consumers.rereader());
+		}
+		if (endpoint.batch()) {
+			container.runInBatches(batchSettings(endpoint), batchHandlers);
 		}
 		if (breaker != null) {
 			container.holdOnOutage(breaker);
@@ -390,6 +445,11 @@ public class OrderedRetryContainerFactory {
 		}
 		this.customizers.forEach((customizer) -> customizer.customize(container));
 		return container;
+	}
+
+	/** How an endpoint's batches are gathered: this factory's settings, with its own size if it sets one. */
+	public BatchSettings batchSettings(ListenerEndpoint endpoint) {
+		return (endpoint.batchSize() != null) ? this.batchSettings.withSize(endpoint.batchSize()) : this.batchSettings;
 	}
 
 	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,

@@ -79,7 +79,14 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	ListenerEndpoint endpoint(Object bean, String beanName, Method method, OrderedRetryListener annotation) {
 		String where = "@OrderedRetryListener on " + method.getDeclaringClass().getName() + "." + method.getName();
-		ListenerMethodSignature.check(method, where);
+		Boolean batch = parseBoolean(resolve(annotation.batch()), "batch", where);
+		boolean batchListener = batch != null && batch;
+		ListenerMethodSignature.check(method, where, batchListener);
+		Integer batchSize = parseInt(resolve(annotation.batchSize()), "batchSize", where, 1);
+		if (batchSize != null && !batchListener) {
+			throw new IllegalStateException(where + " has batchSize " + batchSize
+					+ " but is no batch listener; set batch = \"true\" or remove batchSize");
+		}
 		String id = resolve(annotation.id());
 		if (!StringUtils.hasText(id)) {
 			id = beanName + "." + method.getName();
@@ -118,7 +125,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
 				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
 				bean, method, StringUtils.hasText(containerFactory) ? containerFactory.trim() : null,
-				consumerProperties(annotation.properties(), where));
+				consumerProperties(annotation.properties(), where), batchListener, batchSize);
 	}
 
 	/** The {@code properties} of a listener, read as {@code @KafkaListener} reads its own. */

@@ -12,6 +12,7 @@ import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderObserver;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -31,7 +32,10 @@ import org.jspecify.annotations.Nullable;
  * {@code error.class};</li>
  * <li>{@code kafka.resilience.consumer.poll.interval} (timer): time between two polls;</li>
  * <li>{@code kafka.resilience.consumer.rebalances} (counter): rebalance callbacks by
- * {@code kind} ({@code assigned}, {@code revoked}, {@code lost}).</li>
+ * {@code kind} ({@code assigned}, {@code revoked}, {@code lost});</li>
+ * <li>for batch listeners, {@code kafka.resilience.batch.size} (distribution summary): records
+ * per batch; {@code kafka.resilience.batch} (timer): time per batch;
+ * {@code kafka.resilience.batch.bisections} (counter): splits of failed batches.</li>
  * </ul>
  * Tags are bounded: listener id, consumer group, main topic, stage, outcome, reason, error class; never a key
  * or an offset.
@@ -78,6 +82,10 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 		}
 	}
 
+	/** The meters of one main topic's batches. */
+	private record BatchMeters(DistributionSummary size, Timer time, Counter bisections) {
+	}
+
 	/** The two meters of one stage and outcome, found with one look-up per record. */
 	private record Attempts(Timer handler, Counter count) {
 	}
@@ -97,6 +105,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 		private final Map<String, Counter> deadLetters = new ConcurrentHashMap<>();
 
 		private volatile @Nullable Counter forwarded;
+
+		private volatile @Nullable BatchMeters batches;
 
 		Ladder(String listenerId, String group, String mainTopic) {
 			this.listenerId = listenerId;
@@ -128,6 +138,37 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 				.tags(tags)
 				.register(registry);
 			return new Attempts(handler, count);
+		}
+
+		@Override
+		public void batchRan(int records, int bisections, long nanos) {
+			MeterRegistry current = LadderMetrics.this.registry;
+			if (current == null) {
+				return;
+			}
+			BatchMeters meters = this.batches;
+			if (meters == null) {
+				Tags tags = Tags.of("listener", this.listenerId, "group", this.group, "topic", this.mainTopic);
+				meters = new BatchMeters(DistributionSummary.builder("kafka.resilience.batch.size")
+					.description("Records in each batch a batch listener's method was called with")
+					.baseUnit("records")
+					.tags(tags)
+					.register(current),
+						Timer.builder("kafka.resilience.batch")
+							.description("Time a batch listener took on a batch, its bisections included")
+							.tags(tags)
+							.register(current),
+						Counter.builder("kafka.resilience.batch.bisections")
+							.description("Splits of a failed batch in halves to find the records that fail on their own")
+							.tags(tags)
+							.register(current));
+				this.batches = meters;
+			}
+			meters.size().record(records);
+			meters.time().record(nanos, TimeUnit.NANOSECONDS);
+			if (bisections > 0) {
+				meters.bisections().increment(bisections);
+			}
 		}
 
 		@Override

@@ -10,6 +10,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
+import io.github.kafkaresilience.ladder.BatchHandler;
+import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
@@ -93,6 +95,24 @@ public final class OutageBreaker {
 			HandlerResult result = handler.handle(delivery);
 			attempted(delivery, result, mainTopic.equals(delivery.topic()));
 			return result;
+		};
+	}
+
+	/**
+	 * A batch handler whose records' outcomes this breaker counts, as
+	 * {@link #observing(RecordHandler, String)} counts a record handler's.
+	 */
+	public BatchHandler observing(BatchHandler handler, String mainTopic) {
+		return (records) -> {
+			BatchResult ran = handler.handle(records);
+			for (int i = 0; i < ran.results().size(); i++) {
+				HandlerResult result = ran.results().get(i);
+				if (result != null) {
+					Delivery delivery = records.get(i);
+					attempted(delivery, result, mainTopic.equals(delivery.topic()));
+				}
+			}
+			return ran;
 		};
 	}
 

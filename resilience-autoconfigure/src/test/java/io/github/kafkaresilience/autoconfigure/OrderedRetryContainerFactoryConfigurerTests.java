@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
@@ -195,6 +196,11 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				new Mapped("7s", Duration.ofSeconds(7), (f) -> f.getContainerSettings().recheckInterval()));
 		mapped.put("kafka.resilience.consumer.park-after",
 				new Mapped("77s", Duration.ofSeconds(77), (f) -> f.getContainerSettings().parkAfter()));
+		mapped.put("kafka.resilience.consumer.batch-size", new Mapped("77", 77, (f) -> f.getBatchSettings().size()));
+		mapped.put("kafka.resilience.consumer.batch-wait",
+				new Mapped("7ms", Duration.ofMillis(7), (f) -> f.getBatchSettings().maxWait()));
+		mapped.put("kafka.resilience.consumer.batch-failure",
+				new Mapped("fail-all", BatchSettings.Failure.FAIL_ALL, (f) -> f.getBatchSettings().failure()));
 		// virtual-threads=true needs Java 21: false against spring.threads.virtual.enabled=true shows the mapping
 		mapped.put("kafka.resilience.consumer.virtual-threads",
 				new Mapped("false", false, (f) -> f.getContainerSettings().virtualThreads()));

@@ -257,8 +257,7 @@ class HandlerInvokerTests {
 
 	@Test
 	void aValueTheRecordMessageConverterCannotReadIsPoisonAndTheMethodDoesNotRun() {
-		ListenerMessaging messaging = new ListenerMessaging(ListenerMessaging.defaults().handlerMethodFactory(),
-				new StringJacksonJsonMessageConverter());
+		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null, new StringJacksonJsonMessageConverter());
 		HandlerInvoker invoker = invoker("onOrder", new StringDeserializer(), new StringDeserializer(), messaging);
 
 		HandlerResult unreadable = invoker.handle(new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("{not json"),

@@ -1,0 +1,238 @@
+package io.github.kafkaresilience.container;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+
+import io.github.kafkaresilience.ladder.BatchHandler;
+import io.github.kafkaresilience.ladder.BatchResult;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.ReadyRun;
+import io.github.kafkaresilience.ladder.StageRouter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Gathers the records of a batch listener that may run now into batches, one main topic at a
+ * time, and runs each batch on a worker: the records the routes of its main topic and stages
+ * let run (docs/PROTOCOL.md, rule 10). Every record in a batch is the head of its key,
+ * so a batch never holds two records of one key that could be reordered; it may hold records
+ * of every partition of the main topic and of its stages.
+ * <p>
+ * A batch is run once it is full ({@code size} records), or when the gathering is due: with
+ * no wait, once the records being routed and those whose turn it is have been routed (it gives way to them up to
+ * {@value #MAX_GIVE_WAY} times), so it takes what is ready; with a wait, that long after its
+ * first record arrived.
+ * Each record's outcome then takes the rest of its step on its own, as after the run of a
+ * single record; a record the batch did not get to is routed again, without an attempt.
+ */
+final class BatchRuns {
+
+	/** Logs under the container's name, as operators configure it. */
+	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+
+	/** What becomes of a record once its batch ran, or did not get to it. */
+	interface Outcomes {
+
+		/** The handler ran on the record: its step goes on with {@code result}. */
+		void ran(Task task, ReadyRun run, HandlerResult result, long nanos);
+
+		/** The batch did not get to the record: it is routed again, without an attempt. */
+		void notRun(Task task);
+
+	}
+
+	private final String id;
+
+	private final BatchSettings settings;
+
+	private final Workers workers;
+
+	private final BooleanSupplier busy;
+
+	private final Outcomes outcomes;
+
+	private final Map<StageRouter, Gathering> gatherings = new ConcurrentHashMap<>();
+
+	private final Map<StageRouter, BatchHandler> handlers;
+
+	/**
+	 * @param busy whether records are being routed, or wait for their turn: a gathering that
+	 * takes what is ready gives way to them
+	 */
+	BatchRuns(String id, BatchSettings settings, Map<StageRouter, BatchHandler> handlers, Workers workers,
+			BooleanSupplier busy, Outcomes outcomes) {
+		this.id = id;
+		this.busy = busy;
+		this.settings = settings;
+		this.handlers = Map.copyOf(handlers);
+		this.workers = workers;
+		this.outcomes = outcomes;
+	}
+
+	BatchSettings settings() {
+		return this.settings;
+	}
+
+	/**
+	 * Adds a record its route let run now to the batch of its main topic; runs the batch on
+	 * this worker if that made it full.
+	 */
+	void add(Task task, ReadyRun run) {
+		StageRouter router = task.work.route.router();
+		Gathering gathering = this.gatherings.computeIfAbsent(router, Gathering::new);
+		List<Ready> full = null;
+		boolean schedule = false;
+		synchronized (gathering) {
+			gathering.ready.add(new Ready(task, run));
+			if (gathering.ready.size() >= this.settings.size()) {
+				full = gathering.take(this.settings.size());
+			}
+			else if (!gathering.due) {
+				gathering.due = true;
+				schedule = true;
+			}
+		}
+		if (full != null) {
+			run(router, full);
+		}
+		else if (schedule) {
+			scheduleFlush(gathering);
+		}
+	}
+
+	/**
+	 * The most times a due gathering gives way to records whose turn it is, so that the records
+	 * a poll handed out together are routed into one batch although a worker routed the first of
+	 * them before the poll thread had handed out the rest.
+	 */
+	static final int MAX_GIVE_WAY = 16;
+
+	private void scheduleFlush(Gathering gathering) {
+		gathering.gaveWay = 0;
+		Task flush = Task.action(() -> flush(gathering));
+		long wait = this.settings.maxWait().toMillis();
+		if (wait == 0) {
+			this.workers.submit(flush);
+		}
+		else {
+			this.workers.later(() -> this.workers.submit(flush), wait);
+		}
+	}
+
+	/** The gathering is due: runs what it holds, up to a batch, and keeps gathering the rest. */
+	private void flush(Gathering gathering) {
+		if (this.settings.maxWait().isZero() && this.busy.getAsBoolean() && gathering.gaveWay < MAX_GIVE_WAY) {
+			gathering.gaveWay++; // records whose turn it is may join: this flush goes behind them
+			this.workers.submit(Task.action(() -> flush(gathering)));
+			return;
+		}
+		List<Ready> batch;
+		boolean more;
+		synchronized (gathering) {
+			batch = gathering.take(this.settings.size());
+			more = !gathering.ready.isEmpty();
+			gathering.due = more;
+		}
+		if (more) {
+			scheduleFlush(gathering);
+		}
+		if (!batch.isEmpty()) {
+			run(gathering.router, batch);
+		}
+	}
+
+	private void run(StageRouter router, List<Ready> gathered) {
+		List<Ready> batch = new ArrayList<>(gathered.size());
+		for (Ready ready : gathered) {
+			if (!ready.task.work.isRevoked()) {
+				batch.add(ready); // a revoked partition's records are delivered to its new owner
+			}
+		}
+		if (batch.isEmpty() || this.workers.stopping()) {
+			return;
+		}
+		List<Delivery> records = new ArrayList<>(batch.size());
+		batch.forEach((ready) -> records.add(ready.run.record()));
+		long start = System.nanoTime();
+		BatchResult ran;
+		try {
+			ran = this.handlers.get(router).handle(records);
+		}
+		catch (RuntimeException | Error ex) {
+			// not the method's failure (that is a result): every record runs again later
+			logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
+					+ "they run again", ex);
+			batch.forEach((ready) -> this.workers.submitLater(ready.task, 1000));
+			return;
+		}
+		long nanos = System.nanoTime() - start;
+		router.batchRan(batch.size(), ran.bisections(), nanos);
+		List<HandlerResult> results = ran.results();
+		long share = nanos / batch.size();
+		for (int i = 0; i < batch.size(); i++) {
+			Ready ready = batch.get(i);
+			HandlerResult result = (i < results.size()) ? results.get(i) : null;
+			if (result != null) {
+				this.outcomes.ran(ready.task, ready.run, result, share);
+			}
+			else {
+				this.outcomes.notRun(ready.task);
+			}
+		}
+	}
+
+	/** How many records wait for their batch to run. */
+	int waiting() {
+		int waiting = 0;
+		for (Gathering gathering : this.gatherings.values()) {
+			synchronized (gathering) {
+				waiting += gathering.ready.size();
+			}
+		}
+		return waiting;
+	}
+
+	private record Ready(Task task, ReadyRun run) {
+	}
+
+	/** The ready records of one main topic waiting for their batch. */
+	private static final class Gathering {
+
+		final StageRouter router;
+
+		final List<Ready> ready = new ArrayList<>();
+
+		/** Whether a flush is scheduled. */
+		boolean due;
+
+		/** How many times the scheduled flush gave way to records whose turn it is. */
+		volatile int gaveWay;
+
+		Gathering(StageRouter router) {
+			this.router = router;
+		}
+
+		List<Ready> take(int most) {
+			int n = Math.min(most, this.ready.size());
+			List<Ready> taken = new ArrayList<>(this.ready.subList(0, n));
+			this.ready.subList(0, n).clear();
+			return taken;
+		}
+
+		@Override
+		public String toString() {
+			return "batch of " + this.router.plan().mainTopic();
+		}
+
+	}
+
+	@Override
+	public String toString() {
+		return "batches of '" + this.id + "'";
+	}
+
+}

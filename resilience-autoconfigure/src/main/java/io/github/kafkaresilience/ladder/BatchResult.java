@@ -1,0 +1,27 @@
+package io.github.kafkaresilience.ladder;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What running a batch handler gave.
+ *
+ * @param results the outcome of each record of the batch, in the batch's order; {@code null}
+ * for a record that did not run (the method failed on an earlier one and named it)
+ * @param bisections how many times the batch, or a part of it, was split in halves to find
+ * the records that fail on their own
+ * @since 0.2.0
+ */
+public record BatchResult(List<@Nullable HandlerResult> results, int bisections) {
+
+	public BatchResult {
+		results = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(results));
+	}
+
+	/** A batch run without a split. */
+	public static BatchResult of(List<@Nullable HandlerResult> results) {
+		return new BatchResult(results, 0);
+	}
+
+}
