@@ -79,7 +79,7 @@ final class ProtocolSimulation {
 			double pCrashPerCall, double pNestPerCall, double pFailPerWrite, boolean splitOwnership, boolean zombies,
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
 			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
-			int outageMillis, boolean unavailable, double pTrip, int probeMillis) {
+			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -134,10 +134,18 @@ final class ProtocolSimulation {
 			boolean unavailable = r.nextInt(3) == 0;
 			double pTrip = 0.15 + 0.5 * r.nextDouble();
 			int probeMillis = 200 + r.nextInt(1_300);
+			// drawn last, for the same reason: a batch listener (docs/PROTOCOL.md, rule 10), whose
+			// ready records run in batches; its seeds have no outages, which batch listeners share
+			// with record listeners unchanged (the hold applies to each record's step after its batch)
+			boolean batches = choice("simulation.batches", r.nextInt(3) == 0);
+			int batchSize = 1 + r.nextInt(6);
+			if (batches) {
+				outages = 0;
+			}
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
-					pTrip, probeMillis);
+					pTrip, probeMillis, batches, batchSize);
 		}
 
 		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
@@ -147,7 +155,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize);
 		}
 
 		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
@@ -157,7 +165,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
 					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
 					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize);
 		}
 
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
@@ -186,7 +194,7 @@ final class ProtocolSimulation {
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize);
 		}
 
 	}
@@ -274,6 +282,22 @@ final class ProtocolSimulation {
 
 		/** Runs of the handler that failed, whose failure handling was a turn of its own. */
 		long failedRuns;
+
+		/** Routes of a batch listener that let a record run: it waited for a batch. */
+		long readyRuns;
+
+		/** Batches run; runs of a record again in a bisected batch; batches the method stopped short. */
+		long batches;
+
+		long bisectionRuns;
+
+		long partialBatches;
+
+		/** Records a batch did not get to: routed again without an attempt. */
+		long notRunInBatch;
+
+		/** Seeds of a batch listener. */
+		long batchRuns;
 
 		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
 		long failuresLost;
@@ -363,6 +387,12 @@ final class ProtocolSimulation {
 			this.landedAtCrash += other.landedAtCrash;
 			this.lostAtCrash += other.lostAtCrash;
 			this.failedRuns += other.failedRuns;
+			this.readyRuns += other.readyRuns;
+			this.batches += other.batches;
+			this.bisectionRuns += other.bisectionRuns;
+			this.partialBatches += other.partialBatches;
+			this.notRunInBatch += other.notRunInBatch;
+			this.batchRuns += other.batchRuns;
 			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
 			this.outageRuns += other.outageRuns;
@@ -506,6 +536,7 @@ final class ProtocolSimulation {
 			this.world.trace = new SimWorld.Trace(Integer.getInteger("simulation.trace", 100_000));
 		}
 		this.world.async = config.asyncWrites();
+		this.world.batches = config.batches();
 		// acknowledgements are actions too: an async run takes about twice the steps
 		int scale = config.asyncWrites() ? 2 : 1;
 		this.budget = (2_000 + 150L * config.records()) * scale;
@@ -646,6 +677,7 @@ final class ProtocolSimulation {
 		this.stats.landedAtCrash = this.world.sends.landedAtCrash;
 		this.stats.lostAtCrash = this.world.sends.lostAtCrash;
 		this.stats.outageRuns = (this.config.outages() > 0) ? 1 : 0;
+		this.stats.batchRuns = this.config.batches() ? 1 : 0;
 		this.stats.seedsWithHoldCrash = (this.stats.holdCrashes > 0) ? 1 : 0;
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
@@ -985,7 +1017,10 @@ final class ProtocolSimulation {
 		TIMEOUT,
 
 		/** A holding instance runs one of its held records as a probe, or closes its breaker when none is held. */
-		PROBE
+		PROBE,
+
+		/** A batch listener's instance runs a batch of its records that may run now. */
+		BATCH
 
 	}
 
@@ -1001,6 +1036,7 @@ final class ProtocolSimulation {
 		List<Work> committable = new ArrayList<>();
 		List<long[]> tailers = new ArrayList<>();
 		List<Incarnation> probing = new ArrayList<>();
+		Map<Incarnation, List<Task>> batchable = new LinkedHashMap<>();
 		long nextDue = Long.MAX_VALUE;
 		for (SimInstance instance : this.world.instances) {
 			Incarnation inc = instance.current;
@@ -1031,6 +1067,9 @@ final class ProtocolSimulation {
 					committable.add(work);
 				}
 				for (Task task : work.tasks) {
+					if (task.wait == Wait.BATCH && !task.running && !routerBusy && !work.revoked && !inc.dead) {
+						batchable.computeIfAbsent(inc, (i) -> new ArrayList<>()).add(task);
+					}
 					// an admission takes no router monitor: the container calls ReplayAdmission itself
 					if (isReady(task) && (!routerBusy || task.admission != null)) {
 						// a holding instance holds what becomes ready, but for failure handling
@@ -1065,6 +1104,7 @@ final class ProtocolSimulation {
 		weights[Action.ACK.ordinal()] = acks.isEmpty() ? 0 : 6;
 		weights[Action.LAND.ordinal()] = landable.isEmpty() ? 0 : 1.5;
 		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
+		weights[Action.BATCH.ordinal()] = batchable.isEmpty() ? 0 : 5;
 		double busy = 0;
 		for (double w : weights) {
 			busy += w;
@@ -1087,6 +1127,11 @@ final class ProtocolSimulation {
 			case PRODUCE -> produce();
 			case POLL -> poll(pollable.get(this.rnd.nextInt(pollable.size())));
 			case ROUTE -> route(ready.get(this.rnd.nextInt(ready.size())));
+			case BATCH -> {
+				List<Incarnation> runners = new ArrayList<>(batchable.keySet());
+				Incarnation inc = runners.get(this.rnd.nextInt(runners.size()));
+				runBatch(inc, batchable.get(inc));
+			}
 			case TAILER -> {
 				long[] t = tailers.get(this.rnd.nextInt(tailers.size()));
 				Incarnation inc = this.world.instances.get((int) t[0]).current;
@@ -1188,7 +1233,7 @@ final class ProtocolSimulation {
 			case UNTIL -> this.world.clock.millis() >= task.dueAt;
 			case KEY -> task.woken;
 			case TAILER -> work.owner.tailerPos[work.tp.partition()] >= task.tailerTarget;
-			case SETTLING -> false;
+			case SETTLING, BATCH -> false;
 			case FAILED -> true;
 		};
 	}
@@ -1292,13 +1337,24 @@ final class ProtocolSimulation {
 		finally {
 			task.running = false;
 		}
+		took(task, step, rest == null, probe, indent, before);
+	}
+
+	/**
+	 * Does what a record's step says, as the container does once a route returned.
+	 * @param first whether the step is the record's first since it was routed (not the rest of
+	 * a failed run's step)
+	 */
+	private void took(Task task, Step step, boolean first, Hold probe, String indent, List<Lock> before) {
+		Work work = task.work;
+		Incarnation inc = work.owner;
 		Step result = step;
 		if (step.kind() == Step.Kind.SETTLING) {
 			// registered before anything else happens: the writes may complete in the next action
 			CompletableFuture<?> writes = step.writes();
 			writes.whenComplete((ignored, ex) -> callback(() -> settled(task, ex)));
 		}
-		if (!inc.dead && rest == null && heldAfter(task, step, probe, indent)) {
+		if (!inc.dead && first && step.kind() != Step.Kind.READY && heldAfter(task, step, probe, indent)) {
 			return;
 		}
 		if (work.revoked || inc.dead) {
@@ -1332,7 +1388,101 @@ final class ProtocolSimulation {
 				task.rest = step.rest();
 				task.failed = step.failure();
 			}
+			case READY -> {
+				this.stats.readyRuns++;
+				task.wait = Wait.BATCH;
+				task.ready = step.ready();
+			}
 		}
+	}
+
+	/**
+	 * A batch listener's instance runs a batch of its records that may run now (the container's
+	 * {@code BatchRuns}), at most the seed's batch size, in a random order. Half the batches
+	 * end as a method that names a failed record: after a failed run, the records after it may
+	 * not run. The others end as a bisected batch: each record's outcome is its own, and a
+	 * record may run more than once before its last run counts. Every run is a port call of the
+	 * handler, where other actions (a crash, a rebalance) may come; a crash ends the batch with
+	 * nothing taken. Then each record that ran takes the rest of its step, and one that did not
+	 * is routed again from the start.
+	 */
+	private void runBatch(Incarnation inc, List<Task> ready) {
+		List<Task> batch = new ArrayList<>(ready);
+		java.util.Collections.shuffle(batch, this.rnd);
+		List<Task> taken = List.copyOf(batch.subList(0, Math.min(batch.size(), this.config.batchSize())));
+		boolean named = this.rnd.nextBoolean();
+		this.stats.batches++;
+		trace(() -> inc + " runs a batch (" + (named ? "naming its failed record" : "bisected") + ") of " + taken);
+		HandlerResult[] results = new HandlerResult[taken.size()];
+		taken.forEach((task) -> task.running = true);
+		try {
+			for (int i = 0; i < taken.size(); i++) {
+				Task task = taken.get(i);
+				int runs = named ? 1 : 1 + this.rnd.nextInt(3);
+				for (int run = 0; run < runs; run++) {
+					if (run > 0) {
+						this.stats.bisectionRuns++;
+					}
+					results[i] = this.world.runInBatch(inc, task.rec.delivery());
+				}
+				if (named && results[i].outcome() == HandlerResult.Outcome.FAILURE && this.rnd.nextBoolean()) {
+					this.stats.partialBatches++;
+					break; // the records after it did not run
+				}
+			}
+		}
+		catch (Crash ex) {
+			taken.forEach((task) -> task.running = false);
+			trace(() -> "  " + inc + " batch ends: " + ex.getMessage());
+			return;
+		}
+		// each record stays taken until its own step: other actions come between the steps
+		for (int i = 0; i < taken.size(); i++) {
+			Task task = taken.get(i);
+			HandlerResult result = results[i];
+			if (task.work.revoked || inc.dead) {
+				task.running = false;
+				this.stats.zombieResults++;
+				continue; // the partition's new owner routes the record again
+			}
+			if (result == null) {
+				task.running = false;
+				this.stats.notRunInBatch++;
+				task.wait = Wait.NONE;
+				task.ready = null;
+				trace(() -> "  " + task + " did not run: routed again");
+				continue;
+			}
+			afterBatch(task, result);
+		}
+	}
+
+	/** A record ran in a batch: it takes the rest of its step, as after its own run. */
+	private void afterBatch(Task task, HandlerResult result) {
+		Incarnation inc = task.work.owner;
+		io.github.kafkaresilience.ladder.ReadyRun ready = task.ready;
+		task.ready = null;
+		task.wait = Wait.NONE;
+		task.running = true;
+		List<Lock> before = (task.key != null) ? inc.table.locksOf(task.key) : List.of();
+		trace(() -> "  " + inc + " takes the step of " + task + " after its batch: " + result.outcome());
+		Step step;
+		try {
+			step = this.world.afterBatch(inc, task.rec.delivery(), result, () -> ready.ran(result, 0));
+		}
+		catch (Crash ex) {
+			trace(() -> "  " + inc + " step of " + task + " ends: " + ex.getMessage());
+			return;
+		}
+		catch (RuntimeException ex) {
+			trace(() -> "  " + inc + " step of " + task + " throws " + ex + "; retried later");
+			routeFailed(task);
+			return;
+		}
+		finally {
+			task.running = false;
+		}
+		took(task, step, true, null, "  ", before);
 	}
 
 	/**

@@ -70,7 +70,15 @@ import static org.assertj.core.api.Assertions.fail;
  * seed one or the other. And for every seed: (8) no offset is committed past a record whose move
  * is unconfirmed (no live lock names a committed record as its move's source or its carrier).
  * <p>
- * About a third of the seeds have one or two outages of the handler's dependency: for a few
+ * About a third of the seeds are a batch listener's (docs/PROTOCOL.md, rule 10;
+ * {@code -Dsimulation.batches=true|false} makes every seed one or the other): its routers leave
+ * each run to a batch, which runs records of any partition and stage that may run now. Half the
+ * batches stop at a failed record the method names (the records after it are routed again, no
+ * attempt counted); the others are bisected (a record may run more than once, its last run
+ * counts). Crashes, rebalances and other actions come inside the batch's runs and between the
+ * steps its records take afterwards. These seeds have no outages.
+ * <p>
+ * About a third of the other seeds have one or two outages of the handler's dependency: for a few
  * seconds of the simulated clock every run fails, transiently but for the seed's share of
  * permanent failures ({@code -Dsimulation.outages=true|false} makes every seed one or the other).
  * An instance's outage breaker opens on such a failure (at once when the handler throws
@@ -131,7 +139,15 @@ class ProtocolSimulationTest {
 		if (seeds >= 1_000) {
 			// the container's failure handling is a turn of its own: crashes fall between the two too
 			assertThat(total.failuresLost).as("failure handling lost to a crash or rebalance before it ran").isPositive();
-			if (!"false".equals(System.getProperty("simulation.outages"))) {
+			if (!"false".equals(System.getProperty("simulation.batches"))) {
+				// batches ran, some stopped short, some ran records again, and crashes fell between their steps
+				assertThat(total.batches).as("batches run").isPositive();
+				assertThat(total.partialBatches).as("batches the method stopped short at a failed record").isPositive();
+				assertThat(total.notRunInBatch).as("records a batch did not get to, routed again").isPositive();
+				assertThat(total.bisectionRuns).as("records run again in a bisected batch").isPositive();
+			}
+			boolean batchesOnly = "true".equals(System.getProperty("simulation.batches"));
+			if (!"false".equals(System.getProperty("simulation.outages")) && !batchesOnly) {
 				// holds happened, held runs and queued failure handling, and crashes and rebalances fell into them
 				assertThat(total.holds).as("outage holds").isPositive();
 				assertThat(total.heldRuns).as("runs held instead of handled").isPositive();
@@ -157,7 +173,7 @@ class ProtocolSimulationTest {
 
 	private static String report(ProtocolSimulation.Result result) {
 		StringBuilder options = new StringBuilder();
-		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages")) {
+		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages", "batches")) {
 			String value = System.getProperty("simulation." + option);
 			if (value != null) {
 				options.append(" -Dsimulation.").append(option).append('=').append(value);

@@ -355,6 +355,9 @@ final class SimWorld {
 			this.router = new StageRouter(SimWorld.this.plan, this.store, publisher, handler,
 					SimWorld.this.classifier, SimWorld.this.clock, () -> "L" + (++SimWorld.this.lockIds),
 					DualWrite.COMPENSATE, FaultInjection.NONE, SimWorld.this.ownership);
+			if (SimWorld.this.batches) {
+				this.router.runInBatches();
+			}
 		}
 
 		private Fail enter(Call call) {
@@ -377,7 +380,7 @@ final class SimWorld {
 		 * The handler runs from the moment its port call is entered (where other actions may go
 		 * on, as other workers do while a handler runs) until it returns.
 		 */
-		private HandlerResult handle(Delivery delivery) {
+		HandlerResult handle(Delivery delivery) {
 			RouteContext context = SimWorld.this.contexts.peek();
 			SimWorld.this.handling.add(context);
 			try {
@@ -599,7 +602,13 @@ final class SimWorld {
 		 * Its route returned SETTLING: it stays at the head of its key and its offset pending
 		 * until the writes under way complete.
 		 */
-		SETTLING
+		SETTLING,
+
+		/**
+		 * Its route returned READY (a batch listener): it stays at the head of its key and its
+		 * offset pending until a batch runs it and it takes the rest of its step.
+		 */
+		BATCH
 
 	}
 
@@ -641,6 +650,9 @@ final class SimWorld {
 
 		/** With {@link #rest}: what the handler's failed run gave (an outage hold may drop the rest for it). */
 		HandlerResult failed;
+
+		/** With {@code Wait.BATCH}: its run, which a batch takes. */
+		io.github.kafkaresilience.ladder.ReadyRun ready;
 
 		/** Its last route failed: once its backoff is over, the tailer catches up before it is routed again. */
 		boolean catchUpFirst;
@@ -784,6 +796,9 @@ final class SimWorld {
 	long progress;
 
 	int lockIds;
+
+	/** Whether the listener is a batch listener: its routers leave runs to batches. */
+	boolean batches;
 
 	SimWorld(LadderPlan plan, int partitions, boolean encodeLocks) {
 		this.plan = plan;
@@ -1117,6 +1132,54 @@ final class SimWorld {
 					+ step.kind());
 		}
 		return step;
+	}
+
+	/**
+	 * Runs the handler on one record of a batch, as the batch listener's method runs on it: a
+	 * port call like any run of the handler, in the record's route context, so that every check
+	 * of a run applies (its due time, no earlier record of its key in the ladder).
+	 */
+	HandlerResult runInBatch(Incarnation incarnation, Delivery delivery) {
+		this.contexts.push(routeContext(incarnation, delivery));
+		try {
+			return incarnation.handle(delivery);
+		}
+		finally {
+			this.contexts.pop();
+		}
+	}
+
+	/** Takes the rest of a record's step after its batch ran it, in the record's route context. */
+	Step afterBatch(Incarnation incarnation, Delivery delivery, HandlerResult result,
+			java.util.function.Supplier<Step> rest) {
+		RouteContext context = routeContext(incarnation, delivery);
+		context.lastResult = result; // what its last run gave, which its step goes on with
+		this.contexts.push(context);
+		Step step;
+		try {
+			step = rest.get();
+		}
+		finally {
+			this.contexts.pop();
+		}
+		if (step.kind() == Step.Kind.FAILED) {
+			java.util.function.Supplier<Step> failed = step.rest();
+			return Step.failed(step.failure(), () -> {
+				this.contexts.push(context);
+				try {
+					return failed.get();
+				}
+				finally {
+					this.contexts.pop();
+				}
+			});
+		}
+		return step;
+	}
+
+	private RouteContext routeContext(Incarnation incarnation, Delivery delivery) {
+		Produced origin = originOf(delivery);
+		return new RouteContext(incarnation, delivery, origin, lifeOf(delivery, origin), false, null);
 	}
 
 	/**
