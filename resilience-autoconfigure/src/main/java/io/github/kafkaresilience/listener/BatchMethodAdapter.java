@@ -46,7 +46,9 @@ final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Obje
 	 */
 	Data data(List<ConsumerRecord<Object, Object>> records) {
 		if (!isConsumerRecords()) {
-			return new Data(records, records);
+			// the method gets a list of its own: were it to reorder or empty the list, the
+			// records it names would still be found in the order it got them
+			return new Data(new ArrayList<>(records), records);
 		}
 		Map<TopicPartition, List<ConsumerRecord<Object, Object>>> byPartition = new LinkedHashMap<>();
 		for (ConsumerRecord<Object, Object> record : records) {

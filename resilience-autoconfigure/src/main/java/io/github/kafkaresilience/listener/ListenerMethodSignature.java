@@ -17,6 +17,7 @@ import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.adapter.AdapterUtils;
+import org.springframework.kafka.listener.adapter.ConsumerRecordMetadata;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.kafka.support.ShareAcknowledgment;
@@ -60,7 +61,7 @@ final class ListenerMethodSignature {
 		boolean takesBatch = false;
 		for (int i = 0; i < method.getParameterCount(); i++) {
 			MethodParameter parameter = new MethodParameter(method, i);
-			String refusal = batch ? clientRefusal(parameter) : refusal(parameter);
+			String refusal = batch ? batchRefusal(parameter) : refusal(parameter);
 			if (refusal != null) {
 				throw new IllegalStateException(where + " " + refusal);
 			}
@@ -86,7 +87,7 @@ final class ListenerMethodSignature {
 	}
 
 	private static @Nullable String refusal(MethodParameter parameter) {
-		String refusal = clientRefusal(parameter);
+		String refusal = clientRefusal(parameter, false);
 		if (refusal != null) {
 			return refusal;
 		}
@@ -107,6 +108,21 @@ final class ListenerMethodSignature {
 		return null;
 	}
 
+	/** Why a batch listener's method cannot take a parameter, or {@code null}. */
+	private static @Nullable String batchRefusal(MethodParameter parameter) {
+		String refusal = clientRefusal(parameter, true);
+		if (refusal != null) {
+			return refusal;
+		}
+		if (ConsumerRecordMetadata.class.isAssignableFrom(parameter.getParameterType())) {
+			// spring-kafka gives it to record listeners only: every call would fail to resolve it
+			return "takes ConsumerRecordMetadata, " + which(parameter) + ", which describes one record, but the "
+					+ "method is a batch listener's and gets a batch. Take the records as a List of ConsumerRecords, "
+					+ "or the lists of their headers, e.g. @Header(KafkaHeaders.OFFSET) List<Long>";
+		}
+		return null;
+	}
+
 	/** Whether a parameter takes the batch itself, not one of its headers. */
 	private static boolean isBatch(MethodParameter parameter) {
 		Class<?> type = parameter.getParameterType();
@@ -120,7 +136,7 @@ final class ListenerMethodSignature {
 	}
 
 	/** Why no listener method can take a parameter (the acknowledgment, the consumer), or {@code null}. */
-	private static @Nullable String clientRefusal(MethodParameter parameter) {
+	private static @Nullable String clientRefusal(MethodParameter parameter, boolean batch) {
 		Class<?> type = parameter.getParameterType();
 		String header = headerName(parameter);
 		String which = which(parameter);
@@ -134,8 +150,11 @@ final class ListenerMethodSignature {
 				|| KafkaHeaders.CONSUMER.equals(header)) {
 			return "takes the consumer, " + which + ", but the method runs on a worker thread while the library's poll "
 					+ "thread uses the consumer, which is not thread-safe, and a seek, pause or commit would go around "
-					+ "the library's bookkeeping of offsets and locks. Remove the parameter; for the record's topic, "
-					+ "partition and offset take ConsumerRecordMetadata, the ConsumerRecord or @Header(KafkaHeaders.OFFSET)";
+					+ "the library's bookkeeping of offsets and locks. Remove the parameter; "
+					+ (batch ? "for the records' topics, partitions and offsets take the List of ConsumerRecords or "
+							+ "@Header(KafkaHeaders.OFFSET) List<Long>"
+							: "for the record's topic, partition and offset take ConsumerRecordMetadata, the "
+									+ "ConsumerRecord or @Header(KafkaHeaders.OFFSET)");
 		}
 		return null;
 	}

@@ -257,7 +257,8 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	@Test
 	void aMethodTakingAListOfRecordsFailsStartupAsABatchListener() {
-		refused(RecordListListener.class, "takes a batch", "parameter 1 (List)", "runs once per record");
+		refused(RecordListListener.class, "takes a batch", "parameter 1 (List)", "runs once per record",
+				"Set batch = \"true\" on @OrderedRetryListener");
 	}
 
 	@Test
@@ -289,6 +290,122 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	@Test
 	void aMethodWithSendToFailsStartupSayingNoReplyIsSent() {
 		refused(ReplyingListener.class, "has @SendTo", "send no replies");
+	}
+
+	@Test
+	void aBatchListenerIsRegisteredAsOneWithItsBatchSize() {
+		this.runner.withBean("batchListener", BatchListener.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			ListenerEndpoint endpoint = endpoint(context);
+			assertThat(endpoint.batch()).isTrue();
+			assertThat(endpoint.batchSize()).isEqualTo(50);
+		});
+	}
+
+	@Test
+	void aRecordListenerIsNoBatchListenerAndLeavesTheBatchSizeUnset() {
+		this.runner.withBean("minimalListener", MinimalListener.class).run((context) -> {
+			assertThat(endpoint(context).batch()).isFalse();
+			assertThat(endpoint(context).batchSize()).isNull();
+		});
+	}
+
+	@Test
+	void batchAndBatchSizeResolvePlaceholders() {
+		this.runner.withBean("placeholderBatchListener", PlaceholderBatchListener.class)
+			.withPropertyValues("app.batch=true", "app.batch-size=25")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(endpoint(context).batch()).isTrue();
+				assertThat(endpoint(context).batchSize()).isEqualTo(25);
+			});
+	}
+
+	@Test
+	void batchResolvedToFalseMakesARecordListener() {
+		this.runner.withBean("placeholderRecordListener", PlaceholderRecordListener.class)
+			.withPropertyValues("app.batch=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(endpoint(context).batch()).isFalse();
+			});
+	}
+
+	@Test
+	void aBatchListenerMayTakeEveryFormOfTheBatchWithTheListsOfItsHeaders() {
+		this.runner
+			.withBean("valuesBatchListener", ValuesBatchListener.class)
+			.withBean("messagesBatchListener", MessagesBatchListener.class)
+			.withBean("recordsBatchListener", RecordsBatchListener.class)
+			.withBean("consumerRecordsBatchListener", ConsumerRecordsBatchListener.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(OrderedRetryListenerRegistry.class).endpoints()).hasSize(4)
+					.allSatisfy((endpoint) -> assertThat(endpoint.batch()).isTrue());
+			});
+	}
+
+	@Test
+	void aBatchThatIsNeitherTrueNorFalseFailsStartupNamingTheMethod() {
+		refused(MaybeBatchListener.class, "batch 'maybe'", "neither true nor false");
+	}
+
+	@Test
+	void aBatchSizeWithoutBatchFailsStartupSayingToSetBatch() {
+		refused(BatchSizeOnlyListener.class, "batchSize 10", "no batch listener", "set batch = \"true\"");
+	}
+
+	@Test
+	void aBatchSizeOnAListenerWhoseBatchIsFalseFailsStartupToo() {
+		refused(BatchSizeWithBatchFalseListener.class, "batchSize 10", "no batch listener");
+	}
+
+	@Test
+	void aBatchSizeBelowOneFailsStartupNamingTheMethod() {
+		refused(ZeroBatchSizeListener.class, "batchSize 0", "at least 1");
+	}
+
+	@Test
+	void aBatchSizeThatIsNotANumberFailsStartupNamingTheMethod() {
+		refused(WordBatchSizeListener.class, "batchSize 'many'", "not a number");
+	}
+
+	@Test
+	void aBatchListenerTakingOneRecordFailsStartupSayingItTakesNoBatch() {
+		refused(SingleValueBatchListener.class, "is a batch listener (batch = \"true\") but takes no batch",
+				"as a List of values", "remove batch = \"true\"");
+	}
+
+	@Test
+	void aBatchListenerTakingOnlyTheListOfAHeaderFailsStartupSayingItTakesNoBatch() {
+		refused(HeaderListOnlyBatchListener.class, "takes no batch");
+	}
+
+	@Test
+	void aBatchListenerTakingAnAcknowledgmentFailsStartupSayingTheLibraryCommits() {
+		refused(AcknowledgingBatchListener.class, "takes an acknowledgment", "parameter 2 (Acknowledgment)",
+				"commits a record's offset itself");
+	}
+
+	@Test
+	void aBatchListenerTakingTheConsumerFailsStartupSayingItIsNotThreadSafe() {
+		refused(ConsumerBatchListener.class, "takes the consumer", "parameter 2 (Consumer)", "not thread-safe",
+				"take the List of ConsumerRecords or @Header(KafkaHeaders.OFFSET) List<Long>");
+		this.runner.withBean("refusedListener", ConsumerBatchListener.class)
+			.run((context) -> assertThat(messages(context.getStartupFailure()))
+				.as("ConsumerRecordMetadata is a record listener's")
+				.noneSatisfy((message) -> assertThat(message).contains("ConsumerRecordMetadata")));
+	}
+
+	@Test
+	void aBatchListenerTakingConsumerRecordMetadataFailsStartupSayingItDescribesOneRecord() {
+		refused(MetadataBatchListener.class, "takes ConsumerRecordMetadata", "parameter 2 (ConsumerRecordMetadata)",
+				"describes one record", "@Header(KafkaHeaders.OFFSET) List<Long>");
+	}
+
+	@Test
+	void aBatchListenerReturningAFutureFailsStartupToo() {
+		refused(FutureBatchListener.class, "returns CompletableFuture");
 	}
 
 	@Test
@@ -521,6 +638,152 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 		@SendTo("replies")
 		String handle(String value) {
 			return value;
+		}
+
+	}
+
+	static class BatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true", batchSize = "50")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class PlaceholderBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "${app.batch}", batchSize = "${app.batch-size}")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class PlaceholderRecordListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "${app.batch}")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ValuesBatchListener {
+
+		@OrderedRetryListener(topics = "values", batch = "true")
+		void handle(List<String> values, @Header(KafkaHeaders.RECEIVED_KEY) List<String> keys,
+				@Header(KafkaHeaders.OFFSET) List<Long> offsets) {
+		}
+
+	}
+
+	static class MessagesBatchListener {
+
+		@OrderedRetryListener(topics = "messages", batch = "true")
+		void handle(List<Message<String>> messages) {
+		}
+
+	}
+
+	static class RecordsBatchListener {
+
+		@OrderedRetryListener(topics = "records", batch = "true")
+		void handle(List<ConsumerRecord<String, String>> records) {
+		}
+
+	}
+
+	static class ConsumerRecordsBatchListener {
+
+		@OrderedRetryListener(topics = "polled", batch = "true")
+		void handle(ConsumerRecords<String, String> records) {
+		}
+
+	}
+
+	static class MaybeBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "maybe")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class BatchSizeOnlyListener {
+
+		@OrderedRetryListener(topics = "orders", batchSize = "10")
+		void handle(String value) {
+		}
+
+	}
+
+	static class BatchSizeWithBatchFalseListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "false", batchSize = "10")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ZeroBatchSizeListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true", batchSize = "0")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class WordBatchSizeListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true", batchSize = "many")
+		void handle(List<String> values) {
+		}
+
+	}
+
+	static class SingleValueBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		void handle(String value) {
+		}
+
+	}
+
+	static class HeaderListOnlyBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		void handle(@Header(KafkaHeaders.OFFSET) List<Long> offsets) {
+		}
+
+	}
+
+	static class AcknowledgingBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		void handle(List<String> values, Acknowledgment acknowledgment) {
+		}
+
+	}
+
+	static class ConsumerBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		void handle(List<String> values, Consumer<String, String> consumer) {
+		}
+
+	}
+
+	static class MetadataBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		void handle(List<String> values, ConsumerRecordMetadata metadata) {
+		}
+
+	}
+
+	static class FutureBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		CompletableFuture<Void> handle(List<String> values) {
+			return CompletableFuture.completedFuture(null);
 		}
 
 	}
