@@ -20,7 +20,8 @@ import org.springframework.stereotype.Component;
  * Remembers what the sample sent and what the listener did with it, and builds the summary
  * printed at the end: whether each customer's payments were charged in the order they were
  * sent (checked, not assumed), attempts per stage, dead letters by reason, how late the retries
- * ran, and throughput.
+ * ran, throughput, and what the {@link Ledger} booked (every payment, each customer's in the
+ * order sent).
  * <p>
  * A payment id is {@code <customer>-<sequence>}, e.g. {@code c03-7}: the 7th payment of customer
  * {@code c03}. Thread-safe: the listener runs on several worker threads.
@@ -112,6 +113,11 @@ public class DemoTracker {
 		}
 	}
 
+	/** The payment ids sent so far. */
+	public Set<String> sentPayments() {
+		return Set.copyOf(this.sent.keySet());
+	}
+
 	public int sentCount() {
 		return this.sent.size();
 	}
@@ -135,6 +141,19 @@ public class DemoTracker {
 	 * @param timedOut whether the sample gave up waiting
 	 */
 	public Summary summarize(Map<String, String> deadLetters, Map<String, String> expected, boolean timedOut) {
+		return summarize(deadLetters, expected, null, timedOut);
+	}
+
+	/**
+	 * Builds the end-of-run summary, with what the ledger booked: every payment sent, each
+	 * customer's in the order sent.
+	 * @param deadLetters the dead-lettered payments with their {@code dlq.reason}
+	 * @param expected the payments meant to be dead-lettered, with their reason
+	 * @param ledger the ledger, or {@code null} to leave it out
+	 * @param timedOut whether the sample gave up waiting
+	 */
+	public Summary summarize(Map<String, String> deadLetters, Map<String, String> expected, Ledger ledger,
+			boolean timedOut) {
 		List<String> lines = new ArrayList<>();
 		List<String> problems = new ArrayList<>();
 		Map<String, List<Integer>> sentByCustomer = new TreeMap<>();
@@ -181,6 +200,9 @@ public class DemoTracker {
 						worst.payment(), worst.stage())
 				: "no retry ran"));
 		lines.add("throughput:    " + throughput(sentByCustomer.keySet(), deadLetters.keySet()));
+		if (ledger != null) {
+			lines.add("ledger:        " + ledger(ledger, problems));
+		}
 		if (this.duplicates.get() > 0) {
 			lines.add("redelivered:   " + this.duplicates.get() + " payment(s) charged twice (at least once delivery)");
 		}
@@ -210,6 +232,48 @@ public class DemoTracker {
 		lines.add("result:        " + (ok ? "OK, every customer's payments were charged in order"
 				: "FAILED, " + String.join("; ", problems)));
 		return new Summary(ok, lines);
+	}
+
+	/**
+	 * What the ledger booked of the payments sent, and whether each customer's are in the order
+	 * sent; adds to {@code problems} what is wrong.
+	 */
+	private String ledger(Ledger ledger, List<String> problems) {
+		List<Ledger.Entry> entries = ledger.entries();
+		List<Ledger.Insert> inserts = ledger.inserts();
+		int booked = ledger.bookedOf(this.sent.keySet());
+		Map<String, List<Integer>> byCustomer = new TreeMap<>();
+		entries.stream()
+			.filter((entry) -> this.sent.containsKey(entry.payment()))
+			.forEach((entry) -> byCustomer.computeIfAbsent(entry.customer(), (c) -> new ArrayList<>())
+				.add(sequenceOf(entry.payment())));
+		List<String> outOfOrder = new ArrayList<>();
+		byCustomer.forEach((customer, sequences) -> {
+			if (!isIncreasing(sequences)) {
+				outOfOrder.add(customer + " (" + sequences.stream().map(String::valueOf).collect(Collectors.joining(" ")) + ")");
+			}
+		});
+		if (booked < sentCount()) {
+			problems.add("the ledger booked " + booked + " of " + sentCount() + " payments");
+		}
+		if (!outOfOrder.isEmpty()) {
+			problems.add("ledger booked out of order for " + String.join(", ", outOfOrder));
+		}
+		Map<String, Ledger.Entry> byPayment = new TreeMap<>();
+		entries.forEach((entry) -> byPayment.put(entry.payment(), entry));
+		StringBuilder line = new StringBuilder(String.format("%d of %d payments booked, %s, by %d batch insert%s of up to %d rows",
+				booked, sentCount(), outOfOrder.isEmpty() ? "each customer's in the order sent" : "OUT OF ORDER",
+				inserts.size(), (inserts.size() == 1) ? "" : "s", inserts.stream().mapToInt(Ledger.Insert::rows).max().orElse(0)));
+		ledger.failedBookings().forEach((payment, failures) -> {
+			Ledger.Entry entry = byPayment.get(payment);
+			line.append("; ").append(payment).append((entry != null)
+					? " booked on attempt " + (failures + 1) + " (" + entry.stage() + ")"
+					: " failed " + failures + " time(s), not booked");
+		});
+		if (ledger.skipped() > 0) {
+			line.append("; ").append(ledger.skipped()).append(" row(s) skipped, booked already (at least once delivery)");
+		}
+		return line.toString();
 	}
 
 	private String attemptsByStage() {
@@ -298,7 +362,8 @@ public class DemoTracker {
 
 	/**
 	 * The outcome of a run.
-	 * @param ok whether every customer was charged in order and every payment is accounted for
+	 * @param ok whether every customer was charged (and, with a ledger, booked) in order and every
+	 * payment is accounted for
 	 * @param lines the lines to print
 	 */
 	public record Summary(boolean ok, List<String> lines) {

@@ -23,9 +23,10 @@ import org.springframework.stereotype.Component;
  * Once the application is up, sends {@code sample.payments-per-customer} (20) payments for each
  * of {@code sample.customers} (12) customers to the {@code payments} topic, at
  * {@code sample.rate} (40) a second, round robin over the customers. It then prints progress
- * every second until every payment is charged or dead-lettered, prints the summary and, unless
- * {@code sample.exit-when-done=false}, ends the JVM: exit code 0 when every customer's payments
- * were charged in order and every payment is accounted for, 1 otherwise.
+ * every second until every payment is charged or dead-lettered and booked in the ledger, prints
+ * the summary and, unless {@code sample.exit-when-done=false}, ends the JVM: exit code 0 when
+ * every customer's payments were charged and booked in order and every payment is accounted
+ * for, 1 otherwise.
  * <p>
  * It stays off when the application runs the {@code replay} command.
  */
@@ -40,6 +41,8 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 	private final DemoTracker tracker;
 
 	private final PaymentProvider provider;
+
+	private final Ledger ledger;
 
 	private final ConfigurableApplicationContext context;
 
@@ -61,7 +64,7 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 	}
 
 	public LoadGenerator(KafkaTemplate<String, String> template, ConsumerFactory<?, ?> consumerFactory, DemoTracker tracker,
-			PaymentProvider provider, ConfigurableApplicationContext context,
+			PaymentProvider provider, Ledger ledger, ConfigurableApplicationContext context,
 			@Value("${sample.customers:12}") int customers,
 			@Value("${sample.payments-per-customer:20}") int paymentsPerCustomer,
 			@Value("${sample.rate:40}") double rate, @Value("${sample.exit-when-done:true}") boolean exitWhenDone,
@@ -70,6 +73,7 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 		this.consumerFactory = consumerFactory;
 		this.tracker = tracker;
 		this.provider = provider;
+		this.ledger = ledger;
 		this.context = context;
 		this.settings = new Settings(customers, paymentsPerCustomer, rate, exitWhenDone, timeout);
 	}
@@ -133,14 +137,15 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 			String lastProgress = "";
 			long lastPrinted = 0;
 			boolean timedOut = false;
-			while (this.running && !this.tracker.allAccountedFor(deadLetters.count())) {
+			while (this.running && !(this.tracker.allAccountedFor(deadLetters.count()) && ledgerComplete())) {
 				if (System.nanoTime() - deadline > 0) {
 					timedOut = true;
 					break;
 				}
 				deadLetters.poll(Duration.ofMillis(500));
-				String progress = String.format("[sample] progress: %d of %d payments charged, %d dead-lettered",
-						this.tracker.chargedCount(), this.tracker.sentCount(), deadLetters.count());
+				String progress = String.format("[sample] progress: %d of %d payments charged, %d dead-lettered, %d booked",
+						this.tracker.chargedCount(), this.tracker.sentCount(), deadLetters.count(),
+						this.ledger.bookedOf(this.tracker.sentPayments()));
 				if (!progress.equals(lastProgress) && System.nanoTime() - lastPrinted > TimeUnit.SECONDS.toNanos(1)) {
 					System.out.println(progress);
 					lastProgress = progress;
@@ -150,13 +155,18 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 			if (!this.running) {
 				return;
 			}
-			summary = this.tracker.summarize(deadLetters.reasons(), expectedDeadLetters(), timedOut);
+			summary = this.tracker.summarize(deadLetters.reasons(), expectedDeadLetters(), this.ledger, timedOut);
 		}
 		catch (RuntimeException ex) {
 			fail(ex);
 			return;
 		}
 		report(summary);
+	}
+
+	/** Whether the ledger booked every payment sent. */
+	private boolean ledgerComplete() {
+		return this.ledger.bookedOf(this.tracker.sentPayments()) >= this.tracker.sentCount();
 	}
 
 	private static Map<String, String> expectedDeadLetters() {

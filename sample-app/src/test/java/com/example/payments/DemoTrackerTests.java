@@ -1,11 +1,13 @@
 package com.example.payments;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class DemoTrackerTests {
 
@@ -72,6 +74,54 @@ class DemoTrackerTests {
 			.isFalse();
 		assertThat(this.tracker.summarize(Map.of("c01-1", "exhausted"), Map.of("c01-1", "exhausted"), false).ok())
 			.isTrue();
+	}
+
+	@Test
+	void reportsWhatTheLedgerBookedAndFailsUntilItBookedEveryPayment() {
+		send("c06", 6);
+		charge("c06-1", "c06-2", "c06-3", "c06-4", "c06-5", "c06-6");
+		Ledger ledger = new Ledger();
+		ledger.insert(List.of(row("c06-1", "main"), row("c06-2", "main")));
+		assertThatThrownBy(() -> ledger.insert(List.of(row("c06-3", "main"), row("c06-4", "main"),
+				row(Ledger.BUSY_ONCE_PAYMENT, "main"), row("c06-6", "main"))))
+			.isInstanceOfSatisfying(Ledger.BookingFailedException.class, (ex) -> assertThat(ex.booked()).isEqualTo(2));
+
+		DemoTracker.Summary partial = this.tracker.summarize(Map.of(), Map.of(), ledger, true);
+
+		assertThat(partial.ok()).isFalse();
+		assertThat(partial.lines()).contains("ledger:        4 of 6 payments booked, each customer's in the order sent, "
+				+ "by 2 batch inserts of up to 4 rows; c06-5 failed 1 time(s), not booked")
+			.anySatisfy((line) -> assertThat(line).contains("the ledger booked 4 of 6 payments"));
+
+		// the failed row again, from the first retry stage, and a redelivered row
+		ledger.insert(List.of(row(Ledger.BUSY_ONCE_PAYMENT, "retry.2s"), row("c06-4", "retry.2s")));
+		ledger.insert(List.of(row("c06-6", "retry.2s")));
+		DemoTracker.Summary summary = this.tracker.summarize(Map.of(), Map.of(), ledger, false);
+
+		assertThat(summary.ok()).as(String.join("\n", summary.lines())).isTrue();
+		assertThat(summary.lines()).contains("ledger:        6 of 6 payments booked, each customer's in the order sent, "
+				+ "by 4 batch inserts of up to 4 rows; c06-5 booked on attempt 2 (retry.2s); 1 row(s) skipped, booked "
+				+ "already (at least once delivery)");
+		assertThat(ledger.entries()).extracting(Ledger.Entry::insert).containsExactly(1, 1, 2, 2, 3, 4);
+	}
+
+	@Test
+	void failsWhenTheLedgerBookedACustomerOutOfOrder() {
+		send("c01", 2);
+		charge("c01-1", "c01-2");
+		Ledger ledger = new Ledger();
+		ledger.insert(List.of(row("c01-2", "main"), row("c01-1", "main")));
+
+		DemoTracker.Summary summary = this.tracker.summarize(Map.of(), Map.of(), ledger, false);
+
+		assertThat(summary.ok()).isFalse();
+		assertThat(summary.lines())
+			.contains("ledger:        2 of 2 payments booked, OUT OF ORDER, by 1 batch insert of up to 2 rows")
+			.anySatisfy((line) -> assertThat(line).contains("ledger booked out of order for c01 (2 1)"));
+	}
+
+	private static Ledger.Row row(String payment, String stage) {
+		return new Ledger.Row(DemoTracker.customerOf(payment), payment, "EUR 12.34", stage);
 	}
 
 	private void send(String customer, int count) {
