@@ -145,6 +145,12 @@ final class BatchHandlerInvoker implements BatchHandler {
 				part.forEach((i) -> this.results[i] = HandlerResult.success());
 				return false;
 			}
+			if (call.unsplittable) {
+				// the call's outcome could not be kept: each of its records failed, as after a single run
+				Throwable failed = call.failure;
+				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
+				return false;
+			}
 			boolean unreadable = call.unconvertible;
 			if (part.size() == 1) {
 				this.results[part.get(0)] = unreadable ? HandlerResult.poison(call.failure)
@@ -167,6 +173,17 @@ final class BatchHandlerInvoker implements BatchHandler {
 			if (guard == null) {
 				return callMethod(part);
 			}
+			try {
+				return completing(guard, part);
+			}
+			catch (RuntimeException ex) {
+				// the store failed to complete the keys of the records that succeeded: as for a
+				// single record, the attempt failed, transiently, and the records run again later
+				return Call.unsplittable(ex);
+			}
+		}
+
+		private Call completing(IdempotencyGuard guard, List<Integer> part) {
 			return guard.callCompleting(() -> callMethod(part), (call) -> {
 				int succeeded = (call.stoppedAt >= 0) ? call.stoppedAt : (call.failure == null) ? part.size() : 0;
 				List<Claim> done = new ArrayList<>(succeeded);
@@ -288,21 +305,27 @@ final class BatchHandlerInvoker implements BatchHandler {
 	 * failed, or -1
 	 * @param failure what the call or the named record failed with, {@code null} on success
 	 * @param unconvertible whether the records could not be converted, and the method did not run
+	 * @param unsplittable whether every record of the call failed with {@code failure}, which
+	 * splitting cannot tell apart (the idempotency store failed)
 	 */
-	private record Call(int stoppedAt, @Nullable Throwable failure, boolean unconvertible) {
+	private record Call(int stoppedAt, @Nullable Throwable failure, boolean unconvertible, boolean unsplittable) {
 
-		static final Call SUCCEEDED = new Call(-1, null, false);
+		static final Call SUCCEEDED = new Call(-1, null, false, false);
 
 		static Call stoppedAt(int index, Throwable failure) {
-			return new Call(index, failure, false);
+			return new Call(index, failure, false, false);
 		}
 
 		static Call failed(Throwable failure) {
-			return new Call(-1, failure, false);
+			return new Call(-1, failure, false, false);
 		}
 
 		static Call unconvertible(Throwable failure) {
-			return new Call(-1, failure, true);
+			return new Call(-1, failure, true, false);
+		}
+
+		static Call unsplittable(Throwable failure) {
+			return new Call(-1, failure, false, true);
 		}
 
 	}

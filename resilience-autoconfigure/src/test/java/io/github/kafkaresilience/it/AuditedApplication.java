@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 
 /**
  * An application whose handler decides from the record alone, so that every instance (in
@@ -48,7 +51,8 @@ import org.springframework.context.annotation.Import;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import({ AuditedApplication.AuditedListener.class, AuditedApplication.CrashPoint.class })
+@Import({ AuditedApplication.AuditedListener.class, AuditedApplication.AuditedBatchListener.class,
+		AuditedApplication.CrashPoint.class })
 public class AuditedApplication {
 
 	/** Runs one instance until it is killed: the entry point of a child JVM. */
@@ -60,6 +64,7 @@ public class AuditedApplication {
 		return topic + ".audit";
 	}
 
+	@ConditionalOnProperty(name = "test.batch", havingValue = "false", matchIfMissing = true)
 	static class AuditedListener {
 
 		/** Long enough for a partition leader to move when its broker is killed. */
@@ -120,6 +125,80 @@ public class AuditedApplication {
 			}
 			if (fail) {
 				throw new IllegalStateException("rule " + rule + " at retry.count " + retryCount);
+			}
+		}
+
+	}
+
+	/**
+	 * The same rules for a batch listener ({@code test.batch=true}), standing for one bulk write
+	 * per batch. With {@code test.batch-style=index} it audits the records it got to and names
+	 * the first failing record by its index; with {@code whole} a batch with a failing record
+	 * fails as a whole and audits nothing (its bulk write is rolled back), unless it holds that
+	 * record alone, which it audits as failed.
+	 */
+	@ConditionalOnProperty(name = "test.batch", havingValue = "true")
+	static class AuditedBatchListener {
+
+		private final KafkaProducer<String, String> audit;
+
+		private final String instance;
+
+		private final String topic;
+
+		private final boolean byIndex;
+
+		AuditedBatchListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
+				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
+				@Value("${test.batch-style:index}") String style) {
+			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+					ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true),
+					new StringSerializer(), new StringSerializer());
+			this.instance = instance;
+			this.topic = topic;
+			this.byIndex = style.equals("index");
+		}
+
+		@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}", batch = "true")
+		void handle(List<ConsumerRecord<String, String>> records) throws Exception {
+			List<String> lines = new ArrayList<>();
+			for (int i = 0; i < records.size(); i++) {
+				ConsumerRecord<String, String> record = records.get(i);
+				String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
+				int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
+				boolean replayed = record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null;
+				String rule = replayed ? "ok" : rule(record.value(), "");
+				boolean permanent = rule.equals("p");
+				boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
+				String line = String.join("|", record.key() + "=" + record.value(), record.topic(),
+						Integer.toString(retryCount), fail ? "fail" : "ok", this.instance, replayed ? "replay" : "-");
+				if (!fail) {
+					lines.add(line);
+					continue;
+				}
+				Exception failure = permanent ? new PermanentFailureException("rule p: " + record.value())
+						: new IllegalStateException("rule " + rule + " at retry.count " + retryCount);
+				if (this.byIndex || records.size() == 1) {
+					lines.add(line);
+					write(lines);
+					if (records.size() == 1 && !this.byIndex) {
+						throw failure;
+					}
+					throw new BatchListenerFailedException("record " + i + " failed", failure, i);
+				}
+				throw failure; // the batch's bulk write is rolled back: nothing of it is audited
+			}
+			write(lines);
+		}
+
+		private void write(List<String> lines) throws Exception {
+			List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+			for (String line : lines) {
+				String key = line.substring(0, line.indexOf('='));
+				sent.add(this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, key, line.substring(key.length() + 1))));
+			}
+			for (java.util.concurrent.Future<?> future : sent) {
+				future.get(2, TimeUnit.MINUTES);
 			}
 		}
 

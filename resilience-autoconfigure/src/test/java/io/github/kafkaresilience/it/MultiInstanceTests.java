@@ -99,7 +99,7 @@ class MultiInstanceTests {
 		}
 	}
 
-	private static boolean joined(InstanceProcess instance) throws IOException {
+	static boolean joined(InstanceProcess instance) throws IOException {
 		return assignments(instance) > 0;
 	}
 

@@ -503,6 +503,30 @@ class BatchHandlerInvokerTests {
 			.as("released, so claimed anew").isEqualTo(Claim.Status.CLAIMED);
 	}
 
+	@Test
+	void whenTheStoreCannotCompleteTheKeysEveryRecordOfTheCallFailsAndCountsAnAttempt() {
+		InMemoryIdempotencyStore failingStore = new InMemoryIdempotencyStore() {
+
+			@Override
+			public void complete(Claim claim) {
+				throw new IllegalStateException("store down");
+			}
+
+		};
+		IdempotencyGuard guard = new IdempotencyGuard("orders-listener", failingStore,
+				IdempotencyKeyResolver.birthplace("orders"), Duration.ofMinutes(5), null, IdempotencyObserver.NONE);
+
+		BatchResult result = invoker("onValues", new StringDeserializer(), ListenerMessaging.defaults(), guard,
+				BatchSettings.Failure.BISECT)
+			.handle(deliveries("v10", "v11"));
+
+		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, Outcome.FAILURE);
+		assertThat(result.results().get(0).failure()).hasMessage("store down");
+		assertThat(this.listener.callSizes()).as("not bisected: splitting cannot help").containsExactly(2);
+		assertThat(failingStore.claim("orders-listener", "orders/0/10", Duration.ofMinutes(5)).status())
+			.as("released, so claimed anew").isEqualTo(Claim.Status.CLAIMED);
+	}
+
 	private BatchHandlerInvoker invoker(String method) {
 		return invoker(method, BatchSettings.Failure.BISECT);
 	}
