@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
@@ -37,8 +38,8 @@ final class BatchRuns {
 	/** What becomes of a record once its batch ran, or did not get to it. */
 	interface Outcomes {
 
-		/** The handler ran on the record: its step goes on with {@code result}. */
-		void ran(Task task, ReadyRun run, HandlerResult result, long nanos);
+		/** The handler ran on the record in {@code batch}: its step goes on with {@code result}. */
+		void ran(Task task, ReadyRun run, HandlerResult result, long nanos, AttemptObservation.Batch batch);
 
 		/** The batch did not get to the record: it is routed again, without an attempt. */
 		void notRun(Task task);
@@ -159,10 +160,13 @@ final class BatchRuns {
 		batch.forEach((ready) -> records.add(ready.run.record()));
 		long start = System.nanoTime();
 		BatchResult ran;
+		AttemptObservation.Batch observed = router.startBatch(records.size());
 		try {
 			ran = this.handlers.get(router).handle(records);
+			observed.ended(null);
 		}
 		catch (RuntimeException | Error ex) {
+			observed.ended(ex);
 			// not the method's failure (that is a result): every record runs again later
 			logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
 					+ "they run again", ex);
@@ -177,7 +181,7 @@ final class BatchRuns {
 			Ready ready = batch.get(i);
 			HandlerResult result = (i < results.size()) ? results.get(i) : null;
 			if (result != null) {
-				this.outcomes.ran(ready.task, ready.run, result, share);
+				this.outcomes.ran(ready.task, ready.run, result, share, observed);
 			}
 			else {
 				this.outcomes.notRun(ready.task);

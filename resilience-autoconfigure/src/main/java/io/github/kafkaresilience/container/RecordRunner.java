@@ -115,8 +115,9 @@ final class RecordRunner {
 				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
 
 			@Override
-			public void ran(Task task, ReadyRun run, HandlerResult result, long nanos) {
-				ranInBatch(task, run, result, nanos);
+			public void ran(Task task, ReadyRun run, HandlerResult result, long nanos,
+					io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+				ranInBatch(task, run, result, nanos, batch);
 			}
 
 			@Override
@@ -278,10 +279,11 @@ final class RecordRunner {
 	 * A batch ran a record: the rest of its step runs as after a single record's run, and a
 	 * next record of its key that may run now is handed to the workers.
 	 */
-	private void ranInBatch(Task task, ReadyRun run, HandlerResult result, long nanos) {
+	private void ranInBatch(Task task, ReadyRun run, HandlerResult result, long nanos,
+			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
 		Step step;
 		try {
-			step = this.committer.route(task.delivery, () -> run.ran(result, nanos), this.offsets);
+			step = this.committer.route(task.delivery, () -> run.ran(result, nanos, batch), this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
 				task.failures = 0;
 			}

@@ -32,6 +32,59 @@ public interface AttemptObservation {
 	Attempt start(Delivery record, int stage);
 
 	/**
+	 * Starts observing an attempt of a record that ran in a batch: as {@link #start}, and
+	 * tagged with the batch it ran in, so that the attempt, in the record's own trace, and the
+	 * batch's observation name each other.
+	 * @param record the record, as it was read
+	 * @param stage the stage it was read from, 0 for the main topic
+	 * @param batch the batch the record ran in
+	 * @return the attempt, to end at once with the record's outcome
+	 */
+	default Attempt start(Delivery record, int stage, Batch batch) {
+		return start(record, stage);
+	}
+
+	/**
+	 * Starts observing one call of a batch listener's method (its bisections included), the
+	 * calling thread's current observation until it ends.
+	 * @param records how many records the batch holds
+	 * @return the batch, to end once the method returned
+	 */
+	default Batch startBatch(int records) {
+		return Batch.NONE;
+	}
+
+	/**
+	 * One call of a batch listener's method, started by {@link #startBatch}.
+	 */
+	interface Batch {
+
+		/** No batch, or one that is not observed. */
+		Batch NONE = new Batch() {
+
+			@Override
+			public @Nullable String id() {
+				return null;
+			}
+
+			@Override
+			public void ended(@Nullable Throwable failure) {
+			}
+
+		};
+
+		/** What identifies the batch in its observation and in its records' attempts, or {@code null}. */
+		@Nullable String id();
+
+		/**
+		 * The call ended.
+		 * @param failure what running the batch threw (not a record's failure), or {@code null}
+		 */
+		void ended(@Nullable Throwable failure);
+
+	}
+
+	/**
 	 * One attempt of a record, started by {@link #start}.
 	 */
 	interface Attempt {

@@ -54,7 +54,15 @@ public final class ReadyRun {
 	 * @return what to do with the record next
 	 */
 	public Step ran(HandlerResult result, long nanos) {
-		Attempt attempt = this.router.attempted(this.record, this.run.stage(), result, nanos);
+		return ran(result, nanos, AttemptObservation.Batch.NONE);
+	}
+
+	/**
+	 * As {@link #ran(HandlerResult, long)}, for a record that ran in an observed batch.
+	 * @param batch the batch the record ran in: its attempt carries the batch's id
+	 */
+	public Step ran(HandlerResult result, long nanos, AttemptObservation.Batch batch) {
+		Attempt attempt = this.router.attempted(this.record, this.run.stage(), result, nanos, batch);
 		Supplier<Step> rest = () -> this.router.afterRun(this.record, this.run, result, attempt);
 		boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
 		return (this.deferFailures && failed) ? Step.failed(result, rest) : rest.get();

@@ -269,11 +269,19 @@ public class StageRouter {
 	 * A batch ran a ready record: observes its attempt, which has ended, and counts its run.
 	 * @return the attempt, for the sends that carry the record on
 	 */
-	Attempt attempted(Delivery record, int stage, HandlerResult result, long nanos) {
-		Attempt attempt = this.attempts.start(record, stage);
+	Attempt attempted(Delivery record, int stage, HandlerResult result, long nanos, AttemptObservation.Batch batch) {
+		Attempt attempt = this.attempts.start(record, stage, batch);
 		attempt.ended(result);
 		this.observer.handled(stage, result.outcome(), nanos);
 		return attempt;
+	}
+
+	/**
+	 * Starts observing a call of the batch listener's method on ready records of this ladder.
+	 * @see AttemptObservation#startBatch(int)
+	 */
+	public AttemptObservation.Batch startBatch(int records) {
+		return this.attempts.startBatch(records);
 	}
 
 	/**

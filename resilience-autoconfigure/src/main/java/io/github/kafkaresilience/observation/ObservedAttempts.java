@@ -37,6 +37,12 @@ import org.springframework.kafka.support.micrometer.KafkaTemplateObservation.Def
  */
 public class ObservedAttempts implements AttemptObservation {
 
+	/** The name of the observation of a batch listener's call. */
+	public static final String BATCH_OBSERVATION = "kafka.resilience.batch.call";
+
+	/** The key of the id a batch's observation and its records' attempts carry. */
+	public static final String BATCH_ID = "kafka.resilience.batch.id";
+
 	/** The {@code spring.kafka.template.name} of the library's sends. */
 	public static final String SENDER_NAME = "kafka-resilience";
 
@@ -76,6 +82,16 @@ public class ObservedAttempts implements AttemptObservation {
 	 */
 	@Override
 	public Attempt start(Delivery record, int stage) {
+		return start(record, stage, Batch.NONE);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The attempt carries the batch's id as {@value #BATCH_ID}.
+	 */
+	@Override
+	public Attempt start(Delivery record, int stage, Batch batch) {
 		Observation observation = KafkaListenerObservation.LISTENER_OBSERVATION.observation(this.convention,
 				DefaultAttemptObservationConvention.INSTANCE, () -> new AttemptContext(consumerRecord(record),
 						this.listenerId, null, this.groupId, this.clusterId, stage),
@@ -83,8 +99,52 @@ public class ObservedAttempts implements AttemptObservation {
 		if (observation.isNoop()) {
 			return Attempt.NONE;
 		}
+		String batchId = batch.id();
+		if (batchId != null) {
+			observation.highCardinalityKeyValue(BATCH_ID, batchId);
+		}
 		observation.start();
 		return new ObservedAttempt(observation, observation.openScope(), (AttemptContext) observation.getContext());
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The batch is an observation named {@value #BATCH_OBSERVATION}, tagged with the listener,
+	 * its group, the number of records and an id ({@value #BATCH_ID}) that each of its records'
+	 * attempts carries too.
+	 */
+	@Override
+	public Batch startBatch(int records) {
+		String id = java.util.UUID.randomUUID().toString();
+		Observation observation = Observation.createNotStarted(BATCH_OBSERVATION, this.registry)
+			.contextualName(this.listenerId + " batch")
+			.lowCardinalityKeyValue("spring.kafka.listener.id", this.listenerId)
+			.lowCardinalityKeyValue("messaging.kafka.consumer.group", this.groupId)
+			.highCardinalityKeyValue("messaging.batch.message_count", Integer.toString(records))
+			.highCardinalityKeyValue(BATCH_ID, id);
+		if (observation.isNoop()) {
+			return Batch.NONE;
+		}
+		observation.start();
+		Observation.Scope scope = observation.openScope();
+		return new Batch() {
+
+			@Override
+			public String id() {
+				return id;
+			}
+
+			@Override
+			public void ended(@Nullable Throwable failure) {
+				if (failure != null) {
+					observation.error(failure);
+				}
+				scope.close();
+				observation.stop();
+			}
+
+		};
 	}
 
 	/** The record as it was read: raw key and value, and the headers it arrived with. */

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
@@ -81,6 +82,29 @@ class ObservedAttemptsTests {
 			.containsEntry("messaging.kafka.source.partition", "2")
 			.containsEntry("messaging.kafka.message.offset", "41");
 		assertThat(span.getError()).hasMessage("payment service down");
+	}
+
+	@Test
+	void aBatchIsOneObservationCurrentWhileItsMethodRunsAndItsRecordsAttemptsStayInTheirOwnTracesCarryingItsId() {
+		Headers headers = new RecordHeaders();
+		headers.add(TestTracing.TRACEPARENT, bytes(TestTracing.traceparent(TRACE, "00f067aa0ba902b7")));
+		AttemptObservation.Batch batch = this.attempts.startBatch(2);
+		assertThat(this.tracing.registry().getCurrentObservation()).isNotNull();
+		batch.ended(null);
+		SimpleSpan batchSpan = this.tracing.tracer().onlySpan();
+		assertThat(batchSpan.getName()).isEqualTo("orders-listener batch");
+		assertThat(batchSpan.getTags()).containsEntry("messaging.batch.message_count", "2")
+			.containsEntry("spring.kafka.listener.id", "orders-listener")
+			.containsEntry(ObservedAttempts.BATCH_ID, batch.id());
+		assertThat(this.tracing.registry().getCurrentObservation()).isNull();
+
+		this.attempts.start(record(STAGE_1, headers), 1, batch).ended(HandlerResult.success());
+
+		SimpleSpan attempt = this.tracing.tracer().lastSpan();
+		assertThat(attempt.getTraceId()).as("the record's own trace").isEqualTo(TRACE);
+		assertThat(attempt.getParentId()).isEqualTo("00f067aa0ba902b7");
+		assertThat(attempt.getTags()).containsEntry(ObservedAttempts.BATCH_ID, batch.id())
+			.containsEntry("kafka.resilience.outcome", "success");
 	}
 
 	@Test
