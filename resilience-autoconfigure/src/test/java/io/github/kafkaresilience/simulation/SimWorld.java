@@ -1116,16 +1116,7 @@ final class SimWorld {
 			this.contexts.pop();
 		}
 		if (step.kind() == Step.Kind.FAILED) {
-			java.util.function.Supplier<Step> rest = step.rest();
-			return Step.failed(step.failure(), () -> {
-				this.contexts.push(context);
-				try {
-					return rest.get();
-				}
-				finally {
-					this.contexts.pop();
-				}
-			});
+			return restInContext(step, context);
 		}
 		if (foreign && step.kind() != Step.Kind.DONE) {
 			throw new SimViolation("(6) " + delivery + ", a record of another group (or of none), was not skipped: "
@@ -1162,19 +1153,21 @@ final class SimWorld {
 		finally {
 			this.contexts.pop();
 		}
-		if (step.kind() == Step.Kind.FAILED) {
-			java.util.function.Supplier<Step> failed = step.rest();
-			return Step.failed(step.failure(), () -> {
-				this.contexts.push(context);
-				try {
-					return failed.get();
-				}
-				finally {
-					this.contexts.pop();
-				}
-			});
-		}
-		return step;
+		return (step.kind() == Step.Kind.FAILED) ? restInContext(step, context) : step;
+	}
+
+	/** A failed run's step whose rest runs later in the same route context. */
+	private Step restInContext(Step step, RouteContext context) {
+		java.util.function.Supplier<Step> rest = step.rest();
+		return Step.failed(step.failure(), () -> {
+			this.contexts.push(context);
+			try {
+				return rest.get();
+			}
+			finally {
+				this.contexts.pop();
+			}
+		});
 	}
 
 	private RouteContext routeContext(Incarnation incarnation, Delivery delivery) {
