@@ -51,12 +51,19 @@ class BatchListenerTests {
 		ladderKeepsOrder(Style.WHOLE);
 	}
 
-	private void ladderKeepsOrder(Style style) {
+	@Test
+	void inTransactionModeEachRecordsStepJoinsTheOpenTransactionAndTheOrderHolds() {
+		ladderKeepsOrder(Style.INDEX, "kafka.resilience.dual-write=transaction");
+	}
+
+	private void ladderKeepsOrder(Style style, String... more) {
 		String topic = SharedBroker.newTopic(3);
 		Journal journal = Journal.forTopic(topic, style);
+		List<String> properties = new ArrayList<>(List.of("kafka.resilience.retry.delays=1s,2s",
+				"kafka.resilience.retry.max-attempts=3", "kafka.resilience.consumer.batch-size=20"));
+		properties.addAll(List.of(more));
 		try (ConfigurableApplicationContext context = TestApplication.start(BatchApplication.class, topic,
-				"kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=3",
-				"kafka.resilience.consumer.batch-size=20")) {
+				properties.toArray(String[]::new))) {
 			List<String[]> records = new ArrayList<>();
 			for (int i = 0; i < 12; i++) {
 				for (int k = 0; k < 8; k++) {
