@@ -21,20 +21,21 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P8");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7",
+			"P8");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
-			"p3b-delays", "p3b-contenders", "p8-delays");
+			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P8", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P8",
+			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8",
 					"scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L and P3B before the measured ones"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L, P3B and P7 before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
@@ -85,6 +86,14 @@ final class BenchmarkSettings {
 			new Option("p5-fail-every", "50", "10", "P5: one record in n fails twice (1 s stage, then 5 s stage), on a key of its own"),
 			new Option("p5-partitions", "6", "6", "P5: partitions"),
 			new Option("p5-keys", "1000", "100", "P5: distinct keys of the healthy records"),
+			new Option("p7-records", "1m", "1200", "P7: records"),
+			new Option("p7-failing", "10k", "12", "P7: records that fail once, on their first attempt, when the contender runs with failures (each on a key of its own)"),
+			new Option("p7-partitions", "6", "6", "P7: partitions"),
+			new Option("p7-keys", "10k", "100", "P7: distinct keys of the records that never fail"),
+			new Option("p7-concurrency", "6", "6", "P7: consumers of the plain batch @KafkaListener and workers of the batch @OrderedRetryListener: calls that can run at once"),
+			new Option("p7-call-ms", "5", "5", "P7: what one call of the batch method costs (parked, not spinning), before its records"),
+			new Option("p7-record-micros", "10", "10", "P7: what each record of a call adds to its cost"),
+			new Option("p7-delays", "1s", "1s", "P7: retry stage delays of @OrderedRetryListener"),
 			new Option("p8-rate", "2000", "200", "P8: records sent per second while the contender runs"),
 			new Option("p8-seconds", "20", "4", "P8: how long records are sent"),
 			new Option("p8-outage-start-seconds", "3", "1", "P8: seconds of sending before the outage starts"),
@@ -338,7 +347,7 @@ final class BenchmarkSettings {
 						+ "'; the contenders are " + String.join(", ", known));
 			}
 		}
-		for (String delays : List.of("p3l-delays", "p3b-delays", "p8-delays")) {
+		for (String delays : List.of("p3l-delays", "p3b-delays", "p7-delays", "p8-delays")) {
 			try {
 				Scenario.delays(text(delays));
 			}
@@ -349,6 +358,14 @@ final class BenchmarkSettings {
 		}
 		if (count("p5-fail-every") < 1) {
 			throw new IllegalArgumentException("--p5-fail-every must be at least 1");
+		}
+		if (count("p7-records") < 2 || count("p7-partitions") < 1 || count("p7-keys") < 1
+				|| count("p7-concurrency") < 1) {
+			throw new IllegalArgumentException("--p7-records must be at least 2, and --p7-partitions, --p7-keys and "
+					+ "--p7-concurrency at least 1");
+		}
+		if (count("p7-failing") >= count("p7-records")) {
+			throw new IllegalArgumentException("--p7-failing must be less than --p7-records");
 		}
 		if (count("p8-rate") < 1 || count("p8-outage-seconds") < 1 || count("p8-keys") < 1
 				|| count("p8-partitions") < 1) {

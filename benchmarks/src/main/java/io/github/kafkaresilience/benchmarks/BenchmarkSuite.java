@@ -16,8 +16,8 @@ import org.springframework.boot.logging.LoggingSystem;
 /**
  * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high concurrency,
  * P3L, the healthy keys' latency during a failure storm, and P3B, a failure burst on a freshly
- * started instance) and P8, an outage of every key, on one in-process Kafka broker and writes
- * a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the project and
+ * started instance), P7, a batch listener, and P8, an outage of every key, on one in-process
+ * Kafka broker and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the project and
  * starts this class; {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
@@ -94,6 +94,7 @@ public final class BenchmarkSuite {
 			case "P3B" -> new FailureBurstScenario(broker, settings);
 			case "P4" -> new ColdStartScenario(broker, settings);
 			case "P5" -> new DelayPrecisionScenario(broker, settings);
+			case "P7" -> new BatchListenerScenario(broker, settings);
 			case "P8" -> new OutageScenario(broker, settings);
 			default -> throw new IllegalArgumentException("Unknown scenario " + id);
 		};

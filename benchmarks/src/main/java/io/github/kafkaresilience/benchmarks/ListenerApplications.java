@@ -35,9 +35,11 @@ import org.springframework.util.backoff.BackOffExecution;
  * The Spring Boot applications the scenarios start: one with an
  * {@link OrderedRetryListener @OrderedRetryListener}, one with a plain
  * {@link KafkaListener @KafkaListener}, and one with a plain {@code @KafkaListener} that
- * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic}) back.
- * All of them read raw bytes and hand every record to the scenario's {@link Workload};
- * everything else is the defaults of Spring Boot, Spring Kafka and the library.
+ * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic}) back;
+ * and a batch listener of each kind ({@code batch = "true"}), whose method takes a
+ * {@code List} of records. All of them read raw bytes and hand every record (or every call's
+ * records) to the scenario's {@link Workload} (or {@link BatchWorkload}); everything else is
+ * the defaults of Spring Boot, Spring Kafka and the library.
  */
 final class ListenerApplications {
 
@@ -115,6 +117,48 @@ final class ListenerApplications {
 				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms"));
 		all.addAll(List.of(properties));
 		return start(PlainApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
+	}
+
+	/**
+	 * Starts an application whose {@code @OrderedRetryListener(batch = "true")} consumes
+	 * {@code topic}: its method takes a {@code List} of records.
+	 * @param bootstrapServers the broker
+	 * @param topic the main topic
+	 * @param id the listener id, also the consumer group and the instance id
+	 * @param concurrency the worker threads, which run the calls
+	 * @param workload what one call of the method does
+	 * @param properties more properties ({@code kafka.resilience.*} and others)
+	 * @return the running application
+	 */
+	static ConfigurableApplicationContext orderedBatch(String bootstrapServers, String topic, String id,
+			int concurrency, BatchWorkload workload, String... properties) {
+		List<String> all = new ArrayList<>(List.of("kafka.resilience.instance-id=" + id));
+		all.addAll(List.of(properties));
+		return start(OrderedBatchApplication.class, bootstrapServers, topic, id, concurrency, workload, List.of(), all);
+	}
+
+	/**
+	 * Starts an application whose plain {@code @KafkaListener(batch = "true")} consumes
+	 * {@code topic}, with the library switched off: Spring Boot's
+	 * {@code ConcurrentKafkaListenerContainerFactory} made a batch listener factory
+	 * ({@code spring.kafka.listener.type=batch}, which calls {@code setBatchListener(true)}), and
+	 * a {@code CommonErrorHandler} among the beans is the one it gives the container.
+	 * @param bootstrapServers the broker
+	 * @param topic the topic
+	 * @param id the listener id, also the consumer group
+	 * @param concurrency the consumers of the listener container
+	 * @param workload what one call of the method does
+	 * @param beans more singletons for the application context
+	 * @param properties more properties
+	 * @return the running application
+	 */
+	static ConfigurableApplicationContext plainBatch(String bootstrapServers, String topic, String id, int concurrency,
+			BatchWorkload workload, List<?> beans, String... properties) {
+		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
+				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms",
+				"spring.kafka.listener.type=batch"));
+		all.addAll(List.of(properties));
+		return start(PlainBatchApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
 	}
 
 	/**
@@ -203,6 +247,34 @@ final class ListenerApplications {
 		return true;
 	}
 
+	/**
+	 * Starts the listener containers of an application started with
+	 * {@code spring.kafka.listener.auto-startup=false} paused, and resumes them once every
+	 * consumer of each has partitions of its own: a container's first consumer is otherwise
+	 * assigned every partition and consumes them all alone until the group's next rebalance,
+	 * a heartbeat later. A paused consumer keeps polling, so the group settles meanwhile, and
+	 * it takes no record until it is resumed.
+	 * @param context the application
+	 * @param partitions the partitions of each topic
+	 * @param timeout how long to wait for the group at most
+	 * @return whether every container had all its partitions, spread over its consumers; the
+	 * containers are resumed either way
+	 */
+	static boolean startSettled(ConfigurableApplicationContext context, int partitions, Duration timeout)
+			throws InterruptedException {
+		KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
+		for (MessageListenerContainer container : registry.getListenerContainers()) {
+			container.pause();
+			container.start();
+		}
+		try {
+			return awaitSpreadAssignment(context, partitions, timeout);
+		}
+		finally {
+			registry.getListenerContainers().forEach(MessageListenerContainer::resume);
+		}
+	}
+
 	private static boolean spread(MessageListenerContainer container) {
 		if (!(container instanceof ConcurrentMessageListenerContainer<?, ?> concurrent)) {
 			return true;
@@ -222,8 +294,9 @@ final class ListenerApplications {
 		return topics != null && assigned != null && assigned.size() == topics.length * partitions;
 	}
 
+	// workload: the Workload or BatchWorkload that the application's handler takes
 	private static ConfigurableApplicationContext start(Class<?> application, String bootstrapServers, String topic,
-			String id, int concurrency, Workload workload, List<?> beans, List<String> properties) {
+			String id, int concurrency, Object workload, List<?> beans, List<String> properties) {
 		ApplicationContextInitializer<ConfigurableApplicationContext> registerWorkload = (context) -> {
 			context.getBeanFactory().registerSingleton("benchmarkWorkload", workload);
 			for (int i = 0; i < beans.size(); i++) {
@@ -254,6 +327,20 @@ final class ListenerApplications {
 	@EnableAutoConfiguration
 	@Import(PlainHandler.class)
 	static class PlainApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(OrderedBatchHandler.class)
+	static class OrderedBatchApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(PlainBatchHandler.class)
+	static class PlainBatchApplication {
 
 	}
 
@@ -325,6 +412,39 @@ final class ListenerApplications {
 				concurrency = "${bench.concurrency}")
 		void handle(ConsumerRecord<byte[], byte[]> record) throws Exception {
 			this.workload.handle(record);
+		}
+
+	}
+
+	/** The method is the one a {@code @KafkaListener(batch = "true")} would have; only the annotation differs. */
+	static class OrderedBatchHandler {
+
+		private final BatchWorkload workload;
+
+		OrderedBatchHandler(BatchWorkload workload) {
+			this.workload = workload;
+		}
+
+		@OrderedRetryListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
+				concurrency = "${bench.concurrency}", batch = "true")
+		void handle(List<ConsumerRecord<byte[], byte[]>> records) throws Exception {
+			this.workload.handle(records);
+		}
+
+	}
+
+	static class PlainBatchHandler {
+
+		private final BatchWorkload workload;
+
+		PlainBatchHandler(BatchWorkload workload) {
+			this.workload = workload;
+		}
+
+		@KafkaListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
+				concurrency = "${bench.concurrency}", batch = "true")
+		void handle(List<ConsumerRecord<byte[], byte[]>> records) throws Exception {
+			this.workload.handle(records);
 		}
 
 	}

@@ -73,6 +73,34 @@ class BenchmarkSettingsTests {
 	}
 
 	@Test
+	void theBatchListenerScenarioRunsByDefaultOnAMillionRecordsWithOnePercentFailing() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P7");
+		assertThat(settings.count("p7-records")).isEqualTo(1_000_000);
+		assertThat(settings.count("p7-failing")).isEqualTo(10_000);
+		assertThat(settings.count("p7-partitions")).isEqualTo(6);
+		assertThat(settings.count("p7-concurrency")).isEqualTo(6);
+		assertThat(settings.count("p7-call-ms")).isEqualTo(5);
+		assertThat(settings.count("p7-record-micros")).isEqualTo(10);
+		assertThat(Scenario.delays(settings.text("p7-delays"))).hasSize(1);
+		BenchmarkSettings smoke = BenchmarkSettings.parse("--smoke");
+		assertThat(smoke.scenarios()).contains("P7");
+		assertThat(smoke.count("p7-records")).isLessThan(10_000);
+		assertThat(smoke.count("p7-failing")).isPositive().isLessThan(smoke.count("p7-records"));
+	}
+
+	@Test
+	void theBatchListenerScenarioRefusesMoreFailingRecordsThanRecords() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchmarkSettings.parse("--p7-records=1000", "--p7-failing=1000"))
+			.withMessageContaining("--p7-failing");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p7-concurrency=0"))
+			.withMessageContaining("--p7-concurrency");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p7-delays=1s,later"))
+			.withMessageContaining("--p7-delays");
+	}
+
+	@Test
 	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))

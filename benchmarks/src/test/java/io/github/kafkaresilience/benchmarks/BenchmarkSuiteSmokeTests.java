@@ -13,8 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Runs every scenario of the suite once at smoke size on one broker, and checks that every
  * contender handled every record and that the windowed throughput, the healthy keys'
- * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers, and
- * what an outage of every key cost, were measured. No timing is asserted: this proves the
+ * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers, the
+ * batch listeners' batches, and what an outage of every key cost, were measured. No timing is asserted: this proves the
  * suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
@@ -33,10 +33,10 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P8");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
-				"## P5", "## P8", "Smoke sizes");
+				"## P5", "## P7", "## P8", "Smoke sizes");
 	}
 
 	@Test
@@ -171,6 +171,27 @@ class BenchmarkSuiteSmokeTests {
 			assertThat(measured.get(stage + " p50 ms")).as(stage + " p50").isNotNaN();
 			assertThat(measured.get(stage + " p99 ms")).as(stage + " p99").isNotNaN();
 		}
+	}
+
+	@Test
+	void batchListenerRanBothContendersWithAndWithoutFailuresAndTookTheirBatches() {
+		List<String> expected = new ArrayList<>();
+		for (String kind : BatchListenerScenario.KINDS) {
+			expected.addAll(BatchListenerScenario.contenders(kind));
+		}
+		assertThat(contenders("P7")).containsExactlyInAnyOrderElementsOf(expected);
+		Map<String, Double> measured = report("P7").measured();
+		for (String contender : expected) {
+			assertThat(measured.get(contender + " records/s")).as(contender + " records/s").isNotNaN();
+			assertThat(measured.get(contender + " mean batch")).as(contender + " mean batch").isBetween(1.0, 500.0);
+			// each failing record fails once, on its first attempt, and every failure is one failed call
+			assertThat(measured.get(contender + " failed calls")).as(contender + " failed calls")
+				.isEqualTo(contender.endsWith(BatchListenerScenario.FAILING) ? settings.count("p7-failing") : 0.0);
+		}
+		assertThat(measured.get("library vs plain")).isNotNaN();
+		assertThat(measured.get("library with failures vs without")).isNotNaN();
+		// the library against the plain listener with nothing failing, the library with failures against without
+		assertThat(report("P7").targets()).hasSize(2);
 	}
 
 	@Test
