@@ -62,7 +62,14 @@ class ReplayCommandIT {
 		sendDeadLetter(dlq, "k3", "k3-7", "transient", "exhausted", 2, 6, PaymentsSampleApplication.GROUP);
 		sendDeadLetter(dlq, "k4", "k4-1", "transient", "exhausted", 2, 9, "another-service");
 
-		Run dryRun = replay("--from", dlq, "--to", main, "--since", "1h", "--error-class", "transient", "--dry-run");
+		// 'payments' is read by two groups (the payments listener's and the ledger's): the command
+		// refuses to guess whose ladder is meant
+		Run ambiguous = replay("--from", dlq, "--to", main, "--dry-run");
+		assertThat(ambiguous.status()).as(ambiguous.output()).isEqualTo(2);
+		assertThat(ambiguous.output()).contains("name the consumer group whose ladder is meant");
+
+		Run dryRun = replay("--from", dlq, "--to", main, "--group", PaymentsSampleApplication.GROUP, "--since", "1h",
+				"--error-class", "transient", "--dry-run");
 		assertThat(dryRun.status()).as(dryRun.output()).isZero();
 		assertThat(dryRun.output()).contains("into '" + stage1 + "'")
 			.contains("scanned 4 (1 of another group, skipped), matched 2, published nothing (dry run)");
