@@ -189,17 +189,6 @@ final class BatchRuns {
 		}
 	}
 
-	/** How many records wait for their batch to run. */
-	int waiting() {
-		int waiting = 0;
-		for (Gathering gathering : this.gatherings.values()) {
-			synchronized (gathering) {
-				waiting += gathering.ready.size();
-			}
-		}
-		return waiting;
-	}
-
 	private record Ready(Task task, ReadyRun run) {
 	}
 
