@@ -15,13 +15,16 @@ import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.StageRouter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Gathers the records of a batch listener that may run now into batches, one main topic at a
  * time, and runs each batch on a worker: the records the routes of its main topic and stages
- * let run (docs/PROTOCOL.md, rule 10). Every record in a batch is the head of its key,
- * so a batch never holds two records of one key that could be reordered; it may hold records
- * of every partition of the main topic and of its stages.
+ * let run (docs/PROTOCOL.md, rule 10). A record in a batch is the head of its key, or rides
+ * right behind the record of its key before it: records of the main topic queued behind a head
+ * whose key has no lock, which run only if every record of their key before them in the batch
+ * succeeded. So a batch never holds two records of one key that could be reordered; it may
+ * hold records of every partition of the main topic and of its stages.
  * <p>
  * A batch is run once it is full ({@code size} records), or when the gathering is due: with
  * no wait, once the records being routed and those whose turn it is have been routed (it gives way to them up to
@@ -88,7 +91,8 @@ final class BatchRuns {
 		List<Ready> full = null;
 		boolean schedule = false;
 		synchronized (gathering) {
-			gathering.ready.add(new Ready(task, run));
+			gathering.ready.add(new Ready(task, run, false));
+			ride(task, run, gathering);
 			if (gathering.ready.size() >= this.settings.size()) {
 				full = gathering.take(this.settings.size());
 			}
@@ -102,6 +106,30 @@ final class BatchRuns {
 		}
 		else if (schedule) {
 			scheduleFlush(gathering);
+		}
+	}
+
+	/**
+	 * Lets the records of the key queued behind a ready record ride in its batch, right after
+	 * it, as many as the batch has room for and the router lets run on the same view: they run
+	 * if it succeeds (docs/PROTOCOL.md, rule 10). The batch is never taken apart between them.
+	 */
+	private void ride(Task head, ReadyRun run, Gathering gathering) {
+		int room = this.settings.size() - gathering.ready.size();
+		if (room <= 0 || head.key == null) {
+			return;
+		}
+		StageRouter router = head.work.route.router();
+		List<ReadyRun> runs = new ArrayList<>();
+		List<Task> riders = head.work.riders(head, room, (next) -> {
+			ReadyRun behind = router.readyBehind(run, next.delivery);
+			if (behind != null) {
+				runs.add(behind);
+			}
+			return behind != null;
+		});
+		for (int i = 0; i < riders.size(); i++) {
+			gathering.ready.add(new Ready(riders.get(i), runs.get(i), true));
 		}
 	}
 
@@ -170,26 +198,71 @@ final class BatchRuns {
 			// not the method's failure (that is a result): every record runs again later
 			logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
 					+ "they run again", ex);
-			batch.forEach((ready) -> this.workers.submitLater(ready.task, 1000));
+			for (Ready ready : batch) {
+				if (!ready.rider) {
+					this.workers.submitLater(ready.task, 1000);
+				}
+				else if (ready.task.work.unride(ready.task) != null) {
+					this.workers.submitLater(ready.task, 1000); // its head is done meanwhile
+				}
+			}
 			return;
 		}
 		long nanos = System.nanoTime() - start;
 		router.batchRan(batch.size(), ran.bisections(), nanos);
-		List<HandlerResult> results = ran.results();
+		List<@Nullable HandlerResult> results = inKeyOrder(batch, ran.results());
+		// a rider that did not run waits behind its head again before any outcome lets its head go
+		List<Task> handOut = new ArrayList<>();
+		for (int i = 0; i < batch.size(); i++) {
+			Ready ready = batch.get(i);
+			if (results.get(i) == null && ready.rider) {
+				Task now = ready.task.work.unride(ready.task);
+				if (now != null) {
+					handOut.add(now);
+				}
+			}
+		}
 		long share = nanos / batch.size();
 		for (int i = 0; i < batch.size(); i++) {
 			Ready ready = batch.get(i);
-			HandlerResult result = (i < results.size()) ? results.get(i) : null;
+			HandlerResult result = results.get(i);
 			if (result != null) {
 				this.outcomes.ran(ready.task, ready.run, result, share, observed);
 			}
-			else {
+			else if (!ready.rider) {
 				this.outcomes.notRun(ready.task);
 			}
 		}
+		handOut.forEach(this.outcomes::notRun);
 	}
 
-	private record Ready(Task task, ReadyRun run) {
+	/**
+	 * The outcomes of a batch's records as the protocol takes them: a record after one of its
+	 * key that did not succeed did not run, whatever the handler said, since it may not run
+	 * before that one is done (docs/PROTOCOL.md, rule 10).
+	 */
+	static List<@Nullable HandlerResult> inKeyOrder(List<Ready> batch, List<@Nullable HandlerResult> results) {
+		List<@Nullable HandlerResult> ordered = new ArrayList<>(batch.size());
+		for (int i = 0; i < batch.size(); i++) {
+			Ready ready = batch.get(i);
+			HandlerResult result = (i < results.size()) ? results.get(i) : null;
+			if (ready.rider) {
+				HandlerResult before = ordered.get(i - 1);
+				if (before == null || before.outcome() != HandlerResult.Outcome.SUCCESS) {
+					result = null; // riders follow their head, or the rider before them, directly
+				}
+			}
+			ordered.add(result);
+		}
+		return ordered;
+	}
+
+	/**
+	 * A record of a batch.
+	 * @param rider whether it rides behind the record before it in the batch, an earlier record
+	 * of its key
+	 */
+	record Ready(Task task, ReadyRun run, boolean rider) {
 	}
 
 	/** The ready records of one main topic waiting for their batch. */

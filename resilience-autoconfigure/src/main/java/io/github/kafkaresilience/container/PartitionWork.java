@@ -227,7 +227,62 @@ final class PartitionWork {
 			return null;
 		}
 		this.offsets.done(task.delivery.offset());
+		if (task.riding) {
+			// a rider whose batch ran it, done before the step of the record ahead of it ended
+			task.riding = false;
+			ArrayDeque<Task> queue = this.keyQueues.get(task.key);
+			if (queue != null && queue.peek() != task) {
+				queue.remove(task);
+				return null;
+			}
+		}
 		return nextOfKey(task.key);
+	}
+
+	/**
+	 * Lets records queued behind a ready head of its key ride in its batch (docs/PROTOCOL.md,
+	 * rule 10): the records right behind it in its key's queue, none of them an admission or
+	 * riding already, at most {@code most}, as long as {@code fits} lets each in. They stay
+	 * queued, in order, and are not handed out when the records before them are done; each is
+	 * let go by {@link #done} once it ran, or by {@link #unride} when its batch did not get to it.
+	 */
+	synchronized List<Task> riders(Task head, int most, java.util.function.Predicate<Task> fits) {
+		ArrayDeque<Task> queue = (head.key != null && !this.revoked) ? this.keyQueues.get(head.key) : null;
+		if (queue == null || most <= 0 || queue.peek() != head) {
+			return List.of();
+		}
+		List<Task> riders = new ArrayList<>();
+		java.util.Iterator<Task> behind = queue.iterator();
+		behind.next();
+		while (behind.hasNext() && riders.size() < most) {
+			Task next = behind.next();
+			if (next.admission != null || next.riding || !fits.test(next)) {
+				break;
+			}
+			next.riding = true;
+			riders.add(next);
+		}
+		return riders;
+	}
+
+	/**
+	 * A rider's batch did not get to it: it waits in its key's queue, handed out when the
+	 * records before it are done, or now if it is first of its key. Returns it when it runs now.
+	 */
+	synchronized @Nullable Task unride(Task rider) {
+		rider.riding = false;
+		ArrayDeque<Task> queue = this.revoked ? null : this.keyQueues.get(rider.key);
+		return (queue != null && queue.peek() == rider) ? rider : null;
+	}
+
+	/**
+	 * A record whose step failed is no longer riding; returns whether it waits in its key's
+	 * queue behind an earlier record, which hands it out once done.
+	 */
+	synchronized boolean unrideBehind(Task task) {
+		task.riding = false;
+		ArrayDeque<Task> queue = (task.key != null && !this.revoked) ? this.keyQueues.get(task.key) : null;
+		return queue != null && queue.peek() != task && queue.contains(task);
 	}
 
 	/** Queues a task behind the earlier tasks of its key; returns whether it runs now. */
@@ -254,7 +309,7 @@ final class PartitionWork {
 		if (next == null) {
 			this.keyQueues.remove(key);
 		}
-		return next;
+		return (next != null && next.riding) ? null : next; // a rider's batch tells its outcome
 	}
 
 	/**

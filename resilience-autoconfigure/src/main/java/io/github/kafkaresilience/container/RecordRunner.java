@@ -70,7 +70,7 @@ final class RecordRunner {
 
 	private volatile @Nullable BatchRuns batches;
 
-	/** Tasks being run by a worker now. */
+	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
 	/**
@@ -189,6 +189,9 @@ final class RecordRunner {
 	 * one may run at once, for the worker to run in the same turn.
 	 */
 	private @Nullable Task run(Task task) {
+		if (this.batches == null) {
+			return runCounted(task); // only a batch's gathering asks how many records are being routed
+		}
 		this.routing.incrementAndGet();
 		try {
 			return runCounted(task);
@@ -257,6 +260,9 @@ final class RecordRunner {
 				// the rest of the step waits until no record of another key waits for its turn
 				task.failed = step.failure();
 				task.rest = step.rest();
+				if (step.kind() == Step.Kind.FAILED && task.work.unrideBehind(task)) {
+					return null; // a rider: its failure is handled in its key's turn, once the records ahead are done
+				}
 				if (outage == null || !outage.defers(task, step)) {
 					this.workers.submitFailure(task);
 				}
@@ -310,6 +316,13 @@ final class RecordRunner {
 	private void routeFailed(Task task, Throwable ex) {
 		if (StageRouter.isUnpublishable(ex)) {
 			stop(task, ex);
+			return;
+		}
+		if (task.work.unrideBehind(task)) {
+			// a rider whose step failed while the record ahead of it is not done: it is routed
+			// again in its turn, when that one is done
+			logger.warn("Listener '" + this.id + "' could not take the step of " + task + " after its batch; "
+					+ "it is routed again in its key's turn", ex);
 			return;
 		}
 		Duration backoff = backoff(++task.failures);

@@ -45,6 +45,13 @@ final class Task {
 	/** An action of the container instead of a record, or {@code null}. */
 	final @Nullable Runnable action;
 
+	/**
+	 * Whether the record rides in a batch behind an earlier record of its key, which is the
+	 * head of the key's queue: it stays queued, and is not handed out when the records before
+	 * it are done, until its batch tells its outcome. Under its partition's monitor.
+	 */
+	boolean riding;
+
 	/** Whether the task runs as the probe of an outage hold: it runs although the workers hold. */
 	volatile boolean probe;
 

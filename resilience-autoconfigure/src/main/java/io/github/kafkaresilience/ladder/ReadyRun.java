@@ -39,6 +39,14 @@ public final class ReadyRun {
 		return this.record;
 	}
 
+	Decision.Run run() {
+		return this.run;
+	}
+
+	boolean defersFailures() {
+		return this.deferFailures;
+	}
+
 	/** The stage the record was read from, 0 for the main topic. */
 	public int stage() {
 		return this.run.stage();

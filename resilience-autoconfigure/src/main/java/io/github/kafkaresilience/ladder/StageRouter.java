@@ -10,6 +10,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Futures;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides, for one record of a main or stage topic, what happens to it: run the handler,
@@ -263,6 +264,28 @@ public class StageRouter {
 			return this.moves.release(release.lock());
 		}
 		throw new IllegalStateException("Nothing to write for " + decision);
+	}
+
+	/**
+	 * The run of a record of the main topic queued behind a ready one of its key, in the
+	 * same batch (docs/PROTOCOL.md, rule 10): {@code next} may run right after {@code head}
+	 * if {@code head} succeeds, when {@code head} is a record of the main topic whose key has no
+	 * lock, so that its success writes nothing, and the rules let {@code next} run now on the
+	 * same view. Decides without writing anything; {@code null} when {@code next} must wait for
+	 * its own route once {@code head} is done.
+	 * @param head a ready record, the head of its key
+	 * @param next the record of its key taken right after it (or after an earlier such record)
+	 * from the same partition
+	 */
+	public @Nullable ReadyRun readyBehind(ReadyRun head, Delivery next) {
+		Decision.Run run = head.run();
+		if (run.stage() != 0 || run.lock() != null || next.businessKey() == null
+				|| !next.topic().equals(head.record().topic()) || next.partition() != head.record().partition()
+				|| !next.businessKey().equals(head.record().businessKey()) || this.moves.wasRefused(next)) {
+			return null;
+		}
+		return (this.rules.fromMain(next) instanceof Decision.Run behind)
+				? new ReadyRun(this, next, behind, head.defersFailures()) : null;
 	}
 
 	/**

@@ -16,6 +16,7 @@ import io.github.kafkaresilience.ladder.HandlerResult;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.BatchListenerFailedException;
@@ -75,6 +76,7 @@ final class BatchHandlerInvoker implements BatchHandler {
 		Run run = new Run(deliveries.size());
 		List<Integer> runnable = new ArrayList<>(deliveries.size());
 		for (int i = 0; i < deliveries.size(); i++) {
+			run.keys[i] = KeyOf.of(deliveries.get(i));
 			RecordReader.Read read = this.reader.read(deliveries.get(i));
 			ConsumerRecord<Object, Object> record = read.record();
 			if (record == null) {
@@ -104,6 +106,7 @@ final class BatchHandlerInvoker implements BatchHandler {
 		}
 		finally {
 			KafkaUtils.clearConsumerGroupId();
+			run.notRunBehindFailures();
 			run.releaseUnsucceeded();
 		}
 		return new BatchResult(Arrays.asList(run.results), run.bisections);
@@ -118,6 +121,9 @@ final class BatchHandlerInvoker implements BatchHandler {
 
 		final @Nullable Claim[] claims;
 
+		/** Each record's key in its partition, {@code null} for a record without a key. */
+		final @Nullable KeyOf[] keys;
+
 		int bisections;
 
 		@SuppressWarnings("unchecked")
@@ -125,6 +131,57 @@ final class BatchHandlerInvoker implements BatchHandler {
 			this.results = new HandlerResult[size];
 			this.records = new ConsumerRecord[size];
 			this.claims = new Claim[size];
+			this.keys = new KeyOf[size];
+		}
+
+		/**
+		 * The records of a part that may still run: a record after one of its key that did not
+		 * succeed (failed alone, or is poison) does not, since it may not run before that one is
+		 * done (docs/PROTOCOL.md, rule 10).
+		 */
+		List<Integer> runnable(List<Integer> part) {
+			Map<KeyOf, Integer> stops = null; // the first record of each key that did not succeed
+			for (int i = 0; i < this.results.length; i++) {
+				HandlerResult result = this.results[i];
+				if (result != null && result.outcome() != HandlerResult.Outcome.SUCCESS && this.keys[i] != null) {
+					if (stops == null) {
+						stops = new java.util.HashMap<>();
+					}
+					stops.putIfAbsent(this.keys[i], i);
+				}
+			}
+			if (stops == null) {
+				return part;
+			}
+			List<Integer> runnable = new ArrayList<>(part.size());
+			for (int i : part) {
+				Integer stop = (this.keys[i] != null) ? stops.get(this.keys[i]) : null;
+				if (stop == null || i < stop) {
+					runnable.add(i);
+				}
+			}
+			return runnable;
+		}
+
+		/**
+		 * A record after one of its key that did not succeed did not run: a call that failed as a
+		 * whole, or failed every record, counts for none of them (docs/PROTOCOL.md, rule 10).
+		 */
+		void notRunBehindFailures() {
+			java.util.Set<KeyOf> stopped = new java.util.HashSet<>();
+			for (int i = 0; i < this.results.length; i++) {
+				KeyOf key = this.keys[i];
+				if (key == null) {
+					continue;
+				}
+				HandlerResult result = this.results[i];
+				if (stopped.contains(key)) {
+					this.results[i] = null;
+				}
+				else if (result == null || result.outcome() != HandlerResult.Outcome.SUCCESS) {
+					stopped.add(key);
+				}
+			}
 		}
 
 		/**
@@ -132,7 +189,11 @@ final class BatchHandlerInvoker implements BatchHandler {
 		 * outcome or a record was named as failed; returns whether one was, so that nothing
 		 * after it runs.
 		 */
-		boolean run(List<Integer> part) {
+		boolean run(List<Integer> called) {
+			List<Integer> part = runnable(called);
+			if (part.isEmpty()) {
+				return false;
+			}
 			Call call = call(part);
 			if (call.stoppedAt >= 0) {
 				for (int i = 0; i < call.stoppedAt; i++) {
@@ -259,6 +320,16 @@ final class BatchHandlerInvoker implements BatchHandler {
 					guard.release(claim, (result != null) ? result : HandlerResult.failed(new NotRun()));
 				}
 			}
+		}
+
+	}
+
+	/** A record's key in its partition: the records of one key in a batch run in order. */
+	private record KeyOf(String topic, int partition, Bytes key) {
+
+		static @Nullable KeyOf of(Delivery delivery) {
+			Bytes key = delivery.businessKey();
+			return (key != null) ? new KeyOf(delivery.topic(), delivery.partition(), key) : null;
 		}
 
 	}

@@ -292,6 +292,84 @@ class BatchHandlerInvokerTests {
 	}
 
 	@Test
+	void inABisectedBatchTheRecordsOfAKeyAfterOneThatFailedAloneDoNotRunAgain() {
+		this.listener.then = (batch) -> {
+			if (batch.contains("a-bad")) {
+				throw new IllegalStateException("cannot take " + batch);
+			}
+		};
+
+		// key a: a-1, a-bad, a-3, a-4 in order, between records of b and c
+		BatchResult result = invoker("onValues").handle(keyed("a:a-1", "b:b-1", "a:a-bad", "c:c-1", "a:a-3", "b:b-2",
+				"a:a-4", "c:c-2"));
+
+		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS,
+				null, Outcome.SUCCESS, null, Outcome.SUCCESS);
+		assertThat(result.results().get(2).failure()).hasMessage("cannot take [a-bad]");
+		// halves: [a-1 b-1 a-bad c-1] fails, [a-1 b-1] succeeds, [a-bad c-1] fails, [a-bad] and [c-1] alone;
+		// the second half leaves out a-3 and a-4, which may not run before a-bad is done
+		assertThat(this.listener.calls).containsExactly(
+				List.of("a-1", "b-1", "a-bad", "c-1", "a-3", "b-2", "a-4", "c-2"), List.of("a-1", "b-1", "a-bad", "c-1"),
+				List.of("a-1", "b-1"), List.of("a-bad", "c-1"), List.of("a-bad"), List.of("c-1"), List.of("b-2", "c-2"));
+	}
+
+	@Test
+	void aRecordNamedByIndexStopsItsKeyAndEveryRecordAfterIt() {
+		this.listener.then = (batch) -> {
+			if (batch.contains("a-2")) {
+				throw new BatchListenerFailedException("a-2 failed", new IllegalStateException("no"), 2);
+			}
+		};
+
+		BatchResult result = invoker("onValues").handle(keyed("a:a-1", "b:b-1", "a:a-2", "a:a-3", "b:b-2"));
+
+		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.FAILURE, null, null);
+		assertThat(this.listener.callSizes()).containsExactly(5);
+	}
+
+	@Test
+	void withFailAllOnlyTheFirstRecordOfEachKeyFailsAndTheRecordsBehindItDoNotRun() {
+		this.listener.then = (batch) -> {
+			throw new IllegalStateException("cannot take the batch");
+		};
+
+		BatchResult result = invoker("onValues", BatchSettings.Failure.FAIL_ALL)
+			.handle(keyed("a:a-1", "a:a-2", "b:b-1", "a:a-3", "b:b-2"));
+
+		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, null, Outcome.FAILURE, null, null);
+	}
+
+	@Test
+	void aPoisonRecordStopsTheRecordsOfItsKeyBehindItButNotTheOnesBeforeIt() {
+		BatchResult result = invoker("onValues", new StrictStringDeserializer(), ListenerMessaging.defaults(), null,
+				BatchSettings.Failure.BISECT)
+			.handle(keyed("a:a-1", "a:POISON-2", "b:b-1", "a:a-3"));
+
+		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.POISON, Outcome.SUCCESS, null);
+		assertThat(this.listener.calls).containsExactly(List.of("a-1", "b-1"));
+	}
+
+	@Test
+	void theRecordsOfAKeyBehindOneThatFailedAreReleasedByTheGuardSoThatTheyRunLater() {
+		this.listener.then = (batch) -> {
+			if (batch.contains("a-bad")) {
+				throw new IllegalStateException("cannot take " + batch);
+			}
+		};
+		BatchHandlerInvoker invoker = guarded("onValues");
+
+		BatchResult first = invoker.handle(keyed("a:a-bad", "a:a-2", "b:b-1"));
+		this.listener.then = (batch) -> {
+		};
+		BatchResult second = invoker.handle(keyed("a:a-bad", "a:a-2", "b:b-1"));
+
+		assertThat(outcomes(first)).containsExactly(Outcome.FAILURE, null, Outcome.SUCCESS);
+		assertThat(outcomes(second)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.SUCCESS);
+		assertThat(this.listener.calls.get(this.listener.calls.size() - 1)).as("b-1 was completed the first time")
+			.containsExactly("a-bad", "a-2");
+	}
+
+	@Test
 	void anErrorTheMethodThrowsFailsTheCallAsAnExceptionDoes() {
 		this.listener.then = (batch) -> {
 			if (batch.contains("bad")) {
@@ -560,6 +638,16 @@ class BatchHandlerInvokerTests {
 		List<Delivery> deliveries = new ArrayList<>();
 		for (int i = 0; i < values.length; i++) {
 			deliveries.add(delivery(0, 10 + i, "k" + (10 + i), values[i]));
+		}
+		return deliveries;
+	}
+
+	/** Records of partition 0 from offset 10 on, each given as {@code key:value}. */
+	private static List<Delivery> keyed(String... records) {
+		List<Delivery> deliveries = new ArrayList<>();
+		for (int i = 0; i < records.length; i++) {
+			String[] record = records[i].split(":", 2);
+			deliveries.add(delivery(0, 10 + i, record[0], record[1]));
 		}
 		return deliveries;
 	}

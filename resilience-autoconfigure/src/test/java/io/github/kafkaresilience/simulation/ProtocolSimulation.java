@@ -296,6 +296,11 @@ final class ProtocolSimulation {
 		/** Records a batch did not get to: routed again without an attempt. */
 		long notRunInBatch;
 
+		/** Records that rode in a batch behind an earlier record of their key; those held back by its failure. */
+		long riders;
+
+		long ridersHeldBack;
+
 		/** Seeds of a batch listener. */
 		long batchRuns;
 
@@ -392,6 +397,8 @@ final class ProtocolSimulation {
 			this.bisectionRuns += other.bisectionRuns;
 			this.partialBatches += other.partialBatches;
 			this.notRunInBatch += other.notRunInBatch;
+			this.riders += other.riders;
+			this.ridersHeldBack += other.ridersHeldBack;
 			this.batchRuns += other.batchRuns;
 			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
@@ -439,7 +446,10 @@ final class ProtocolSimulation {
 					+ " crashesWhileHolding=" + this.holdCrashes + " (seeds: " + this.seedsWithHoldCrash
 					+ ") revokedWhileHolding=" + this.holdRevocations + " (seeds: " + this.seedsWithHoldRevocation
 					+ ") assignedWhileHolding=" + this.holdAssignments + " tasksOfAHolderTakenByCrashOrRebalance="
-					+ this.heldDropped + ")";
+					+ this.heldDropped + ") batches(seeds=" + this.batchRuns + " batches=" + this.batches + " readyRuns="
+					+ this.readyRuns + " partial=" + this.partialBatches + " bisectionRuns=" + this.bisectionRuns
+					+ " notRun=" + this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
+					+ ")";
 		}
 
 	}
@@ -1409,7 +1419,31 @@ final class ProtocolSimulation {
 	private void runBatch(Incarnation inc, List<Task> ready) {
 		List<Task> batch = new ArrayList<>(ready);
 		java.util.Collections.shuffle(batch, this.rnd);
-		List<Task> taken = List.copyOf(batch.subList(0, Math.min(batch.size(), this.config.batchSize())));
+		List<Task> taken = new ArrayList<>();
+		try {
+			for (Task head : batch) {
+				if (taken.size() >= this.config.batchSize()) {
+					break;
+				}
+				if (head.running || head.wait != Wait.BATCH || head.work.revoked || inc.dead) {
+					continue; // taken meanwhile, by an action that came while a rider was looked at
+				}
+				head.running = true;
+				taken.add(head);
+				int room = this.config.batchSize() - taken.size();
+				if (room > 0) {
+					taken.addAll(riders(inc, head, this.rnd.nextInt(room + 1)));
+				}
+			}
+		}
+		catch (Crash ex) {
+			taken.forEach((task) -> task.running = false);
+			trace(() -> "  " + inc + " gathering a batch ends: " + ex.getMessage());
+			return;
+		}
+		if (taken.isEmpty()) {
+			return;
+		}
 		boolean named = this.rnd.nextBoolean();
 		this.stats.batches++;
 		trace(() -> inc + " runs a batch (" + (named ? "naming its failed record" : "bisected") + ") of " + taken);
@@ -1418,6 +1452,11 @@ final class ProtocolSimulation {
 		try {
 			for (int i = 0; i < taken.size(); i++) {
 				Task task = taken.get(i);
+				if (task.riding && (results[i - 1] == null
+						|| results[i - 1].outcome() != HandlerResult.Outcome.SUCCESS)) {
+					this.stats.ridersHeldBack++;
+					continue; // a rider runs only after every record of its key before it succeeded
+				}
 				int runs = named ? 1 : 1 + this.rnd.nextInt(3);
 				for (int run = 0; run < runs; run++) {
 					if (run > 0) {
@@ -1436,10 +1475,25 @@ final class ProtocolSimulation {
 			trace(() -> "  " + inc + " batch ends: " + ex.getMessage());
 			return;
 		}
+		// a rider that did not run waits behind its head again before any outcome lets the head go
+		for (int i = 0; i < taken.size(); i++) {
+			Task task = taken.get(i);
+			if (task.riding && results[i] == null) {
+				task.riding = false;
+				task.running = false;
+				task.wait = Wait.NONE;
+				task.ready = null;
+				this.stats.notRunInBatch++;
+				trace(() -> "  " + task + " rode but did not run: routed again in its key's turn");
+			}
+		}
 		// each record stays taken until its own step: other actions come between the steps
 		for (int i = 0; i < taken.size(); i++) {
 			Task task = taken.get(i);
 			HandlerResult result = results[i];
+			if (result == null && !task.running) {
+				continue; // a rider let go above
+			}
 			if (task.work.revoked || inc.dead) {
 				task.running = false;
 				this.stats.zombieResults++;
@@ -1455,6 +1509,41 @@ final class ProtocolSimulation {
 			}
 			afterBatch(task, result);
 		}
+	}
+
+	/**
+	 * Lets records queued behind a ready head ride in its batch, as the container's
+	 * {@code BatchRuns} does: those right behind it in its key's queue that the router lets run
+	 * on the same view, at most {@code most}, none of them an admission.
+	 */
+	private List<Task> riders(Incarnation inc, Task head, int most) {
+		if (head.key == null || head.ready == null || most == 0) {
+			return List.of();
+		}
+		ArrayDeque<Task> queue = head.work.queues.get(head.key);
+		if (queue == null || queue.peek() != head) {
+			return List.of();
+		}
+		List<Task> riders = new ArrayList<>();
+		// the container scans the queue under its partition's monitor: a poll meanwhile queues behind
+		List<Task> behind = new ArrayList<>(queue);
+		for (Task next : behind.subList(1, behind.size())) {
+			if (riders.size() >= most || next.admission != null || next.running || next.riding
+					|| next.wait != Wait.NONE) {
+				break;
+			}
+			io.github.kafkaresilience.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready, next.rec.delivery());
+			if (run == null || head.work.revoked || inc.dead || next.running || next.wait != Wait.NONE) {
+				break;
+			}
+			next.running = true;
+			next.riding = true;
+			next.wait = Wait.BATCH;
+			next.ready = run;
+			riders.add(next);
+			this.stats.riders++;
+		}
+		return riders;
 	}
 
 	/** A record ran in a batch: it takes the rest of its step, as after its own run. */
@@ -1476,6 +1565,7 @@ final class ProtocolSimulation {
 		}
 		catch (RuntimeException ex) {
 			trace(() -> "  " + inc + " step of " + task + " throws " + ex + "; retried later");
+			task.riding = false; // a rider waits behind its head again
 			routeFailed(task);
 			return;
 		}
@@ -1483,6 +1573,7 @@ final class ProtocolSimulation {
 			task.running = false;
 		}
 		took(task, step, true, null, "  ", before);
+		task.riding = false; // done, or its failure handled in its key's turn
 	}
 
 	/**
@@ -1630,9 +1721,13 @@ final class ProtocolSimulation {
 		work.tasks.remove(task);
 		if (task.key != null) {
 			ArrayDeque<Task> queue = work.queues.get(task.key);
-			if (queue.poll() != task) {
+			if (task.riding && queue.peek() != task) {
+				queue.remove(task); // a rider done before the step of the record ahead of it ended
+			}
+			else if (queue.poll() != task) {
 				throw new IllegalStateException("completed " + task + " which was not the head of its key");
 			}
+			task.riding = false;
 			if (queue.isEmpty()) {
 				work.queues.remove(task.key);
 			}

@@ -145,6 +145,9 @@ class ProtocolSimulationTest {
 				assertThat(total.partialBatches).as("batches the method stopped short at a failed record").isPositive();
 				assertThat(total.notRunInBatch).as("records a batch did not get to, routed again").isPositive();
 				assertThat(total.bisectionRuns).as("records run again in a bisected batch").isPositive();
+				assertThat(total.riders).as("records that rode behind an earlier record of their key").isPositive();
+				assertThat(total.ridersHeldBack).as("riders held back by a failure of their key before them")
+					.isPositive();
 			}
 			boolean batchesOnly = "true".equals(System.getProperty("simulation.batches"));
 			if (!"false".equals(System.getProperty("simulation.outages")) && !batchesOnly) {

@@ -651,6 +651,12 @@ final class SimWorld {
 		/** With {@link #rest}: what the handler's failed run gave (an outage hold may drop the rest for it). */
 		HandlerResult failed;
 
+		/**
+		 * Whether it rides in a batch right behind an earlier record of its key (the container's
+		 * riders, docs/PROTOCOL.md, rule 10): queued behind its head, yet taken by the batch.
+		 */
+		boolean riding;
+
 		/** With {@code Wait.BATCH}: its run, which a batch takes. */
 		io.github.kafkaresilience.ladder.ReadyRun ready;
 
@@ -1134,6 +1140,21 @@ final class SimWorld {
 		this.contexts.push(routeContext(incarnation, delivery));
 		try {
 			return incarnation.handle(delivery);
+		}
+		finally {
+			this.contexts.pop();
+		}
+	}
+
+	/**
+	 * Whether a record queued behind a ready head of its key may ride in the head's batch: the
+	 * router's reads of the lock view are port calls, in the record's route context.
+	 */
+	io.github.kafkaresilience.ladder.ReadyRun readyBehind(Incarnation incarnation,
+			io.github.kafkaresilience.ladder.ReadyRun head, Delivery delivery) {
+		this.contexts.push(routeContext(incarnation, delivery));
+		try {
+			return incarnation.router.readyBehind(head, delivery);
 		}
 		finally {
 			this.contexts.pop();
