@@ -241,8 +241,9 @@ final class PartitionWork {
 
 	/**
 	 * Lets records queued behind a ready head of its key ride in its batch (docs/PROTOCOL.md,
-	 * rule 10): the records right behind it in its key's queue, none of them an admission or
-	 * riding already, at most {@code most}, as long as {@code fits} lets each in. They stay
+	 * rule 10): the records right behind it in its key's queue, none of them an admission,
+	 * riding already or waiting to handle its failure, at most {@code most}, as long as
+	 * {@code fits} lets each in. They stay
 	 * queued, in order, and are not handed out when the records before them are done; each is
 	 * let go by {@link #done} once it ran, or by {@link #unride} when its batch did not get to it.
 	 */
@@ -256,7 +257,8 @@ final class PartitionWork {
 		behind.next();
 		while (behind.hasNext() && riders.size() < most) {
 			Task next = behind.next();
-			if (next.admission != null || next.riding || !fits.test(next)) {
+			// a record whose failed run waits for its key's turn to take the rest of its step rides no more
+			if (next.admission != null || next.riding || next.rest != null || !fits.test(next)) {
 				break;
 			}
 			next.riding = true;

@@ -45,6 +45,75 @@ class PartitionWorkTests {
 	}
 
 	@Test
+	void recordsRidingBehindTheirHeadAreNotHandedOutWhenItIsDoneButEachLetsTheNextGoOnceDone() {
+		PartitionWork work = work(ORDERS_0, 8);
+		Task a0 = task(work, 0, "a");
+		Task a1 = task(work, 1, "a");
+		Task a2 = task(work, 2, "a");
+		Task a3 = task(work, 3, "a");
+		List.of(a0, a1, a2, a3).forEach(work::take);
+		assertThat(work.riders(a0, 2, (next) -> true)).containsExactly(a1, a2);
+		assertThat(work.riders(a0, 5, (next) -> true)).as("riding already: none again").isEmpty();
+		assertThat(work.done(a0)).as("its riders' batch tells their outcomes").isNull();
+		assertThat(work.done(a1)).isNull();
+		assertThat(work.done(a2)).as("the record behind the riders runs now").isSameAs(a3);
+		assertThat(work.done(a3)).isNull();
+		assertThat(work.committable()).hasValue(4);
+	}
+
+	@Test
+	void aRiderDoneBeforeItsHeadLeavesTheQueueAndTheHeadHandsOutTheRecordBehindIt() {
+		PartitionWork work = work(ORDERS_0, 8);
+		Task a0 = task(work, 0, "a");
+		Task a1 = task(work, 1, "a");
+		Task a2 = task(work, 2, "a");
+		List.of(a0, a1, a2).forEach(work::take);
+		work.riders(a0, 1, (next) -> true);
+		assertThat(work.done(a1)).as("its head's step has not ended").isNull();
+		assertThat(work.committable()).as("the head is pending").hasValue(0);
+		assertThat(work.done(a0)).isSameAs(a2);
+		assertThat(work.committable()).hasValue(2);
+	}
+
+	@Test
+	void aRiderThatDidNotRunWaitsBehindItsHeadOrRunsNowIfItsHeadIsDone() {
+		PartitionWork work = work(ORDERS_0, 8);
+		Task a0 = task(work, 0, "a");
+		Task a1 = task(work, 1, "a");
+		Task a2 = task(work, 2, "a");
+		List.of(a0, a1, a2).forEach(work::take);
+		work.riders(a0, 2, (next) -> true);
+		assertThat(work.unride(a2)).as("behind its head and a1").isNull();
+		assertThat(work.done(a0)).as("a1 still rides").isNull();
+		assertThat(work.unride(a1)).as("first of its key now").isSameAs(a1);
+		assertThat(work.done(a1)).as("a2 no longer rides").isSameAs(a2);
+	}
+
+	@Test
+	void ridersStopAtAnAdmissionAtARecordWaitingToHandleItsFailureAndWhereTheRouterSaysNo() {
+		PartitionWork work = work(ORDERS_0, 8);
+		Task a0 = task(work, 0, "a");
+		Task a1 = task(work, 1, "a");
+		Task a2 = task(work, 2, "a");
+		Task a3 = task(work, 3, "a");
+		List.of(a0, a1, a2, a3).forEach(work::take);
+		assertThat(work.riders(a0, 5, (next) -> next != a2)).containsExactly(a1);
+		assertThat(work.unride(a1)).isNull();
+		a1.rest = () -> null;
+		assertThat(work.riders(a0, 5, (next) -> true)).as("a1 waits to handle its failure").isEmpty();
+		a1.rest = null;
+		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7, Instant.EPOCH);
+		assertThat(work.queueAdmission(pending)).as("queued behind a3").isNull();
+		Task a5 = task(work, 5, "a");
+		assertThat(work.take(a5)).isEqualTo(Taken.QUEUED);
+		assertThat(work.riders(a0, 5, (next) -> true)).as("not past the admission").containsExactly(a1, a2, a3);
+		Task b4 = task(work, 4, "b");
+		work.take(b4);
+		assertThat(work.riders(b4, 5, (next) -> true)).isEmpty();
+		assertThat(work.riders(a1, 5, (next) -> true)).as("not the head of its key").isEmpty();
+	}
+
+	@Test
 	void aPartitionAtItsBoundRefusesRecordsAndHasRoomAgainAtHalf() {
 		for (int offset = 0; offset < 4; offset++) {
 			assertThat(this.work.take(task(this.work, offset, "k" + offset))).isEqualTo(Taken.RUN);
