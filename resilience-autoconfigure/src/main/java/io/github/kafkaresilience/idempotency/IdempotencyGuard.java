@@ -73,8 +73,9 @@ public class IdempotencyGuard {
 		}
 		HandlerResult result;
 		try {
-			result = (this.transactions != null) ? runInTransaction(claim, handler, this.transactions)
-					: runThenComplete(claim, handler);
+			// one record is a call of its own: its claim completed with its success, in the transaction if any
+			result = callCompleting(handler,
+					(outcome) -> (outcome.outcome() == HandlerResult.Outcome.SUCCESS) ? List.of(claim) : List.of());
 		}
 		catch (RuntimeException ex) {
 			result = HandlerResult.failed(ex);
@@ -128,7 +129,7 @@ public class IdempotencyGuard {
 	}
 
 	/**
-	 * Makes one call of a batch method on claimed records: in the guard's transaction, if it
+	 * Makes one call of the method on claimed records: in the guard's transaction, if it
 	 * has one, together with the completion of the claims of the records the call says
 	 * succeeded; the transaction is rolled back when none did.
 	 * @param call calls the method and says how it went
@@ -188,32 +189,6 @@ public class IdempotencyGuard {
 			return new Admission(result, null);
 		}
 
-	}
-
-	private HandlerResult runThenComplete(Claim claim, Supplier<HandlerResult> handler) {
-		HandlerResult result = handler.get();
-		if (result.outcome() == HandlerResult.Outcome.SUCCESS) {
-			this.store.complete(claim);
-		}
-		return result;
-	}
-
-	private HandlerResult runInTransaction(Claim claim, Supplier<HandlerResult> handler,
-			TransactionOperations transactions) {
-		HandlerResult result = transactions.execute((status) -> {
-			HandlerResult outcome = handler.get();
-			if (outcome.outcome() == HandlerResult.Outcome.SUCCESS) {
-				this.store.complete(claim);
-			}
-			else {
-				status.setRollbackOnly();
-			}
-			return outcome;
-		});
-		if (result == null) {
-			throw new IllegalStateException("The transaction gave no result");
-		}
-		return result;
 	}
 
 	private static String where(ConsumerRecord<?, ?> record) {
