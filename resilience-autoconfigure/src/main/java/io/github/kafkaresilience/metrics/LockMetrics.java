@@ -1,6 +1,8 @@
 package io.github.kafkaresilience.metrics;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.lock.Lock;
@@ -18,8 +20,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Meters of the lock registries, per ladder (group and main topic):
- * {@code kafka.resilience.locks.active} (live locks) and {@code kafka.resilience.locks.keys}
- * (keys with at least one live lock), gauges, {@code kafka.resilience.locks.skipped} (lock
+ * {@code kafka.resilience.locks.active} (live locks), {@code kafka.resilience.locks.keys}
+ * (keys with at least one live lock) and {@code kafka.resilience.locks.oldest.age} (seconds since
+ * the live lock changed longest ago), gauges, {@code kafka.resilience.locks.skipped} (lock
  * records the tailer could not read) and {@code kafka.resilience.foreign.records} (records of
  * another group found on one of the ladder's topics), function counters; and, as a
  * {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait} (timer) and
@@ -71,6 +74,19 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 		}
 	}
 
+	/**
+	 * Seconds since the live lock changed longest ago, 0 with none. Each reading goes through
+	 * the live locks once, as the endpoint's oldest locks do.
+	 */
+	private static double oldestAgeSeconds(LockRegistry locks) {
+		List<Lock> oldest = locks.oldest(1);
+		if (oldest.isEmpty()) {
+			return 0;
+		}
+		Duration age = Duration.between(oldest.get(0).updated(), Instant.now());
+		return Math.max(0, age.toMillis() / 1000.0);
+	}
+
 	private void bind(MeterRegistry registry, LockRegistry locks) {
 		String group = locks.ownership().group();
 		Gauge.builder("kafka.resilience.locks.active", locks, LockRegistry::size)
@@ -80,6 +96,13 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 			.register(registry);
 		Gauge.builder("kafka.resilience.locks.keys", locks, LockRegistry::lockedKeys)
 			.description("Keys with at least one live lock")
+			.tag("group", group)
+			.tag("topic", locks.mainTopic())
+			.register(registry);
+		Gauge.builder("kafka.resilience.locks.oldest.age", locks, LockMetrics::oldestAgeSeconds)
+			.description("Time since the live lock changed longest ago: how long the most stuck held key's record "
+					+ "has sat at its stage; 0 with no live lock")
+			.baseUnit("seconds")
 			.tag("group", group)
 			.tag("topic", locks.mainTopic())
 			.register(registry);

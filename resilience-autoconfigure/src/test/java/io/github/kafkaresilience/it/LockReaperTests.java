@@ -12,7 +12,7 @@ import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.metrics.LockMetrics;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -39,7 +39,7 @@ class LockReaperTests {
 		String lost = SharedBroker.keyIn(1, 3, "lost");
 		String done = SharedBroker.keyIn(2, 3, "done");
 		Script script = Script.forTopic(topic).failTransiently("H", 1).failTransiently("Z", 1);
-		SimpleMeterRegistry meters = new SimpleMeterRegistry();
+		CompositeMeterRegistry meters = MonitoringQueries.registry();
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
 				"kafka.resilience.reaper.interval=500ms", "kafka.resilience.reaper.grace=3s");
 				Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
@@ -71,6 +71,12 @@ class LockReaperTests {
 				.isBefore(Instant.now().minusSeconds(3));
 			assertThat(meters.get("kafka.resilience.locks.reaped").counter().count()).isEqualTo(2);
 			assertThat(meters.get("kafka.resilience.barrier.wait").timers()).isNotEmpty();
+			assertThat(meters.get("kafka.resilience.locks.oldest.age").tag("topic", topic).gauge().value())
+				.as("seconds the healthy lock has waited at its stage").isGreaterThanOrEqualTo(3);
+			// the dashboard's and the alert rules' queries of the reaper's counter name what it registered
+			assertThat(MonitoringQueries.assertScraped(MonitoringQueries.scrape(meters),
+					(metric) -> metric.startsWith("kafka_resilience_locks_reaped")))
+				.isNotEmpty();
 		}
 	}
 

@@ -9,7 +9,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -18,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The meters an operator watches, read from a {@link SimpleMeterRegistry} while records fail
- * on a real broker: lock gauges and stage lag rise and go back to 0, and every dead letter is
- * counted by reason.
+ * The meters an operator watches, read from a registry that also keeps what Prometheus would
+ * scrape, while records fail on a real broker: lock gauges and stage lag rise and go back to 0,
+ * every dead letter is counted by reason, and the dashboard's and alert rules' queries name
+ * meters and labels that were registered.
  */
 @UsesSharedBroker
 class MetersTests {
@@ -34,7 +35,7 @@ class MetersTests {
 			.failTransiently("A", Integer.MAX_VALUE)
 			.failTransiently("T", 1)
 			.failPermanently("P");
-		SimpleMeterRegistry meters = new SimpleMeterRegistry();
+		CompositeMeterRegistry meters = MonitoringQueries.registry();
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=2s,3s",
 				"kafka.resilience.retry.max-attempts=3",
 				"spring.kafka.consumer.value-deserializer=" + StrictStringDeserializer.class.getName())) {
@@ -50,9 +51,11 @@ class MetersTests {
 			SharedBroker.send(topic, "q", "POISON-1"); // cannot be deserialized
 
 			AtomicReference<Double> mostLocks = new AtomicReference<>(0.0);
+			AtomicReference<Double> oldestAge = new AtomicReference<>(0.0);
 			await().atMost(WAIT).untilAsserted(() -> {
 				double locks = gauge(meters, "kafka.resilience.locks.active", topic);
 				mostLocks.accumulateAndGet(locks, Math::max);
+				oldestAge.accumulateAndGet(gauge(meters, "kafka.resilience.locks.oldest.age", topic), Math::max);
 				assertThat(locks).isGreaterThanOrEqualTo(3); // A, its follower B, and T
 				assertThat(gauge(meters, "kafka.resilience.locks.keys", topic)).isEqualTo(2);
 			});
@@ -98,6 +101,15 @@ class MetersTests {
 			assertThat(meters.find("kafka.resilience.consumer.poll.interval").tag("listener", listener).timer().count())
 				.isPositive();
 			assertThat(mostLocks.get()).isGreaterThanOrEqualTo(3);
+			assertThat(oldestAge.get()).as("a held key's time at its stage").isPositive();
+			assertThat(gauge(meters, "kafka.resilience.locks.oldest.age", topic)).as("no key held").isZero();
+			// every meter the dashboard and the alert rules query, but the reaper's and outage mode's
+			// (registered when they act: LockReaperTests, OutageHoldTests), with its labels
+			assertThat(MonitoringQueries.assertScraped(MonitoringQueries.scrape(meters),
+					(metric) -> !metric.startsWith("kafka_resilience_locks_reaped")
+							&& !metric.startsWith("kafka_resilience_outage_")))
+				.contains("kafka_resilience_dlq_records_total", "kafka_resilience_locks_oldest_age_seconds",
+						"kafka_resilience_consumer_lag", "kafka_resilience_barrier_wait_seconds_max");
 		}
 	}
 

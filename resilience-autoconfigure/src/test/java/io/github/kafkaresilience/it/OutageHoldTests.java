@@ -21,7 +21,7 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -66,7 +66,7 @@ class OutageHoldTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES[0], FAST_PROBES[1], FAST_PROBES[2], "management.endpoints.web.exposure.include=kafkaresilience")) {
 			OrderedRetryContainer container = container(context, topic);
-			SimpleMeterRegistry meters = new SimpleMeterRegistry();
+			CompositeMeterRegistry meters = MonitoringQueries.registry();
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "outage-" + topic;
 			Map<String, List<String>> sent;
@@ -100,6 +100,10 @@ class OutageHoldTests {
 					.isEqualTo(container.heldRecords());
 				assertThat(meters.get("kafka.resilience.outage.opened").tag("listener", listener).functionCounter().count())
 					.isOne();
+				// the dashboard's and the alert rules' queries of outage mode name what it registered
+				assertThat(MonitoringQueries.assertScraped(MonitoringQueries.scrape(meters),
+						(metric) -> metric.startsWith("kafka_resilience_outage_")))
+					.isNotEmpty();
 				Health health = context.getBean(ResilienceHealthIndicator.class).health(true);
 				assertThat(health.getStatus()).as("a restart would not bring the dependency back").isEqualTo(Status.UP);
 				assertThat(health.getDetails().get("listeners")).asString()
