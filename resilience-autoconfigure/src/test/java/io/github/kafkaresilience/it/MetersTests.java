@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -38,9 +39,12 @@ class MetersTests {
 		CompositeMeterRegistry meters = MonitoringQueries.registry();
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=2s,3s",
 				"kafka.resilience.retry.max-attempts=3",
-				"spring.kafka.consumer.value-deserializer=" + StrictStringDeserializer.class.getName())) {
+				"spring.kafka.consumer.value-deserializer=" + StrictStringDeserializer.class.getName(),
+				"test.autostartup=false")) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "it-" + topic;
+			// started once the meters are bound: the meters of its first rebalance and barriers are registered too
+			context.getBean(OrderedRetryListenerRegistry.class).start(listener);
 			String stage1 = Names.retry(topic, "2s");
 			await().atMost(WAIT).until(() -> sum(meters.find("kafka.resilience.consumer.lag").tag("topic", topic).gauges()) == 0);
 

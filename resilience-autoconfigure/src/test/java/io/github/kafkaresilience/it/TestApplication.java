@@ -37,7 +37,7 @@ class TestApplication {
 
 	static class ScriptedListener {
 
-		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}")
+		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}", autoStartup = "${test.autostartup:true}")
 		void handle(ConsumerRecord<String, String> record) {
 			Script.forTopic(record.headers().lastHeader("original.topic") != null
 					? new String(record.headers().lastHeader("original.topic").value()) : record.topic()).handle(record);
