@@ -176,15 +176,15 @@ final class Moves {
 		this.locks.write(pending);
 	}
 
-	/**
-	 * In {@code transaction} mode, dead-letters a record whose move a topic refused in an
-	 * earlier, aborted, transaction; {@code null} when it has no such refusal.
-	 */
 	/** Whether a publish of the record was refused, so that its next route dead-letters it. */
 	boolean wasRefused(Delivery record) {
 		return !this.refusals.isEmpty() && this.refusals.containsKey(record.toString());
 	}
 
+	/**
+	 * In {@code transaction} mode, dead-letters a record whose move a topic refused in an
+	 * earlier, aborted, transaction; {@code null} when it has no such refusal.
+	 */
 	@Nullable CompletableFuture<Void> deadLetterIfRefused(Delivery record) {
 		Refusal refusal = this.refusals.isEmpty() ? null : this.refusals.remove(record.toString());
 		if (refusal == null) {
