@@ -152,6 +152,7 @@ public class OrderedRetryContainer {
 		registries.forEach((registry, route) -> {
 			registry.addListener(this.runner.keyWaiters()::keyChanged);
 			registry.addPendingListener((lock) -> this.runner.admissionNeeded(route, lock));
+			registry.addCommandListener((command) -> this.runner.commandArrived(route, command));
 		});
 	}
 
@@ -361,6 +362,7 @@ public class OrderedRetryContainer {
 		this.committer.close();
 		this.partitions.clear();
 		this.runner.keyWaiters().clear();
+		this.runner.dueWaiters().clear();
 		consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
 		this.housekeeping.closeAdmin();
 	}

@@ -62,6 +62,8 @@ final class RecordRunner {
 
 	private final KeyWaiters keyWaiters;
 
+	private final DueWaiters dueWaiters;
+
 	private final Settling settling = new Settling();
 
 	private volatile @Nullable Rereader rereader;
@@ -90,6 +92,7 @@ final class RecordRunner {
 		this.pauser = pauser;
 		this.workers = new Workers(id, settings.concurrency(), WorkerThreads.of(settings.virtualThreads()), this::run);
 		this.keyWaiters = new KeyWaiters(this.workers);
+		this.dueWaiters = new DueWaiters(this.workers);
 	}
 
 	Workers workers() {
@@ -98,6 +101,10 @@ final class RecordRunner {
 
 	KeyWaiters keyWaiters() {
 		return this.keyWaiters;
+	}
+
+	DueWaiters dueWaiters() {
+		return this.dueWaiters;
 	}
 
 	Settling settling() {
@@ -185,6 +192,29 @@ final class RecordRunner {
 	}
 
 	/**
+	 * An operator's command (docs/PROTOCOL.md, rule 12) was written or read: if the record at
+	 * its position is this container's and waits for its due time, in memory or parked, it is
+	 * routed now, and the route acts on the command while it still applies.
+	 */
+	void commandArrived(OrderedRetryContainer.Route route, io.github.kafkaresilience.lock.OperatorCommand command) {
+		if (command.position().stage() > route.router().plan().lastStage()) {
+			return; // names no stage of this ladder: no record of it is ever acted on
+		}
+		PartitionWork work = this.partitions.get(new TopicPartition(
+				route.router().plan().topicOf(command.position().stage()), command.partition()));
+		if (work == null || work.isRevoked()) {
+			return; // whoever holds the record acts on it, after its barrier if it is assigned later
+		}
+		Rereader rereader = this.rereader;
+		if (rereader != null && work.isParked(command.position().offset())) {
+			rereader.commanded(work, command.position().offset());
+		}
+		else {
+			this.dueWaiters.commanded(command);
+		}
+	}
+
+	/**
 	 * Runs a task on a worker; returns the next task of its key when the task is done and that
 	 * one may run at once, for the worker to run in the same turn.
 	 */
@@ -251,7 +281,7 @@ final class RecordRunner {
 			case SETTLING -> settle(task, step.writes());
 			case WAIT_UNTIL -> {
 				if (!park(task, step.dueAt())) {
-					this.workers.submitLater(task, step.dueAt() - this.clock.millis());
+					this.dueWaiters.waitFor(task, step.dueAt() - this.clock.millis());
 				}
 			}
 			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);

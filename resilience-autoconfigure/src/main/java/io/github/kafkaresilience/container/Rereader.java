@@ -27,6 +27,11 @@ import org.apache.kafka.common.utils.Bytes;
  * nearly due (a later retry of the same stage is due later still), unless an earlier record of
  * its key was read again in the same pass. A parked offset the log no longer holds (deleted by
  * retention) is done: there is nothing left to run, and the reaper releases its lock.
+ * <p>
+ * An operator's command on a parked record (docs/PROTOCOL.md, rule 12) asks for one pass of
+ * its own: it reads the partition from that record on and takes back that record and the
+ * parked records of its key behind it, whatever their due time, so that the record can be
+ * acted on now and the key's next record can follow it.
  */
 final class Rereader {
 
@@ -58,6 +63,12 @@ final class Rereader {
 	private volatile boolean done;
 
 	private boolean woken;
+
+	/** Parked records an operator's command is about: read again now, with their key's records behind them. */
+	private final java.util.Queue<Commanded> commanded = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+	private record Commanded(PartitionWork work, long offset) {
+	}
 
 	/**
 	 * @param id the listener id
@@ -94,6 +105,12 @@ final class Rereader {
 		}
 	}
 
+	/** Reads the parked record at {@code offset} of a partition again now, for an operator's command on it. */
+	void commanded(PartitionWork work, long offset) {
+		this.commanded.add(new Commanded(work, offset));
+		wake();
+	}
+
 	void stop() {
 		this.done = true;
 		this.consumer.wakeup();
@@ -110,6 +127,9 @@ final class Rereader {
 		try {
 			while (!this.done) {
 				long next = this.clock.millis() + IDLE_MILLIS;
+				for (Commanded request; !this.done && (request = this.commanded.poll()) != null;) {
+					passForCommand(request.work(), request.offset());
+				}
 				for (PartitionWork work : this.partitions.all()) {
 					if (!this.done) {
 						next = Math.min(next, visit(work));
@@ -150,8 +170,34 @@ final class Rereader {
 		}
 	}
 
+	private void passForCommand(PartitionWork work, long offset) {
+		if (work.isRevoked() || !work.isParked(offset)) {
+			return; // read again already, or no longer this instance's
+		}
+		try {
+			pass(work, offset, offset);
+		}
+		catch (WakeupException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Listener '" + this.id + "' could not read parked record " + work.partition + "@" + offset
+					+ " again for an operator's command; it is read again when due", ex);
+		}
+	}
+
 	/** One pass over a partition's parked records; returns when the next pass is due. */
 	private long pass(PartitionWork work, long from) {
+		return pass(work, from, -1);
+	}
+
+	/**
+	 * One pass over a partition's parked records; returns when the next pass is due.
+	 * @param commanded the offset of a record an operator's command is about, taken back with the
+	 * records of its key behind it whatever their due time, and the pass goes on to the last
+	 * parked record; -1 for a pass that stops at the first record not nearly due
+	 */
+	private long pass(PartitionWork work, long from, long commanded) {
 		TopicPartition tp = work.partition;
 		long lead = this.settings.rereadLeadMillis();
 		this.consumer.assign(List.of(tp));
@@ -183,10 +229,13 @@ final class Rereader {
 				}
 				Delivery parked = OrderedRetryContainer.delivery(record);
 				Bytes key = parked.businessKey();
-				long due = this.dueTime.applyAsLong(work, parked);
+				long due = (record.offset() == commanded) ? 0 : this.dueTime.applyAsLong(work, parked);
 				boolean behindSentOn = key != null && sentOn.contains(key);
 				if (due - lead > this.clock.millis() && !behindSentOn) {
-					return due - lead;
+					if (commanded < 0) {
+						return due - lead;
+					}
+					continue; // not the commanded key's: stays parked
 				}
 				if (!this.unpark.test(work, parked)) {
 					return this.clock.millis() + IDLE_MILLIS; // no room

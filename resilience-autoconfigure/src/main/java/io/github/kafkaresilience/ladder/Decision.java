@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.ladder;
 
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,8 +29,16 @@ sealed interface Decision {
 	 * @param retryCount the attempts that failed so far
 	 * @param lock the lock the record carries, {@code null} on the main topic and for a record
 	 * without a key
+	 * @param command the operator's {@code retry-now} that lets it run before its due time, to
+	 * end once the run's step is done; {@code null} for any other run
 	 */
-	record Run(int stage, int retryCount, @Nullable Lock lock) implements Decision {
+	record Run(int stage, int retryCount, @Nullable Lock lock, @Nullable OperatorCommand command) implements Decision {
+
+		/** A run that no operator command asked for. */
+		Run(int stage, int retryCount, @Nullable Lock lock) {
+			this(stage, retryCount, lock, null);
+		}
+
 	}
 
 	/**
@@ -62,8 +71,18 @@ sealed interface Decision {
 	record Publish(Hop hop, int toStage) implements Decision {
 	}
 
-	/** Dead-letter the record, then release {@code release}, the lock it carries, if any. */
-	record DeadLetter(Hop hop, DlqReason reason, @Nullable Lock release) implements Decision {
+	/**
+	 * Dead-letter the record, then release {@code release}, the lock it carries, if any, then
+	 * end {@code command}, the operator's {@code dead-letter-now} that asked for it, if any.
+	 */
+	record DeadLetter(Hop hop, DlqReason reason, @Nullable Lock release, @Nullable OperatorCommand command)
+			implements Decision {
+
+		/** A dead letter that no operator command asked for. */
+		DeadLetter(Hop hop, DlqReason reason, @Nullable Lock release) {
+			this(hop, reason, release, null);
+		}
+
 	}
 
 	/** Dead-letter, as poison, a stage record whose protocol headers make no sense: {@code problem}. */

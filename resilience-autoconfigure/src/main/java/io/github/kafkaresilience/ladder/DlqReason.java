@@ -14,7 +14,10 @@ public enum DlqReason {
 	EXHAUSTED("exhausted"),
 
 	/** The record could not be deserialized, or its protocol headers are unreadable. */
-	POISON("poison");
+	POISON("poison"),
+
+	/** An operator sent the head of a held key to the dead-letter topic (docs/PROTOCOL.md, rule 12). */
+	OPERATOR("operator");
 
 	private final String value;
 

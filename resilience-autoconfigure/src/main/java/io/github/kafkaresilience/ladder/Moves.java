@@ -3,7 +3,6 @@ package io.github.kafkaresilience.ladder;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -13,6 +12,7 @@ import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
@@ -143,12 +143,17 @@ final class Moves {
 	 * without running
 	 */
 	CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason, Attempt attempt) {
-		FailureInfo failure = Objects.requireNonNull(hop.failure(), "a dead letter tells its failure");
+		// only an operator's dead letter may have no failure to tell: a follower that never ran
+		FailureInfo failure = hop.failure();
+		if (failure == null && reason != DlqReason.OPERATOR) {
+			throw new NullPointerException("a dead letter tells its failure");
+		}
+		String errorClass = (failure != null) ? failure.errorClass() : "none";
 		CompletableFuture<Long> published = Futures.call(() -> attempt.sending(this.publisher, this.plan.dlqTopic(),
 				record.partition(), record.key(), record.value(), hop.headers(record, reason, this.ownership)));
 		return published.handle((offset, ex) -> {
 			if (ex == null) {
-				this.observer.deadLettered(reason, failure.errorClass());
+				this.observer.deadLettered(reason, errorClass);
 				return Futures.done();
 			}
 			Throwable cause = Futures.cause(ex);
@@ -172,6 +177,22 @@ final class Moves {
 	}
 
 	/** Writes the pending lock of a replayed dead letter; durable on return. */
+	/**
+	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 12) once the step it
+	 * asked for is done. Its tombstone is housekeeping: the lock has moved on or is released, so
+	 * the command is void wherever it is read, and a failed tombstone is left to the reaper's
+	 * pass rather than make the record's step fail.
+	 */
+	CompletableFuture<Void> finish(OperatorCommand command) {
+		logger.info("Acted on operator command " + command.id() + " (" + command.action().value() + " by '" + command.by()
+				+ "') on lock " + command.lockId() + " at " + command.position() + " of '" + this.plan.mainTopic() + "'");
+		return this.locks.finishing(command).exceptionally((ex) -> {
+			logger.warn("Could not end operator command " + command.id() + "; it is void, and the reaper's pass ends it",
+					ex);
+			return null;
+		});
+	}
+
 	void writePending(Lock pending) {
 		this.locks.write(pending);
 	}

@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.Position;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -220,9 +221,21 @@ final class RoutingRules {
 
 	/**
 	 * Runs the head of a key (or a record without a key) once it is due: a retry waits for its
-	 * stage's delay after it was written; a follower ({@code retry.count=0}) runs at once.
+	 * stage's delay after it was written; a follower ({@code retry.count=0}) runs at once. An
+	 * operator's command on the head's lock at this record runs it now, or dead-letters it.
 	 */
 	private Decision runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
+		OperatorCommand command = (lock != null) ? this.locks.commandFor(lock) : null;
+		if (command != null) {
+			// an operator's command on this head (docs/PROTOCOL.md, rule 12): it holds only while
+			// the lock is confirmed at this record, which the table just said it is
+			if (command.action() == OperatorCommand.Action.DEAD_LETTER_NOW) {
+				// no new failure: the record keeps the error headers of its last one, if it ran
+				return new Decision.DeadLetter(new Hop(false, retryCount, lock.id(), RetryHeaders.failure(record.headers())),
+						DlqReason.OPERATOR, lock, command);
+			}
+			return new Decision.Run(stage, retryCount, lock, command);
+		}
 		if (retryCount > 0) {
 			long dueAt = dueAt(record, stage);
 			if (this.clock.millis() < dueAt) {

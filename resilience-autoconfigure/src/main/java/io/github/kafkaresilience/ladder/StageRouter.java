@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Futures;
 import org.jspecify.annotations.Nullable;
@@ -224,7 +225,7 @@ public class StageRouter {
 			Attempt started = this.attempts.start(record, run.stage());
 			HandlerResult result = handle(record, run.stage(), started);
 			// after a run, the rules decide a write or the end: nothing runs the handler again
-			Supplier<Step> rest = () -> carryOut(this.rules.afterRun(record, run, result), record, started, false);
+			Supplier<Step> rest = () -> afterRun(record, run, result, started);
 			boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
 			return (deferFailures && failed) ? Step.failed(result, () -> settle(rest.get())) : rest.get();
 		}
@@ -255,7 +256,10 @@ public class StageRouter {
 		if (decision instanceof Decision.DeadLetter dead) {
 			CompletableFuture<Void> published = this.moves.deadLetter(record, dead.hop(), dead.reason(), attempt);
 			Lock lock = dead.release();
-			return (lock != null) ? published.thenCompose((ignored) -> this.moves.release(lock)) : published;
+			CompletableFuture<Void> released = (lock != null)
+					? published.thenCompose((ignored) -> this.moves.release(lock)) : published;
+			OperatorCommand command = dead.command();
+			return (command != null) ? released.thenCompose((ignored) -> this.moves.finish(command)) : released;
 		}
 		if (decision instanceof Decision.Malformed malformed) {
 			return this.moves.deadLetterMalformed(record, malformed.hop(), malformed.problem());
@@ -315,9 +319,18 @@ public class StageRouter {
 		this.observer.batchRan(records, bisections, nanos);
 	}
 
-	/** The rest of a ready record's step, once a batch ran it. */
+	/**
+	 * The rest of a record's step once the handler ran it (alone or in a batch); after a run
+	 * that an operator's {@code retry-now} asked for, the command ends once the step is done.
+	 */
 	Step afterRun(Delivery record, Decision.Run run, HandlerResult result, Attempt attempt) {
-		return settle(carryOut(this.rules.afterRun(record, run, result), record, attempt, false));
+		Step step = settle(carryOut(this.rules.afterRun(record, run, result), record, attempt, false));
+		OperatorCommand command = run.command();
+		if (command == null) {
+			return step;
+		}
+		CompletableFuture<?> writes = (step.writes() != null) ? step.writes() : CompletableFuture.completedFuture(null);
+		return settle(Step.settling(writes.thenCompose((ignored) -> this.moves.finish(command))));
 	}
 
 	private HandlerResult handle(Delivery record, int stage, Attempt attempt) {

@@ -72,6 +72,7 @@ public class LockReaper {
 	 * @return the number of locks released
 	 */
 	public int reap() {
+		endVoidCommands();
 		long now = this.clock.millis();
 		List<Lock> candidates = new ArrayList<>();
 		for (Lock lock : this.registry.snapshot()) {
@@ -107,6 +108,35 @@ public class LockReaper {
 			}
 		}
 		return reaped;
+	}
+
+	/**
+	 * Ends the operator commands that are void (docs/PROTOCOL.md, rule 12): their lock is
+	 * released, moving, or confirmed elsewhere than where the command saw it. The acting
+	 * instance ends the commands it acted on; this pass ends the rest, judged on a table caught
+	 * up with the command's lock partition.
+	 * @return the number of commands ended
+	 */
+	int endVoidCommands() {
+		int ended = 0;
+		for (OperatorCommand command : this.registry.commands()) {
+			if (isVoid(command)) {
+				get(this.registry.catchUp(command.partition()));
+				if (isVoid(command)) {
+					get(this.registry.finishing(command));
+					ended++;
+					logger.info("Ended operator command " + command.id() + " (" + command.action().value() + " by '"
+							+ command.by() + "') on lock " + command.lockId() + " of '" + this.registry.mainTopic()
+							+ "': the lock is no longer confirmed at " + command.position());
+				}
+			}
+		}
+		return ended;
+	}
+
+	private boolean isVoid(OperatorCommand command) {
+		Lock lock = this.registry.find(command.lockId());
+		return lock == null || !command.appliesTo(lock);
 	}
 
 	private TopicPartition recordOf(Lock lock) {

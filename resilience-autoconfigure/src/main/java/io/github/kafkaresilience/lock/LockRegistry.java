@@ -159,6 +159,40 @@ public final class LockRegistry implements LockStore {
 		this.table.addPendingListener(listener);
 	}
 
+	/**
+	 * Writes an operator command (docs/PROTOCOL.md, rule 12) to the lock topic, in its lock's
+	 * partition. The future completes once the command is durable and this instance's table
+	 * holds it; from then on whichever instance holds the record acts on it.
+	 */
+	public CompletableFuture<Void> submit(OperatorCommand command) {
+		return sendCommand(command, CommandCodec.encode(command));
+	}
+
+	@Override
+	public @Nullable OperatorCommand commandFor(Lock lock) {
+		return this.table.commandFor(lock);
+	}
+
+	@Override
+	public CompletableFuture<Void> finishing(OperatorCommand command) {
+		return sendCommand(command, null);
+	}
+
+	/** The pending commands on a lock, whether or not they still apply to it. */
+	public List<OperatorCommand> commandsOf(String lockId) {
+		return this.table.commandsOf(lockId);
+	}
+
+	/** Every pending operator command. */
+	public List<OperatorCommand> commands() {
+		return this.table.commands();
+	}
+
+	/** Registers a listener called with every new pending command: a record to wake. */
+	public void addCommandListener(Consumer<OperatorCommand> listener) {
+		this.table.addCommandListener(listener);
+	}
+
 	@Override
 	public @Nullable Lock find(String id) {
 		return this.table.find(id);
@@ -235,6 +269,16 @@ public final class LockRegistry implements LockStore {
 	private ProducerRecord<byte[], byte[]> record(Lock lock, byte @Nullable [] value) {
 		return new ProducerRecord<>(this.lockTopic, lock.originPartition(), null, LockCodec.encodeId(lock.id()), value,
 				LockCodec.headers(lock.key(), this.coordinatorId, this.ownership));
+	}
+
+	private CompletableFuture<Void> sendCommand(OperatorCommand command, byte @Nullable [] value) {
+		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, command.partition(), null,
+				CommandCodec.encodeKey(command), value, LockCodec.headers(command.key(), this.coordinatorId, this.ownership));
+		String what = ((value != null) ? "write" : "end") + " operator command " + command.id() + " to '" + this.lockTopic
+				+ "'";
+		return this.sends.send(this.producer, record, this.writeTimeout, what)
+			.thenAccept((metadata) -> this.table.applyCommand(command.partition(), metadata.offset(), command.id(),
+					(value != null) ? command : null));
 	}
 
 	private String what(Lock lock) {

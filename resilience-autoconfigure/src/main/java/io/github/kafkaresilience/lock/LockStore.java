@@ -28,6 +28,23 @@ public interface LockStore {
 	/** The live lock of the same key with the greatest origin below {@code lock}'s, if any. */
 	@Nullable Lock predecessor(Lock lock);
 
+	/**
+	 * The pending operator command to act on for {@code lock} as it is now (docs/PROTOCOL.md,
+	 * rule 12): one that names the lock at its current confirmed position; {@code null} when
+	 * none does.
+	 */
+	default @Nullable OperatorCommand commandFor(Lock lock) {
+		return null;
+	}
+
+	/**
+	 * Ends an operator command that was acted on, or is void, with a tombstone; completes like
+	 * {@link #writing(Lock)}. Ending one twice is harmless.
+	 */
+	default CompletableFuture<Void> finishing(OperatorCommand command) {
+		return CompletableFuture.completedFuture(null);
+	}
+
 	/** Writes a new version of a lock; durable on return. */
 	void write(Lock lock);
 

@@ -53,6 +53,11 @@ final class LockTable {
 
 	private final List<Consumer<Lock>> pendingListeners = new CopyOnWriteArrayList<>();
 
+	private final List<Consumer<OperatorCommand>> commandListeners = new CopyOnWriteArrayList<>();
+
+	/** The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md, rule 12). */
+	private final CommandBook commands = new CommandBook();
+
 	/** The ids of the live pending locks: replays waiting for admission (rare, so few). */
 	private final Set<String> pendingIds = new HashSet<>();
 
@@ -133,6 +138,9 @@ final class LockTable {
 	 */
 	synchronized void tailerReached(int partition, long position) {
 		this.tailerPositions.put(partition, position);
+		if (!this.commands.isEmpty()) {
+			this.commands.tailerReached(partition, position);
+		}
 		TreeMap<Long, LockVersion> remembered = this.tombstones.get(partition);
 		if (remembered == null) {
 			return;
@@ -172,9 +180,56 @@ final class LockTable {
 			}
 			this.tailerPositions.remove(partition);
 			this.tombstones.remove(partition);
+			this.commands.clearPartition(partition);
 			this.pendingIds.removeIf((id) -> find(id) == null);
 			this.version++;
 		}
+	}
+
+	/**
+	 * Applies an operator command record read from, or written to, lock partition
+	 * {@code partition} at {@code offset}; a {@code null} command is its tombstone. A new
+	 * command is passed to the command listeners.
+	 * @param id the command's id (its record key without {@code cmd:})
+	 * @return whether the table changed
+	 */
+	boolean applyCommand(int partition, long offset, String id, @Nullable OperatorCommand command) {
+		boolean changed;
+		synchronized (this) {
+			changed = this.commands.apply(partition, offset, id, command);
+			if (changed) {
+				this.version++;
+			}
+		}
+		if (changed && command != null) {
+			for (Consumer<OperatorCommand> listener : this.commandListeners) {
+				listener.accept(command);
+			}
+		}
+		return changed;
+	}
+
+	/**
+	 * The pending command to act on for {@code lock} as it is now (confirmed where the command
+	 * saw it), the first written when there are several; {@code null} when none applies.
+	 */
+	synchronized @Nullable OperatorCommand commandFor(Lock lock) {
+		return this.commands.isEmpty() ? null : this.commands.commandFor(lock);
+	}
+
+	/** The pending commands on a lock, whether or not they still apply to it. */
+	synchronized List<OperatorCommand> commandsOf(String lockId) {
+		return this.commands.isEmpty() ? List.of() : this.commands.of(lockId);
+	}
+
+	/** Every pending command. */
+	synchronized List<OperatorCommand> commands() {
+		return this.commands.all();
+	}
+
+	/** Registers a listener called with every new pending command applied. */
+	void addCommandListener(Consumer<OperatorCommand> listener) {
+		this.commandListeners.add(listener);
 	}
 
 	synchronized @Nullable Lock find(String id) {

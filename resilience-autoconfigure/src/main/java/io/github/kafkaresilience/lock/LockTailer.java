@@ -321,6 +321,12 @@ final class LockTailer {
 			return;
 		}
 		String id = LockCodec.decodeId(record.key());
+		if (OperatorCommand.isCommandKey(id)) {
+			String commandId = id.substring(OperatorCommand.KEY_PREFIX.length());
+			this.table.applyCommand(record.partition(), record.offset(), commandId, (record.value() != null)
+					? CommandCodec.decode(id, record.partition(), record.headers(), record.value()) : null);
+			return;
+		}
 		if (record.value() == null) {
 			// also a release whose earlier versions were compacted away: not an error
 			this.table.apply(record.partition(), record.offset(), id, null);
@@ -336,6 +342,9 @@ final class LockTailer {
 			return;
 		}
 		String id = LockCodec.decodeId(record.key());
+		if (OperatorCommand.isCommandKey(id)) {
+			return; // another group's command: not a lock, and never applied
+		}
 		if (record.value() != null) {
 			this.foreignLocks.put(id, owner);
 		}

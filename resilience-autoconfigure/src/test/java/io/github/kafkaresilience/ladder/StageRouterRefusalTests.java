@@ -154,7 +154,7 @@ class StageRouterRefusalTests {
 	}
 
 	/** The live locks, in memory. */
-	static final class Locks implements LockStore {
+	static class Locks implements LockStore {
 
 		final Map<String, Lock> live = new LinkedHashMap<>();
 

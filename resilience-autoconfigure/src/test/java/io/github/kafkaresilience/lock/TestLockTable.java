@@ -26,6 +26,19 @@ public final class TestLockTable {
 		this.table.tailerReached(partition, position);
 	}
 
+	/** See {@link LockTable#applyCommand(int, long, String, OperatorCommand)}. */
+	public boolean applyCommand(int partition, long offset, String id, @Nullable OperatorCommand command) {
+		return this.table.applyCommand(partition, offset, id, command);
+	}
+
+	public @Nullable OperatorCommand commandFor(Lock lock) {
+		return this.table.commandFor(lock);
+	}
+
+	public List<OperatorCommand> commands() {
+		return this.table.commands();
+	}
+
 	public @Nullable Lock find(String id) {
 		return this.table.find(id);
 	}

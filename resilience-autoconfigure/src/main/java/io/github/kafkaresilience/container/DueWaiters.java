@@ -1,0 +1,51 @@
+package io.github.kafkaresilience.container;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.lock.OperatorCommand;
+
+/**
+ * The records that wait in memory for their due time. Each is handed back to the workers once:
+ * when its due time comes, or earlier when an operator's command names the lock it carries
+ * (docs/PROTOCOL.md, rule 12), so that the command is acted on now rather than when the
+ * record comes due.
+ */
+final class DueWaiters {
+
+	private final Set<Task> waiting = ConcurrentHashMap.newKeySet();
+
+	private final Workers workers;
+
+	DueWaiters(Workers workers) {
+		this.workers = workers;
+	}
+
+	/** Makes a task wait until its due time, {@code delayMillis} from now. */
+	void waitFor(Task task, long delayMillis) {
+		this.waiting.add(task);
+		this.workers.later(() -> wake(task), delayMillis);
+	}
+
+	/** Wakes the task that carries the lock a command names, if one waits here. */
+	void commanded(OperatorCommand command) {
+		for (Task task : this.waiting) {
+			if (task.delivery.partition() == command.partition() && task.delivery.offset() == command.position().offset()
+					&& command.lockId().equals(RetryHeaders.text(task.delivery.headers(), RetryHeaders.LOCK_ID))) {
+				wake(task);
+			}
+		}
+	}
+
+	private void wake(Task task) {
+		if (this.waiting.remove(task)) {
+			this.workers.submit(task);
+		}
+	}
+
+	void clear() {
+		this.waiting.clear();
+	}
+
+}
