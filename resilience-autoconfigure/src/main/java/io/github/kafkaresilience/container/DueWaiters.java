@@ -38,7 +38,8 @@ final class DueWaiters {
 		}
 	}
 
-	private void wake(Task task) {
+	/** Hands a waiting task back to the workers now, once. */
+	void wake(Task task) {
 		if (this.waiting.remove(task)) {
 			this.workers.submit(task);
 		}

@@ -282,6 +282,9 @@ final class RecordRunner {
 			case WAIT_UNTIL -> {
 				if (!park(task, step.dueAt())) {
 					this.dueWaiters.waitFor(task, step.dueAt() - this.clock.millis());
+					if (commandPending(task)) {
+						this.dueWaiters.wake(task); // a command arrived while we were looking
+					}
 				}
 			}
 			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
@@ -480,7 +483,26 @@ final class RecordRunner {
 			return false;
 		}
 		rereader.wake();
+		if (commandPending(task)) {
+			rereader.commanded(task.work, task.delivery.offset()); // a command arrived while we were looking
+		}
 		return true;
+	}
+
+	/** Whether an operator's command names the lock a record carries, at that record. */
+	private boolean commandPending(Task task) {
+		String lockId = io.github.kafkaresilience.ladder.RetryHeaders.text(task.delivery.headers(),
+				io.github.kafkaresilience.ladder.RetryHeaders.LOCK_ID);
+		if (lockId == null) {
+			return false;
+		}
+		int stage = task.work.route.router().plan().stageOf(task.delivery.topic());
+		for (io.github.kafkaresilience.lock.OperatorCommand command : task.work.route.registry().commandsOf(lockId)) {
+			if (command.position().stage() == stage && command.position().offset() == task.delivery.offset()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static Duration backoff(int failures) {

@@ -19,6 +19,7 @@ import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.outage.OutageBreaker;
@@ -79,7 +80,8 @@ final class ProtocolSimulation {
 			double pCrashPerCall, double pNestPerCall, double pFailPerWrite, boolean splitOwnership, boolean zombies,
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
 			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
-			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize) {
+			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize,
+			int commands) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -142,10 +144,12 @@ final class ProtocolSimulation {
 			if (batches) {
 				outages = 0;
 			}
+			// drawn last, for the same reason: operators' commands on held keys (docs/PROTOCOL.md, rule 12)
+			int commands = choice("simulation.commands", r.nextInt(3) == 0) ? 2 + r.nextInt(6) : 0;
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
-					pTrip, probeMillis, batches, batchSize);
+					pTrip, probeMillis, batches, batchSize, commands);
 		}
 
 		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
@@ -155,7 +159,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
 		}
 
 		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
@@ -165,7 +169,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
 					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
 					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
 		}
 
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
@@ -188,13 +192,13 @@ final class ProtocolSimulation {
 							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
 							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
 							+ "replays=%d foreignRecords=%d asyncWrites=%s outages=%d outageMillis=%d unavailable=%s "
-							+ "pTrip=%.2f probeMillis=%d",
+							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
 		}
 
 	}
@@ -237,6 +241,24 @@ final class ProtocolSimulation {
 		long zombieResults;
 
 		long waitUntil;
+
+		long commandSeeds;
+
+		long commands;
+
+		long voidCommands;
+
+		long duplicateCommands;
+
+		long foreignCommands;
+
+		long commandedRuns;
+
+		long commandedDeadLetters;
+
+		long commandsEnded;
+
+		long crashesAfterAccepting;
 
 		long waitKey;
 
@@ -417,6 +439,15 @@ final class ProtocolSimulation {
 			this.heldDropped += other.heldDropped;
 			this.seedsWithHoldCrash += other.seedsWithHoldCrash;
 			this.seedsWithHoldRevocation += other.seedsWithHoldRevocation;
+			this.commandSeeds += other.commandSeeds;
+			this.commands += other.commands;
+			this.voidCommands += other.voidCommands;
+			this.duplicateCommands += other.duplicateCommands;
+			this.foreignCommands += other.foreignCommands;
+			this.commandedRuns += other.commandedRuns;
+			this.commandedDeadLetters += other.commandedDeadLetters;
+			this.commandsEnded += other.commandsEnded;
+			this.crashesAfterAccepting += other.crashesAfterAccepting;
 		}
 
 		@Override
@@ -449,7 +480,10 @@ final class ProtocolSimulation {
 					+ this.heldDropped + ") batches(seeds=" + this.batchRuns + " batches=" + this.batches + " readyRuns="
 					+ this.readyRuns + " partial=" + this.partialBatches + " bisectionRuns=" + this.bisectionRuns
 					+ " notRun=" + this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
-					+ ")";
+					+ ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
+					+ this.voidCommands + " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
+					+ " earlyRuns=" + this.commandedRuns + " deadLetters=" + this.commandedDeadLetters + " ended="
+					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + ")";
 		}
 
 	}
@@ -488,6 +522,11 @@ final class ProtocolSimulation {
 
 	/** Records of other groups planted so far. */
 	private int foreign;
+
+	/** Operator commands written so far, and those of our group, for duplicates. */
+	private int commandsWritten;
+
+	private final List<OperatorCommand> ourCommands = new ArrayList<>();
 
 	private long lastProgress = -1;
 
@@ -688,6 +727,10 @@ final class ProtocolSimulation {
 		this.stats.lostAtCrash = this.world.sends.lostAtCrash;
 		this.stats.outageRuns = (this.config.outages() > 0) ? 1 : 0;
 		this.stats.batchRuns = this.config.batches() ? 1 : 0;
+		this.stats.commandSeeds = (this.config.commands() > 0) ? 1 : 0;
+		this.stats.commandedRuns = this.world.commandedRuns;
+		this.stats.commandedDeadLetters = this.world.commandedDeadLetters;
+		this.stats.commandsEnded = this.world.commandsEnded;
 		this.stats.seedsWithHoldCrash = (this.stats.holdCrashes > 0) ? 1 : 0;
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
@@ -1030,7 +1073,10 @@ final class ProtocolSimulation {
 		PROBE,
 
 		/** A batch listener's instance runs a batch of its records that may run now. */
-		BATCH
+		BATCH,
+
+		/** An operator's command on a held key is accepted by an instance and written to the lock topic. */
+		COMMAND
 
 	}
 
@@ -1115,6 +1161,7 @@ final class ProtocolSimulation {
 		weights[Action.LAND.ordinal()] = landable.isEmpty() ? 0 : 1.5;
 		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
 		weights[Action.BATCH.ordinal()] = batchable.isEmpty() ? 0 : 5;
+		weights[Action.COMMAND.ordinal()] = (this.commandsWritten < this.config.commands()) ? 0.1 : 0;
 		double busy = 0;
 		for (double w : weights) {
 			busy += w;
@@ -1187,6 +1234,7 @@ final class ProtocolSimulation {
 				sends.timeOut(send);
 			}
 			case PROBE -> probe(probing.get(this.rnd.nextInt(probing.size())));
+			case COMMAND -> command();
 		}
 	}
 
@@ -1240,7 +1288,7 @@ final class ProtocolSimulation {
 		}
 		return switch (task.wait) {
 			case NONE -> true;
-			case UNTIL -> this.world.clock.millis() >= task.dueAt;
+			case UNTIL -> this.world.clock.millis() >= task.dueAt || commanded(task);
 			case KEY -> task.woken;
 			case TAILER -> work.owner.tailerPos[work.tp.partition()] >= task.tailerTarget;
 			case SETTLING, BATCH -> false;
@@ -1783,6 +1831,81 @@ final class ProtocolSimulation {
 	 * An operator replays a dead letter, or a record that succeeded, into stage 1 of its
 	 * partition: a new life of the record, which enters its key's order where it is admitted.
 	 */
+	/**
+	 * An operator's command (docs/PROTOCOL.md, rule 12), accepted by a random instance on what
+	 * its own table shows (which may be behind the log): retry-now or dead-letter-now on the head
+	 * of a held key. Some are written with a position the lock never had, some again (a
+	 * duplicate), some with another group's owner. The accepting instance applies its own write
+	 * at once, as the registry does on the acknowledgement, and may crash right after.
+	 */
+	private void command() {
+		this.commandsWritten++;
+		SimInstance instance = randomInstance();
+		Incarnation inc = instance.current;
+		int kind = this.rnd.nextInt(10);
+		OperatorCommand command;
+		String group = null;
+		if (kind == 0 && !this.ourCommands.isEmpty()) {
+			command = this.ourCommands.get(this.rnd.nextInt(this.ourCommands.size()));
+			this.stats.duplicateCommands++;
+		}
+		else {
+			List<Lock> heads = new ArrayList<>();
+			for (Lock lock : inc.table.snapshot()) {
+				if (!lock.isPending() && !lock.isMoving() && inc.table.predecessor(lock) == null) {
+					heads.add(lock);
+				}
+			}
+			if (heads.isEmpty()) {
+				trace(() -> inc + " has no held key for an operator's command");
+				return;
+			}
+			Lock lock = heads.get(this.rnd.nextInt(heads.size()));
+			OperatorCommand.Action action = this.rnd.nextBoolean() ? OperatorCommand.Action.RETRY_NOW
+					: OperatorCommand.Action.DEAD_LETTER_NOW;
+			command = OperatorCommand.on(lock, action, "operator", "c" + this.commandsWritten,
+					this.world.clock.instant());
+			if (kind == 1) {
+				command = new OperatorCommand(command.id(), action, lock.id(), lock.key(), lock.originPartition(),
+						new Position(lock.stage(), lock.at() + 1), "operator", command.requested());
+				this.stats.voidCommands++;
+			}
+			else if (kind == 2) {
+				group = "shipping";
+				this.stats.foreignCommands++;
+			}
+		}
+		OperatorCommand written = command;
+		SimWorld.LockRec rec = this.world.appendCommand(command.partition(), command, command, instance.name, group);
+		this.stats.commands++;
+		if (group == null) {
+			this.ourCommands.add(command);
+			inc.table.applyCommand(rec.partition(), rec.offset(), command.id(), command);
+		}
+		String of = (group != null) ? " of group " + group : "";
+		trace(() -> inc + " accepts " + written + of + " @locks/" + rec.partition() + "/" + rec.offset());
+		if (faultsOn() && this.rnd.nextInt(4) == 0) {
+			this.stats.crashesAfterAccepting++;
+			crash(instance, "right after accepting a command");
+		}
+	}
+
+	/**
+	 * Whether a record waiting for its due time is woken for an operator's command: its owner's
+	 * table holds one that applies to the lock the record carries, at the record, as the
+	 * container wakes such a record when the command arrives (or right after it starts to wait).
+	 */
+	private boolean commanded(Task task) {
+		if (this.config.commands() == 0 || task.rec == null) {
+			return false; // an admission waits for no due time
+		}
+		String lockId = RetryHeaders.text(task.rec.headers(), RetryHeaders.LOCK_ID);
+		int stage = this.world.plan.stageOf(task.rec.topic());
+		Lock lock = (lockId != null && stage > 0) ? task.work.owner.table.find(lockId) : null;
+		return lock != null && new Position(stage, task.rec.offset()).equals(lock.position())
+				&& task.work.owner.table.commandFor(lock) != null;
+	}
+
 	private void replay() {
 		List<Rec> letters = new ArrayList<>();
 		List<Rec> succeeded = new ArrayList<>();

@@ -70,6 +70,15 @@ import static org.assertj.core.api.Assertions.fail;
  * seed one or the other. And for every seed: (8) no offset is committed past a record whose move
  * is unconfirmed (no live lock names a committed record as its move's source or its carrier).
  * <p>
+ * About a third of the seeds have operators' commands (docs/PROTOCOL.md, rule 12;
+ * {@code -Dsimulation.commands=true|false}): a random instance accepts a retry-now or
+ * dead-letter-now on the head of a held key as its own table shows it (so some are void when
+ * written), and may crash right after; some are written twice, some for a position the lock
+ * never had, some by another group. The invariants then also say: (12) a record runs before its
+ * due time, or reaches the DLQ with {@code dlq.reason=operator}, only when a command of ours named
+ * the lock it carries at that very record, and an operator's dead letter counts no attempt;
+ * every other invariant (order, nothing lost, no live lock left) holds with commands as without.
+ * <p>
  * About a third of the seeds are a batch listener's (docs/PROTOCOL.md, rule 10;
  * {@code -Dsimulation.batches=true|false} makes every seed one or the other): its routers leave
  * each run to a batch, which runs records of any partition and stage that may run now. Half the
@@ -148,6 +157,17 @@ class ProtocolSimulationTest {
 				assertThat(total.riders).as("records that rode behind an earlier record of their key").isPositive();
 				assertThat(total.ridersHeldBack).as("riders held back by a failure of their key before them")
 					.isPositive();
+			}
+			if (!"false".equals(System.getProperty("simulation.commands"))) {
+				// operators' commands were written, acted on, ended, and crashes fell right after accepting them
+				assertThat(total.commands).as("operator commands written").isPositive();
+				assertThat(total.commandedRuns).as("records a retry-now ran before their due time").isPositive();
+				assertThat(total.commandedDeadLetters).as("records a dead-letter-now sent to the DLQ").isPositive();
+				assertThat(total.commandsEnded).as("commands ended by the instance that acted on them").isPositive();
+				assertThat(total.voidCommands).as("commands written for a position their lock never had").isPositive();
+				assertThat(total.foreignCommands).as("commands of another group").isPositive();
+				assertThat(total.duplicateCommands).as("commands written twice").isPositive();
+				assertThat(total.crashesAfterAccepting).as("crashes of the accepting instance").isPositive();
 			}
 			boolean batchesOnly = "true".equals(System.getProperty("simulation.batches"));
 			if (!"false".equals(System.getProperty("simulation.outages")) && !batchesOnly) {

@@ -29,9 +29,12 @@ import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
+import io.github.kafkaresilience.lock.CommandCodec;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCodec;
 import io.github.kafkaresilience.lock.LockStore;
+import io.github.kafkaresilience.lock.OperatorCommand;
+import io.github.kafkaresilience.lock.Position;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.lock.TestLockTable;
 import io.github.kafkaresilience.support.MovingClock;
@@ -121,6 +124,12 @@ final class SimWorld {
 	 */
 	record LockRec(int partition, long offset, String id, Bytes key, Lock lock, byte[] value, Headers headers,
 			String writer, boolean planted) {
+
+		/** Whether it is an operator command's record (or its tombstone), not a lock's. */
+		boolean isCommand() {
+			return OperatorCommand.isCommandKey(this.id);
+		}
+
 	}
 
 	/**
@@ -241,10 +250,10 @@ final class SimWorld {
 
 	enum Call {
 
-		FIND, LOCKS_OF, BY_ORIGIN, PREDECESSOR, WRITE, RELEASE, PUBLISH, HANDLE;
+		FIND, LOCKS_OF, BY_ORIGIN, PREDECESSOR, WRITE, RELEASE, PUBLISH, HANDLE, COMMAND_FOR, END_COMMAND;
 
 		boolean isWrite() {
-			return this == WRITE || this == RELEASE || this == PUBLISH;
+			return this == WRITE || this == RELEASE || this == PUBLISH || this == END_COMMAND;
 		}
 
 	}
@@ -450,6 +459,40 @@ final class SimWorld {
 			public Lock predecessor(Lock lock) {
 				enter(Call.PREDECESSOR);
 				return Incarnation.this.table.predecessor(lock);
+			}
+
+			@Override
+			public OperatorCommand commandFor(Lock lock) {
+				enter(Call.COMMAND_FOR);
+				return Incarnation.this.table.commandFor(lock);
+			}
+
+			/**
+			 * Ends a command with its tombstone, sent without waiting when the world's writes are
+			 * asynchronous; applied to the table on the acknowledgement, as {@code LockRegistry} does.
+			 */
+			@Override
+			public CompletableFuture<Void> finishing(OperatorCommand command) {
+				Fail fail = enter(Call.END_COMMAND);
+				Incarnation me = Incarnation.this;
+				TP tp = new TP(SimWorld.this.plan.lockTopic(), command.partition());
+				if (!SimWorld.this.async) {
+					if (fail == Fail.CLEAN) {
+						return CompletableFuture.failedFuture(new KafkaException("injected command tombstone failure"));
+					}
+					LockRec rec = appendCommand(command.partition(), command, null, me.instance.name, null);
+					SimWorld.this.commandsEnded++;
+					trace(() -> "    " + me + " end command " + command.id() + " @locks/" + rec.partition() + "/" + rec.offset());
+					if (fail == Fail.AMBIGUOUS) {
+						return CompletableFuture.failedFuture(new KafkaException("injected failure after the tombstone"));
+					}
+					me.table.applyCommand(rec.partition(), rec.offset(), command.id(), null);
+					return CompletableFuture.completedFuture(null);
+				}
+				return SimWorld.this.sends.send(me, tp, "end command " + command.id(), fail, () -> {
+					SimWorld.this.commandsEnded++;
+					return appendCommand(command.partition(), command, null, me.instance.name, null).offset();
+				}).thenAccept((offset) -> me.table.applyCommand(command.partition(), offset, command.id(), null));
 			}
 
 			@Override
@@ -772,6 +815,18 @@ final class SimWorld {
 	/** Lock records planted by another group (or by nobody). */
 	int plantedLocks;
 
+	/** The operator commands of our group written so far (docs/PROTOCOL.md, rule 12). */
+	final List<OperatorCommand> issuedCommands = new ArrayList<>();
+
+	/** Command tombstones written by acting instances. */
+	int commandsEnded;
+
+	/** Records run before their due time because of a retry-now. */
+	int commandedRuns;
+
+	/** Records dead-lettered by a dead-letter-now. */
+	int commandedDeadLetters;
+
 	final ArrayDeque<RouteContext> contexts = new ArrayDeque<>();
 
 	/** The routes whose handler is running: entered its port call, not returned yet. */
@@ -993,6 +1048,34 @@ final class SimWorld {
 		return rec;
 	}
 
+	/**
+	 * Appends an operator command's record, or its tombstone when {@code value} is {@code null},
+	 * with the headers the registry writes; of another group when {@code group} is set.
+	 */
+	LockRec appendCommand(int partition, OperatorCommand command, OperatorCommand value, String writer, String group) {
+		List<LockRec> log = this.lockLog.get(partition);
+		Headers headers = LockCodec.headers(command.key(), writer,
+				(group != null) ? new Ownership(group, true, List.of()) : this.ownership);
+		LockRec rec = new LockRec(partition, log.size(), command.recordKey(), command.key(), null,
+				(value != null) ? CommandCodec.encode(value) : null, headers, writer, group != null);
+		log.add(rec);
+		if (value != null && group == null) {
+			this.issuedCommands.add(value);
+		}
+		this.progress++;
+		return rec;
+	}
+
+	/** Whether a command of ours asked for {@code action} on {@code lockId} at {@code position}. */
+	boolean commandIssued(OperatorCommand.Action action, String lockId, Position position) {
+		for (OperatorCommand command : this.issuedCommands) {
+			if (command.action() == action && command.lockId().equals(lockId) && command.position().equals(position)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	long lockEnd(int partition) {
 		return this.lockLog.get(partition).size();
 	}
@@ -1027,6 +1110,17 @@ final class SimWorld {
 		int read = 0;
 		while (read < max && incarnation.tailerPos[partition] < log.size()) {
 			LockRec rec = log.get((int) incarnation.tailerPos[partition]++);
+			if (rec.isCommand()) {
+				if (owns(rec)) {
+					if (rec.planted()) {
+						throw new SimViolation("(6) the tailer of " + incarnation + " took command record " + partition
+								+ "/" + rec.offset() + " of group " + Ownership.ownerOf(rec.headers()));
+					}
+					incarnation.table.applyCommand(partition, rec.offset(), commandId(rec), readCommand(rec));
+				}
+				read++;
+				continue;
+			}
 			if (owns(rec)) {
 				if (rec.planted()) {
 					throw new SimViolation("(6) the tailer of " + incarnation + " took lock record " + partition + "/"
@@ -1077,6 +1171,15 @@ final class SimWorld {
 		}
 	}
 
+	private static String commandId(LockRec rec) {
+		return rec.id().substring(OperatorCommand.KEY_PREFIX.length());
+	}
+
+	/** The command a command record holds, decoded as the tailer decodes it; {@code null} for its tombstone. */
+	private static OperatorCommand readCommand(LockRec rec) {
+		return (rec.value() != null) ? CommandCodec.decode(rec.id(), rec.partition(), rec.headers(), rec.value()) : null;
+	}
+
 	void catchUp(Incarnation incarnation) {
 		for (int p = 0; p < this.partitions; p++) {
 			tailerStep(incarnation, p, Integer.MAX_VALUE);
@@ -1088,7 +1191,10 @@ final class SimWorld {
 		TestLockTable table = new TestLockTable();
 		for (int p = 0; p < this.partitions; p++) {
 			for (LockRec rec : this.lockLog.get(p)) {
-				if (owns(rec)) {
+				if (owns(rec) && rec.isCommand()) {
+					table.applyCommand(p, rec.offset(), commandId(rec), readCommand(rec));
+				}
+				else if (owns(rec)) {
 					table.apply(p, rec.offset(), rec.id(), read(rec));
 				}
 			}
@@ -1257,7 +1363,14 @@ final class SimWorld {
 		Integer retryCount = (stage == 0) ? Integer.valueOf(0) : RetryHeaders.retryCount(delivery.headers());
 		if (stage > 0 && retryCount != null && retryCount > 0) {
 			long due = delivery.timestamp() + this.plan.stage(stage).delay().toMillis();
-			if (this.clock.millis() < due) {
+			String lockId = RetryHeaders.text(delivery.headers(), RetryHeaders.LOCK_ID);
+			// (12) only an operator's retry-now on the lock at this very record runs it early
+			boolean commanded = lockId != null && commandIssued(OperatorCommand.Action.RETRY_NOW, lockId,
+					new Position(stage, delivery.offset()));
+			if (this.clock.millis() < due && commanded) {
+				this.commandedRuns++;
+			}
+			else if (this.clock.millis() < due) {
 				throw new SimViolation("(5) " + delivery + " with retry.count=" + retryCount + " ran at " + rel(this.clock.millis())
 						+ " before its due time " + rel(due));
 			}
@@ -1547,11 +1660,44 @@ final class SimWorld {
 		}
 	}
 
+	/**
+	 * (12) A dead letter with {@code dlq.reason=operator}: a dead-letter-now of ours named the
+	 * lock the record carried, at the record's position; the handler did not run in this route,
+	 * and no attempt was counted.
+	 */
+	private void checkOperatorDlq(RouteContext context, Rec rec, List<String> wrong, Integer count, boolean fromMain,
+			String sourceLock, String lockId) {
+		int stage = this.plan.stageOf(context.delivery.topic());
+		if (fromMain || lockId == null || !commandIssued(OperatorCommand.Action.DEAD_LETTER_NOW, lockId,
+				new Position(stage, context.delivery.offset()))) {
+			throw new SimViolation("(12) " + rec + " dead-lettered as operator while routing " + context.delivery
+					+ " with lock " + lockId + ", which no dead-letter-now of ours named at that record");
+		}
+		if (context.lastResult != null) {
+			wrong.add("the handler ran before an operator's dead letter");
+		}
+		Integer incoming = RetryHeaders.retryCount(context.delivery.headers());
+		if (count == null || !count.equals(incoming)) {
+			wrong.add("retry.count " + count + " but the record had " + incoming + " (an operator's dead letter is no attempt)");
+		}
+		if (!Objects.equals(lockId, sourceLock)) {
+			wrong.add("lock.id " + lockId + " but the record carried " + sourceLock);
+		}
+		this.commandedDeadLetters++;
+		if (context.life.firstDlq < 0) {
+			context.life.firstDlq = ++this.events;
+		}
+	}
+
 	private void checkDlq(RouteContext context, Rec rec, List<String> wrong, Integer count, boolean fromMain,
 			String sourceLock, String lockId) {
 		Headers h = rec.headers();
 		Produced origin = context.origin;
 		HandlerResult last = context.lastResult;
+		if ("operator".equals(RetryHeaders.text(h, RetryHeaders.DLQ_REASON))) {
+			checkOperatorDlq(context, rec, wrong, count, fromMain, sourceLock, lockId);
+			return;
+		}
 		if (last == null || last.outcome() == HandlerResult.Outcome.SUCCESS) {
 			throw new SimViolation("(4) " + rec + " dead-lettered while routing " + context.delivery
 					+ " although the handler " + ((last == null) ? "did not run" : "succeeded") + " in this route");
@@ -1684,7 +1830,8 @@ final class SimWorld {
 				if (origin == null || !Arrays.equals(origin.value, rec.value())) {
 					violations.add("(4) DLQ record " + rec + " does not match a produced record");
 				}
-				else if (origin.poison != "poison".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))) {
+				else if (!"operator".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))
+						&& origin.poison != "poison".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))) {
 					violations.add("(4) DLQ record " + rec + " of " + origin + " has dlq.reason="
 							+ RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON));
 				}
