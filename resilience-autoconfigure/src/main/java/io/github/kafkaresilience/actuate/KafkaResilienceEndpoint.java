@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.dlq.DeadLetter;
+import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayArguments;
 import io.github.kafkaresilience.dlq.ReplayReport;
@@ -35,9 +37,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The {@code kafkaresilience} Actuator endpoint.
@@ -69,6 +74,12 @@ public class KafkaResilienceEndpoint {
 
 	private final Clock clock;
 
+	private final OperatorActions actions;
+
+	private final @Nullable DeadLetterBrowser browser;
+
+	private final int maxPageSize;
+
 	/**
 	 * @param listeners the listeners
 	 * @param locks the lock views of their topics
@@ -79,6 +90,27 @@ public class KafkaResilienceEndpoint {
 	 */
 	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
 			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
+		this(listeners, locks, admins, replayer, oldestLocks, clock,
+				new OperatorActions(listeners, locks, false, null, null, clock), null, 200);
+	}
+
+	/**
+	 * @param listeners the listeners
+	 * @param locks the lock views of their topics
+	 * @param admins creates an admin client for the dead-letter counts (closed after each read)
+	 * @param replayer the replayer of the write operation
+	 * @param oldestLocks how many of the oldest live locks to list per main topic
+	 * @param clock the clock lock ages are measured with
+	 * @param actions what an operator may do
+	 * @param browser reads dead-letter topics, {@code null} to offer no dead-letter views
+	 * @param maxPageSize the most rows one page of held keys or dead letters holds
+	 */
+	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
+			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock, OperatorActions actions,
+			@Nullable DeadLetterBrowser browser, int maxPageSize) {
+		this.actions = actions;
+		this.browser = browser;
+		this.maxPageSize = maxPageSize;
 		if (oldestLocks < 0) {
 			throw new IllegalArgumentException("kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
 		}
@@ -107,7 +139,152 @@ public class KafkaResilienceEndpoint {
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
 					container != null && container.isRunning(), holding(container), batch(container), topics));
 		}
-		return new ResilienceDescriptor(descriptors);
+		return new ResilienceDescriptor(descriptors, this.actions.isEnabled());
+	}
+
+	/**
+	 * One view of the ladders, {@code GET /actuator/kafkaresilience/{view}}:
+	 * <ul>
+	 * <li>{@code held}: the held keys of every ladder (or of {@code listener} and
+	 * {@code topic}), oldest first, one page ({@code page} from 0, {@code size} rows) at a time,
+	 * searched by {@code key} (contained, ignoring case);</li>
+	 * <li>{@code dead-letters}: the newest dead letters of a ladder ({@code listener},
+	 * {@code topic}) that match the replay filters, at most {@code size};</li>
+	 * <li>{@code dead-letter}: one dead letter of a ladder ({@code partition}, {@code offset})
+	 * with its headers and value.</li>
+	 * </ul>
+	 */
+	@ReadOperation
+	public WebEndpointResponse<Object> view(@Selector String view, @Nullable String listener, @Nullable String topic,
+			@Nullable String key, @Nullable Integer page, @Nullable Integer size, @Nullable String since,
+			@Nullable String until, @Nullable String reason, @Nullable String exception, @Nullable String errorClass,
+			@Nullable Integer partition, @Nullable Long offset) {
+		try {
+			return switch (view) {
+				case "held" -> ok(held(listener, topic, key, page, size));
+				case "dead-letters" -> ok(deadLetters(listener, topic, since, until, reason, exception, errorClass, key,
+						size));
+				case "dead-letter" -> deadLetter(listener, topic, partition, offset);
+				default -> error(404, "No view '" + view + "'; known: held, dead-letters, dead-letter");
+			};
+		}
+		catch (IllegalArgumentException ex) {
+			return error(400, ex.getMessage());
+		}
+	}
+
+	/**
+	 * An operator's action, {@code POST /actuator/kafkaresilience/{action}}: {@code retry-now}
+	 * or {@code dead-letter-now} on the head of a held key ({@code listener}, {@code topic},
+	 * {@code lock}: the lock id the held keys list), or {@code pause} or {@code resume} of a
+	 * {@code listener}. Refused (403) unless actions are enabled, and, with Spring Security,
+	 * unless the caller has the configured role.
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Object> act(@Selector String action, @Nullable String listener, @Nullable String topic,
+			@Nullable String lock, SecurityContext security) {
+		try {
+			return switch (action) {
+				case "retry-now", "dead-letter-now" -> ok(this.actions.command(security,
+						io.github.kafkaresilience.lock.OperatorCommand.Action.of(action), required(listener, "listener"),
+						required(topic, "topic"), required(lock, "lock")));
+				case "pause", "resume" -> ok(this.actions.pause(security, required(listener, "listener"),
+						"pause".equals(action)));
+				default -> error(404, "No action '" + action + "'; known: retry-now, dead-letter-now, pause, resume");
+			};
+		}
+		catch (OperatorActions.Refused ex) {
+			return error(ex.status(), ex.getMessage());
+		}
+		catch (IllegalArgumentException ex) {
+			return error(400, ex.getMessage());
+		}
+	}
+
+	private List<HeldKeys.HeldPage> held(@Nullable String listener, @Nullable String topic, @Nullable String key,
+			@Nullable Integer page, @Nullable Integer size) {
+		int rows = pageSize(size, 50);
+		int from = (page != null) ? page : 0;
+		if (from < 0) {
+			throw new IllegalArgumentException("page must be 0 or more, not " + from);
+		}
+		Instant now = this.clock.instant();
+		List<HeldKeys.HeldPage> pages = new ArrayList<>();
+		for (ListenerEndpoint endpoint : this.listeners.endpoints()) {
+			if (listener != null && !listener.equals(endpoint.id())) {
+				continue;
+			}
+			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
+				LockRegistry registry = this.locks.registryOf(plan.lockTopic());
+				if ((topic == null || topic.equals(plan.mainTopic())) && registry != null) {
+					pages.add(HeldKeys.page(endpoint.id(), plan, registry, key, from, rows, now));
+				}
+			}
+		}
+		return pages;
+	}
+
+	private DeadLetterViews.DeadLetterPage deadLetters(@Nullable String listener, @Nullable String topic,
+			@Nullable String since, @Nullable String until, @Nullable String reason, @Nullable String exception,
+			@Nullable String errorClass, @Nullable String key, @Nullable Integer size) {
+		LadderPlan plan = ladder(listener, topic);
+		ReplayRequest filter = ReplayArguments.request(plan.dlqTopic(), plan.mainTopic(), plan.group(), since, until,
+				errorClass, exception, reason, key, null, null, true, this.clock);
+		return DeadLetterViews.page(listener, plan.mainTopic(), plan.dlqTopic(),
+				browser().browse(filter, plan.ownership(), pageSize(size, 50)));
+	}
+
+	private WebEndpointResponse<Object> deadLetter(@Nullable String listener, @Nullable String topic,
+			@Nullable Integer partition, @Nullable Long offset) {
+		LadderPlan plan = ladder(listener, topic);
+		DeadLetter letter = browser().read(plan.dlqTopic(), required(partition, "partition"), required(offset, "offset"),
+				plan.ownership());
+		if (letter == null) {
+			return error(404, "No dead letter of group '" + plan.group() + "' at " + plan.dlqTopic() + "/" + partition + "/"
+					+ offset);
+		}
+		return ok(DeadLetterViews.detail(letter));
+	}
+
+	private LadderPlan ladder(@Nullable String listener, @Nullable String topic) {
+		String id = required(listener, "listener");
+		String main = required(topic, "topic");
+		return this.listeners.plans(id)
+			.stream()
+			.filter((plan) -> plan.mainTopic().equals(main))
+			.findFirst()
+			.orElseThrow(() -> new IllegalArgumentException("No listener '" + id + "' consuming '" + main + "' here"));
+	}
+
+	private DeadLetterBrowser browser() {
+		if (this.browser == null) {
+			throw new IllegalArgumentException("Dead letters cannot be browsed here: no DeadLetterBrowser");
+		}
+		return this.browser;
+	}
+
+	private int pageSize(@Nullable Integer size, int otherwise) {
+		int rows = (size != null) ? size : otherwise;
+		if (rows < 1 || rows > this.maxPageSize) {
+			throw new IllegalArgumentException("size must be between 1 and " + this.maxPageSize
+					+ " (kafka.resilience.console.max-page-size), not " + rows);
+		}
+		return rows;
+	}
+
+	private static <T> T required(@Nullable T value, String name) {
+		if (value == null || (value instanceof String text && text.isBlank())) {
+			throw new IllegalArgumentException("'" + name + "' is required");
+		}
+		return value;
+	}
+
+	private static WebEndpointResponse<Object> ok(Object body) {
+		return new WebEndpointResponse<>(body, 200);
+	}
+
+	private static WebEndpointResponse<Object> error(int status, String message) {
+		return new WebEndpointResponse<>(Map.of("status", status, "error", message), status);
 	}
 
 	/**
@@ -235,8 +412,12 @@ public class KafkaResilienceEndpoint {
 		return "base64:" + Base64.getEncoder().encodeToString(bytes);
 	}
 
-	/** What the read operation returns. */
-	public record ResilienceDescriptor(List<ListenerDescriptor> listeners) {
+	/**
+	 * What the read operation returns.
+	 * @param listeners every ordered retry listener
+	 * @param actionsEnabled whether an operator may act through the endpoint
+	 */
+	public record ResilienceDescriptor(List<ListenerDescriptor> listeners, boolean actionsEnabled) {
 	}
 
 	/**

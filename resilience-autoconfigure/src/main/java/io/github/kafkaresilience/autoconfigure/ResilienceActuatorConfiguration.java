@@ -5,6 +5,9 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.actuate.OperatorActions;
+import io.github.kafkaresilience.dlq.DeadLetterBrowser;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -23,12 +26,16 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.util.ClassUtils;
 
 /**
  * The health indicator and the {@code kafkaresilience} endpoint, when Spring Boot's health
  * and Actuator modules are on the class path.
  */
 final class ResilienceActuatorConfiguration {
+
+	/** A class of Spring Security's core: present, actions need the configured role. */
+	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
 	private ResilienceActuatorConfiguration() {
 	}
@@ -75,10 +82,32 @@ final class ResilienceActuatorConfiguration {
 			@Bean
 			@ConditionalOnMissingBean
 			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties) {
+					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
+					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
 				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
-						properties.getEndpoint().getOldestLocks(), Clock.systemUTC());
+						properties.getEndpoint().getOldestLocks(), Clock.systemUTC(), operatorActions, deadLetterBrowser,
+						properties.getConsole().getMaxPageSize());
+			}
+
+			/**
+			 * The endpoint's actions: with Spring Security on the class path, each needs the
+			 * configured role besides {@code actions-enabled}.
+			 */
+			@Bean
+			@ConditionalOnMissingBean
+			OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
+					ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
+				ConsoleProperties console = properties.getConsole();
+				boolean security = ClassUtils.isPresent(SPRING_SECURITY, OperatorActions.class.getClassLoader());
+				return new OperatorActions(listeners, locks, console.isActionsEnabled(), security ? console.getRole() : null,
+						meters.getIfUnique(), Clock.systemUTC());
+			}
+
+			@Bean
+			@ConditionalOnMissingBean
+			DeadLetterBrowser kafkaResilienceDeadLetterBrowser(ResilienceClients clients) {
+				return new DeadLetterBrowser(clients.consumers());
 			}
 
 		}

@@ -95,6 +95,10 @@ public class ResilienceProperties {
 	@NestedConfigurationProperty
 	private final OutageProperties outage = new OutageProperties();
 
+	@Valid
+	@NestedConfigurationProperty
+	private final ConsoleProperties console = new ConsoleProperties();
+
 	/**
 	 * The one-off command the application runs instead of its listeners: set to 'replay' when
 	 * it is started as 'java -jar app.jar replay ...'. Beans of the application that must not
@@ -189,6 +193,10 @@ public class ResilienceProperties {
 
 	public Idempotency getIdempotency() {
 		return this.idempotency;
+	}
+
+	public ConsoleProperties getConsole() {
+		return this.console;
 	}
 
 	public OutageProperties getOutage() {

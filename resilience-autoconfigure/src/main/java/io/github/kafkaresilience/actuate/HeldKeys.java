@@ -1,0 +1,128 @@
+package io.github.kafkaresilience.actuate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.lock.FailureInfo;
+import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.kafka.common.utils.Bytes;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The held keys of a ladder, as an operator looks for them: one row per key with live locks,
+ * about its head (the lock with the lowest origin, the record the key waits for), oldest
+ * first, searched by key, one page at a time. A page is built from one pass over the live
+ * locks, so 100,000 of them cost a pass and a sort, never a page of 100,000 rows.
+ *
+ * @since 0.1.0
+ */
+public final class HeldKeys {
+
+	private HeldKeys() {
+	}
+
+	/**
+	 * One page of the held keys of one ladder.
+	 * @param keyContains keeps the keys whose text contains it, ignoring case; {@code null} for all
+	 * @param page the page, from 0
+	 * @param size the rows per page
+	 */
+	static HeldPage page(String listenerId, LadderPlan plan, LockRegistry registry, @Nullable String keyContains, int page,
+			int size, Instant now) {
+		Map<Bytes, Lock> heads = new HashMap<>();
+		Map<Bytes, Integer> counts = new HashMap<>();
+		for (Lock lock : registry.snapshot()) {
+			counts.merge(lock.key(), 1, Integer::sum);
+			heads.merge(lock.key(), lock, (a, b) -> (Lock.BY_ORIGIN.compare(a, b) <= 0) ? a : b);
+		}
+		String needle = (keyContains != null && !keyContains.isBlank()) ? keyContains.toLowerCase(Locale.ROOT) : null;
+		List<Lock> rows = new ArrayList<>();
+		for (Lock head : heads.values()) {
+			if (needle == null || KafkaResilienceEndpoint.keyText(head.key()).toLowerCase(Locale.ROOT).contains(needle)) {
+				rows.add(head);
+			}
+		}
+		rows.sort(Comparator.comparing(Lock::updated).thenComparing(Lock::id));
+		int from = (int) Math.min((long) page * size, rows.size());
+		int to = Math.min(from + size, rows.size());
+		List<HeldKey> keys = new ArrayList<>(to - from);
+		for (Lock head : rows.subList(from, to)) {
+			keys.add(row(listenerId, plan, registry, head, counts.get(head.key()), now));
+		}
+		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), registry.size(), heads.size(), rows.size(), page,
+				size, keys);
+	}
+
+	private static HeldKey row(String listenerId, LadderPlan plan, LockRegistry registry, Lock head, int records,
+			Instant now) {
+		String stageTopic = (head.stage() <= plan.lastStage()) ? plan.topicOf(head.stage()) : null;
+		Instant due = null;
+		if (!head.isMoving() && !head.isPending() && head.retryCount() > 0 && head.stage() <= plan.lastStage()) {
+			due = head.updated().plus(plan.stage(head.stage()).delay());
+		}
+		FailureInfo failure = head.failure();
+		List<String> commands = registry.commandsOf(head.id())
+			.stream()
+			.filter((command) -> command.appliesTo(head))
+			.map((command) -> command.action().value())
+			.toList();
+		boolean actionable = !head.isMoving() && !head.isPending();
+		return new HeldKey(KafkaResilienceEndpoint.keyText(head.key()), head.id(), records, head.stage(), stageTopic,
+				head.at(), head.isMoving(), head.isPending(), head.retryCount(), head.updated(),
+				Duration.between(head.updated(), now), due, (failure != null) ? failure.exception() : null,
+				(failure != null) ? failure.message() : null, actionable, commands, listenerId, plan.mainTopic());
+	}
+
+	/**
+	 * A page of held keys of one ladder.
+	 * @param listener the listener id
+	 * @param group its consumer group
+	 * @param topic the main topic
+	 * @param locks live locks in all
+	 * @param keys keys with live locks in all
+	 * @param matching keys that match the search
+	 * @param page this page, from 0
+	 * @param size rows per page
+	 * @param held the rows of this page, oldest first
+	 */
+	public record HeldPage(String listener, String group, String topic, int locks, int keys, int matching, int page, int size,
+			List<HeldKey> held) {
+	}
+
+	/**
+	 * One held key, described by its head: the record it waits for.
+	 * @param key the record key (text, or {@code base64:...})
+	 * @param lockId the head's lock id, what an action names
+	 * @param records the key's records in the ladder (its live locks)
+	 * @param stage the stage the head waits in, or moves to
+	 * @param stageTopic that stage's topic
+	 * @param at the head's offset in that topic; {@code null} while it moves
+	 * @param moving whether a move of the head is in flight
+	 * @param pending whether the head is a replay not admitted yet
+	 * @param attempts the failed attempts of the head so far
+	 * @param since when the head's lock was last written
+	 * @param age how long ago that was
+	 * @param due when the head comes due (about: the lock is written right after its record);
+	 * {@code null} for a head that runs as soon as its turn comes, or moves
+	 * @param errorClass the exception class of the failure that moves the head, while it moves
+	 * @param errorMessage its message
+	 * @param actionable whether an operator may act on it now: confirmed at its stage
+	 * @param commands operator commands pending on it
+	 * @param listener the listener id
+	 * @param topic the main topic
+	 */
+	public record HeldKey(String key, String lockId, int records, int stage, @Nullable String stageTopic, @Nullable Long at,
+			boolean moving, boolean pending, int attempts, Instant since, Duration age, @Nullable Instant due,
+			@Nullable String errorClass, @Nullable String errorMessage, boolean actionable, List<String> commands,
+			String listener, String topic) {
+	}
+
+}

@@ -1,0 +1,84 @@
+package io.github.kafkaresilience.autoconfigure;
+
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.Pattern;
+
+/**
+ * The operator's console and the actions of the {@code kafkaresilience} endpoint
+ * ({@code kafka.resilience.console.*}): a page served by the application over the endpoint's
+ * JSON API, off unless enabled, and read-only unless actions are enabled.
+ *
+ * @since 0.1.0
+ */
+public class ConsoleProperties {
+
+	/**
+	 * Whether the application serves the console page (needs a servlet web application and
+	 * the kafkaresilience endpoint exposed over the web).
+	 */
+	private boolean enabled;
+
+	/** Where the console page is served. */
+	@Pattern(regexp = "/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]", message = "must start with '/' and not end with '/'")
+	private String path = "/kafka-resilience";
+
+	/**
+	 * Whether the endpoint (and the console) may act: retry now, dead-letter now, pause and
+	 * resume. Off, every action is refused with 403 and the console is read-only.
+	 */
+	private boolean actionsEnabled;
+
+	/**
+	 * The role an action needs when Spring Security is present (without the ROLE_ prefix).
+	 */
+	@NotBlank
+	private String role = "KAFKA_RESILIENCE_OPERATOR";
+
+	/** The most held keys or dead letters one page of the API returns. */
+	@Min(1)
+	@Max(1000)
+	private int maxPageSize = 200;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getPath() {
+		return this.path;
+	}
+
+	public void setPath(String path) {
+		this.path = path;
+	}
+
+	public boolean isActionsEnabled() {
+		return this.actionsEnabled;
+	}
+
+	public void setActionsEnabled(boolean actionsEnabled) {
+		this.actionsEnabled = actionsEnabled;
+	}
+
+	public String getRole() {
+		return this.role;
+	}
+
+	public void setRole(String role) {
+		this.role = role;
+	}
+
+	public int getMaxPageSize() {
+		return this.maxPageSize;
+	}
+
+	public void setMaxPageSize(int maxPageSize) {
+		this.maxPageSize = maxPageSize;
+	}
+
+}
