@@ -134,10 +134,14 @@ public class KafkaResilienceEndpoint {
 			OrderedRetryContainer container = this.listeners.container(endpoint.id());
 			List<TopicDescriptor> topics = new ArrayList<>();
 			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
-				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), now));
+				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), container,
+						now));
 			}
-			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(),
-					container != null && container.isRunning(), holding(container), batch(container), topics));
+			boolean running = container != null && container.isRunning();
+			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running, holding(container),
+					batch(container), topics, running && container.isPauseRequested(),
+					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
+					running ? container.closedBarriers().size() : 0));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled());
 	}
@@ -326,10 +330,19 @@ public class KafkaResilienceEndpoint {
 	}
 
 	private TopicDescriptor describe(LadderPlan plan, @Nullable LockRegistry registry, @Nullable DlqDescriptor dlq,
-			Instant now) {
+			@Nullable OrderedRetryContainer container, Instant now) {
+		int[] waiting = new int[plan.lastStage() + 1];
+		if (registry != null) {
+			for (Lock lock : registry.snapshot()) {
+				if (lock.stage() <= plan.lastStage()) {
+					waiting[lock.stage()]++;
+				}
+			}
+		}
 		List<StageDescriptor> stages = plan.stages()
 			.stream()
-			.map((stage) -> new StageDescriptor(stage.index(), stage.topic(), stage.delay()))
+			.map((stage) -> new StageDescriptor(stage.index(), stage.topic(), stage.delay(), waiting[stage.index()],
+					lag(container, stage.topic())))
 			.toList();
 		LocksDescriptor locks = null;
 		if (registry != null) {
@@ -348,6 +361,23 @@ public class KafkaResilienceEndpoint {
 				: plan.dlqTopic();
 		return new LockDescriptor(keyText(lock.key()), lock.stage(), stageTopic, Duration.between(lock.updated(), now),
 				lock.updated(), lock.retryCount(), lock.originPartition(), lock.originOffset(), lock.isMoving(), lock.id());
+	}
+
+	/** The consumer lag of this instance's partitions of a topic; {@code null} when it has none. */
+	private static @Nullable Long lag(@Nullable OrderedRetryContainer container, String topic) {
+		if (container == null || !container.isRunning()) {
+			return null;
+		}
+		Long total = null;
+		for (TopicPartition partition : container.assignment()) {
+			if (partition.topic().equals(topic)) {
+				java.util.OptionalLong lag = container.lag(partition);
+				if (lag.isPresent()) {
+					total = ((total != null) ? total : 0) + lag.getAsLong();
+				}
+			}
+		}
+		return total;
 	}
 
 	/** Dead letters held per topic, from the earliest and latest offsets of its partitions. */
@@ -429,9 +459,14 @@ public class KafkaResilienceEndpoint {
 	 * {@code null}
 	 * @param batch how a batch listener gathers its batches; {@code null} for a record listener
 	 * @param topics its main topics
+	 * @param paused whether it is paused (on request: the endpoint's {@code pause}, or the registry's)
+	 * @param partitions the partitions this instance holds, of the main and stage topics
+	 * @param sinceLastPoll how long ago its consumer last polled, {@code null} when it is not running
+	 * @param closedBarriers partitions held paused by the sync barrier now
 	 */
 	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
-			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics) {
+			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics, boolean paused, int partitions,
+			@Nullable Duration sinceLastPoll, int closedBarriers) {
 	}
 
 	/**
@@ -486,8 +521,11 @@ public class KafkaResilienceEndpoint {
 	 * @param stage its number, from 1
 	 * @param topic its topic
 	 * @param delay how long a record waits in it
+	 * @param waiting live locks at this stage: records that wait in it, or move to it
+	 * @param lag the consumer lag of this instance's partitions of its topic, {@code null} when
+	 * it holds none
 	 */
-	public record StageDescriptor(int stage, String topic, Duration delay) {
+	public record StageDescriptor(int stage, String topic, Duration delay, int waiting, @Nullable Long lag) {
 	}
 
 	/**

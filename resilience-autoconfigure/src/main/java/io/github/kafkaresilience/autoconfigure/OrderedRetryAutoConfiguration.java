@@ -55,7 +55,8 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(ResilienceProperties.class)
 @Import({ OrderedRetryContainerFactoryConfiguration.class, ResilienceMetricsConfiguration.class, ResilienceObservationConfiguration.class, IdempotencyConfiguration.class,
-		ResilienceActuatorConfiguration.Health.class, ResilienceActuatorConfiguration.EndpointConfiguration.class })
+		ResilienceActuatorConfiguration.Health.class, ResilienceActuatorConfiguration.EndpointConfiguration.class,
+		ConsoleConfiguration.Page.class })
 public final class OrderedRetryAutoConfiguration {
 
 	/** The bean name of the container factory of listeners that name none. */

@@ -47,6 +47,24 @@ class OperatorCommandsTests {
 
 	private static final String EXPOSED = "management.endpoints.web.exposure.include=kafkaresilience";
 
+	/**
+	 * An authenticated operator with the configured role: Spring Security is on the test class
+	 * path, so every action needs the role.
+	 */
+	private static final SecurityContext OPERATOR = new SecurityContext() {
+
+		@Override
+		public java.security.Principal getPrincipal() {
+			return () -> "ops";
+		}
+
+		@Override
+		public boolean isUserInRole(String role) {
+			return "KAFKA_RESILIENCE_OPERATOR".equals(role);
+		}
+
+	};
+
 	@Test
 	void retryNowRunsAHeldKeyBeforeItsDueTimeAndItsNextRecordFollows() {
 		String topic = SharedBroker.newTopic(2);
@@ -65,10 +83,10 @@ class OperatorCommandsTests {
 			assertThat(script.attempts("A2")).as("the key's next record waits behind its head").isZero();
 
 			WebEndpointResponse<Object> accepted = endpoint.act("retry-now", "it-" + topic, topic, held.lockId(),
-					SecurityContext.NONE);
+					OPERATOR);
 			assertThat(accepted.getStatus()).isEqualTo(200);
 			assertThat((OperatorActions.ActionReport) accepted.getBody()).satisfies((report) -> {
-				assertThat(report.by()).isEqualTo("anonymous");
+				assertThat(report.by()).isEqualTo("ops");
 				assertThat(report.key()).isEqualTo("a");
 			});
 
@@ -97,7 +115,7 @@ class OperatorCommandsTests {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			HeldKeys.HeldKey held = awaitHead(endpoint, topic, "d", 2);
 
-			assertThat(endpoint.act("dead-letter-now", "it-" + topic, topic, held.lockId(), SecurityContext.NONE)
+			assertThat(endpoint.act("dead-letter-now", "it-" + topic, topic, held.lockId(), OPERATOR)
 				.getStatus()).isEqualTo(200);
 
 			await().atMost(WAIT).until(() -> script.succeeded("D2"));
@@ -124,10 +142,10 @@ class OperatorCommandsTests {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			HeldKeys.HeldKey held = awaitHead(endpoint, topic, "r", 1);
 			WebEndpointResponse<Object> refused = endpoint.act("retry-now", "it-" + topic, topic, held.lockId(),
-					SecurityContext.NONE);
+					OPERATOR);
 			assertThat(refused.getStatus()).isEqualTo(403);
 			assertThat(refused.getBody().toString()).contains("kafka.resilience.console.actions-enabled=true");
-			assertThat(endpoint.act("pause", "it-" + topic, null, null, SecurityContext.NONE).getStatus()).isEqualTo(403);
+			assertThat(endpoint.act("pause", "it-" + topic, null, null, OPERATOR).getStatus()).isEqualTo(403);
 			assertThat(actions(context, "retry-now", "refused")).isEqualTo(1);
 			assertThat(context.getBean(LockCoordinator.class).registryOf(Names.locks(topic)).commands()).isEmpty();
 		}
@@ -146,12 +164,16 @@ class OperatorCommandsTests {
 				.orElseThrow()
 				.id();
 			WebEndpointResponse<Object> notHead = endpoint.act("dead-letter-now", "it-" + topic, topic, follower,
-					SecurityContext.NONE);
+					OPERATOR);
 			assertThat(notHead.getStatus()).isEqualTo(409);
+			WebEndpointResponse<Object> withoutRole = endpoint.act("dead-letter-now", "it-" + topic, topic, head.lockId(),
+					SecurityContext.NONE);
+			assertThat(withoutRole.getStatus()).isEqualTo(403);
+			assertThat(withoutRole.getBody().toString()).contains("needs role KAFKA_RESILIENCE_OPERATOR");
 			assertThat(notHead.getBody().toString()).contains("is not the head of its key");
-			assertThat(endpoint.act("retry-now", "it-" + topic, topic, "no-such-lock", SecurityContext.NONE).getStatus())
+			assertThat(endpoint.act("retry-now", "it-" + topic, topic, "no-such-lock", OPERATOR).getStatus())
 				.isEqualTo(404);
-			assertThat(endpoint.act("skip", "it-" + topic, topic, head.lockId(), SecurityContext.NONE).getStatus())
+			assertThat(endpoint.act("skip", "it-" + topic, topic, head.lockId(), OPERATOR).getStatus())
 				.isEqualTo(404);
 		}
 	}
@@ -180,7 +202,7 @@ class OperatorCommandsTests {
 			KafkaResilienceEndpoint accepting = first.getBean(KafkaResilienceEndpoint.class);
 			HeldKeys.HeldKey held = awaitHead(accepting, topic, key, 1);
 
-			assertThat(accepting.act("retry-now", "it-" + topic, topic, held.lockId(), SecurityContext.NONE).getStatus())
+			assertThat(accepting.act("retry-now", "it-" + topic, topic, held.lockId(), OPERATOR).getStatus())
 				.isEqualTo(200);
 
 			await().atMost(WAIT).until(() -> script.succeeded("K1"));

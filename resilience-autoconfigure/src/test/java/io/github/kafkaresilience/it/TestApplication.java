@@ -23,14 +23,24 @@ class TestApplication {
 	}
 
 	static ConfigurableApplicationContext start(Class<?> application, String topic, String... properties) {
-		return new SpringApplicationBuilder(application).web(WebApplicationType.NONE)
+		return start(WebApplicationType.NONE, application, topic, properties);
+	}
+
+	/** The application as a servlet web application on a free port ({@code local.server.port}). */
+	static ConfigurableApplicationContext startWeb(Class<?> application, String topic, String... properties) {
+		return start(WebApplicationType.SERVLET, application, topic, properties);
+	}
+
+	private static ConfigurableApplicationContext start(WebApplicationType web, Class<?> application, String topic,
+			String... properties) {
+		return new SpringApplicationBuilder(application).web(web)
 			.properties("spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers(), "test.topic=" + topic,
 					"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
 					"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
 					"kafka.resilience.consumer.commit-interval=200ms", "spring.main.banner-mode=off",
 					// the ladder's tests script every first attempt of many keys to fail, which outage
 					// mode rightly takes for an outage; the outage tests turn it on
-					"kafka.resilience.outage.enabled=false")
+					"kafka.resilience.outage.enabled=false", "server.port=0")
 			.properties(properties)
 			.run();
 	}

@@ -1,0 +1,189 @@
+package io.github.kafkaresilience.it;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The operator's console in a real browser (headless Chromium), behind Spring Security's
+ * form login, on a real broker: it lists held keys while they are held, retry now runs one
+ * before its due time, dead-letter now sends one to the DLQ with {@code dlq.reason=operator}
+ * and lets the key's next record run, the DLQ list filters and shows one dead letter, a
+ * replay of the selection follows a dry run, and a listener is paused and resumed. Screenshots
+ * are kept in {@code target/console-screenshots}.
+ */
+@UsesSharedBroker
+class ConsoleBrowserTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(60);
+
+	private WebDriver browser;
+
+	@BeforeEach
+	void startBrowser() {
+		this.browser = ConsoleBrowser.start();
+	}
+
+	@AfterEach
+	void stopBrowser() {
+		if (this.browser != null) {
+			this.browser.quit();
+		}
+	}
+
+	@Test
+	void anOperatorSeesHeldKeysAndActsOnThemInTheBrowser() throws Exception {
+		String topic = SharedBroker.newTopic(2);
+		Script script = Script.forTopic(topic)
+			.failTransiently("S1", 1)
+			.failTransiently("D1", Integer.MAX_VALUE)
+			.failTransiently("W1", Integer.MAX_VALUE);
+		try (ConfigurableApplicationContext context = TestApplication.startWeb(TestApplication.class, topic,
+				"kafka.resilience.retry.delays=1h", "management.endpoints.web.exposure.include=kafkaresilience,health",
+				"kafka.resilience.console.enabled=true", "kafka.resilience.console.actions-enabled=true",
+				"spring.security.user.name=ops", "spring.security.user.password=secret",
+				"spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
+			String console = "http://localhost:" + context.getEnvironment().getProperty("local.server.port")
+					+ "/kafka-resilience/";
+			SharedBroker.send(topic, "slow", "S1");
+			SharedBroker.send(topic, "slow", "S2");
+			SharedBroker.send(topic, "dead", "D1");
+			SharedBroker.send(topic, "dead", "D2");
+			SharedBroker.send(topic, "waiting", "W1");
+
+			logIn(console);
+			WebElement slow = heldRow("slow");
+			assertThat(slow.findElement(By.xpath("td[2]")).getText()).isEqualTo("2");
+			assertThat(heldRow("dead")).isNotNull();
+			await().atMost(WAIT).until(() -> this.browser.findElements(By.cssSelector("#held tbody tr")).size() == 3);
+			ConsoleBrowser.screenshot(this.browser, "held-keys");
+			assertThat(script.attempts("S2")).as("the key's next record waits behind its head").isZero();
+
+			// retry now: the head runs before its due time (an hour away), then its key's next record
+			slow.findElement(By.cssSelector("button.retry-now")).click();
+			await().atMost(WAIT).until(() -> script.succeeded("S2"));
+			assertThat(script.firstSuccesses("slow")).containsExactly("S1", "S2");
+			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#held tbody tr[data-key='slow']"), 0));
+			assertThat(this.browser.findElement(By.id("notice")).getText()).contains("retry-now on key slow: accepted (by ops)");
+
+			// dead-letter now: the head goes to the DLQ as operator, its key's next record runs
+			heldRow("dead").findElement(By.cssSelector("button.dead-letter-now")).click();
+			this.browser.switchTo().alert().accept();
+			await().atMost(WAIT).until(() -> script.succeeded("D2"));
+			assertThat(script.attempts("D1")).isEqualTo(1);
+			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
+			assertThat(dlq).singleElement()
+				.satisfies((letter) -> assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+					.isEqualTo("operator"));
+
+			// the DLQ list, filtered by reason and key, and one dead letter in full
+			new Select(this.browser.findElement(By.id("dlq-reason"))).selectByVisibleText("operator");
+			this.browser.findElement(By.id("dlq-key")).sendKeys("dead");
+			this.browser.findElement(By.id("dlq-search")).click();
+			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#dead-letters tbody tr"), 1));
+			WebElement letter = this.browser.findElement(By.cssSelector("#dead-letters tbody tr"));
+			assertThat(letter.findElement(By.cssSelector("td.key")).getText()).isEqualTo("dead");
+			assertThat(letter.findElement(By.cssSelector("td.reason")).getText()).isEqualTo("operator");
+			letter.click();
+			waitUntil(ExpectedConditions.textToBe(By.id("dead-letter-value"), "D1"));
+			assertThat(this.browser.findElement(By.id("dead-letter-headers")).getText()).contains("dlq.reason operator")
+				.contains("retry.count 1");
+			ConsoleBrowser.screenshot(this.browser, "dead-letters");
+			// a filter that matches nothing lists nothing
+			this.browser.findElement(By.id("dlq-key")).sendKeys("-other");
+			this.browser.findElement(By.id("dlq-search")).click();
+			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#dead-letters tbody tr"), 0));
+			this.browser.findElement(By.id("dlq-key")).clear();
+			this.browser.findElement(By.id("dlq-key")).sendKeys("dead");
+
+			// a replay of the selection, after its dry run
+			script.succeedFromNowOn("D1");
+			assertThat(this.browser.findElement(By.id("replay")).isEnabled()).isFalse();
+			this.browser.findElement(By.id("replay-dry-run")).click();
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.id("replay-result"), "Dry run: 1 dead letters match"));
+			assertThat(script.attempts("D1")).as("a dry run sends nothing").isEqualTo(1);
+			this.browser.findElement(By.id("replay")).click();
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.id("replay-result"), "Replayed 1 of 1"));
+			await().atMost(WAIT).untilAsserted(() -> assertThat(script.journal())
+				.anyMatch((attempt) -> attempt.value().equals("D1") && attempt.replayed() && attempt.succeeded()));
+
+			// pause and resume the listener
+			String listener = "it-" + topic;
+			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			listenerRow(listener).findElement(By.cssSelector("button.pause")).click();
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector(
+					"#listeners tr[data-listener='" + listener + "'] td.state"), "paused"));
+			assertThat(registry.isPauseRequested(listener)).isTrue();
+			ConsoleBrowser.screenshot(this.browser, "paused");
+			listenerRow(listener).findElement(By.cssSelector("button.resume")).click();
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector(
+					"#listeners tr[data-listener='" + listener + "'] td.state"), "running"));
+			assertThat(registry.isPauseRequested(listener)).isFalse();
+			assertThat(this.browser.findElement(By.id("error")).isDisplayed()).isFalse();
+		}
+	}
+
+	@Test
+	void withoutActionsTheConsoleIsReadOnly() throws Exception {
+		String topic = SharedBroker.newTopic(1);
+		Script.forTopic(topic).failTransiently("R1", Integer.MAX_VALUE);
+		try (ConfigurableApplicationContext context = TestApplication.startWeb(TestApplication.class, topic,
+				"kafka.resilience.retry.delays=1h", "management.endpoints.web.exposure.include=kafkaresilience",
+				"kafka.resilience.console.enabled=true", "kafka.resilience.console.path=/ops/retries",
+				"spring.security.user.name=ops", "spring.security.user.password=secret",
+				"spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
+			SharedBroker.send(topic, "r", "R1");
+			logIn("http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/ops/retries/");
+			WebElement row = heldRow("r");
+			assertThat(this.browser.findElement(By.id("mode")).getText()).isEqualTo("read-only");
+			assertThat(row.findElement(By.cssSelector("button.retry-now")).isDisplayed()).isFalse();
+			assertThat(this.browser.findElement(By.id("replay-dry-run")).isDisplayed()).isFalse();
+			ConsoleBrowser.screenshot(this.browser, "read-only");
+		}
+	}
+
+	private void logIn(String console) {
+		this.browser.get(console);
+		waitUntil(ExpectedConditions.presenceOfElementLocated(By.name("username")));
+		this.browser.findElement(By.name("username")).sendKeys("ops");
+		this.browser.findElement(By.name("password")).sendKeys("secret");
+		this.browser.findElement(By.cssSelector("button[type=submit]")).click();
+		waitUntil(ExpectedConditions.urlContains(console));
+		waitUntil(ExpectedConditions.numberOfElementsToBeMoreThan(By.cssSelector("#listeners tbody tr"), 0));
+	}
+
+	private WebElement heldRow(String key) {
+		By row = By.cssSelector("#held tbody tr[data-key='" + key + "']");
+		waitUntil(ExpectedConditions.presenceOfElementLocated(row));
+		// a row whose head is confirmed at its stage (the page refreshes every 5 s)
+		waitUntil((browser) -> browser.findElement(row).findElement(By.cssSelector("button.retry-now")).isEnabled());
+		return this.browser.findElement(row);
+	}
+
+	private WebElement listenerRow(String listener) {
+		return this.browser.findElement(By.cssSelector("#listeners tr[data-listener='" + listener + "']"));
+	}
+
+	private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
+		return new WebDriverWait(this.browser, WAIT).ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+			.until(condition::apply);
+	}
+
+}
