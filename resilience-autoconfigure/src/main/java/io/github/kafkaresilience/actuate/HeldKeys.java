@@ -36,7 +36,7 @@ public final class HeldKeys {
 	 * @param size the rows per page
 	 */
 	static HeldPage page(String listenerId, LadderPlan plan, LockRegistry registry, @Nullable String keyContains, int page,
-			int size, Instant now) {
+			int size, Instant now, @Nullable LastErrors lastErrors) {
 		Map<Bytes, Lock> heads = new HashMap<>();
 		Map<Bytes, Integer> counts = new HashMap<>();
 		for (Lock lock : registry.snapshot()) {
@@ -53,22 +53,39 @@ public final class HeldKeys {
 		rows.sort(Comparator.comparing(Lock::updated).thenComparing(Lock::id));
 		int from = (int) Math.min((long) page * size, rows.size());
 		int to = Math.min(from + size, rows.size());
+		List<Lock> shown = rows.subList(from, to);
+		Map<LastErrors.Place, LastErrors.LastError> errors = (lastErrors != null)
+				? lastErrors.of(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
+				: Map.of();
 		List<HeldKey> keys = new ArrayList<>(to - from);
-		for (Lock head : rows.subList(from, to)) {
-			keys.add(row(listenerId, plan, registry, head, counts.get(head.key()), now));
+		for (Lock head : shown) {
+			LastErrors.Place place = place(plan, head);
+			keys.add(row(listenerId, plan, registry, head, counts.get(head.key()), now,
+					(place != null) ? errors.get(place) : null));
 		}
 		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), registry.size(), heads.size(), rows.size(), page,
 				size, keys);
 	}
 
+	/** Where the record that carries a confirmed head is; {@code null} while it moves. */
+	private static LastErrors.@Nullable Place place(LadderPlan plan, Lock head) {
+		if (head.at() == null || head.stage() > plan.lastStage()) {
+			return null;
+		}
+		return new LastErrors.Place(plan.topicOf(head.stage()), head.originPartition(), head.at());
+	}
+
 	private static HeldKey row(String listenerId, LadderPlan plan, LockRegistry registry, Lock head, int records,
-			Instant now) {
+			Instant now, LastErrors.@Nullable LastError lastError) {
 		String stageTopic = (head.stage() <= plan.lastStage()) ? plan.topicOf(head.stage()) : null;
 		Instant due = null;
 		if (!head.isMoving() && !head.isPending() && head.retryCount() > 0 && head.stage() <= plan.lastStage()) {
 			due = head.updated().plus(plan.stage(head.stage()).delay());
 		}
+		// a moving lock holds the failure that moves it; a confirmed one's is on its record
 		FailureInfo failure = head.failure();
+		String errorClass = (failure != null) ? failure.exception() : (lastError != null) ? lastError.exception() : null;
+		String errorMessage = (failure != null) ? failure.message() : (lastError != null) ? lastError.message() : null;
 		List<String> commands = registry.commandsOf(head.id())
 			.stream()
 			.filter((command) -> command.appliesTo(head))
@@ -77,8 +94,8 @@ public final class HeldKeys {
 		boolean actionable = !head.isMoving() && !head.isPending();
 		return new HeldKey(KafkaResilienceEndpoint.keyText(head.key()), head.id(), records, head.stage(), stageTopic,
 				head.at(), head.isMoving(), head.isPending(), head.retryCount(), head.updated(),
-				Duration.between(head.updated(), now), due, (failure != null) ? failure.exception() : null,
-				(failure != null) ? failure.message() : null, actionable, commands, listenerId, plan.mainTopic());
+				Duration.between(head.updated(), now), due, errorClass, errorMessage, actionable, commands, listenerId,
+				plan.mainTopic());
 	}
 
 	/**
@@ -112,8 +129,9 @@ public final class HeldKeys {
 	 * @param age how long ago that was
 	 * @param due when the head comes due (about: the lock is written right after its record);
 	 * {@code null} for a head that runs as soon as its turn comes, or moves
-	 * @param errorClass the exception class of the failure that moves the head, while it moves
-	 * @param errorMessage its message
+	 * @param errorClass the exception class of the head's last failure (from the failure that
+	 * moves it, or from its record's {@code error.exception}); {@code null} when it never ran
+	 * @param errorMessage that failure's message
 	 * @param actionable whether an operator may act on it now: confirmed at its stage
 	 * @param commands operator commands pending on it
 	 * @param listener the listener id

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayArguments;
@@ -27,6 +26,7 @@ import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
@@ -76,9 +76,7 @@ public class KafkaResilienceEndpoint {
 
 	private final OperatorActions actions;
 
-	private final @Nullable DeadLetterBrowser browser;
-
-	private final int maxPageSize;
+	private final ConsoleViews views;
 
 	/**
 	 * @param listeners the listeners
@@ -91,7 +89,7 @@ public class KafkaResilienceEndpoint {
 	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
 			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
 		this(listeners, locks, admins, replayer, oldestLocks, clock,
-				new OperatorActions(listeners, locks, false, null, null, clock), null, 200);
+				new OperatorActions(listeners, locks, false, null, null, clock), null, null, 200);
 	}
 
 	/**
@@ -103,14 +101,14 @@ public class KafkaResilienceEndpoint {
 	 * @param clock the clock lock ages are measured with
 	 * @param actions what an operator may do
 	 * @param browser reads dead-letter topics, {@code null} to offer no dead-letter views
+	 * @param lastErrors reads the last failure of held keys' heads, {@code null} to show none
 	 * @param maxPageSize the most rows one page of held keys or dead letters holds
 	 */
 	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
 			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock, OperatorActions actions,
-			@Nullable DeadLetterBrowser browser, int maxPageSize) {
+			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, int maxPageSize) {
 		this.actions = actions;
-		this.browser = browser;
-		this.maxPageSize = maxPageSize;
+		this.views = new ConsoleViews(listeners, locks, browser, lastErrors, maxPageSize, clock);
 		if (oldestLocks < 0) {
 			throw new IllegalArgumentException("kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
 		}
@@ -165,15 +163,15 @@ public class KafkaResilienceEndpoint {
 			@Nullable Integer partition, @Nullable Long offset) {
 		try {
 			return switch (view) {
-				case "held" -> ok(held(listener, topic, key, page, size));
-				case "dead-letters" -> ok(deadLetters(listener, topic, since, until, reason, exception, errorClass, key,
-						size));
-				case "dead-letter" -> deadLetter(listener, topic, partition, offset);
-				default -> error(404, "No view '" + view + "'; known: held, dead-letters, dead-letter");
+				case "held" -> ConsoleViews.ok(this.views.held(listener, topic, key, page, size));
+				case "dead-letters" -> ConsoleViews.ok(this.views.deadLetters(listener, topic, since, until, reason,
+						exception, errorClass, key, size));
+				case "dead-letter" -> this.views.deadLetter(listener, topic, partition, offset);
+				default -> ConsoleViews.error(404, "No view '" + view + "'; known: held, dead-letters, dead-letter");
 			};
 		}
 		catch (IllegalArgumentException ex) {
-			return error(400, ex.getMessage());
+			return ConsoleViews.error(400, ex.getMessage());
 		}
 	}
 
@@ -189,107 +187,23 @@ public class KafkaResilienceEndpoint {
 			@Nullable String lock, SecurityContext security) {
 		try {
 			return switch (action) {
-				case "retry-now", "dead-letter-now" -> ok(this.actions.command(security,
-						io.github.kafkaresilience.lock.OperatorCommand.Action.of(action), required(listener, "listener"),
-						required(topic, "topic"), required(lock, "lock")));
-				case "pause", "resume" -> ok(this.actions.pause(security, required(listener, "listener"),
-						"pause".equals(action)));
-				default -> error(404, "No action '" + action + "'; known: retry-now, dead-letter-now, pause, resume");
+				case "retry-now", "dead-letter-now" -> ConsoleViews.ok(this.actions.command(security,
+						OperatorCommand.Action.of(action), ConsoleViews.required(listener, "listener"),
+						ConsoleViews.required(topic, "topic"), ConsoleViews.required(lock, "lock")));
+				case "pause", "resume" -> ConsoleViews.ok(this.actions.pause(security,
+						ConsoleViews.required(listener, "listener"), "pause".equals(action)));
+				default -> ConsoleViews.error(404,
+						"No action '" + action + "'; known: retry-now, dead-letter-now, pause, resume");
 			};
 		}
 		catch (OperatorActions.Refused ex) {
-			return error(ex.status(), ex.getMessage());
+			return ConsoleViews.error(ex.status(), ex.getMessage());
 		}
 		catch (IllegalArgumentException ex) {
-			return error(400, ex.getMessage());
+			return ConsoleViews.error(400, ex.getMessage());
 		}
 	}
 
-	private List<HeldKeys.HeldPage> held(@Nullable String listener, @Nullable String topic, @Nullable String key,
-			@Nullable Integer page, @Nullable Integer size) {
-		int rows = pageSize(size, 50);
-		int from = (page != null) ? page : 0;
-		if (from < 0) {
-			throw new IllegalArgumentException("page must be 0 or more, not " + from);
-		}
-		Instant now = this.clock.instant();
-		List<HeldKeys.HeldPage> pages = new ArrayList<>();
-		for (ListenerEndpoint endpoint : this.listeners.endpoints()) {
-			if (listener != null && !listener.equals(endpoint.id())) {
-				continue;
-			}
-			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
-				LockRegistry registry = this.locks.registryOf(plan.lockTopic());
-				if ((topic == null || topic.equals(plan.mainTopic())) && registry != null) {
-					pages.add(HeldKeys.page(endpoint.id(), plan, registry, key, from, rows, now));
-				}
-			}
-		}
-		return pages;
-	}
-
-	private DeadLetterViews.DeadLetterPage deadLetters(@Nullable String listener, @Nullable String topic,
-			@Nullable String since, @Nullable String until, @Nullable String reason, @Nullable String exception,
-			@Nullable String errorClass, @Nullable String key, @Nullable Integer size) {
-		LadderPlan plan = ladder(listener, topic);
-		ReplayRequest filter = ReplayArguments.request(plan.dlqTopic(), plan.mainTopic(), plan.group(), since, until,
-				errorClass, exception, reason, key, null, null, true, this.clock);
-		return DeadLetterViews.page(listener, plan.mainTopic(), plan.dlqTopic(),
-				browser().browse(filter, plan.ownership(), pageSize(size, 50)));
-	}
-
-	private WebEndpointResponse<Object> deadLetter(@Nullable String listener, @Nullable String topic,
-			@Nullable Integer partition, @Nullable Long offset) {
-		LadderPlan plan = ladder(listener, topic);
-		DeadLetter letter = browser().read(plan.dlqTopic(), required(partition, "partition"), required(offset, "offset"),
-				plan.ownership());
-		if (letter == null) {
-			return error(404, "No dead letter of group '" + plan.group() + "' at " + plan.dlqTopic() + "/" + partition + "/"
-					+ offset);
-		}
-		return ok(DeadLetterViews.detail(letter));
-	}
-
-	private LadderPlan ladder(@Nullable String listener, @Nullable String topic) {
-		String id = required(listener, "listener");
-		String main = required(topic, "topic");
-		return this.listeners.plans(id)
-			.stream()
-			.filter((plan) -> plan.mainTopic().equals(main))
-			.findFirst()
-			.orElseThrow(() -> new IllegalArgumentException("No listener '" + id + "' consuming '" + main + "' here"));
-	}
-
-	private DeadLetterBrowser browser() {
-		if (this.browser == null) {
-			throw new IllegalArgumentException("Dead letters cannot be browsed here: no DeadLetterBrowser");
-		}
-		return this.browser;
-	}
-
-	private int pageSize(@Nullable Integer size, int otherwise) {
-		int rows = (size != null) ? size : otherwise;
-		if (rows < 1 || rows > this.maxPageSize) {
-			throw new IllegalArgumentException("size must be between 1 and " + this.maxPageSize
-					+ " (kafka.resilience.console.max-page-size), not " + rows);
-		}
-		return rows;
-	}
-
-	private static <T> T required(@Nullable T value, String name) {
-		if (value == null || (value instanceof String text && text.isBlank())) {
-			throw new IllegalArgumentException("'" + name + "' is required");
-		}
-		return value;
-	}
-
-	private static WebEndpointResponse<Object> ok(Object body) {
-		return new WebEndpointResponse<>(body, 200);
-	}
-
-	private static WebEndpointResponse<Object> error(int status, String message) {
-		return new WebEndpointResponse<>(Map.of("status", status, "error", message), status);
-	}
 
 	/**
 	 * Replays dead letters of one of this application's dead-letter topics back into the ladder

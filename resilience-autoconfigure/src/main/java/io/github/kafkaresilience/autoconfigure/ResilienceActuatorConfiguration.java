@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.actuate.LastErrors;
 import io.github.kafkaresilience.actuate.OperatorActions;
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -83,11 +84,11 @@ final class ResilienceActuatorConfiguration {
 			@ConditionalOnMissingBean
 			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
 					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
-					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser) {
+					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
 				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
 						properties.getEndpoint().getOldestLocks(), Clock.systemUTC(), operatorActions, deadLetterBrowser,
-						properties.getConsole().getMaxPageSize());
+						new LastErrors(clients.consumers()), properties.getConsole().getMaxPageSize());
 			}
 
 			/**

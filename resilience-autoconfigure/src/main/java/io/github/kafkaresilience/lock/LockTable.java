@@ -58,6 +58,12 @@ final class LockTable {
 	/** The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md, rule 12). */
 	private final CommandBook commands = new CommandBook();
 
+	/**
+	 * Whether a command was ever applied: until then the router's look-up for one, made for
+	 * every head that runs, takes no lock.
+	 */
+	private volatile boolean anyCommands;
+
 	/** The ids of the live pending locks: replays waiting for admission (rare, so few). */
 	private final Set<String> pendingIds = new HashSet<>();
 
@@ -196,6 +202,7 @@ final class LockTable {
 	boolean applyCommand(int partition, long offset, String id, @Nullable OperatorCommand command) {
 		boolean changed;
 		synchronized (this) {
+			this.anyCommands = true;
 			changed = this.commands.apply(partition, offset, id, command);
 			if (changed) {
 				this.version++;
@@ -213,13 +220,23 @@ final class LockTable {
 	 * The pending command to act on for {@code lock} as it is now (confirmed where the command
 	 * saw it), the first written when there are several; {@code null} when none applies.
 	 */
-	synchronized @Nullable OperatorCommand commandFor(Lock lock) {
-		return this.commands.isEmpty() ? null : this.commands.commandFor(lock);
+	@Nullable OperatorCommand commandFor(Lock lock) {
+		if (!this.anyCommands) {
+			return null;
+		}
+		synchronized (this) {
+			return this.commands.isEmpty() ? null : this.commands.commandFor(lock);
+		}
 	}
 
 	/** The pending commands on a lock, whether or not they still apply to it. */
-	synchronized List<OperatorCommand> commandsOf(String lockId) {
-		return this.commands.isEmpty() ? List.of() : this.commands.of(lockId);
+	List<OperatorCommand> commandsOf(String lockId) {
+		if (!this.anyCommands) {
+			return List.of();
+		}
+		synchronized (this) {
+			return this.commands.isEmpty() ? List.of() : this.commands.of(lockId);
+		}
 	}
 
 	/** Every pending command. */

@@ -78,6 +78,8 @@ class OperatorCommandsTests {
 			HeldKeys.HeldKey held = awaitHead(endpoint, topic, "a", 2);
 			assertThat(held.stage()).isEqualTo(1);
 			assertThat(held.attempts()).isEqualTo(1);
+			assertThat(held.errorClass()).as("read from the record the head waits in").isEqualTo("java.lang.IllegalStateException");
+			assertThat(held.errorMessage()).isEqualTo("attempt 1 of A1 fails");
 			assertThat(held.due()).isAfter(held.since().plus(Duration.ofMinutes(59)));
 			assertThat(script.succeeded("B1")).as("another key is not held").isTrue();
 			assertThat(script.attempts("A2")).as("the key's next record waits behind its head").isZero();
