@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Runs the sample end to end, the way {@code main} does: with no
@@ -40,6 +42,7 @@ class PaymentsSampleApplicationTests {
 		String brokers;
 		String prometheus;
 		String resilience;
+		String console;
 		String health;
 		String documentedHealth;
 		String documentedHealthPath = documentedHealthPath();
@@ -49,6 +52,11 @@ class PaymentsSampleApplicationTests {
 			assertThat(context.getEnvironment().getPropertySources()
 				.contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isTrue();
 			brokers = context.getEnvironment().getProperty(EmbeddedKafkaLauncher.BOOTSTRAP_SERVERS);
+			String port = context.getEnvironment().getProperty("local.server.port");
+			// while the provider is down for c03, the console's API lists it as held
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> get("http://localhost:" + port + "/actuator/kafkaresilience/held?key=c03").contains("\"key\":\"c03\""));
+			console = get("http://localhost:" + port + "/kafka-resilience/");
 			summary = context.getBean(DemoTracker.class).awaitSummary(150, TimeUnit.SECONDS);
 			ledger = context.getBean(Ledger.class);
 			String base = "http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/actuator/";
@@ -58,6 +66,7 @@ class PaymentsSampleApplicationTests {
 			documentedHealth = get("http://localhost:" + context.getEnvironment().getProperty("local.server.port")
 					+ documentedHealthPath);
 		}
+		assertThat(console).contains("<title>kafka-resilience console</title>").contains("assets/console.js");
 		assertThat(brokers).isNotBlank();
 		assertThat(summary).as("the sample did not finish").isNotNull();
 		String report = String.join(System.lineSeparator(), summary.lines());

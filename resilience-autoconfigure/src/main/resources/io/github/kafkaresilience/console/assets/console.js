@@ -163,7 +163,11 @@ function renderLadders() {
     select.replaceChildren(...all.map((ladder) => el('option', { value: ladder.listener + '|' + ladder.topic },
       ladder.listener + ' / ' + ladder.topic)));
   }
-  const chosen = all.find((ladder) => ladder.listener + '|' + ladder.topic === (current || select.value)) || all[0] || null;
+  // a link may name the ladder: ?listener=<id>&topic=<main topic>
+  const asked = new URLSearchParams(window.location.search);
+  const linked = asked.get('listener') ? asked.get('listener') + '|' + (asked.get('topic') || '') : null;
+  const chosen = all.find((ladder) => ladder.listener + '|' + ladder.topic === (current || linked || select.value))
+    || all.find((ladder) => linked && ladder.listener === asked.get('listener')) || all[0] || null;
   if (chosen) select.value = chosen.listener + '|' + chosen.topic;
   if (!state.ladder || !chosen || state.ladder.listener !== chosen.listener || state.ladder.topic !== chosen.topic) {
     state.samples = [];
@@ -361,6 +365,7 @@ async function start() {
   $('#ladder').addEventListener('change', () => {
     const [listener, topic] = $('#ladder').value.split('|');
     state.ladder = ladders().find((l) => l.listener === listener && l.topic === topic) || null;
+    window.history.replaceState(null, '', '?' + new URLSearchParams({ listener, topic }).toString());
     state.heldPage = 0;
     state.samples = [];
     refresh();
