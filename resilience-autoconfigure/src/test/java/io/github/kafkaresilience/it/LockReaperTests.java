@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.Position;
@@ -70,6 +71,27 @@ class LockReaperTests {
 			assertThat(healthyLock.updated()).as("old enough to be reaped, but its record still waits")
 				.isBefore(Instant.now().minusSeconds(3));
 			assertThat(meters.get("kafka.resilience.locks.reaped").counter().count()).isEqualTo(2);
+
+			// operator commands that are void (docs/PROTOCOL.md, rule 11): one names the healthy lock
+			// where it never was, one a lock that is gone; the reaper's pass ends both, acting on neither
+			OperatorCommand misplaced = new OperatorCommand(UUID.randomUUID().toString(), OperatorCommand.Action.RETRY_NOW,
+					healthyLock.id(), healthyLock.key(), 0, new Position(1, healthyLock.at() + 100), "ops", Instant.now());
+			OperatorCommand orphan = new OperatorCommand(UUID.randomUUID().toString(),
+					OperatorCommand.Action.DEAD_LETTER_NOW, UUID.randomUUID().toString(), Bytes.wrap(lost.getBytes()), 1,
+					new Position(1, 0), "ops", Instant.now());
+			registry.submit(misplaced).get(30, TimeUnit.SECONDS);
+			registry.submit(orphan).get(30, TimeUnit.SECONDS);
+			await().atMost(Duration.ofSeconds(30)).until(() -> registry.commands().isEmpty());
+			for (OperatorCommand command : List.of(misplaced, orphan)) {
+				assertThat(SharedBroker.readAll(Names.locks(topic)))
+					.filteredOn((record) -> new String(record.key()).equals(command.recordKey()))
+					.as("written, then ended with a tombstone")
+					.extracting((record) -> record.value() == null)
+					.containsExactly(false, true);
+			}
+			assertThat(registry.snapshot()).containsExactly(healthyLock);
+			assertThat(script.attempts("H")).as("the misplaced retry-now ran nothing").isEqualTo(1);
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("the orphan dead-lettered nothing").isEmpty();
 			assertThat(meters.get("kafka.resilience.barrier.wait").timers()).isNotEmpty();
 			assertThat(meters.get("kafka.resilience.locks.oldest.age").tag("topic", topic).gauge().value())
 				.as("seconds the healthy lock has waited at its stage").isGreaterThanOrEqualTo(3);
