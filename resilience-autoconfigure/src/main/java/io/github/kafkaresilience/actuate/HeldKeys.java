@@ -3,16 +3,19 @@ package io.github.kafkaresilience.actuate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.lock.FailureInfo;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -37,9 +40,25 @@ public final class HeldKeys {
 	 */
 	static HeldPage page(String listenerId, LadderPlan plan, LockRegistry registry, @Nullable String keyContains, int page,
 			int size, Instant now, @Nullable LastErrors lastErrors) {
+		return page(listenerId, plan, registry.snapshot(), registry::commandsOf, keyContains, page, size, now,
+				(lastErrors != null) ? lastErrors::of : null);
+	}
+
+	/**
+	 * One page of the held keys of one ladder, from its live locks.
+	 * @param live the live locks, read once
+	 * @param commandsOf the pending commands on a lock
+	 * @param lastErrors the last failures of the records at some places, {@code null} for none
+	 */
+	static HeldPage page(String listenerId, LadderPlan plan, Collection<Lock> live,
+			Function<String, List<OperatorCommand>> commandsOf, @Nullable String keyContains, int page, int size,
+			Instant now,
+			@Nullable Function<List<LastErrors.Place>, Map<LastErrors.Place, LastErrors.LastError>> lastErrors) {
 		Map<Bytes, Lock> heads = new HashMap<>();
 		Map<Bytes, Integer> counts = new HashMap<>();
-		for (Lock lock : registry.snapshot()) {
+		int locks = 0;
+		for (Lock lock : live) {
+			locks++;
 			counts.merge(lock.key(), 1, Integer::sum);
 			heads.merge(lock.key(), lock, (a, b) -> (Lock.BY_ORIGIN.compare(a, b) <= 0) ? a : b);
 		}
@@ -55,15 +74,15 @@ public final class HeldKeys {
 		int to = Math.min(from + size, rows.size());
 		List<Lock> shown = rows.subList(from, to);
 		Map<LastErrors.Place, LastErrors.LastError> errors = (lastErrors != null)
-				? lastErrors.of(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
+				? lastErrors.apply(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
 				: Map.of();
 		List<HeldKey> keys = new ArrayList<>(to - from);
 		for (Lock head : shown) {
 			LastErrors.Place place = place(plan, head);
-			keys.add(row(listenerId, plan, registry, head, counts.get(head.key()), now,
+			keys.add(row(listenerId, plan, commandsOf, head, counts.get(head.key()), now,
 					(place != null) ? errors.get(place) : null));
 		}
-		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), registry.size(), heads.size(), rows.size(), page,
+		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), locks, heads.size(), rows.size(), page,
 				size, keys);
 	}
 
@@ -75,7 +94,8 @@ public final class HeldKeys {
 		return new LastErrors.Place(plan.topicOf(head.stage()), head.originPartition(), head.at());
 	}
 
-	private static HeldKey row(String listenerId, LadderPlan plan, LockRegistry registry, Lock head, int records,
+	private static HeldKey row(String listenerId, LadderPlan plan, Function<String, List<OperatorCommand>> commandsOf,
+			Lock head, int records,
 			Instant now, LastErrors.@Nullable LastError lastError) {
 		String stageTopic = (head.stage() <= plan.lastStage()) ? plan.topicOf(head.stage()) : null;
 		Instant due = null;
@@ -86,7 +106,7 @@ public final class HeldKeys {
 		FailureInfo failure = head.failure();
 		String errorClass = (failure != null) ? failure.exception() : (lastError != null) ? lastError.exception() : null;
 		String errorMessage = (failure != null) ? failure.message() : (lastError != null) ? lastError.message() : null;
-		List<String> commands = registry.commandsOf(head.id())
+		List<String> commands = commandsOf.apply(head.id())
 			.stream()
 			.filter((command) -> command.appliesTo(head))
 			.map((command) -> command.action().value())

@@ -52,13 +52,10 @@ class ConsoleSecurityTests {
 					HttpResponse.BodyHandlers.ofString());
 			assertThat(withoutToken.statusCode()).as("no CSRF token").isEqualTo(403);
 
-			HttpResponse<String> settings = session.send(get(base + "/kafka-resilience/settings", null),
-					HttpResponse.BodyHandlers.ofString());
-			assertThat(settings.statusCode()).isEqualTo(200);
-			Map<String, Object> read = JSON.readValue(settings.body(), Map.class);
-			assertThat(read).containsEntry("endpoint", "/actuator/kafkaresilience").containsEntry("actionsEnabled", true);
+			Map<String, Object> settings = settings(session, base);
+			assertThat(settings).containsEntry("endpoint", "/actuator/kafkaresilience").containsEntry("actionsEnabled", true);
 			@SuppressWarnings("unchecked")
-			Map<String, String> csrf = (Map<String, String>) read.get("csrf");
+			Map<String, String> csrf = (Map<String, String>) settings.get("csrf");
 			assertThat(csrf).containsKey("token").containsEntry("header", "X-CSRF-TOKEN");
 			HttpResponse<String> wrongToken = session.send(post(action, body, null,
 					Map.of("header", "X-CSRF-TOKEN", "token", "forged")), HttpResponse.BodyHandlers.ofString());
@@ -81,11 +78,8 @@ class ConsoleSecurityTests {
 			HttpClient session = logIn(base, "viewer");
 			assertThat(session.send(get(base + "/actuator/kafkaresilience/held", null), HttpResponse.BodyHandlers.ofString())
 				.statusCode()).isEqualTo(200);
-			Map<String, Object> settings = JSON.readValue(session
-				.send(get(base + "/kafka-resilience/settings", null), HttpResponse.BodyHandlers.ofString())
-				.body(), Map.class);
 			@SuppressWarnings("unchecked")
-			Map<String, String> csrf = (Map<String, String>) settings.get("csrf");
+			Map<String, String> csrf = (Map<String, String>) settings(session, base).get("csrf");
 			HttpResponse<String> refused = session.send(post(base + "/actuator/kafkaresilience/pause",
 					"{\"listener\":\"it-" + topic + "\"}", null, csrf), HttpResponse.BodyHandlers.ofString());
 			assertThat(refused.statusCode()).isEqualTo(403);
@@ -123,6 +117,14 @@ class ConsoleSecurityTests {
 		assertThat(loggedIn.statusCode()).as("logged in").isEqualTo(302);
 		assertThat(loggedIn.headers().firstValue("Location").orElse("")).doesNotContain("error");
 		return client;
+	}
+
+	/** The console's settings, read with the session: where the endpoint is, and its CSRF token. */
+	private static Map<String, Object> settings(HttpClient session, String base) throws Exception {
+		HttpResponse<String> settings = session.send(get(base + "/kafka-resilience/settings", null),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(settings.statusCode()).isEqualTo(200);
+		return JSON.readValue(settings.body(), Map.class);
 	}
 
 	private static HttpRequest get(String url, String authorization) {
