@@ -192,7 +192,7 @@ final class RecordRunner {
 	}
 
 	/**
-	 * An operator's command (docs/PROTOCOL.md, rule 12) was written or read: if the record at
+	 * An operator's command (docs/PROTOCOL.md, rule 11) was written or read: if the record at
 	 * its position is this container's and waits for its due time, in memory or parked, it is
 	 * routed now, and the route acts on the command while it still applies.
 	 */

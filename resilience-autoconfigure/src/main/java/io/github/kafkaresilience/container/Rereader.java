@@ -28,7 +28,7 @@ import org.apache.kafka.common.utils.Bytes;
  * its key was read again in the same pass. A parked offset the log no longer holds (deleted by
  * retention) is done: there is nothing left to run, and the reaper releases its lock.
  * <p>
- * An operator's command on a parked record (docs/PROTOCOL.md, rule 12) asks for one pass of
+ * An operator's command on a parked record (docs/PROTOCOL.md, rule 11) asks for one pass of
  * its own: it reads the partition from that record on and takes back that record and the
  * parked records of its key behind it, whatever their due time, so that the record can be
  * acted on now and the key's next record can follow it.

@@ -178,7 +178,7 @@ final class Moves {
 
 	/** Writes the pending lock of a replayed dead letter; durable on return. */
 	/**
-	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 12) once the step it
+	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 11) once the step it
 	 * asked for is done. Its tombstone is housekeeping: the lock has moved on or is released, so
 	 * the command is void wherever it is read, and a failed tombstone is left to the reaper's
 	 * pass rather than make the record's step fail.

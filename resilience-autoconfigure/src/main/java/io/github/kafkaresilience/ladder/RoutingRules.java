@@ -227,7 +227,7 @@ final class RoutingRules {
 	private Decision runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
 		OperatorCommand command = (lock != null) ? this.locks.commandFor(lock) : null;
 		if (command != null) {
-			// an operator's command on this head (docs/PROTOCOL.md, rule 12): it holds only while
+			// an operator's command on this head (docs/PROTOCOL.md, rule 11): it holds only while
 			// the lock is confirmed at this record, which the table just said it is
 			if (command.action() == OperatorCommand.Action.DEAD_LETTER_NOW) {
 				// no new failure: the record keeps the error headers of its last one, if it ran

@@ -9,7 +9,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The pending operator commands of one lock topic (docs/PROTOCOL.md, rule 12), by command id
+ * The pending operator commands of one lock topic (docs/PROTOCOL.md, rule 11), by command id
  * and by the lock they name. Like the lock table it is versioned by the offset of each
  * command's record, so that this instance's own writes apply at once and the older records the
  * tailer reads later change nothing; a tombstone is remembered until the tailer has read past

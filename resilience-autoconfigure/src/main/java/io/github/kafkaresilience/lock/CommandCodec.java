@@ -11,7 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Reads and writes operator command records (docs/PROTOCOL.md, rule 12): the Kafka key is
+ * Reads and writes operator command records (docs/PROTOCOL.md, rule 11): the Kafka key is
  * {@code cmd:<id>}, the headers are a lock record's (business key, writer, owning group), and
  * the value is a small versioned JSON document; a tombstone ends the command.
  *

@@ -111,7 +111,7 @@ public class LockReaper {
 	}
 
 	/**
-	 * Ends the operator commands that are void (docs/PROTOCOL.md, rule 12): their lock is
+	 * Ends the operator commands that are void (docs/PROTOCOL.md, rule 11): their lock is
 	 * released, moving, or confirmed elsewhere than where the command saw it. The acting
 	 * instance ends the commands it acted on; this pass ends the rest, judged on a table caught
 	 * up with the command's lock partition.

@@ -160,7 +160,7 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * Writes an operator command (docs/PROTOCOL.md, rule 12) to the lock topic, in its lock's
+	 * Writes an operator command (docs/PROTOCOL.md, rule 11) to the lock topic, in its lock's
 	 * partition. The future completes once the command is durable and this instance's table
 	 * holds it; from then on whichever instance holds the record acts on it.
 	 */

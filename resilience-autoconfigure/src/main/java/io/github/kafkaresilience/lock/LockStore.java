@@ -30,7 +30,7 @@ public interface LockStore {
 
 	/**
 	 * The pending operator command to act on for {@code lock} as it is now (docs/PROTOCOL.md,
-	 * rule 12): one that names the lock at its current confirmed position; {@code null} when
+	 * rule 11): one that names the lock at its current confirmed position; {@code null} when
 	 * none does.
 	 */
 	default @Nullable OperatorCommand commandFor(Lock lock) {

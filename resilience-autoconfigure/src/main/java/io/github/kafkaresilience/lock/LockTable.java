@@ -55,7 +55,7 @@ final class LockTable {
 
 	private final List<Consumer<OperatorCommand>> commandListeners = new CopyOnWriteArrayList<>();
 
-	/** The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md, rule 12). */
+	/** The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md, rule 11). */
 	private final CommandBook commands = new CommandBook();
 
 	/**

@@ -7,7 +7,7 @@ import java.util.Objects;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
- * An operator's command on one live lock (docs/PROTOCOL.md, rule 12): run the record that
+ * An operator's command on one live lock (docs/PROTOCOL.md, rule 11): run the record that
  * carries it now, or dead-letter that record now. It is a record of the lock topic, in the
  * lock's partition, keyed {@code cmd:<id>}; it names the lock and the position at which the
  * operator saw it confirmed, and it is acted on only while the lock is still confirmed there,

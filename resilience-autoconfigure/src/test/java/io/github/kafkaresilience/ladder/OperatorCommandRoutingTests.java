@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An operator's command on the head of a held key (docs/PROTOCOL.md, rule 12), as the router
+ * An operator's command on the head of a held key (docs/PROTOCOL.md, rule 11), as the router
  * acts on it: only on the record that carries the lock where the command saw it, and only
  * while the lock is the head of its key; the command is ended once the step it asked for is
  * done.

@@ -267,7 +267,7 @@ class RetryHeadersTests {
 	@Test
 	void dlqReasonsAreWrittenAsInTheProtocol() {
 		assertThat(Arrays.stream(DlqReason.values()).map(DlqReason::value)).containsExactly("permanent", "exhausted",
-				"poison");
+				"poison", "operator");
 		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 0, null,
 				RetryHeaders.failure(new RuntimeException("bad bytes"), true, WHEN), DlqReason.POISON, OWNER);
 		assertThat(text(headers, "dlq.reason")).isEqualTo("poison");

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Operator command records (docs/PROTOCOL.md, rule 12) as the lock table keeps them: decoded
+ * Operator command records (docs/PROTOCOL.md, rule 11) as the lock table keeps them: decoded
  * from the lock topic, applied beside the locks, versioned by offset like them, and offered to
  * the router only for the lock at the position the command names.
  */

@@ -144,7 +144,7 @@ final class ProtocolSimulation {
 			if (batches) {
 				outages = 0;
 			}
-			// drawn last, for the same reason: operators' commands on held keys (docs/PROTOCOL.md, rule 12)
+			// drawn last, for the same reason: operators' commands on held keys (docs/PROTOCOL.md, rule 11)
 			int commands = choice("simulation.commands", r.nextInt(3) == 0) ? 2 + r.nextInt(6) : 0;
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
@@ -1832,7 +1832,7 @@ final class ProtocolSimulation {
 	 * partition: a new life of the record, which enters its key's order where it is admitted.
 	 */
 	/**
-	 * An operator's command (docs/PROTOCOL.md, rule 12), accepted by a random instance on what
+	 * An operator's command (docs/PROTOCOL.md, rule 11), accepted by a random instance on what
 	 * its own table shows (which may be behind the log): retry-now or dead-letter-now on the head
 	 * of a held key. Some are written with a position the lock never had, some again (a
 	 * duplicate), some with another group's owner. The accepting instance applies its own write

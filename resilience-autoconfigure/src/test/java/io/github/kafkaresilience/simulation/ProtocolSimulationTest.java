@@ -70,7 +70,7 @@ import static org.assertj.core.api.Assertions.fail;
  * seed one or the other. And for every seed: (8) no offset is committed past a record whose move
  * is unconfirmed (no live lock names a committed record as its move's source or its carrier).
  * <p>
- * About a third of the seeds have operators' commands (docs/PROTOCOL.md, rule 12;
+ * About a third of the seeds have operators' commands (docs/PROTOCOL.md, rule 11;
  * {@code -Dsimulation.commands=true|false}): a random instance accepts a retry-now or
  * dead-letter-now on the head of a held key as its own table shows it (so some are void when
  * written), and may crash right after; some are written twice, some for a position the lock

@@ -815,7 +815,7 @@ final class SimWorld {
 	/** Lock records planted by another group (or by nobody). */
 	int plantedLocks;
 
-	/** The operator commands of our group written so far (docs/PROTOCOL.md, rule 12). */
+	/** The operator commands of our group written so far (docs/PROTOCOL.md, rule 11). */
 	final List<OperatorCommand> issuedCommands = new ArrayList<>();
 
 	/** Command tombstones written by acting instances. */
