@@ -3,7 +3,6 @@ package io.github.kafkaresilience.container;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.lock.OperatorCommand;
 
 /**
@@ -31,8 +30,7 @@ final class DueWaiters {
 	/** Wakes the task that carries the lock a command names, if one waits here. */
 	void commanded(OperatorCommand command) {
 		for (Task task : this.waiting) {
-			if (task.delivery.partition() == command.partition() && task.delivery.offset() == command.position().offset()
-					&& command.lockId().equals(RetryHeaders.text(task.delivery.headers(), RetryHeaders.LOCK_ID))) {
+			if (task.isNamedBy(command)) {
 				wake(task);
 			}
 		}

@@ -490,19 +490,10 @@ final class RecordRunner {
 	}
 
 	/** Whether an operator's command names the lock a record carries, at that record. */
-	private boolean commandPending(Task task) {
+	private static boolean commandPending(Task task) {
 		String lockId = io.github.kafkaresilience.ladder.RetryHeaders.text(task.delivery.headers(),
 				io.github.kafkaresilience.ladder.RetryHeaders.LOCK_ID);
-		if (lockId == null) {
-			return false;
-		}
-		int stage = task.work.route.router().plan().stageOf(task.delivery.topic());
-		for (io.github.kafkaresilience.lock.OperatorCommand command : task.work.route.registry().commandsOf(lockId)) {
-			if (command.position().stage() == stage && command.position().offset() == task.delivery.offset()) {
-				return true;
-			}
-		}
-		return false;
+		return lockId != null && task.work.route.registry().commandsOf(lockId).stream().anyMatch(task::isNamedBy);
 	}
 
 	private static Duration backoff(int failures) {

@@ -4,8 +4,10 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.lock.OperatorCommand;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -99,6 +101,16 @@ final class Task {
 			return "action " + this.action;
 		}
 		return (this.admission != null) ? "admission of " + this.admission : String.valueOf(this.delivery);
+	}
+
+	/**
+	 * Whether an operator's command names this record: the lock its {@code lock.id} header
+	 * names, at its stage and offset (docs/PROTOCOL.md, rule 11).
+	 */
+	boolean isNamedBy(OperatorCommand command) {
+		return command.partition() == this.delivery.partition() && command.position().offset() == this.delivery.offset()
+				&& command.position().stage() == this.work.route.router().plan().stageOf(this.delivery.topic())
+				&& command.lockId().equals(RetryHeaders.text(this.delivery.headers(), RetryHeaders.LOCK_ID));
 	}
 
 }

@@ -176,7 +176,6 @@ final class Moves {
 		return (lock != null) ? Futures.call(() -> this.locks.releasing(lock)) : Futures.done();
 	}
 
-	/** Writes the pending lock of a replayed dead letter; durable on return. */
 	/**
 	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 11) once the step it
 	 * asked for is done. Its tombstone is housekeeping: the lock has moved on or is released, so
@@ -193,6 +192,7 @@ final class Moves {
 		});
 	}
 
+	/** Writes the pending lock of a replayed dead letter; durable on return. */
 	void writePending(Lock pending) {
 		this.locks.write(pending);
 	}
