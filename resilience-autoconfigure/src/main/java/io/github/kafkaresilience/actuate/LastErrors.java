@@ -45,7 +45,6 @@ public class LastErrors {
 		this.consumers = consumers;
 		Map<String, Object> config = ConsumerSettings.groupless(consumers.configuration(), "kafka-resilience-last-errors");
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
 		this.config = config;
 	}

@@ -3,10 +3,10 @@ package io.github.kafkaresilience.dlq;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.ConsumerClients;
@@ -14,8 +14,6 @@ import io.github.kafkaresilience.support.ConsumerSettings;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
@@ -36,6 +34,8 @@ public final class DeadLetterBrowser {
 
 	private static final Duration STALL_TIMEOUT = Duration.ofSeconds(30);
 
+	private static final String MISSING = "Dead-letter topic '%s' does not exist";
+
 	private final ConsumerClients consumers;
 
 	private final Map<String, Object> config;
@@ -44,7 +44,6 @@ public final class DeadLetterBrowser {
 		this.consumers = consumers;
 		Map<String, Object> config = ConsumerSettings.groupless(consumers.configuration(), CLIENT_ID);
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		this.config = config;
 	}
 
@@ -64,10 +63,10 @@ public final class DeadLetterBrowser {
 		long scanned = 0;
 		long matched = 0;
 		try (Consumer<byte[], byte[]> consumer = this.consumers.create(this.config)) {
-			List<TopicPartition> partitions = partitions(consumer, filter.from());
+			List<TopicPartition> partitions = TopicReads.partitionsOf(consumer, filter.from(), MISSING);
 			consumer.assign(partitions);
 			Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-			List<TopicPartition> reading = seek(consumer, partitions, filter);
+			Set<TopicPartition> reading = TopicReads.seekSince(consumer, partitions, filter.since());
 			long lastProgress = System.nanoTime();
 			while (!reading.isEmpty()) {
 				reading.removeIf((tp) -> consumer.position(tp) >= ends.get(tp));
@@ -115,7 +114,7 @@ public final class DeadLetterBrowser {
 	public @Nullable DeadLetter read(String topic, int partition, long offset, Ownership owner) {
 		try (Consumer<byte[], byte[]> consumer = this.consumers.create(this.config)) {
 			TopicPartition tp = new TopicPartition(topic, partition);
-			if (partition < 0 || partition >= partitions(consumer, topic).size()) {
+			if (partition < 0 || partition >= TopicReads.partitionsOf(consumer, topic, MISSING).size()) {
 				throw new IllegalArgumentException("'" + topic + "' has no partition " + partition);
 			}
 			consumer.assign(List.of(tp));
@@ -137,37 +136,6 @@ public final class DeadLetterBrowser {
 			}
 			return null;
 		}
-	}
-
-	private static List<TopicPartition> partitions(Consumer<byte[], byte[]> consumer, String topic) {
-		List<PartitionInfo> infos = consumer.partitionsFor(topic);
-		if (infos == null || infos.isEmpty()) {
-			throw new IllegalArgumentException("Dead-letter topic '" + topic + "' does not exist");
-		}
-		return infos.stream().map((info) -> new TopicPartition(topic, info.partition())).sorted(
-				Comparator.comparingInt(TopicPartition::partition)).toList();
-	}
-
-	private static List<TopicPartition> seek(Consumer<byte[], byte[]> consumer, List<TopicPartition> partitions,
-			ReplayRequest filter) {
-		List<TopicPartition> reading = new ArrayList<>(partitions);
-		if (filter.since() == null) {
-			consumer.seekToBeginning(partitions);
-			return reading;
-		}
-		Map<TopicPartition, Long> query = new HashMap<>();
-		partitions.forEach((tp) -> query.put(tp, filter.since().toEpochMilli()));
-		Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
-		for (TopicPartition tp : partitions) {
-			OffsetAndTimestamp start = found.get(tp);
-			if (start != null) {
-				consumer.seek(tp, start.offset());
-			}
-			else {
-				reading.remove(tp);
-			}
-		}
-		return reading;
 	}
 
 	/**

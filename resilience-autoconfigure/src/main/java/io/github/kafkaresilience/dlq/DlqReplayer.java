@@ -2,11 +2,9 @@ package io.github.kafkaresilience.dlq;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,12 +28,10 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
 import org.jspecify.annotations.Nullable;
@@ -222,14 +218,14 @@ public final class DlqReplayer {
 		ReplayReport run() {
 			Consumer<byte[], byte[]> consumer = DlqReplayer.this.consumers.create(DlqReplayer.this.consumerConfig);
 			try {
-				List<TopicPartition> partitions = partitionsOf(consumer, this.request.from(),
+				List<TopicPartition> partitions = TopicReads.partitionsOf(consumer, this.request.from(),
 						"Dead-letter topic '%s' does not exist; check the topic to replay from ('from')");
-				this.targetPartitions = partitionsOf(consumer, this.target, "Retry topic '%s' of "
+				this.targetPartitions = TopicReads.partitionsOf(consumer, this.target, "Retry topic '%s' of "
 						+ this.ladder.describe().replace("%", "%%") + " does not exist; start the listener once to create it")
 					.size();
 				consumer.assign(partitions);
 				Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-				Set<TopicPartition> reading = seekToStart(consumer, partitions);
+				Set<TopicPartition> reading = TopicReads.seekSince(consumer, partitions, this.request.since());
 				Producer<byte[], byte[]> producer = this.request.dryRun() ? null
 						: DlqReplayer.this.producers.create(DlqReplayer.this.producerConfig);
 				try {
@@ -265,37 +261,6 @@ public final class DlqReplayer {
 			}
 			return new ReplayReport(this.request, this.scanned, this.foreign, this.matched, this.target, this.published,
 					Duration.ofNanos(System.nanoTime() - this.started));
-		}
-
-		private List<TopicPartition> partitionsOf(Consumer<byte[], byte[]> consumer, String topic, String missing) {
-			List<PartitionInfo> partitions = consumer.partitionsFor(topic);
-			if (partitions == null || partitions.isEmpty()) {
-				throw new IllegalArgumentException(missing.formatted(topic));
-			}
-			return partitions.stream().map((info) -> new TopicPartition(topic, info.partition())).toList();
-		}
-
-		/** Seeks each partition to where the request starts; returns those with anything to read. */
-		private Set<TopicPartition> seekToStart(Consumer<byte[], byte[]> consumer, List<TopicPartition> partitions) {
-			Set<TopicPartition> reading = new HashSet<>(partitions);
-			Instant since = this.request.since();
-			if (since == null) {
-				consumer.seekToBeginning(partitions);
-				return reading;
-			}
-			Map<TopicPartition, Long> query = new HashMap<>();
-			partitions.forEach((partition) -> query.put(partition, since.toEpochMilli()));
-			Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(query);
-			for (TopicPartition partition : partitions) {
-				OffsetAndTimestamp start = found.get(partition);
-				if (start != null) {
-					consumer.seek(partition, start.offset());
-				}
-				else {
-					reading.remove(partition); // nothing written since then
-				}
-			}
-			return reading;
 		}
 
 		/** Reads every partition up to its end as of the start, sending what matches. */
