@@ -2,10 +2,14 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Queue;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiPredicate;
 import java.util.function.ToLongBiFunction;
 
@@ -18,20 +22,15 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.utils.Bytes;
 
 /**
  * Reads parked records again, with a consumer of its own (assigned, never in the group,
  * never committing), when they are nearly due and their partition has room in its in-flight
- * bound. It reads a partition's parked records in offset order and stops at the first one not
- * nearly due (a later retry of the same stage is due later still), unless an earlier record of
- * its key was read again in the same pass. A parked offset the log no longer holds (deleted by
- * retention) is done: there is nothing left to run, and the reaper releases its lock.
- * <p>
- * An operator's command on a parked record (docs/PROTOCOL.md, rule 11) asks for one pass of
- * its own: it reads the partition from that record on and takes back that record and the
- * parked records of its key behind it, whatever their due time, so that the record can be
- * acted on now and the key's next record can follow it.
+ * bound. Operators' commands on parked records (docs/PROTOCOL.md, rule 11) ask for passes of
+ * their own, one per partition for all the commands that arrived meanwhile, before the passes
+ * for due records. What a pass takes back is the {@link ParkedPass}'s decision; a pass ends
+ * after the last parked record. A parked offset the log no longer holds (deleted by retention)
+ * is done: there is nothing left to run, and the reaper releases its lock.
  */
 final class Rereader {
 
@@ -64,8 +63,8 @@ final class Rereader {
 
 	private boolean woken;
 
-	/** Parked records an operator's command is about: read again now, with their key's records behind them. */
-	private final java.util.Queue<Commanded> commanded = new java.util.concurrent.ConcurrentLinkedQueue<>();
+	/** Parked records operators' commands are about: read again now, with their key's records behind them. */
+	private final Queue<Commanded> commanded = new ConcurrentLinkedQueue<>();
 
 	private record Commanded(PartitionWork work, long offset) {
 	}
@@ -127,9 +126,15 @@ final class Rereader {
 		try {
 			while (!this.done) {
 				long next = this.clock.millis() + IDLE_MILLIS;
-				for (Commanded request; !this.done && (request = this.commanded.poll()) != null;) {
-					passForCommand(request.work(), request.offset());
+				Map<PartitionWork, Set<Long>> commands = new LinkedHashMap<>();
+				for (Commanded request; (request = this.commanded.poll()) != null;) {
+					commands.computeIfAbsent(request.work(), (w) -> new TreeSet<>()).add(request.offset());
 				}
+				commands.forEach((work, offsets) -> {
+					if (!this.done) {
+						passForCommands(work, offsets);
+					}
+				});
 				for (PartitionWork work : this.partitions.all()) {
 					if (!this.done) {
 						next = Math.min(next, visit(work));
@@ -158,7 +163,7 @@ final class Rereader {
 			return work.nextLook(now, IDLE_MILLIS);
 		}
 		try {
-			return work.lookAgainBy(pass(work, from.getAsLong()));
+			return work.lookAgainBy(pass(work, from.getAsLong(), ParkedPass.forDueRecords(this.settings.rereadLeadMillis())));
 		}
 		catch (WakeupException ex) {
 			throw ex;
@@ -170,39 +175,44 @@ final class Rereader {
 		}
 	}
 
-	private void passForCommand(PartitionWork work, long offset) {
-		if (work.isRevoked() || !work.isParked(offset)) {
-			return; // read again already, or no longer this instance's
+	/**
+	 * One pass for the parked records at {@code offsets} of a partition, which operators'
+	 * commands name. A pass cut short (no room in the partition, a failed read) asks again for
+	 * the commanded records it did not take back.
+	 */
+	void passForCommands(PartitionWork work, Set<Long> offsets) {
+		Set<Long> parked = new TreeSet<>();
+		for (long offset : offsets) {
+			if (work.isParked(offset)) {
+				parked.add(offset); // the others were read again already
+			}
 		}
+		if (work.isRevoked() || parked.isEmpty()) {
+			return;
+		}
+		ParkedPass rules = ParkedPass.forCommands(parked);
 		try {
-			pass(work, offset, offset);
+			pass(work, rules.from(-1), rules);
 		}
 		catch (WakeupException ex) {
 			throw ex;
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not read parked record " + work.partition + "@" + offset
-					+ " again for an operator's command; it is read again when due", ex);
+			logger.warn("Listener '" + this.id + "' could not read parked records " + work.partition + "@" + parked
+					+ " again for operators' commands; will try again", ex);
+		}
+		for (long offset : rules.commandedLeft()) {
+			if (!work.isRevoked() && work.isParked(offset)) {
+				this.commanded.add(new Commanded(work, offset));
+			}
 		}
 	}
 
 	/** One pass over a partition's parked records; returns when the next pass is due. */
-	private long pass(PartitionWork work, long from) {
-		return pass(work, from, -1);
-	}
-
-	/**
-	 * One pass over a partition's parked records; returns when the next pass is due.
-	 * @param commanded the offset of a record an operator's command is about, taken back with the
-	 * records of its key behind it whatever their due time, and the pass goes on to the last
-	 * parked record; -1 for a pass that stops at the first record not nearly due
-	 */
-	private long pass(PartitionWork work, long from, long commanded) {
+	private long pass(PartitionWork work, long from, ParkedPass rules) {
 		TopicPartition tp = work.partition;
-		long lead = this.settings.rereadLeadMillis();
 		this.consumer.assign(List.of(tp));
 		this.consumer.seek(tp, from);
-		Set<Bytes> sentOn = new HashSet<>();
 		long expected = from;
 		int emptyPolls = 0;
 		while (!this.done && !work.isRevoked()) {
@@ -221,27 +231,19 @@ final class Rereader {
 							+ "to run, and the reaper releases its lock");
 				}
 				expected = record.offset() + 1;
-				if (!work.isParked(record.offset())) {
-					if (!work.parkedFrom(record.offset())) {
-						return Long.MAX_VALUE; // nothing parked beyond: the pass is over
+				if (work.isParked(record.offset())) {
+					Delivery parked = OrderedRetryContainer.delivery(record);
+					ParkedPass.Verdict verdict = rules.next(record.offset(), parked.businessKey(),
+							() -> this.dueTime.applyAsLong(work, parked), this.clock.millis());
+					if (verdict == ParkedPass.Verdict.STOP) {
+						return rules.resumeAt();
 					}
-					continue;
-				}
-				Delivery parked = OrderedRetryContainer.delivery(record);
-				Bytes key = parked.businessKey();
-				long due = (record.offset() == commanded) ? 0 : this.dueTime.applyAsLong(work, parked);
-				boolean behindSentOn = key != null && sentOn.contains(key);
-				if (due - lead > this.clock.millis() && !behindSentOn) {
-					if (commanded < 0) {
-						return due - lead;
+					if (verdict == ParkedPass.Verdict.TAKE && !this.unpark.test(work, parked)) {
+						return this.clock.millis() + IDLE_MILLIS; // no room
 					}
-					continue; // not the commanded key's: stays parked
 				}
-				if (!this.unpark.test(work, parked)) {
-					return this.clock.millis() + IDLE_MILLIS; // no room
-				}
-				if (key != null) {
-					sentOn.add(key);
+				if (!work.parkedFrom(expected)) {
+					return Long.MAX_VALUE; // nothing parked beyond: the pass is over
 				}
 			}
 		}

@@ -22,7 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The re-reader hands parked records back to their partition when they are nearly due, in
  * offset order, stops at the first one not nearly due unless an earlier record of its key
- * went back in the same pass, and takes parked offsets the log no longer holds as done.
+ * went back in the same pass, and takes parked offsets the log no longer holds as done. For
+ * operators' commands it hands back the commanded records with their keys' records behind
+ * them, and nothing of any other key.
  */
 class RereaderTests {
 
@@ -99,6 +101,42 @@ class RereaderTests {
 		assertThat(this.work.committable()).hasValue(2);
 	}
 
+	/**
+	 * Heads of keys a and b wait an hour in a stage, each with a follower behind it that may run
+	 * at once but waits for its head. Commands on both heads hand back the two keys, each head
+	 * first; a command on one head hands back that key only: the other key's follower stays
+	 * parked behind its head, where taken back alone it would queue ahead of its own head.
+	 */
+	@Test
+	void aCommandPassHandsBackTheCommandedHeadsWithTheirKeysAndNothingOfAnotherKey() {
+		long hour = NOW + 3_600_000;
+		park(0, "a", hour);
+		park(1, "b", hour);
+		park(2, "c", hour);
+		parkBehind(3, "a", NOW); // a follower: it may run at once, in its key's turn
+		parkBehind(4, "b", NOW);
+		parkBehind(5, "c", NOW);
+		inTheLog(0, 1, 2, 3, 4, 5);
+		this.rereader.passForCommands(this.work, java.util.Set.of(2L));
+		assertThat(this.handedBack).containsExactly(2L, 5L);
+		assertThat(this.work.isParked(3)).as("a's follower stays behind its head").isTrue();
+
+		this.handedBack.clear();
+		inTheLog(0, 1, 2, 3, 4, 5);
+		this.rereader.passForCommands(this.work, java.util.Set.of(0L, 1L));
+		assertThat(this.handedBack).containsExactly(0L, 1L, 3L, 4L);
+		assertThat(this.work.parkedCount()).isZero();
+	}
+
+	@Test
+	void aCommandOnARecordNoLongerParkedReadsNothing() {
+		park(0, "a", NOW + 3_600_000);
+		inTheLog(0);
+		this.rereader.passForCommands(this.work, java.util.Set.of(7L));
+		assertThat(this.handedBack).isEmpty();
+		assertThat(this.work.isParked(0)).isTrue();
+	}
+
 	/** Takes a record and parks it, to be read again 2 s before {@code dueAt}. */
 	private void park(long offset, String key, long dueAt) {
 		Task task = task(this.work, offset, key);
@@ -106,6 +144,14 @@ class RereaderTests {
 		this.due.put(offset, dueAt);
 		this.keys.put(offset, key);
 		assertThat(this.work.park(task, dueAt - SETTINGS.rereadLeadMillis())).isTrue();
+	}
+
+	/** Takes a record behind a parked one of its key: it parks too. */
+	private void parkBehind(long offset, String key, long dueAt) {
+		this.due.put(offset, dueAt);
+		this.keys.put(offset, key);
+		assertThat(this.work.take(task(this.work, offset, key))).isEqualTo(PartitionWork.Taken.QUEUED);
+		assertThat(this.work.isParked(offset)).isTrue();
 	}
 
 	/** The records the log holds, polled once the re-reader has assigned itself the partition. */
