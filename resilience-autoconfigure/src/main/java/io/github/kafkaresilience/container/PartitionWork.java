@@ -29,8 +29,11 @@ final class PartitionWork {
 		/** The partition is at its in-flight bound, or revoked: the record was not taken. */
 		REFUSED,
 
-		/** Taken, behind an earlier record of its key (or parked behind one). */
+		/** Taken, behind an earlier record of its key. */
 		QUEUED,
+
+		/** Taken, and parked behind a parked record of its key. */
+		PARKED,
 
 		/** Taken, and first of its key: it runs now. */
 		RUN
@@ -123,7 +126,7 @@ final class PartitionWork {
 			// an earlier record of its key is parked: this one parks behind it, in order
 			this.offsets.park(offset);
 			this.parkedKeys.merge(task.key, 1, Integer::sum);
-			return Taken.QUEUED;
+			return Taken.PARKED;
 		}
 		return enqueue(task) ? Taken.RUN : Taken.QUEUED;
 	}
@@ -132,9 +135,10 @@ final class PartitionWork {
 	 * Takes a poll's records of this partition in offset order, as many as its bound lets in,
 	 * under one acquisition of the monitor: a worker finishing a record takes it too, so a
 	 * monitor taken once per record would keep the poll thread waiting behind the workers.
-	 * Adds the tasks that run now to {@code run}; returns how many records were taken.
+	 * Adds the tasks that run now to {@code run} and those parked behind their key to
+	 * {@code parked}; returns how many records were taken.
 	 */
-	synchronized int takeAll(List<Delivery> records, List<Task> run) {
+	synchronized int takeAll(List<Delivery> records, List<Task> run, List<Task> parked) {
 		int taken = 0;
 		for (Delivery record : records) {
 			Task task = new Task(this, record);
@@ -144,6 +148,9 @@ final class PartitionWork {
 			}
 			if (outcome == Taken.RUN) {
 				run.add(task);
+			}
+			else if (outcome == Taken.PARKED) {
+				parked.add(task);
 			}
 			taken++;
 		}
@@ -428,6 +435,16 @@ final class PartitionWork {
 
 	synchronized boolean isParked(long offset) {
 		return this.offsets.isParked(offset);
+	}
+
+	/** Whether a record of {@code key} is parked here. */
+	synchronized boolean isParked(Bytes key) {
+		return this.parkedKeys.containsKey(key);
+	}
+
+	/** The first parked offset, or -1. */
+	synchronized long firstParked() {
+		return this.offsets.nextParked(0);
 	}
 
 	/** Whether anything at or after {@code offset} is parked. */

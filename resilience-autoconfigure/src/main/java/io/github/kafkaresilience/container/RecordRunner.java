@@ -147,12 +147,21 @@ final class RecordRunner {
 
 	/**
 	 * Takes a poll's records of a partition, in order, as many as its bound lets in, and runs
-	 * those first of their key; returns how many were taken.
+	 * those first of their key; returns how many were taken. A record parked behind its key at
+	 * once, which an operator's command already names, is read again for it now: the command
+	 * arrived before the record did.
 	 */
 	int takeAll(PartitionWork work, List<Delivery> records) {
 		List<Task> run = new ArrayList<>();
-		int taken = work.takeAll(records, run);
+		List<Task> parked = new ArrayList<>();
+		int taken = work.takeAll(records, run, parked);
 		this.workers.submitAll(run);
+		Rereader rereader = this.rereader;
+		for (Task task : parked) {
+			if (rereader != null && task.key != null && commandPending(task)) {
+				rereader.commanded(work, task.key);
+			}
+		}
 		return taken;
 	}
 
@@ -207,7 +216,7 @@ final class RecordRunner {
 		}
 		Rereader rereader = this.rereader;
 		if (rereader != null && work.isParked(command.position().offset())) {
-			rereader.commanded(work, command.position().offset());
+			rereader.commanded(work, command.key());
 		}
 		else {
 			this.dueWaiters.commanded(command);
@@ -483,8 +492,8 @@ final class RecordRunner {
 			return false;
 		}
 		rereader.wake();
-		if (commandPending(task)) {
-			rereader.commanded(task.work, task.delivery.offset()); // a command arrived while we were looking
+		if (task.key != null && commandPending(task)) {
+			rereader.commanded(task.work, task.key); // a command arrived while we were looking
 		}
 		return true;
 	}

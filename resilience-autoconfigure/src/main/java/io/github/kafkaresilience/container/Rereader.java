@@ -2,13 +2,13 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiPredicate;
 import java.util.function.ToLongBiFunction;
@@ -22,15 +22,17 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.utils.Bytes;
 
 /**
  * Reads parked records again, with a consumer of its own (assigned, never in the group,
  * never committing), when they are nearly due and their partition has room in its in-flight
  * bound. Operators' commands on parked records (docs/PROTOCOL.md, rule 11) ask for passes of
- * their own, one per partition for all the commands that arrived meanwhile, before the passes
- * for due records. What a pass takes back is the {@link ParkedPass}'s decision; a pass ends
- * after the last parked record. A parked offset the log no longer holds (deleted by retention)
- * is done: there is nothing left to run, and the reaper releases its lock.
+ * their own, one per partition for the keys of all the commands that arrived meanwhile, before
+ * the passes for due records. A pass reads from the partition's first parked record; what it
+ * takes back is the {@link ParkedPass}'s decision; it ends after the last parked record. A
+ * parked offset the log no longer holds (deleted by retention) is done: there is nothing left
+ * to run, and the reaper releases its lock.
  */
 final class Rereader {
 
@@ -63,10 +65,10 @@ final class Rereader {
 
 	private boolean woken;
 
-	/** Parked records operators' commands are about: read again now, with their key's records behind them. */
+	/** The keys of parked records operators' commands are about: read again now. */
 	private final Queue<Commanded> commanded = new ConcurrentLinkedQueue<>();
 
-	private record Commanded(PartitionWork work, long offset) {
+	private record Commanded(PartitionWork work, Bytes key) {
 	}
 
 	/**
@@ -104,9 +106,12 @@ final class Rereader {
 		}
 	}
 
-	/** Reads the parked record at {@code offset} of a partition again now, for an operator's command on it. */
-	void commanded(PartitionWork work, long offset) {
-		this.commanded.add(new Commanded(work, offset));
+	/**
+	 * Reads the parked records of a key of a partition again now: an operator's command names
+	 * one of them.
+	 */
+	void commanded(PartitionWork work, Bytes key) {
+		this.commanded.add(new Commanded(work, key));
 		wake();
 	}
 
@@ -126,13 +131,13 @@ final class Rereader {
 		try {
 			while (!this.done) {
 				long next = this.clock.millis() + IDLE_MILLIS;
-				Map<PartitionWork, Set<Long>> commands = new LinkedHashMap<>();
+				Map<PartitionWork, Set<Bytes>> commands = new LinkedHashMap<>();
 				for (Commanded request; (request = this.commanded.poll()) != null;) {
-					commands.computeIfAbsent(request.work(), (w) -> new TreeSet<>()).add(request.offset());
+					commands.computeIfAbsent(request.work(), (w) -> new HashSet<>()).add(request.key());
 				}
-				commands.forEach((work, offsets) -> {
+				commands.forEach((work, keys) -> {
 					if (!this.done) {
-						passForCommands(work, offsets);
+						passForCommands(work, keys);
 					}
 				});
 				for (PartitionWork work : this.partitions.all()) {
@@ -176,35 +181,34 @@ final class Rereader {
 	}
 
 	/**
-	 * One pass for the parked records at {@code offsets} of a partition, which operators'
-	 * commands name. A pass cut short (no room in the partition, a failed read) asks again for
-	 * the commanded records it did not take back.
+	 * One pass for the parked records of {@code keys} in a partition, which operators' commands
+	 * name. A pass cut short (no room in the partition, a failed read) asks again for its keys.
 	 */
-	void passForCommands(PartitionWork work, Set<Long> offsets) {
-		Set<Long> parked = new TreeSet<>();
-		for (long offset : offsets) {
-			if (work.isParked(offset)) {
-				parked.add(offset); // the others were read again already
+	void passForCommands(PartitionWork work, Set<Bytes> keys) {
+		Set<Bytes> parked = new HashSet<>();
+		for (Bytes key : keys) {
+			if (work.isParked(key)) {
+				parked.add(key); // the others were read again already
 			}
 		}
-		if (work.isRevoked() || parked.isEmpty()) {
+		long from = work.firstParked();
+		if (work.isRevoked() || parked.isEmpty() || from < 0) {
 			return;
 		}
-		ParkedPass rules = ParkedPass.forCommands(parked);
+		boolean complete;
 		try {
-			pass(work, rules.from(-1), rules);
+			complete = pass(work, from, ParkedPass.forCommands(parked)) == Long.MAX_VALUE;
 		}
 		catch (WakeupException ex) {
 			throw ex;
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Listener '" + this.id + "' could not read parked records " + work.partition + "@" + parked
+			logger.warn("Listener '" + this.id + "' could not read the parked records of " + work.partition
 					+ " again for operators' commands; will try again", ex);
+			complete = false;
 		}
-		for (long offset : rules.commandedLeft()) {
-			if (!work.isRevoked() && work.isParked(offset)) {
-				this.commanded.add(new Commanded(work, offset));
-			}
+		if (!complete && !work.isRevoked()) {
+			parked.forEach((key) -> this.commanded.add(new Commanded(work, key)));
 		}
 	}
 
@@ -233,7 +237,7 @@ final class Rereader {
 				expected = record.offset() + 1;
 				if (work.isParked(record.offset())) {
 					Delivery parked = OrderedRetryContainer.delivery(record);
-					ParkedPass.Verdict verdict = rules.next(record.offset(), parked.businessKey(),
+					ParkedPass.Verdict verdict = rules.next(parked.businessKey(),
 							() -> this.dueTime.applyAsLong(work, parked), this.clock.millis());
 					if (verdict == ParkedPass.Verdict.STOP) {
 						return rules.resumeAt();

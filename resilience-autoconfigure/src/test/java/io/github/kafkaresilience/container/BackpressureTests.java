@@ -203,7 +203,7 @@ class BackpressureTests {
 	/** Takes records as the container does, noting the offsets taken. */
 	private static ToIntBiFunction<PartitionWork, List<Delivery>> recording(List<Long> taken) {
 		return (work, records) -> {
-			int count = work.takeAll(records, new ArrayList<>());
+			int count = work.takeAll(records, new ArrayList<>(), new ArrayList<>());
 			records.subList(0, count).forEach((record) -> taken.add(record.offset()));
 			return count;
 		};

@@ -102,13 +102,13 @@ class RereaderTests {
 	}
 
 	/**
-	 * Heads of keys a and b wait an hour in a stage, each with a follower behind it that may run
-	 * at once but waits for its head. Commands on both heads hand back the two keys, each head
-	 * first; a command on one head hands back that key only: the other key's follower stays
-	 * parked behind its head, where taken back alone it would queue ahead of its own head.
+	 * Heads of keys a, b and c wait an hour in a stage, each with a follower behind it that may
+	 * run at once but waits for its head. A command on c's head hands back c's records only: the
+	 * others' followers stay parked behind their heads, where taken back alone they would queue
+	 * ahead of them. Commands on a's and b's heads hand back both keys, each head first.
 	 */
 	@Test
-	void aCommandPassHandsBackTheCommandedHeadsWithTheirKeysAndNothingOfAnotherKey() {
+	void aCommandPassHandsBackTheCommandedKeysAndNothingOfAnotherKey() {
 		long hour = NOW + 3_600_000;
 		park(0, "a", hour);
 		park(1, "b", hour);
@@ -117,24 +117,47 @@ class RereaderTests {
 		parkBehind(4, "b", NOW);
 		parkBehind(5, "c", NOW);
 		inTheLog(0, 1, 2, 3, 4, 5);
-		this.rereader.passForCommands(this.work, java.util.Set.of(2L));
+		this.rereader.passForCommands(this.work, keys("c"));
 		assertThat(this.handedBack).containsExactly(2L, 5L);
 		assertThat(this.work.isParked(3)).as("a's follower stays behind its head").isTrue();
 
 		this.handedBack.clear();
-		inTheLog(0, 1, 2, 3, 4, 5);
-		this.rereader.passForCommands(this.work, java.util.Set.of(0L, 1L));
+		inTheLog(0, 1, 3, 4);
+		this.rereader.passForCommands(this.work, keys("a", "b"));
 		assertThat(this.handedBack).containsExactly(0L, 1L, 3L, 4L);
 		assertThat(this.work.parkedCount()).isZero();
 	}
 
+	/**
+	 * A head re-appended to the last stage sits behind its own follower there: a command on it
+	 * hands back the follower first, then the head, as they were read, so that neither queues
+	 * ahead of the other out of order; another key between them stays parked.
+	 */
 	@Test
-	void aCommandOnARecordNoLongerParkedReadsNothing() {
+	void aCommandPassHandsBackAKeysRecordsFromItsFirstParkedOne() {
+		park(0, "a", NOW); // a's follower, parked when its head was
+		parkBehind(1, "a", NOW + 3_600_000); // a's head, re-appended behind it
+		parkBehind(2, "a", NOW);
+		park(3, "b", NOW + 3_600_000);
+		inTheLog(0, 1, 2, 3);
+		this.rereader.passForCommands(this.work, keys("a"));
+		assertThat(this.handedBack).containsExactly(0L, 1L, 2L);
+		assertThat(this.work.isParked(3)).isTrue();
+	}
+
+	@Test
+	void aCommandOnAKeyWithNothingParkedReadsNothing() {
 		park(0, "a", NOW + 3_600_000);
 		inTheLog(0);
-		this.rereader.passForCommands(this.work, java.util.Set.of(7L));
+		this.rereader.passForCommands(this.work, keys("z"));
 		assertThat(this.handedBack).isEmpty();
 		assertThat(this.work.isParked(0)).isTrue();
+	}
+
+	private static java.util.Set<org.apache.kafka.common.utils.Bytes> keys(String... keys) {
+		return java.util.Arrays.stream(keys)
+			.map((key) -> org.apache.kafka.common.utils.Bytes.wrap(key.getBytes(StandardCharsets.UTF_8)))
+			.collect(java.util.stream.Collectors.toSet());
 	}
 
 	/** Takes a record and parks it, to be read again 2 s before {@code dueAt}. */
@@ -150,7 +173,7 @@ class RereaderTests {
 	private void parkBehind(long offset, String key, long dueAt) {
 		this.due.put(offset, dueAt);
 		this.keys.put(offset, key);
-		assertThat(this.work.take(task(this.work, offset, key))).isEqualTo(PartitionWork.Taken.QUEUED);
+		assertThat(this.work.take(task(this.work, offset, key))).isEqualTo(PartitionWork.Taken.PARKED);
 		assertThat(this.work.isParked(offset)).isTrue();
 	}
 

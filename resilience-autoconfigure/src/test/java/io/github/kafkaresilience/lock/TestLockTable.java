@@ -75,4 +75,8 @@ public final class TestLockTable {
 		this.table.addPendingListener(listener);
 	}
 
+	public void addCommandListener(Consumer<OperatorCommand> listener) {
+		this.table.addCommandListener(listener);
+	}
+
 }

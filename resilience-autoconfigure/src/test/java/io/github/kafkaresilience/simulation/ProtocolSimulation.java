@@ -11,10 +11,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.container.TestParkedPass;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.Step;
@@ -81,7 +83,7 @@ final class ProtocolSimulation {
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
 			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
 			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize,
-			int commands) {
+			int commands, int parkAfterMillis) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -146,10 +148,14 @@ final class ProtocolSimulation {
 			}
 			// drawn last, for the same reason: operators' commands on held keys (docs/PROTOCOL.md, rule 11)
 			int commands = choice("simulation.commands", r.nextInt(3) == 0) ? 2 + r.nextInt(6) : 0;
+			// drawn last, for the same reason: parking (the container's Rereader), in half the seeds,
+			// of the records that wait longer than this for their due time
+			boolean parking = choice("simulation.parking", r.nextBoolean());
+			int parkAfterMillis = r.nextInt(1_500);
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
-					pTrip, probeMillis, batches, batchSize, commands);
+					pTrip, probeMillis, batches, batchSize, commands, parking ? parkAfterMillis : -1);
 		}
 
 		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
@@ -159,7 +165,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
 		}
 
 		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
@@ -169,7 +175,7 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
 					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
 					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
 		}
 
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
@@ -192,13 +198,18 @@ final class ProtocolSimulation {
 							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
 							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
 							+ "replays=%d foreignRecords=%d asyncWrites=%s outages=%d outageMillis=%d unavailable=%s "
-							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d",
+							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d parkAfterMillis=%d",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
+		}
+
+		/** Whether records waiting long for their due time are parked (the container's {@code park-after}). */
+		boolean parking() {
+			return this.parkAfterMillis >= 0;
 		}
 
 	}
@@ -259,6 +270,28 @@ final class ProtocolSimulation {
 		long commandsEnded;
 
 		long crashesAfterAccepting;
+
+		/** Seeds that park records waiting for their due time. */
+		long parkingSeeds;
+
+		/** Records let go of in memory: heads waiting for their due time and their keys' records. */
+		long parked;
+
+		/** Passes of the re-reader for due records, and for operators' commands on parked records. */
+		long duePasses;
+
+		long commandPasses;
+
+		/** Parked records taken back by the passes for due records, and by those for commands. */
+		long takenWhenDue;
+
+		long takenForCommands;
+
+		/** Commands on several heads of one partition accepted in one action. */
+		long commandBursts;
+
+		/** Commands accepted while the accepting table held another pending command of the same partition. */
+		long commandsBesideOthers;
 
 		long waitKey;
 
@@ -448,6 +481,14 @@ final class ProtocolSimulation {
 			this.commandedDeadLetters += other.commandedDeadLetters;
 			this.commandsEnded += other.commandsEnded;
 			this.crashesAfterAccepting += other.crashesAfterAccepting;
+			this.parkingSeeds += other.parkingSeeds;
+			this.parked += other.parked;
+			this.duePasses += other.duePasses;
+			this.commandPasses += other.commandPasses;
+			this.takenWhenDue += other.takenWhenDue;
+			this.takenForCommands += other.takenForCommands;
+			this.commandBursts += other.commandBursts;
+			this.commandsBesideOthers += other.commandsBesideOthers;
 		}
 
 		@Override
@@ -483,7 +524,11 @@ final class ProtocolSimulation {
 					+ ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
 					+ this.voidCommands + " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
 					+ " earlyRuns=" + this.commandedRuns + " deadLetters=" + this.commandedDeadLetters + " ended="
-					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + ")";
+					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + " bursts="
+					+ this.commandBursts + " besidePendingOnes=" + this.commandsBesideOthers + ") parking(seeds="
+					+ this.parkingSeeds + " parked=" + this.parked + " duePasses=" + this.duePasses + " takenWhenDue="
+					+ this.takenWhenDue + " commandPasses=" + this.commandPasses + " takenForCommands="
+					+ this.takenForCommands + ")";
 		}
 
 	}
@@ -632,6 +677,7 @@ final class ProtocolSimulation {
 				}
 				step();
 				rethrowDeferred();
+				checkCommandWakes();
 			}
 			List<String> violations = this.world.finalViolations();
 			if (!violations.isEmpty()) {
@@ -731,6 +777,7 @@ final class ProtocolSimulation {
 		this.stats.commandedRuns = this.world.commandedRuns;
 		this.stats.commandedDeadLetters = this.world.commandedDeadLetters;
 		this.stats.commandsEnded = this.world.commandsEnded;
+		this.stats.parkingSeeds = this.config.parking() ? 1 : 0;
 		this.stats.seedsWithHoldCrash = (this.stats.holdCrashes > 0) ? 1 : 0;
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
@@ -782,6 +829,160 @@ final class ProtocolSimulation {
 			}
 		});
 		incarnation.table.addPendingListener((lock) -> admissionNeeded(incarnation, lock));
+		incarnation.table.addCommandListener((command) -> commandArrived(incarnation, command));
+	}
+
+	/**
+	 * An operator's command was applied to an incarnation's table (the container's
+	 * {@code commandArrived}): if the record it names is parked here, a pass of the re-reader for
+	 * it is asked for; a record waiting in memory is woken by {@link #commanded(Task)}.
+	 */
+	private void commandArrived(Incarnation incarnation, OperatorCommand command) {
+		if (!this.config.parking() || command.position().stage() > this.world.plan.lastStage()) {
+			return;
+		}
+		Work work = incarnation.works.get(new TP(this.world.plan.stage(command.position().stage()).topic(),
+				command.partition()));
+		if (work != null && !work.revoked && work.parked.contains(command.position().offset())) {
+			work.commandPasses.add(command.key());
+			trace(() -> "    " + incarnation + " asks its re-reader for the key of " + work.tp + "/"
+					+ command.position().offset() + ", which " + command + " names");
+		}
+	}
+
+	/**
+	 * Parks a task that waits for its due time, with every record of its key queued behind it
+	 * (the container's {@code PartitionWork.park}): their offsets stay pending, the tasks are let
+	 * go, and a pass of the re-reader takes them back. A key whose queue holds a running task
+	 * (a rider of a batch) keeps waiting in memory.
+	 */
+	private void park(Task task, String indent) {
+		Work work = task.work;
+		ArrayDeque<Task> queue = (task.key != null) ? work.queues.get(task.key) : null;
+		List<Task> parking = (queue != null) ? new ArrayList<>(queue) : List.of(task);
+		if (parking.get(0) != task || parking.stream().anyMatch((t) -> t.rec == null || (t != task && t.running))) {
+			return;
+		}
+		for (Task parked : parking) {
+			work.tasks.remove(parked);
+			work.parked.add(parked.rec.offset());
+			this.stats.parked++;
+		}
+		if (task.key != null) {
+			work.queues.remove(task.key);
+			work.parkedKeys.merge(task.key, parking.size(), Integer::sum);
+		}
+		trace(() -> indent + "  " + work.owner + " parks " + parking.size() + " record(s) of key " + keyName(task.rec)
+				+ " from " + task);
+		if (task.key != null && commanded(work, task.rec)) {
+			work.commandPasses.add(task.key); // a command arrived while we were looking
+		}
+	}
+
+	/** When the first parked record of a partition may run: a pass for due records starts there. */
+	private long parkedDue(Work work) {
+		return work.owner.router.earliestRun(this.world.log(work.tp.topic(), work.tp.partition())
+			.get(work.parked.first().intValue())
+			.delivery());
+	}
+
+	/**
+	 * One pass of the re-reader over a partition's parked records, from the first one, deciding
+	 * with the container's own {@code ParkedPass}: for the keys commands asked for there, if any
+	 * (a random part of them, as commands arrive while passes run), else for the records that are
+	 * due. A record taken back queues behind the records of its key in memory, as a polled one
+	 * does; one the partition has no room for ends the pass.
+	 */
+	private void reread(Work work) {
+		Set<Bytes> keys = new java.util.LinkedHashSet<>();
+		for (Bytes key : work.commandPasses) {
+			if (keys.isEmpty() || this.rnd.nextBoolean()) {
+				keys.add(key);
+			}
+		}
+		work.commandPasses.removeAll(keys);
+		keys.retainAll(work.parkedKeys.keySet()); // the others were taken back already
+		if (keys.isEmpty() && parkedDue(work) > this.world.clock.millis()) {
+			return;
+		}
+		TestParkedPass pass = keys.isEmpty() ? TestParkedPass.forDueRecords(0) : TestParkedPass.forCommands(keys);
+		List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
+		long now = this.world.clock.millis();
+		int taken = 0;
+		boolean cutShort = false;
+		for (Long offset : new ArrayList<>(work.parked)) {
+			Rec rec = log.get(offset.intValue());
+			Bytes key = (rec.key() != null) ? Bytes.wrap(rec.key()) : null;
+			TestParkedPass.Verdict verdict = pass.next(key, () -> work.owner.router.earliestRun(rec.delivery()), now);
+			if (verdict == TestParkedPass.Verdict.STOP) {
+				break;
+			}
+			if (verdict == TestParkedPass.Verdict.LEAVE) {
+				continue;
+			}
+			if (work.tasks.size() >= this.config.maxInFlight()) {
+				cutShort = true;
+				break;
+			}
+			work.parked.remove(offset);
+			if (key != null) {
+				work.parkedKeys.computeIfPresent(key, (k, count) -> (count > 1) ? count - 1 : null);
+			}
+			if (work.parked.isEmpty()) {
+				work.parkedKeys.clear();
+			}
+			enqueue(work, new Task(work, rec, false));
+			taken++;
+		}
+		int back = taken;
+		if (keys.isEmpty()) {
+			this.stats.duePasses++;
+			this.stats.takenWhenDue += taken;
+		}
+		else {
+			this.stats.commandPasses++;
+			this.stats.takenForCommands += taken;
+			for (Bytes key : keys) {
+				if (work.parkedKeys.containsKey(key)) {
+					if (!cutShort) {
+						throw new SimViolation("(13) a pass of " + work.owner + " over " + work.tp + " for operators' "
+								+ "commands left records of key " + new String(key.get(), StandardCharsets.UTF_8)
+								+ " parked");
+					}
+					work.commandPasses.add(key); // cut short for lack of room: asked for again
+				}
+			}
+		}
+		trace(() -> work.owner + " re-reads " + work.tp + (keys.isEmpty() ? " (due records)"
+				: " for commands on keys " + keys) + ": " + back + " taken back");
+	}
+
+	/**
+	 * (13) An accepted command is acted on promptly (docs/PROTOCOL.md, rule 11): a parked record
+	 * that a pending command applying to its lock names, at its owner, has a pass of the
+	 * re-reader asked for (a record waiting in memory is woken at once, see {@link #commanded}).
+	 */
+	private void checkCommandWakes() {
+		for (SimInstance instance : this.world.instances) {
+			Incarnation inc = instance.current;
+			if (inc.dead || !this.config.parking() || inc.table.commands().isEmpty()) {
+				continue;
+			}
+			for (OperatorCommand command : inc.table.commands()) {
+				if (command.position().stage() > this.world.plan.lastStage()) {
+					continue;
+				}
+				Work work = inc.works.get(new TP(this.world.plan.stage(command.position().stage()).topic(),
+						command.partition()));
+				Lock lock = inc.table.find(command.lockId());
+				long offset = command.position().offset();
+				if (work != null && !work.revoked && work.parked.contains(offset) && lock != null
+						&& command.appliesTo(lock) && !work.commandPasses.contains(command.key())) {
+					throw new SimViolation("(13) " + command + " applies to " + lock + " at " + inc + ", where "
+							+ work.tp + "/" + offset + " is parked with no pass of the re-reader asked for");
+				}
+			}
+		}
 	}
 
 	/**
@@ -1060,6 +1261,9 @@ final class ProtocolSimulation {
 
 		PRODUCE, POLL, ROUTE, TAILER, COMMIT, CLOCK, RECHECK, DUPLICATE, CRASH, REBALANCE, REPLAY, FOREIGN,
 
+		/** A pass of an instance's re-reader over a partition's parked records. */
+		REREAD,
+
 		/** A send under way lands in its log; its acknowledgement comes later. */
 		LAND,
 
@@ -1093,6 +1297,7 @@ final class ProtocolSimulation {
 		List<long[]> tailers = new ArrayList<>();
 		List<Incarnation> probing = new ArrayList<>();
 		Map<Incarnation, List<Task>> batchable = new LinkedHashMap<>();
+		List<Work> rereadable = new ArrayList<>();
 		long nextDue = Long.MAX_VALUE;
 		for (SimInstance instance : this.world.instances) {
 			Incarnation inc = instance.current;
@@ -1121,6 +1326,17 @@ final class ProtocolSimulation {
 				}
 				if (work.committable() > this.world.committed(work.tp)) {
 					committable.add(work);
+				}
+				// the container's passes start only with room in the partition's in-flight bound
+				if (!work.parked.isEmpty() && !inc.dead && !work.revoked
+						&& work.tasks.size() < this.config.maxInFlight()) {
+					long due = parkedDue(work);
+					if (!work.commandPasses.isEmpty() || due <= this.world.clock.millis()) {
+						rereadable.add(work);
+					}
+					else {
+						nextDue = Math.min(nextDue, due);
+					}
 				}
 				for (Task task : work.tasks) {
 					if (task.wait == Wait.BATCH && !task.running && !routerBusy && !work.revoked && !inc.dead) {
@@ -1162,6 +1378,7 @@ final class ProtocolSimulation {
 		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
 		weights[Action.BATCH.ordinal()] = batchable.isEmpty() ? 0 : 5;
 		weights[Action.COMMAND.ordinal()] = (this.commandsWritten < this.config.commands()) ? 0.1 : 0;
+		weights[Action.REREAD.ordinal()] = rereadable.isEmpty() ? 0 : 2;
 		double busy = 0;
 		for (double w : weights) {
 			busy += w;
@@ -1235,6 +1452,7 @@ final class ProtocolSimulation {
 			}
 			case PROBE -> probe(probing.get(this.rnd.nextInt(probing.size())));
 			case COMMAND -> command();
+			case REREAD -> reread(rereadable.get(this.rnd.nextInt(rereadable.size())));
 		}
 	}
 
@@ -1313,6 +1531,18 @@ final class ProtocolSimulation {
 		List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
 		for (int i = 0; i < count && work.fetchPos < log.size() && work.tasks.size() < this.config.maxInFlight(); i++) {
 			Rec rec = log.get((int) work.fetchPos++);
+			if (rec.key() != null && work.parkedKeys.containsKey(Bytes.wrap(rec.key()))) {
+				// an earlier record of its key is parked: this one parks behind it, in order
+				work.pending.add(rec.offset());
+				work.parked.add(rec.offset());
+				work.parkedKeys.merge(Bytes.wrap(rec.key()), 1, Integer::sum);
+				this.stats.parked++;
+				trace(() -> work.owner + " polls " + rec + " key=" + keyName(rec) + ", parked behind its key");
+				if (commanded(work, rec)) {
+					work.commandPasses.add(Bytes.wrap(rec.key())); // the command arrived before the record did
+				}
+				continue;
+			}
 			enqueue(work, new Task(work, rec, false));
 			trace(() -> work.owner + " polls " + rec + " key=" + keyName(rec));
 		}
@@ -1428,6 +1658,9 @@ final class ProtocolSimulation {
 				this.stats.waitUntil++;
 				task.wait = Wait.UNTIL;
 				task.dueAt = step.dueAt();
+				if (this.config.parking() && step.dueAt() - this.world.clock.millis() > this.config.parkAfterMillis()) {
+					park(task, indent);
+				}
 			}
 			case WAIT_FOR_KEY -> {
 				this.stats.waitKey++;
@@ -1843,6 +2076,10 @@ final class ProtocolSimulation {
 		SimInstance instance = randomInstance();
 		Incarnation inc = instance.current;
 		int kind = this.rnd.nextInt(10);
+		if (kind == 3) {
+			commandBurst(instance);
+			return;
+		}
 		OperatorCommand command;
 		String group = null;
 		if (kind == 0 && !this.ourCommands.isEmpty()) {
@@ -1875,7 +2112,51 @@ final class ProtocolSimulation {
 				this.stats.foreignCommands++;
 			}
 		}
-		OperatorCommand written = command;
+		accept(instance, command, group);
+		if (faultsOn() && this.rnd.nextInt(4) == 0) {
+			this.stats.crashesAfterAccepting++;
+			crash(instance, "right after accepting a command");
+		}
+	}
+
+	/**
+	 * An operator clearing a backlog: commands, retry-now and dead-letter-now at random, on every
+	 * head of one lock partition that the accepting instance's table shows, one after the other
+	 * in one action, so they arrive together and while earlier ones are acted on.
+	 */
+	private void commandBurst(SimInstance instance) {
+		Incarnation inc = instance.current;
+		int partition = this.rnd.nextInt(this.config.partitions());
+		List<Lock> heads = new ArrayList<>();
+		for (Lock lock : inc.table.snapshot()) {
+			if (lock.originPartition() == partition && !lock.isPending() && !lock.isMoving()
+					&& inc.table.predecessor(lock) == null) {
+				heads.add(lock);
+			}
+		}
+		if (heads.isEmpty()) {
+			trace(() -> inc + " has no held key in lock partition " + partition + " for a burst of commands");
+			return;
+		}
+		this.stats.commandBursts++;
+		trace(() -> inc + " accepts a burst of " + heads.size() + " commands on lock partition " + partition);
+		for (Lock lock : heads) {
+			OperatorCommand.Action action = this.rnd.nextBoolean() ? OperatorCommand.Action.RETRY_NOW
+					: OperatorCommand.Action.DEAD_LETTER_NOW;
+			accept(instance, OperatorCommand.on(lock, action, "operator", "c" + this.commandsWritten + "." + lock.id(),
+					this.world.clock.instant()), null);
+		}
+	}
+
+	/**
+	 * Writes a command accepted by an instance; one of our group's is applied to the instance's
+	 * own table at once, as the registry does on the acknowledgement.
+	 */
+	private void accept(SimInstance instance, OperatorCommand command, String group) {
+		Incarnation inc = instance.current;
+		if (group == null && inc.table.commands().stream().anyMatch((c) -> c.partition() == command.partition())) {
+			this.stats.commandsBesideOthers++;
+		}
 		SimWorld.LockRec rec = this.world.appendCommand(command.partition(), command, command, instance.name, group);
 		this.stats.commands++;
 		if (group == null) {
@@ -1883,11 +2164,7 @@ final class ProtocolSimulation {
 			inc.table.applyCommand(rec.partition(), rec.offset(), command.id(), command);
 		}
 		String of = (group != null) ? " of group " + group : "";
-		trace(() -> inc + " accepts " + written + of + " @locks/" + rec.partition() + "/" + rec.offset());
-		if (faultsOn() && this.rnd.nextInt(4) == 0) {
-			this.stats.crashesAfterAccepting++;
-			crash(instance, "right after accepting a command");
-		}
+		trace(() -> inc + " accepts " + command + of + " @locks/" + rec.partition() + "/" + rec.offset());
 	}
 
 	/**
@@ -1896,14 +2173,19 @@ final class ProtocolSimulation {
 	 * container wakes such a record when the command arrives (or right after it starts to wait).
 	 */
 	private boolean commanded(Task task) {
-		if (this.config.commands() == 0 || task.rec == null) {
-			return false; // an admission waits for no due time
+		return task.rec != null && commanded(task.work, task.rec); // an admission waits for no due time
+	}
+
+	/** Whether a pending command applying to the lock a record carries names it, at its owner. */
+	private boolean commanded(Work work, Rec rec) {
+		if (this.config.commands() == 0) {
+			return false;
 		}
-		String lockId = RetryHeaders.text(task.rec.headers(), RetryHeaders.LOCK_ID);
-		int stage = this.world.plan.stageOf(task.rec.topic());
-		Lock lock = (lockId != null && stage > 0) ? task.work.owner.table.find(lockId) : null;
-		return lock != null && new Position(stage, task.rec.offset()).equals(lock.position())
-				&& task.work.owner.table.commandFor(lock) != null;
+		String lockId = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
+		int stage = this.world.plan.stageOf(rec.topic());
+		Lock lock = (lockId != null && stage > 0) ? work.owner.table.find(lockId) : null;
+		return lock != null && new Position(stage, rec.offset()).equals(lock.position())
+				&& work.owner.table.commandFor(lock) != null;
 	}
 
 	private void replay() {
@@ -2163,7 +2445,10 @@ final class ProtocolSimulation {
 			Work work = owner.works.get(tp);
 			out.append("  ").append(tp).append(" owner ").append(owner).append(" committed ")
 				.append(this.world.committed(tp)).append(" end ").append(this.world.log(tp.topic(), tp.partition()).size())
-				.append(" fetch ").append(work.fetchPos).append(" barrierOpen ").append(work.barrierOpen()).append('\n');
+				.append(" fetch ").append(work.fetchPos).append(" barrierOpen ").append(work.barrierOpen())
+				.append(work.parked.isEmpty() ? "" : " parked " + work.parked)
+				.append(work.commandPasses.isEmpty() ? "" : " passes asked for " + work.commandPasses)
+				.append('\n');
 			for (Task task : work.tasks) {
 				out.append("    ").append(task).append(" key=")
 					.append((task.key != null) ? new String(task.key.get(), StandardCharsets.UTF_8) : "null")

@@ -78,6 +78,21 @@ import static org.assertj.core.api.Assertions.fail;
  * due time, or reaches the DLQ with {@code dlq.reason=operator}, only when a command of ours named
  * the lock it carries at that very record, and an operator's dead letter counts no attempt;
  * every other invariant (order, nothing lost, no live lock left) holds with commands as without.
+ * Some commands come in bursts, one on every head of a lock partition in one action, as an
+ * operator clearing a backlog sends them, so they arrive together and while earlier ones of the
+ * partition are acted on.
+ * <p>
+ * Half the seeds park ({@code -Dsimulation.parking=true|false}): a record that waits longer than
+ * the seed's park-after for its due time is let go of with the records of its key queued behind
+ * it, and a later record of a parked key parks at once, as the container's {@code PartitionWork}
+ * does; passes of the re-reader take them back, deciding with the container's own
+ * {@code ParkedPass}: for due records, and for the keys of the parked records commands name
+ * (asked for when a command arrives at the record's owner, when such a record parks, and when it
+ * parks at once behind its key). Then (13): a parked record that a command applying to its lock
+ * names always has a pass asked for its key, and a pass for commands takes back every parked
+ * record of the keys it was asked for unless its partition has no room (then they are asked for
+ * again); a pass that took back a record ahead of a parked earlier record of its key would leave
+ * the key waiting for ever (liveness).
  * <p>
  * About a third of the seeds are a batch listener's (docs/PROTOCOL.md, rule 10;
  * {@code -Dsimulation.batches=true|false} makes every seed one or the other): its routers leave
@@ -168,6 +183,19 @@ class ProtocolSimulationTest {
 				assertThat(total.foreignCommands).as("commands of another group").isPositive();
 				assertThat(total.duplicateCommands).as("commands written twice").isPositive();
 				assertThat(total.crashesAfterAccepting).as("crashes of the accepting instance").isPositive();
+				// an operator clearing a backlog: many commands on one partition, beside pending ones
+				assertThat(total.commandBursts).as("bursts of commands on the heads of one partition").isPositive();
+				assertThat(total.commandsBesideOthers).as("commands accepted while others of their partition were pending")
+					.isPositive();
+			}
+			if (!"false".equals(System.getProperty("simulation.parking"))) {
+				// records parked and taken back by the re-reader's passes, for their due time and for commands
+				assertThat(total.parked).as("records parked").isPositive();
+				assertThat(total.takenWhenDue).as("parked records taken back when due").isPositive();
+				if (!"false".equals(System.getProperty("simulation.commands"))) {
+					assertThat(total.takenForCommands).as("parked records taken back for operators' commands")
+						.isPositive();
+				}
 			}
 			boolean batchesOnly = "true".equals(System.getProperty("simulation.batches"));
 			if (!"false".equals(System.getProperty("simulation.outages")) && !batchesOnly) {
@@ -196,7 +224,8 @@ class ProtocolSimulationTest {
 
 	private static String report(ProtocolSimulation.Result result) {
 		StringBuilder options = new StringBuilder();
-		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages", "batches")) {
+		for (String option : List.of("split", "zombies", "ambiguous", "concurrency", "async", "outages", "batches",
+				"commands", "parking")) {
 			String value = System.getProperty("simulation." + option);
 			if (value != null) {
 				options.append(" -Dsimulation.").append(option).append('=').append(value);

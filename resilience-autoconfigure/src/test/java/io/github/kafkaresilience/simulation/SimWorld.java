@@ -600,6 +600,18 @@ final class SimWorld {
 
 		final List<Task> tasks = new ArrayList<>();
 
+		/**
+		 * Offsets parked (the container's {@code PartitionWork}): pending, but let go of in memory
+		 * until a pass of the re-reader takes them back.
+		 */
+		final TreeSet<Long> parked = new TreeSet<>();
+
+		/** Keys with parked records here, and how many: later records of such a key park too. */
+		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
+
+		/** Keys of parked records that operators' commands name: a pass of the re-reader is asked for. */
+		final Set<Bytes> commandPasses = new java.util.LinkedHashSet<>();
+
 		/** The pending locks whose admission waits in a key queue here (main-topic partitions only). */
 		final Set<String> admissions = new HashSet<>();
 
