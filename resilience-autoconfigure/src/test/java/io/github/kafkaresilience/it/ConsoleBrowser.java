@@ -5,13 +5,18 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.Function;
 
+import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 import static org.assertj.core.api.Assertions.fail;
 
@@ -46,6 +51,26 @@ final class ConsoleBrowser {
 		ChromeDriver browser = new ChromeDriver(service, options);
 		browser.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
 		return browser;
+	}
+
+	/**
+	 * Opens the console and logs in through Spring Security's form as {@code ops} (password
+	 * {@code secret}); returns once the console lists its listeners.
+	 */
+	static void logIn(WebDriver browser, String console) {
+		browser.get(console);
+		waitUntil(browser, ExpectedConditions.presenceOfElementLocated(By.name("username")));
+		browser.findElement(By.name("username")).sendKeys("ops");
+		browser.findElement(By.name("password")).sendKeys("secret");
+		browser.findElement(By.cssSelector("button[type=submit]")).click();
+		waitUntil(browser, ExpectedConditions.urlContains(console));
+		waitUntil(browser, ExpectedConditions.numberOfElementsToBeMoreThan(By.cssSelector("#listeners tbody tr"), 0));
+	}
+
+	/** Waits up to a minute for a condition on the page, which refreshes its rows now and then. */
+	static <T> T waitUntil(WebDriver browser, Function<WebDriver, T> condition) {
+		return new WebDriverWait(browser, Duration.ofSeconds(60)).ignoring(StaleElementReferenceException.class)
+			.until(condition::apply);
 	}
 
 	/** Saves what the browser shows as {@code target/console-screenshots/<name>.png}. */
