@@ -63,7 +63,7 @@ class ConsoleSecurityTests {
 
 			HttpResponse<String> allowed = session.send(post(action, body, null, csrf), HttpResponse.BodyHandlers.ofString());
 			assertThat(allowed.statusCode()).as("through security; the lock is unknown").isEqualTo(404);
-			assertThat(allowed.body()).contains("no live lock no-such-lock");
+			assertThat(allowed.body()).contains("no such live lock");
 		}
 	}
 
