@@ -7,6 +7,8 @@ import java.util.Map;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.actuate.LastErrors;
 import io.github.kafkaresilience.actuate.OperatorActions;
+import io.github.kafkaresilience.actuate.ValueDisclosure;
+import io.github.kafkaresilience.actuate.ViewSettings;
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
@@ -86,9 +88,12 @@ final class ResilienceActuatorConfiguration {
 					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
 					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
+				ConsoleProperties console = properties.getConsole();
+				ViewSettings settings = new ViewSettings(console.getMaxPageSize(), console.getScanLimit(),
+						new ValueDisclosure(console.getShowValues(), console.getMaskedHeaders()));
 				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
 						properties.getEndpoint().getOldestLocks(), Clock.systemUTC(), operatorActions, deadLetterBrowser,
-						new LastErrors(clients.consumers()), properties.getConsole().getMaxPageSize());
+						new LastErrors(clients.consumers()), settings);
 			}
 
 			/**
