@@ -39,6 +39,13 @@ public class ConsoleProperties {
 	private boolean actionsEnabled;
 
 	/**
+	 * Whether actions may be enabled without Spring Security on the class path, open to anyone
+	 * who reaches the endpoint. Without it, actions-enabled without Spring Security fails
+	 * startup.
+	 */
+	private boolean allowAnonymousActions;
+
+	/**
 	 * The role an action needs when Spring Security is present (without the ROLE_ prefix).
 	 */
 	@NotBlank
@@ -93,6 +100,14 @@ public class ConsoleProperties {
 
 	public void setActionsEnabled(boolean actionsEnabled) {
 		this.actionsEnabled = actionsEnabled;
+	}
+
+	public boolean isAllowAnonymousActions() {
+		return this.allowAnonymousActions;
+	}
+
+	public void setAllowAnonymousActions(boolean allowAnonymousActions) {
+		this.allowAnonymousActions = allowAnonymousActions;
 	}
 
 	public String getRole() {

@@ -61,6 +61,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.console.path", "the console's router function"),
 			Map.entry("kafka.resilience.console.actions-enabled", "OperatorActions"),
 			Map.entry("kafka.resilience.console.role", "OperatorActions"),
+			Map.entry("kafka.resilience.console.allow-anonymous-actions", "OperatorActions"),
 			Map.entry("kafka.resilience.console.max-page-size", "KafkaResilienceEndpoint"),
 			Map.entry("kafka.resilience.console.scan-limit", "KafkaResilienceEndpoint"),
 			Map.entry("kafka.resilience.console.show-values", "KafkaResilienceEndpoint"),
