@@ -15,6 +15,9 @@ import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.common.KafkaException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
@@ -22,9 +25,11 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 /**
  * The views of the {@code kafkaresilience} endpoint that the console pages through: held keys,
  * dead letters and one dead letter, each checked for its parameters, with the response an
- * error gets.
+ * error gets. A listing of dead letters reads at most the scan limit, and one ladder at a time.
  */
 final class ConsoleViews {
+
+	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
 
 	private final OrderedRetryListenerRegistry listeners;
 
@@ -34,17 +39,20 @@ final class ConsoleViews {
 
 	private final @Nullable LastErrors lastErrors;
 
-	private final int maxPageSize;
+	private final ViewSettings settings;
+
+	private final ScanPermits scans;
 
 	private final Clock clock;
 
 	ConsoleViews(OrderedRetryListenerRegistry listeners, LockCoordinator locks, @Nullable DeadLetterBrowser browser,
-			@Nullable LastErrors lastErrors, int maxPageSize, Clock clock) {
+			@Nullable LastErrors lastErrors, ViewSettings settings, ScanPermits scans, Clock clock) {
 		this.listeners = listeners;
 		this.locks = locks;
 		this.browser = browser;
 		this.lastErrors = lastErrors;
-		this.maxPageSize = maxPageSize;
+		this.settings = settings;
+		this.scans = scans;
 		this.clock = clock;
 	}
 
@@ -71,26 +79,59 @@ final class ConsoleViews {
 		return pages;
 	}
 
-	DeadLetterViews.DeadLetterPage deadLetters(@Nullable String listener, @Nullable String topic,
+	WebEndpointResponse<Object> deadLetters(@Nullable String listener, @Nullable String topic,
 			@Nullable String since, @Nullable String until, @Nullable String reason, @Nullable String exception,
 			@Nullable String errorClass, @Nullable String key, @Nullable Integer size) {
 		LadderPlan plan = ladder(listener, topic);
 		ReplayRequest filter = ReplayArguments.request(plan.dlqTopic(), plan.mainTopic(), plan.group(), since, until,
 				errorClass, exception, reason, key, null, null, true, this.clock);
-		return DeadLetterViews.page(listener, plan.mainTopic(), plan.dlqTopic(),
-				browser().browse(filter, plan.ownership(), pageSize(size, 50)));
+		int rows = pageSize(size, 50);
+		DeadLetterBrowser browser = browser();
+		try (ScanPermits.Permit permit = this.scans.take(plan.dlqTopic())) {
+			if (permit == null) {
+				return busy(plan.dlqTopic());
+			}
+			return ok(DeadLetterViews.page(required(listener, "listener"), plan.mainTopic(), plan.dlqTopic(),
+					browser.browse(filter, plan.ownership(), rows, this.settings.scanLimit(), DeadLetterViews::row)));
+		}
+		catch (KafkaException | IllegalStateException ex) {
+			return unreadable(plan.dlqTopic(), ex);
+		}
 	}
 
+	/**
+	 * One dead letter in full.
+	 * @param showValues whether the reader is shown values (see {@link ValueDisclosure})
+	 */
 	WebEndpointResponse<Object> deadLetter(@Nullable String listener, @Nullable String topic,
-			@Nullable Integer partition, @Nullable Long offset) {
+			@Nullable Integer partition, @Nullable Long offset, boolean showValues) {
 		LadderPlan plan = ladder(listener, topic);
-		DeadLetter letter = browser().read(plan.dlqTopic(), required(partition, "partition"), required(offset, "offset"),
-				plan.ownership());
+		DeadLetter letter;
+		try {
+			letter = browser().read(plan.dlqTopic(), required(partition, "partition"), required(offset, "offset"),
+					plan.ownership());
+		}
+		catch (KafkaException | IllegalStateException ex) {
+			return unreadable(plan.dlqTopic(), ex);
+		}
 		if (letter == null) {
 			return error(404, "No dead letter of group '" + plan.group() + "' at " + plan.dlqTopic() + "/" + partition + "/"
 					+ offset);
 		}
-		return ok(DeadLetterViews.detail(letter));
+		return ok(DeadLetterViews.detail(letter, this.settings.disclosure(), showValues));
+	}
+
+	/** The answer to a read of a ladder that another read is scanning: 429, to ask again shortly. */
+	static WebEndpointResponse<Object> busy(String dlqTopic) {
+		return error(WebEndpointResponse.STATUS_TOO_MANY_REQUESTS, "Another read of '" + dlqTopic
+				+ "' is under way, and one ladder is read by one request at a time; ask again in a few seconds");
+	}
+
+	/** The answer to a read that Kafka failed: a short message, the details in the server log. */
+	static WebEndpointResponse<Object> unreadable(String dlqTopic, RuntimeException ex) {
+		logger.warn("Could not read dead-letter topic '" + dlqTopic + "' for the kafkaresilience endpoint", ex);
+		return error(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE,
+				"Could not read '" + dlqTopic + "'; the server log says why");
 	}
 
 	private LadderPlan ladder(@Nullable String listener, @Nullable String topic) {
@@ -112,8 +153,8 @@ final class ConsoleViews {
 
 	private int pageSize(@Nullable Integer size, int otherwise) {
 		int rows = (size != null) ? size : otherwise;
-		if (rows < 1 || rows > this.maxPageSize) {
-			throw new IllegalArgumentException("size must be between 1 and " + this.maxPageSize
+		if (rows < 1 || rows > this.settings.maxPageSize()) {
+			throw new IllegalArgumentException("size must be between 1 and " + this.settings.maxPageSize()
 					+ " (kafka.resilience.console.max-page-size), not " + rows);
 		}
 		return rows;

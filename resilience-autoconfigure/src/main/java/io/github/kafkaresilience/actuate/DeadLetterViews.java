@@ -10,6 +10,7 @@ import java.util.List;
 
 import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
+import io.github.kafkaresilience.dlq.ScanPosition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -24,6 +25,9 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class DeadLetterViews {
 
+	/** The format of a value the reader is not shown. */
+	static final String HIDDEN = "hidden";
+
 	/** The most bytes of a value shown; the rest is cut, and the view says so. */
 	static final int MAX_VALUE_BYTES = 64 * 1024;
 
@@ -32,9 +36,9 @@ public final class DeadLetterViews {
 	private DeadLetterViews() {
 	}
 
-	static DeadLetterPage page(String listener, String topic, String dlqTopic, DeadLetterBrowser.Page page) {
-		return new DeadLetterPage(listener, topic, dlqTopic, page.matched(), page.scanned(),
-				page.letters().stream().map(DeadLetterViews::row).toList());
+	static DeadLetterPage page(String listener, String topic, String dlqTopic, DeadLetterBrowser.Page<DeadLetterRow> page) {
+		return new DeadLetterPage(listener, topic, dlqTopic, page.matched(), page.scanned(), page.complete(),
+				page.stoppedAt(), page.letters());
 	}
 
 	static DeadLetterRow row(DeadLetter letter) {
@@ -43,12 +47,19 @@ public final class DeadLetterViews {
 				letter.originalTopic(), letter.originalPartition(), letter.originalOffset(), letter.payloadSize());
 	}
 
-	static DeadLetterDetail detail(DeadLetter letter) {
+	/**
+	 * One dead letter in full, as a reader is shown it.
+	 * @param showValues whether the reader is shown its value and the application's headers
+	 */
+	static DeadLetterDetail detail(DeadLetter letter, ValueDisclosure disclosure, boolean showValues) {
 		List<HeaderView> headers = new ArrayList<>();
 		for (Header header : letter.headers()) {
-			headers.add(new HeaderView(header.key(), (header.value() != null) ? text(header.value()) : null));
+			headers.add(new HeaderView(header.key(),
+					(header.value() != null) ? disclosure.header(header.key(), text(header.value()), showValues) : null));
 		}
-		return new DeadLetterDetail(row(letter), headers, value(letter.value()));
+		ValueView value = showValues ? value(letter.value())
+				: new ValueView(HIDDEN, null, letter.payloadSize(), false);
+		return new DeadLetterDetail(row(letter), headers, value);
 	}
 
 	static ValueView value(byte @Nullable [] value) {
@@ -100,12 +111,15 @@ public final class DeadLetterViews {
 	 * @param listener the listener whose ladder it is
 	 * @param topic its main topic
 	 * @param dlqTopic the dead-letter topic read
-	 * @param matched dead letters that matched the filter in all
+	 * @param matched dead letters that matched the filter among the records read
 	 * @param scanned records read
+	 * @param complete whether every record up to the end was read; {@code false} when the read
+	 * stopped at {@code kafka.resilience.console.scan-limit}
+	 * @param stoppedAt where it stopped in each partition it did not read to its end
 	 * @param deadLetters the newest that matched, newest first
 	 */
 	public record DeadLetterPage(String listener, String topic, String dlqTopic, long matched, long scanned,
-			List<DeadLetterRow> deadLetters) {
+			boolean complete, List<ScanPosition> stoppedAt, List<DeadLetterRow> deadLetters) {
 	}
 
 	/**
@@ -139,14 +153,18 @@ public final class DeadLetterViews {
 	public record DeadLetterDetail(DeadLetterRow summary, List<HeaderView> headers, ValueView value) {
 	}
 
-	/** A header: its name and value (text, or {@code hex:...}; {@code null} for a null value). */
+	/**
+	 * A header: its name and value (text, or {@code hex:...}; {@code null} for a null value;
+	 * {@value ValueDisclosure#MASK} when masked or hidden).
+	 */
 	public record HeaderView(String name, @Nullable String value) {
 	}
 
 	/**
 	 * A value as shown.
-	 * @param format {@code json} (pretty printed), {@code text}, {@code hex} or {@code null}
-	 * @param content the value in that format
+	 * @param format {@code json} (pretty printed), {@code text}, {@code hex}, {@code null}, or
+	 * {@code hidden} when the reader is not shown values ({@code kafka.resilience.console.show-values})
+	 * @param content the value in that format; {@code null} when hidden
 	 * @param bytes its size
 	 * @param truncated whether only its first 64 KiB are shown
 	 */

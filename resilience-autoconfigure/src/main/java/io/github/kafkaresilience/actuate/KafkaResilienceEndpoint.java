@@ -11,14 +11,10 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
-import io.github.kafkaresilience.dlq.ReplayArguments;
-import io.github.kafkaresilience.dlq.ReplayReport;
-import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -30,9 +26,6 @@ import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -49,10 +42,10 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <ul>
  * <li>Read: every ordered retry listener with its topics and, per main topic, its stages, the
  * live locks (how many, on how many keys, and the oldest ones with key, stage and age) and how
- * many dead letters its dead-letter topic holds.</li>
- * <li>Write: a replay of dead letters (see {@link DlqReplayer}). It only reads the dead-letter
- * topic of a listener of this application and sends to a main topic of one, and it is a dry
- * run unless {@code dryRun} is {@code false}.</li>
+ * many dead letters its dead-letter topic holds; held keys and dead letters page by page.</li>
+ * <li>Write: an operator's action ({@link OperatorActions}), and a replay of dead letters back
+ * into the ladder of their dead-letter topic (see {@link DlqReplayer}). A replay is a dry run
+ * unless {@code dryRun} is {@code false}; a dry run is a read, a replay that sends an action.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -60,15 +53,11 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 @Endpoint(id = "kafkaresilience")
 public class KafkaResilienceEndpoint {
 
-	private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
-
 	private final OrderedRetryListenerRegistry listeners;
 
 	private final LockCoordinator locks;
 
-	private final Supplier<Admin> admins;
-
-	private final Supplier<DlqReplayer> replayer;
+	private final DeadLetterCounts deadLetters;
 
 	private final int oldestLocks;
 
@@ -76,7 +65,11 @@ public class KafkaResilienceEndpoint {
 
 	private final OperatorActions actions;
 
+	private final ViewSettings settings;
+
 	private final ConsoleViews views;
+
+	private final WebReplays replays;
 
 	/**
 	 * @param listeners the listeners
@@ -89,7 +82,7 @@ public class KafkaResilienceEndpoint {
 	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
 			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
 		this(listeners, locks, admins, replayer, oldestLocks, clock,
-				new OperatorActions(listeners, locks, false, null, null, clock), null, null, 200);
+				new OperatorActions(listeners, locks, false, null, null, clock), null, null, ViewSettings.defaults());
 	}
 
 	/**
@@ -102,22 +95,24 @@ public class KafkaResilienceEndpoint {
 	 * @param actions what an operator may do
 	 * @param browser reads dead-letter topics, {@code null} to offer no dead-letter views
 	 * @param lastErrors reads the last failure of held keys' heads, {@code null} to show none
-	 * @param maxPageSize the most rows one page of held keys or dead letters holds
+	 * @param settings how much one request reads and what of a dead letter it shows
 	 */
 	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
 			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock, OperatorActions actions,
-			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, int maxPageSize) {
-		this.actions = actions;
-		this.views = new ConsoleViews(listeners, locks, browser, lastErrors, maxPageSize, clock);
+			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, ViewSettings settings) {
 		if (oldestLocks < 0) {
 			throw new IllegalArgumentException("kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
 		}
+		ScanPermits scans = new ScanPermits();
 		this.listeners = listeners;
 		this.locks = locks;
-		this.admins = admins;
-		this.replayer = replayer;
+		this.deadLetters = new DeadLetterCounts(admins);
 		this.oldestLocks = oldestLocks;
 		this.clock = clock;
+		this.actions = actions;
+		this.settings = settings;
+		this.views = new ConsoleViews(listeners, locks, browser, lastErrors, settings, scans, clock);
+		this.replays = new WebReplays(listeners, replayer, actions, scans, settings.scanLimit(), clock);
 	}
 
 	@ReadOperation
@@ -125,7 +120,7 @@ public class KafkaResilienceEndpoint {
 		Map<String, LockRegistry> registries = new HashMap<>();
 		this.locks.registries().forEach((registry) -> registries.put(registry.lockTopic(), registry));
 		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
-		Map<String, DlqDescriptor> deadLetters = deadLetters(plans().stream().map(LadderPlan::dlqTopic).toList());
+		Map<String, DlqDescriptor> deadLetters = this.deadLetters.of(plans().stream().map(LadderPlan::dlqTopic).toList());
 		Instant now = this.clock.instant();
 		List<ListenerDescriptor> descriptors = new ArrayList<>();
 		for (ListenerEndpoint endpoint : endpoints) {
@@ -141,7 +136,7 @@ public class KafkaResilienceEndpoint {
 					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
 					running ? container.closedBarriers().size() : 0));
 		}
-		return new ResilienceDescriptor(descriptors, this.actions.isEnabled());
+		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
 	}
 
 	/**
@@ -151,28 +146,42 @@ public class KafkaResilienceEndpoint {
 	 * {@code topic}), oldest first, one page ({@code page} from 0, {@code size} rows) at a time,
 	 * searched by {@code key} (contained, ignoring case);</li>
 	 * <li>{@code dead-letters}: the newest dead letters of a ladder ({@code listener},
-	 * {@code topic}) that match the replay filters, at most {@code size};</li>
+	 * {@code topic}) that match the replay filters, at most {@code size}, among the records
+	 * read up to the scan limit;</li>
 	 * <li>{@code dead-letter}: one dead letter of a ladder ({@code partition}, {@code offset})
-	 * with its headers and value.</li>
+	 * with its headers and value, as {@link ValueDisclosure} shows them to the caller.</li>
 	 * </ul>
 	 */
 	@ReadOperation
 	public WebEndpointResponse<Object> view(@Selector String view, @Nullable String listener, @Nullable String topic,
 			@Nullable String key, @Nullable Integer page, @Nullable Integer size, @Nullable String since,
 			@Nullable String until, @Nullable String reason, @Nullable String exception, @Nullable String errorClass,
-			@Nullable Integer partition, @Nullable Long offset) {
+			@Nullable Integer partition, @Nullable Long offset, SecurityContext security) {
 		try {
 			return switch (view) {
 				case "held" -> ConsoleViews.ok(this.views.held(listener, topic, key, page, size));
-				case "dead-letters" -> ConsoleViews.ok(this.views.deadLetters(listener, topic, since, until, reason,
-						exception, errorClass, key, size));
-				case "dead-letter" -> this.views.deadLetter(listener, topic, partition, offset);
+				case "dead-letters" -> this.views.deadLetters(listener, topic, since, until, reason, exception, errorClass,
+						key, size);
+				case "dead-letter" -> this.views.deadLetter(listener, topic, partition, offset,
+						this.settings.disclosure().showsValues(this.actions.isOperator(security)));
 				default -> ConsoleViews.error(404, "No view '" + view + "'; known: held, dead-letters, dead-letter");
 			};
 		}
 		catch (IllegalArgumentException ex) {
 			return ConsoleViews.error(400, ex.getMessage());
 		}
+	}
+
+	/**
+	 * One view of the ladders, as the read operation above answers a caller without a
+	 * principal or roles.
+	 */
+	public WebEndpointResponse<Object> view(String view, @Nullable String listener, @Nullable String topic,
+			@Nullable String key, @Nullable Integer page, @Nullable Integer size, @Nullable String since,
+			@Nullable String until, @Nullable String reason, @Nullable String exception, @Nullable String errorClass,
+			@Nullable Integer partition, @Nullable Long offset) {
+		return view(view, listener, topic, key, page, size, since, until, reason, exception, errorClass, partition, offset,
+				SecurityContext.NONE);
 	}
 
 	/**
@@ -204,35 +213,32 @@ public class KafkaResilienceEndpoint {
 		}
 	}
 
-
 	/**
 	 * Replays dead letters of one of this application's dead-letter topics back into the ladder
-	 * of the group that owns it (see {@link DlqReplayer}).
+	 * of the group that owns it (see {@link DlqReplayer}), {@code POST /actuator/kafkaresilience}.
+	 * A dry run is a read: it reads at most the scan limit, one read of a ladder at a time (429
+	 * while another runs). A replay that sends is an action: refused (403) unless actions are
+	 * enabled and, with Spring Security, the caller has the configured role; audited.
 	 * @param from the dead-letter topic
-	 * @param to the main topic; by default the one of {@code from}'s ladder
-	 * @param group the consumer group; by default the one of {@code from}'s ladder
+	 * @param to the main topic: if given, the one of {@code from}'s ladder
+	 * @param group the consumer group: if given, the one of {@code from}'s ladder
 	 * @param dryRun {@code false} to send; by default the replay only counts
 	 */
 	@WriteOperation
-	public ReplayReport replay(String from, @Nullable String to, @Nullable String group, @Nullable String since,
-			@Nullable String until, @Nullable String errorClass, @Nullable String exception, @Nullable String reason,
-			@Nullable String key, @Nullable String originalPartition, @Nullable String originalOffset,
-			@Nullable Boolean dryRun) {
-		List<LadderPlan> plans = plans();
-		LadderPlan source = plans.stream()
-			.filter((plan) -> plan.dlqTopic().equals(from))
-			.findFirst()
-			.orElseThrow(() -> new IllegalArgumentException("'" + from + "' is not the dead-letter topic of a listener here; "
-					+ "known: " + plans.stream().map(LadderPlan::dlqTopic).toList()));
-		String target = (to != null && !to.isBlank()) ? to : source.mainTopic();
-		String owner = (group != null && !group.isBlank()) ? group : source.group();
-		if (plans.stream().noneMatch((plan) -> plan.mainTopic().equals(target) && plan.group().equals(owner))) {
-			throw new IllegalArgumentException("No listener here consumes '" + target + "' in group '" + owner
-					+ "'; known: " + plans.stream().map(LadderPlan::describe).toList());
+	public WebEndpointResponse<Object> replay(String from, @Nullable String to, @Nullable String group,
+			@Nullable String since, @Nullable String until, @Nullable String errorClass, @Nullable String exception,
+			@Nullable String reason, @Nullable String key, @Nullable String originalPartition,
+			@Nullable String originalOffset, @Nullable Boolean dryRun, SecurityContext security) {
+		try {
+			return this.replays.replay(security, from, to, group, since, until, errorClass, exception, reason, key,
+					originalPartition, originalOffset, dryRun);
 		}
-		ReplayRequest request = ReplayArguments.request(from, target, owner, since, until, errorClass, exception, reason,
-				key, originalPartition, originalOffset, !Boolean.FALSE.equals(dryRun), this.clock);
-		return this.replayer.get().replay(request);
+		catch (OperatorActions.Refused ex) {
+			return ConsoleViews.error(ex.status(), ex.getMessage());
+		}
+		catch (IllegalArgumentException ex) {
+			return ConsoleViews.error(400, ex.getMessage());
+		}
 	}
 
 	/** The ladders of every listener here. */
@@ -294,50 +300,6 @@ public class KafkaResilienceEndpoint {
 		return total;
 	}
 
-	/** Dead letters held per topic, from the earliest and latest offsets of its partitions. */
-	private Map<String, DlqDescriptor> deadLetters(List<String> topics) {
-		Map<String, DlqDescriptor> result = new HashMap<>();
-		if (topics.isEmpty()) {
-			return result;
-		}
-		try (Admin admin = this.admins.get()) {
-			Map<String, TopicDescription> descriptions = admin.describeTopics(topics)
-				.allTopicNames()
-				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
-			Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-			descriptions.forEach((topic, description) -> description.partitions().forEach((partition) -> {
-				TopicPartition tp = new TopicPartition(topic, partition.partition());
-				earliest.put(tp, OffsetSpec.earliest());
-				latest.put(tp, OffsetSpec.latest());
-			}));
-			Map<TopicPartition, ListOffsetsResultInfo> first = admin.listOffsets(earliest)
-				.all()
-				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			Map<TopicPartition, ListOffsetsResultInfo> end = admin.listOffsets(latest)
-				.all()
-				.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			for (String topic : descriptions.keySet()) {
-				long held = 0;
-				long written = 0;
-				for (Map.Entry<TopicPartition, ListOffsetsResultInfo> entry : end.entrySet()) {
-					if (entry.getKey().topic().equals(topic)) {
-						held += entry.getValue().offset() - first.get(entry.getKey()).offset();
-						written += entry.getValue().offset();
-					}
-				}
-				result.put(topic, new DlqDescriptor(held, written, null));
-			}
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			topics.forEach((topic) -> result.put(topic, new DlqDescriptor(null, null, "unavailable: " + ex)));
-		}
-		return result;
-	}
-
 	/**
 	 * A key as text when it is printable UTF-8, otherwise {@code base64:} and its bytes in
 	 * Base64.
@@ -360,8 +322,9 @@ public class KafkaResilienceEndpoint {
 	 * What the read operation returns.
 	 * @param listeners every ordered retry listener
 	 * @param actionsEnabled whether an operator may act through the endpoint
+	 * @param maxPageSize the most rows a page of held keys or dead letters may ask for
 	 */
-	public record ResilienceDescriptor(List<ListenerDescriptor> listeners, boolean actionsEnabled) {
+	public record ResilienceDescriptor(List<ListenerDescriptor> listeners, boolean actionsEnabled, int maxPageSize) {
 	}
 
 	/**

@@ -14,7 +14,6 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.OperatorCommand;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -25,19 +24,20 @@ import org.springframework.boot.actuate.endpoint.SecurityContext;
 /**
  * What an operator may do through the {@code kafkaresilience} endpoint: retry now or
  * dead-letter now the head of a held key (docs/PROTOCOL.md, rule 11), pause or resume a
- * listener. Every action needs {@code kafka.resilience.console.actions-enabled=true} and, when
- * Spring Security is present, the configured role. Each is audited: logged on
+ * listener, and send a replay. Every action needs {@code kafka.resilience.console.actions-enabled=true}
+ * and, when Spring Security is present, the configured role. Each is audited: logged on
  * {@code kafka.resilience.audit} with who asked (the authenticated principal, or
- * {@code anonymous}) and counted in {@code kafka.resilience.operator.actions} by action and
- * outcome.
+ * {@code anonymous}) and counted in {@code kafka.resilience.operator.actions} by action,
+ * listener and outcome. What a request names is checked against the listeners, ladders and
+ * locks here before it is logged or counted.
  *
  * @since 0.1.0
  */
 public class OperatorActions {
 
-	private static final Log audit = LogFactory.getLog("kafka.resilience.audit");
-
 	private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(30);
+
+	private static final Log logger = LogFactory.getLog(OperatorActions.class);
 
 	private final OrderedRetryListenerRegistry listeners;
 
@@ -47,7 +47,7 @@ public class OperatorActions {
 
 	private final @Nullable String requiredRole;
 
-	private final @Nullable MeterRegistry meters;
+	private final OperatorAudit audit;
 
 	private final Clock clock;
 
@@ -63,13 +63,21 @@ public class OperatorActions {
 		this.locks = locks;
 		this.enabled = enabled;
 		this.requiredRole = requiredRole;
-		this.meters = meters;
+		this.audit = new OperatorAudit(meters);
 		this.clock = clock;
 	}
 
 	/** Whether actions are enabled (the console shows its buttons only then). */
 	public boolean isEnabled() {
 		return this.enabled;
+	}
+
+	/**
+	 * Whether the caller has the operator role: always {@code false} without Spring Security,
+	 * which has no roles to check.
+	 */
+	public boolean isOperator(SecurityContext security) {
+		return this.requiredRole != null && security.isUserInRole(this.requiredRole);
 	}
 
 	/**
@@ -81,21 +89,33 @@ public class OperatorActions {
 	 */
 	public ActionReport command(SecurityContext security, OperatorCommand.Action action, String listenerId, String topic,
 			String lockId) {
-		String by = authorize(security, action.value(), listenerId);
-		LadderPlan plan = plan(listenerId, topic, by, action.value());
-		LockRegistry registry = this.locks.registryOf(plan.lockTopic());
+		String name = action.value();
+		String listener = known(listenerId);
+		String tag = tag(listener);
+		LadderPlan plan = (listener != null) ? plan(listener, topic) : null;
+		LockRegistry registry = (plan != null) ? this.locks.registryOf(plan.lockTopic()) : null;
 		Lock lock = (registry != null) ? registry.find(lockId) : null;
-		if (lock == null) {
-			throw refuse(404, action.value(), listenerId, by, "no live lock " + lockId + " in '" + plan.lockTopic()
+		String subject = "lock " + ((lock != null) ? lock.id() : "'" + OperatorAudit.shown(lockId) + "'")
+				+ " of listener " + listenerText(listener, listenerId) + ", topic "
+				+ ((plan != null) ? "'" + plan.mainTopic() + "'" : "'" + OperatorAudit.shown(topic) + "'");
+		String by = authorize(security, name, tag, subject);
+		if (listener == null) {
+			throw this.audit.refused(404, name, tag, by, subject, "no such listener here");
+		}
+		if (plan == null) {
+			throw this.audit.refused(404, name, tag, by, subject, "the listener does not consume that topic");
+		}
+		if (registry == null || lock == null) {
+			throw this.audit.refused(404, name, tag, by, subject, "no such live lock in '" + plan.lockTopic()
 					+ "': its key is no longer held, or the id is wrong");
 		}
 		if (lock.isMoving() || lock.isPending()) {
-			throw refuse(409, action.value(), listenerId, by, "lock " + lockId + " is " + (lock.isPending()
+			throw this.audit.refused(409, name, tag, by, subject, "the lock is " + (lock.isPending()
 					? "a replay waiting for admission" : "moving") + "; act on it once it is confirmed at its stage");
 		}
 		Lock before = registry.predecessor(lock);
 		if (before != null) {
-			throw refuse(409, action.value(), listenerId, by, "lock " + lockId + " is not the head of its key: lock "
+			throw this.audit.refused(409, name, tag, by, subject, "the lock is not the head of its key: lock "
 					+ before.id() + " of the same key comes first; act on that one");
 		}
 		OperatorCommand command = OperatorCommand.on(lock, action, by, UUID.randomUUID().toString(), this.clock.instant());
@@ -104,79 +124,86 @@ public class OperatorActions {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw refuse(503, action.value(), listenerId, by, "interrupted while writing the command");
+			throw this.audit.refused(503, name, tag, by, subject, "interrupted while writing the command");
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			throw refuse(503, action.value(), listenerId, by, "could not write the command to '" + plan.lockTopic()
-					+ "': " + ex.getMessage());
+			logger.warn("Could not write operator command " + command.id() + " to '" + plan.lockTopic() + "'", ex);
+			throw this.audit.refused(503, name, tag, by, subject, "could not write the command to '" + plan.lockTopic()
+					+ "'; the server log says why");
 		}
-		audit.info("Operator '" + by + "' asked " + action.value() + " on key '" + KafkaResilienceEndpoint.keyText(lock.key())
-				+ "' (lock " + lockId + " at stage " + lock.stage() + " offset " + lock.at() + ") of listener '"
-				+ listenerId + "', topic '" + topic + "': command " + command.id() + " written");
-		count(action.value(), listenerId, "accepted");
-		return new ActionReport(action.value(), "accepted", by, command.requested(), listenerId, topic, lockId,
-				KafkaResilienceEndpoint.keyText(lock.key()), command.id());
+		String key = KafkaResilienceEndpoint.keyText(lock.key());
+		this.audit.accepted(name, tag, "Operator '" + OperatorAudit.shown(by) + "' asked " + name + " on key '"
+				+ OperatorAudit.shown(key) + "' (lock " + lock.id() + " at stage " + lock.stage() + " offset " + lock.at()
+				+ ") of listener '" + listener + "', topic '" + plan.mainTopic() + "': command " + command.id()
+				+ " written");
+		return new ActionReport(name, "accepted", by, command.requested(), listener, plan.mainTopic(), lock.id(), key,
+				command.id());
 	}
 
 	/** Pauses a listener (or resumes it when {@code pause} is {@code false}). */
 	public ActionReport pause(SecurityContext security, String listenerId, boolean pause) {
 		String action = pause ? "pause" : "resume";
-		String by = authorize(security, action, listenerId);
-		if (this.listeners.container(listenerId) == null) {
-			throw refuse(404, action, listenerId, by, "no listener '" + listenerId + "' here");
+		String listener = known(listenerId);
+		String subject = "listener " + listenerText(listener, listenerId);
+		String by = authorize(security, action, tag(listener), subject);
+		if (listener == null) {
+			throw this.audit.refused(404, action, tag(listener), by, subject, "no such listener here");
 		}
 		if (pause) {
-			this.listeners.pause(listenerId);
+			this.listeners.pause(listener);
 		}
 		else {
-			this.listeners.resume(listenerId);
+			this.listeners.resume(listener);
 		}
-		audit.info("Operator '" + by + "' asked " + action + " of listener '" + listenerId + "'");
-		count(action, listenerId, "accepted");
-		return new ActionReport(action, "accepted", by, this.clock.instant(), listenerId, null, null, null, null);
+		this.audit.accepted(action, listener, "Operator '" + OperatorAudit.shown(by) + "' asked " + action
+				+ " of listener '" + listener + "'");
+		return new ActionReport(action, "accepted", by, this.clock.instant(), listener, null, null, null, null);
 	}
 
-	private String authorize(SecurityContext security, String action, String listenerId) {
-		String by = (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
+	/**
+	 * Checks that the caller may act at all (actions enabled, and the role with Spring
+	 * Security); a refusal is audited.
+	 * @param listenerTag the listener the action is about, {@value OperatorAudit#UNKNOWN} when
+	 * the request names none of this application
+	 * @param subject what the action is about, its values from the request shown escaped
+	 * @return who asked
+	 */
+	String authorize(SecurityContext security, String action, String listenerTag, String subject) {
+		String by = OperatorAudit.who(security);
 		if (!this.enabled) {
-			throw refuse(403, action, listenerId, by, "actions are disabled; set kafka.resilience.console.actions-enabled=true");
+			throw this.audit.refused(403, action, listenerTag, by, subject,
+					"actions are disabled; set kafka.resilience.console.actions-enabled=true");
 		}
 		if (this.requiredRole != null && !security.isUserInRole(this.requiredRole)) {
-			throw refuse(403, action, listenerId, by, "needs role " + this.requiredRole
+			throw this.audit.refused(403, action, listenerTag, by, subject, "needs role " + this.requiredRole
 					+ " (kafka.resilience.console.role)");
 		}
 		return by;
 	}
 
-	private LadderPlan plan(String listenerId, String topic, String by, String action) {
-		if (this.listeners.container(listenerId) == null) {
-			throw refuse(404, action, listenerId, by, "no listener '" + listenerId + "' here");
-		}
+	OperatorAudit audit() {
+		return this.audit;
+	}
+
+	/** The listener's id when it is one of this application, otherwise {@code null}. */
+	private @Nullable String known(String listenerId) {
+		return (this.listeners.container(listenerId) != null) ? listenerId : null;
+	}
+
+	private static String tag(@Nullable String listener) {
+		return (listener != null) ? listener : OperatorAudit.UNKNOWN;
+	}
+
+	private static String listenerText(@Nullable String listener, String asked) {
+		return (listener != null) ? "'" + listener + "'" : "'" + OperatorAudit.shown(asked) + "' (unknown)";
+	}
+
+	private @Nullable LadderPlan plan(String listenerId, String topic) {
 		return this.listeners.plans(listenerId)
 			.stream()
 			.filter((plan) -> plan.mainTopic().equals(topic))
 			.findFirst()
-			.orElseThrow(() -> refuse(404, action, listenerId, by, "listener '" + listenerId + "' does not consume '"
-					+ topic + "'"));
-	}
-
-	private Refused refuse(int status, String action, String listenerId, String by, String why) {
-		audit.warn("Operator '" + by + "' was refused " + action + " on listener '" + listenerId + "': " + why);
-		count(action, listenerId, "refused");
-		return new Refused(status, action + " refused: " + why);
-	}
-
-	private void count(String action, String listenerId, String outcome) {
-		MeterRegistry registry = this.meters;
-		if (registry != null) {
-			Counter.builder("kafka.resilience.operator.actions")
-				.description("Operator actions through the kafkaresilience endpoint, by action and outcome")
-				.tag("action", action)
-				.tag("listener", listenerId)
-				.tag("outcome", outcome)
-				.register(registry)
-				.increment();
-		}
+			.orElse(null);
 	}
 
 	/**

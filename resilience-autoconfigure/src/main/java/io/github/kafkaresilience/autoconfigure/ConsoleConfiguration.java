@@ -1,15 +1,22 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.console.ConsoleRoutes;
+import io.github.kafkaresilience.console.EndpointResponseHeaders;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.function.RouterFunction;
@@ -18,7 +25,7 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * The operator's console page ({@code kafka.resilience.console.enabled=true}), in a servlet web
  * application with Spring MVC and Actuator, over the {@code kafkaresilience} endpoint exposed
- * on the web.
+ * on the web; and the headers of the responses of both that Actuator does not set.
  */
 final class ConsoleConfiguration {
 
@@ -46,6 +53,45 @@ final class ConsoleConfiguration {
 			}
 			ConsoleProperties console = properties.getConsole();
 			return ConsoleRoutes.routes(console.getPath(), endpointPath, console.isActionsEnabled());
+		}
+
+	}
+
+	/**
+	 * {@code X-Content-Type-Options: nosniff} on the endpoint's and the console's responses,
+	 * and {@code Retry-After} on the endpoint's 429, in a servlet web application where the
+	 * endpoint is exposed over the web.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass({ FilterRegistrationBean.class, PathMappedEndpoints.class, ConditionalOnAvailableEndpoint.class })
+	static class ResponseHeaders {
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnAvailableEndpoint(endpoint = KafkaResilienceEndpoint.class, exposure = EndpointExposure.WEB)
+		static class Exposed {
+
+			@Bean
+			@ConditionalOnMissingBean(name = "kafkaResilienceResponseHeaders")
+			FilterRegistrationBean<EndpointResponseHeaders> kafkaResilienceResponseHeaders(ResilienceProperties properties,
+					ObjectProvider<PathMappedEndpoints> endpoints) {
+				FilterRegistrationBean<EndpointResponseHeaders> registration = new FilterRegistrationBean<>(
+						new EndpointResponseHeaders());
+				List<String> paths = new ArrayList<>();
+				PathMappedEndpoints mapped = endpoints.getIfAvailable();
+				String endpointPath = (mapped != null) ? mapped.getPath(EndpointId.of("kafkaresilience")) : null;
+				if (endpointPath != null) {
+					paths.add(endpointPath);
+				}
+				ConsoleProperties console = properties.getConsole();
+				if (console.isEnabled()) {
+					paths.add(console.getPath());
+				}
+				paths.forEach((path) -> registration.addUrlPatterns(path, path + "/*"));
+				registration.setEnabled(!paths.isEmpty());
+				return registration;
+			}
+
 		}
 
 	}

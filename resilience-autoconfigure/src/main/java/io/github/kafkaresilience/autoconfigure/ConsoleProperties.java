@@ -1,14 +1,21 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.kafkaresilience.actuate.ShowValues;
+import io.github.kafkaresilience.actuate.ValueDisclosure;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 
 /**
  * The operator's console and the actions of the {@code kafkaresilience} endpoint
  * ({@code kafka.resilience.console.*}): a page served by the application over the endpoint's
- * JSON API, off unless enabled, and read-only unless actions are enabled.
+ * JSON API, off unless enabled, and read-only unless actions are enabled; what of dead letters
+ * it shows, and how much it reads for one request.
  *
  * @since 0.1.0
  */
@@ -25,10 +32,18 @@ public class ConsoleProperties {
 	private String path = "/kafka-resilience";
 
 	/**
-	 * Whether the endpoint (and the console) may act: retry now, dead-letter now, pause and
-	 * resume. Off, every action is refused with 403 and the console is read-only.
+	 * Whether the endpoint (and the console) may act: retry now, dead-letter now, pause,
+	 * resume and a replay that sends. Off, every action is refused with 403 and the console is
+	 * read-only.
 	 */
 	private boolean actionsEnabled;
+
+	/**
+	 * Whether actions may be enabled without Spring Security on the class path, open to anyone
+	 * who reaches the endpoint. Without it, actions-enabled without Spring Security fails
+	 * startup.
+	 */
+	private boolean allowAnonymousActions;
 
 	/**
 	 * The role an action needs when Spring Security is present (without the ROLE_ prefix).
@@ -40,6 +55,28 @@ public class ConsoleProperties {
 	@Min(1)
 	@Max(1000)
 	private int maxPageSize = 200;
+
+	/**
+	 * The most records one listing of dead letters or one replay dry run reads; it stops there
+	 * and says where.
+	 */
+	@Min(1)
+	private long scanLimit = 10_000;
+
+	/**
+	 * When dead letters' values and the application's headers are shown: never,
+	 * when-authorized (to a caller with the role, with Spring Security) or always.
+	 */
+	@NotNull
+	private ShowValues showValues = ShowValues.WHEN_AUTHORIZED;
+
+	/**
+	 * Names of dead letters' headers whose values are never shown, ignoring case; '*' stands
+	 * for any characters. The list replaces the default: authorization, cookie, set-cookie,
+	 * proxy-authorization, *token*, *secret*, *password*, *api-key*.
+	 */
+	@NotNull
+	private List<String> maskedHeaders = new ArrayList<>(ValueDisclosure.DEFAULT_MASKED_HEADERS);
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -65,6 +102,14 @@ public class ConsoleProperties {
 		this.actionsEnabled = actionsEnabled;
 	}
 
+	public boolean isAllowAnonymousActions() {
+		return this.allowAnonymousActions;
+	}
+
+	public void setAllowAnonymousActions(boolean allowAnonymousActions) {
+		this.allowAnonymousActions = allowAnonymousActions;
+	}
+
 	public String getRole() {
 		return this.role;
 	}
@@ -79,6 +124,30 @@ public class ConsoleProperties {
 
 	public void setMaxPageSize(int maxPageSize) {
 		this.maxPageSize = maxPageSize;
+	}
+
+	public long getScanLimit() {
+		return this.scanLimit;
+	}
+
+	public void setScanLimit(long scanLimit) {
+		this.scanLimit = scanLimit;
+	}
+
+	public ShowValues getShowValues() {
+		return this.showValues;
+	}
+
+	public void setShowValues(ShowValues showValues) {
+		this.showValues = showValues;
+	}
+
+	public List<String> getMaskedHeaders() {
+		return this.maskedHeaders;
+	}
+
+	public void setMaskedHeaders(List<String> maskedHeaders) {
+		this.maskedHeaders = maskedHeaders;
 	}
 
 }

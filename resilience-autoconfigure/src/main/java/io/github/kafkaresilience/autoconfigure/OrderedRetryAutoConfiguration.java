@@ -56,7 +56,7 @@ import org.springframework.kafka.core.ProducerFactory;
 @EnableConfigurationProperties(ResilienceProperties.class)
 @Import({ OrderedRetryContainerFactoryConfiguration.class, ResilienceMetricsConfiguration.class, ResilienceObservationConfiguration.class, IdempotencyConfiguration.class,
 		ResilienceActuatorConfiguration.Health.class, ResilienceActuatorConfiguration.EndpointConfiguration.class,
-		ConsoleConfiguration.Page.class })
+		ConsoleConfiguration.Page.class, ConsoleConfiguration.ResponseHeaders.class })
 public final class OrderedRetryAutoConfiguration {
 
 	/** The bean name of the container factory of listeners that name none. */

@@ -7,6 +7,8 @@ import java.util.Map;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.actuate.LastErrors;
 import io.github.kafkaresilience.actuate.OperatorActions;
+import io.github.kafkaresilience.actuate.ValueDisclosure;
+import io.github.kafkaresilience.actuate.ViewSettings;
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
@@ -21,13 +23,13 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.condition.Conditi
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.util.ClassUtils;
 
 /**
  * The health indicator and the {@code kafkaresilience} endpoint, when Spring Boot's health
@@ -35,7 +37,10 @@ import org.springframework.util.ClassUtils;
  */
 final class ResilienceActuatorConfiguration {
 
-	/** A class of Spring Security's core: present, actions need the configured role. */
+	/**
+	 * A class of Spring Security's core: present, actions need the configured role; absent,
+	 * they need {@code kafka.resilience.console.allow-anonymous-actions}.
+	 */
 	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
 	private ResilienceActuatorConfiguration() {
@@ -86,23 +91,53 @@ final class ResilienceActuatorConfiguration {
 					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
 					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
+				ConsoleProperties console = properties.getConsole();
+				ViewSettings settings = new ViewSettings(console.getMaxPageSize(), console.getScanLimit(),
+						new ValueDisclosure(console.getShowValues(), console.getMaskedHeaders()));
 				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
 						properties.getEndpoint().getOldestLocks(), Clock.systemUTC(), operatorActions, deadLetterBrowser,
-						new LastErrors(clients.consumers()), properties.getConsole().getMaxPageSize());
+						new LastErrors(clients.consumers()), settings);
 			}
 
 			/**
-			 * The endpoint's actions: with Spring Security on the class path, each needs the
+			 * The endpoint's actions with Spring Security on the class path: each needs the
 			 * configured role besides {@code actions-enabled}.
 			 */
-			@Bean
-			@ConditionalOnMissingBean
-			OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-					ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
-				ConsoleProperties console = properties.getConsole();
-				boolean security = ClassUtils.isPresent(SPRING_SECURITY, OperatorActions.class.getClassLoader());
-				return new OperatorActions(listeners, locks, console.isActionsEnabled(), security ? console.getRole() : null,
-						meters.getIfUnique(), Clock.systemUTC());
+			@Configuration(proxyBeanMethods = false)
+			@ConditionalOnClass(name = SPRING_SECURITY)
+			static class WithSpringSecurity {
+
+				@Bean
+				@ConditionalOnMissingBean
+				OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners,
+						LockCoordinator locks, ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
+					ConsoleProperties console = properties.getConsole();
+					return new OperatorActions(listeners, locks, console.isActionsEnabled(), console.getRole(),
+							meters.getIfUnique(), Clock.systemUTC());
+				}
+
+			}
+
+			/**
+			 * The endpoint's actions without Spring Security: nothing tells who asks, so actions
+			 * are enabled only when the application says that anyone may take them.
+			 */
+			@Configuration(proxyBeanMethods = false)
+			@ConditionalOnMissingClass(SPRING_SECURITY)
+			static class WithoutSpringSecurity {
+
+				@Bean
+				@ConditionalOnMissingBean
+				OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners,
+						LockCoordinator locks, ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
+					ConsoleProperties console = properties.getConsole();
+					if (console.isActionsEnabled() && !console.isAllowAnonymousActions()) {
+						throw new AnonymousActionsException();
+					}
+					return new OperatorActions(listeners, locks, console.isActionsEnabled(), null, meters.getIfUnique(),
+							Clock.systemUTC());
+				}
+
 			}
 
 			@Bean

@@ -1,12 +1,14 @@
 package io.github.kafkaresilience.dlq;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.function.Function;
 
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.ConsumerClients;
@@ -22,7 +24,9 @@ import org.jspecify.annotations.Nullable;
  * same filter a replay takes, so that what is listed is what a replay of the selection sends),
  * or one dead letter by its place. It reads with a consumer of its own, without a group and
  * read committed, from the filter's {@code since} (or the beginning) to the end as of the
- * start; dead letters of another group are not listed.
+ * start, or until it read as many records as a request allows; dead letters of another group
+ * are not listed. A page keeps only the rows it returns, never the values and headers of the
+ * records it read.
  *
  * @since 0.1.0
  */
@@ -48,27 +52,31 @@ public final class DeadLetterBrowser {
 	}
 
 	/**
-	 * The newest dead letters of {@code filter.from()} that match {@code filter}, newest first.
+	 * The newest dead letters of {@code filter.from()} that match {@code filter}, newest first,
+	 * each kept only as the row {@code row} makes of it (the records read are not kept).
 	 * @param owner the group that owns the topic: dead letters of any other are left out
 	 * @param limit the most to return, 1 or more
+	 * @param maxScanned the most records to read; the page says where the read stopped when it
+	 * stopped there before the end
+	 * @param row what to keep of a dead letter that matches
 	 */
-	public Page browse(ReplayRequest filter, Ownership owner, int limit) {
+	public <T> Page<T> browse(ReplayRequest filter, Ownership owner, int limit, long maxScanned,
+			Function<DeadLetter, T> row) {
 		if (limit < 1) {
 			throw new IllegalArgumentException("A page holds at least 1 dead letter, not " + limit);
 		}
-		Comparator<DeadLetter> oldestFirst = Comparator.comparing(DeadLetter::timestamp)
-			.thenComparingInt(DeadLetter::partition)
-			.thenComparingLong(DeadLetter::offset);
-		PriorityQueue<DeadLetter> newest = new PriorityQueue<>(oldestFirst);
-		long scanned = 0;
+		PriorityQueue<Kept<T>> newest = new PriorityQueue<>(Kept.OLDEST_FIRST);
+		ScanProgress progress = new ScanProgress(maxScanned);
 		long matched = 0;
+		List<ScanPosition> stoppedAt;
 		try (Consumer<byte[], byte[]> consumer = this.consumers.create(this.config)) {
 			List<TopicPartition> partitions = TopicReads.partitionsOf(consumer, filter.from(), MISSING);
 			consumer.assign(partitions);
 			Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
 			Set<TopicPartition> reading = TopicReads.seekSince(consumer, partitions, filter.since());
+			progress.start(consumer, reading);
 			long lastProgress = System.nanoTime();
-			while (!reading.isEmpty()) {
+			while (!reading.isEmpty() && !progress.isFull()) {
 				reading.removeIf((tp) -> consumer.position(tp) >= ends.get(tp));
 				consumer.pause(partitions.stream().filter((tp) -> !reading.contains(tp)).toList());
 				if (reading.isEmpty()) {
@@ -84,27 +92,32 @@ public final class DeadLetterBrowser {
 				}
 				lastProgress = System.nanoTime();
 				for (ConsumerRecord<byte[], byte[]> record : records) {
-					if (record.offset() >= ends.get(new TopicPartition(record.topic(), record.partition()))) {
+					TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+					if (record.offset() >= ends.get(partition)) {
 						continue; // written after the start
 					}
-					scanned++;
+					if (progress.isFull()) {
+						break;
+					}
+					progress.scanned(partition, record.offset());
 					if (!owner.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
 						continue;
 					}
 					DeadLetter letter = DeadLetter.of(record);
 					if (filter.matches(letter)) {
 						matched++;
-						newest.add(letter);
+						newest.add(new Kept<>(letter.timestamp(), letter.partition(), letter.offset(), row.apply(letter)));
 						if (newest.size() > limit) {
 							newest.poll();
 						}
 					}
 				}
 			}
+			stoppedAt = progress.isFull() ? progress.stoppedAt(reading, ends) : List.of();
 		}
-		List<DeadLetter> letters = new ArrayList<>(newest);
-		letters.sort(oldestFirst.reversed());
-		return new Page(letters, matched, scanned);
+		List<Kept<T>> kept = new ArrayList<>(newest);
+		kept.sort(Kept.OLDEST_FIRST.reversed());
+		return new Page<>(kept.stream().map(Kept::row).toList(), matched, progress.scanned(), stoppedAt);
 	}
 
 	/**
@@ -138,13 +151,30 @@ public final class DeadLetterBrowser {
 		}
 	}
 
+	/** A row kept for a page, with what orders it. */
+	private record Kept<T>(Instant timestamp, int partition, long offset, T row) {
+
+		static final Comparator<Kept<?>> OLDEST_FIRST = Comparator.<Kept<?>, Instant>comparing(Kept::timestamp)
+			.thenComparingInt(Kept::partition)
+			.thenComparingLong(Kept::offset);
+
+	}
+
 	/**
 	 * A page of dead letters.
-	 * @param letters the newest that matched, newest first
-	 * @param matched how many matched in all
+	 * @param letters the rows of the newest that matched, newest first
+	 * @param matched how many matched among the records read
 	 * @param scanned how many records were read
+	 * @param stoppedAt where the read stopped in each partition it did not read to its end,
+	 * when it reached its limit first; empty when it read everything
 	 */
-	public record Page(List<DeadLetter> letters, long matched, long scanned) {
+	public record Page<T>(List<T> letters, long matched, long scanned, List<ScanPosition> stoppedAt) {
+
+		/** Whether every record up to the end (as of the start) was read. */
+		public boolean complete() {
+			return this.stoppedAt.isEmpty();
+		}
+
 	}
 
 }

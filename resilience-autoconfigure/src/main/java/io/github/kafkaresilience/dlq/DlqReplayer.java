@@ -131,8 +131,23 @@ public final class DlqReplayer {
 	 * interrupt flag is then set again); the message says how many were sent
 	 */
 	public ReplayReport replay(ReplayRequest request) {
-		logger.info("Replaying dead letters " + request + ", at most " + this.ratePerSecond + " a second");
-		Replay replay = new Replay(request);
+		return replay(request, Long.MAX_VALUE);
+	}
+
+	/**
+	 * Runs a replay that reads at most {@code maxScanned} records of the dead-letter topic: it
+	 * stops there, and the report says where it stopped in each partition it did not read to
+	 * its end. Meant for dry runs asked over the web, which must not read a topic of millions
+	 * of records for one request.
+	 * @throws IllegalArgumentException when {@code from} or {@code to} does not exist
+	 * @throws IllegalStateException when a send fails, or the replay is interrupted (its
+	 * interrupt flag is then set again); the message says how many were sent
+	 */
+	public ReplayReport replay(ReplayRequest request, long maxScanned) {
+		// the request's values came from outside: escaped by its toString
+		logger.info("Replaying dead letters " + request + ", at most " + this.ratePerSecond + " a second"
+				+ ((maxScanned < Long.MAX_VALUE) ? ", reading at most " + maxScanned + " records" : ""));
+		Replay replay = new Replay(request, maxScanned);
 		try {
 			ReplayReport report = replay.run();
 			logger.info(report);
@@ -182,9 +197,12 @@ public final class DlqReplayer {
 		/** Sends not yet known to be acknowledged, in the order they were made. */
 		private final Deque<Sent> pending = new ArrayDeque<>();
 
+		/** The records read, and where each partition is. */
+		private final ScanProgress progress;
+
 		private int targetPartitions;
 
-		private long scanned;
+		private List<ScanPosition> stoppedAt = List.of();
 
 		private long foreign;
 
@@ -200,8 +218,9 @@ public final class DlqReplayer {
 
 		private boolean interrupted;
 
-		Replay(ReplayRequest request) {
+		Replay(ReplayRequest request, long maxScanned) {
 			this.request = request;
+			this.progress = new ScanProgress(maxScanned);
 			this.ladder = DlqReplayer.this.ladders.ladder(request.group(), request.to());
 			if (this.ladder.stages().isEmpty()) {
 				throw new IllegalArgumentException("The ladder of " + this.ladder.describe() + " has no retry stage, and a "
@@ -255,19 +274,25 @@ public final class DlqReplayer {
 				consumer.close(CloseOptions.timeout(Duration.ZERO));
 			}
 			if (this.interrupted) {
-				throw new IllegalStateException("Replay " + this.request + " was interrupted: it scanned " + this.scanned
-						+ " dead letter(s), of which " + this.matched + " matched, and sent and had acknowledged "
-						+ this.published + "; a replay sends again whatever it already sent, so narrow the next one to resume");
+				throw new IllegalStateException("Replay " + this.request + " was interrupted: it scanned "
+						+ this.progress.scanned() + " dead letter(s), of which " + this.matched
+						+ " matched, and sent and had acknowledged " + this.published
+						+ "; a replay sends again whatever it already sent, so narrow the next one to resume");
 			}
-			return new ReplayReport(this.request, this.scanned, this.foreign, this.matched, this.target, this.published,
-					Duration.ofNanos(System.nanoTime() - this.started));
+			return new ReplayReport(this.request, this.progress.scanned(), this.foreign, this.matched, this.target,
+					this.published, Duration.ofNanos(System.nanoTime() - this.started), this.stoppedAt);
 		}
 
 		/** Reads every partition up to its end as of the start, sending what matches. */
 		private void scan(Consumer<byte[], byte[]> consumer, @Nullable Producer<byte[], byte[]> producer,
 				Set<TopicPartition> reading, Map<TopicPartition, Long> ends) {
+			this.progress.start(consumer, reading);
 			long lastProgress = System.nanoTime();
 			while (!this.stopped) {
+				if (this.progress.isFull()) {
+					this.stoppedAt = this.progress.stoppedAt(reading, ends);
+					return;
+				}
 				// position, not the last record seen: transaction markers and aborted records
 				// are skipped without being returned
 				Set<TopicPartition> done = new HashSet<>();
@@ -296,6 +321,10 @@ public final class DlqReplayer {
 						if (this.stopped || record.offset() >= end) {
 							break; // written after the start: the next replay's
 						}
+						if (this.progress.isFull()) {
+							break;
+						}
+						this.progress.scanned(partition, record.offset());
 						read(record, producer);
 					}
 				}
@@ -303,7 +332,6 @@ public final class DlqReplayer {
 		}
 
 		private void read(ConsumerRecord<byte[], byte[]> record, @Nullable Producer<byte[], byte[]> producer) {
-			this.scanned++;
 			if (!this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
 				this.foreign++;
 				return;

@@ -1,8 +1,7 @@
 package io.github.kafkaresilience.dlq;
 
 import java.time.Instant;
-import java.util.Objects;
-
+import io.github.kafkaresilience.support.EscapedText;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.StringUtils;
@@ -37,6 +36,9 @@ import org.springframework.util.StringUtils;
 public record ReplayRequest(String from, String to, @Nullable String group, @Nullable Instant since,
 		@Nullable Instant until, @Nullable String errorClass, @Nullable String exception, @Nullable String reason,
 		@Nullable String key, @Nullable Integer originalPartition, @Nullable Long originalOffset, boolean dryRun) {
+
+	/** The most characters of one value {@link #toString()} shows. */
+	private static final int MAX_SHOWN = 200;
 
 	public ReplayRequest {
 		if (!StringUtils.hasText(from)) {
@@ -123,9 +125,14 @@ public record ReplayRequest(String from, String to, @Nullable String group, @Nul
 				&& (this.originalOffset == null || this.originalOffset.equals(letter.originalOffset()));
 	}
 
+	/**
+	 * The request as a log line or an error message show it: every value escaped
+	 * ({@link EscapedText}), as they may come from a request over the web.
+	 */
 	@Override
 	public String toString() {
-		StringBuilder text = new StringBuilder(this.from + " -> " + this.to);
+		StringBuilder text = new StringBuilder(EscapedText.of(this.from, MAX_SHOWN)).append(" -> ")
+			.append(EscapedText.of(this.to, MAX_SHOWN));
 		append(text, "group", this.group);
 		append(text, "since", this.since);
 		append(text, "until", this.until);
@@ -140,7 +147,7 @@ public record ReplayRequest(String from, String to, @Nullable String group, @Nul
 
 	private static void append(StringBuilder text, String name, @Nullable Object value) {
 		if (value != null) {
-			text.append(' ').append(name).append('=').append(Objects.toString(value));
+			text.append(' ').append(name).append('=').append(EscapedText.of(value, MAX_SHOWN));
 		}
 	}
 

@@ -1,11 +1,13 @@
 package io.github.kafkaresilience.it;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -156,6 +158,53 @@ class ConsoleBrowserTests {
 			assertThat(row.findElement(By.cssSelector("button.retry-now")).isDisplayed()).isFalse();
 			assertThat(this.browser.findElement(By.id("replay-dry-run")).isDisplayed()).isFalse();
 			ConsoleBrowser.screenshot(this.browser, "read-only");
+		}
+	}
+
+	@Test
+	void credentialsInADeadLettersHeadersAreMaskedAndHiddenCharactersOfKeysAreShownEscaped() throws Exception {
+		String topic = SharedBroker.newTopic(1);
+		Script script = Script.forTopic(topic).failTransiently("H1", Integer.MAX_VALUE).failPermanently("SECRET1");
+		try (ConfigurableApplicationContext context = TestApplication.startWeb(TestApplication.class, topic,
+				"kafka.resilience.retry.delays=1h", "management.endpoints.web.exposure.include=kafkaresilience",
+				"kafka.resilience.console.enabled=true", "kafka.resilience.console.actions-enabled=true",
+				// below the 100 dead letters the page would show: it asks for no more than this
+				"kafka.resilience.console.max-page-size=10", "spring.security.user.name=ops",
+				"spring.security.user.password=secret", "spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
+			// keys with a line separator and a bidi override, and how the page shows them
+			String held = "line\u2028sep";
+			String heldShown = "line\\u2028sep";
+			SharedBroker.send(topic, held, "H1");
+			ProducerRecord<byte[], byte[]> secret = new ProducerRecord<>(topic,
+					"bidi\u202Eevil".getBytes(StandardCharsets.UTF_8), "SECRET1".getBytes(StandardCharsets.UTF_8));
+			secret.headers().add("Authorization", "Bearer abc.def".getBytes(StandardCharsets.UTF_8));
+			secret.headers().add("x-api-token", "t0k3n".getBytes(StandardCharsets.UTF_8));
+			SharedBroker.send(secret);
+			await().atMost(WAIT).until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 1);
+
+			logIn("http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
+			// a key with a line separator: escaped in the table and in the confirm dialog
+			await().atMost(WAIT).until(() -> this.browser.findElements(By.cssSelector("#held tbody td.key")).size() == 1);
+			WebElement heldKey = this.browser.findElement(By.cssSelector("#held tbody td.key"));
+			waitUntil((browser) -> browser.findElement(By.cssSelector("#held tbody button.dead-letter-now")).isEnabled());
+			assertThat(heldKey.getText()).isEqualTo(heldShown);
+			this.browser.findElement(By.cssSelector("#held tbody button.dead-letter-now")).click();
+			assertThat(this.browser.switchTo().alert().getText()).contains("key " + heldShown + " to the dead-letter topic");
+			this.browser.switchTo().alert().dismiss();
+			assertThat(script.attempts("H1")).isEqualTo(1);
+
+			// a key with a bidi override, escaped; its credentials masked, its value shown to the operator
+			this.browser.findElement(By.id("dlq-search")).click();
+			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#dead-letters tbody tr"), 1));
+			WebElement letter = this.browser.findElement(By.cssSelector("#dead-letters tbody tr"));
+			assertThat(letter.findElement(By.cssSelector("td.key")).getText()).isEqualTo("bidi\\u202Eevil");
+			letter.click();
+			waitUntil(ExpectedConditions.textToBe(By.id("dead-letter-value"), "SECRET1"));
+			String headers = this.browser.findElement(By.id("dead-letter-headers")).getText();
+			assertThat(headers).contains("Authorization ******", "x-api-token ******", "dlq.reason permanent")
+				.doesNotContain("Bearer", "t0k3n");
+			assertThat(this.browser.findElement(By.id("error")).isDisplayed()).isFalse();
+			ConsoleBrowser.screenshot(this.browser, "masked-headers");
 		}
 	}
 

@@ -11,6 +11,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -88,9 +90,11 @@ class HealthAndEndpointTests {
 			assertThat((Map<String, Object>) main.get("deadLetters")).containsEntry("records", 0)
 				.containsEntry("written", 0);
 
-			// the write operation is a dry run unless told otherwise
-			ReplayReport dryRun = endpoint.replay(Names.dlq(topic), null, null, null, null, null, null, null, null, null,
-					null, null);
+			// the write operation is a dry run unless told otherwise, and a dry run is a read
+			WebEndpointResponse<Object> answer = endpoint.replay(Names.dlq(topic), null, null, null, null, null, null, null,
+					null, null, null, null, SecurityContext.NONE);
+			assertThat(answer.getStatus()).isEqualTo(200);
+			ReplayReport dryRun = (ReplayReport) answer.getBody();
 			assertThat(dryRun.request().dryRun()).isTrue();
 			assertThat(dryRun.request().to()).isEqualTo(topic);
 			assertThat(dryRun.published()).isZero();

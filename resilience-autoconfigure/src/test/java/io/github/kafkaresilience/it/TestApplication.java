@@ -33,16 +33,18 @@ class TestApplication {
 
 	private static ConfigurableApplicationContext start(WebApplicationType web, Class<?> application, String topic,
 			String... properties) {
-		return new SpringApplicationBuilder(application).web(web)
-			.properties("spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers(), "test.topic=" + topic,
-					"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
-					"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
-					"kafka.resilience.consumer.commit-interval=200ms", "spring.main.banner-mode=off",
-					// the ladder's tests script every first attempt of many keys to fail, which outage
-					// mode rightly takes for an outage; the outage tests turn it on
-					"kafka.resilience.outage.enabled=false", "server.port=0")
-			.properties(properties)
-			.run();
+		return new SpringApplicationBuilder(application).web(web).properties(defaults(topic)).properties(properties).run();
+	}
+
+	/** The properties every test application of a topic starts with, before its own. */
+	static String[] defaults(String topic) {
+		return new String[] { "spring.kafka.bootstrap-servers=" + SharedBroker.bootstrapServers(), "test.topic=" + topic,
+				"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
+				"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
+				"kafka.resilience.consumer.commit-interval=200ms", "spring.main.banner-mode=off",
+				// the ladder's tests script every first attempt of many keys to fail, which outage
+				// mode rightly takes for an outage; the outage tests turn it on
+				"kafka.resilience.outage.enabled=false", "server.port=0" };
 	}
 
 	static class ScriptedListener {

@@ -14,8 +14,35 @@ const state = {
 };
 
 const PAGE_SIZE = 20;
+const DEAD_LETTERS_SHOWN = 100;
 const REFRESH_MILLIS = 5000;
 const SAMPLES_KEPT = 120; // ten minutes
+
+// control and format characters, line and paragraph separators: CR/LF, U+202E (bidi override),
+// U+2028 (line separator) and their kind would reorder or break what the page shows
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+
+function escaped(character) {
+  return Array.from({ length: character.length },
+    (_, i) => '\\u' + character.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')).join('');
+}
+
+// text from outside as the page shows it: every hidden character written as \uXXXX, as the
+// server's logs write it
+function printable(text) {
+  return String(text).replace(HIDDEN, escaped);
+}
+
+// the same, keeping line breaks and tabs: for a value shown as a block
+function printableLines(text) {
+  return String(text).replace(HIDDEN, (c) => (c === '\n' || c === '\t') ? c : escaped(c));
+}
+
+// the most rows the endpoint gives one page (kafka.resilience.console.max-page-size)
+function pageSize(wanted) {
+  const most = state.overview && state.overview.maxPageSize;
+  return most ? Math.min(wanted, most) : wanted;
+}
 
 function $(selector) { return document.querySelector(selector); }
 
@@ -29,20 +56,20 @@ function el(tag, attributes, ...children) {
   });
   children.flat().forEach((child) => {
     if (child === null || child === undefined) return;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    node.append(child instanceof Node ? child : document.createTextNode(printable(child)));
   });
   return node;
 }
 
 function showError(message) {
   const box = $('#error');
-  box.textContent = message;
+  box.textContent = printable(message);
   box.hidden = !message;
 }
 
 function showNotice(message) {
   const box = $('#notice');
-  box.textContent = message;
+  box.textContent = printable(message);
   box.hidden = !message;
 }
 
@@ -232,7 +259,7 @@ async function loadHeld() {
   const body = $('#held tbody');
   if (!state.ladder) { body.replaceChildren(); return; }
   const pages = await api('/held' + query({ listener: state.ladder.listener, topic: state.ladder.topic,
-    key: state.heldKey, page: state.heldPage, size: PAGE_SIZE }));
+    key: state.heldKey, page: state.heldPage, size: pageSize(PAGE_SIZE) }));
   const page = pages[0];
   if (!page) { body.replaceChildren(); return; }
   const first = page.page * page.size;
@@ -255,7 +282,7 @@ async function loadHeld() {
       ' ',
       el('button', { className: 'dead-letter-now danger', type: 'button', disabled: !row.actionable,
         onclick: () => {
-          if (window.confirm('Send the head record of key ' + row.key + ' to the dead-letter topic now?')) {
+          if (window.confirm('Send the head record of key ' + printable(row.key) + ' to the dead-letter topic now?')) {
             act('dead-letter-now', { listener: row.listener, topic: row.topic, lock: row.lockId }, row.key);
           }
         } }, 'Dead-letter now')))));
@@ -285,9 +312,10 @@ async function searchDeadLetters() {
   const filter = dlqFilter();
   try {
     const page = await api('/dead-letters' + query(Object.assign({ listener: state.ladder.listener, topic: state.ladder.topic,
-      size: 100 }, filter)));
+      size: pageSize(DEAD_LETTERS_SHOWN) }, filter)));
     $('#dlq-summary').textContent = page.matched + ' match (' + page.scanned + ' read)'
-      + (page.matched > page.deadLetters.length ? ', the newest ' + page.deadLetters.length + ' shown' : '');
+      + (page.matched > page.deadLetters.length ? ', the newest ' + page.deadLetters.length + ' shown' : '')
+      + stoppedEarly(page);
     $('#dead-letters tbody').replaceChildren(...page.deadLetters.map((row) => el('tr', { className: 'clickable',
       'data-partition': row.partition, 'data-offset': row.offset, onclick: () => showDeadLetter(row.partition, row.offset) },
       el('td', null, when(row.timestamp)), el('td', { className: 'key' }, row.key || ''), el('td', { className: 'reason' }, row.reason || ''),
@@ -310,14 +338,24 @@ async function showDeadLetter(partition, offset) {
     $('#dead-letter-place').textContent = state.ladder.dlqTopic + '/' + partition + '/' + offset;
     $('#dead-letter-headers tbody').replaceChildren(...detail.headers.map((header) =>
       el('tr', null, el('td', null, header.name), el('td', null, header.value === null ? '(null)' : header.value))));
-    $('#dead-letter-format').textContent = detail.value.format + (detail.value.truncated ? ', first 64 KiB' : '');
+    const hidden = detail.value.format === 'hidden';
+    $('#dead-letter-format').textContent = hidden ? 'hidden: kafka.resilience.console.show-values'
+      : detail.value.format + (detail.value.truncated ? ', first 64 KiB' : '');
     $('#dead-letter-bytes').textContent = detail.value.bytes;
-    $('#dead-letter-value').textContent = detail.value.content === null ? '(null)' : detail.value.content;
+    $('#dead-letter-value').textContent = hidden ? '(hidden)'
+      : detail.value.content === null ? '(null)' : printableLines(detail.value.content);
     $('#dead-letter').hidden = false;
   }
   catch (e) {
     showError('Could not read the dead letter: ' + e.message);
   }
+}
+
+// what a read that stopped at the scan limit says: where, and how to read on
+function stoppedEarly(answer) {
+  if (answer.complete !== false) return '';
+  return ' Stopped after reading ' + answer.scanned + ' records, at '
+    + answer.stoppedAt.map((at) => at.partition + '/' + at.offset).join(', ') + ' (partition/offset); give a later "since" to read on.';
 }
 
 async function replay(dryRun) {
@@ -329,8 +367,8 @@ async function replay(dryRun) {
     if (dryRun) {
       state.dryRunFilter = JSON.stringify(filter);
       $('#replay').disabled = false;
-      $('#replay-result').textContent = 'Dry run: ' + report.matched + ' dead letters match and would go back to '
-        + report.target + '.';
+      $('#replay-result').textContent = 'Dry run: ' + (report.complete ? '' : 'at least ') + report.matched
+        + ' dead letters match and would go back to ' + report.target + '.' + stoppedEarly(report);
     }
     else {
       state.dryRunFilter = null;
