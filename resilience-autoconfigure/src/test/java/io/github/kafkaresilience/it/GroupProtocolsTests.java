@@ -87,15 +87,15 @@ class GroupProtocolsTests {
 	}
 
 	/**
-	 * An instance with a group instance id of its own; the session timeout is 45 s (the
-	 * {@code consumer} protocol's broker default, set on the classic one's consumer).
+	 * An instance with a group instance id of its own; the session timeout is 15 s (the test
+	 * broker's for the {@code consumer} protocol, set on the classic one's consumer).
 	 */
 	private static ConfigurableApplicationContext startStatic(String topic, String protocol, int instance) {
 		List<String> properties = new ArrayList<>(List.of("kafka.resilience.instance-id=s" + instance + "-" + topic,
 				"spring.kafka.consumer.properties.group.protocol=" + protocol,
 				"spring.kafka.consumer.properties.group.instance.id=s" + instance + "-" + topic));
 		if (protocol.equals("classic")) {
-			properties.add("spring.kafka.consumer.properties.session.timeout.ms=45000");
+			properties.add("spring.kafka.consumer.properties.session.timeout.ms=15000");
 		}
 		return TestApplication.start(topic, properties.toArray(String[]::new));
 	}
