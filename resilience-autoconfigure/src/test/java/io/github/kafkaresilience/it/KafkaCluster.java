@@ -305,7 +305,7 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 			properties.put("offsets.topic.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.min.isr", Integer.toString(Math.min(2, replication)));
-			properties.put("group.initial.rebalance.delay.ms", "0");
+			properties.put("group.initial.rebalance.delay.ms", SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
 			properties.put("log.cleaner.backoff.ms", "1000");
 			// the consumer protocol's session and heartbeat, as the shared broker has them
 			properties.put("group.consumer.session.timeout.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.session.timeout.ms"));
