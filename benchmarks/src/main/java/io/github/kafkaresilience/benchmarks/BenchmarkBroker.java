@@ -47,12 +47,14 @@ final class BenchmarkBroker implements AutoCloseable {
 
 	/**
 	 * Starts a single-node broker. Transactions work on it (for {@code dual-write=transaction}),
-	 * and a consumer group's first member is assigned its partitions at once.
+	 * and a consumer group's first members are assigned their partitions 200 ms after the first
+	 * joins (a broker's default is 3 s), so that the two consumers of an ordered-retry listener
+	 * join its first generation together.
 	 * @return the running broker
 	 */
 	static BenchmarkBroker start() {
 		EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 1);
-		broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
+		broker.brokerProperty("group.initial.rebalance.delay.ms", "200");
 		broker.brokerProperty("transaction.state.log.replication.factor", "1");
 		broker.brokerProperty("transaction.state.log.min.isr", "1");
 		broker.brokerProperty("transaction.state.log.num.partitions", "3");

@@ -20,10 +20,11 @@ import org.springframework.kafka.event.ContainerStoppedEvent;
 import org.springframework.kafka.event.ListenerContainerIdleEvent;
 
 /**
- * Publishes spring-kafka's container events for one container, from its poll thread, with
- * the container as their source: an application listening for them hears an ordered-retry
- * listener as it hears a {@code @KafkaListener}. A listener that throws is logged and does not
- * stop the container.
+ * Publishes spring-kafka's container events for one consumer of a container, from its poll
+ * thread, with the container as their source: an application listening for them hears an
+ * ordered-retry listener as it hears a {@code @KafkaListener} of as many consumers (its main
+ * topics' and their stages'), each with its consumer started, paused, resumed, idle and stopped
+ * events. A listener that throws is logged and does not stop the container.
  */
 final class ContainerEvents {
 
@@ -83,9 +84,18 @@ final class ContainerEvents {
 				consumer.assignment(), consumer, paused));
 	}
 
-	/** The consumer is closed: the consumer and the container stopped. */
-	void stopped() {
+	/** The events of another consumer of the same container: its idle time is its own. */
+	ContainerEvents forConsumer() {
+		return new ContainerEvents(this.container, this.publisher, (this.idleNanos > 0) ? Duration.ofNanos(this.idleNanos) : null);
+	}
+
+	/** A consumer is closed. */
+	void consumerStopped() {
 		publish(() -> new ConsumerStoppedEvent(this.container, this.container, ConsumerStoppedEvent.Reason.NORMAL));
+	}
+
+	/** Every consumer is closed: the container stopped. */
+	void containerStopped() {
 		publish(() -> new ContainerStoppedEvent(this.container, this.container));
 	}
 

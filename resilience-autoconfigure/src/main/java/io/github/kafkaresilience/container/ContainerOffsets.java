@@ -28,8 +28,11 @@ final class ContainerOffsets implements OffsetBook {
 
 	private final ContainerOffsets root;
 
-	/** The consumer's group metadata as of its last poll, in {@code transaction} mode. */
-	private volatile @Nullable ConsumerGroupMetadata group;
+	/**
+	 * The group metadata of the consumer of each topic as of its last poll, in
+	 * {@code transaction} mode: an offset goes into a transaction with its consumer's.
+	 */
+	private final Map<String, ConsumerGroupMetadata> groups = new java.util.concurrent.ConcurrentHashMap<>();
 
 	ContainerOffsets(String id, Partitions partitions) {
 		this(id, partitions, List.of(), null);
@@ -48,9 +51,11 @@ final class ContainerOffsets implements OffsetBook {
 		return new ContainerOffsets(this.id, this.partitions, which, this.root);
 	}
 
-	/** Notes the consumer's group metadata, read on the poll thread. */
-	void noteGroup(ConsumerGroupMetadata group) {
-		this.root.group = group;
+	/** Notes a consumer's group metadata, read on its poll thread, for the topics it reads. */
+	void noteGroup(ConsumerGroupMetadata group, Collection<String> topics) {
+		for (String topic : topics) {
+			this.root.groups.put(topic, group);
+		}
 	}
 
 	@Override
@@ -99,12 +104,18 @@ final class ContainerOffsets implements OffsetBook {
 	}
 
 	@Override
-	public ConsumerGroupMetadata group() {
-		ConsumerGroupMetadata group = this.root.group;
-		if (group == null) {
-			throw new IllegalStateException("Listener '" + this.id + "' has not joined its group yet");
-		}
-		return group;
+	public Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
+			Map<TopicPartition, OffsetAndMetadata> offsets) {
+		Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup = new java.util.LinkedHashMap<>();
+		offsets.forEach((tp, offset) -> {
+			ConsumerGroupMetadata group = this.root.groups.get(tp.topic());
+			if (group == null) {
+				throw new IllegalStateException("Listener '" + this.id + "' has not joined its group yet with the "
+						+ "consumer of '" + tp.topic() + "'");
+			}
+			byGroup.computeIfAbsent(group, (g) -> new HashMap<>()).put(tp, offset);
+		});
+		return byGroup;
 	}
 
 }

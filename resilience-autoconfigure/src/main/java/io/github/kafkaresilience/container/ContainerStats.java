@@ -22,11 +22,11 @@ final class ContainerStats {
 	}
 
 	/**
-	 * Notes each partition's end offset as of the last fetch (no request: the fetch responses
-	 * carry it), for {@link #lag}. Poll thread only.
+	 * Notes the end offset of each partition assigned to a consumer as of its last fetch (no
+	 * request: the fetch responses carry it), for {@link #lag}. On that consumer's poll thread.
 	 */
-	void noteEndOffsets(Consumer<?, ?> consumer) {
-		for (PartitionWork work : this.partitions.all()) {
+	void noteEndOffsets(Consumer<?, ?> consumer, java.util.Collection<PartitionWork> assigned) {
+		for (PartitionWork work : assigned) {
 			try {
 				OptionalLong behind = consumer.currentLag(work.partition);
 				if (behind.isPresent()) {

@@ -23,7 +23,11 @@ public interface OffsetBook {
 	/** Notes offsets as committed. */
 	void committed(Map<TopicPartition, OffsetAndMetadata> offsets);
 
-	/** The consumer's group metadata as of its last poll. */
-	ConsumerGroupMetadata group();
+	/**
+	 * Offsets by the group metadata, as of its last poll, of the consumer that reads their
+	 * partitions: what a transaction sends them with.
+	 */
+	Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
+			Map<TopicPartition, OffsetAndMetadata> offsets);
 
 }

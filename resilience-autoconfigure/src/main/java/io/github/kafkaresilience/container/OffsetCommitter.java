@@ -118,7 +118,7 @@ interface OffsetCommitter extends AutoCloseable {
 
 		@Override
 		public void polled(Consumer<byte[], byte[]> consumer, ContainerOffsets offsets) {
-			offsets.noteGroup(consumer.groupMetadata());
+			offsets.noteGroup(consumer.groupMetadata(), consumer.subscription());
 		}
 
 		@Override

@@ -8,10 +8,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.BatchHandler;
@@ -23,21 +24,19 @@ import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
- * Runs one {@code @OrderedRetryListener}: a consumer of its main and retry topics, a poll loop
- * that never sleeps or blocks on a record, and workers that run records concurrently across
- * keys and in order within a key of a partition.
+ * Runs one {@code @OrderedRetryListener}: a consumer of its main topics and one of their retry
+ * topics, each in the listener's group with a poll loop of its own ({@link PollLoop}) that never
+ * sleeps or blocks on a record, and workers that run records concurrently across keys and in
+ * order within a key of a partition.
  * <p>
  * A record that waits (for its due time, for its predecessor, or for the lock tailer) holds
  * up only its own key in its partition, and no thread. Offsets are committed at the
@@ -65,11 +64,18 @@ public class OrderedRetryContainer {
 	public record Reapers(List<LockReaper> reapers, AutoCloseable admin) {
 	}
 
+	/**
+	 * Creates the container's consumers, both in the listener's group: one for its main topics,
+	 * one for their retry topics.
+	 */
+	public record Consumers(Supplier<Consumer<byte[], byte[]>> main, Supplier<Consumer<byte[], byte[]>> retries) {
+	}
+
 	private final String id;
 
 	private final Map<String, Route> routesByTopic;
 
-	private final Supplier<Consumer<byte[], byte[]>> consumerFactory;
+	private final Consumers consumerFactory;
 
 	private final SyncBarrier barrier;
 
@@ -89,29 +95,20 @@ public class OrderedRetryContainer {
 
 	private final ContainerStats stats = new ContainerStats(this.partitions);
 
-	private final Backpressure backpressure = new Backpressure();
-
 	private final RecordRunner runner;
-
-	private final Commits commits;
 
 	private final Housekeeping housekeeping;
 
 	private final PauseRequest pauseRequest;
 
-	private final FailedPolls failedPolls;
-
-	private final Queue<Runnable> pollThreadActions = new ConcurrentLinkedQueue<>();
-
 	private final AtomicBoolean running = new AtomicBoolean();
 
 	private final Callbacks assignmentCallbacks;
 
-	private volatile long lastPollNanos;
+	/** The poll loops of the current run: the main topics' and, with retry stages, the stages'. */
+	private volatile List<PollLoop> loops = List.of();
 
-	private @Nullable Thread pollThread;
-
-	private volatile @Nullable Consumer<byte[], byte[]> consumer;
+	private volatile @Nullable Run run;
 
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
@@ -126,7 +123,7 @@ public class OrderedRetryContainer {
 	 * or in transactions that also carry the writes of steps
 	 */
 	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
-			Supplier<Consumer<byte[], byte[]>> consumerFactory, SyncBarrier barrier,
+			Consumers consumerFactory, SyncBarrier barrier,
 			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
 			@Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
 		this.committer = writes.committer();
@@ -142,11 +139,8 @@ public class OrderedRetryContainer {
 		this.clock = clock;
 		this.offsets = new ContainerOffsets(id, this.partitions);
 		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
-				this.backpressure, this::pauseStopped);
-		this.commits = new Commits(id, this.committer, this.offsets, this.runner.settling(), settings, clock);
-		this.pauseRequest = new PauseRequest(this.runner.workers(),
-				(partition) -> routesByTopic.get(partition.topic()).router().plan().mainTopic().equals(partition.topic()));
-		this.failedPolls = new FailedPolls(id, this.backpressure);
+				(work) -> loopOf(work.partition).backpressure().recordDone(work), this::pauseStopped);
+		this.pauseRequest = new PauseRequest(this.runner.workers(), (partition) -> isMainTopic(partition.topic()));
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
@@ -256,8 +250,6 @@ public class OrderedRetryContainer {
 		}
 		this.pauseRequest.clear();
 		this.runner.workers().start();
-		Consumer<byte[], byte[]> consumer = this.consumerFactory.get();
-		this.consumer = consumer;
 		Supplier<Consumer<byte[], byte[]>> rereaders = this.rereaderFactory;
 		if (rereaders != null) {
 			Rereader rereader = new Rereader(this.id, rereaders.get(), this.partitions, this.settings, this.clock,
@@ -266,35 +258,47 @@ public class OrderedRetryContainer {
 			this.runner.parkWith(rereader);
 			rereader.start();
 		}
-		Thread thread = new Thread(() -> pollLoop(consumer), "kafka-resilience-" + this.id + "-consumer");
-		this.pollThread = thread;
-		thread.start();
+		Set<String> mainTopics = new java.util.TreeSet<>();
+		Set<String> stageTopics = new java.util.TreeSet<>();
+		this.routesByTopic.keySet().forEach((topic) -> (isMainTopic(topic) ? mainTopics : stageTopics).add(topic));
+		List<PollLoop> loops = new ArrayList<>();
+		loops.add(loop("main", mainTopics, this.consumerFactory.main()));
+		if (!stageTopics.isEmpty()) {
+			loops.add(loop("retries", stageTopics, this.consumerFactory.retries()));
+		}
+		this.run = new Run(loops.size());
+		this.loops = List.copyOf(loops);
+		for (PollLoop loop : loops) {
+			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
+					new ContainerAssignments(loop), this.userListener));
+		}
 		this.housekeeping.start();
+	}
+
+	private PollLoop loop(String name, Set<String> topics, Supplier<Consumer<byte[], byte[]>> consumers) {
+		return new PollLoop(this.id, name, topics, consumers.get(), this.partitions.side(topics::contains),
+				this.settings, this.committer, this.offsets, this.runner.settling(), this.stats, this.observer,
+				this.pauseRequest.consumption(), this.events.forConsumer(), this.clock, new LoopContainer());
 	}
 
 	/**
 	 * Stops dispatching, waits for running handlers (up to the shutdown timeout), commits what
-	 * is done and closes the consumer.
+	 * is done and closes the consumers.
 	 */
 	public void stop() {
-		Thread thread;
-		Consumer<byte[], byte[]> consumer;
+		List<PollLoop> loops;
 		synchronized (this) {
 			if (!this.running.compareAndSet(true, false)) {
 				return;
 			}
-			thread = this.pollThread;
-			consumer = this.consumer;
+			loops = this.loops;
 		}
 		this.runner.workers().stopTaking();
 		this.housekeeping.stop();
-		this.backpressure.wakeAll();
-		if (consumer != null) {
-			consumer.wakeup();
-		}
-		if (thread != null) {
+		loops.forEach(PollLoop::wakeup);
+		for (PollLoop loop : loops) {
 			try {
-				thread.join(this.settings.shutdownTimeout().plusSeconds(10).toMillis());
+				loop.join(this.settings.shutdownTimeout().plusSeconds(10));
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -302,98 +306,14 @@ public class OrderedRetryContainer {
 		}
 	}
 
-	private void pollLoop(Consumer<byte[], byte[]> consumer) {
-		ContainerEvents events = this.events;
-		try {
-			this.committer.start();
-			consumer.subscribe(this.routesByTopic.keySet(), this.barrier.rebalanceListener(this.id, consumer,
-					this.partitions, new ContainerAssignments(consumer), this.userListener));
-			events.consumerStarted();
-			while (this.running.get()) {
-				try {
-					runPollThreadActions();
-					Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
-							(work) -> caughtUp(consumer, work), this.running::get);
-					this.backpressure.takeHeldBack(this.partitions.all(), this.pauseRequest.held(), this.runner::takeAll);
-					this.backpressure.apply(consumer, this.partitions.all(), this.pauseRequest.held());
-					this.pauseRequest.apply(consumer, this.partitions.all(), events);
-					timeout = Backpressure.pollTimeout(this.partitions.all(), timeout);
-					long now = System.nanoTime();
-					if (this.lastPollNanos != 0) {
-						this.observer.polling(this.id, Duration.ofNanos(now - this.lastPollNanos));
-					}
-					ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
-					this.lastPollNanos = System.nanoTime();
-					this.committer.polled(consumer, this.offsets);
-					events.polled(records.count(), consumer, this.pauseRequest.held());
-					for (TopicPartition tp : records.partitions()) {
-						dispatch(consumer, tp, records.records(tp));
-					}
-					if (this.commits.due()) {
-						this.stats.noteEndOffsets(consumer);
-						this.commits.commit(consumer, this.partitions.topicPartitions());
-					}
-					this.failedPolls.reset();
-				}
-				catch (WakeupException ex) {
-					// stopping
-				}
-				catch (RuntimeException ex) {
-					this.failedPolls.pauseAfter(ex, this.running::get);
-				}
-			}
-		}
-		finally {
-			shutdown(consumer);
-			events.stopped();
-		}
+	/** The loop whose consumer reads {@code partition}. */
+	private PollLoop loopOf(TopicPartition partition) {
+		List<PollLoop> loops = this.loops;
+		return (loops.size() > 1 && !isMainTopic(partition.topic())) ? loops.get(1) : loops.get(0);
 	}
 
-	private void shutdown(Consumer<byte[], byte[]> consumer) {
-		Rereader rereader = this.rereader;
-		if (rereader != null) {
-			rereader.stop();
-		}
-		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
-			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
-					+ "will be delivered again");
-		}
-		this.commits.shutdown(consumer, this.partitions.topicPartitions());
-		this.committer.close();
-		this.partitions.clear();
-		this.runner.keyWaiters().clear();
-		this.runner.dueWaiters().clear();
-		consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
-		this.housekeeping.closeAdmin();
-	}
-
-	private void runPollThreadActions() {
-		for (Runnable action; (action = this.pollThreadActions.poll()) != null;) {
-			action.run();
-		}
-	}
-
-	/**
-	 * Hands a partition's polled records to the workers, up to its in-flight bound: at the
-	 * bound the partition is paused and the rest are held back until it has room again, so it
-	 * never holds more than the bound in flight.
-	 */
-	private void dispatch(Consumer<byte[], byte[]> consumer, TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> records) {
-		PartitionWork work = this.partitions.get(tp);
-		if (work == null) {
-			return; // revoked meanwhile: the new owner reads them
-		}
-		List<Delivery> deliveries = new ArrayList<>(records.size());
-		for (ConsumerRecord<byte[], byte[]> record : records) {
-			deliveries.add(delivery(record));
-		}
-		this.backpressure.offer(consumer, work, deliveries, this.runner::takeAll);
-	}
-
-	/** Whether the consumer has fetched a partition to its end, as of its last fetch. */
-	private static boolean caughtUp(Consumer<byte[], byte[]> consumer, PartitionWork work) {
-		OptionalLong lag = consumer.currentLag(work.partition);
-		return lag.isPresent() && lag.getAsLong() == 0;
+	private boolean isMainTopic(String topic) {
+		return this.routesByTopic.get(topic).router().plan().mainTopic().equals(topic);
 	}
 
 	static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
@@ -401,12 +321,12 @@ public class OrderedRetryContainer {
 				record.value(), record.headers());
 	}
 
-	/** Pauses a partition stopped at a record that can go nowhere, on the poll thread. */
+	/** Pauses a partition stopped at a record that can go nowhere, on the poll thread of its consumer. */
 	private void pauseStopped(PartitionWork work) {
-		this.pollThreadActions.add(() -> {
-			Consumer<byte[], byte[]> consumer = this.consumer;
-			if (consumer != null && this.partitions.isCurrent(work)) {
-				consumer.pause(List.of(work.partition));
+		PollLoop loop = loopOf(work.partition);
+		loop.onPollThread(() -> {
+			if (this.partitions.isCurrent(work)) {
+				loop.consumer().pause(List.of(work.partition));
 			}
 		});
 	}
@@ -442,12 +362,16 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * How long ago the consumer's last poll returned: what {@code max.poll.interval.ms} bounds.
-	 * Zero before the first poll.
+	 * How long ago the last poll of the consumer that polled least recently returned: what
+	 * {@code max.poll.interval.ms} bounds. Zero before the first poll.
 	 */
 	public Duration sinceLastPoll() {
-		long last = this.lastPollNanos;
-		return (last != 0) ? Duration.ofNanos(System.nanoTime() - last) : Duration.ZERO;
+		Duration longest = Duration.ZERO;
+		for (PollLoop loop : this.loops) {
+			Duration since = loop.sinceLastPoll();
+			longest = (since.compareTo(longest) > 0) ? since : longest;
+		}
+		return longest;
 	}
 
 	/**
@@ -477,13 +401,139 @@ public class OrderedRetryContainer {
 		return this.stats.load();
 	}
 
-	/** What the rebalance callbacks do to this container, on the poll thread. */
+	/** What a poll loop asks of this container. */
+	private final class LoopContainer implements PollLoop.Container {
+
+		@Override
+		public boolean isRunning() {
+			return OrderedRetryContainer.this.running.get();
+		}
+
+		@Override
+		public void beforeSubscribing(PollLoop loop) {
+			Run run = OrderedRetryContainer.this.run;
+			if (run != null) {
+				run.startOnce(OrderedRetryContainer.this.committer::start);
+			}
+		}
+
+		@Override
+		public int take(PartitionWork work, List<Delivery> records) {
+			return OrderedRetryContainer.this.runner.takeAll(work, records);
+		}
+
+		@Override
+		public void stoppedPolling(PollLoop loop) {
+			Run run = OrderedRetryContainer.this.run;
+			if (run != null && run.stoppedPolling()) {
+				drain();
+				run.drained();
+			}
+		}
+
+		@Override
+		public void awaitDrained() {
+			Run run = OrderedRetryContainer.this.run;
+			if (run != null) {
+				run.awaitDrained(OrderedRetryContainer.this.settings.shutdownTimeout().plusSeconds(10));
+			}
+		}
+
+		@Override
+		public void closed(PollLoop loop) {
+			Run run = OrderedRetryContainer.this.run;
+			if (run != null && run.closed()) {
+				finish();
+			}
+		}
+
+	}
+
+	/**
+	 * The container's part of stopping, once every loop stopped polling: the re-reader stops and
+	 * the workers finish what runs (up to the shutdown timeout); each loop then commits its
+	 * partitions and closes its consumer.
+	 */
+	private void drain() {
+		Rereader rereader = this.rereader;
+		if (rereader != null) {
+			rereader.stop();
+		}
+		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
+			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
+					+ "will be delivered again");
+		}
+	}
+
+	/** The container's last part of stopping, once every consumer is closed. */
+	private void finish() {
+		this.committer.close();
+		this.partitions.clear();
+		this.runner.keyWaiters().clear();
+		this.runner.dueWaiters().clear();
+		this.housekeeping.closeAdmin();
+		this.events.containerStopped();
+	}
+
+	/**
+	 * One run of the container, from start to stop: its committer started once, before either
+	 * loop subscribes, and where its loops are in stopping.
+	 */
+	private static final class Run {
+
+		private final AtomicInteger polling;
+
+		private final AtomicInteger open;
+
+		private final CountDownLatch drained = new CountDownLatch(1);
+
+		private boolean started;
+
+		Run(int loops) {
+			this.polling = new AtomicInteger(loops);
+			this.open = new AtomicInteger(loops);
+		}
+
+		/** Runs {@code start} on the first loop's thread; the other loops wait for it to end. */
+		synchronized void startOnce(Runnable start) {
+			if (!this.started) {
+				this.started = true;
+				start.run();
+			}
+		}
+
+		/** A loop stopped polling; returns whether it was the last. */
+		boolean stoppedPolling() {
+			return this.polling.decrementAndGet() == 0;
+		}
+
+		void drained() {
+			this.drained.countDown();
+		}
+
+		void awaitDrained(Duration timeout) {
+			try {
+				this.drained.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+		/** A loop closed its consumer; returns whether it was the last. */
+		boolean closed() {
+			return this.open.decrementAndGet() == 0;
+		}
+
+	}
+
+	/** What the rebalance callbacks of a loop's consumer do to this container, on its poll thread. */
 	private final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
-		private final Consumer<byte[], byte[]> consumer;
+		private final PollLoop loop;
 
-		ContainerAssignments(Consumer<byte[], byte[]> consumer) {
-			this.consumer = consumer;
+		ContainerAssignments(PollLoop loop) {
+			this.loop = loop;
 		}
 
 		@Override
@@ -500,13 +550,13 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void revoking(Collection<TopicPartition> partitions) {
-			OrderedRetryContainer.this.commits.revoking(this.consumer, partitions);
+			this.loop.commits().revoking(this.loop.consumer(), partitions);
 		}
 
 		@Override
 		public void changed(String kind, Collection<TopicPartition> partitions) {
 			if ("assigned".equals(kind)) {
-				OrderedRetryContainer.this.committer.polled(this.consumer, OrderedRetryContainer.this.offsets);
+				OrderedRetryContainer.this.committer.polled(this.loop.consumer(), OrderedRetryContainer.this.offsets);
 			}
 			else {
 				OrderedRetryContainer.this.runner.keyWaiters().forgetRevoked();
@@ -527,12 +577,12 @@ public class OrderedRetryContainer {
 
 		@Override
 		public boolean held() {
-			return OrderedRetryContainer.this.pauseRequest.held();
+			return this.loop.pause().held();
 		}
 
 		@Override
 		public void onPollThread(Runnable action) {
-			OrderedRetryContainer.this.pollThreadActions.add(action);
+			this.loop.onPollThread(action);
 		}
 
 	}

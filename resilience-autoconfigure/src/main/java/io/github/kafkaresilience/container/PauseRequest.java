@@ -11,10 +11,10 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * The application's request to pause a listener, or the listener's hold during an outage, and
  * how the container carries either out: the
- * workers hold the tasks that become ready, and the poll thread pauses every assigned
- * partition (one a rebalance keeps or brings too) and lets nothing resume one until the
- * application resumes the listener; the partitions free to run are then resumed. The consumer
- * keeps polling meanwhile, so it stays in its group.
+ * workers hold the tasks that become ready, and the poll thread of each of the container's
+ * consumers pauses every partition assigned to it (one a rebalance keeps or brings too) and
+ * lets nothing resume one until the application resumes the listener; the partitions free to
+ * run are then resumed. The consumers keep polling meanwhile, so they stay in their group.
  */
 final class PauseRequest {
 
@@ -26,14 +26,8 @@ final class PauseRequest {
 	/** Whether the listener holds for an outage; the poll thread applies it as a pause. */
 	private volatile boolean outage;
 
-	/** Whether the consumer's partitions are paused for {@link #requested}; poll thread only. */
-	private boolean applied;
-
 	/** Whether a partition is of a main topic, not of a stage. */
 	private final Predicate<TopicPartition> mainTopic;
-
-	/** Whether the main-topic partitions are paused for {@link #outage}; poll thread only. */
-	private boolean outageApplied;
 
 	/** A request of the application only: no partition is held for an outage. */
 	PauseRequest(Workers workers) {
@@ -90,83 +84,101 @@ final class PauseRequest {
 		return this.requested;
 	}
 
-	/**
-	 * Whether the consumer's partitions are paused for the request: nothing may resume one
-	 * meanwhile. Poll thread only.
-	 */
-	boolean held() {
-		return this.applied;
-	}
-
-	/** Forgets the request and its pause, as the container starts a new consumer. */
+	/** Forgets the request, as the container starts new consumers. */
 	void clear() {
 		this.requested = false;
 		this.outage = false;
-		this.applied = false;
-		this.outageApplied = false;
 	}
 
-	/**
-	 * Pauses every assigned partition while the application asks for it (nothing resumes a
-	 * partition meanwhile; a partition a rebalance kept or brought is paused here too), and
-	 * resumes those free to run once it no longer does. Poll thread only.
-	 * @param consumer the container's consumer
-	 * @param partitions the assigned partitions
-	 * @param events publishes the paused and resumed events
-	 */
-	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
-		if (this.requested) {
-			Set<TopicPartition> assigned = consumer.assignment();
-			if (!this.applied || !consumer.paused().containsAll(assigned)) {
-				consumer.pause(assigned);
-				if (!this.applied) {
-					this.applied = true;
-					events.paused(assigned);
-				}
-			}
-			return;
-		}
-		if (this.applied) {
-			this.applied = false;
-			List<TopicPartition> free = partitions.stream()
-				.filter(PartitionWork::mayFetch)
-				.map((work) -> work.partition)
-				.filter((partition) -> !this.outage || !this.mainTopic.test(partition))
-				.toList();
-			consumer.resume(free);
-			events.resumed(free);
-		}
-		applyOutage(consumer, partitions, events);
+	/** How one consumer of the container carries out the request: it pauses its partitions. */
+	Consumption consumption() {
+		return new Consumption();
 	}
 
-	/**
-	 * While the listener holds for an outage, keeps its main-topic partitions paused (a
-	 * partition that backpressure resumed, or a rebalance brought, is paused again before the
-	 * poll). Its stage partitions are read on: their records are held by the workers like any
-	 * other, and are what a probe can run, since a record of the main topic whose key is held
-	 * would only follow its key into the ladder.
-	 */
-	private void applyOutage(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
-		if (this.outage) {
-			List<TopicPartition> main = consumer.assignment().stream().filter(this.mainTopic).toList();
-			if (!this.outageApplied || !consumer.paused().containsAll(main)) {
-				consumer.pause(main);
-				if (!this.outageApplied) {
-					this.outageApplied = true;
-					events.paused(main);
+	/** The request as one consumer has carried it out. Poll thread only. */
+	final class Consumption {
+
+		/** Whether the consumer's partitions are paused for {@link #requested}. */
+		private boolean applied;
+
+		/** Whether its main-topic partitions are paused for {@link #outage}. */
+		private boolean outageApplied;
+
+		private Consumption() {
+		}
+
+		/**
+		 * Whether the consumer's partitions are paused for the request: nothing may resume one
+		 * meanwhile.
+		 */
+		boolean held() {
+			return this.applied;
+		}
+
+		/**
+		 * Pauses every partition assigned to the consumer while the application asks for it
+		 * (nothing resumes a partition meanwhile; a partition a rebalance kept or brought is
+		 * paused here too), and resumes those free to run once it no longer does.
+		 * @param consumer the consumer
+		 * @param partitions the partitions assigned to it
+		 * @param events publishes the paused and resumed events
+		 */
+		void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
+			if (PauseRequest.this.requested) {
+				Set<TopicPartition> assigned = consumer.assignment();
+				if (!this.applied || !consumer.paused().containsAll(assigned)) {
+					consumer.pause(assigned);
+					if (!this.applied) {
+						this.applied = true;
+						events.paused(assigned);
+					}
+				}
+				return;
+			}
+			if (this.applied) {
+				this.applied = false;
+				List<TopicPartition> free = partitions.stream()
+					.filter(PartitionWork::mayFetch)
+					.map((work) -> work.partition)
+					.filter((partition) -> !PauseRequest.this.outage || !PauseRequest.this.mainTopic.test(partition))
+					.toList();
+				consumer.resume(free);
+				events.resumed(free);
+			}
+			applyOutage(consumer, partitions, events);
+		}
+
+		/**
+		 * While the listener holds for an outage, keeps its main-topic partitions paused (a
+		 * partition that backpressure resumed, or a rebalance brought, is paused again before
+		 * the poll). Its stage partitions are read on: their records are held by the workers
+		 * like any other, and are what a probe can run, since a record of the main topic whose
+		 * key is held would only follow its key into the ladder.
+		 */
+		private void applyOutage(Consumer<?, ?> consumer, Collection<PartitionWork> partitions,
+				ContainerEvents events) {
+			if (PauseRequest.this.outage) {
+				List<TopicPartition> main = consumer.assignment().stream().filter(PauseRequest.this.mainTopic).toList();
+				if (!this.outageApplied || !consumer.paused().containsAll(main)) {
+					consumer.pause(main);
+					if (!this.outageApplied) {
+						this.outageApplied = true;
+						events.paused(main);
+					}
 				}
 			}
+			else if (this.outageApplied) {
+				this.outageApplied = false;
+				List<TopicPartition> free = partitions.stream()
+					.filter(PartitionWork::mayFetch)
+					.map((work) -> work.partition)
+					.filter(PauseRequest.this.mainTopic)
+					.toList();
+				consumer.resume(free);
+				events.resumed(free);
+			}
 		}
-		else if (this.outageApplied) {
-			this.outageApplied = false;
-			List<TopicPartition> free = partitions.stream()
-				.filter(PartitionWork::mayFetch)
-				.map((work) -> work.partition)
-				.filter(this.mainTopic)
-				.toList();
-			consumer.resume(free);
-			events.resumed(free);
-		}
+
 	}
 
 }

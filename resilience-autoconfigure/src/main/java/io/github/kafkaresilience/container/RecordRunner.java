@@ -54,7 +54,8 @@ final class RecordRunner {
 
 	private final Partitions partitions;
 
-	private final Backpressure backpressure;
+	/** Tells a partition's consumer that one of its records is done: it may have room again. */
+	private final java.util.function.Consumer<PartitionWork> recordDone;
 
 	private final java.util.function.Consumer<PartitionWork> pauser;
 
@@ -80,7 +81,7 @@ final class RecordRunner {
 	 * thread
 	 */
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
-			ContainerOffsets offsets, Partitions partitions, Backpressure backpressure,
+			ContainerOffsets offsets, Partitions partitions, java.util.function.Consumer<PartitionWork> recordDone,
 			java.util.function.Consumer<PartitionWork> pauser) {
 		this.id = id;
 		this.settings = settings;
@@ -88,7 +89,7 @@ final class RecordRunner {
 		this.committer = committer;
 		this.offsets = offsets;
 		this.partitions = partitions;
-		this.backpressure = backpressure;
+		this.recordDone = recordDone;
 		this.pauser = pauser;
 		this.workers = new Workers(id, settings.concurrency(), WorkerThreads.of(settings.virtualThreads()), this::run);
 		this.keyWaiters = new KeyWaiters(this.workers);
@@ -474,7 +475,7 @@ final class RecordRunner {
 	private @Nullable Task complete(Task task) {
 		PartitionWork work = task.work;
 		Task next = work.done(task);
-		this.backpressure.recordDone(work);
+		this.recordDone.accept(work);
 		return next;
 	}
 

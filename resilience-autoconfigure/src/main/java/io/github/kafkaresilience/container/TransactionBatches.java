@@ -210,7 +210,7 @@ final class TransactionBatches {
 				Producer<byte[], byte[]> producer = this.producers.producer(slot);
 				producer.beginTransaction();
 				try {
-					producer.sendOffsetsToTransaction(committable, offsets.group());
+					offsets.byGroup(committable).forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 					producer.commitTransaction();
 				}
 				catch (RuntimeException ex) {
@@ -389,7 +389,7 @@ final class TransactionBatches {
 						(a, b) -> (a.offset() >= b.offset()) ? a : b));
 			}
 			if (!doneOffsets.isEmpty()) {
-				producer.sendOffsetsToTransaction(doneOffsets, offsets.group());
+				offsets.byGroup(doneOffsets).forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 			}
 			for (Member step : batch.steps) {
 				this.faults.at(FaultInjection.Point.COMMITTING, step.record);

@@ -428,7 +428,8 @@ public class OrderedRetryContainerFactory {
 				route.router().runInBatches();
 			}
 		}
-		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes, consumers.listener(),
+		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes,
+				new OrderedRetryContainer.Consumers(consumers.listener(), consumers.retries()),
 				engine().syncBarrier(), this.rebalanceListener, settings, this.clock,
 				reaping(endpoint, plans, routes), this.observer, writes);
 		if (this.parking) {

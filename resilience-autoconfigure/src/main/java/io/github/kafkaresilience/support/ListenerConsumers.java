@@ -10,7 +10,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 
 /**
  * The client settings of the consumers the library creates for a listener, one per role: the
- * listener's own consumer in its group, the consumer of its dead-letter topics for the
+ * listener's own consumers in its group (one of its main topics, one of their retry topics),
+ * the consumer of its dead-letter topics for the
  * {@code DlqHandler}, the re-reader of parked retries and the startup check of its ladder's
  * owners. Each starts from the application's consumer settings ({@link ConsumerClients}) and
  * reads raw bytes (the handler deserializes), with a client id naming the listener, the
@@ -21,10 +22,10 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 public final class ListenerConsumers {
 
 	/**
-	 * The listener consumer's {@code fetch.max.wait.ms} unless configured. The consumer also
-	 * reads the stage topics, which are mostly empty. A consumer keeps one fetch in flight per
-	 * broker, and a fetch holding only empty partitions waits {@code fetch.max.wait.ms} at the
-	 * broker while the main topic's records wait behind it. P1 in docs/BENCHMARKS.md (1M
+	 * The {@code fetch.max.wait.ms} of the listener's consumers unless configured. A consumer
+	 * keeps one fetch in flight per broker, and a fetch holding only empty partitions (the
+	 * others paused at their in-flight bound) waits {@code fetch.max.wait.ms} at the broker while
+	 * the records of a partition resumed meanwhile wait behind it. P1 in docs/BENCHMARKS.md (1M
 	 * records, against a plain listener) when this value was chosen: 500 ms (the client's
 	 * default) 0.1-0.3x, 100 ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer
 	 * sends up to 50 empty fetches a second to each broker.
@@ -39,6 +40,9 @@ public final class ListenerConsumers {
 	public static final Set<String> FIXED = Set.of(ConsumerConfig.GROUP_ID_CONFIG,
 			ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
 			ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+
+	/** What the retry-topic consumer's client id, and group instance id, add to the main one's. */
+	public static final String RETRIES = "-retries";
 
 	private final ConsumerClients clients;
 
@@ -75,14 +79,37 @@ public final class ListenerConsumers {
 		this.listenerSettings = Map.copyOf(listenerSettings);
 	}
 
-	/** The listener's consumer, in its group; it reads the main topics and the stages. */
+	/** The listener's consumer of its main topics, in its group. */
 	public Supplier<Consumer<byte[], byte[]>> listener() {
 		return this.clients.supplier(listenerConfiguration());
 	}
 
-	/** The settings of the listener's consumer. */
+	/**
+	 * The listener's consumer of its retry topics, in its group: with a client id of its own and,
+	 * under static membership, the group instance id of the main topics' consumer with
+	 * {@value #RETRIES} after it, so that the two never fence each other.
+	 */
+	public Supplier<Consumer<byte[], byte[]>> retries() {
+		return this.clients.supplier(retriesConfiguration());
+	}
+
+	/** The settings of the listener's consumer of its retry topics. */
+	public Map<String, Object> retriesConfiguration() {
+		Map<String, Object> config = listenerConfiguration(RETRIES);
+		Object instance = config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+		if (instance != null && !instance.toString().isBlank()) {
+			config.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance + RETRIES);
+		}
+		return config;
+	}
+
+	/** The settings of the listener's consumer of its main topics. */
 	public Map<String, Object> listenerConfiguration() {
-		Map<String, Object> config = byteConsumerConfig("");
+		return listenerConfiguration("");
+	}
+
+	private Map<String, Object> listenerConfiguration(String role) {
+		Map<String, Object> config = byteConsumerConfig(role);
 		config.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, FETCH_MAX_WAIT_MS);
 		config.putAll(this.listenerSettings);
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, this.groupId);

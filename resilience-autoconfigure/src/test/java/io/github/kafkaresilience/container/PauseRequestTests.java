@@ -43,6 +43,9 @@ class PauseRequestTests {
 
 	private final PauseRequest request = new PauseRequest(this.workers);
 
+	/** The request as the consumer carries it out. */
+	private final PauseRequest.Consumption consumer0 = this.request.consumption();
+
 	private final List<Object> published = new ArrayList<>();
 
 	private final ContainerEvents events = new ContainerEvents(mock(OrderedRetryContainer.class), this.published::add,
@@ -61,9 +64,9 @@ class PauseRequestTests {
 
 	@Test
 	void withoutARequestNothingIsPausedOrResumed() {
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
-		assertThat(this.request.held()).isFalse();
+		assertThat(this.consumer0.held()).isFalse();
 		assertThat(this.published).isEmpty();
 		verifyNoInteractions(this.workers);
 	}
@@ -72,11 +75,11 @@ class PauseRequestTests {
 	void pausingHoldsTheWorkersAndPausesEveryAssignedPartitionWithOnePausedEvent() {
 		this.request.pause();
 		assertThat(this.request.isRequested()).isTrue();
-		assertThat(this.request.held()).as("not applied by the poll thread yet").isFalse();
-		this.request.apply(this.consumer, this.partitions, this.events);
-		this.request.apply(this.consumer, this.partitions, this.events);
+		assertThat(this.consumer0.held()).as("not applied by the poll thread yet").isFalse();
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED);
-		assertThat(this.request.held()).isTrue();
+		assertThat(this.consumer0.held()).isTrue();
 		assertThat(this.published).singleElement()
 			.isInstanceOfSatisfying(ConsumerPausedEvent.class, (event) -> assertThat(event.getPartitions())
 				.containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED));
@@ -87,11 +90,11 @@ class PauseRequestTests {
 	@Test
 	void aPartitionAssignedOrResumedWhilePausedIsPausedTooWithoutAnotherEvent() {
 		this.request.pause();
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assigned(LATE, true);
 		this.consumer.assign(List.of(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED, LATE));
 		this.consumer.resume(List.of(OPEN));
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED, LATE);
 		assertThat(this.published).hasSize(1);
 	}
@@ -99,17 +102,17 @@ class PauseRequestTests {
 	@Test
 	void resumingReleasesTheWorkersAndResumesOnlyThePartitionsThatMayBeFetchedFrom() {
 		this.request.pause();
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		this.request.resume();
 		assertThat(this.request.isRequested()).isFalse();
 		assertThat(this.consumer.paused()).as("until the poll thread applies it").contains(OPEN);
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
-		assertThat(this.request.held()).isFalse();
+		assertThat(this.consumer0.held()).isFalse();
 		assertThat(this.published).hasSize(2).last()
 			.isInstanceOfSatisfying(ConsumerResumedEvent.class,
 					(event) -> assertThat(event.getPartitions()).containsExactly(OPEN));
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		assertThat(this.published).as("resumed once").hasSize(2);
 		InOrder order = inOrder(this.workers);
 		order.verify(this.workers).hold(Workers.APPLICATION);
@@ -117,12 +120,36 @@ class PauseRequestTests {
 	}
 
 	@Test
-	void clearingForgetsTheRequestAndItsPause() {
+	void clearingForgetsTheRequestAndTheConsumersOfTheNextRunStartUnpaused() {
 		this.request.pause();
-		this.request.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
 		this.request.clear();
 		assertThat(this.request.isRequested()).isFalse();
-		assertThat(this.request.held()).isFalse();
+		assertThat(this.request.consumption().held()).isFalse();
+	}
+
+	/**
+	 * The main topics' consumer and the stages' each pause their own partitions for one request,
+	 * each with its paused event, and resume them.
+	 */
+	@Test
+	void eachConsumerOfTheContainerPausesAndResumesItsOwnPartitions() {
+		MockConsumer<byte[], byte[]> retries = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
+		TopicPartition stage = new TopicPartition("orders.retry.1s", 0);
+		PartitionWork stageWork = work(stage, 10);
+		stageWork.barrierOpen = true;
+		retries.assign(List.of(stage));
+		PauseRequest.Consumption ofRetries = this.request.consumption();
+		this.request.pause();
+		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		assertThat(ofRetries.held()).as("not applied by the stages' poll thread yet").isFalse();
+		ofRetries.apply(retries, List.of(stageWork), this.events);
+		assertThat(retries.paused()).containsExactly(stage);
+		assertThat(this.published).hasSize(2);
+		this.request.resume();
+		ofRetries.apply(retries, List.of(stageWork), this.events);
+		assertThat(retries.paused()).isEmpty();
+		assertThat(this.consumer.paused()).as("until its own poll thread applies it").contains(OPEN);
 	}
 
 	private PartitionWork assigned(TopicPartition partition, boolean barrierOpen) {

@@ -49,8 +49,9 @@ final class RecordingOffsetBook implements OffsetBook {
 	}
 
 	@Override
-	public ConsumerGroupMetadata group() {
-		return new ConsumerGroupMetadata("g");
+	public Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
+			Map<TopicPartition, OffsetAndMetadata> offsets) {
+		return Map.of(new ConsumerGroupMetadata("g"), offsets);
 	}
 
 }

@@ -12,7 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The long chaos runs, only in the {@code chaos} Maven profile
  * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over 1,000
  * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
- * seed of {@code -Dchaos.seeds=1,2,3,4,5}; on the shared broker and on a cluster
+ * seed of {@code -Dchaos.seeds=1,2,3,4,5} and group protocol of
+ * {@code -Dchaos.protocols=classic,consumer}; on the shared broker and on a cluster
  * of three broker processes (replication factor 3) one of which is killed and restarted
  * mid-run, each in both dual-write modes. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
  * changes how long one may take.
@@ -22,9 +23,9 @@ class ChaosSuiteTests {
 	@Test
 	@UsesSharedBroker
 	void fullChaosRunsKeepEveryPromise() throws InterruptedException {
-		for (long seed : seeds()) {
-			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15)));
-			System.out.println(report);
+		for (ChaosRun.Plan plan : plans(timeout(15))) {
+			ChaosRun.Report report = ChaosRun.run(plan);
+			System.out.println(report + " " + plan.properties());
 			assertThat(report.violations()).as(report.toString()).isEmpty();
 		}
 	}
@@ -32,10 +33,9 @@ class ChaosSuiteTests {
 	@Test
 	@UsesSharedBroker
 	void fullChaosRunsInTransactionModeKeepEveryPromise() throws InterruptedException {
-		for (long seed : seeds()) {
-			ChaosRun.Report report = ChaosRun.run(plan(seed, timeout(15))
-				.withProperties("kafka.resilience.dual-write=transaction"));
-			System.out.println(report + " dual-write=transaction");
+		for (ChaosRun.Plan plan : plans(timeout(15))) {
+			ChaosRun.Report report = ChaosRun.run(plan.withProperties("kafka.resilience.dual-write=transaction"));
+			System.out.println(report + " " + plan.properties() + " dual-write=transaction");
 			assertThat(report.violations()).as(report.toString()).isEmpty();
 		}
 	}
@@ -43,11 +43,10 @@ class ChaosSuiteTests {
 	@Test
 	void fullChaosRunsOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted() throws InterruptedException {
 		try (KafkaCluster cluster = KafkaCluster.start(3)) {
-			for (long seed : seeds()) {
-				ChaosRun.Plan plan = plan(seed, timeout(30)).withBrokerKills(1)
-					.withProperties("kafka.resilience.topics.replication-factor=3");
+			for (ChaosRun.Plan each : plans(timeout(30))) {
+				ChaosRun.Plan plan = each.withBrokerKills(1).withProperties("kafka.resilience.topics.replication-factor=3");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
-				System.out.println(report);
+				System.out.println(report + " " + plan.properties());
 				assertThat(report.violations()).as(report.toString()).isEmpty();
 			}
 		}
@@ -57,19 +56,27 @@ class ChaosSuiteTests {
 	void fullChaosRunsInTransactionModeOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted()
 			throws InterruptedException {
 		try (KafkaCluster cluster = KafkaCluster.start(3)) {
-			for (long seed : seeds()) {
-				ChaosRun.Plan plan = plan(seed, timeout(30)).withBrokerKills(1)
+			for (ChaosRun.Plan each : plans(timeout(30))) {
+				ChaosRun.Plan plan = each.withBrokerKills(1)
 					.withProperties("kafka.resilience.topics.replication-factor=3", "kafka.resilience.dual-write=transaction");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
-				System.out.println(report + " dual-write=transaction");
+				System.out.println(report + " " + plan.properties());
 				assertThat(report.violations()).as(report.toString()).isEmpty();
 			}
 		}
 	}
 
-	private static ChaosRun.Plan plan(long seed, Duration timeout) {
+	/** One plan per group protocol and seed, each protocol's seeds in turn. */
+	private static List<ChaosRun.Plan> plans(Duration timeout) {
 		int records = Integer.getInteger("chaos.records", 100_000);
-		return new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, timeout);
+		List<ChaosRun.Plan> plans = new java.util.ArrayList<>();
+		for (String protocol : System.getProperty("chaos.protocols", "classic,consumer").split(",")) {
+			for (long seed : seeds()) {
+				plans.add(new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, timeout)
+					.withProperties("spring.kafka.consumer.properties.group.protocol=" + protocol.trim()));
+			}
+		}
+		return plans;
 	}
 
 	/** How long a run may take after production: {@code -Dchaos.timeout-minutes} or the default. */

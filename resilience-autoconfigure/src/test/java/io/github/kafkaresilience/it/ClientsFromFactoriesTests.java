@@ -95,7 +95,8 @@ class ClientsFromFactoriesTests {
 		String id = "it-" + topic;
 
 		assertThat(seen.consumers).containsExactlyInAnyOrder("kafka-resilience-" + id + "-" + id,
-				"kafka-resilience-" + id + "-" + id + "-rereader", "kafka-resilience-" + id + "-" + id + "-ownership-check",
+				"kafka-resilience-" + id + "-" + id + "-retries", "kafka-resilience-" + id + "-" + id + "-rereader",
+				"kafka-resilience-" + id + "-" + id + "-ownership-check",
 				"kafka-resilience-" + id + "-" + id + "-dlq-handler", "kafka-resilience-tailer-" + id + "-1",
 				"kafka-resilience-replay");
 		assertThat(seen.producers).containsExactlyInAnyOrder("kafka-resilience-locks-" + id,
@@ -112,7 +113,8 @@ class ClientsFromFactoriesTests {
 		String id = "it-" + topic;
 
 		assertThat(seen.consumers).containsExactlyInAnyOrder("kafka-resilience-" + id + "-" + id,
-				"kafka-resilience-" + id + "-" + id + "-rereader", "kafka-resilience-" + id + "-" + id + "-ownership-check",
+				"kafka-resilience-" + id + "-" + id + "-retries", "kafka-resilience-" + id + "-" + id + "-rereader",
+				"kafka-resilience-" + id + "-" + id + "-ownership-check",
 				"kafka-resilience-" + id + "-" + id + "-dlq-handler", "kafka-resilience-tailer-" + id + "-1",
 				"kafka-resilience-replay");
 		// a transactional producer per worker (4) and one more; no retry publisher, as every

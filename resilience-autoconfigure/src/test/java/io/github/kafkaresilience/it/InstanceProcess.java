@@ -63,8 +63,11 @@ final class InstanceProcess implements AutoCloseable {
 		command.add("--test.topic=" + topic);
 		command.add("--spring.kafka.consumer.group-id=" + group);
 		command.add("--spring.kafka.consumer.auto-offset-reset=earliest");
-		command.add("--spring.kafka.consumer.properties.session.timeout.ms=6000");
-		command.add("--spring.kafka.consumer.properties.heartbeat.interval.ms=1000");
+		if (!properties.contains("spring.kafka.consumer.properties.group.protocol=consumer")) {
+			// the consumer protocol's session timeout is the broker's (SharedBroker, KafkaCluster)
+			command.add("--spring.kafka.consumer.properties.session.timeout.ms=6000");
+			command.add("--spring.kafka.consumer.properties.heartbeat.interval.ms=1000");
+		}
 		command.add("--kafka.resilience.instance-id=" + instanceId);
 		command.add("--kafka.resilience.consumer.commit-interval=200ms");
 		command.add("--spring.main.banner-mode=off");

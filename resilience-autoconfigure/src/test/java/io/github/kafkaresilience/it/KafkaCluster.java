@@ -305,8 +305,13 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 			properties.put("offsets.topic.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.min.isr", Integer.toString(Math.min(2, replication)));
-			properties.put("group.initial.rebalance.delay.ms", "0");
+			properties.put("group.initial.rebalance.delay.ms", SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
 			properties.put("log.cleaner.backoff.ms", "1000");
+			// the consumer protocol's session and heartbeat, as the shared broker has them
+			properties.put("group.consumer.session.timeout.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.session.timeout.ms"));
+			properties.put("group.consumer.min.session.timeout.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.min.session.timeout.ms"));
+			properties.put("group.consumer.heartbeat.interval.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.heartbeat.interval.ms"));
+			properties.put("group.consumer.min.heartbeat.interval.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.min.heartbeat.interval.ms"));
 			// fewer internal partitions than the default 50: a 2-core machine runs three brokers
 			properties.put("offsets.topic.num.partitions", "10");
 			properties.put("transaction.state.log.num.partitions", "10");

@@ -57,7 +57,9 @@ class ListenerLifecycleTests {
 			registry.pause(id);
 			assertThat(registry.isPauseRequested(id)).isTrue();
 			assertThat(registry.isRunning(id)).isTrue();
-			await().atMost(WAIT).until(() -> eventsOf(topic, ConsumerPausedEvent.class).size() == 1);
+			// one event for each of its consumers: of the main topic, and of the retry topic
+			await().atMost(WAIT).until(() -> pausedPartitions(topic).size() == 2);
+			assertThat(eventsOf(topic, ConsumerPausedEvent.class)).hasSize(2);
 			SharedBroker.send(topic, "free", "F1");
 			SharedBroker.send(topic, "locked", "L2");
 			// the retry of L1 is due after 2 s: for twice that, nothing runs and the lock stays
@@ -70,8 +72,8 @@ class ListenerLifecycleTests {
 			assertThat(handled(topic)).filteredOn((entry) -> entry.startsWith("locked="))
 				.containsExactly("locked=L1-FAILS-ONCE", "locked=L1-FAILS-ONCE", "locked=L2");
 			assertThat(handled(topic)).contains("free=F1");
-			assertThat(eventsOf(topic, ConsumerResumedEvent.class)).hasSize(1);
-			assertThat(eventsOf(topic, ConsumerStartedEvent.class)).hasSize(1);
+			assertThat(eventsOf(topic, ConsumerResumedEvent.class)).hasSize(2);
+			assertThat(eventsOf(topic, ConsumerStartedEvent.class)).hasSize(2);
 			await().atMost(WAIT).until(() -> !eventsOf(topic, ListenerContainerIdleEvent.class).isEmpty());
 			ListenerContainerIdleEvent idle = (ListenerContainerIdleEvent) eventsOf(topic, ListenerContainerIdleEvent.class)
 				.get(0);
@@ -82,7 +84,16 @@ class ListenerLifecycleTests {
 				.withMessageContaining("no-such-listener")
 				.withMessageContaining(id);
 		}
-		assertThat(eventsOf(topic, ConsumerStoppedEvent.class)).hasSize(1);
+		assertThat(eventsOf(topic, ConsumerStoppedEvent.class)).hasSize(2);
+	}
+
+	/** The partitions the paused events named. */
+	private static List<String> pausedPartitions(String topic) {
+		return eventsOf(topic, ConsumerPausedEvent.class).stream()
+			.flatMap((event) -> ((ConsumerPausedEvent) event).getPartitions().stream())
+			.map(Object::toString)
+			.sorted()
+			.toList();
 	}
 
 	@Test

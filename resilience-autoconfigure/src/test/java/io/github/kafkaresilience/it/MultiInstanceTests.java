@@ -111,9 +111,10 @@ class MultiInstanceTests {
 		return Files.readString(instance.log().toPath()).contains("holds its records");
 	}
 
+	/** On the {@code consumer} group protocol (KIP-848); the transaction-mode run is on the classic one. */
 	@Test
 	void chaosSmokeRunKeepsEveryPromise() throws InterruptedException {
-		chaosSmokeRun();
+		chaosSmokeRun("spring.kafka.consumer.properties.group.protocol=consumer");
 	}
 
 	@Test
@@ -128,7 +129,8 @@ class MultiInstanceTests {
 	 */
 	@Test
 	void chaosSmokeRunWithRecordsHeldBackAtATinyInFlightBoundKeepsEveryPromise() throws InterruptedException {
-		chaosSmokeRun("kafka.resilience.consumer.max-in-flight-per-partition=4");
+		chaosSmokeRun("kafka.resilience.consumer.max-in-flight-per-partition=4",
+				"spring.kafka.consumer.properties.group.protocol=consumer");
 	}
 
 	/**

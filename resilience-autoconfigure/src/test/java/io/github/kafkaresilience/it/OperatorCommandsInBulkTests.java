@@ -15,9 +15,9 @@ import io.github.kafkaresilience.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
+import static io.github.kafkaresilience.it.Operators.OPERATOR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -35,85 +35,6 @@ class OperatorCommandsInBulkTests {
 	 * take about 2 s here, and a command that does not act never does.
 	 */
 	private static final Duration PROMPTLY = Duration.ofSeconds(10);
-
-	private static final SecurityContext OPERATOR = new SecurityContext() {
-
-		@Override
-		public java.security.Principal getPrincipal() {
-			return () -> "ops";
-		}
-
-		@Override
-		public boolean isUserInRole(String role) {
-			return "KAFKA_RESILIENCE_OPERATOR".equals(role);
-		}
-
-	};
-
-	/**
-	 * One instance, 4 partitions, stages of an hour: 20 held keys, each a head in stage 1 with
-	 * 3 records behind it; retry now on half of the heads and dead-letter now on the others,
-	 * sent one after the other, act on every one of them.
-	 */
-	@Test
-	void everyOneOfManyCommandsSentTogetherActsOnce() {
-		String topic = SharedBroker.newTopic(4);
-		Script script = Script.forTopic(topic);
-		List<String> keys = new ArrayList<>();
-		for (int i = 0; i < 20; i++) {
-			String key = "k" + i;
-			keys.add(key);
-			// a retried head succeeds, a head to dead-letter would fail for ever
-			script.failTransiently(key + "-0", (i % 2 == 0) ? 1 : Integer.MAX_VALUE);
-		}
-		try (ConfigurableApplicationContext context = TestApplication.start(topic,
-				"kafka.resilience.retry.delays=1h,2h",
-				"management.endpoints.web.exposure.include=kafkaresilience",
-				"kafka.resilience.console.actions-enabled=true")) {
-			List<String[]> records = new ArrayList<>();
-			for (int seq = 0; seq < 4; seq++) {
-				for (String key : keys) {
-					records.add(new String[] { key, key + "-" + seq });
-				}
-			}
-			SharedBroker.sendAll(topic, records);
-			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
-			await().atMost(WAIT).until(() -> heads(endpoint, topic, 4).size() == 20);
-			Map<String, HeldKeys.HeldKey> heads = heads(endpoint, topic, 4);
-
-			for (int i = 0; i < 20; i++) {
-				String action = (i % 2 == 0) ? "retry-now" : "dead-letter-now";
-				assertThat(endpoint.act(action, "it-" + topic, topic, heads.get("k" + i).lockId(), OPERATOR).getStatus())
-					.as(action + " on k" + i)
-					.isEqualTo(200);
-			}
-
-			await().atMost(PROMPTLY).untilAsserted(() -> {
-				for (String key : keys) {
-					assertThat(script.succeeded(key + "-3")).as("the last record of " + key).isTrue();
-				}
-			});
-			Map<String, List<String>> dlq = deadLetters(topic);
-			for (int i = 0; i < 20; i++) {
-				String key = "k" + i;
-				if (i % 2 == 0) {
-					assertThat(script.firstSuccesses(key)).containsExactly(key + "-0", key + "-1", key + "-2", key + "-3");
-					assertThat(script.attempts(key + "-0")).as("retried once").isEqualTo(2);
-					assertThat(dlq).doesNotContainKey(key);
-				}
-				else {
-					assertThat(script.firstSuccesses(key)).containsExactly(key + "-1", key + "-2", key + "-3");
-					assertThat(script.attempts(key + "-0")).as("not run again").isEqualTo(1);
-					assertThat(dlq.get(key)).containsExactly(key + "-0/operator");
-				}
-			}
-			LockCoordinator locks = context.getBean(LockCoordinator.class);
-			await().atMost(WAIT).untilAsserted(() -> {
-				assertThat(locks.registryOf(Names.locks(topic)).size()).as("live locks").isZero();
-				assertThat(locks.registryOf(Names.locks(topic)).commands()).as("pending commands").isEmpty();
-			});
-		}
-	}
 
 	/**
 	 * Two instances, 4 partitions, stages of an hour: one parks its waiting heads (the default

@@ -27,6 +27,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
+import static io.github.kafkaresilience.it.Operators.OPERATOR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -46,24 +47,6 @@ class OperatorCommandsTests {
 	private static final String HOUR = "kafka.resilience.retry.delays=1h";
 
 	private static final String EXPOSED = "management.endpoints.web.exposure.include=kafkaresilience";
-
-	/**
-	 * An authenticated operator with the configured role: Spring Security is on the test class
-	 * path, so every action needs the role.
-	 */
-	private static final SecurityContext OPERATOR = new SecurityContext() {
-
-		@Override
-		public java.security.Principal getPrincipal() {
-			return () -> "ops";
-		}
-
-		@Override
-		public boolean isUserInRole(String role) {
-			return "KAFKA_RESILIENCE_OPERATOR".equals(role);
-		}
-
-	};
 
 	@Test
 	void retryNowRunsAHeldKeyBeforeItsDueTimeAndItsNextRecordFollows() {

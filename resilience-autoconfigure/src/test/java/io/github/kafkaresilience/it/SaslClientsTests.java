@@ -109,7 +109,8 @@ class SaslClientsTests {
 		broker.brokerProperty("allow.everyone.if.no.acl.found", "false");
 		// the broker itself, and the node's own controller connections (PLAINTEXT: ANONYMOUS)
 		broker.brokerProperty("super.users", "User:" + ADMIN + ";User:ANONYMOUS");
-		broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
+		broker.brokerProperty("group.initial.rebalance.delay.ms",
+				SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
 		broker.brokerProperty("transaction.state.log.replication.factor", "1");
 		broker.brokerProperty("transaction.state.log.min.isr", "1");
 		broker.brokerProperty("transaction.state.log.num.partitions", "3");

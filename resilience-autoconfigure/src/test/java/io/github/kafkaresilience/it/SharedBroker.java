@@ -37,13 +37,21 @@ final class SharedBroker {
 	static final String BROKER_PROPERTY = "kafka.broker";
 
 	/**
-	 * Settings both kinds of broker get: no wait before a new group's first rebalance, a log
+	 * Settings both kinds of broker get: a new group's first rebalance waits 200 ms for more
+	 * members, as a broker does (3 s by default), so that the two consumers of a listener join
+	 * its first generation together rather than one rebalancing the other, a log
 	 * cleaner that looks for work every second (the lock topics are compacted), a small
-	 * transaction log on one broker, and three partitions for topics created on first use.
+	 * transaction log on one broker, three partitions for topics created on first use, and for
+	 * groups of the {@code consumer} protocol a session of 15 s with a heartbeat every second (the
+	 * broker decides them; the classic protocol's consumers are told theirs where a test needs).
 	 */
-	private static final Map<String, String> BROKER_SETTINGS = Map.of("group.initial.rebalance.delay.ms", "0",
-			"log.cleaner.backoff.ms", "1000", "transaction.state.log.replication.factor", "1",
-			"transaction.state.log.min.isr", "1", "transaction.state.log.num.partitions", "3", "num.partitions", "3");
+	static final Map<String, String> BROKER_SETTINGS = Map.ofEntries(Map.entry("group.initial.rebalance.delay.ms", "200"),
+			Map.entry("log.cleaner.backoff.ms", "1000"), Map.entry("transaction.state.log.replication.factor", "1"),
+			Map.entry("transaction.state.log.min.isr", "1"), Map.entry("transaction.state.log.num.partitions", "3"),
+			Map.entry("num.partitions", "3"), Map.entry("group.consumer.session.timeout.ms", "15000"),
+			Map.entry("group.consumer.min.session.timeout.ms", "6000"),
+			Map.entry("group.consumer.heartbeat.interval.ms", "1000"),
+			Map.entry("group.consumer.min.heartbeat.interval.ms", "1000"));
 
 	private static String bootstrapServers;
 

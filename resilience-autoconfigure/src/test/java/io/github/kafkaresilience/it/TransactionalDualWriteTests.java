@@ -275,6 +275,12 @@ class TransactionalDualWriteTests {
 		public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
 		}
 
+		@Override
+		public Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
+				Map<TopicPartition, OffsetAndMetadata> offsets) {
+			return Map.of(this.group, offsets);
+		}
+
 	}
 
 	@SpringBootConfiguration
