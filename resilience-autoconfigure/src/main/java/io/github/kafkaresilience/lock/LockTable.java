@@ -85,6 +85,11 @@ final class LockTable {
 		Bytes changedKey;
 		boolean pending = lock != null && lock.isPending();
 		synchronized (this) {
+			if (offset < this.tailerPositions.getOrDefault(partition, 0L)) {
+				// the tailer has read it, and what followed it: an acknowledgement of our own write
+				// that came late, after a later release of the lock was applied and forgotten
+				return false;
+			}
 			int slot = this.byId.slotOf(lockId);
 			LockVersion current = (slot >= 0) ? this.byId.versionAt(slot) : null;
 			if (current != null && current.offset >= offset) {
@@ -203,7 +208,9 @@ final class LockTable {
 		boolean changed;
 		synchronized (this) {
 			this.anyCommands = true;
-			changed = this.commands.apply(partition, offset, id, command);
+			// one the tailer read already, with what followed it, is an acknowledgement that came late
+			changed = offset >= this.tailerPositions.getOrDefault(partition, 0L)
+					&& this.commands.apply(partition, offset, id, command);
 			if (changed) {
 				this.version++;
 			}

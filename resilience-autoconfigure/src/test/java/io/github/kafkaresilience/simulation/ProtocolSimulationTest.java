@@ -38,14 +38,16 @@ import static org.assertj.core.api.Assertions.fail;
  * default); {@code -Dsimulation.seed=S} runs seed {@code S} alone and prints its trace
  * ({@code -Dsimulation.traceTail=LINES} prints more of it). By default a seed simulates what the
  * protocol says it survives: crashes between any two port calls and between actions,
- * rebalances of a partition (main and stage topics together) behind the sync barrier,
+ * rebalances of a partition behind the sync barrier (in a quarter of the seeds the main and
+ * stage topic partitions of one partition number are owned and moved apart, as a listener's
+ * two consumers hold them; {@code -Dsimulation.split=true|false} makes every seed one or the
+ * other),
  * duplicate deliveries, publishes and lock writes that fail cleanly (undone in compensate mode,
  * docs/PROTOCOL.md, rule 6), and
  * concurrency inside an instance (other workers, the tailer and the clock run while a route
- * waits in a port call; off with {@code -Dsimulation.concurrency=false}). Three harsher fault
+ * waits in a port call; off with {@code -Dsimulation.concurrency=false}). Two harsher fault
  * classes are off unless asked for ({@code true} or {@code random}, per seed):
- * {@code -Dsimulation.split} assigns the main and stage topic partitions of one partition
- * number to different instances; {@code -Dsimulation.zombies} lets a route that was running,
+ * {@code -Dsimulation.zombies} lets a route that was running,
  * or a move that was under way, when its partition was revoked go on writing (compensate mode
  * does not fence zombies; without it a partition is not revoked while one of its moves is in flight);
  * {@code -Dsimulation.ambiguous} makes some failing writes land anyway (the ack is lost).
