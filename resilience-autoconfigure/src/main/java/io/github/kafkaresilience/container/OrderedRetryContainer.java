@@ -9,10 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.BatchHandler;
@@ -108,7 +105,7 @@ public class OrderedRetryContainer {
 	/** The poll loops of the current run: the main topics' and, with retry stages, the stages'. */
 	private volatile List<PollLoop> loops = List.of();
 
-	private volatile @Nullable Run run;
+	private volatile @Nullable ContainerRun run;
 
 	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
 
@@ -266,7 +263,7 @@ public class OrderedRetryContainer {
 		if (!stageTopics.isEmpty()) {
 			loops.add(loop("retries", stageTopics, this.consumerFactory.retries()));
 		}
-		this.run = new Run(loops.size());
+		this.run = new ContainerRun(loops.size());
 		this.loops = List.copyOf(loops);
 		for (PollLoop loop : loops) {
 			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
@@ -411,7 +408,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void beforeSubscribing(PollLoop loop) {
-			Run run = OrderedRetryContainer.this.run;
+			ContainerRun run = OrderedRetryContainer.this.run;
 			if (run != null) {
 				run.startOnce(OrderedRetryContainer.this.committer::start);
 			}
@@ -424,7 +421,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void stoppedPolling(PollLoop loop) {
-			Run run = OrderedRetryContainer.this.run;
+			ContainerRun run = OrderedRetryContainer.this.run;
 			if (run != null && run.stoppedPolling()) {
 				drain();
 				run.drained();
@@ -433,7 +430,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void awaitDrained() {
-			Run run = OrderedRetryContainer.this.run;
+			ContainerRun run = OrderedRetryContainer.this.run;
 			if (run != null) {
 				run.awaitDrained(OrderedRetryContainer.this.settings.shutdownTimeout().plusSeconds(10));
 			}
@@ -441,7 +438,7 @@ public class OrderedRetryContainer {
 
 		@Override
 		public void closed(PollLoop loop) {
-			Run run = OrderedRetryContainer.this.run;
+			ContainerRun run = OrderedRetryContainer.this.run;
 			if (run != null && run.closed()) {
 				finish();
 			}
@@ -473,58 +470,6 @@ public class OrderedRetryContainer {
 		this.runner.dueWaiters().clear();
 		this.housekeeping.closeAdmin();
 		this.events.containerStopped();
-	}
-
-	/**
-	 * One run of the container, from start to stop: its committer started once, before either
-	 * loop subscribes, and where its loops are in stopping.
-	 */
-	private static final class Run {
-
-		private final AtomicInteger polling;
-
-		private final AtomicInteger open;
-
-		private final CountDownLatch drained = new CountDownLatch(1);
-
-		private boolean started;
-
-		Run(int loops) {
-			this.polling = new AtomicInteger(loops);
-			this.open = new AtomicInteger(loops);
-		}
-
-		/** Runs {@code start} on the first loop's thread; the other loops wait for it to end. */
-		synchronized void startOnce(Runnable start) {
-			if (!this.started) {
-				this.started = true;
-				start.run();
-			}
-		}
-
-		/** A loop stopped polling; returns whether it was the last. */
-		boolean stoppedPolling() {
-			return this.polling.decrementAndGet() == 0;
-		}
-
-		void drained() {
-			this.drained.countDown();
-		}
-
-		void awaitDrained(Duration timeout) {
-			try {
-				this.drained.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-
-		/** A loop closed its consumer; returns whether it was the last. */
-		boolean closed() {
-			return this.open.decrementAndGet() == 0;
-		}
-
 	}
 
 	/** What the rebalance callbacks of a loop's consumer do to this container, on its poll thread. */
