@@ -22,17 +22,17 @@ final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
 	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7",
-			"P8");
+			"P8", "P9");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
-			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays");
+			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays", "p9-instances", "p9-protocols");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8",
+			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9",
 					"scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
 			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L, P3B and P7 before the measured ones"),
@@ -100,7 +100,14 @@ final class BenchmarkSettings {
 			new Option("p8-outage-seconds", "10", "2", "P8: how long every call of the handler fails"),
 			new Option("p8-partitions", "4", "4", "P8: partitions"),
 			new Option("p8-keys", "40", "40", "P8: distinct keys, taken in turn"),
-			new Option("p8-delays", "2s,4s,6s", "2s,4s,6s", "P8: retry stage delays of @OrderedRetryListener"));
+			new Option("p8-delays", "2s,4s,6s", "2s,4s,6s", "P8: retry stage delays of @OrderedRetryListener"),
+			new Option("p9-records", "24000", "240", "P9: records of each run"),
+			new Option("p9-keys", "1000", "100", "P9: distinct keys"),
+			new Option("p9-partitions", "4", "4", "P9: partitions"),
+			new Option("p9-sleep-ms", "10", "10", "P9: how long the handler sleeps"),
+			new Option("p9-workers", "16", "16", "P9: worker threads of each instance"),
+			new Option("p9-instances", "1,2,4", "1,2", "P9: instances of the group in a run, comma separated; the first is the baseline"),
+			new Option("p9-protocols", "classic,consumer", "classic,consumer", "P9: group protocols, comma separated"));
 
 	private final Map<String, String> values;
 

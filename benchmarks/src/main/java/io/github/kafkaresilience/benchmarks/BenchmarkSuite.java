@@ -96,6 +96,7 @@ public final class BenchmarkSuite {
 			case "P5" -> new DelayPrecisionScenario(broker, settings);
 			case "P7" -> new BatchListenerScenario(broker, settings);
 			case "P8" -> new OutageScenario(broker, settings);
+			case "P9" -> new ScaleOutScenario(broker, settings);
 			default -> throw new IllegalArgumentException("Unknown scenario " + id);
 		};
 		logger.info("Scenario " + id + " starts");

@@ -33,7 +33,7 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
 				"## P5", "## P7", "## P8", "Smoke sizes");
@@ -211,6 +211,20 @@ class BenchmarkSuiteSmokeTests {
 		}
 		// two targets for each library contender: the time after the outage, the lock records
 		assertThat(report("P8").targets()).hasSize(4);
+	}
+
+	/** P9 at smoke size: 1 and 2 instances of a group, on each group protocol. */
+	@Test
+	void scaleOutRanOneAndTwoInstancesOnEachGroupProtocolWithATargetForTwo() {
+		Map<String, Double> measured = report("P9").measured();
+		for (String protocol : List.of("classic", "consumer")) {
+			for (String instances : List.of("1 instance", "2 instances")) {
+				String contender = "@OrderedRetryListener, " + protocol + ", " + instances;
+				assertThat(contenders("P9")).contains(contender);
+				assertThat(measured.get(contender + " records/s")).as(contender).isNotNaN();
+			}
+		}
+		assertThat(report("P9").targets()).hasSize(2);
 	}
 
 	private static ScenarioReport report(String id) {
