@@ -71,16 +71,6 @@ final class ParkedPass {
 		return new ParkedPass(Set.copyOf(keys), 0);
 	}
 
-	/** Whether it is a pass for operators' commands. */
-	boolean isForCommands() {
-		return !this.commandedKeys.isEmpty();
-	}
-
-	/** The keys of the records operators' commands name; empty for a pass for due records. */
-	Set<Bytes> commandedKeys() {
-		return this.commandedKeys;
-	}
-
 	/**
 	 * Decides for the next parked record read.
 	 * @param key its business key, or {@code null}
@@ -88,7 +78,7 @@ final class ParkedPass {
 	 * @param now the time now, epoch millis
 	 */
 	Verdict next(@Nullable Bytes key, LongSupplier due, long now) {
-		if (isForCommands()) {
+		if (!this.commandedKeys.isEmpty()) {
 			return (key != null && this.commandedKeys.contains(key)) ? Verdict.TAKE : Verdict.LEAVE;
 		}
 		if (key == null || !this.taken.contains(key)) {

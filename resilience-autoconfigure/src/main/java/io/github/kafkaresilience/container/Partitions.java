@@ -98,11 +98,6 @@ final class Partitions {
 			this.topics = topics;
 		}
 
-		/** Whether a topic is one of this side's. */
-		boolean holds(String topic) {
-			return this.topics.test(topic);
-		}
-
 		Collection<PartitionWork> all() {
 			return this.works.values();
 		}

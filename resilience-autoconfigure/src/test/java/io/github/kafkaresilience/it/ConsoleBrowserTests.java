@@ -16,7 +16,6 @@ import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
-import org.openqa.selenium.support.ui.WebDriverWait;
 
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -70,7 +69,7 @@ class ConsoleBrowserTests {
 			SharedBroker.send(topic, "dead", "D2");
 			SharedBroker.send(topic, "waiting", "W1");
 
-			logIn(console);
+			ConsoleBrowser.logIn(this.browser, console);
 			WebElement slow = heldRow("slow");
 			assertThat(slow.findElement(By.xpath("td[2]")).getText()).isEqualTo("2");
 			assertThat(heldRow("dead")).isNotNull();
@@ -152,7 +151,8 @@ class ConsoleBrowserTests {
 				"spring.security.user.name=ops", "spring.security.user.password=secret",
 				"spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
 			SharedBroker.send(topic, "r", "R1");
-			logIn("http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/ops/retries/");
+			ConsoleBrowser.logIn(this.browser,
+					"http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/ops/retries/");
 			WebElement row = heldRow("r");
 			assertThat(this.browser.findElement(By.id("mode")).getText()).isEqualTo("read-only");
 			assertThat(row.findElement(By.cssSelector("button.retry-now")).isDisplayed()).isFalse();
@@ -182,7 +182,8 @@ class ConsoleBrowserTests {
 			SharedBroker.send(secret);
 			await().atMost(WAIT).until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 1);
 
-			logIn("http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
+			ConsoleBrowser.logIn(this.browser,
+					"http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
 			// a key with a line separator: escaped in the table and in the confirm dialog
 			await().atMost(WAIT).until(() -> this.browser.findElements(By.cssSelector("#held tbody td.key")).size() == 1);
 			WebElement heldKey = this.browser.findElement(By.cssSelector("#held tbody td.key"));
@@ -208,16 +209,6 @@ class ConsoleBrowserTests {
 		}
 	}
 
-	private void logIn(String console) {
-		this.browser.get(console);
-		waitUntil(ExpectedConditions.presenceOfElementLocated(By.name("username")));
-		this.browser.findElement(By.name("username")).sendKeys("ops");
-		this.browser.findElement(By.name("password")).sendKeys("secret");
-		this.browser.findElement(By.cssSelector("button[type=submit]")).click();
-		waitUntil(ExpectedConditions.urlContains(console));
-		waitUntil(ExpectedConditions.numberOfElementsToBeMoreThan(By.cssSelector("#listeners tbody tr"), 0));
-	}
-
 	private WebElement heldRow(String key) {
 		By row = By.cssSelector("#held tbody tr[data-key='" + key + "']");
 		waitUntil(ExpectedConditions.presenceOfElementLocated(row));
@@ -231,8 +222,7 @@ class ConsoleBrowserTests {
 	}
 
 	private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
-		return new WebDriverWait(this.browser, WAIT).ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-			.until(condition::apply);
+		return ConsoleBrowser.waitUntil(this.browser, condition);
 	}
 
 }
