@@ -168,7 +168,8 @@ final class Rereader {
 			return work.nextLook(now, IDLE_MILLIS);
 		}
 		try {
-			return work.lookAgainBy(pass(work, from.getAsLong(), ParkedPass.forDueRecords(this.settings.rereadLeadMillis())));
+			ParkedPass rules = ParkedPass.forDueRecords(this.settings.rereadLeadMillis());
+			return work.lookAgainBy(pass(work, from.getAsLong(), rules));
 		}
 		catch (WakeupException ex) {
 			throw ex;
@@ -197,6 +198,7 @@ final class Rereader {
 		}
 		boolean complete;
 		try {
+			// a pass that read past the last parked record looks no more; one cut short looks again soon
 			complete = pass(work, from, ParkedPass.forCommands(parked)) == Long.MAX_VALUE;
 		}
 		catch (WakeupException ex) {
