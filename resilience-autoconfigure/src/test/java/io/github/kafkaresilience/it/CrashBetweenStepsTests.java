@@ -17,18 +17,21 @@ import static org.awaitility.Awaitility.await;
  * shutdown hook, no commit, no undo) right after the lock write, right after the publish, or
  * right before the transaction commits. The test first looks at what the crash left behind,
  * then restarts the same instance and shows the key completing in order with no lock left.
+ * Each mode crashes once on the classic group protocol and once on the {@code consumer} one.
  */
 @UsesSharedBroker
 class CrashBetweenStepsTests {
 
 	private static final String FAILING = "k:0:t1";
 
-	@ParameterizedTest(name = "{0} mode, crash at {1}")
-	@CsvSource({ "compensate, LOCK_WRITTEN", "compensate, PUBLISHED", "transaction, PUBLISHED", "transaction, COMMITTING" })
-	void aCrashBetweenTwoStepsOfAMoveIsHealedByTheRestart(String mode, Point point) {
+	@ParameterizedTest(name = "{0} mode, crash at {1}, {2} protocol")
+	@CsvSource({ "compensate, LOCK_WRITTEN, classic", "compensate, PUBLISHED, consumer", "transaction, PUBLISHED, consumer",
+			"transaction, COMMITTING, classic" })
+	void aCrashBetweenTwoStepsOfAMoveIsHealedByTheRestart(String mode, Point point, String protocol) {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
-		List<String> properties = List.of("kafka.resilience.retry.delays=1s", "kafka.resilience.dual-write=" + mode);
+		List<String> properties = List.of("kafka.resilience.retry.delays=1s", "kafka.resilience.dual-write=" + mode,
+				"spring.kafka.consumer.properties.group.protocol=" + protocol);
 		boolean transaction = mode.equals("transaction");
 		try (InstanceProcess crashing = InstanceProcess.start(SharedBroker.bootstrapServers(), topic, "crash-" + topic,
 				with(properties, "test.crash-at=" + point, "test.crash-value=" + FAILING))) {

@@ -10,22 +10,28 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Several instances in JVMs of their own, killed without any graceful step.
+ * Several instances in JVMs of their own, killed without any graceful step, on the classic
+ * and the {@code consumer} group protocol (KIP-848). Under the latter the broker gives a killed
+ * member's partitions to another only when the member's session times out (15 s on the test
+ * broker), so a survivor waits that long for them.
  */
 @UsesSharedBroker
 class MultiInstanceTests {
 
-	@Test
-	void anInstanceKilledWhileAKeyIsMidLadderLeavesItToAnotherThatKeepsTheOrder() {
+	@ParameterizedTest(name = "{0} protocol")
+	@ValueSource(strings = { "classic", "consumer" })
+	void anInstanceKilledWhileAKeyIsMidLadderLeavesItToAnotherThatKeepsTheOrder(String protocol) {
 		String topic = SharedBroker.newTopic(3);
 		String audit = AuditedApplication.auditTopic(topic);
 		SharedBroker.createTopic(audit, 1, Map.of());
-		String[] properties = { "kafka.resilience.retry.delays=6s,7s" };
+		String[] properties = { "kafka.resilience.retry.delays=6s,7s", protocol(protocol) };
 		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
 			SharedBroker.send(topic, "k", "k:0:t1");
 			await().atMost(Duration.ofSeconds(60)).until(() -> audits(topic).stream().anyMatch((a) -> a.value().equals("k:0:t1")));
@@ -52,13 +58,15 @@ class MultiInstanceTests {
 	 * and once the dependency is back handles every record once, in order per key, with
 	 * nothing dead-lettered.
 	 */
-	@Test
-	void anInstanceKilledWhileHoldingForAnOutageLosesNothing() throws IOException {
+	@ParameterizedTest(name = "{0} protocol")
+	@ValueSource(strings = { "classic", "consumer" })
+	void anInstanceKilledWhileHoldingForAnOutageLosesNothing(String protocol) throws IOException {
 		String topic = SharedBroker.newTopic(4);
 		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
 		Path outage = Files.createTempFile("outage-", ".flag");
 		String[] properties = { "kafka.resilience.retry.delays=2s,3s", "test.outage-file=" + outage,
-				"kafka.resilience.outage.probe-interval=300ms", "kafka.resilience.outage.max-probe-interval=1s" };
+				"kafka.resilience.outage.probe-interval=300ms", "kafka.resilience.outage.max-probe-interval=1s",
+				protocol(protocol) };
 		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties);
 				InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
 			await().atMost(Duration.ofSeconds(60)).until(() -> joined(first) && joined(second));
@@ -97,6 +105,10 @@ class MultiInstanceTests {
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
 			await().atMost(Duration.ofSeconds(30)).until(() -> ChaosRun.liveLocks(topic) == 0);
 		}
+	}
+
+	private static String protocol(String protocol) {
+		return "spring.kafka.consumer.properties.group.protocol=" + protocol;
 	}
 
 	static boolean joined(InstanceProcess instance) throws IOException {
