@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -26,14 +26,16 @@ class BatchInstancesTests {
 	/**
 	 * Two instances share a topic; one is killed with SIGKILL while keys wait in the ladder and
 	 * is restarted. Whichever instance runs a key's records, they run in order, and exactly the
-	 * records that fail for good are dead-lettered.
+	 * records that fail for good are dead-lettered. One style runs on the classic group
+	 * protocol, the other on the {@code consumer} one.
 	 */
-	@ParameterizedTest
-	@ValueSource(strings = { "index", "whole" })
-	void twoInstancesOneKilledAndRestartedKeepEveryKeysOrderAndDeadLetterExactlyWhatFailsForGood(String style) {
+	@ParameterizedTest(name = "{0} failures, {1} protocol")
+	@CsvSource({ "index, classic", "whole, consumer" })
+	void twoInstancesOneKilledAndRestartedKeepEveryKeysOrderAndDeadLetterExactlyWhatFailsForGood(String style,
+			String protocol) {
 		String topic = SharedBroker.newTopic(4);
 		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
-		String[] properties = properties(style);
+		String[] properties = properties(style, "spring.kafka.consumer.properties.group.protocol=" + protocol);
 		List<String[]> records = records(12, 6);
 		try (InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
 			try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
@@ -52,9 +54,12 @@ class BatchInstancesTests {
 		}
 	}
 
-	private static String[] properties(String style) {
-		return new String[] { "test.batch=true", "test.batch-style=" + style, "kafka.resilience.retry.delays=2s,3s",
-				"kafka.resilience.retry.max-attempts=3", "kafka.resilience.consumer.batch-size=8" };
+	private static String[] properties(String style, String... more) {
+		List<String> properties = new ArrayList<>(List.of("test.batch=true", "test.batch-style=" + style,
+				"kafka.resilience.retry.delays=2s,3s", "kafka.resilience.retry.max-attempts=3",
+				"kafka.resilience.consumer.batch-size=8"));
+		properties.addAll(List.of(more));
+		return properties.toArray(String[]::new);
 	}
 
 	/**

@@ -54,8 +54,10 @@ final class GroupsRun implements AutoCloseable {
 	 * @param exhaustedRate share of records the group fails transiently on every attempt that
 	 * {@link #MAX_ATTEMPTS} allows: dead-lettered as {@code exhausted}
 	 * @param permanentRate share of records the group fails permanently
+	 * @param protocol the group protocol its instances use: {@code classic} or {@code consumer}
 	 */
-	record Group(String label, int instances, double transientRate, double exhaustedRate, double permanentRate) {
+	record Group(String label, int instances, double transientRate, double exhaustedRate, double permanentRate,
+			String protocol) {
 
 		/** Whether the group fails any record. */
 		boolean fails() {
@@ -286,7 +288,8 @@ final class GroupsRun implements AutoCloseable {
 		return InstanceProcess.start(SharedBroker.bootstrapServers(), this.topic, group(label), instanceId,
 				List.of("kafka.resilience.retry.delays=" + DELAYS.stream().map((d) -> d.toSeconds() + "s")
 					.collect(Collectors.joining(",")), "kafka.resilience.retry.max-attempts=" + MAX_ATTEMPTS,
-						"test.label=" + label, "test.audit-topic=" + auditTopic(label)));
+						"test.label=" + label, "test.audit-topic=" + auditTopic(label),
+						"spring.kafka.consumer.properties.group.protocol=" + this.groups.get(label).protocol()));
 	}
 
 	/**

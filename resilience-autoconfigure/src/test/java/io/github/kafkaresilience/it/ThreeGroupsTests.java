@@ -29,8 +29,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Three consumer groups read one topic of 4 partitions, each in JVMs of its own and so with a
- * ladder of its own (docs/PROTOCOL.md, "Topics"): A (2 instances) and C fail records on seeded plans of their
- * own, B never fails. One of A's instances is killed (SIGKILL) while A has keys in its ladder,
+ * ladder of its own (docs/PROTOCOL.md, "Topics"): A (2 instances, on the {@code consumer} group
+ * protocol) and C fail records on seeded plans of their own, B never fails (both on the classic one). One of A's instances is killed (SIGKILL) while A has keys in its ladder,
  * and restarted with its instance id. Each group is checked on its own, every ladder topic is
  * checked to hold its group's records only, then A's dead letters are replayed: they reach A
  * alone, through its ladder, never the main topic.
@@ -46,11 +46,11 @@ class ThreeGroupsTests {
 
 	private static final long SEED = Long.getLong("three-groups.seed", System.nanoTime());
 
-	private static final GroupsRun.Group A = new GroupsRun.Group("A", 2, 0.08, 0.01, 0.02);
+	private static final GroupsRun.Group A = new GroupsRun.Group("A", 2, 0.08, 0.01, 0.02, "consumer");
 
-	private static final GroupsRun.Group B = new GroupsRun.Group("B", 1, 0, 0, 0);
+	private static final GroupsRun.Group B = new GroupsRun.Group("B", 1, 0, 0, 0, "classic");
 
-	private static final GroupsRun.Group C = new GroupsRun.Group("C", 1, 0.05, 0.01, 0.03);
+	private static final GroupsRun.Group C = new GroupsRun.Group("C", 1, 0.05, 0.01, 0.03, "classic");
 
 	private static final int RECORDS = 1000;
 
