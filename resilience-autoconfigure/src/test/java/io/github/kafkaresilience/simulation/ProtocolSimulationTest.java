@@ -38,7 +38,9 @@ import static org.assertj.core.api.Assertions.fail;
  * default); {@code -Dsimulation.seed=S} runs seed {@code S} alone and prints its trace
  * ({@code -Dsimulation.traceTail=LINES} prints more of it). By default a seed simulates what the
  * protocol says it survives: crashes between any two port calls and between actions,
- * rebalances of a partition behind the sync barrier (in a quarter of the seeds the main and
+ * rebalances that move one partition behind the sync barrier while the instance's other
+ * partitions run on, as cooperative and {@code consumer}-protocol rebalances revoke only what
+ * moves (in a quarter of the seeds the main and
  * stage topic partitions of one partition number are owned and moved apart, as a listener's
  * two consumers hold them; {@code -Dsimulation.split=true|false} makes every seed one or the
  * other),
