@@ -58,9 +58,21 @@ public class OutageListenerProperties {
 	@MinDuration("1ms")
 	private @Nullable Duration probeInterval;
 
-	/** Longest pause between probes: each failed probe doubles the pause up to it. */
+	/**
+	 * Longest pause between probes: each failed probe doubles the pause up to it. Unset, it is
+	 * the probe interval, and probes come at that fixed pace however long the outage; set it
+	 * longer for a dependency that asks its callers to back off.
+	 */
 	@MinDuration("1ms")
 	private @Nullable Duration maxProbeInterval;
+
+	/**
+	 * How long the listener runs on half its workers after the breaker closed, before it runs on
+	 * all of them, so that a dependency that just came back does not get the whole backlog at
+	 * once. 0 resumes on every worker at once.
+	 */
+	@MinDuration("0ms")
+	private @Nullable Duration rampUp;
 
 	public @Nullable Boolean getEnabled() {
 		return this.enabled;
@@ -124,6 +136,14 @@ public class OutageListenerProperties {
 
 	public void setMaxProbeInterval(@Nullable Duration maxProbeInterval) {
 		this.maxProbeInterval = maxProbeInterval;
+	}
+
+	public @Nullable Duration getRampUp() {
+		return this.rampUp;
+	}
+
+	public void setRampUp(@Nullable Duration rampUp) {
+		this.rampUp = rampUp;
 	}
 
 }

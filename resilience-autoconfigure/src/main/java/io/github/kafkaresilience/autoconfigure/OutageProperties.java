@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -30,7 +31,8 @@ public class OutageProperties extends OutageListenerProperties {
 		setFailureRate(defaults.failureRate());
 		setMinimumKeys(defaults.minimumKeys());
 		setProbeInterval(defaults.probeInterval());
-		setMaxProbeInterval(defaults.maxProbeInterval());
+		// no max-probe-interval: the probe interval's, a fixed pace, whatever that is set to
+		setRampUp(defaults.rampUp());
 	}
 
 	public Map<String, OutageListenerProperties> getListeners() {
@@ -43,10 +45,13 @@ public class OutageProperties extends OutageListenerProperties {
 	 */
 	public OutageSettings settings(String listenerId) {
 		OutageListenerProperties own = this.listeners.getOrDefault(listenerId, new OutageListenerProperties());
+		Duration probeInterval = pick(own.getProbeInterval(), getProbeInterval());
+		Duration maxProbeInterval = (own.getMaxProbeInterval() != null) ? own.getMaxProbeInterval()
+				: (getMaxProbeInterval() != null) ? getMaxProbeInterval() : probeInterval;
 		return new OutageSettings(pick(own.getEnabled(), getEnabled()), pick(own.getMinimumDuration(), getMinimumDuration()),
 				pick(own.getWindow(), getWindow()), pick(own.getMinimumAttempts(), getMinimumAttempts()),
-				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()),
-				pick(own.getProbeInterval(), getProbeInterval()), pick(own.getMaxProbeInterval(), getMaxProbeInterval()));
+				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()), probeInterval,
+				maxProbeInterval, pick(own.getRampUp(), getRampUp()));
 	}
 
 	/**

@@ -196,6 +196,15 @@ public class OrderedRetryContainer {
 		return (hold != null) ? hold.breaker() : null;
 	}
 
+	/**
+	 * Whether the listener runs on half its workers after an outage, its breaker having closed
+	 * less than {@code kafka.resilience.outage.ramp-up} ago.
+	 */
+	public boolean isRampingUp() {
+		OutageHold hold = this.outage;
+		return hold != null && hold.rampingUp();
+	}
+
 	/** Records held while the listener holds for an outage or is paused. */
 	public int heldRecords() {
 		return this.runner.workers().heldCount();

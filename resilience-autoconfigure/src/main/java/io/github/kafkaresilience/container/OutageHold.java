@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.container;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 import io.github.kafkaresilience.ladder.HandlerResult;
@@ -13,7 +14,8 @@ import io.github.kafkaresilience.outage.OutageBreaker;
  * record whose run fails transiently is held instead of moved into the ladder. Its offset
  * stays pending, so no commit passes it, and its locks stay as they are. Now and then the
  * record held longest that runs its handler runs as a probe; a success closes the breaker,
- * and everything held runs at once, each key's records in their order. The hold is local to the instance: a
+ * and everything held runs, each key's records in their order, on half the workers for the
+ * ramp-up and then on all of them. The hold is local to the instance: a
  * rebalance or a crash meanwhile leaves held records uncommitted, to be delivered again.
  */
 final class OutageHold {
@@ -23,6 +25,9 @@ final class OutageHold {
 	private final Workers workers;
 
 	private final PauseRequest pauseRequest;
+
+	/** Counts ramps and holds, so that a ramp's end does not end a later one. */
+	private final AtomicInteger ramps = new AtomicInteger();
 
 	/** Probes in a row that found nothing held; timer thread only. */
 	private int emptyProbes;
@@ -37,13 +42,45 @@ final class OutageHold {
 		this.pauseRequest = pauseRequest;
 		breaker.onChange((open) -> {
 			if (open) {
+				endRamp(this.ramps.incrementAndGet());
 				pauseRequest.holdForOutage();
 				probeLater();
 			}
 			else {
+				rampUp();
 				pauseRequest.endOutageHold();
 			}
 		});
+	}
+
+	/**
+	 * Whether the listener runs on part of its workers, the breaker having closed less than
+	 * the ramp-up ago.
+	 */
+	boolean rampingUp() {
+		return this.workers.limit() < this.workers.concurrency();
+	}
+
+	/**
+	 * Lets half the workers (at least one) run the records held, until the ramp-up is over, so
+	 * that a dependency that just came back is not hit by the whole backlog at once. Set before
+	 * the held records are released, so that they start on that many.
+	 */
+	private void rampUp() {
+		long millis = this.breaker.settings().rampUp().toMillis();
+		int ramp = this.ramps.incrementAndGet();
+		if (millis == 0 || this.workers.concurrency() < 2) {
+			return;
+		}
+		this.workers.limit(this.workers.concurrency() / 2);
+		this.workers.later(() -> endRamp(ramp), millis);
+	}
+
+	/** Ends a ramp unless a later one (or a hold) has begun since. */
+	private void endRamp(int ramp) {
+		if (this.ramps.get() == ramp && rampingUp()) {
+			this.workers.limit(this.workers.concurrency());
+		}
 	}
 
 	OutageBreaker breaker() {

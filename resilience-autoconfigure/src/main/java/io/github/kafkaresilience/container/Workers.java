@@ -69,8 +69,11 @@ final class Workers {
 	/** Turns taken from {@link #ready} since failure handling last had one. */
 	private final AtomicInteger readyTurns = new AtomicInteger();
 
-	/** How many workers are draining {@link #ready}: at most {@code concurrency}. */
+	/** How many workers are draining {@link #ready}: at most {@link #limit}. */
 	private final AtomicInteger draining = new AtomicInteger();
+
+	/** The most workers that drain at once: {@code concurrency}, less while an outage's ramp lasts. */
+	private volatile int limit;
 
 	/** Holds the workers at the application's request ({@code pause()}). */
 	static final int APPLICATION = 1;
@@ -111,6 +114,7 @@ final class Workers {
 	Workers(String id, int concurrency, WorkerThreads threads, Function<Task, @Nullable Task> runner) {
 		this.id = id;
 		this.concurrency = concurrency;
+		this.limit = concurrency;
 		this.failureWorkers = Math.max(1, concurrency - 1);
 		this.threads = threads;
 		this.runner = runner;
@@ -121,7 +125,31 @@ final class Workers {
 		this.timer = Executors
 			.newSingleThreadScheduledExecutor(WorkerThreads.platform("kafka-resilience-" + this.id + "-timer-"));
 		this.held = false;
+		this.limit = this.concurrency;
 		this.stopping = false;
+	}
+
+	/** The most tasks that run at once. */
+	int concurrency() {
+		return this.concurrency;
+	}
+
+	/**
+	 * Lets at most {@code workers} (at least one, at most {@code concurrency}) run tasks from
+	 * now on: those running beyond it finish their task first. Raising it starts workers for
+	 * the tasks that wait.
+	 */
+	void limit(int workers) {
+		int bounded = Math.max(1, Math.min(workers, this.concurrency));
+		this.limit = bounded;
+		for (int i = 0; i < bounded && hasWork() && !this.stopping; i++) {
+			startDrainer();
+		}
+	}
+
+	/** The most workers that run tasks at once now. */
+	int limit() {
+		return this.limit;
 	}
 
 	/** Whether the container is stopping: tasks are no longer run or scheduled. */
@@ -321,13 +349,14 @@ final class Workers {
 	}
 
 	private boolean claimDrainer() {
-		return claim(this.draining, this.concurrency);
+		return claim(this.draining, this.limit);
 	}
 
 	private void drain() {
 		do {
 			try {
-				for (Task task; (task = nextTask()) != null;) {
+				// a lowered limit lets the workers beyond it go after their task
+				for (Task task; this.draining.get() <= this.limit && (task = nextTask()) != null;) {
 					// only failure handling carries the rest of a step (RecordRunner clears it as it runs)
 					boolean failure = task.rest != null;
 					try {

@@ -16,20 +16,28 @@ import java.time.Duration;
  * @param minimumKeys the distinct keys among those failures, at least, for it to open: one bad
  * key never opens it
  * @param probeInterval the pause before the first probe
- * @param maxProbeInterval the longest pause between probes (each failed probe doubles it)
+ * @param maxProbeInterval the longest pause between probes (each failed probe doubles it); equal
+ * to {@code probeInterval}, the probes come at a fixed pace
+ * @param rampUp how long the listener runs on half its workers once the breaker closed, before
+ * it runs on all of them: a dependency that just came back does not get the whole backlog at
+ * once; zero for no ramp
  * @since 0.1.0
  */
 public record OutageSettings(boolean enabled, Duration minimumDuration, Duration window, int minimumAttempts,
-		double failureRate, int minimumKeys, Duration probeInterval, Duration maxProbeInterval) {
+		double failureRate, int minimumKeys, Duration probeInterval, Duration maxProbeInterval, Duration rampUp) {
 
-	/** The defaults: open only when nearly every record fails, across several keys, for half a second. */
+	/**
+	 * The defaults: open only when nearly every record fails, across several keys, for half a
+	 * second; probe every second, however long the outage; resume on half the workers for a
+	 * second.
+	 */
 	public static final OutageSettings DEFAULTS = new OutageSettings(true, Duration.ofMillis(500), Duration.ofSeconds(30),
-			20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30));
+			20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1));
 
 	/** Outage mode off: the listener never holds. */
 	public static final OutageSettings DISABLED = new OutageSettings(false, DEFAULTS.minimumDuration(), DEFAULTS.window(),
 			DEFAULTS.minimumAttempts(), DEFAULTS.failureRate(), DEFAULTS.minimumKeys(), DEFAULTS.probeInterval(),
-			DEFAULTS.maxProbeInterval());
+			DEFAULTS.maxProbeInterval(), DEFAULTS.rampUp());
 
 	public OutageSettings {
 		require(minimumDuration != null && !minimumDuration.isNegative(),
@@ -44,6 +52,7 @@ public record OutageSettings(boolean enabled, Duration minimumDuration, Duration
 				"probe-interval must be positive, was " + probeInterval);
 		require(maxProbeInterval != null && maxProbeInterval.compareTo(probeInterval) >= 0,
 				"max-probe-interval must be at least probe-interval (" + probeInterval + "), was " + maxProbeInterval);
+		require(rampUp != null && !rampUp.isNegative(), "ramp-up must not be negative, was " + rampUp);
 	}
 
 	private static void require(boolean valid, String message) {

@@ -241,6 +241,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				new Mapped("7s", Duration.ofSeconds(7), (f) -> f.outageSettings("any").probeInterval()));
 		mapped.put("kafka.resilience.outage.max-probe-interval",
 				new Mapped("77s", Duration.ofSeconds(77), (f) -> f.outageSettings("any").maxProbeInterval()));
+		mapped.put("kafka.resilience.outage.ramp-up",
+				new Mapped("3s", Duration.ofSeconds(3), (f) -> f.outageSettings("any").rampUp()));
 		mapped.put("kafka.resilience.outage.listeners",
 				new Mapped(null, 9, (f) -> f.outageSettings("payments").minimumKeys()));
 		return mapped;

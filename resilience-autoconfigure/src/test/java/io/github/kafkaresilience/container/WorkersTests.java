@@ -62,6 +62,85 @@ class WorkersTests {
 		assertThat(this.mostAtOnce.get()).isBetween(1, 3);
 	}
 
+	/**
+	 * A lowered limit (an outage's ramp) bounds the tasks that run at once, the workers beyond
+	 * it stopping after their task; raised again, every worker runs.
+	 */
+	@Test
+	void aLimitBoundsTheTasksAtOnceUntilItIsRaised() throws InterruptedException {
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicInteger atOnce = new AtomicInteger();
+		AtomicInteger most = new AtomicInteger();
+		Set<Long> done = ConcurrentHashMap.newKeySet();
+		Workers limited = new Workers("limited", 4, (task) -> {
+			most.accumulateAndGet(atOnce.incrementAndGet(), Math::max);
+			try {
+				release.await(); // blocks the workers until the test has looked
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				atOnce.decrementAndGet();
+				done.add(task.delivery.offset());
+			}
+		});
+		limited.start();
+		try {
+			limited.limit(2);
+			IntStream.range(0, 40).forEach((offset) -> limited.submit(task(this.work, offset, "k" + offset)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> atOnce.get() == 2);
+			limited.limit(4);
+			await().atMost(Duration.ofSeconds(10)).until(() -> atOnce.get() == 4);
+			assertThat(most.get()).as("at once while limited, then after").isEqualTo(4);
+			release.countDown();
+			await().atMost(Duration.ofSeconds(10)).until(() -> done.size() == 40);
+			assertThat(limited.limit()).isEqualTo(4);
+		}
+		finally {
+			release.countDown();
+			limited.stop(Duration.ofSeconds(5));
+		}
+	}
+
+	@Test
+	void aLimitLoweredWhileEveryWorkerRunsLetsTheOnesBeyondItGoAfterTheirTask() {
+		AtomicInteger atOnce = new AtomicInteger();
+		AtomicInteger mostAfterLowering = new AtomicInteger();
+		java.util.concurrent.atomic.AtomicBoolean lowered = new java.util.concurrent.atomic.AtomicBoolean();
+		Set<Long> done = ConcurrentHashMap.newKeySet();
+		Workers limited = new Workers("lowered", 4, (task) -> {
+			int now = atOnce.incrementAndGet();
+			boolean after = lowered.get();
+			try {
+				Thread.sleep(2); // the task's work
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				atOnce.decrementAndGet();
+				done.add(task.delivery.offset());
+			}
+			if (after && task.delivery.offset() >= 200) {
+				mostAfterLowering.accumulateAndGet(now, Math::max);
+			}
+		});
+		limited.start();
+		try {
+			IntStream.range(0, 100).forEach((offset) -> limited.submit(task(this.work, offset, "k" + offset)));
+			limited.limit(1);
+			lowered.set(true);
+			await().atMost(Duration.ofSeconds(10)).until(() -> done.size() == 100);
+			IntStream.range(200, 300).forEach((offset) -> limited.submit(task(this.work, offset, "k" + offset)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> done.size() == 200);
+			assertThat(mostAfterLowering.get()).as("tasks at once submitted after the limit was lowered to one").isOne();
+		}
+		finally {
+			limited.stop(Duration.ofSeconds(5));
+		}
+	}
+
 	@Test
 	void aTaskSubmittedLaterRunsAfterItsDelay() throws InterruptedException {
 		CountDownLatch done = new CountDownLatch(1);

@@ -25,6 +25,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -52,19 +53,36 @@ class OutageHoldTests {
 	private static final String[] FAST_PROBES = { "kafka.resilience.outage.enabled=true",
 			"kafka.resilience.outage.probe-interval=200ms", "kafka.resilience.outage.max-probe-interval=1s" };
 
+	/**
+	 * From the probe that succeeds to the first record the test sees handled: the probe's own
+	 * run, or the poll that brings the next record when the probe ran a retry.
+	 */
+	private static final Duration PROBE_MARGIN = Duration.ofMillis(1500);
+
 	@AfterEach
 	void reset() {
 		OutageListener.failing = (record) -> false;
 		OutageListener.handled.clear();
 		OutageListener.attempts.set(0);
+		OutageListener.workMillis = 0;
+		OutageListener.watched = null;
+		OutageListener.running.set(0);
+		OutageListener.callsWhileRamping.set(0);
+		OutageListener.mostAtOnceWhileRamping.set(0);
+		OutageListener.mostAtOnceAfterRamp.set(0);
 	}
 
+	/**
+	 * With outage mode's defaults (the test's application turns it on, nothing more): however
+	 * long the outage, the listener notices the return within its longest pause between
+	 * probes, which the defaults make one second.
+	 */
 	@Test
 	void anOutageOfEveryKeyLongerThanTheLadderHoldsInsteadOfMovingAndResumesWithinAProbe() {
 		String topic = SharedBroker.newTopic(2);
 		OutageListener.failing = (record) -> true;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
-				FAST_PROBES[0], FAST_PROBES[1], FAST_PROBES[2], "management.endpoints.web.exposure.include=kafkaresilience")) {
+				FAST_PROBES[0], "management.endpoints.web.exposure.include=kafkaresilience")) {
 			OrderedRetryContainer container = container(context, topic);
 			CompositeMeterRegistry meters = MonitoringQueries.registry();
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
@@ -129,8 +147,10 @@ class OutageHoldTests {
 			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() >= total);
 			long firstAfter = OutageListener.firstHandledNanos.get() - recovered;
 			logger.info("After the outage ended, the first record was handled in " + firstAfter / 1_000_000 + " ms");
-			assertThat(Duration.ofNanos(firstAfter)).as("within one probe interval (at most 1 s) and a little")
-				.isLessThan(Duration.ofMillis(2500));
+			Duration longestPause = container.outageBreaker().settings().maxProbeInterval();
+			assertThat(Duration.ofNanos(firstAfter)).as("within the longest pause between probes and a poll's margin")
+				.isLessThan(longestPause.plus(PROBE_MARGIN));
+			assertThat(longestPause).as("the defaults probe every second, however long the outage").isEqualTo(Duration.ofSeconds(1));
 			assertThat(container.outageBreaker().isOpen()).isFalse();
 			assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isZero();
 			assertThat(context.getBean(KafkaResilienceEndpoint.class).resilience().listeners().get(0).holding()).isNull();
@@ -138,6 +158,36 @@ class OutageHoldTests {
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
 			await().atMost(Duration.ofSeconds(10)).until(() -> OrderedRetryIntegrationTests.liveLocks(context, topic) == 0);
 			assertThat(staged(topic, "2s")).as("no record was retried: none moved to the second stage").isZero();
+		}
+	}
+
+	/**
+	 * The ramp on the way back: once the probe succeeds, the held records run on half the
+	 * listener's workers until {@code ramp-up} is over, then on all of them.
+	 */
+	@Test
+	void afterAnOutageTheListenerRunsOnHalfItsWorkersUntilTheRampUpIsOver() {
+		String topic = SharedBroker.newTopic(2);
+		OutageListener.failing = (record) -> true;
+		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
+				FAST_PROBES[0], FAST_PROBES[1], "kafka.resilience.consumer.concurrency=4",
+				"kafka.resilience.outage.ramp-up=2s")) {
+			OrderedRetryContainer container = container(context, topic);
+			List<String[]> records = records(40, 10, 0);
+			SharedBroker.sendAll(topic, records);
+			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
+			await().atMost(Duration.ofSeconds(30)).until(() -> container.heldRecords() > 0);
+			assertThat(container.isRampingUp()).as("no ramp while holding").isFalse();
+			OutageListener.workMillis = 50;
+			OutageListener.watched = container;
+			OutageListener.failing = (record) -> false;
+			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() == records.size());
+			assertThat(OutageListener.callsWhileRamping.get()).as("records ran during the ramp").isPositive();
+			assertThat(OutageListener.mostAtOnceWhileRamping.get()).as("handler calls at once during the ramp")
+				.isBetween(1, 2);
+			assertThat(OutageListener.mostAtOnceAfterRamp.get()).as("handler calls at once after it").isGreaterThan(2);
+			assertInOrderPerKey(records, List.of());
+			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
 		}
 	}
 
@@ -289,7 +339,41 @@ class OutageHoldTests {
 			succeed(record);
 		}
 
+		/** How long a successful call works, in milliseconds. */
+		static volatile long workMillis;
+
+		/** The container whose ramp the calls are counted against, or {@code null}. */
+		static volatile @Nullable OrderedRetryContainer watched;
+
+		static final AtomicInteger running = new AtomicInteger();
+
+		static final AtomicInteger callsWhileRamping = new AtomicInteger();
+
+		static final AtomicInteger mostAtOnceWhileRamping = new AtomicInteger();
+
+		static final AtomicInteger mostAtOnceAfterRamp = new AtomicInteger();
+
 		private static void succeed(ConsumerRecord<String, String> record) {
+			int atOnce = running.incrementAndGet();
+			try {
+				OrderedRetryContainer container = watched;
+				if (container != null && container.isRampingUp()) {
+					callsWhileRamping.incrementAndGet();
+					mostAtOnceWhileRamping.accumulateAndGet(atOnce, Math::max);
+				}
+				else if (container != null) {
+					mostAtOnceAfterRamp.accumulateAndGet(atOnce, Math::max);
+				}
+				if (workMillis > 0) {
+					Thread.sleep(workMillis); // the handler's work
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				running.decrementAndGet();
+			}
 			firstHandledNanos.compareAndSet(0, System.nanoTime());
 			handled.add(record.value());
 		}

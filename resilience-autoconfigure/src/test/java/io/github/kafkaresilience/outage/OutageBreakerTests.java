@@ -281,7 +281,7 @@ class OutageBreakerTests {
 	@Test
 	void whenDisabledNothingOpensItAndNothingIsHeld() {
 		OutageBreaker disabled = breaker(new OutageSettings(false, Duration.ofSeconds(1), Duration.ofSeconds(30), 20,
-				0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)));
+				0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO));
 		RecordHandler handler = observe(disabled, (delivery) -> this.next.get());
 		HandlerResult unavailable = HandlerResult.failed(new DependencyUnavailableException("down"));
 		this.next.set(unavailable);
@@ -294,32 +294,47 @@ class OutageBreakerTests {
 	}
 
 	@Test
-	void probesBackOffWithJitterUpToTheLongestInterval() {
-		for (int i = 0; i < 20; i++) {
+	void withTheDefaultsProbesComeEverySecondHoweverManyFailed() {
+		for (int failed = 0; failed < 50; failed++) {
 			assertThat(this.breaker.nextProbe()).isBetween(Duration.ofMillis(800), Duration.ofSeconds(1));
-		}
-		this.breaker.probeFailed(new IllegalStateException("503"));
-		assertThat(this.breaker.nextProbe()).isBetween(Duration.ofMillis(1600), Duration.ofSeconds(2));
-		for (int i = 0; i < 10; i++) {
 			this.breaker.probeFailed(new IllegalStateException("503"));
 		}
-		assertThat(this.breaker.nextProbe()).isBetween(Duration.ofSeconds(24), Duration.ofSeconds(30));
+	}
+
+	@Test
+	void probesBackOffWithJitterUpToTheLongestIntervalWhenItIsLonger() {
+		OutageSettings defaults = OutageSettings.DEFAULTS;
+		OutageBreaker backingOff = breaker(new OutageSettings(true, defaults.minimumDuration(), defaults.window(),
+				defaults.minimumAttempts(), defaults.failureRate(), defaults.minimumKeys(), Duration.ofSeconds(1),
+				Duration.ofSeconds(30), defaults.rampUp()));
+		for (int i = 0; i < 20; i++) {
+			assertThat(backingOff.nextProbe()).isBetween(Duration.ofMillis(800), Duration.ofSeconds(1));
+		}
+		backingOff.probeFailed(new IllegalStateException("503"));
+		assertThat(backingOff.nextProbe()).isBetween(Duration.ofMillis(1600), Duration.ofSeconds(2));
+		for (int i = 0; i < 10; i++) {
+			backingOff.probeFailed(new IllegalStateException("503"));
+		}
+		assertThat(backingOff.nextProbe()).isBetween(Duration.ofSeconds(24), Duration.ofSeconds(30));
 	}
 
 	@Test
 	void settingsThatCannotWorkTogetherAreRefusedWithTheirName() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(30),
-				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("window must be longer than minimum-duration");
 		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+				Duration.ofSeconds(30), 20, 1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("failure-rate");
 		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1)))
+				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ZERO))
 			.withMessageContaining("max-probe-interval");
 		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 0.95, 21, Duration.ofSeconds(1), Duration.ofSeconds(30)))
+				Duration.ofSeconds(30), 20, 0.95, 21, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("minimum-keys");
+		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
+				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+			.withMessageContaining("ramp-up");
 	}
 
 	private static RecordHandler observe(OutageBreaker breaker, RecordHandler handler) {
