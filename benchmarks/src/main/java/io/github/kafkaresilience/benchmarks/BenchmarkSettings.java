@@ -26,7 +26,7 @@ final class BenchmarkSettings {
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
-			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays", "p9-instances", "p9-protocols");
+			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays", "p8-contenders", "p9-instances", "p9-protocols");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
@@ -101,6 +101,8 @@ final class BenchmarkSettings {
 			new Option("p8-partitions", "4", "4", "P8: partitions"),
 			new Option("p8-keys", "40", "40", "P8: distinct keys, taken in turn"),
 			new Option("p8-delays", "2s,4s,6s", "2s,4s,6s", "P8: retry stage delays of @OrderedRetryListener"),
+			new Option("p8-contenders", "defaults,no-ramp,backing-off,blocking", "defaults,blocking",
+					"P8: contenders, of defaults, no-ramp, backing-off and blocking"),
 			new Option("p9-records", "24000", "240", "P9: records of each run"),
 			new Option("p9-keys", "1000", "100", "P9: distinct keys"),
 			new Option("p9-partitions", "4", "4", "P9: partitions"),
@@ -352,6 +354,12 @@ final class BenchmarkSettings {
 			if (!known.contains(contender.trim())) {
 				throw new IllegalArgumentException("Option '--p3b-contenders' names '" + contender.trim()
 						+ "'; the contenders are " + String.join(", ", known));
+			}
+		}
+		for (String contender : text("p8-contenders").split(",")) {
+			if (!OutageScenario.SLUGS.contains(contender.trim())) {
+				throw new IllegalArgumentException("Option '--p8-contenders' names '" + contender.trim()
+						+ "'; the contenders are " + String.join(", ", OutageScenario.SLUGS));
 			}
 		}
 		for (String delays : List.of("p3l-delays", "p3b-delays", "p7-delays", "p8-delays")) {

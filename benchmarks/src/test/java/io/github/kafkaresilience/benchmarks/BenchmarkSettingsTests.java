@@ -70,6 +70,9 @@ class BenchmarkSettingsTests {
 			.withMessageContaining("--p8-outage-seconds");
 		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p8-delays=2s,soon"))
 			.withMessageContaining("--p8-delays");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p8-contenders=defaults,fast"))
+			.withMessageContaining("'fast'")
+			.withMessageContaining("defaults, no-ramp, backing-off, blocking");
 	}
 
 	@Test
