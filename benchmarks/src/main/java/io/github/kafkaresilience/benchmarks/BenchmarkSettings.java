@@ -22,17 +22,19 @@ final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
 	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7",
-			"P8", "P9");
+			"P8", "P9", "P9R");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
-			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays", "p8-contenders", "p9-instances", "p9-protocols");
+			"p3b-delays", "p3b-contenders", "p7-delays", "p8-delays", "p8-contenders", "p9-instances", "p9-protocols",
+			"p9r-delays", "p9r-protocols");
 
 	private record Option(String name, String full, String smoke, String description) {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9",
+			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
+					"P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
 					"scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
 			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L, P3B and P7 before the measured ones"),
@@ -109,7 +111,19 @@ final class BenchmarkSettings {
 			new Option("p9-sleep-ms", "10", "10", "P9: how long the handler sleeps"),
 			new Option("p9-workers", "16", "16", "P9: worker threads of each instance"),
 			new Option("p9-instances", "1,2,4", "1,2", "P9: instances of the group in a run, comma separated; the first is the baseline"),
-			new Option("p9-protocols", "classic,consumer", "classic,consumer", "P9: group protocols, comma separated"));
+			new Option("p9-protocols", "classic,consumer", "classic,consumer", "P9: group protocols, comma separated"),
+			new Option("p9r-instances", "3", "2", "P9R: instances of the group, restarted one after the other"),
+			new Option("p9r-partitions", "4", "4", "P9R: partitions (at least one an instance)"),
+			new Option("p9r-rate", "2000", "200", "P9R: records sent per second, before, during and after the roll"),
+			new Option("p9r-keys", "1000", "100", "P9R: distinct keys, taken in turn"),
+			new Option("p9r-steady-seconds", "10", "2", "P9R: seconds of sending before the roll"),
+			new Option("p9r-after-seconds", "5", "1", "P9R: seconds of sending after the roll"),
+			new Option("p9r-flaky-every", "50", "10", "P9R: one key in n is flaky (0: none); the other keys never fail and are measured"),
+			new Option("p9r-fail-every", "10", "5", "P9R: one record in n of a flaky key fails once, on its first call"),
+			new Option("p9r-delays", "1s,2s", "1s,2s", "P9R: retry stage delays of @OrderedRetryListener"),
+			new Option("p9r-plain-consumers", "1", "1", "P9R: consumers (concurrency) of each instance's plain @KafkaListener"),
+			new Option("p9r-plain-back-off-ms", "50", "50", "P9R: the plain listener's DefaultErrorHandler pause before it tries a failed record again"),
+			new Option("p9r-protocols", "classic,consumer", "classic", "P9R: group protocols, comma separated"));
 
 	private final Map<String, String> values;
 
@@ -362,7 +376,7 @@ final class BenchmarkSettings {
 						+ "'; the contenders are " + String.join(", ", OutageScenario.SLUGS));
 			}
 		}
-		for (String delays : List.of("p3l-delays", "p3b-delays", "p7-delays", "p8-delays")) {
+		for (String delays : List.of("p3l-delays", "p3b-delays", "p7-delays", "p8-delays", "p9r-delays")) {
 			try {
 				Scenario.delays(text(delays));
 			}
@@ -393,6 +407,25 @@ final class BenchmarkSettings {
 		}
 		if ((long) count("p8-rate") * count("p8-seconds") > Integer.MAX_VALUE) {
 			throw new IllegalArgumentException("P8 cannot send more than " + Integer.MAX_VALUE + " records");
+		}
+		if (count("p9r-instances") < 1 || count("p9r-partitions") < count("p9r-instances")) {
+			throw new IllegalArgumentException("--p9r-instances must be at least 1, and --p9r-partitions at least "
+					+ "--p9r-instances: every instance must hold a partition");
+		}
+		if (count("p9r-rate") < 1 || count("p9r-keys") < 1 || count("p9r-fail-every") < 1
+				|| count("p9r-plain-consumers") < 1) {
+			throw new IllegalArgumentException("--p9r-rate, --p9r-keys, --p9r-fail-every and --p9r-plain-consumers "
+					+ "must be at least 1");
+		}
+		if (count("p9r-flaky-every") == 1) {
+			throw new IllegalArgumentException("--p9r-flaky-every must be 0 (no flaky key) or at least 2, or no key "
+					+ "is measured");
+		}
+		for (String protocol : text("p9r-protocols").split(",")) {
+			if (!List.of("classic", "consumer").contains(protocol.trim())) {
+				throw new IllegalArgumentException("Option '--p9r-protocols' names '" + protocol.trim()
+						+ "'; the group protocols are classic and consumer");
+			}
 		}
 	}
 

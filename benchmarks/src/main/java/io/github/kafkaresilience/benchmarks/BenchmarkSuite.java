@@ -16,9 +16,10 @@ import org.springframework.boot.logging.LoggingSystem;
 /**
  * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high concurrency,
  * P3L, the healthy keys' latency during a failure storm, and P3B, a failure burst on a freshly
- * started instance), P7, a batch listener, and P8, an outage of every key, on one in-process
- * Kafka broker and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the project and
- * starts this class; {@code --help} lists the options.
+ * started instance), P7, a batch listener, P8, an outage of every key, P9, scaling out, and
+ * P9R, a rolling restart under load, on one in-process Kafka broker and writes a Markdown
+ * report with medians and ratios. {@code benchmarks/run.sh} builds the project and starts
+ * this class; {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
 
@@ -97,6 +98,7 @@ public final class BenchmarkSuite {
 			case "P7" -> new BatchListenerScenario(broker, settings);
 			case "P8" -> new OutageScenario(broker, settings);
 			case "P9" -> new ScaleOutScenario(broker, settings);
+			case "P9R" -> new RollingRestartScenario(broker, settings);
 			default -> throw new IllegalArgumentException("Unknown scenario " + id);
 		};
 		logger.info("Scenario " + id + " starts");

@@ -104,6 +104,34 @@ class BenchmarkSettingsTests {
 	}
 
 	@Test
+	void theRollingRestartScenarioRollsThreeInstancesUnderTwoThousandRecordsASecondOnBothProtocols() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P9R");
+		assertThat(settings.count("p9r-instances")).isEqualTo(3);
+		assertThat(settings.count("p9r-partitions")).isEqualTo(4);
+		assertThat(settings.count("p9r-rate")).isEqualTo(2_000);
+		assertThat(settings.text("p9r-protocols")).isEqualTo("classic,consumer");
+		assertThat(Scenario.delays(settings.text("p9r-delays"))).hasSize(2);
+		BenchmarkSettings smoke = BenchmarkSettings.parse("--smoke");
+		assertThat(smoke.scenarios()).contains("P9R");
+		assertThat(smoke.count("p9r-rate")).isLessThan(2_000);
+		assertThat(smoke.text("p9r-protocols")).isEqualTo("classic");
+	}
+
+	@Test
+	void theRollingRestartScenarioRefusesAGroupItCannotRollOrMeasure() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> BenchmarkSettings.parse("--p9r-instances=5", "--p9r-partitions=4"))
+			.withMessageContaining("--p9r-partitions");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p9r-flaky-every=1"))
+			.withMessageContaining("--p9r-flaky-every");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p9r-protocols=classic,eager"))
+			.withMessageContaining("--p9r-protocols");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p9r-delays=1s,soon"))
+			.withMessageContaining("--p9r-delays");
+	}
+
+	@Test
 	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))

@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs every scenario of the suite once at smoke size on one broker, and checks that every
  * contender handled every record and that the windowed throughput, the healthy keys'
  * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers, the
- * batch listeners' batches, and what an outage of every key cost, were measured. No timing is asserted: this proves the
- * suite works, not how fast anything is.
+ * batch listeners' batches, what an outage of every key cost, and the latency and the records
+ * lost during a rolling restart, were measured. No timing is asserted: this proves the suite
+ * works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
 
@@ -33,7 +34,7 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9");
+			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
 				"## P5", "## P7", "## P8", "Smoke sizes");
@@ -224,6 +225,22 @@ class BenchmarkSuiteSmokeTests {
 			}
 		}
 		assertThat(report("P9").targets()).hasSize(2);
+	}
+
+	/** P9R at smoke size: two instances rolled on the classic protocol, for the library and the plain listener. */
+	@Test
+	void rollingRestartLostNoRecordAndTookTheLatencyDuringTheRollOfBothContenders() {
+		Map<String, Double> measured = report("P9R").measured();
+		for (String contender : RollingRestartScenario.CONTENDERS) {
+			String name = RollingRestartScenario.contender(contender, "classic");
+			assertThat(contenders("P9R")).contains(name);
+			assertThat(measured.get(name + " never handled")).as(name + " never handled").isZero();
+			assertThat(measured.get(name + " latencies")).as(name + " latencies").isPositive();
+			assertThat(measured.get(name + " p99 ms")).as(name + " p99").isNotNaN();
+			assertThat(measured.get(name + " roll ms")).as(name + " roll").isPositive();
+		}
+		// the library's p99 against the plain listener's, on the one protocol
+		assertThat(report("P9R").targets()).hasSize(1);
 	}
 
 	private static ScenarioReport report(String id) {
