@@ -85,14 +85,21 @@ final class Commits {
 	}
 
 	/**
-	 * The last commit on shutdown, once every write under way has settled; a failure, a wakeup
-	 * too, is logged.
+	 * The last commit on shutdown, once every write under way has settled; a failure is
+	 * logged. The stop's wakeup, asked for while the poll loop was not in a poll, is raised by
+	 * this commit, the consumer's next blocking call: the commit is made again, the wakeup
+	 * being spent.
 	 * @param assigned the partitions assigned still
 	 */
 	void shutdown(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> assigned) {
 		awaitSettling(null);
 		try {
-			commit(consumer, assigned, true);
+			try {
+				commit(consumer, assigned, true);
+			}
+			catch (WakeupException ex) {
+				commit(consumer, assigned, true);
+			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit on shutdown", ex);

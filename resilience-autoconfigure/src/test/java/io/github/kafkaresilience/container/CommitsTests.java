@@ -107,6 +107,20 @@ class CommitsTests {
 		assertThatNoException().isThrownBy(() -> this.commits.shutdown(this.consumer, List.of(P0, P1)));
 	}
 
+	/**
+	 * A wakeup asked for while the poll loop was not in a poll (the container stopping) is
+	 * raised by the consumer's next blocking call, the last commit: that commit is made all
+	 * the same, so that a clean stop hands on no record to run again.
+	 */
+	@Test
+	void aWakeupLeftPendingByTheStopDoesNotCostTheLastCommit() {
+		done(this.p0, 0, 1);
+		this.consumer.failure = new WakeupException();
+		this.consumer.once = true;
+		this.commits.shutdown(this.consumer, List.of(P0));
+		assertThat(this.consumer.committed(java.util.Set.of(P0)).get(P0).offset()).isEqualTo(2);
+	}
+
 	@Test
 	void aRevokedPartitionsLastCommitWaitsForItsWritesUnderWay() {
 		Task task = task(this.p0, 0, "k0");
@@ -214,14 +228,21 @@ class CommitsTests {
 
 		@Nullable RuntimeException failure;
 
+		/** Whether the failure is thrown once only, as a pending wakeup is. */
+		boolean once;
+
 		FailingConsumer() {
 			super(AutoOffsetResetStrategy.EARLIEST.name());
 		}
 
 		@Override
 		public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-			if (this.failure != null) {
-				throw this.failure;
+			RuntimeException failure = this.failure;
+			if (failure != null) {
+				if (this.once) {
+					this.failure = null;
+				}
+				throw failure;
 			}
 			super.commitSync(offsets);
 		}
