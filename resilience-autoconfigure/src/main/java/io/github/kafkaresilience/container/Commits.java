@@ -7,6 +7,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
@@ -72,6 +73,13 @@ final class Commits {
 		}
 		catch (WakeupException ex) {
 			throw ex;
+		}
+		catch (RebalanceInProgressException ex) {
+			// a cooperative or consumer-protocol rebalance under way: the partitions that stay
+			// are committed at the next interval, those that go when they are revoked
+			if (logger.isDebugEnabled()) {
+				logger.debug("Listener '" + this.id + "' commits the offsets of " + which + " after the rebalance under way");
+			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not commit the offsets of " + which + "; will try again", ex);

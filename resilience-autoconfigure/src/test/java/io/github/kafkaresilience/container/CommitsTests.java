@@ -97,6 +97,17 @@ class CommitsTests {
 	}
 
 	@Test
+	void aCommitRefusedForARebalanceUnderWayIsMadeByTheNextOne() {
+		done(this.p0, 0);
+		this.consumer.failure = new org.apache.kafka.common.errors.RebalanceInProgressException("rebalancing");
+		this.consumer.once = true;
+		assertThatNoException().isThrownBy(() -> this.commits.commit(this.consumer, List.of(P0)));
+		assertThat(committed()).isEmpty();
+		this.commits.commit(this.consumer, List.of(P0));
+		assertThat(committed()).containsExactly(Map.entry(P0, new OffsetAndMetadata(1)));
+	}
+
+	@Test
 	void aWakeupEndsACommitButNotTheLastOneOnShutdown() {
 		done(this.p0, 0);
 		this.consumer.failure = new WakeupException();
