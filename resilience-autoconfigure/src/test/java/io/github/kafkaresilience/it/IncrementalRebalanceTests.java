@@ -2,42 +2,32 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.actuate.HeldKeys;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.it.HandlingJournal.Handling;
+import io.github.kafkaresilience.it.RebalancingApplications.BatchApplication;
+import io.github.kafkaresilience.it.RebalancingApplications.RecordApplication;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Import;
-import org.springframework.kafka.listener.BatchListenerFailedException;
 
 import static io.github.kafkaresilience.it.Operators.OPERATOR;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,7 +72,7 @@ class IncrementalRebalanceTests {
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
 	void onlyTheMovingPartitionsAreRevokedAndTheOnesThatStayKeepRunning(String setup) {
 		String topic = SharedBroker.newTopic(PARTITIONS);
-		Journal journal = Journal.forTopic(topic);
+		HandlingJournal journal = HandlingJournal.forTopic(topic);
 		List<String[]> held = new ArrayList<>();
 		List<String> heldKeys = new ArrayList<>();
 		for (int p = 0; p < PARTITIONS; p++) {
@@ -188,7 +178,7 @@ class IncrementalRebalanceTests {
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
 	void anOutageHoldKeepsHoldingOnThePartitionsThatStayAndHoldsOnTheOnesThatArrive(String setup) {
 		String topic = SharedBroker.newTopic(PARTITIONS);
-		Journal journal = Journal.forTopic(topic);
+		HandlingJournal journal = HandlingJournal.forTopic(topic);
 		journal.down(true);
 		String[] outage = { "kafka.resilience.outage.enabled=true", "kafka.resilience.outage.probe-interval=200ms",
 				"kafka.resilience.outage.max-probe-interval=1s", "kafka.resilience.outage.minimum-attempts=10" };
@@ -258,7 +248,7 @@ class IncrementalRebalanceTests {
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
 	void batchRidersKeepTheirKeysOrderAndTheDeadLettersAreExactAcrossARebalance(String setup) {
 		String topic = SharedBroker.newTopic(PARTITIONS);
-		Journal journal = Journal.forTopic(topic);
+		HandlingJournal journal = HandlingJournal.forTopic(topic);
 		String[] ladder = { "kafka.resilience.retry.delays=4s,6s", "kafka.resilience.retry.max-attempts=3",
 				"kafka.resilience.consumer.batch-size=20" };
 		List<String> keys = new ArrayList<>();
@@ -336,7 +326,7 @@ class IncrementalRebalanceTests {
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
 	void pendingOperatorCommandsActOnceOnWhicheverInstanceOwnsTheKeyAfterTheRebalance(String setup) {
 		String topic = SharedBroker.newTopic(PARTITIONS);
-		Journal journal = Journal.forTopic(topic);
+		HandlingJournal journal = HandlingJournal.forTopic(topic);
 		String[] operated = { "kafka.resilience.retry.delays=1h",
 				"management.endpoints.web.exposure.include=kafkaresilience",
 				"kafka.resilience.console.actions-enabled=true" };
@@ -568,260 +558,6 @@ class IncrementalRebalanceTests {
 
 	private static int liveLocks(ConfigurableApplicationContext context, String topic) {
 		return context.getBean(LockCoordinator.class).registryOf(Names.locks(topic)).size();
-	}
-
-	/** One run of the handler on a record. */
-	record Handling(String instance, String key, String value, String topic, int partition, boolean succeeded,
-			long nanos) {
-	}
-
-	/**
-	 * What the listeners of a main topic did, whichever instance ran them, and how the handler
-	 * fails: a value marked {@code X} fails transiently on every attempt, {@code F} on the main
-	 * topic only, {@code P} permanently; while {@link #down} every record fails, as when the
-	 * handler's dependency is down.
-	 */
-	static final class Journal {
-
-		private static final Map<String, Journal> journals = new ConcurrentHashMap<>();
-
-		private final String topic;
-
-		private final List<Handling> handlings = new CopyOnWriteArrayList<>();
-
-		private volatile boolean down;
-
-		private volatile int sameKeyInOneBatch;
-
-		private volatile int outOfOrderInOneBatch;
-
-		private Journal(String topic) {
-			this.topic = topic;
-		}
-
-		static Journal forTopic(String topic) {
-			Journal journal = new Journal(topic);
-			journals.put(topic, journal);
-			return journal;
-		}
-
-		static Journal of(String topic) {
-			return journals.get(topic);
-		}
-
-		void down(boolean down) {
-			this.down = down;
-		}
-
-		/** Runs one record; returns the failure it ends with, or null. */
-		RuntimeException run(String instance, ConsumerRecord<String, String> record) {
-			String value = record.value();
-			RuntimeException failure = null;
-			if (this.down) {
-				failure = new IllegalStateException("503 Service Unavailable");
-			}
-			else if (value.startsWith("P")) {
-				failure = new PermanentFailureException("cannot handle " + value);
-			}
-			else if (value.startsWith("X") || (value.startsWith("F") && record.topic().equals(this.topic))) {
-				failure = new IllegalStateException(value + " fails on " + record.topic());
-			}
-			this.handlings.add(new Handling(instance, record.key(), value, record.topic(), record.partition(),
-					failure == null, System.nanoTime()));
-			return failure;
-		}
-
-		/** Runs a batch as a method that names the record it failed on by its index. */
-		void runBatch(String instance, List<ConsumerRecord<String, String>> records) {
-			if (records.stream().map(ConsumerRecord::key).distinct().count() < records.size()) {
-				this.sameKeyInOneBatch++;
-			}
-			Map<String, ConsumerRecord<String, String>> last = new java.util.HashMap<>();
-			for (ConsumerRecord<String, String> record : records) {
-				ConsumerRecord<String, String> before = last.put(record.key(), record);
-				if (before != null && (!before.topic().equals(record.topic()) || before.partition() != record.partition()
-						|| before.offset() >= record.offset())) {
-					this.outOfOrderInOneBatch++;
-				}
-			}
-			for (int i = 0; i < records.size(); i++) {
-				RuntimeException failure = run(instance, records.get(i));
-				if (failure != null) {
-					throw new BatchListenerFailedException("record " + i + " failed", failure, i);
-				}
-			}
-		}
-
-		List<Handling> handlings() {
-			return List.copyOf(this.handlings);
-		}
-
-		List<Handling> handlingsOf(String key) {
-			return this.handlings.stream().filter((h) -> key.equals(h.key())).toList();
-		}
-
-		int sameKeyInOneBatch() {
-			return this.sameKeyInOneBatch;
-		}
-
-		int outOfOrderInOneBatch() {
-			return this.outOfOrderInOneBatch;
-		}
-
-		/** How often a value was handled successfully. */
-		long successes(String value) {
-			return this.handlings.stream().filter((h) -> h.succeeded() && h.value().equals(value)).count();
-		}
-
-		/** The values of some keys in the order of their first success. */
-		Map<String, List<String>> firstSuccessesByKey(Collection<String> keys) {
-			Map<String, List<String>> byKey = new LinkedHashMap<>();
-			keys.forEach((key) -> byKey.put(key, new ArrayList<>()));
-			for (Handling handling : this.handlings) {
-				List<String> values = byKey.get(handling.key());
-				if (handling.succeeded() && values != null && !values.contains(handling.value())) {
-					values.add(handling.value());
-				}
-			}
-			return byKey;
-		}
-
-	}
-
-	/**
-	 * What an application hears of its listener's rebalances through a
-	 * {@link ResilienceObserver} bean: partitions assigned, revoked and lost, and the barrier
-	 * of each partition opening.
-	 */
-	static final class RebalanceHistory implements ResilienceObserver {
-
-		record Event(String kind, Set<TopicPartition> partitions, long nanos) {
-		}
-
-		private final List<Event> events = new CopyOnWriteArrayList<>();
-
-		@Override
-		public void rebalanced(String listenerId, String kind, Collection<TopicPartition> partitions) {
-			this.events.add(new Event(kind, Set.copyOf(partitions), System.nanoTime()));
-		}
-
-		@Override
-		public void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
-			this.events.add(new Event("opened", Set.of(partition), System.nanoTime()));
-		}
-
-		List<Event> events() {
-			return List.copyOf(this.events);
-		}
-
-		/** Every partition revoked or lost so far. */
-		Set<TopicPartition> given() {
-			return this.events.stream()
-				.filter((event) -> !event.kind().equals("assigned") && !event.kind().equals("opened"))
-				.flatMap((event) -> event.partitions().stream())
-				.collect(Collectors.toSet());
-		}
-
-		/** How often the barrier of a partition opened. */
-		long openings(TopicPartition partition) {
-			return this.events.stream()
-				.filter((event) -> event.kind().equals("opened") && event.partitions().contains(partition))
-				.count();
-		}
-
-		/** When the first partition was revoked or lost. */
-		long firstRevoked() {
-			return this.events.stream()
-				.filter((event) -> !event.kind().equals("assigned") && !event.kind().equals("opened")
-						&& !event.partitions().isEmpty())
-				.mapToLong(Event::nanos)
-				.min()
-				.orElseThrow();
-		}
-
-		/** When the last barrier opened. */
-		long lastOpened() {
-			return this.events.stream()
-				.filter((event) -> event.kind().equals("opened"))
-				.mapToLong(Event::nanos)
-				.max()
-				.orElseThrow();
-		}
-
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@Import(RecordListener.class)
-	static class RecordApplication {
-
-		@Bean
-		RebalanceHistory rebalanceHistory() {
-			return new RebalanceHistory();
-		}
-
-		@Bean
-		SimpleMeterRegistry meterRegistry() {
-			return new SimpleMeterRegistry();
-		}
-
-	}
-
-	static class RecordListener {
-
-		private final String topic;
-
-		private final String instance;
-
-		RecordListener(@Value("${test.topic}") String topic, @Value("${test.instance}") String instance) {
-			this.topic = topic;
-			this.instance = instance;
-		}
-
-		@OrderedRetryListener(id = "incr-${test.topic}", topics = "${test.topic}")
-		void handle(ConsumerRecord<String, String> record) {
-			RuntimeException failure = Journal.of(this.topic).run(this.instance, record);
-			if (failure != null) {
-				throw failure;
-			}
-		}
-
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@Import(BatchListener.class)
-	static class BatchApplication {
-
-		@Bean
-		RebalanceHistory rebalanceHistory() {
-			return new RebalanceHistory();
-		}
-
-		@Bean
-		SimpleMeterRegistry meterRegistry() {
-			return new SimpleMeterRegistry();
-		}
-
-	}
-
-	static class BatchListener {
-
-		private final String topic;
-
-		private final String instance;
-
-		BatchListener(@Value("${test.topic}") String topic, @Value("${test.instance}") String instance) {
-			this.topic = topic;
-			this.instance = instance;
-		}
-
-		@OrderedRetryListener(id = "incr-${test.topic}", topics = "${test.topic}", batch = "true",
-				autoStartup = "${test.autostartup:true}")
-		void handle(List<ConsumerRecord<String, String>> records) {
-			Journal.of(this.topic).runBatch(this.instance, records);
-		}
-
 	}
 
 }
