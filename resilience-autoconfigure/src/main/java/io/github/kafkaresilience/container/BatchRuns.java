@@ -177,10 +177,20 @@ final class BatchRuns {
 	private void run(StageRouter router, List<Ready> gathered) {
 		List<Ready> batch = new ArrayList<>(gathered.size());
 		for (Ready ready : gathered) {
-			if (!ready.task.work.isRevoked()) {
+			if (!ready.task.work.isRevoked() && ready.task.work.runs.begin()) {
 				batch.add(ready); // a revoked partition's records are delivered to its new owner
 			}
 		}
+		try {
+			runCounted(router, batch);
+		}
+		finally {
+			batch.forEach((ready) -> ready.task.work.runs.end());
+		}
+	}
+
+	/** Runs a batch whose records' partitions count it among their runs under way. */
+	private void runCounted(StageRouter router, List<Ready> batch) {
 		if (batch.isEmpty() || this.workers.stopping()) {
 			return;
 		}

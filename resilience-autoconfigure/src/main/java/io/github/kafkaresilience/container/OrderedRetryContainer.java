@@ -502,8 +502,25 @@ public class OrderedRetryContainer {
 				.stageOf(partition.topic()) > 0;
 		}
 
+		/**
+		 * Lets the handler runs under way on the revoked partitions end (up to the shutdown
+		 * timeout; no new one starts), then commits them: a record running when its partition
+		 * moved is not handled again by the next owner.
+		 */
 		@Override
 		public void revoking(Collection<TopicPartition> partitions) {
+			List<HandlerRuns> runs = new ArrayList<>();
+			for (TopicPartition partition : partitions) {
+				PartitionWork work = OrderedRetryContainer.this.partitions.get(partition);
+				if (work != null) {
+					runs.add(work.runs);
+				}
+			}
+			if (!HandlerRuns.closeAndAwait(runs, OrderedRetryContainer.this.settings.shutdownTimeout())) {
+				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' gives up " + partitions + " with handlers "
+						+ "still running after " + OrderedRetryContainer.this.settings.shutdownTimeout()
+						+ ": their records run again on the next owner");
+			}
 			this.loop.commits().revoking(this.loop.consumer(), partitions);
 		}
 

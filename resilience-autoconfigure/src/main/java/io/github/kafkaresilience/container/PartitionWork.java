@@ -70,6 +70,9 @@ final class PartitionWork {
 
 	private volatile boolean revoked;
 
+	/** The handler runs under way on this partition's records. */
+	final HandlerRuns runs = new HandlerRuns();
+
 	volatile boolean barrierOpen;
 
 	final long assignedNanos = System.nanoTime();

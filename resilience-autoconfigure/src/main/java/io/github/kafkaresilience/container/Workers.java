@@ -473,6 +473,9 @@ final class Workers {
 			holdBack(task);
 			return null;
 		}
+		if (!task.work.runs.begin()) {
+			return null; // its partition is being revoked: the next owner runs it
+		}
 		try {
 			return this.runner.apply(task);
 		}
@@ -480,6 +483,9 @@ final class Workers {
 			// a bug: the record stays pending, so it is delivered again after a restart
 			logger.error("Listener '" + this.id + "' failed to run " + task, ex);
 			return null;
+		}
+		finally {
+			task.work.runs.end();
 		}
 	}
 
