@@ -51,7 +51,9 @@ import static org.assertj.core.api.Assertions.fail;
  * classes are off unless asked for ({@code true} or {@code random}, per seed):
  * {@code -Dsimulation.zombies} lets a route that was running,
  * or a move that was under way, when its partition was revoked go on writing (compensate mode
- * does not fence zombies; without it a partition is not revoked while one of its moves is in flight);
+ * does not fence zombies; without it a partition is not revoked while one of its routes runs or
+ * one of its moves is in flight, as the container waits for both before a revoked partition's
+ * commit, and a zombie is what outlives that wait's timeout);
  * {@code -Dsimulation.ambiguous} makes some failing writes land anyway (the ack is lost).
  * <p>
  * Some seeds also replay dead letters (or records that succeeded) into stage 1, where the owner
