@@ -9,7 +9,6 @@ import java.util.function.Predicate;
 import java.util.function.ToIntBiFunction;
 
 import io.github.kafkaresilience.ladder.Delivery;
-import org.apache.kafka.clients.consumer.Consumer;
 
 /**
  * Keeps each partition within its in-flight bound: a partition at its bound is paused and
@@ -87,18 +86,17 @@ final class Backpressure {
 	/**
 	 * Hands a poll's records of a partition to it, in order, as far as its bound lets them
 	 * in; the rest are held back behind any held back before, and a partition that is full
-	 * now is paused now: not a poll later, so that the workers that drain it wake the poll
-	 * loop. Poll thread only.
+	 * now is marked paused at its bound now: not a poll later, so that the workers that drain
+	 * it wake the poll loop. Poll thread only.
 	 * @param take hands records to their partition, in order; returns how many it took
 	 */
-	void offer(Consumer<?, ?> consumer, PartitionWork work, List<Delivery> records,
-			ToIntBiFunction<PartitionWork, List<Delivery>> take) {
+	void offer(PartitionWork work, List<Delivery> records, ToIntBiFunction<PartitionWork, List<Delivery>> take) {
 		int taken = work.hasHeldBack() ? 0 : take.applyAsInt(work, records);
 		if (taken < records.size()) {
 			work.holdBack(records.subList(taken, records.size()));
 		}
 		if (work.hasHeldBack() || work.isFull()) {
-			pauseAtBound(consumer, work);
+			work.boundPaused = true;
 		}
 	}
 
@@ -133,20 +131,17 @@ final class Backpressure {
 	}
 
 	/**
-	 * Pauses the partitions at their bound and resumes those drained to half of it that hold
-	 * no records back, whose barrier is open and that are not stopped, unless the whole
-	 * listener is held paused. Poll thread only.
+	 * Marks the partitions at their bound paused, and those drained to half of it that hold
+	 * no records back no longer: the poll loop's settling then pauses or resumes them (see
+	 * {@link PauseRequest.Consumption#settle}). Poll thread only.
 	 */
-	void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, boolean held) {
+	void mark(Collection<PartitionWork> partitions) {
 		for (PartitionWork work : partitions) {
 			if (!work.boundPaused && work.isFull()) {
-				pauseAtBound(consumer, work);
+				work.boundPaused = true;
 			}
 			else if (work.boundPaused && work.hasRoom() && !work.hasHeldBack()) {
 				work.boundPaused = false;
-				if (!held && work.mayFetch()) {
-					consumer.resume(List.of(work.partition));
-				}
 			}
 		}
 	}
@@ -167,13 +162,6 @@ final class Backpressure {
 			}
 		}
 		return timeout;
-	}
-
-	private static void pauseAtBound(Consumer<?, ?> consumer, PartitionWork work) {
-		if (!work.boundPaused) {
-			work.boundPaused = true;
-			consumer.pause(List.of(work.partition));
-		}
 	}
 
 	/** Pauses the poll loop after a failed poll, unless woken by {@link #wakeAll()}. */

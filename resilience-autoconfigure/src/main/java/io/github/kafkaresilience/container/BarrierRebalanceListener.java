@@ -51,8 +51,11 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 		/** A partition's barrier opened after {@code waited}: it may be resumed. */
 		void opened(PartitionWork work, Duration waited);
 
-		/** Whether the application paused the listener: nothing is resumed meanwhile. */
-		boolean held();
+		/**
+		 * Pauses the consumer's assigned partitions that have a reason to be paused, and
+		 * resumes the others, now. Poll thread only.
+		 */
+		void settlePauses();
 
 		/** Runs an action on the poll thread, before its next poll. */
 		void onPollThread(Runnable action);
@@ -109,13 +112,15 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 			this.partitions.add(work);
 			closeBarrier(work);
 		}
+		// behind their barriers before the poll under way returns any of their records
+		this.assignments.settlePauses();
 		seekToCommitted(assigned);
 		this.assignments.changed("assigned", assigned);
 		callUser("onPartitionsAssigned", (user) -> user.onPartitionsAssigned(this.consumer, assigned));
 	}
 
 	private void closeBarrier(PartitionWork work) {
-		this.barrier.close(this.consumer, work.partition, work.route.registry())
+		this.barrier.close(work.partition, work.route.registry())
 			.whenComplete((waited, ex) -> this.assignments.onPollThread(() -> open(work, waited, ex)));
 	}
 
@@ -165,12 +170,9 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 			closeBarrier(work);
 			return;
 		}
-		work.barrierOpen = true;
+		work.barrierOpen = true; // resumed by the settling before the next poll
 		if (logger.isDebugEnabled()) {
 			logger.debug("Listener '" + this.id + "' opened " + work.partition + " after " + waited.toMillis() + " ms");
-		}
-		if (!this.assignments.held() && work.mayFetch()) {
-			this.consumer.resume(List.of(work.partition));
 		}
 		this.assignments.opened(work, waited);
 	}

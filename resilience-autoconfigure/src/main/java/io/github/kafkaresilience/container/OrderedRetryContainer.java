@@ -136,7 +136,7 @@ public class OrderedRetryContainer {
 		this.clock = clock;
 		this.offsets = new ContainerOffsets(id, this.partitions);
 		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
-				(work) -> loopOf(work.partition).backpressure().recordDone(work), this::pauseStopped);
+				(work) -> loopOf(work.partition).backpressure().recordDone(work));
 		this.pauseRequest = new PauseRequest(this.runner.workers(), (partition) -> isMainTopic(partition.topic()));
 		Map<LockRegistry, Route> registries = new HashMap<>();
 		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
@@ -325,16 +325,6 @@ public class OrderedRetryContainer {
 	static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
 		return new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(), record.key(),
 				record.value(), record.headers());
-	}
-
-	/** Pauses a partition stopped at a record that can go nowhere, on the poll thread of its consumer. */
-	private void pauseStopped(PartitionWork work) {
-		PollLoop loop = loopOf(work.partition);
-		loop.onPollThread(() -> {
-			if (this.partitions.isCurrent(work)) {
-				loop.consumer().pause(List.of(work.partition));
-			}
-		});
 	}
 
 	/**
@@ -547,8 +537,8 @@ public class OrderedRetryContainer {
 		}
 
 		@Override
-		public boolean held() {
-			return this.loop.pause().held();
+		public void settlePauses() {
+			this.loop.settlePauses();
 		}
 
 		@Override

@@ -1,7 +1,10 @@
 package io.github.kafkaresilience.container;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -10,11 +13,10 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The application's request to pause a listener, or the listener's hold during an outage, and
- * how the container carries either out: the
- * workers hold the tasks that become ready, and the poll thread of each of the container's
- * consumers pauses every partition assigned to it (one a rebalance keeps or brings too) and
- * lets nothing resume one until the application resumes the listener; the partitions free to
- * run are then resumed. The consumers keep polling meanwhile, so they stay in their group.
+ * how the container carries either out: the workers hold the tasks that become ready, and the
+ * poll thread of each of the container's consumers settles its partitions' pauses in one place
+ * ({@link Consumption#settle}), against these requests and each partition's own reasons. The
+ * consumers keep polling meanwhile, so they stay in their group.
  */
 final class PauseRequest {
 
@@ -46,7 +48,7 @@ final class PauseRequest {
 
 	/**
 	 * Asks for a pause: the workers hold the tasks that become ready from now on (the running
-	 * ones finish) and the poll thread pauses the partitions at its next {@link #apply}.
+	 * ones finish) and the poll thread pauses the partitions at its next settling.
 	 */
 	void pause() {
 		this.requested = true;
@@ -95,7 +97,14 @@ final class PauseRequest {
 		return new Consumption();
 	}
 
-	/** The request as one consumer has carried it out. Poll thread only. */
+	/**
+	 * The only place where the container pauses and resumes a consumer's partitions: once
+	 * per poll, and in the assignment callback, it pauses each assigned partition that has a
+	 * reason to be paused and resumes each paused one that has none. The reasons: the
+	 * application's pause (every partition), the outage hold (main-topic partitions), and the
+	 * partition's own ({@link PartitionWork#mayFetch()}: its barrier closed, its in-flight bound
+	 * reached, or stopped at a record that can go nowhere). Poll thread only.
+	 */
 	final class Consumption {
 
 		/** Whether the consumer's partitions are paused for {@link #requested}. */
@@ -116,66 +125,57 @@ final class PauseRequest {
 		}
 
 		/**
-		 * Pauses every partition assigned to the consumer while the application asks for it
-		 * (nothing resumes a partition meanwhile; a partition a rebalance kept or brought is
-		 * paused here too), and resumes those free to run once it no longer does.
+		 * Pauses the assigned partitions that have a reason to be paused and resumes the paused
+		 * ones that have none, and publishes the paused and resumed events of the application's
+		 * pause and of the outage hold.
 		 * @param consumer the consumer
 		 * @param partitions the partitions assigned to it
 		 * @param events publishes the paused and resumed events
 		 */
-		void apply(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
-			if (PauseRequest.this.requested) {
-				Set<TopicPartition> assigned = consumer.assignment();
-				if (!this.applied || !consumer.paused().containsAll(assigned)) {
-					consumer.pause(assigned);
-					if (!this.applied) {
-						this.applied = true;
-						events.paused(assigned);
-					}
+		void settle(Consumer<?, ?> consumer, Collection<PartitionWork> partitions, ContainerEvents events) {
+			boolean requested = PauseRequest.this.requested;
+			boolean outage = PauseRequest.this.outage;
+			Map<TopicPartition, PartitionWork> works = new HashMap<>();
+			partitions.forEach((work) -> works.put(work.partition, work));
+			Set<TopicPartition> assigned = consumer.assignment();
+			Set<TopicPartition> paused = consumer.paused();
+			List<TopicPartition> pausing = new ArrayList<>();
+			List<TopicPartition> resuming = new ArrayList<>();
+			for (TopicPartition partition : assigned) {
+				PartitionWork work = works.get(partition);
+				boolean pause = requested || (outage && PauseRequest.this.mainTopic.test(partition)) || work == null
+						|| !work.mayFetch();
+				if (pause && !paused.contains(partition)) {
+					pausing.add(partition);
 				}
-				return;
-			}
-			if (this.applied) {
-				this.applied = false;
-				List<TopicPartition> free = partitions.stream()
-					.filter(PartitionWork::mayFetch)
-					.map((work) -> work.partition)
-					.filter((partition) -> !PauseRequest.this.outage || !PauseRequest.this.mainTopic.test(partition))
-					.toList();
-				consumer.resume(free);
-				events.resumed(free);
-			}
-			applyOutage(consumer, partitions, events);
-		}
-
-		/**
-		 * While the listener holds for an outage, keeps its main-topic partitions paused (a
-		 * partition that backpressure resumed, or a rebalance brought, is paused again before
-		 * the poll). Its stage partitions are read on: their records are held by the workers
-		 * like any other, and are what a probe can run, since a record of the main topic whose
-		 * key is held would only follow its key into the ladder.
-		 */
-		private void applyOutage(Consumer<?, ?> consumer, Collection<PartitionWork> partitions,
-				ContainerEvents events) {
-			if (PauseRequest.this.outage) {
-				List<TopicPartition> main = consumer.assignment().stream().filter(PauseRequest.this.mainTopic).toList();
-				if (!this.outageApplied || !consumer.paused().containsAll(main)) {
-					consumer.pause(main);
-					if (!this.outageApplied) {
-						this.outageApplied = true;
-						events.paused(main);
-					}
+				else if (!pause && paused.contains(partition)) {
+					resuming.add(partition);
 				}
 			}
-			else if (this.outageApplied) {
-				this.outageApplied = false;
-				List<TopicPartition> free = partitions.stream()
-					.filter(PartitionWork::mayFetch)
-					.map((work) -> work.partition)
-					.filter(PauseRequest.this.mainTopic)
-					.toList();
-				consumer.resume(free);
-				events.resumed(free);
+			if (!pausing.isEmpty()) {
+				consumer.pause(pausing);
+			}
+			if (!resuming.isEmpty()) {
+				consumer.resume(resuming);
+			}
+			if (requested != this.applied) {
+				this.applied = requested;
+				if (requested) {
+					events.paused(assigned);
+				}
+				else {
+					events.resumed(resuming.stream().filter((partition) -> !outage || !PauseRequest.this.mainTopic.test(partition))
+						.toList());
+				}
+			}
+			if (!requested && outage != this.outageApplied) {
+				this.outageApplied = outage;
+				if (outage) {
+					events.paused(assigned.stream().filter(PauseRequest.this.mainTopic).toList());
+				}
+				else {
+					events.resumed(resuming.stream().filter(PauseRequest.this.mainTopic).toList());
+				}
 			}
 		}
 

@@ -157,6 +157,14 @@ final class PollLoop {
 		return this.pause;
 	}
 
+	/**
+	 * Pauses the assigned partitions that have a reason to be paused and resumes the others:
+	 * before every poll, and in the assignment callback. Poll thread only.
+	 */
+	void settlePauses() {
+		this.pause.settle(this.consumer, this.partitions.all(), this.events);
+	}
+
 	/** Runs an action on the loop's thread, before its next poll. */
 	void onPollThread(Runnable action) {
 		this.actions.add(action);
@@ -208,8 +216,8 @@ final class PollLoop {
 		Duration timeout = this.backpressure.awaitRoom(this.partitions.all(), this.settings.pollTimeout(),
 				this::caughtUp, running);
 		this.backpressure.takeHeldBack(this.partitions.all(), this.pause.held(), this.container::take);
-		this.backpressure.apply(this.consumer, this.partitions.all(), this.pause.held());
-		this.pause.apply(this.consumer, this.partitions.all(), this.events);
+		this.backpressure.mark(this.partitions.all());
+		settlePauses();
 		timeout = Backpressure.pollTimeout(this.partitions.all(), timeout);
 		long now = System.nanoTime();
 		if (this.lastPollNanos != 0) {
@@ -270,7 +278,7 @@ final class PollLoop {
 		for (ConsumerRecord<byte[], byte[]> record : records) {
 			deliveries.add(OrderedRetryContainer.delivery(record));
 		}
-		this.backpressure.offer(this.consumer, work, deliveries, this.container::take);
+		this.backpressure.offer(work, deliveries, this.container::take);
 	}
 
 	/** Whether the consumer has fetched a partition to its end, as of its last fetch. */

@@ -57,8 +57,6 @@ final class RecordRunner {
 	/** Tells a partition's consumer that one of its records is done: it may have room again. */
 	private final java.util.function.Consumer<PartitionWork> recordDone;
 
-	private final java.util.function.Consumer<PartitionWork> pauser;
-
 	private final Workers workers;
 
 	private final KeyWaiters keyWaiters;
@@ -76,13 +74,8 @@ final class RecordRunner {
 	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
-	/**
-	 * @param pauser pauses a partition stopped at a record that can go nowhere, on the poll
-	 * thread
-	 */
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
-			ContainerOffsets offsets, Partitions partitions, java.util.function.Consumer<PartitionWork> recordDone,
-			java.util.function.Consumer<PartitionWork> pauser) {
+			ContainerOffsets offsets, Partitions partitions, java.util.function.Consumer<PartitionWork> recordDone) {
 		this.id = id;
 		this.settings = settings;
 		this.clock = clock;
@@ -90,7 +83,6 @@ final class RecordRunner {
 		this.offsets = offsets;
 		this.partitions = partitions;
 		this.recordDone = recordDone;
-		this.pauser = pauser;
 		this.workers = new Workers(id, settings.concurrency(), WorkerThreads.of(settings.virtualThreads()), this::run);
 		this.keyWaiters = new KeyWaiters(this.workers);
 		this.dueWaiters = new DueWaiters(this.workers);
@@ -433,7 +425,7 @@ final class RecordRunner {
 		}
 		logger.error("Listener '" + this.id + "' stopped consuming " + work.partition + " at offset "
 				+ task.delivery.offset() + ", which stays uncommitted: " + reason, ex);
-		this.pauser.accept(work);
+		// the poll loop pauses it at its next settling: a stopped partition may not fetch
 	}
 
 	private void waitForKey(Task task, OrderedRetryContainer.Route route, List<Lock> before) {

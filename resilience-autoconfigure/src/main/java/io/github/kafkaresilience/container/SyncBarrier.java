@@ -1,7 +1,6 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.lock.LockRegistry;
@@ -31,17 +30,15 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 public class SyncBarrier {
 
 	/**
-	 * Closes the barrier for a freshly assigned partition. Called on the consumer thread from
-	 * the rebalance callback.
-	 * @param consumer the consumer the partition was assigned to
+	 * Closes the barrier for a freshly assigned partition, which its consumer keeps paused
+	 * until the barrier opens. Called on the consumer thread from the rebalance callback.
 	 * @param partition the assigned partition
 	 * @param registry the lock registry of the partition's main topic
 	 * @return completes with the time waited once the partition may be resumed; the caller
 	 * resumes it on the consumer thread
 	 */
-	public CompletableFuture<Duration> close(Consumer<?, ?> consumer, TopicPartition partition, LockRegistry registry) {
+	public CompletableFuture<Duration> close(TopicPartition partition, LockRegistry registry) {
 		long start = System.nanoTime();
-		consumer.pause(List.of(partition));
 		return registry.catchUp(partition.partition()).thenApply((ignored) -> Duration.ofNanos(System.nanoTime() - start));
 	}
 

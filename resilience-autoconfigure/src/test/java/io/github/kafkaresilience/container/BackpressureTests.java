@@ -18,10 +18,12 @@ import static io.github.kafkaresilience.container.Records.record;
 import static io.github.kafkaresilience.container.Records.task;
 import static io.github.kafkaresilience.container.Records.work;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.mock;
 
 /**
- * A partition at its in-flight bound is paused, and resumed once drained to half of it if
- * its barrier is open and it was not stopped; records held back at the bound are taken as
+ * A partition at its in-flight bound is paused (the poll loop's settling carries out what
+ * backpressure marks), and resumed once drained to half of it if its barrier is open and it
+ * was not stopped; records held back at the bound are taken as
  * soon as there is room; the poll loop is told when there is room, and polls briefly while a
  * partition is paused at its bound.
  */
@@ -34,6 +36,10 @@ class BackpressureTests {
 	private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
 
 	private final Backpressure backpressure = new Backpressure();
+
+	private final PauseRequest pauseRequest = new PauseRequest(mock(Workers.class));
+
+	private final PauseRequest.Consumption pauses = this.pauseRequest.consumption();
 
 	private final PartitionWork full = work(P0, 4);
 
@@ -50,15 +56,15 @@ class BackpressureTests {
 
 	@Test
 	void aPartitionAtItsBoundIsPausedAndResumedAtHalfOfIt() {
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
 			.as("some partitions wait for room: a brief poll").isEqualTo(Backpressure.BRIEF_POLL);
 		this.full.done(task(this.full, 0, "k0"));
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		this.full.done(task(this.full, 1, "k1"));
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
 			.isEqualTo(Duration.ofSeconds(1));
@@ -66,22 +72,22 @@ class BackpressureTests {
 
 	@Test
 	void aStoppedPartitionOrOneBehindItsBarrierIsNotResumed() {
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		this.full.stopped = "a record can go nowhere";
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.full.boundPaused).isFalse();
 	}
 
 	@Test
 	void nothingIsResumedWhileTheListenerIsHeldPaused() {
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
-		this.backpressure.apply(this.consumer, List.of(this.full), true);
-		assertThat(this.consumer.paused()).containsExactly(P0);
+		apply(List.of(this.full), true);
+		assertThat(this.consumer.paused()).as("every partition, for the application's pause").containsExactlyInAnyOrder(P0, P1);
 		assertThat(this.full.boundPaused).isFalse();
 	}
 
@@ -92,11 +98,12 @@ class BackpressureTests {
 		this.empty.take(task(this.empty, 0, "k0"));
 		this.empty.take(task(this.empty, 1, "k1"));
 		this.empty.take(task(this.empty, 2, "k2"));
-		this.backpressure.offer(this.consumer, this.empty, records(P1, 3, 6), take);
+		this.backpressure.offer(this.empty, records(P1, 3, 6), take);
+		settle(false);
 		assertThat(taken).containsExactly(3L);
 		assertThat(this.consumer.paused()).containsExactly(P1);
 		assertThat(this.empty.hasHeldBack()).isTrue();
-		this.backpressure.offer(this.consumer, this.empty, records(P1, 7, 7), take);
+		this.backpressure.offer(this.empty, records(P1, 7, 7), take);
 		assertThat(taken).as("behind those held back, whatever the room").containsExactly(3L);
 
 		this.empty.done(task(this.empty, 0, "k0"));
@@ -105,38 +112,38 @@ class BackpressureTests {
 			.containsExactly(3L, 4L);
 		this.empty.done(task(this.empty, 1, "k1"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
-		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		apply(List.of(this.empty), false);
 		assertThat(taken).containsExactly(3L, 4L, 5L);
 		assertThat(this.consumer.paused()).as("full again, and records still held back").containsExactly(P1);
 
 		this.empty.done(task(this.empty, 2, "k2"));
 		this.empty.done(task(this.empty, 3, "k3"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
-		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		apply(List.of(this.empty), false);
 		assertThat(taken).containsExactly(3L, 4L, 5L, 6L, 7L);
 		assertThat(this.empty.hasHeldBack()).isFalse();
 		assertThat(this.consumer.paused()).as("four in flight: not yet drained to half").containsExactly(P1);
 		this.empty.done(task(this.empty, 4, "k4"));
 		this.empty.done(task(this.empty, 5, "k5"));
-		this.backpressure.apply(this.consumer, List.of(this.empty), false);
+		apply(List.of(this.empty), false);
 		assertThat(this.consumer.paused()).as("resumed once nothing is held back and it has room").isEmpty();
 	}
 
 	@Test
 	void recordsHeldBackWaitWhileTheListenerIsHeldPausedOrThePartitionStopped() {
 		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
-		this.backpressure.offer(this.consumer, this.full, records(P0, 4, 4), take);
+		this.backpressure.offer(this.full, records(P0, 4, 4), take);
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
 
 		this.backpressure.takeHeldBack(List.of(this.full), true, take);
-		this.backpressure.apply(this.consumer, List.of(this.full), true);
+		apply(List.of(this.full), true);
 		assertThat(this.full.hasHeldBack()).isTrue();
 		assertThat(this.full.boundPaused).as("stays paused for the record it holds back").isTrue();
 
 		this.full.stopped = "a record can go nowhere";
 		this.backpressure.takeHeldBack(List.of(this.full), false, take);
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		assertThat(this.full.hasHeldBack()).isTrue();
 		assertThat(this.consumer.paused()).containsExactly(P0);
 	}
@@ -144,14 +151,14 @@ class BackpressureTests {
 	@Test
 	void whilePartitionStaysPausedAtItsBoundThePollIsBriefThoughItWasNotFullWhenTheLoopLookedForRoom() {
 		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
-		this.backpressure.offer(this.consumer, this.full, records(P0, 4, 7), take);
+		this.backpressure.offer(this.full, records(P0, 4, 7), take);
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
 				() -> true))
 			.as("drained to half when the loop looked").isEqualTo(Duration.ofSeconds(1));
 		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).as("full again with what it held back").containsExactly(P0);
 		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
 			.as("its workers cannot wake a poll: brief, not the whole timeout").isEqualTo(Backpressure.BRIEF_POLL);
@@ -162,7 +169,7 @@ class BackpressureTests {
 		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
 		this.full.done(task(this.full, 6, "k6"));
 		this.full.done(task(this.full, 7, "k7"));
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
 			.isEqualTo(Duration.ofSeconds(1));
@@ -171,18 +178,19 @@ class BackpressureTests {
 	}
 
 	@Test
-	void aPollThatFillsItsPartitionPausesItAtOnceSoThatTheWorkersDrainingItWakeThePollLoop() {
+	void aPollThatFillsItsPartitionMarksItPausedAtOnceSoThatTheWorkersDrainingItWakeThePollLoop() {
 		List<Long> taken = new ArrayList<>();
-		this.backpressure.offer(this.consumer, this.empty, records(P1, 0, 3), recording(taken));
+		this.backpressure.offer(this.empty, records(P1, 0, 3), recording(taken));
 		assertThat(taken).containsExactly(0L, 1L, 2L, 3L);
 		assertThat(this.empty.hasHeldBack()).isFalse();
-		assertThat(this.consumer.paused()).as("full: paused now, not a poll later").containsExactly(P1);
-		assertThat(this.empty.boundPaused).isTrue();
+		assertThat(this.empty.boundPaused).as("full: marked now, not a poll later").isTrue();
+		settle(false);
+		assertThat(this.consumer.paused()).as("paused by the settling before the next poll").containsExactly(P1);
 	}
 
 	@Test
 	void aPausedPartitionThatHasDrainedToHalfIsNotWaitedFor() {
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		this.full.done(task(this.full, 0, "k0"));
 		this.full.done(task(this.full, 1, "k1"));
 		AtomicInteger waits = new AtomicInteger();
@@ -190,6 +198,27 @@ class BackpressureTests {
 				() -> waits.incrementAndGet() > 0))
 			.as("no partition is full any more: a whole poll").isEqualTo(Duration.ofMinutes(5));
 		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
+	}
+
+	/**
+	 * As the poll loop does before a poll: marks the partitions at their bound, then settles
+	 * the consumer's pauses over both partitions, with the listener held paused or not.
+	 */
+	private void apply(List<PartitionWork> partitions, boolean held) {
+		this.backpressure.mark(partitions);
+		settle(held);
+	}
+
+	private void settle(boolean held) {
+		if (held) {
+			this.pauseRequest.pause();
+		}
+		else {
+			this.pauseRequest.resume();
+		}
+		this.pauses.settle(this.consumer, List.of(this.full, this.empty),
+				new ContainerEvents(mock(OrderedRetryContainer.class), (event) -> {
+				}, null));
 	}
 
 	private static List<Delivery> records(TopicPartition tp, long first, long last) {
@@ -211,7 +240,7 @@ class BackpressureTests {
 
 	@Test
 	void whenTheOtherPartitionsHaveNothingToFetchThePollLoopWaitsForRoomInsteadOfPolling() {
-		this.backpressure.apply(this.consumer, List.of(this.full, this.empty), false);
+		apply(List.of(this.full, this.empty), false);
 		AtomicInteger waits = new AtomicInteger();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
 				() -> waits.incrementAndGet() > 0))
@@ -226,7 +255,7 @@ class BackpressureTests {
 
 	@Test
 	void whenEveryPartitionIsFullThePollWaitsForTheFirstToMakeRoom() throws InterruptedException {
-		this.backpressure.apply(this.consumer, List.of(this.full), false);
+		apply(List.of(this.full), false);
 		CountDownLatch waiting = new CountDownLatch(1);
 		Thread worker = new Thread(() -> {
 			try {

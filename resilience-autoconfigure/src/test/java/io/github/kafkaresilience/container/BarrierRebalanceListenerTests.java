@@ -93,7 +93,7 @@ class BarrierRebalanceListenerTests {
 		assertThat(this.events).containsExactly("changed assigned [orders-0]", "user assigned");
 		this.caughtUp.complete(null);
 		assertThat(work.barrierOpen).as("opens only on the poll thread").isFalse();
-		this.pollThread.forEach(Runnable::run);
+		runPollThread();
 		assertThat(work.barrierOpen).isTrue();
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.events).last().isEqualTo("opened orders-0");
@@ -108,7 +108,7 @@ class BarrierRebalanceListenerTests {
 		given(this.registry.catchUp(0)).willReturn(this.caughtUp);
 		this.consumer.assign(List.of(MAIN));
 		this.consumer.commitSync(Map.of(MAIN, new OffsetAndMetadata(0)));
-		this.assignments.held = true;
+		this.assignments.pauseRequest.pause();
 		listener().onPartitionsAssigned(List.of(MAIN));
 		this.caughtUp.complete(null);
 		runPollThread();
@@ -176,17 +176,21 @@ class BarrierRebalanceListenerTests {
 		assertThat(this.assignments.askedFromBeginning).containsExactlyInAnyOrder(MAIN, STAGE);
 	}
 
+	/** Runs the actions queued for the poll thread, then settles the pauses, as the poll loop does before a poll. */
 	private void runPollThread() {
 		for (Runnable action; (action = this.pollThread.poll()) != null;) {
 			action.run();
 		}
+		this.assignments.settlePauses();
 	}
 
 	private final class Assignments implements BarrierRebalanceListener.Assignments {
 
 		final Set<TopicPartition> askedFromBeginning = new java.util.HashSet<>();
 
-		boolean held;
+		final PauseRequest pauseRequest = new PauseRequest(mock(Workers.class));
+
+		private final PauseRequest.Consumption pauses = this.pauseRequest.consumption();
 
 		@Override
 		public PartitionWork assign(TopicPartition partition) {
@@ -218,8 +222,11 @@ class BarrierRebalanceListenerTests {
 		}
 
 		@Override
-		public boolean held() {
-			return this.held;
+		public void settlePauses() {
+			this.pauses.settle(BarrierRebalanceListenerTests.this.consumer,
+					BarrierRebalanceListenerTests.this.partitions.all(), new ContainerEvents(mock(OrderedRetryContainer.class),
+							(event) -> {
+							}, null));
 		}
 
 		@Override

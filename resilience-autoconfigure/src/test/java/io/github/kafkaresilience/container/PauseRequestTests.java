@@ -21,9 +21,12 @@ import static org.mockito.Mockito.verifyNoInteractions;
 import static org.mockito.Mockito.verifyNoMoreInteractions;
 
 /**
- * The application's pause request: pausing holds the workers and pauses every assigned
- * partition, a partition assigned meanwhile too, with one paused event; resuming releases the
- * workers and resumes only the partitions free to be fetched from, with a resumed event.
+ * The one place where a consumer's partitions are paused and resumed: each partition is
+ * paused while it has a reason (its barrier closed, its bound reached, stopped) and resumed
+ * when it has none; the application's pause request holds the workers and pauses every
+ * assigned partition, a partition assigned meanwhile too, with one paused event; resuming
+ * releases the workers and resumes only the partitions free to be fetched from, with a
+ * resumed event.
  */
 class PauseRequestTests {
 
@@ -64,7 +67,7 @@ class PauseRequestTests {
 
 	@Test
 	void withoutARequestNothingIsPausedOrResumed() {
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
 		assertThat(this.consumer0.held()).isFalse();
 		assertThat(this.published).isEmpty();
@@ -72,12 +75,28 @@ class PauseRequestTests {
 	}
 
 	@Test
+	void aPartitionIsPausedWhileItHasAReasonAndResumedWhenItHasNone() {
+		PartitionWork open = this.partitions.get(0);
+		PartitionWork behindBarrier = this.partitions.get(1);
+		PartitionWork atBound = this.partitions.get(2);
+		this.consumer.resume(List.of(BEHIND_BARRIER, AT_BOUND, STOPPED));
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
+		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
+		behindBarrier.barrierOpen = true;
+		atBound.boundPaused = false;
+		open.boundPaused = true;
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
+		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(OPEN, STOPPED);
+		assertThat(this.published).as("no event: those are the partitions' own pauses").isEmpty();
+	}
+
+	@Test
 	void pausingHoldsTheWorkersAndPausesEveryAssignedPartitionWithOnePausedEvent() {
 		this.request.pause();
 		assertThat(this.request.isRequested()).isTrue();
 		assertThat(this.consumer0.held()).as("not applied by the poll thread yet").isFalse();
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED);
 		assertThat(this.consumer0.held()).isTrue();
 		assertThat(this.published).singleElement()
@@ -90,11 +109,11 @@ class PauseRequestTests {
 	@Test
 	void aPartitionAssignedOrResumedWhilePausedIsPausedTooWithoutAnotherEvent() {
 		this.request.pause();
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assigned(LATE, true);
 		this.consumer.assign(List.of(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED, LATE));
 		this.consumer.resume(List.of(OPEN));
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED, LATE);
 		assertThat(this.published).hasSize(1);
 	}
@@ -102,17 +121,17 @@ class PauseRequestTests {
 	@Test
 	void resumingReleasesTheWorkersAndResumesOnlyThePartitionsThatMayBeFetchedFrom() {
 		this.request.pause();
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		this.request.resume();
 		assertThat(this.request.isRequested()).isFalse();
 		assertThat(this.consumer.paused()).as("until the poll thread applies it").contains(OPEN);
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
 		assertThat(this.consumer0.held()).isFalse();
 		assertThat(this.published).hasSize(2).last()
 			.isInstanceOfSatisfying(ConsumerResumedEvent.class,
 					(event) -> assertThat(event.getPartitions()).containsExactly(OPEN));
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.published).as("resumed once").hasSize(2);
 		InOrder order = inOrder(this.workers);
 		order.verify(this.workers).hold(Workers.APPLICATION);
@@ -122,7 +141,7 @@ class PauseRequestTests {
 	@Test
 	void clearingForgetsTheRequestAndTheConsumersOfTheNextRunStartUnpaused() {
 		this.request.pause();
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		this.request.clear();
 		assertThat(this.request.isRequested()).isFalse();
 		assertThat(this.request.consumption().held()).isFalse();
@@ -141,13 +160,13 @@ class PauseRequestTests {
 		retries.assign(List.of(stage));
 		PauseRequest.Consumption ofRetries = this.request.consumption();
 		this.request.pause();
-		this.consumer0.apply(this.consumer, this.partitions, this.events);
+		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(ofRetries.held()).as("not applied by the stages' poll thread yet").isFalse();
-		ofRetries.apply(retries, List.of(stageWork), this.events);
+		ofRetries.settle(retries, List.of(stageWork), this.events);
 		assertThat(retries.paused()).containsExactly(stage);
 		assertThat(this.published).hasSize(2);
 		this.request.resume();
-		ofRetries.apply(retries, List.of(stageWork), this.events);
+		ofRetries.settle(retries, List.of(stageWork), this.events);
 		assertThat(retries.paused()).isEmpty();
 		assertThat(this.consumer.paused()).as("until its own poll thread applies it").contains(OPEN);
 	}
