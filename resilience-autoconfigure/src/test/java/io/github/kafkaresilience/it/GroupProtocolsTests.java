@@ -68,17 +68,27 @@ class GroupProtocolsTests {
 		ConfigurableApplicationContext second = startStatic(topic, protocol, 1);
 		try {
 			awaitSpread(topic, List.of(first, second));
-			Set<TopicPartition> before = assignment(first);
-			Set<TopicPartition> others = assignment(second);
 			java.util.concurrent.atomic.AtomicInteger rebalances = new java.util.concurrent.atomic.AtomicInteger();
 			container(second).onAssignmentChanged(rebalances::incrementAndGet);
+			// the group has settled: the consumer protocol may still move a partition after the
+			// spread, at a heartbeat (1 s on the test broker); none for 3 s
+			int[] seen = { -1 };
+			await().during(Duration.ofSeconds(3)).atMost(WAIT).until(() -> {
+				int now = rebalances.get();
+				boolean quiet = now == seen[0];
+				seen[0] = now;
+				return quiet;
+			});
+			int settled = rebalances.get();
+			Set<TopicPartition> before = assignment(first);
+			Set<TopicPartition> others = assignment(second);
 
 			first.close();
 			first = startStatic(topic, protocol, 0);
 			ConfigurableApplicationContext back = first;
 			await().atMost(WAIT).until(() -> assignment(back).equals(before) && container(back).closedBarriers().isEmpty());
 			assertThat(assignment(second)).isEqualTo(others);
-			assertThat(rebalances).as("assignment changes of the other instance").hasValue(0);
+			assertThat(rebalances).as("assignment changes of the other instance").hasValue(settled);
 		}
 		finally {
 			first.close();
