@@ -91,11 +91,11 @@ final class Backpressure {
 	 * @param take hands records to their partition, in order; returns how many it took
 	 */
 	void offer(PartitionWork work, List<Delivery> records, ToIntBiFunction<PartitionWork, List<Delivery>> take) {
-		int taken = work.hasHeldBack() ? 0 : take.applyAsInt(work, records);
+		int taken = work.heldBack.isEmpty() ? take.applyAsInt(work, records) : 0;
 		if (taken < records.size()) {
-			work.holdBack(records.subList(taken, records.size()));
+			work.heldBack.add(records.subList(taken, records.size()));
 		}
-		if (work.hasHeldBack() || work.isFull()) {
+		if (!work.heldBack.isEmpty() || work.isFull()) {
 			work.boundPaused = true;
 		}
 	}
@@ -114,8 +114,8 @@ final class Backpressure {
 			return;
 		}
 		for (PartitionWork work : partitions) {
-			if (work.hasHeldBack() && work.stopped == null && !work.isFull()) {
-				work.heldBackTaken(take.applyAsInt(work, work.heldBack()));
+			if (!work.heldBack.isEmpty() && work.stopped == null && !work.isFull()) {
+				work.heldBack.taken(take.applyAsInt(work, work.heldBack.records()));
 			}
 		}
 	}
@@ -140,7 +140,7 @@ final class Backpressure {
 			if (!work.boundPaused && work.isFull()) {
 				work.boundPaused = true;
 			}
-			else if (work.boundPaused && work.hasRoom() && !work.hasHeldBack()) {
+			else if (work.boundPaused && work.hasRoom() && work.heldBack.isEmpty()) {
 				work.boundPaused = false;
 			}
 		}

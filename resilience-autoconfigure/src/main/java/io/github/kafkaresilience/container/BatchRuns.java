@@ -42,10 +42,10 @@ final class BatchRuns {
 	interface Outcomes {
 
 		/** The handler ran on the record in {@code batch}: its step goes on with {@code result}. */
-		void ran(Task task, ReadyRun run, HandlerResult result, long nanos, AttemptObservation.Batch batch);
+		void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos, AttemptObservation.Batch batch);
 
 		/** The batch did not get to the record: it is routed again, without an attempt. */
-		void notRun(Task task);
+		void notRun(RecordTask task);
 
 	}
 
@@ -85,7 +85,7 @@ final class BatchRuns {
 	 * Adds a record its route let run now to the batch of its main topic; runs the batch on
 	 * this worker if that made it full.
 	 */
-	void add(Task task, ReadyRun run) {
+	void add(RecordTask task, ReadyRun run) {
 		StageRouter router = task.work.route.router();
 		Gathering gathering = this.gatherings.computeIfAbsent(router, Gathering::new);
 		List<Ready> full = null;
@@ -114,14 +114,14 @@ final class BatchRuns {
 	 * it, as many as the batch has room for and the router lets run on the same view: they run
 	 * if it succeeds (docs/PROTOCOL.md, rule 10). The batch is never taken apart between them.
 	 */
-	private void ride(Task head, ReadyRun run, Gathering gathering) {
+	private void ride(RecordTask head, ReadyRun run, Gathering gathering) {
 		int room = this.settings.size() - gathering.ready.size();
 		if (room <= 0 || head.key == null) {
 			return;
 		}
 		StageRouter router = head.work.route.router();
 		List<ReadyRun> runs = new ArrayList<>();
-		List<Task> riders = head.work.riders(head, room, (next) -> {
+		List<RecordTask> riders = head.work.riders(head, room, (next) -> {
 			ReadyRun behind = router.readyBehind(run, next.delivery);
 			if (behind != null) {
 				runs.add(behind);
@@ -222,11 +222,11 @@ final class BatchRuns {
 		router.batchRan(batch.size(), ran.bisections(), nanos);
 		List<@Nullable HandlerResult> results = inKeyOrder(batch, ran.results());
 		// a rider that did not run waits behind its head again before any outcome lets its head go
-		List<Task> handOut = new ArrayList<>();
+		List<RecordTask> handOut = new ArrayList<>();
 		for (int i = 0; i < batch.size(); i++) {
 			Ready ready = batch.get(i);
 			if (results.get(i) == null && ready.rider) {
-				Task now = ready.task.work.unride(ready.task);
+				RecordTask now = ready.task.work.unride(ready.task);
 				if (now != null) {
 					handOut.add(now);
 				}
@@ -272,7 +272,7 @@ final class BatchRuns {
 	 * @param rider whether it rides behind the record before it in the batch, an earlier record
 	 * of its key
 	 */
-	record Ready(Task task, ReadyRun run, boolean rider) {
+	record Ready(RecordTask task, ReadyRun run, boolean rider) {
 	}
 
 	/** The ready records of one main topic waiting for their batch. */

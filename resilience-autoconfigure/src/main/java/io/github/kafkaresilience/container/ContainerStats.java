@@ -85,7 +85,7 @@ final class ContainerStats {
 			int held = work.inFlight();
 			inFlight += held;
 			busiestPartition = Math.max(busiestPartition, held);
-			parked += work.parkedCount();
+			parked += work.parked.count();
 			busiestKey = Math.max(busiestKey, work.busiestKeyDepth());
 		}
 		return new OrderedRetryContainer.Load(inFlight, parked, busiestPartition, busiestKey);

@@ -13,7 +13,7 @@ import io.github.kafkaresilience.lock.OperatorCommand;
  */
 final class DueWaiters {
 
-	private final Set<Task> waiting = ConcurrentHashMap.newKeySet();
+	private final Set<RecordTask> waiting = ConcurrentHashMap.newKeySet();
 
 	private final Workers workers;
 
@@ -22,14 +22,14 @@ final class DueWaiters {
 	}
 
 	/** Makes a task wait until its due time, {@code delayMillis} from now. */
-	void waitFor(Task task, long delayMillis) {
+	void waitFor(RecordTask task, long delayMillis) {
 		this.waiting.add(task);
 		this.workers.later(() -> wake(task), delayMillis);
 	}
 
 	/** Wakes the task that carries the lock a command names, if one waits here. */
 	void commanded(OperatorCommand command) {
-		for (Task task : this.waiting) {
+		for (RecordTask task : this.waiting) {
 			if (task.isNamedBy(command)) {
 				wake(task);
 			}
@@ -37,7 +37,7 @@ final class DueWaiters {
 	}
 
 	/** Hands a waiting task back to the workers now, once. */
-	void wake(Task task) {
+	void wake(RecordTask task) {
 		if (this.waiting.remove(task)) {
 			this.workers.submit(task);
 		}

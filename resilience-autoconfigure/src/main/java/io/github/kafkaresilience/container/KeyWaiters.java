@@ -14,7 +14,7 @@ import org.apache.kafka.common.utils.Bytes;
  */
 final class KeyWaiters {
 
-	private final Map<Bytes, Set<Task>> waiting = new ConcurrentHashMap<>();
+	private final Map<Bytes, Set<RecordTask>> waiting = new ConcurrentHashMap<>();
 
 	private final Workers workers;
 
@@ -23,26 +23,26 @@ final class KeyWaiters {
 	}
 
 	/** Makes a task with a key wait for a change of it. */
-	void add(Task task) {
+	void add(RecordTask task) {
 		this.waiting.computeIfAbsent(task.key, (k) -> ConcurrentHashMap.newKeySet()).add(task);
 	}
 
 	/** Wakes every task waiting for a key that changed. */
 	void keyChanged(Bytes key) {
-		Set<Task> tasks = this.waiting.get(key);
+		Set<RecordTask> tasks = this.waiting.get(key);
 		if (tasks != null) {
-			for (Task task : List.copyOf(tasks)) {
+			for (RecordTask task : List.copyOf(tasks)) {
 				wake(task);
 			}
 		}
 	}
 
 	/** Submits a task again if it still waits. */
-	void wake(Task task) {
+	void wake(RecordTask task) {
 		if (task.key == null) {
 			return;
 		}
-		Set<Task> tasks = this.waiting.get(task.key);
+		Set<RecordTask> tasks = this.waiting.get(task.key);
 		if (tasks != null && tasks.remove(task)) {
 			this.waiting.computeIfPresent(task.key, (k, set) -> set.isEmpty() ? null : set);
 			this.workers.submit(task);

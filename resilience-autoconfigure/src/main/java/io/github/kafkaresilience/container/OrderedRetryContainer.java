@@ -3,8 +3,6 @@ package io.github.kafkaresilience.container;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -13,7 +11,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.BatchHandler;
-import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
@@ -22,7 +19,6 @@ import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
@@ -94,6 +90,8 @@ public class OrderedRetryContainer {
 
 	private final RecordRunner runner;
 
+	private final RecordIntake intake;
+
 	private final Housekeeping housekeeping;
 
 	private final PauseRequest pauseRequest;
@@ -105,13 +103,7 @@ public class OrderedRetryContainer {
 	/** The poll loops of the current run: the main topics' and, with retry stages, the stages'. */
 	private volatile List<PollLoop> loops = List.of();
 
-	private volatile @Nullable ContainerRun run;
-
-	private @Nullable Supplier<Consumer<byte[], byte[]>> rereaderFactory;
-
 	private ContainerEvents events = ContainerEvents.NONE;
-
-	private volatile @Nullable Rereader rereader;
 
 	private volatile @Nullable OutageHold outage;
 
@@ -135,16 +127,11 @@ public class OrderedRetryContainer {
 		this.settings = settings;
 		this.clock = clock;
 		this.offsets = new ContainerOffsets(id, this.partitions);
-		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets, this.partitions,
+		this.runner = new RecordRunner(id, settings, clock, this.committer, this.offsets,
 				(work) -> loopOf(work.partition).backpressure().recordDone(work));
+		this.intake = new RecordIntake(this.runner, this.partitions);
 		this.pauseRequest = new PauseRequest(this.runner.workers(), (partition) -> isMainTopic(partition.topic()));
-		Map<LockRegistry, Route> registries = new HashMap<>();
-		this.routesByTopic.values().forEach((route) -> registries.putIfAbsent(route.registry(), route));
-		registries.forEach((registry, route) -> {
-			registry.addListener(this.runner.keyWaiters()::keyChanged);
-			registry.addPendingListener((lock) -> this.runner.admissionNeeded(route, lock));
-			registry.addCommandListener((command) -> this.runner.commandArrived(route, command));
-		});
+		this.intake.listenTo(this.routesByTopic.values());
 	}
 
 	public String id() {
@@ -160,7 +147,7 @@ public class OrderedRetryContainer {
 	 * @param rereaders creates that consumer
 	 */
 	public synchronized void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
-		this.rereaderFactory = rereaders;
+		this.runner.waits().parkWith(rereaders);
 	}
 
 	/**
@@ -207,7 +194,7 @@ public class OrderedRetryContainer {
 
 	/** Records held while the listener holds for an outage or is paused. */
 	public int heldRecords() {
-		return this.runner.workers().heldCount();
+		return this.runner.workers().holds().count();
 	}
 
 	public boolean isRunning() {
@@ -256,35 +243,33 @@ public class OrderedRetryContainer {
 		}
 		this.pauseRequest.clear();
 		this.runner.workers().start();
-		Supplier<Consumer<byte[], byte[]>> rereaders = this.rereaderFactory;
-		if (rereaders != null) {
-			Rereader rereader = new Rereader(this.id, rereaders.get(), this.partitions, this.settings, this.clock,
-					(work, record) -> work.route.router().earliestRun(record), this.runner::unpark);
-			this.rereader = rereader;
-			this.runner.parkWith(rereader);
-			rereader.start();
-		}
+		this.runner.waits().startParking(this.partitions, this.intake::unpark);
 		Set<String> mainTopics = new java.util.TreeSet<>();
 		Set<String> stageTopics = new java.util.TreeSet<>();
 		this.routesByTopic.keySet().forEach((topic) -> (isMainTopic(topic) ? mainTopics : stageTopics).add(topic));
+		ContainerRun run = new ContainerRun(stageTopics.isEmpty() ? 1 : 2, this.running::get, this.committer::start,
+				this.intake::takeAll, this::drain, this::finish, this.settings.shutdownTimeout().plusSeconds(10));
 		List<PollLoop> loops = new ArrayList<>();
-		loops.add(loop("main", mainTopics, this.consumerFactory.main()));
+		loops.add(loop("main", mainTopics, this.consumerFactory.main(), run));
 		if (!stageTopics.isEmpty()) {
-			loops.add(loop("retries", stageTopics, this.consumerFactory.retries()));
+			loops.add(loop("retries", stageTopics, this.consumerFactory.retries(), run));
 		}
-		this.run = new ContainerRun(loops.size());
 		this.loops = List.copyOf(loops);
 		for (PollLoop loop : loops) {
 			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
-					new ContainerAssignments(loop), this.userListener));
+					new ContainerAssignments(this.id, this.routesByTopic, this.settings, this.partitions, loop,
+							this.committer, this.offsets, this.intake, this.runner.waits().keyWaiters(), this.observer,
+							this.assignmentCallbacks),
+					this.userListener));
 		}
 		this.housekeeping.start();
 	}
 
-	private PollLoop loop(String name, Set<String> topics, Supplier<Consumer<byte[], byte[]>> consumers) {
+	private PollLoop loop(String name, Set<String> topics, Supplier<Consumer<byte[], byte[]>> consumers,
+			ContainerRun run) {
 		return new PollLoop(this.id, name, topics, consumers.get(), this.partitions.side(topics::contains),
 				this.settings, this.committer, this.offsets, this.runner.settling(), this.stats, this.observer,
-				this.pauseRequest.consumption(), this.events.forConsumer(), this.clock, new LoopContainer());
+				this.pauseRequest.consumption(), this.events.forConsumer(), this.clock, run);
 	}
 
 	/**
@@ -302,14 +287,7 @@ public class OrderedRetryContainer {
 		this.runner.workers().stopTaking();
 		this.housekeeping.stop();
 		loops.forEach(PollLoop::wakeup);
-		for (PollLoop loop : loops) {
-			try {
-				loop.join(this.settings.shutdownTimeout().plusSeconds(10));
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
+		loops.forEach((loop) -> loop.join(this.settings.shutdownTimeout().plusSeconds(10)));
 	}
 
 	/** The loop whose consumer reads {@code partition}. */
@@ -320,11 +298,6 @@ public class OrderedRetryContainer {
 
 	private boolean isMainTopic(String topic) {
 		return this.routesByTopic.get(topic).router().plan().mainTopic().equals(topic);
-	}
-
-	static Delivery delivery(ConsumerRecord<byte[], byte[]> record) {
-		return new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(), record.key(),
-				record.value(), record.headers());
 	}
 
 	/**
@@ -397,64 +370,13 @@ public class OrderedRetryContainer {
 		return this.stats.load();
 	}
 
-	/** What a poll loop asks of this container. */
-	private final class LoopContainer implements PollLoop.Container {
-
-		@Override
-		public boolean isRunning() {
-			return OrderedRetryContainer.this.running.get();
-		}
-
-		@Override
-		public void beforeSubscribing(PollLoop loop) {
-			ContainerRun run = OrderedRetryContainer.this.run;
-			if (run != null) {
-				run.startOnce(OrderedRetryContainer.this.committer::start);
-			}
-		}
-
-		@Override
-		public int take(PartitionWork work, List<Delivery> records) {
-			return OrderedRetryContainer.this.runner.takeAll(work, records);
-		}
-
-		@Override
-		public void stoppedPolling(PollLoop loop) {
-			ContainerRun run = OrderedRetryContainer.this.run;
-			if (run != null && run.stoppedPolling()) {
-				drain();
-				run.drained();
-			}
-		}
-
-		@Override
-		public void awaitDrained() {
-			ContainerRun run = OrderedRetryContainer.this.run;
-			if (run != null) {
-				run.awaitDrained(OrderedRetryContainer.this.settings.shutdownTimeout().plusSeconds(10));
-			}
-		}
-
-		@Override
-		public void closed(PollLoop loop) {
-			ContainerRun run = OrderedRetryContainer.this.run;
-			if (run != null && run.closed()) {
-				finish();
-			}
-		}
-
-	}
-
 	/**
 	 * The container's part of stopping, once every loop stopped polling: the re-reader stops and
 	 * the workers finish what runs (up to the shutdown timeout); each loop then commits its
 	 * partitions and closes its consumer.
 	 */
 	private void drain() {
-		Rereader rereader = this.rereader;
-		if (rereader != null) {
-			rereader.stop();
-		}
+		this.runner.waits().stopParking();
 		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
 			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
 					+ "will be delivered again");
@@ -465,87 +387,9 @@ public class OrderedRetryContainer {
 	private void finish() {
 		this.committer.close();
 		this.partitions.clear();
-		this.runner.keyWaiters().clear();
-		this.runner.dueWaiters().clear();
+		this.runner.waits().clear();
 		this.housekeeping.closeAdmin();
 		this.events.containerStopped();
-	}
-
-	/** What the rebalance callbacks of a loop's consumer do to this container, on its poll thread. */
-	private final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
-
-		private final PollLoop loop;
-
-		ContainerAssignments(PollLoop loop) {
-			this.loop = loop;
-		}
-
-		@Override
-		public PartitionWork assign(TopicPartition partition) {
-			return new PartitionWork(partition, OrderedRetryContainer.this.routesByTopic.get(partition.topic()),
-					OrderedRetryContainer.this.settings.maxInFlightPerPartition());
-		}
-
-		@Override
-		public boolean readFromBeginning(TopicPartition partition) {
-			return OrderedRetryContainer.this.routesByTopic.get(partition.topic()).router().plan()
-				.stageOf(partition.topic()) > 0;
-		}
-
-		/**
-		 * Lets the handler runs under way on the revoked partitions end (up to the shutdown
-		 * timeout; no new one starts), then commits them: a record running when its partition
-		 * moved is not handled again by the next owner.
-		 */
-		@Override
-		public void revoking(Collection<TopicPartition> partitions) {
-			List<HandlerRuns> runs = new ArrayList<>();
-			for (TopicPartition partition : partitions) {
-				PartitionWork work = OrderedRetryContainer.this.partitions.get(partition);
-				if (work != null) {
-					runs.add(work.runs);
-				}
-			}
-			if (!HandlerRuns.closeAndAwait(runs, OrderedRetryContainer.this.settings.shutdownTimeout())) {
-				logger.warn("Listener '" + OrderedRetryContainer.this.id + "' gives up " + partitions + " with handlers "
-						+ "still running after " + OrderedRetryContainer.this.settings.shutdownTimeout()
-						+ ": their records run again on the next owner");
-			}
-			this.loop.commits().revoking(this.loop.consumer(), partitions);
-		}
-
-		@Override
-		public void changed(String kind, Collection<TopicPartition> partitions) {
-			if ("assigned".equals(kind)) {
-				OrderedRetryContainer.this.committer.polled(this.loop.consumer(), OrderedRetryContainer.this.offsets);
-			}
-			else {
-				OrderedRetryContainer.this.runner.keyWaiters().forgetRevoked();
-			}
-			OrderedRetryContainer.this.observer.rebalanced(OrderedRetryContainer.this.id, kind, partitions);
-			OrderedRetryContainer.this.assignmentCallbacks.run();
-		}
-
-		@Override
-		public void opened(PartitionWork work, Duration waited) {
-			OrderedRetryContainer.this.observer.barrierOpened(OrderedRetryContainer.this.id,
-					work.route.registry().ownership().group(), work.partition, waited);
-			if (work.route.router().plan().stageOf(work.partition.topic()) == 0) {
-				work.route.registry().pending(work.partition.partition())
-					.forEach((lock) -> OrderedRetryContainer.this.runner.admissionNeeded(work.route, lock));
-			}
-		}
-
-		@Override
-		public void settlePauses() {
-			this.loop.settlePauses();
-		}
-
-		@Override
-		public void onPollThread(Runnable action) {
-			this.loop.onPollThread(action);
-		}
-
 	}
 
 }

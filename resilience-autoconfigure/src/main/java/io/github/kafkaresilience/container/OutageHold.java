@@ -91,9 +91,8 @@ final class OutageHold {
 	 * Looks at a record's step after its run: returns true when the record is held (its run
 	 * failed for the outage), and closes or keeps the hold when the run was a probe.
 	 */
-	boolean heldAfter(Task task, Step step) {
-		boolean probe = task.probe;
-		task.probe = false;
+	boolean heldAfter(RecordTask task, Step step) {
+		boolean probe = task.state() == RecordState.PROBING;
 		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
 		if (failure != null && this.breaker.holds(failure)) {
 			if (probe) {
@@ -111,7 +110,7 @@ final class OutageHold {
 	 * {@link OutageBreaker#deferral}); returns whether it did. When it is due, the breaker
 	 * looks again, and the failure handling runs, or is held if the breaker opened.
 	 */
-	boolean defers(Task task, Step step) {
+	boolean defers(RecordTask task, Step step) {
 		if (!task.work.route.router().plan().mainTopic().equals(task.delivery.topic())) {
 			return false;
 		}
@@ -130,7 +129,7 @@ final class OutageHold {
 	 * Whether the failure handling of a record whose run failed before the breaker opened is
 	 * held instead: once the breaker is open, no record moves into the ladder.
 	 */
-	boolean holdsFailureHandling(Task task, HandlerResult failure) {
+	boolean holdsFailureHandling(RecordTask task, HandlerResult failure) {
 		if (this.breaker.isOpen() && this.breaker.holds(failure)) {
 			this.workers.holdBack(task);
 			return true;
@@ -153,7 +152,7 @@ final class OutageHold {
 			this.emptyProbes = 0;
 			return;
 		}
-		Task task = this.workers.takeHeld(OutageHold::runsItsHandler);
+		KeyedTask task = this.workers.holds().take(OutageHold::runsItsHandler);
 		if (task != null) {
 			this.emptyProbes = 0;
 			this.workers.submitProbe(task);
@@ -176,8 +175,8 @@ final class OutageHold {
 	 * ladder. Another record of the main topic would follow its key into the ladder, a move
 	 * that the hold is there to spare.
 	 */
-	private static boolean runsItsHandler(Task task) {
-		if (task.admission != null) {
+	private static boolean runsItsHandler(KeyedTask held) {
+		if (!(held instanceof RecordTask task)) {
 			return false;
 		}
 		OrderedRetryContainer.Route route = task.work.route;

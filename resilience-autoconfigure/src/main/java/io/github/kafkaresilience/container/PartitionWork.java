@@ -1,8 +1,6 @@
 package io.github.kafkaresilience.container;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,10 +47,8 @@ final class PartitionWork {
 
 	private final OffsetTracker offsets = new OffsetTracker();
 
-	private final Map<Bytes, ArrayDeque<Task>> keyQueues = new HashMap<>();
+	private final KeyQueues keyQueues = new KeyQueues();
 
-	/** Keys with parked records here, and how many: later records of such a key park too. */
-	private final Map<Bytes, Integer> parkedKeys = new HashMap<>();
 
 	/** The replays whose admission waits in a key queue here, by lock id. */
 	private final Set<String> admissions = new HashSet<>();
@@ -62,9 +58,6 @@ final class PartitionWork {
 	 * committed offset): a replay admitted now goes behind it.
 	 */
 	private long lastTaken = -1;
-
-	/** When the re-reader should next look at the parked records: epoch millis. */
-	private long lookAt = Long.MAX_VALUE;
 
 	private long committed = -1;
 
@@ -80,12 +73,11 @@ final class PartitionWork {
 	/** Written by the poll thread only; read by workers to tell it when there is room. */
 	volatile boolean boundPaused;
 
-	/**
-	 * The records a poll returned past the bound, in offset order: taken once the partition has
-	 * room again, before anything the consumer returns later, so the consumer keeps what it has
-	 * fetched and does not read it again. At most one poll's records. Poll thread only.
-	 */
-	private final List<Delivery> heldBack = new ArrayList<>();
+	/** The records a poll returned past the bound. Poll thread only. */
+	final HeldBack heldBack = new HeldBack();
+
+	/** The parked records, as the re-reader sees them. */
+	final ParkedRecords parked;
 
 	/** Why the partition was stopped at a record that can go nowhere, or {@code null}. */
 	volatile @Nullable String stopped;
@@ -100,6 +92,7 @@ final class PartitionWork {
 		this.partition = partition;
 		this.route = route;
 		this.bound = bound;
+		this.parked = new ParkedRecords(this, this.offsets, bound);
 	}
 
 	boolean isRevoked() {
@@ -118,20 +111,21 @@ final class PartitionWork {
 	 * Takes a polled record, unless the partition is at its bound: it queues behind the
 	 * earlier records of its key, or parks behind them if they are parked.
 	 */
-	synchronized Taken take(Task task) {
+	synchronized Taken take(RecordTask task) {
 		if (this.revoked || this.offsets.inFlight() >= this.bound) {
 			return Taken.REFUSED;
 		}
 		long offset = task.delivery.offset();
 		this.offsets.add(offset);
 		this.lastTaken = Math.max(this.lastTaken, offset);
-		if (task.key != null && this.parkedKeys.containsKey(task.key)) {
+		if (task.key != null && this.parked.count(task.key) > 0) {
 			// an earlier record of its key is parked: this one parks behind it, in order
 			this.offsets.park(offset);
-			this.parkedKeys.merge(task.key, 1, Integer::sum);
+			this.parked.add(task.key, 1, Long.MAX_VALUE);
+			task.become(RecordState.PARKED);
 			return Taken.PARKED;
 		}
-		return enqueue(task) ? Taken.RUN : Taken.QUEUED;
+		return this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
 	}
 
 	/**
@@ -141,10 +135,10 @@ final class PartitionWork {
 	 * Adds the tasks that run now to {@code run} and those parked behind their key to
 	 * {@code parked}; returns how many records were taken.
 	 */
-	synchronized int takeAll(List<Delivery> records, List<Task> run, List<Task> parked) {
+	synchronized int takeAll(List<Delivery> records, List<RecordTask> run, List<RecordTask> parked) {
 		int taken = 0;
 		for (Delivery record : records) {
-			Task task = new Task(this, record);
+			RecordTask task = new RecordTask(this, record);
 			Taken outcome = take(task);
 			if (outcome == Taken.REFUSED) {
 				break;
@@ -167,7 +161,7 @@ final class PartitionWork {
 	 * waits in memory. A revoked partition takes nothing and says it parked.
 	 * @param lookAt when the re-reader should read the parked records again, epoch millis
 	 */
-	synchronized boolean park(Task task, long lookAt) {
+	synchronized boolean park(RecordTask task, long lookAt) {
 		if (this.revoked) {
 			return true;
 		}
@@ -175,21 +169,21 @@ final class PartitionWork {
 			return false;
 		}
 		int parked = 0;
-		ArrayDeque<Task> queue = (task.key != null) ? this.keyQueues.remove(task.key) : null;
+		ArrayDeque<KeyedTask> queue = this.keyQueues.remove(task.key);
 		if (queue != null) {
-			for (Task queued : queue) {
-				this.offsets.park(queued.delivery.offset());
+			for (KeyedTask queued : queue) {
+				RecordTask record = (RecordTask) queued; // an admission waits for no due time
+				this.offsets.park(record.delivery.offset());
+				record.become(RecordState.PARKED);
 				parked++;
 			}
 		}
 		else {
 			this.offsets.park(task.delivery.offset());
+			task.become(RecordState.PARKED);
 			parked = 1;
 		}
-		if (task.key != null) {
-			this.parkedKeys.merge(task.key, parked, Integer::sum);
-		}
-		this.lookAt = Math.min(this.lookAt, lookAt);
+		this.parked.add(task.key, parked, lookAt);
 		return true;
 	}
 
@@ -198,15 +192,12 @@ final class PartitionWork {
 	 * it; refused when the partition is at its bound (or revoked, or the offset is not
 	 * parked): the record stays parked.
 	 */
-	synchronized Taken unpark(Task task) {
+	synchronized Taken unpark(RecordTask task) {
 		if (this.revoked || this.offsets.inFlight() >= this.bound || !this.offsets.unpark(task.delivery.offset())) {
 			return Taken.REFUSED;
 		}
-		if (task.key != null) {
-			this.parkedKeys.computeIfPresent(task.key, (k, count) -> (count > 1) ? count - 1 : null);
-		}
-		forgetParkedKeysIfNoneParked();
-		return enqueue(task) ? Taken.RUN : Taken.QUEUED;
+		this.parked.taken(task.key);
+		return this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
 	}
 
 	/**
@@ -214,66 +205,48 @@ final class PartitionWork {
 	 * its key taken so far; returns it when it runs now, {@code null} when it waits its turn
 	 * or is queued already.
 	 */
-	synchronized @Nullable Task queueAdmission(Lock pending) {
+	synchronized @Nullable AdmissionTask queueAdmission(Lock pending) {
 		if (this.revoked || !this.admissions.add(pending.id())) {
 			return null;
 		}
-		Task task = new Task(this, pending, this.lastTaken);
-		return enqueue(task) ? task : null;
+		AdmissionTask task = new AdmissionTask(this, pending, this.lastTaken);
+		return this.keyQueues.enqueue(task) ? task : null;
 	}
 
 	/** An admission is done: returns the next task of its key, if one runs now. */
-	synchronized @Nullable Task admitted(Task task) {
+	synchronized @Nullable KeyedTask admitted(AdmissionTask task) {
 		if (this.revoked) {
 			return null;
 		}
-		this.admissions.remove(task.admission);
-		return nextOfKey(task.key);
+		this.admissions.remove(task.lockId);
+		return this.keyQueues.done(task);
 	}
 
-	/** A record is done: returns the next task of its key, if one runs now. */
-	synchronized @Nullable Task done(Task task) {
+	/**
+	 * A record is done: returns the next task of its key, if one runs now. A rider whose batch
+	 * ran it may be done before the record ahead of it: it leaves its key's queue, and the
+	 * record ahead hands out the next one.
+	 */
+	synchronized @Nullable KeyedTask done(RecordTask task) {
 		if (this.revoked) {
 			return null;
 		}
 		this.offsets.done(task.delivery.offset());
-		if (task.riding) {
-			// a rider whose batch ran it, done before the step of the record ahead of it ended
-			task.riding = false;
-			ArrayDeque<Task> queue = this.keyQueues.get(task.key);
-			if (queue != null && queue.peek() != task) {
-				queue.remove(task);
-				return null;
-			}
-		}
-		return nextOfKey(task.key);
+		task.become(RecordState.DONE);
+		return this.keyQueues.done(task);
 	}
 
 	/**
 	 * Lets records queued behind a ready head of its key ride in its batch (docs/PROTOCOL.md,
-	 * rule 10): the records right behind it in its key's queue, none of them an admission,
-	 * riding already or waiting to handle its failure, at most {@code most}, as long as
-	 * {@code fits} lets each in. They stay
-	 * queued, in order, and are not handed out when the records before them are done; each is
-	 * let go by {@link #done} once it ran, or by {@link #unride} when its batch did not get to it.
+	 * rule 10): the queued records right behind it in its key's queue, none of them an
+	 * admission, at most {@code most}, as long as {@code fits} lets each in. They become
+	 * {@link RecordState#RIDING}: they stay queued, in order, and are not handed out when the
+	 * records before them are done; each is let go by {@link #done} once it ran, or by
+	 * {@link #unride} when its batch did not get to it.
 	 */
-	synchronized List<Task> riders(Task head, int most, java.util.function.Predicate<Task> fits) {
-		ArrayDeque<Task> queue = (head.key != null && !this.revoked) ? this.keyQueues.get(head.key) : null;
-		if (queue == null || most <= 0 || queue.peek() != head) {
-			return List.of();
-		}
-		List<Task> riders = new ArrayList<>();
-		java.util.Iterator<Task> behind = queue.iterator();
-		behind.next();
-		while (behind.hasNext() && riders.size() < most) {
-			Task next = behind.next();
-			// a record whose failed run waits for its key's turn to take the rest of its step rides no more
-			if (next.admission != null || next.riding || next.rest != null || !fits.test(next)) {
-				break;
-			}
-			next.riding = true;
-			riders.add(next);
-		}
+	synchronized List<RecordTask> riders(RecordTask head, int most, java.util.function.Predicate<RecordTask> fits) {
+		List<RecordTask> riders = this.revoked ? List.of() : this.keyQueues.riders(head, most, fits);
+		riders.forEach((rider) -> rider.become(RecordState.RIDING));
 		return riders;
 	}
 
@@ -281,47 +254,59 @@ final class PartitionWork {
 	 * A rider's batch did not get to it: it waits in its key's queue, handed out when the
 	 * records before it are done, or now if it is first of its key. Returns it when it runs now.
 	 */
-	synchronized @Nullable Task unride(Task rider) {
-		rider.riding = false;
-		ArrayDeque<Task> queue = this.revoked ? null : this.keyQueues.get(rider.key);
-		return (queue != null && queue.peek() == rider) ? rider : null;
+	synchronized @Nullable RecordTask unride(RecordTask rider) {
+		rider.become(RecordState.QUEUED);
+		return (!this.revoked && this.keyQueues.isHead(rider)) ? rider : null;
 	}
 
 	/**
-	 * A record whose step failed is no longer riding; returns whether it waits in its key's
-	 * queue behind an earlier record, which hands it out once done.
+	 * A record's handler failed: it becomes {@link RecordState#FAILURE_PENDING}. Returns
+	 * whether it waits in its key's queue behind an earlier record (it rode in that one's
+	 * batch), which hands it out once done.
 	 */
-	synchronized boolean unrideBehind(Task task) {
-		task.riding = false;
-		ArrayDeque<Task> queue = (task.key != null && !this.revoked) ? this.keyQueues.get(task.key) : null;
-		return queue != null && queue.peek() != task && queue.contains(task);
+	synchronized boolean failed(RecordTask task, RecordTask.PendingFailure failure) {
+		task.failWith(failure);
+		return isBehind(task);
 	}
 
-	/** Queues a task behind the earlier tasks of its key; returns whether it runs now. */
-	private boolean enqueue(Task task) {
-		if (task.key == null) {
-			return true;
-		}
-		ArrayDeque<Task> queue = this.keyQueues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>(4)); // most keys queue one or two
-		queue.add(task);
-		return queue.size() == 1;
+	/**
+	 * A record's step failed: returns whether it waits in its key's queue behind an earlier
+	 * record (it rode in that one's batch), {@link RecordState#QUEUED} to be routed again in
+	 * its turn; otherwise it is {@link RecordState#WAITING} for a backoff.
+	 */
+	synchronized boolean routeFailed(RecordTask task) {
+		boolean behind = isBehind(task);
+		task.become(behind ? RecordState.QUEUED : RecordState.WAITING);
+		return behind;
 	}
 
-	/** Takes the head off a key's queue; returns the next one. */
-	private @Nullable Task nextOfKey(@Nullable Bytes key) {
-		if (key == null) {
-			return null;
+	private boolean isBehind(RecordTask task) {
+		return !this.revoked && this.keyQueues.isBehind(task);
+	}
+
+	/**
+	 * Starts a run of a record: it becomes {@link RecordState#RUNNING} (a probe stays
+	 * {@link RecordState#PROBING}); returns the rest of the step its failed run left, or
+	 * {@code null} when it is routed afresh.
+	 */
+	RecordTask.@Nullable PendingFailure start(RecordTask task) {
+		return task.startRun();
+	}
+
+	/** Moves a record to {@code state}, one of the transitions {@link RecordState#next()} allows. */
+	void advance(RecordTask task, RecordState state) {
+		task.become(state);
+	}
+
+	/**
+	 * A record handed back to the workers is {@link RecordState#QUEUED}, unless it waits for
+	 * the rest of its failed step.
+	 */
+	void handBack(RecordTask task) {
+		RecordState state = task.state();
+		if (state != RecordState.QUEUED && state != RecordState.FAILURE_PENDING) {
+			task.become(RecordState.QUEUED);
 		}
-		ArrayDeque<Task> queue = this.keyQueues.get(key);
-		if (queue == null) {
-			return null;
-		}
-		queue.poll();
-		Task next = queue.peek();
-		if (next == null) {
-			this.keyQueues.remove(key);
-		}
-		return (next != null && next.riding) ? null : next; // a rider's batch tells its outcome
 	}
 
 	/**
@@ -347,43 +332,15 @@ final class PartitionWork {
 		return this.offsets.inFlight() <= this.bound / 2;
 	}
 
-	/** Keeps polled records that did not fit for later, behind those kept before them. Poll thread only. */
-	void holdBack(List<Delivery> records) {
-		this.heldBack.addAll(records);
-	}
-
-	/** Whether records polled past the bound wait to be taken. Poll thread only. */
-	boolean hasHeldBack() {
-		return !this.heldBack.isEmpty();
-	}
-
-	/** The records held back, in offset order: a view, until {@link #heldBackTaken}. Poll thread only. */
-	List<Delivery> heldBack() {
-		return this.heldBack;
-	}
-
-	/** Forgets the first {@code count} records held back, once taken. Poll thread only. */
-	void heldBackTaken(int count) {
-		this.heldBack.subList(0, count).clear();
-	}
-
 	synchronized boolean isFull() {
 		return this.offsets.inFlight() >= this.bound;
 	}
 
-	synchronized long parkedCount() {
-		return this.offsets.parkedCount();
-	}
-
 	/** The records of the busiest key, held or parked. */
 	synchronized int busiestKeyDepth() {
-		int busiest = 0;
-		for (ArrayDeque<Task> queue : this.keyQueues.values()) {
-			busiest = Math.max(busiest, queue.size());
-		}
-		for (Map.Entry<Bytes, Integer> entry : this.parkedKeys.entrySet()) {
-			ArrayDeque<Task> queue = this.keyQueues.get(entry.getKey());
-			busiest = Math.max(busiest, entry.getValue() + ((queue != null) ? queue.size() : 0));
+		int busiest = this.keyQueues.deepest();
+		for (Map.Entry<Bytes, Integer> entry : this.parked.keys().entrySet()) {
+			busiest = Math.max(busiest, entry.getValue() + this.keyQueues.depth(entry.getKey()));
 		}
 		return busiest;
 	}
@@ -407,77 +364,6 @@ final class PartitionWork {
 
 	synchronized void committed(long offset) {
 		this.committed = Math.max(this.committed, offset);
-	}
-
-	/**
-	 * Starts a pass of the re-reader if it is time: returns the first parked offset and
-	 * clears the time to look, or empty when there is nothing to read again now.
-	 */
-	synchronized OptionalLong startPass(long now) {
-		if (this.revoked || this.offsets.parkedCount() == 0 || this.lookAt > now
-				|| this.offsets.inFlight() >= this.bound) {
-			return OptionalLong.empty();
-		}
-		this.lookAt = Long.MAX_VALUE;
-		return OptionalLong.of(this.offsets.nextParked(0));
-	}
-
-	/** When the re-reader should look next, after a pass was not started at {@code now}. */
-	synchronized long nextLook(long now, long idleMillis) {
-		if (this.revoked || this.offsets.parkedCount() == 0 || this.lookAt > now) {
-			return this.lookAt;
-		}
-		return now + idleMillis; // due, but no room yet
-	}
-
-	/** Asks the re-reader to look no later than {@code at}; returns when it looks. */
-	synchronized long lookAgainBy(long at) {
-		this.lookAt = Math.min(this.lookAt, at);
-		return this.lookAt;
-	}
-
-	synchronized boolean isParked(long offset) {
-		return this.offsets.isParked(offset);
-	}
-
-	/** Whether a record of {@code key} is parked here. */
-	synchronized boolean isParked(Bytes key) {
-		return this.parkedKeys.containsKey(key);
-	}
-
-	/** The first parked offset, or -1. */
-	synchronized long firstParked() {
-		return this.offsets.nextParked(0);
-	}
-
-	/** Whether anything at or after {@code offset} is parked. */
-	synchronized boolean parkedFrom(long offset) {
-		return this.offsets.nextParked(offset) >= 0;
-	}
-
-	/**
-	 * Parked offsets in [from, to) that a read from {@code from} skipped are gone from the
-	 * log (deleted by retention): they are done, and returned.
-	 */
-	synchronized List<Long> doneIfGone(long from, long to) {
-		List<Long> gone = new ArrayList<>();
-		for (long offset = this.offsets.nextParked(from); offset >= 0 && offset < to; offset = this.offsets
-			.nextParked(offset + 1)) {
-			this.offsets.done(offset);
-			gone.add(offset);
-		}
-		forgetParkedKeysIfNoneParked();
-		return gone;
-	}
-
-	/**
-	 * A parked record the log no longer holds leaves its key counted; once nothing is
-	 * parked, no key is.
-	 */
-	private void forgetParkedKeysIfNoneParked() {
-		if (this.offsets.parkedCount() == 0) {
-			this.parkedKeys.clear();
-		}
 	}
 
 	@Override

@@ -52,13 +52,13 @@ final class PauseRequest {
 	 */
 	void pause() {
 		this.requested = true;
-		this.workers.hold(Workers.APPLICATION);
+		this.workers.hold(Holds.APPLICATION);
 	}
 
 	/** Withdraws the request: the workers run the held tasks, and the partitions are resumed. */
 	void resume() {
 		this.requested = false;
-		this.workers.release(Workers.APPLICATION);
+		this.workers.release(Holds.APPLICATION);
 	}
 
 	/**
@@ -67,13 +67,13 @@ final class PauseRequest {
 	 */
 	void holdForOutage() {
 		this.outage = true;
-		this.workers.hold(Workers.OUTAGE);
+		this.workers.hold(Holds.OUTAGE);
 	}
 
 	/** Ends the hold for an outage: the listener runs again unless the application paused it. */
 	void endOutageHold() {
 		this.outage = false;
-		this.workers.release(Workers.OUTAGE);
+		this.workers.release(Holds.OUTAGE);
 	}
 
 	/** Whether the listener holds for an outage. */

@@ -182,9 +182,14 @@ final class PollLoop {
 		this.consumer.wakeup();
 	}
 
-	/** Waits for the loop's thread to end, up to {@code timeout}. */
-	void join(Duration timeout) throws InterruptedException {
-		this.thread.join(timeout.toMillis());
+	/** Waits for the loop's thread to end, up to {@code timeout}; an interrupt ends the wait. */
+	void join(Duration timeout) {
+		try {
+			this.thread.join(timeout.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private void run() {
@@ -276,7 +281,7 @@ final class PollLoop {
 		}
 		List<Delivery> deliveries = new ArrayList<>(records.size());
 		for (ConsumerRecord<byte[], byte[]> record : records) {
-			deliveries.add(OrderedRetryContainer.delivery(record));
+			deliveries.add(Delivery.of(record));
 		}
 		this.backpressure.offer(work, deliveries, this.container::take);
 	}

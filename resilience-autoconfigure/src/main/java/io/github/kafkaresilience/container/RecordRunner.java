@@ -2,24 +2,20 @@ package io.github.kafkaresilience.container;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.BatchHandler;
-import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,10 +34,6 @@ final class RecordRunner {
 	/** Logs under the container's name, as operators configure it. */
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
-	private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
-
-	private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
-
 	private final String id;
 
 	private final ContainerSettings settings;
@@ -52,20 +44,14 @@ final class RecordRunner {
 
 	private final ContainerOffsets offsets;
 
-	private final Partitions partitions;
-
 	/** Tells a partition's consumer that one of its records is done: it may have room again. */
 	private final java.util.function.Consumer<PartitionWork> recordDone;
 
 	private final Workers workers;
 
-	private final KeyWaiters keyWaiters;
-
-	private final DueWaiters dueWaiters;
+	private final RecordWaits waits;
 
 	private final Settling settling = new Settling();
-
-	private volatile @Nullable Rereader rereader;
 
 	private volatile @Nullable OutageHold outage;
 
@@ -75,29 +61,24 @@ final class RecordRunner {
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
-			ContainerOffsets offsets, Partitions partitions, java.util.function.Consumer<PartitionWork> recordDone) {
+			ContainerOffsets offsets, java.util.function.Consumer<PartitionWork> recordDone) {
 		this.id = id;
 		this.settings = settings;
 		this.clock = clock;
 		this.committer = committer;
 		this.offsets = offsets;
-		this.partitions = partitions;
 		this.recordDone = recordDone;
 		this.workers = new Workers(id, settings.concurrency(), WorkerThreads.of(settings.virtualThreads()), this::run);
-		this.keyWaiters = new KeyWaiters(this.workers);
-		this.dueWaiters = new DueWaiters(this.workers);
+		this.waits = new RecordWaits(id, settings, clock, this.workers);
 	}
 
 	Workers workers() {
 		return this.workers;
 	}
 
-	KeyWaiters keyWaiters() {
-		return this.keyWaiters;
-	}
-
-	DueWaiters dueWaiters() {
-		return this.dueWaiters;
+	/** Where records wait for their due time, their key or the tailer. */
+	RecordWaits waits() {
+		return this.waits;
 	}
 
 	Settling settling() {
@@ -115,13 +96,13 @@ final class RecordRunner {
 				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
 
 			@Override
-			public void ran(Task task, ReadyRun run, HandlerResult result, long nanos,
+			public void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
 					io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
 				ranInBatch(task, run, result, nanos, batch);
 			}
 
 			@Override
-			public void notRun(Task task) {
+			public void notRun(RecordTask task) {
 				RecordRunner.this.workers.submit(task);
 			}
 
@@ -133,94 +114,11 @@ final class RecordRunner {
 		return this.batches;
 	}
 
-	/** Parks far-off retries with this re-reader, or holds them in memory when {@code null}. */
-	void parkWith(@Nullable Rereader rereader) {
-		this.rereader = rereader;
-	}
-
-	/**
-	 * Takes a poll's records of a partition, in order, as many as its bound lets in, and runs
-	 * those first of their key; returns how many were taken. A record parked behind its key at
-	 * once, which an operator's command already names, is read again for it now: the command
-	 * arrived before the record did.
-	 */
-	int takeAll(PartitionWork work, List<Delivery> records) {
-		List<Task> run = new ArrayList<>();
-		List<Task> parked = new ArrayList<>();
-		int taken = work.takeAll(records, run, parked);
-		this.workers.submitAll(run);
-		Rereader rereader = this.rereader;
-		for (Task task : parked) {
-			if (rereader != null && task.key != null && commandPending(task)) {
-				rereader.commanded(work, task.key);
-			}
-		}
-		return taken;
-	}
-
-	/**
-	 * Hands a parked record read again back to its partition, behind the records of its key
-	 * that were read again before it. Returns false when the partition has no room in its bound
-	 * (or is gone): the record stays parked.
-	 */
-	boolean unpark(PartitionWork work, Delivery record) {
-		Task task = new Task(work, record);
-		return handOut(task, work.unpark(task));
-	}
-
-	/** Submits a task its partition took as first of its key; returns whether it was taken. */
-	private boolean handOut(Task task, PartitionWork.Taken taken) {
-		if (taken == PartitionWork.Taken.RUN) {
-			this.workers.submit(task);
-		}
-		return taken != PartitionWork.Taken.REFUSED;
-	}
-
-	/**
-	 * A replayed dead letter's lock is pending (docs/PROTOCOL.md, rule 2.0): if its main-topic partition
-	 * is assigned here and open, its admission takes its turn in its key's queue, behind the
-	 * records of its key taken from the partition so far.
-	 */
-	void admissionNeeded(OrderedRetryContainer.Route route, Lock lock) {
-		PartitionWork work = this.partitions
-			.get(new TopicPartition(route.router().plan().mainTopic(), lock.originPartition()));
-		if (work == null || !work.barrierOpen) {
-			return; // the partition's owner admits it, or this instance once its barrier opens
-		}
-		Task task = work.queueAdmission(lock);
-		if (task != null) {
-			this.workers.submit(task);
-		}
-	}
-
-	/**
-	 * An operator's command (docs/PROTOCOL.md, rule 11) was written or read: if the record at
-	 * its position is this container's and waits for its due time, in memory or parked, it is
-	 * routed now, and the route acts on the command while it still applies.
-	 */
-	void commandArrived(OrderedRetryContainer.Route route, io.github.kafkaresilience.lock.OperatorCommand command) {
-		if (command.position().stage() > route.router().plan().lastStage()) {
-			return; // names no stage of this ladder: no record of it is ever acted on
-		}
-		PartitionWork work = this.partitions.get(new TopicPartition(
-				route.router().plan().topicOf(command.position().stage()), command.partition()));
-		if (work == null || work.isRevoked()) {
-			return; // whoever holds the record acts on it, after its barrier if it is assigned later
-		}
-		Rereader rereader = this.rereader;
-		if (rereader != null && work.isParked(command.position().offset())) {
-			rereader.commanded(work, command.key());
-		}
-		else {
-			this.dueWaiters.commanded(command);
-		}
-	}
-
 	/**
 	 * Runs a task on a worker; returns the next task of its key when the task is done and that
 	 * one may run at once, for the worker to run in the same turn.
 	 */
-	private @Nullable Task run(Task task) {
+	private @Nullable KeyedTask run(KeyedTask task) {
 		if (this.batches == null) {
 			return runCounted(task); // only a batch's gathering asks how many records are being routed
 		}
@@ -233,16 +131,17 @@ final class RecordRunner {
 		}
 	}
 
-	private @Nullable Task runCounted(Task task) {
-		if (task.admission != null) {
-			return admit(task);
+	private @Nullable KeyedTask runCounted(KeyedTask next) {
+		if (next instanceof AdmissionTask admission) {
+			return admit(admission);
 		}
+		RecordTask task = (RecordTask) next;
 		OrderedRetryContainer.Route route = task.work.route;
-		Supplier<Step> rest = task.rest;
-		if (rest != null) {
-			task.rest = null; // a volatile write only for failure handling, not for every record
+		RecordTask.PendingFailure failure = task.work.start(task);
+		Supplier<Step> rest = (failure != null) ? failure.rest() : null;
+		if (failure != null) {
 			OutageHold outage = this.outage;
-			if (outage != null && task.failed != null && outage.holdsFailureHandling(task, task.failed)) {
+			if (outage != null && outage.holdsFailureHandling(task, failure.result())) {
 				return null;
 			}
 		}
@@ -250,10 +149,10 @@ final class RecordRunner {
 		Step step;
 		try {
 			step = this.committer.route(task.delivery,
-					(rest != null) ? rest : () -> route.router().route(task.delivery, task.tailerSynced, true),
+					(rest != null) ? rest : () -> route.router().route(task.delivery, task.tailerSynced(), true),
 					this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
-				task.failures = 0; // writes under way count as a success only once they complete
+				task.stepTaken(); // writes under way count as a success only once they complete
 			}
 		}
 		catch (RuntimeException ex) {
@@ -269,8 +168,8 @@ final class RecordRunner {
 	 * @param first whether the step is the record's first since it was routed (not the rest of
 	 * a failed run's step)
 	 */
-	private @Nullable Task proceed(Task task, Step step, OrderedRetryContainer.Route route, List<Lock> before,
-			boolean first) {
+	private @Nullable KeyedTask proceed(RecordTask task, Step step, OrderedRetryContainer.Route route,
+			List<Lock> before, boolean first) {
 		OutageHold outage = this.outage;
 		// a ready record's probe ends when its batch has run it
 		if (outage != null && first && step.kind() != Step.Kind.READY && outage.heldAfter(task, step)) {
@@ -281,21 +180,18 @@ final class RecordRunner {
 				return complete(task);
 			}
 			case SETTLING -> settle(task, step.writes());
-			case WAIT_UNTIL -> {
-				if (!park(task, step.dueAt())) {
-					this.dueWaiters.waitFor(task, step.dueAt() - this.clock.millis());
-					if (commandPending(task)) {
-						this.dueWaiters.wake(task); // a command arrived while we were looking
-					}
-				}
+			case WAIT_UNTIL -> this.waits.until(task, step.dueAt());
+			case WAIT_FOR_TAILER -> {
+				task.work.advance(task, RecordState.WAITING);
+				this.waits.forTailer(task);
 			}
-			case WAIT_FOR_TAILER -> catchUpThenSubmit(task);
-			case WAIT_FOR_KEY -> waitForKey(task, route, before);
+			case WAIT_FOR_KEY -> {
+				task.work.advance(task, RecordState.WAITING);
+				this.waits.forKey(task, route, before);
+			}
 			case FAILED -> {
 				// the rest of the step waits until no record of another key waits for its turn
-				task.failed = step.failure();
-				task.rest = step.rest();
-				if (step.kind() == Step.Kind.FAILED && task.work.unrideBehind(task)) {
+				if (task.work.failed(task, new RecordTask.PendingFailure(step.failure(), step.rest()))) {
 					return null; // a rider: its failure is handled in its key's turn, once the records ahead are done
 				}
 				if (outage == null || !outage.defers(task, step)) {
@@ -320,20 +216,20 @@ final class RecordRunner {
 	 * A batch ran a record: the rest of its step runs as after a single record's run, and a
 	 * next record of its key that may run now is handed to the workers.
 	 */
-	private void ranInBatch(Task task, ReadyRun run, HandlerResult result, long nanos,
+	private void ranInBatch(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
 			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
 		Step step;
 		try {
 			step = this.committer.route(task.delivery, () -> run.ran(result, nanos, batch), this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
-				task.failures = 0;
+				task.stepTaken();
 			}
 		}
 		catch (RuntimeException ex) {
 			routeFailed(task, ex);
 			return;
 		}
-		Task next = proceed(task, step, task.work.route, List.of(), true);
+		KeyedTask next = proceed(task, step, task.work.route, List.of(), true);
 		if (next != null) {
 			this.workers.submit(next);
 		}
@@ -348,39 +244,23 @@ final class RecordRunner {
 	 * wrote and finishes that move (docs/PROTOCOL.md, rules 1.1 and 2.3), or finds it released, instead of writing
 	 * a second lock beside it or bringing a released one back.
 	 */
-	private void routeFailed(Task task, Throwable ex) {
+	private void routeFailed(RecordTask task, Throwable ex) {
 		if (StageRouter.isUnpublishable(ex)) {
 			stop(task, ex);
 			return;
 		}
-		if (task.work.unrideBehind(task)) {
+		if (task.work.routeFailed(task)) {
 			// a rider whose step failed while the record ahead of it is not done: it is routed
 			// again in its turn, when that one is done
 			logger.warn("Listener '" + this.id + "' could not take the step of " + task + " after its batch; "
 					+ "it is routed again in its key's turn", ex);
 			return;
 		}
-		Duration backoff = backoff(++task.failures);
-		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + task.failures
+		int failures = task.countFailure();
+		Duration backoff = RecordWaits.backoff(failures);
+		logger.warn("Listener '" + this.id + "' could not route " + task.delivery + " (attempt " + failures
 				+ "); trying again in " + backoff.toMillis() + " ms", ex);
-		task.tailerSynced = false;
-		this.workers.later(() -> catchUpThenSubmit(task), backoff.toMillis());
-	}
-
-	/**
-	 * Runs a task (a record, or an admission) once the tailer has caught up with its lock
-	 * partition, which has the number of the task's partition.
-	 */
-	private void catchUpThenSubmit(Task task) {
-		task.work.route.registry().catchUp(task.work.partition.partition()).whenComplete((ignored, ex) -> {
-			task.tailerSynced = (ex == null);
-			if (ex != null) {
-				this.workers.submitLater(task, backoff(++task.failures).toMillis());
-			}
-			else {
-				this.workers.submit(task);
-			}
-		});
+		this.workers.later(() -> this.waits.forTailer(task), backoff.toMillis());
 	}
 
 	/**
@@ -388,12 +268,13 @@ final class RecordRunner {
 	 * the head of its key's queue, so the key's later records wait, and its offset stays
 	 * pending, so no commit passes it, until the writes complete.
 	 */
-	private void settle(Task task, CompletableFuture<?> writes) {
+	private void settle(RecordTask task, CompletableFuture<?> writes) {
+		task.work.advance(task, RecordState.SETTLING);
 		this.settling.add(writes, task.work.partition);
 		writes.whenComplete((ignored, ex) -> {
 			if (ex == null) {
-				task.failures = 0;
-				Task next = complete(task);
+				task.stepTaken();
+				KeyedTask next = complete(task);
 				if (next != null) {
 					this.workers.submit(next); // a callback's thread runs no records
 				}
@@ -412,13 +293,14 @@ final class RecordRunner {
 	 * after a restart or a rebalance; the partition is paused, and the records already handed
 	 * out finish.
 	 */
-	private void stop(Task task, Throwable ex) {
+	private void stop(RecordTask task, Throwable ex) {
 		PartitionWork work = task.work;
 		String reason = ex.getMessage();
 		synchronized (work) {
 			if (work.isRevoked()) {
 				return;
 			}
+			work.advance(task, RecordState.STOPPED);
 			if (work.stopped == null) {
 				work.stopped = reason;
 			}
@@ -428,34 +310,25 @@ final class RecordRunner {
 		// the poll loop pauses it at its next settling: a stopped partition may not fetch
 	}
 
-	private void waitForKey(Task task, OrderedRetryContainer.Route route, List<Lock> before) {
-		this.keyWaiters.add(task);
-		if (!route.registry().locksOf(task.key).equals(before)) {
-			this.keyWaiters.wake(task); // changed while we were looking
-			return;
-		}
-		this.workers.later(() -> this.keyWaiters.wake(task), this.settings.recheckInterval().toMillis());
-	}
-
 	/**
 	 * Admits a replay in its key's turn, on a lock view caught up with its lock partition, so
 	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
 	 * back.
 	 */
-	private @Nullable Task admit(Task task) {
+	private @Nullable KeyedTask admit(AdmissionTask task) {
 		LockRegistry registry = task.work.route.registry();
-		if (!task.tailerSynced) {
-			catchUpThenSubmit(task);
+		if (!task.tailerSynced()) {
+			this.waits.forTailer(task);
 			return null;
 		}
 		try {
-			StageRouter.admitReplay(registry, task.admission, task.lastTaken, this.clock.instant());
+			StageRouter.admitReplay(registry, task.lockId, task.lastTaken, this.clock.instant());
 		}
 		catch (RuntimeException ex) {
-			task.tailerSynced = false;
-			Duration backoff = backoff(++task.failures);
-			logger.warn("Listener '" + this.id + "' could not admit replayed lock " + task.admission + " of "
-					+ task.work.partition + " (attempt " + task.failures + "); trying again in " + backoff.toMillis()
+			int failures = task.countFailure();
+			Duration backoff = RecordWaits.backoff(failures);
+			logger.warn("Listener '" + this.id + "' could not admit replayed lock " + task.lockId + " of "
+					+ task.work.partition + " (attempt " + failures + "); trying again in " + backoff.toMillis()
 					+ " ms", ex);
 			this.workers.submitLater(task, backoff.toMillis());
 			return null;
@@ -464,42 +337,12 @@ final class RecordRunner {
 	}
 
 	/** A record is done; returns the next task of its key if that one may run now. */
-	private @Nullable Task complete(Task task) {
+	private @Nullable KeyedTask complete(RecordTask task) {
 		PartitionWork work = task.work;
-		Task next = work.done(task);
+		KeyedTask next = work.done(task);
 		this.recordDone.accept(work);
 		return next;
 	}
 
-	/**
-	 * Parks the head of a key that waits for a due time far ahead, with every record of its
-	 * key queued behind it. Returns false when parking is off, the due time is near or the
-	 * partition's parking bound is reached; the task then waits in memory.
-	 */
-	private boolean park(Task task, long dueAt) {
-		Rereader rereader = this.rereader;
-		if (rereader == null || dueAt - this.clock.millis() <= this.settings.parkAfter().toMillis()) {
-			return false;
-		}
-		if (!task.work.park(task, dueAt - this.settings.rereadLeadMillis())) {
-			return false;
-		}
-		rereader.wake();
-		if (task.key != null && commandPending(task)) {
-			rereader.commanded(task.work, task.key); // a command arrived while we were looking
-		}
-		return true;
-	}
-
-	/** Whether an operator's command names the lock a record carries, at that record. */
-	private static boolean commandPending(Task task) {
-		String lockId = io.github.kafkaresilience.ladder.RetryHeaders.text(task.delivery.headers(),
-				io.github.kafkaresilience.ladder.RetryHeaders.LOCK_ID);
-		return lockId != null && task.work.route.registry().commandsOf(lockId).stream().anyMatch(task::isNamedBy);
-	}
-
-	private static Duration backoff(int failures) {
-		return Backoff.after(failures, FIRST_BACKOFF, MAX_BACKOFF);
-	}
 
 }

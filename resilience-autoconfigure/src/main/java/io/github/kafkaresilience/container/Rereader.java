@@ -163,13 +163,13 @@ final class Rereader {
 	/** Reads a partition's parked records again if it is time; returns when to look next. */
 	long visit(PartitionWork work) {
 		long now = this.clock.millis();
-		OptionalLong from = work.startPass(now);
+		OptionalLong from = work.parked.startPass(now);
 		if (from.isEmpty()) {
-			return work.nextLook(now, IDLE_MILLIS);
+			return work.parked.nextLook(now, IDLE_MILLIS);
 		}
 		try {
 			ParkedPass rules = ParkedPass.forDueRecords(this.settings.rereadLeadMillis());
-			return work.lookAgainBy(pass(work, from.getAsLong(), rules));
+			return work.parked.lookAgainBy(pass(work, from.getAsLong(), rules));
 		}
 		catch (WakeupException ex) {
 			throw ex;
@@ -177,7 +177,7 @@ final class Rereader {
 		catch (RuntimeException ex) {
 			logger.warn("Listener '" + this.id + "' could not read parked records of " + work.partition
 					+ " again; will try again", ex);
-			return work.lookAgainBy(now + 1000);
+			return work.parked.lookAgainBy(now + 1000);
 		}
 	}
 
@@ -188,11 +188,11 @@ final class Rereader {
 	void passForCommands(PartitionWork work, Set<Bytes> keys) {
 		Set<Bytes> parked = new HashSet<>();
 		for (Bytes key : keys) {
-			if (work.isParked(key)) {
+			if (work.parked.isParked(key)) {
 				parked.add(key); // the others were read again already
 			}
 		}
-		long from = work.firstParked();
+		long from = work.parked.first();
 		if (work.isRevoked() || parked.isEmpty() || from < 0) {
 			return;
 		}
@@ -231,14 +231,14 @@ final class Rereader {
 			}
 			emptyPolls = 0;
 			for (ConsumerRecord<byte[], byte[]> record : records) {
-				for (long gone : work.doneIfGone(expected, record.offset())) {
+				for (long gone : work.parked.doneIfGone(expected, record.offset())) {
 					logger.warn("Listener '" + this.id + "': parked record " + tp + "@" + gone
 							+ " is no longer in the log (retention shorter than the delay?); nothing is left "
 							+ "to run, and the reaper releases its lock");
 				}
 				expected = record.offset() + 1;
-				if (work.isParked(record.offset())) {
-					Delivery parked = OrderedRetryContainer.delivery(record);
+				if (work.parked.isParked(record.offset())) {
+					Delivery parked = Delivery.of(record);
 					ParkedPass.Verdict verdict = rules.next(parked.businessKey(),
 							() -> this.dueTime.applyAsLong(work, parked), this.clock.millis());
 					if (verdict == ParkedPass.Verdict.STOP) {
@@ -248,7 +248,7 @@ final class Rereader {
 						return this.clock.millis() + IDLE_MILLIS; // no room
 					}
 				}
-				if (!work.parkedFrom(expected)) {
+				if (!work.parked.parkedFrom(expected)) {
 					return Long.MAX_VALUE; // nothing parked beyond: the pass is over
 				}
 			}

@@ -1,8 +1,6 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -16,14 +14,11 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads that run a container's tasks, and its timer. Tasks wait in two queues that at
- * most {@code concurrency} workers drain: records whose turn it is ({@link #submit}), and the
- * failure handling of records whose handler just failed ({@link #submitFailure}). A worker
- * takes a record whose turn it is before any failure handling, so a key whose next record is
- * ready never waits behind the failure handling of other keys (docs/PROTOCOL.md, "Guarantees"); failure handling
- * gets one turn in {@value #FAILURE_TURN} while records wait, so it is never starved, and at
- * most {@code concurrency - 1} workers handle failures at once, so one is always free for a
- * ready record. A worker is started only when fewer are draining. While records arrive faster
+ * The threads that run a container's tasks, and its timer. At most {@code concurrency} workers
+ * take tasks in their {@link Turns}: records whose turn it is ({@link #submit}) before the
+ * failure handling of records whose handler just failed ({@link #submitFailure}), but for
+ * failure handling's share of turns. While the workers are held ({@link Holds}), ready tasks
+ * wait. A worker is started only when fewer are draining. While records arrive faster
  * than the workers finish them, no worker sleeps and no record costs a thread hand-off.
  * Restartable: {@link #start()} after {@link #stop(Duration)} makes new threads.
  */
@@ -39,13 +34,7 @@ final class Workers {
 	private final WorkerThreads threads;
 
 	/** Runs a task; returns the next task of its key when that may run at once, or {@code null}. */
-	private final Function<Task, @Nullable Task> runner;
-
-	/**
-	 * While both queues hold tasks, one turn in this many goes to failure handling: a record
-	 * whose turn it is waits behind at most one failure handled per worker in this many turns.
-	 */
-	static final int FAILURE_TURN = 8;
+	private final Function<KeyedTask, @Nullable KeyedTask> runner;
 
 	/**
 	 * The most records of one key a worker runs in one turn: a key whose next record is ready
@@ -54,49 +43,24 @@ final class Workers {
 	 */
 	static final int KEY_TURN = 32;
 
-	/** Records whose turn it is. */
-	private final Queue<Task> ready = new ConcurrentLinkedQueue<>();
+	private final Turns turns;
 
-	/** Records whose handler failed, waiting for the rest of their step. */
-	private final Queue<Task> failing = new ConcurrentLinkedQueue<>();
+	private final Holds holds = new Holds();
 
-	/** The most workers that handle failures at once: all but one, when there are two or more. */
-	private final int failureWorkers;
-
-	/** How many workers are handling a failure now: at most {@link #failureWorkers}. */
-	private final AtomicInteger handlingFailures = new AtomicInteger();
-
-	/** Turns taken from {@link #ready} since failure handling last had one. */
-	private final AtomicInteger readyTurns = new AtomicInteger();
-
-	/** How many workers are draining {@link #ready}: at most {@link #limit}. */
+	/** How many workers are draining the turns: at most {@link #limit}. */
 	private final AtomicInteger draining = new AtomicInteger();
 
 	/** The most workers that drain at once: {@code concurrency}, less while an outage's ramp lasts. */
 	private volatile int limit;
 
-	/** Holds the workers at the application's request ({@code pause()}). */
-	static final int APPLICATION = 1;
-
-	/** Holds the workers while the listener's outage breaker is open. */
-	static final int OUTAGE = 2;
-
 	private volatile boolean stopping = true;
-
-	/** While held, ready tasks wait in {@link #heldTasks} instead of running. */
-	private volatile boolean held;
-
-	/** Who holds the workers: {@link #APPLICATION}, {@link #OUTAGE}, both or none. */
-	private int holders;
-
-	private final Queue<Task> heldTasks = new ConcurrentLinkedQueue<>();
 
 	private @Nullable ExecutorService pool;
 
 	private @Nullable ScheduledExecutorService timer;
 
 	/** Workers on platform threads: for tests. */
-	Workers(String id, int concurrency, java.util.function.Consumer<Task> runner) {
+	Workers(String id, int concurrency, java.util.function.Consumer<KeyedTask> runner) {
 		this(id, concurrency, WorkerThreads.PLATFORM, (task) -> {
 			runner.accept(task);
 			return null;
@@ -111,11 +75,11 @@ final class Workers {
 	 * (its record is done), or {@code null}; what it throws is logged and leaves the record
 	 * pending
 	 */
-	Workers(String id, int concurrency, WorkerThreads threads, Function<Task, @Nullable Task> runner) {
+	Workers(String id, int concurrency, WorkerThreads threads, Function<KeyedTask, @Nullable KeyedTask> runner) {
 		this.id = id;
 		this.concurrency = concurrency;
 		this.limit = concurrency;
-		this.failureWorkers = Math.max(1, concurrency - 1);
+		this.turns = new Turns(concurrency);
 		this.threads = threads;
 		this.runner = runner;
 	}
@@ -124,7 +88,7 @@ final class Workers {
 		this.pool = this.threads.workers(this.id, this.concurrency);
 		this.timer = Executors
 			.newSingleThreadScheduledExecutor(WorkerThreads.platform("kafka-resilience-" + this.id + "-timer-"));
-		this.held = false;
+		this.holds.restart();
 		this.limit = this.concurrency;
 		this.stopping = false;
 	}
@@ -142,7 +106,7 @@ final class Workers {
 	void limit(int workers) {
 		int bounded = Math.max(1, Math.min(workers, this.concurrency));
 		this.limit = bounded;
-		for (int i = 0; i < bounded && hasWork() && !this.stopping; i++) {
+		for (int i = 0; i < bounded && this.turns.hasWork() && !this.stopping; i++) {
 			startDrainer();
 		}
 	}
@@ -182,22 +146,18 @@ final class Workers {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		this.ready.clear();
-		this.failing.clear();
-		this.heldTasks.clear();
+		this.turns.clear();
+		this.holds.clear();
 		return true;
 	}
 
 	/**
 	 * Holds the tasks that become ready from now on, until every holder has released them: the
 	 * running ones finish.
-	 * @param holder {@link #APPLICATION} or {@link #OUTAGE}
+	 * @param holder {@link Holds#APPLICATION} or {@link Holds#OUTAGE}
 	 */
 	void hold(int holder) {
-		synchronized (this.heldTasks) {
-			this.holders |= holder;
-			this.held = true;
-		}
+		this.holds.hold(holder);
 	}
 
 	/**
@@ -205,74 +165,60 @@ final class Workers {
 	 * were held, and the tasks that become ready from now on.
 	 */
 	void release(int holder) {
-		synchronized (this.heldTasks) {
-			this.holders &= ~holder;
-			this.held = (this.holders != 0);
-		}
+		this.holds.release(holder);
 		submitHeld();
 	}
 
-	/** How many tasks wait for the workers to be released. */
-	int heldCount() {
-		return this.heldTasks.size();
-	}
-
-	/**
-	 * Takes the task held longest that {@code fits}, to run it as a probe; {@code null} when
-	 * none does. Tasks of revoked partitions are dropped on the way.
-	 */
-	@Nullable Task takeHeld(java.util.function.Predicate<Task> fits) {
-		for (java.util.Iterator<Task> tasks = this.heldTasks.iterator(); tasks.hasNext();) {
-			Task task = tasks.next();
-			if (task.work.isRevoked()) {
-				tasks.remove();
-			}
-			else if (fits.test(task)) {
-				tasks.remove();
-				return task;
-			}
-		}
-		return null;
+	/** Who holds the workers, and the tasks held. */
+	Holds holds() {
+		return this.holds;
 	}
 
 	/** Runs a task as a probe: although the workers hold, it runs (its key's next tasks do not). */
-	void submitProbe(Task task) {
-		task.probe = true;
+	void submitProbe(KeyedTask task) {
 		if (this.stopping || task.work.isRevoked()) {
 			return;
 		}
-		this.ready.add(task);
+		if (task instanceof RecordTask record) {
+			record.work.advance(record, RecordState.PROBING);
+		}
+		this.turns.ready(task);
 		startDrainer();
 	}
 
 	/** Holds a task until the workers are released; runs it now if they were released meanwhile. */
-	void holdBack(Task task) {
-		task.probe = false;
-		this.heldTasks.add(task);
-		if (!this.held) {
+	void holdBack(KeyedTask task) {
+		this.holds.add(task);
+		if (!this.holds.isHeld()) {
 			submitHeld(); // released meanwhile
 		}
 	}
 
 	private void submitHeld() {
-		for (Task task; !this.held && (task = this.heldTasks.poll()) != null;) {
+		for (KeyedTask task; (task = this.holds.releasedNext()) != null;) {
 			submit(task);
 		}
 	}
 
 	/**
 	 * Makes a task ready to run, unless stopping or its partition was revoked. An action is
-	 * never held: it runs in its turn although the workers hold.
+	 * never held: it runs in its turn although the workers hold; nor is a record whose failed
+	 * run waits for the rest of its step, which the outage hold looks at when it runs.
 	 */
 	void submit(Task task) {
 		if (this.stopping || task.revoked()) {
 			return;
 		}
-		if (this.held && task.action == null) {
-			holdBack(task);
-			return;
+		if (task instanceof KeyedTask keyed) {
+			if (keyed instanceof RecordTask record) {
+				record.work.handBack(record);
+			}
+			if (this.holds.isHeld() && !failurePending(keyed)) {
+				holdBack(keyed);
+				return;
+			}
 		}
-		this.ready.add(task);
+		this.turns.ready(task);
 		startDrainer();
 	}
 
@@ -280,18 +226,18 @@ final class Workers {
 	 * Makes tasks ready to run, as {@link #submit} does, all of them queued before any runs: a
 	 * poll's records are routed in their order, and a batch gathered from them takes them all.
 	 */
-	void submitAll(java.util.List<Task> tasks) {
+	void submitAll(java.util.List<? extends KeyedTask> tasks) {
 		if (this.stopping) {
 			return;
 		}
-		if (this.held) {
+		if (this.holds.isHeld()) {
 			tasks.forEach(this::submit);
 			return;
 		}
 		int queued = 0;
-		for (Task task : tasks) {
+		for (KeyedTask task : tasks) {
 			if (!task.revoked()) {
-				this.ready.add(task);
+				this.turns.ready(task);
 				queued++;
 			}
 		}
@@ -305,11 +251,11 @@ final class Workers {
 	 * once no record waits for its turn, or in failure handling's share of turns. A record held
 	 * or paused still has its failure handled: its run had begun.
 	 */
-	void submitFailure(Task task) {
+	void submitFailure(RecordTask task) {
 		if (this.stopping || task.work.isRevoked()) {
 			return;
 		}
-		this.failing.add(task);
+		this.turns.failing(task);
 		startDrainer();
 	}
 
@@ -327,11 +273,11 @@ final class Workers {
 
 	/** Whether records wait for their turn now. */
 	boolean hasReadyTasks() {
-		return !this.ready.isEmpty();
+		return this.turns.hasReady();
 	}
 
 	/** Submits a task after a delay. */
-	void submitLater(Task task, long delayMillis) {
+	void submitLater(KeyedTask task, long delayMillis) {
 		later(() -> submit(task), delayMillis);
 	}
 
@@ -349,18 +295,18 @@ final class Workers {
 	}
 
 	private boolean claimDrainer() {
-		return claim(this.draining, this.limit);
+		return Turns.claim(this.draining, this.limit);
 	}
 
 	private void drain() {
 		do {
 			try {
 				// a lowered limit lets the workers beyond it go after their task
-				for (Task task; this.draining.get() <= this.limit && (task = nextTask()) != null;) {
-					// only failure handling carries the rest of a step (RecordRunner clears it as it runs)
-					boolean failure = task.rest != null;
+				for (Task task; this.draining.get() <= this.limit && (task = this.turns.next()) != null;) {
+					// only failure handling carries the rest of a step (its run takes it)
+					boolean failure = failurePending(task);
 					try {
-						Task next = run(task);
+						KeyedTask next = run(task);
 						if (failure) {
 							submitNext(next); // a failure handler takes no records
 						}
@@ -370,7 +316,7 @@ final class Workers {
 					}
 					finally {
 						if (failure) {
-							this.handlingFailures.decrementAndGet();
+							this.turns.failureHandled();
 						}
 					}
 				}
@@ -380,66 +326,14 @@ final class Workers {
 			}
 			// a task added after the queues looked empty, while every drainer was still counted
 		}
-		while (hasWork() && claimDrainer());
-	}
-
-	private boolean hasWork() {
-		return !this.ready.isEmpty() || (!this.failing.isEmpty() && this.handlingFailures.get() < this.failureWorkers);
-	}
-
-	/**
-	 * The next task for a worker: a record whose turn it is, before any failure handling but
-	 * for failure handling's share of turns; {@code null} when there is none this worker may
-	 * take. A failure handling taken counts in {@link #handlingFailures} until it has run.
-	 */
-	private @Nullable Task nextTask() {
-		boolean failuresWait = !this.failing.isEmpty();
-		if (!failuresWait || this.readyTurns.get() < FAILURE_TURN - 1) {
-			Task task = this.ready.poll();
-			if (task != null) {
-				if (failuresWait) {
-					this.readyTurns.incrementAndGet();
-				}
-				return task;
-			}
-			if (!failuresWait) {
-				return null;
-			}
-		}
-		if (claimFailureWorker()) {
-			Task task = this.failing.poll();
-			if (task != null) {
-				this.readyTurns.set(0);
-				return task;
-			}
-			this.handlingFailures.decrementAndGet();
-		}
-		// failure handling's turn, but it has as many workers as it may have
-		return this.ready.poll();
-	}
-
-	private boolean claimFailureWorker() {
-		return claim(this.handlingFailures, this.failureWorkers);
-	}
-
-	/** Counts one more in {@code count} unless it is at {@code limit}; returns whether it did. */
-	private static boolean claim(AtomicInteger count, int limit) {
-		int now;
-		do {
-			now = count.get();
-			if (now >= limit) {
-				return false;
-			}
-		}
-		while (!count.compareAndSet(now, now + 1));
-		return true;
+		while (this.turns.hasWork() && claimDrainer());
 	}
 
 	/**
 	 * Runs the records of a key that become ready one after the other on this worker, up to
 	 * {@value #KEY_TURN} in one turn: the next of them then waits at the back of the queue.
 	 */
-	private void runKeyTurn(@Nullable Task next) {
+	private void runKeyTurn(@Nullable KeyedTask next) {
 		for (int ran = 1; next != null; ran++) {
 			if (ran >= KEY_TURN) {
 				submit(next);
@@ -449,27 +343,28 @@ final class Workers {
 		}
 	}
 
-	private void submitNext(@Nullable Task next) {
+	private void submitNext(@Nullable KeyedTask next) {
 		if (next != null) {
 			submit(next);
 		}
 	}
 
 	/** Runs a task unless it may not run now; returns the next of its key that may run at once. */
-	private @Nullable Task run(Task task) {
-		if (this.stopping || task.revoked()) {
+	private @Nullable KeyedTask run(Task next) {
+		if (this.stopping || next.revoked()) {
 			return null;
 		}
-		if (task.action != null) {
+		if (next instanceof Task.Action action) {
 			try {
-				task.action.run();
+				action.run().run();
 			}
 			catch (RuntimeException ex) {
-				logger.error("Listener '" + this.id + "' failed to run " + task, ex);
+				logger.error("Listener '" + this.id + "' failed to run " + action, ex);
 			}
 			return null;
 		}
-		if (this.held && task.rest == null && !task.probe) {
+		KeyedTask task = (KeyedTask) next;
+		if (this.holds.isHeld() && !failurePending(task) && !probing(task)) {
 			holdBack(task);
 			return null;
 		}
@@ -487,6 +382,14 @@ final class Workers {
 		finally {
 			task.work.runs.end();
 		}
+	}
+
+	private static boolean failurePending(Task task) {
+		return task instanceof RecordTask record && record.state() == RecordState.FAILURE_PENDING;
+	}
+
+	private static boolean probing(KeyedTask task) {
+		return task instanceof RecordTask record && record.state() == RecordState.PROBING;
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.ladder;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -18,6 +19,12 @@ import org.jspecify.annotations.Nullable;
  */
 public record Delivery(String topic, int partition, long offset, long timestamp, byte @Nullable [] key,
 		byte @Nullable [] value, Headers headers) {
+
+	/** The record as a consumer returned it. */
+	public static Delivery of(ConsumerRecord<byte[], byte[]> record) {
+		return new Delivery(record.topic(), record.partition(), record.offset(), record.timestamp(), record.key(),
+				record.value(), record.headers());
+	}
 
 	public @Nullable Bytes businessKey() {
 		return (this.key != null) ? Bytes.wrap(this.key) : null;

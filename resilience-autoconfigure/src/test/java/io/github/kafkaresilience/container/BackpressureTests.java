@@ -60,10 +60,10 @@ class BackpressureTests {
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
 			.as("some partitions wait for room: a brief poll").isEqualTo(Backpressure.BRIEF_POLL);
-		this.full.done(task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 0, "k0"));
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
@@ -74,8 +74,8 @@ class BackpressureTests {
 	void aStoppedPartitionOrOneBehindItsBarrierIsNotResumed() {
 		apply(List.of(this.full), false);
 		this.full.stopped = "a record can go nowhere";
-		this.full.done(task(this.full, 0, "k0"));
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 		apply(List.of(this.full), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		assertThat(this.full.boundPaused).isFalse();
@@ -84,8 +84,8 @@ class BackpressureTests {
 	@Test
 	void nothingIsResumedWhileTheListenerIsHeldPaused() {
 		apply(List.of(this.full), false);
-		this.full.done(task(this.full, 0, "k0"));
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 		apply(List.of(this.full), true);
 		assertThat(this.consumer.paused()).as("every partition, for the application's pause").containsExactlyInAnyOrder(P0, P1);
 		assertThat(this.full.boundPaused).isFalse();
@@ -102,29 +102,29 @@ class BackpressureTests {
 		settle(false);
 		assertThat(taken).containsExactly(3L);
 		assertThat(this.consumer.paused()).containsExactly(P1);
-		assertThat(this.empty.hasHeldBack()).isTrue();
+		assertThat(!this.empty.heldBack.isEmpty()).isTrue();
 		this.backpressure.offer(this.empty, records(P1, 7, 7), take);
 		assertThat(taken).as("behind those held back, whatever the room").containsExactly(3L);
 
-		this.empty.done(task(this.empty, 0, "k0"));
+		Records.done(this.empty, task(this.empty, 0, "k0"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		assertThat(taken).as("room for one: the next held back is taken, before the partition drains to half")
 			.containsExactly(3L, 4L);
-		this.empty.done(task(this.empty, 1, "k1"));
+		Records.done(this.empty, task(this.empty, 1, "k1"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		apply(List.of(this.empty), false);
 		assertThat(taken).containsExactly(3L, 4L, 5L);
 		assertThat(this.consumer.paused()).as("full again, and records still held back").containsExactly(P1);
 
-		this.empty.done(task(this.empty, 2, "k2"));
-		this.empty.done(task(this.empty, 3, "k3"));
+		Records.done(this.empty, task(this.empty, 2, "k2"));
+		Records.done(this.empty, task(this.empty, 3, "k3"));
 		this.backpressure.takeHeldBack(List.of(this.empty), false, take);
 		apply(List.of(this.empty), false);
 		assertThat(taken).containsExactly(3L, 4L, 5L, 6L, 7L);
-		assertThat(this.empty.hasHeldBack()).isFalse();
+		assertThat(!this.empty.heldBack.isEmpty()).isFalse();
 		assertThat(this.consumer.paused()).as("four in flight: not yet drained to half").containsExactly(P1);
-		this.empty.done(task(this.empty, 4, "k4"));
-		this.empty.done(task(this.empty, 5, "k5"));
+		Records.done(this.empty, task(this.empty, 4, "k4"));
+		Records.done(this.empty, task(this.empty, 5, "k5"));
 		apply(List.of(this.empty), false);
 		assertThat(this.consumer.paused()).as("resumed once nothing is held back and it has room").isEmpty();
 	}
@@ -133,18 +133,18 @@ class BackpressureTests {
 	void recordsHeldBackWaitWhileTheListenerIsHeldPausedOrThePartitionStopped() {
 		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
 		this.backpressure.offer(this.full, records(P0, 4, 4), take);
-		this.full.done(task(this.full, 0, "k0"));
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 
 		this.backpressure.takeHeldBack(List.of(this.full), true, take);
 		apply(List.of(this.full), true);
-		assertThat(this.full.hasHeldBack()).isTrue();
+		assertThat(!this.full.heldBack.isEmpty()).isTrue();
 		assertThat(this.full.boundPaused).as("stays paused for the record it holds back").isTrue();
 
 		this.full.stopped = "a record can go nowhere";
 		this.backpressure.takeHeldBack(List.of(this.full), false, take);
 		apply(List.of(this.full), false);
-		assertThat(this.full.hasHeldBack()).isTrue();
+		assertThat(!this.full.heldBack.isEmpty()).isTrue();
 		assertThat(this.consumer.paused()).containsExactly(P0);
 	}
 
@@ -152,8 +152,8 @@ class BackpressureTests {
 	void whilePartitionStaysPausedAtItsBoundThePollIsBriefThoughItWasNotFullWhenTheLoopLookedForRoom() {
 		ToIntBiFunction<PartitionWork, List<Delivery>> take = recording(new ArrayList<>());
 		this.backpressure.offer(this.full, records(P0, 4, 7), take);
-		this.full.done(task(this.full, 0, "k0"));
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
 				() -> true))
 			.as("drained to half when the loop looked").isEqualTo(Duration.ofSeconds(1));
@@ -164,11 +164,11 @@ class BackpressureTests {
 			.as("its workers cannot wake a poll: brief, not the whole timeout").isEqualTo(Backpressure.BRIEF_POLL);
 
 		for (long offset = 2; offset < 6; offset++) {
-			this.full.done(task(this.full, offset, "k" + offset));
+			Records.done(this.full, task(this.full, offset, "k" + offset));
 		}
 		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
-		this.full.done(task(this.full, 6, "k6"));
-		this.full.done(task(this.full, 7, "k7"));
+		Records.done(this.full, task(this.full, 6, "k6"));
+		Records.done(this.full, task(this.full, 7, "k7"));
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
@@ -182,7 +182,7 @@ class BackpressureTests {
 		List<Long> taken = new ArrayList<>();
 		this.backpressure.offer(this.empty, records(P1, 0, 3), recording(taken));
 		assertThat(taken).containsExactly(0L, 1L, 2L, 3L);
-		assertThat(this.empty.hasHeldBack()).isFalse();
+		assertThat(!this.empty.heldBack.isEmpty()).isFalse();
 		assertThat(this.empty.boundPaused).as("full: marked now, not a poll later").isTrue();
 		settle(false);
 		assertThat(this.consumer.paused()).as("paused by the settling before the next poll").containsExactly(P1);
@@ -191,8 +191,8 @@ class BackpressureTests {
 	@Test
 	void aPausedPartitionThatHasDrainedToHalfIsNotWaitedFor() {
 		apply(List.of(this.full), false);
-		this.full.done(task(this.full, 0, "k0"));
-		this.full.done(task(this.full, 1, "k1"));
+		Records.done(this.full, task(this.full, 0, "k0"));
+		Records.done(this.full, task(this.full, 1, "k1"));
 		AtomicInteger waits = new AtomicInteger();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> true,
 				() -> waits.incrementAndGet() > 0))
@@ -265,8 +265,8 @@ class BackpressureTests {
 				Thread.currentThread().interrupt();
 				return;
 			}
-			this.full.done(task(this.full, 0, "k0"));
-			this.full.done(task(this.full, 1, "k1"));
+			Records.done(this.full, task(this.full, 0, "k0"));
+			Records.done(this.full, task(this.full, 1, "k1"));
 			this.backpressure.recordDone(this.full);
 		});
 		worker.start();

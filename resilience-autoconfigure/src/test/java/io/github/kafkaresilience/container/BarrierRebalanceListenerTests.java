@@ -98,7 +98,7 @@ class BarrierRebalanceListenerTests {
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.events).last().isEqualTo("opened orders-0");
 		// a replay admitted now goes behind the committed offset
-		Task admission = work.queueAdmission(Lock.pendingReplay("L", Bytes.wrap(new byte[] { 1 }), 0, 3, Instant.EPOCH));
+		AdmissionTask admission = work.queueAdmission(Lock.pendingReplay("L", Bytes.wrap(new byte[] { 1 }), 0, 3, Instant.EPOCH));
 		assertThat(admission).isNotNull();
 		assertThat(admission.lastTaken).isEqualTo(39);
 	}
@@ -143,11 +143,11 @@ class BarrierRebalanceListenerTests {
 		ConsumerRebalanceListener listener = listener();
 		listener.onPartitionsAssigned(List.of(MAIN));
 		PartitionWork work = this.partitions.get(MAIN);
-		Task five = task(work, 5, "a");
-		Task six = task(work, 6, "b");
+		RecordTask five = task(work, 5, "a");
+		RecordTask six = task(work, 6, "b");
 		work.take(five);
 		work.take(six);
-		work.done(five);
+		Records.done(work, five);
 		this.user = new ConsumerAwareRebalanceListener() {
 
 			@Override

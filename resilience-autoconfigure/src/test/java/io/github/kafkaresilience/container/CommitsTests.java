@@ -134,7 +134,7 @@ class CommitsTests {
 
 	@Test
 	void aRevokedPartitionsLastCommitWaitsForItsWritesUnderWay() {
-		Task task = task(this.p0, 0, "k0");
+		RecordTask task = task(this.p0, 0, "k0");
 		this.p0.take(task);
 		CompletableFuture<Void> writes = new CompletableFuture<>();
 		this.settling.add(writes, P0);
@@ -142,7 +142,7 @@ class CommitsTests {
 		Thread writer = new Thread(() -> {
 			await().atMost(SHUTDOWN_TIMEOUT).pollInterval(Duration.ofMillis(5))
 				.until(() -> committing.getState() == Thread.State.TIMED_WAITING);
-			this.p0.done(task);
+			Records.done(this.p0, task);
 			writes.complete(null);
 		});
 		writer.start();
@@ -224,9 +224,9 @@ class CommitsTests {
 
 	private static void done(PartitionWork work, long... offsets) {
 		for (long offset : offsets) {
-			Task task = task(work, offset, "k" + offset);
+			RecordTask task = task(work, offset, "k" + offset);
 			work.take(task);
-			work.done(task);
+			Records.done(work, task);
 		}
 	}
 

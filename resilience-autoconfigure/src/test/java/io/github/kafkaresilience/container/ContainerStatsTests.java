@@ -36,7 +36,7 @@ class ContainerStatsTests {
 		this.p0.take(task(this.p0, 1, "hot"));
 		this.p0.take(task(this.p0, 2, "hot"));
 		this.p0.take(task(this.p0, 3, "cold"));
-		Task parked = task(this.p1, 7, "far");
+		RecordTask parked = task(this.p1, 7, "far");
 		this.p1.take(parked);
 		this.p1.park(parked, Long.MAX_VALUE);
 		OrderedRetryContainer.Load load = this.stats.load();
@@ -52,11 +52,11 @@ class ContainerStatsTests {
 		this.p0.endOffset = 50;
 		this.p0.fetchLag = 50;
 		assertThat(this.stats.lag(P0)).as("nothing read yet").hasValue(50);
-		Task first = task(this.p0, 20, "a");
+		RecordTask first = task(this.p0, 20, "a");
 		this.p0.take(first);
 		this.p0.take(task(this.p0, 21, "b"));
 		assertThat(this.stats.lag(P0)).hasValue(30);
-		this.p0.done(first);
+		Records.done(this.p0, first);
 		assertThat(this.stats.lag(P0)).hasValue(29);
 		assertThat(this.stats.lag(new TopicPartition("orders", 9))).isEmpty();
 	}

@@ -102,7 +102,7 @@ class PauseRequestTests {
 		assertThat(this.published).singleElement()
 			.isInstanceOfSatisfying(ConsumerPausedEvent.class, (event) -> assertThat(event.getPartitions())
 				.containsExactlyInAnyOrder(OPEN, BEHIND_BARRIER, AT_BOUND, STOPPED));
-		verify(this.workers).hold(Workers.APPLICATION);
+		verify(this.workers).hold(Holds.APPLICATION);
 		verifyNoMoreInteractions(this.workers);
 	}
 
@@ -134,8 +134,8 @@ class PauseRequestTests {
 		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.published).as("resumed once").hasSize(2);
 		InOrder order = inOrder(this.workers);
-		order.verify(this.workers).hold(Workers.APPLICATION);
-		order.verify(this.workers).release(Workers.APPLICATION);
+		order.verify(this.workers).hold(Holds.APPLICATION);
+		order.verify(this.workers).release(Holds.APPLICATION);
 	}
 
 	@Test

@@ -51,7 +51,7 @@ class RereaderTests {
 			Clock.fixed(Instant.ofEpochMilli(NOW), ZoneOffset.UTC), (work, record) -> this.due.get(record.offset()),
 			(work, record) -> {
 				this.handedBack.add(record.offset());
-				return work.unpark(new Task(work, record)) != PartitionWork.Taken.REFUSED;
+				return work.unpark(new RecordTask(work, record)) != PartitionWork.Taken.REFUSED;
 			});
 
 	RereaderTests() {
@@ -67,8 +67,8 @@ class RereaderTests {
 		inTheLog(0, 1, 2);
 		assertThat(this.rereader.visit(this.work)).isEqualTo(NOW + 60_000 - 2_000);
 		assertThat(this.handedBack).containsExactly(0L);
-		assertThat(this.work.isParked(0)).isFalse();
-		assertThat(this.work.isParked(1)).isTrue();
+		assertThat(this.work.parked.isParked(0)).isFalse();
+		assertThat(this.work.parked.isParked(1)).isTrue();
 	}
 
 	@Test
@@ -78,7 +78,7 @@ class RereaderTests {
 		inTheLog(0, 1);
 		this.rereader.visit(this.work);
 		assertThat(this.handedBack).containsExactly(0L, 1L);
-		assertThat(this.work.parkedCount()).isZero();
+		assertThat(this.work.parked.count()).isZero();
 	}
 
 	@Test
@@ -97,7 +97,7 @@ class RereaderTests {
 		inTheLog(2); // 0 and 1 deleted by retention
 		this.rereader.visit(this.work);
 		assertThat(this.handedBack).containsExactly(2L);
-		assertThat(this.work.parkedCount()).isZero();
+		assertThat(this.work.parked.count()).isZero();
 		assertThat(this.work.committable()).hasValue(2);
 	}
 
@@ -119,13 +119,13 @@ class RereaderTests {
 		inTheLog(0, 1, 2, 3, 4, 5);
 		this.rereader.passForCommands(this.work, keys("c"));
 		assertThat(this.handedBack).containsExactly(2L, 5L);
-		assertThat(this.work.isParked(3)).as("a's follower stays behind its head").isTrue();
+		assertThat(this.work.parked.isParked(3)).as("a's follower stays behind its head").isTrue();
 
 		this.handedBack.clear();
 		inTheLog(0, 1, 3, 4);
 		this.rereader.passForCommands(this.work, keys("a", "b"));
 		assertThat(this.handedBack).containsExactly(0L, 1L, 3L, 4L);
-		assertThat(this.work.parkedCount()).isZero();
+		assertThat(this.work.parked.count()).isZero();
 	}
 
 	/**
@@ -142,7 +142,7 @@ class RereaderTests {
 		inTheLog(0, 1, 2, 3);
 		this.rereader.passForCommands(this.work, keys("a"));
 		assertThat(this.handedBack).containsExactly(0L, 1L, 2L);
-		assertThat(this.work.isParked(3)).isTrue();
+		assertThat(this.work.parked.isParked(3)).isTrue();
 	}
 
 	@Test
@@ -151,7 +151,7 @@ class RereaderTests {
 		inTheLog(0);
 		this.rereader.passForCommands(this.work, keys("z"));
 		assertThat(this.handedBack).isEmpty();
-		assertThat(this.work.isParked(0)).isTrue();
+		assertThat(this.work.parked.isParked(0)).isTrue();
 	}
 
 	private static java.util.Set<org.apache.kafka.common.utils.Bytes> keys(String... keys) {
@@ -162,10 +162,14 @@ class RereaderTests {
 
 	/** Takes a record and parks it, to be read again 2 s before {@code dueAt}. */
 	private void park(long offset, String key, long dueAt) {
-		Task task = task(this.work, offset, key);
-		this.work.take(task);
+		RecordTask task = task(this.work, offset, key);
+		PartitionWork.Taken taken = this.work.take(task);
 		this.due.put(offset, dueAt);
 		this.keys.put(offset, key);
+		if (taken == PartitionWork.Taken.PARKED) {
+			return; // behind a parked record of its key
+		}
+		this.work.advance(task, RecordState.RUNNING);
 		assertThat(this.work.park(task, dueAt - SETTINGS.rereadLeadMillis())).isTrue();
 	}
 
@@ -174,7 +178,7 @@ class RereaderTests {
 		this.due.put(offset, dueAt);
 		this.keys.put(offset, key);
 		assertThat(this.work.take(task(this.work, offset, key))).isEqualTo(PartitionWork.Taken.PARKED);
-		assertThat(this.work.isParked(offset)).isTrue();
+		assertThat(this.work.parked.isParked(offset)).isTrue();
 	}
 
 	/** The records the log holds, polled once the re-reader has assigned itself the partition. */

@@ -67,7 +67,7 @@ class WorkerThreadsTests {
 			try {
 				// each task waits, as a handler waits on I/O, until all of them are running
 				if (allRunning.await(SETTLE.toSeconds(), TimeUnit.SECONDS)) {
-					ran.add(task.delivery.offset());
+					ran.add(Records.offset(task));
 				}
 			}
 			catch (InterruptedException ex) {

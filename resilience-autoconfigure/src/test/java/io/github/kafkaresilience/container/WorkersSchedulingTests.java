@@ -14,6 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static io.github.kafkaresilience.container.Records.ORDERS_0;
+import static io.github.kafkaresilience.container.Records.failing;
 import static io.github.kafkaresilience.container.Records.task;
 import static io.github.kafkaresilience.container.Records.work;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +24,7 @@ import static org.awaitility.Awaitility.await;
  * What the workers guarantee a key whose record is ready (docs/PROTOCOL.md, "Guarantees"): it runs before the
  * failure handling of other keys queued ahead of it, and a key's next record that is ready when
  * its record is done runs in the same turn, up to {@value Workers#KEY_TURN}; failure handling
- * still gets one turn in {@value Workers#FAILURE_TURN} while records wait, and never every
+ * still gets one turn in {@value Turns#FAILURE_TURN} while records wait, and never every
  * worker. Each test holds the
  * workers at a gate while it queues, so the order is decided by the queues alone, not by timing.
  */
@@ -79,7 +80,7 @@ class WorkersSchedulingTests {
 		CountDownLatch failureRunning = new CountDownLatch(1);
 		CountDownLatch failureMayEnd = new CountDownLatch(1);
 		start(2, (task) -> {
-			if (task.rest != null && task.delivery.offset() == 1) {
+			if (task.state() == RecordState.FAILURE_PENDING && task.delivery.offset() == 1) {
 				failureRunning.countDown();
 				pass(failureMayEnd);
 			}
@@ -100,7 +101,7 @@ class WorkersSchedulingTests {
 	@Test
 	void aKeysNextReadyRecordRunsInTheSameTurnUpToThirtyTwoRecords() throws InterruptedException {
 		// key a's records 1 to 40 each find the next one ready when done; key b's record queued behind the first
-		start(1, (Function<Task, Task>) (task) -> {
+		start(1, (Function<RecordTask, RecordTask>) (task) -> {
 			long offset = task.delivery.offset();
 			return (offset >= 1 && offset < 40) ? task(this.work, offset + 1, "a") : null;
 		});
@@ -118,7 +119,7 @@ class WorkersSchedulingTests {
 
 	@Test
 	void aFailureHandlerLeavesTheNextRecordOfItsKeyToTheQueue() throws InterruptedException {
-		start(1, (Function<Task, Task>) (task) -> (task.rest != null) ? task(this.work, 2, "failing1") : null);
+		start(1, (Function<RecordTask, RecordTask>) (task) -> (task.state() == RecordState.FAILURE_PENDING) ? task(this.work, 2, "failing1") : null);
 		closeGate();
 		this.workers.submitFailure(failed(1));
 		this.workers.submit(task(this.work, 3, "other"));
@@ -132,13 +133,13 @@ class WorkersSchedulingTests {
 		start(1, (task) -> {
 		});
 		closeGate();
-		this.workers.hold(Workers.APPLICATION);
+		this.workers.hold(Holds.APPLICATION);
 		this.workers.submit(task(this.work, 1, "a"));
 		this.workers.submitFailure(failed(2));
 		this.gateOpen.countDown();
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("f2"));
 		assertThat(this.order).containsExactly("r0", "f2");
-		this.workers.release(Workers.APPLICATION);
+		this.workers.release(Holds.APPLICATION);
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 3);
 		assertThat(this.order).containsExactly("r0", "f2", "r1");
 	}
@@ -150,8 +151,7 @@ class WorkersSchedulingTests {
 		this.gateOpen.countDown();
 		PartitionWork revoked = work(ORDERS_0, 10);
 		revoked.revoke();
-		Task lost = task(revoked, 1, "a");
-		lost.rest = Step::done;
+		RecordTask lost = failing(revoked, 1, "a");
 		this.workers.submitFailure(lost);
 		this.workers.stopTaking();
 		this.workers.submitFailure(failed(2));
@@ -163,7 +163,7 @@ class WorkersSchedulingTests {
 	 * Starts workers that note each task they run, after {@code action}; task 0 is the gate:
 	 * it keeps its worker until the gate opens.
 	 */
-	private void start(int concurrency, Consumer<Task> action) {
+	private void start(int concurrency, Consumer<RecordTask> action) {
 		start(concurrency, (task) -> {
 			action.accept(task);
 			return null;
@@ -171,15 +171,17 @@ class WorkersSchedulingTests {
 	}
 
 	/** Starts workers as above whose runner returns the next task of its key to run at once. */
-	private void start(int concurrency, Function<Task, Task> action) {
-		this.workers = new Workers("scheduling", concurrency, WorkerThreads.PLATFORM, (task) -> {
+	private void start(int concurrency, Function<RecordTask, RecordTask> action) {
+		this.workers = new Workers("scheduling", concurrency, WorkerThreads.PLATFORM, (next) -> {
+			RecordTask task = (RecordTask) next;
 			if (task.delivery.offset() == 0) {
 				this.gateReached.countDown();
 				pass(this.gateOpen);
 			}
-			Task next = action.apply(task);
-			this.order.add(((task.rest != null) ? "f" : "r") + task.delivery.offset());
-			return next;
+			boolean failure = task.state() == RecordState.FAILURE_PENDING;
+			RecordTask following = action.apply(task);
+			this.order.add((failure ? "f" : "r") + task.delivery.offset());
+			return following;
 		});
 		this.workers.start();
 	}
@@ -191,10 +193,8 @@ class WorkersSchedulingTests {
 	}
 
 	/** A record of a key of its own whose handler failed: the rest of its step waits to run. */
-	private Task failed(long offset) {
-		Task task = task(this.work, offset, "failing" + offset);
-		task.rest = Step::done;
-		return task;
+	private RecordTask failed(long offset) {
+		return failing(this.work, offset, "failing" + offset);
 	}
 
 	private static void pass(CountDownLatch latch) {

@@ -37,11 +37,11 @@ class WorkersTests {
 		int now = this.running.incrementAndGet();
 		this.mostAtOnce.accumulateAndGet(now, Math::max);
 		try {
-			if (task.delivery.offset() % 100 == 13) {
+			if (Records.offset(task) % 100 == 13) {
 				throw new IllegalStateException("a bug in one task");
 			}
 			Thread.onSpinWait();
-			this.ran.add(task.delivery.offset());
+			this.ran.add(Records.offset(task));
 		}
 		finally {
 			this.running.decrementAndGet();
@@ -82,7 +82,7 @@ class WorkersTests {
 			}
 			finally {
 				atOnce.decrementAndGet();
-				done.add(task.delivery.offset());
+				done.add(Records.offset(task));
 			}
 		});
 		limited.start();
@@ -120,9 +120,9 @@ class WorkersTests {
 			}
 			finally {
 				atOnce.decrementAndGet();
-				done.add(task.delivery.offset());
+				done.add(Records.offset(task));
 			}
-			if (after && task.delivery.offset() >= 200) {
+			if (after && Records.offset(task) >= 200) {
 				mostAfterLowering.accumulateAndGet(now, Math::max);
 			}
 		});
@@ -146,7 +146,7 @@ class WorkersTests {
 		CountDownLatch done = new CountDownLatch(1);
 		List<Long> order = new CopyOnWriteArrayList<>();
 		Workers timed = new Workers("timed", 1, (task) -> {
-			order.add(task.delivery.offset());
+			order.add(Records.offset(task));
 			done.countDown();
 		});
 		timed.start();
