@@ -425,7 +425,6 @@ public class OrderedRetryContainerFactory {
 			if (endpoint.batch()) {
 				BatchHandler handler = engine().handlers().createBatch(endpoint, topic, this.batchSettings.failure());
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
-				route.router().runInBatches();
 			}
 		}
 		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes,
@@ -464,15 +463,21 @@ public class OrderedRetryContainerFactory {
 		if (breaker != null) {
 			handler = breaker.observing(handler, topic);
 		}
-		StageRouter router = new StageRouter(plan, writes.locks(registry), writes.publisher(), handler, this.classifier,
-				this.clock, () -> UUID.randomUUID().toString(), writes.mode(), this.faults, registry.ownership());
-		router.jitterDueTimes(this.dueTimeJitter);
+		StageRouter.Builder router = StageRouter.builder(plan, writes.locks(registry), writes.publisher(), handler)
+			.classifier(this.classifier)
+			.clock(this.clock)
+			.lockIds(() -> UUID.randomUUID().toString())
+			.dualWrite(writes.mode())
+			.faults(this.faults)
+			.ownership(registry.ownership())
+			.dueTimeJitter(this.dueTimeJitter)
+			.observer(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic))
+			.attempts(this.attemptObservations.create(endpoint, topic))
+			.batchRuns(endpoint.batch());
 		if (breaker != null) {
-			router.onFollower(breaker::followed);
+			router.followers(breaker::followed);
 		}
-		router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
-		router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
-		return new OrderedRetryContainer.Route(router, registry);
+		return new OrderedRetryContainer.Route(router.build(), registry);
 	}
 
 	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,
