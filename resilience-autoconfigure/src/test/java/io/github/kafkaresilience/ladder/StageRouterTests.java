@@ -215,9 +215,14 @@ class StageRouterTests {
 
 	@Test
 	void aHandlerThatThrowsEndsItsAttemptAndTheRecordIsRoutedAgain() {
-		StageRouter router = StageRouter.builder(PLAN, this.locks, this.publisher, (record) -> {
+		RecordHandler throwing = (record) -> {
 			throw new IllegalStateException("store unreachable");
-		}).clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC)).lockIds(() -> "new").attempts(this.attempts).build();
+		};
+		StageRouter router = StageRouter.builder(PLAN, this.locks, this.publisher, throwing)
+			.clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC))
+			.lockIds(() -> "new")
+			.attempts(this.attempts)
+			.build();
 		assertThatIllegalStateException().isThrownBy(() -> router.route(RoutingRulesTests.main(7, "k"), true))
 			.withMessage("store unreachable");
 		assertThat(this.heard).containsExactly("attempt 0 threw store unreachable");

@@ -45,15 +45,19 @@ class OrderedRetryContainerFactoryTests {
 
 	private final LockRegistry registry = mock(LockRegistry.class);
 
-	private final OrderedRetryContainer.Reaping reaping = new OrderedRetryContainer.Reaping(Duration.ofMinutes(5), () -> {
-		throw new IllegalStateException("not reaped in this test");
-	});
+	private final OrderedRetryContainer.Reaping reaping = new OrderedRetryContainer.Reaping(Duration.ofMinutes(5),
+			() -> {
+				throw new IllegalStateException("not reaped in this test");
+			});
 
 	private final List<StageRouter> routers = new ArrayList<>();
 
 	private OutageBreaker breaker;
 
-	/** Creates every part as the default does, but for the parts that need a broker, and says what it was asked for. */
+	/**
+	 * Creates the breaker and the routers as the default does, stands in for the parts that
+	 * need a broker, and notes what it is asked for.
+	 */
 	private final OrderedRetryComponentFactory components = new OrderedRetryComponentFactory() {
 
 		@Override
@@ -88,8 +92,9 @@ class OrderedRetryContainerFactoryTests {
 		}
 
 		@Override
-		public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint, List<OrderedRetryContainer.Route> routes,
-				OrderedRetryContainerFactory.ReaperSettings settings, Clock clock, ResilienceObserver observer) {
+		public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint,
+				List<OrderedRetryContainer.Route> routes, OrderedRetryContainerFactory.ReaperSettings settings,
+				Clock clock, ResilienceObserver observer) {
 			OrderedRetryContainerFactoryTests.this.asked.add("reaping " + endpoint.id() + " of "
 					+ routes.stream().map((route) -> route.router().plan().mainTopic()).toList());
 			assertThat(routes).extracting(OrderedRetryContainer.Route::router)
