@@ -6,6 +6,7 @@ import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPublisher;
+import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
@@ -50,11 +51,14 @@ class OrderedRetryContainerFactoryConfiguration {
 
 	private final ObjectProvider<KafkaProperties> kafkaProperties;
 
+	private final ObjectProvider<OrderedRetryComponentFactory> componentFactory;
+
 	OrderedRetryContainerFactoryConfiguration(ResilienceProperties properties,
 			ObjectProvider<ResilienceObserver> observers, ObjectProvider<OrderedRetryContainerCustomizer> customizers,
 			ObjectProvider<AttemptObservationFactory> attemptObservations,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
-			ObjectProvider<FaultInjection> faultInjection, ObjectProvider<KafkaProperties> kafkaProperties) {
+			ObjectProvider<FaultInjection> faultInjection, ObjectProvider<KafkaProperties> kafkaProperties,
+			ObjectProvider<OrderedRetryComponentFactory> componentFactory) {
 		this.properties = properties;
 		this.observers = observers;
 		this.customizers = customizers;
@@ -62,6 +66,7 @@ class OrderedRetryContainerFactoryConfiguration {
 		this.rebalanceListener = rebalanceListener;
 		this.faultInjection = faultInjection;
 		this.kafkaProperties = kafkaProperties;
+		this.componentFactory = componentFactory;
 	}
 
 	/**
@@ -101,6 +106,7 @@ class OrderedRetryContainerFactoryConfiguration {
 		this.kafkaProperties.ifAvailable((kafka) -> configurer.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		configurer.setAdminConfig(kafkaAdmin.getConfigurationProperties());
 		configurer.setCustomizers(this.customizers.orderedStream().toList());
+		configurer.setComponentFactory(this.componentFactory.getIfAvailable());
 		return configurer;
 	}
 

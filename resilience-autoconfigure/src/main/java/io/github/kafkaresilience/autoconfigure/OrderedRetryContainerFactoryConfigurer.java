@@ -11,6 +11,7 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
@@ -52,6 +53,8 @@ public class OrderedRetryContainerFactoryConfigurer {
 	private Map<String, Object> adminConfig = Map.of();
 
 	private List<OrderedRetryContainerCustomizer> customizers = List.of();
+
+	private @Nullable OrderedRetryComponentFactory componentFactory;
 
 	/**
 	 * @param properties the library's properties
@@ -99,6 +102,10 @@ public class OrderedRetryContainerFactoryConfigurer {
 		this.customizers = List.copyOf(customizers);
 	}
 
+	void setComponentFactory(@Nullable OrderedRetryComponentFactory componentFactory) {
+		this.componentFactory = componentFactory;
+	}
+
 	/**
 	 * Configures a factory with the library's properties and the application's beans.
 	 * @param factory the factory
@@ -121,6 +128,7 @@ public class OrderedRetryContainerFactoryConfigurer {
 		map.from(this.rebalanceListener).to(factory::setRebalanceListener);
 		map.from(this.faultInjection).to(factory::setFaultInjection);
 		map.from(this.idleEventInterval).to(factory::setIdleEventInterval);
+		map.from(this.componentFactory).to(factory::setComponentFactory);
 		factory.setContainerCustomizers(this.customizers);
 	}
 

@@ -163,7 +163,7 @@ public class OrderedRetryContainer {
 	/**
 	 * Runs this listener's records in batches: the records its routes let run now are gathered
 	 * per main topic and run through that topic's batch handler; each route's router must
-	 * {@link StageRouter#runInBatches() run in batches}.
+	 * {@link StageRouter.Builder#batchRuns(boolean) run in batches}.
 	 * @param settings how batches are gathered
 	 * @param handlers the batch handler of each main topic's router
 	 */

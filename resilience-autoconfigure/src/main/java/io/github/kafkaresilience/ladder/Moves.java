@@ -55,7 +55,7 @@ final class Moves {
 
 	private final Object monitor;
 
-	private volatile LadderObserver observer = LadderObserver.NONE;
+	private final LadderObserver observer;
 
 	/**
 	 * In {@link DualWrite#TRANSACTION} mode, the records whose move a topic refused as too
@@ -65,11 +65,12 @@ final class Moves {
 	private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
 
 	/**
+	 * @param observer hears of each dead letter, for metrics
 	 * @param monitor what a confirmation holds while it checks the lock and starts its write:
 	 * the router, so that the confirmations of one router take turns
 	 */
 	Moves(LadderPlan plan, LockStore locks, RecordPublisher publisher, Clock clock, DualWrite dualWrite,
-			FaultInjection faults, Ownership ownership, Object monitor) {
+			FaultInjection faults, Ownership ownership, LadderObserver observer, Object monitor) {
 		this.plan = plan;
 		this.locks = locks;
 		this.publisher = publisher;
@@ -77,11 +78,8 @@ final class Moves {
 		this.dualWrite = dualWrite;
 		this.faults = faults;
 		this.ownership = ownership;
-		this.monitor = monitor;
-	}
-
-	void observeWith(LadderObserver observer) {
 		this.observer = observer;
+		this.monitor = monitor;
 	}
 
 	/**

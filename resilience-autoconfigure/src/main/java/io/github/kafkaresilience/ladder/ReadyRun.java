@@ -6,10 +6,10 @@ import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 
 /**
  * A record the rules let run now, in a listener that runs its records in batches
- * ({@link StageRouter#runInBatches()}): the caller runs the handler on it together with other
- * ready records, then tells the outcome with {@link #ran}, which takes the rest of the record's
- * step. A record the batch did not get to is routed again from the start, without an attempt
- * counted.
+ * ({@link StageRouter.Builder#batchRuns(boolean)}): the caller runs the handler on it together
+ * with other ready records, then tells the outcome with {@link #ran}, which takes the rest of
+ * the record's step. A record the batch did not get to is routed again from the start,
+ * without an attempt counted.
  * <p>
  * The record's attempt is observed in its own trace once its outcome is known, so that the
  * sends that carry it on continue that trace; the time the call took is observed once for the

@@ -32,19 +32,28 @@ final class RoutingRules {
 
 	private final Supplier<String> lockIds;
 
+	/** The share of a stage's delay by which due times are spread: 0 for none. */
+	private final double jitter;
+
+	/** Rules without jitter. */
+	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
+		this(plan, locks, classifier, clock, lockIds, 0);
+	}
+
 	/**
 	 * @param locks the lock table, only read here
 	 * @param lockIds the ids of new locks
+	 * @param jitter the share of a stage's delay by which due times are spread, between 0
+	 * (none) and 1
 	 */
-	/** The share of a stage's delay by which due times are spread: 0 for none. */
-	private volatile double jitter;
-
-	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
+	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock, Supplier<String> lockIds,
+			double jitter) {
 		this.plan = plan;
 		this.locks = locks;
 		this.classifier = classifier;
 		this.clock = clock;
 		this.lockIds = lockIds;
+		this.jitter = jitter;
 	}
 
 	/** A record of the main topic (docs/PROTOCOL.md, rule 1). */
@@ -178,18 +187,6 @@ final class RoutingRules {
 			return 0;
 		}
 		return dueAt(record, stage);
-	}
-
-	/**
-	 * Spreads the due times of the records of every stage by up to {@code share} of the
-	 * stage's delay, so that keys that failed together do not come due together.
-	 * @param share between 0 (no spread) and 1
-	 */
-	void jitter(double share) {
-		if (!(share >= 0 && share <= 1)) {
-			throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
-		}
-		this.jitter = share;
 	}
 
 	/**

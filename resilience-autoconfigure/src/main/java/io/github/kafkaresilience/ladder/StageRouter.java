@@ -2,6 +2,8 @@ package io.github.kafkaresilience.ladder;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -40,8 +42,7 @@ public class StageRouter {
 
 	private final LadderPlan plan;
 
-	private volatile java.util.function.Consumer<Delivery> followers = (record) -> {
-	};
+	private final java.util.function.Consumer<Delivery> followers;
 
 	private final RecordHandler handler;
 
@@ -51,65 +52,36 @@ public class StageRouter {
 
 	private final Moves moves;
 
-	private volatile LadderObserver observer = LadderObserver.NONE;
+	private final LadderObserver observer;
 
-	private volatile AttemptObservation attempts = AttemptObservation.NONE;
+	private final AttemptObservation attempts;
 
-	private volatile boolean batchRuns;
+	private final boolean batchRuns;
 
-	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
-			FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
-		this(plan, locks, publisher, handler, classifier, clock, lockIds, DualWrite.COMPENSATE, FaultInjection.NONE,
-				plan.ownership());
+	private StageRouter(Builder builder) {
+		this.plan = builder.plan;
+		this.handler = builder.handler;
+		this.ownership = builder.ownership;
+		this.followers = builder.followers;
+		this.observer = builder.observer;
+		this.attempts = builder.attempts;
+		this.batchRuns = builder.batchRuns;
+		this.rules = new RoutingRules(builder.plan, builder.locks, builder.classifier, builder.clock, builder.lockIds,
+				builder.dueTimeJitter);
+		this.moves = new Moves(builder.plan, builder.locks, builder.publisher, builder.clock, builder.dualWrite,
+				builder.faults, builder.ownership, builder.observer, this);
 	}
 
 	/**
-	 * @param dualWrite how the caller keeps a move's writes consistent: with
-	 * {@link DualWrite#TRANSACTION} every write of one call is in a transaction that the caller
-	 * aborts when this router throws, so a failed publish is not compensated here
-	 * @param faults the test hook called between the steps of a move
-	 * @param ownership the group that owns the ladder: stage records of any other are skipped
+	 * Starts a router of a ladder; what is not set on the builder has its default.
+	 * @param plan the ladder
+	 * @param locks the ladder's locks
+	 * @param publisher publishes to the ladder's topics
+	 * @param handler runs the listener on a record
+	 * @return the builder
 	 */
-	public StageRouter(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler,
-			FailureClassifier classifier, Clock clock, Supplier<String> lockIds, DualWrite dualWrite,
-			FaultInjection faults, Ownership ownership) {
-		this.plan = plan;
-		this.handler = handler;
-		this.ownership = ownership;
-		this.rules = new RoutingRules(plan, locks, classifier, clock, lockIds);
-		this.moves = new Moves(plan, locks, publisher, clock, dualWrite, faults, ownership, this);
-	}
-
-	/**
-	 * Sets who hears of each record of the main topic that follows its key into the ladder
-	 * without running: the outage breaker counts it with the failures, since its key is held.
-	 */
-	public void onFollower(java.util.function.Consumer<Delivery> listener) {
-		this.followers = listener;
-	}
-
-	/** Sets who hears what this router does with each record, for metrics. */
-	public void observeWith(LadderObserver observer) {
-		this.observer = observer;
-		this.moves.observeWith(observer);
-	}
-
-	/**
-	 * Sets what observes each run of the handler and the sends that carry a record on from it,
-	 * for tracing.
-	 */
-	public void observeAttemptsWith(AttemptObservation attempts) {
-		this.attempts = attempts;
-	}
-
-	/**
-	 * Has this router leave the runs of the handler to its caller, for a listener that runs its
-	 * records in batches: a record the rules let run now is not run here, and
-	 * {@link #route(Delivery, boolean, boolean)} returns {@link Step.Kind#READY} with its
-	 * {@link ReadyRun} instead; the handler given to the constructor is not called.
-	 */
-	public void runInBatches() {
-		this.batchRuns = true;
+	public static Builder builder(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler) {
+		return new Builder(plan, locks, publisher, handler);
 	}
 
 	public LadderPlan plan() {
@@ -130,16 +102,6 @@ public class StageRouter {
 	 */
 	public Step route(Delivery record, boolean tailerSynced) {
 		return route(record, tailerSynced, false);
-	}
-
-	/**
-	 * Spreads the due times of retries by up to {@code share} of their stage's delay, drawn
-	 * from each record's place in its stage topic (the same wherever and however often it is
-	 * read), so that keys that failed together do not come due together.
-	 * @param share between 0 (none, the default) and 1
-	 */
-	public void jitterDueTimes(double share) {
-		this.rules.jitter(share);
 	}
 
 	/**
@@ -357,6 +319,150 @@ public class StageRouter {
 		}
 		Futures.rethrowIfFailed(writes);
 		return Step.done();
+	}
+
+	/**
+	 * Builds a {@link StageRouter}. The defaults: no failure is permanent, the system clock in
+	 * UTC, random lock ids, {@link DualWrite#COMPENSATE}, no faults, the plan's ownership, no
+	 * follower listener, no observers, a handler run per record and no jitter.
+	 *
+	 * @since 0.1.0
+	 */
+	public static final class Builder {
+
+		private final LadderPlan plan;
+
+		private final LockStore locks;
+
+		private final RecordPublisher publisher;
+
+		private final RecordHandler handler;
+
+		private FailureClassifier classifier = new FailureClassifier(List.of());
+
+		private Clock clock = Clock.systemUTC();
+
+		private Supplier<String> lockIds = () -> UUID.randomUUID().toString();
+
+		private DualWrite dualWrite = DualWrite.COMPENSATE;
+
+		private FaultInjection faults = FaultInjection.NONE;
+
+		private Ownership ownership;
+
+		private java.util.function.Consumer<Delivery> followers = (record) -> {
+		};
+
+		private LadderObserver observer = LadderObserver.NONE;
+
+		private AttemptObservation attempts = AttemptObservation.NONE;
+
+		private boolean batchRuns;
+
+		private double dueTimeJitter;
+
+		private Builder(LadderPlan plan, LockStore locks, RecordPublisher publisher, RecordHandler handler) {
+			this.plan = plan;
+			this.locks = locks;
+			this.publisher = publisher;
+			this.handler = handler;
+			this.ownership = plan.ownership();
+		}
+
+		/** Tells permanent failures from transient ones. */
+		public Builder classifier(FailureClassifier classifier) {
+			this.classifier = classifier;
+			return this;
+		}
+
+		/** The clock that dates locks and decides due times. */
+		public Builder clock(Clock clock) {
+			this.clock = clock;
+			return this;
+		}
+
+		/** The ids of new locks. */
+		public Builder lockIds(Supplier<String> lockIds) {
+			this.lockIds = lockIds;
+			return this;
+		}
+
+		/**
+		 * How the caller keeps a move's writes consistent: with {@link DualWrite#TRANSACTION}
+		 * every write of one call is in a transaction that the caller aborts when the router
+		 * throws, so a failed publish is not compensated by the router.
+		 */
+		public Builder dualWrite(DualWrite dualWrite) {
+			this.dualWrite = dualWrite;
+			return this;
+		}
+
+		/** The test hook called between the steps of a move. */
+		public Builder faults(FaultInjection faults) {
+			this.faults = faults;
+			return this;
+		}
+
+		/** The group that owns the ladder: stage records of any other are skipped. */
+		public Builder ownership(Ownership ownership) {
+			this.ownership = ownership;
+			return this;
+		}
+
+		/**
+		 * Who hears of each record of the main topic that follows its key into the ladder
+		 * without running: the outage breaker counts it with the failures, since its key is held.
+		 */
+		public Builder followers(java.util.function.Consumer<Delivery> followers) {
+			this.followers = followers;
+			return this;
+		}
+
+		/** Who hears what the router does with each record, for metrics. */
+		public Builder observer(LadderObserver observer) {
+			this.observer = observer;
+			return this;
+		}
+
+		/**
+		 * What observes each run of the handler and the sends that carry a record on from it,
+		 * for tracing.
+		 */
+		public Builder attempts(AttemptObservation attempts) {
+			this.attempts = attempts;
+			return this;
+		}
+
+		/**
+		 * Whether the router leaves the runs of the handler to its caller, for a listener that
+		 * runs its records in batches: a record the rules let run now is not run by the router,
+		 * and {@link StageRouter#route(Delivery, boolean, boolean)} returns
+		 * {@link Step.Kind#READY} with its {@link ReadyRun} instead; the handler is not called.
+		 */
+		public Builder batchRuns(boolean batchRuns) {
+			this.batchRuns = batchRuns;
+			return this;
+		}
+
+		/**
+		 * Spreads the due times of retries by up to {@code share} of their stage's delay, drawn
+		 * from each record's place in its stage topic (the same wherever and however often it is
+		 * read), so that keys that failed together do not come due together.
+		 * @param share between 0 (none, the default) and 1
+		 */
+		public Builder dueTimeJitter(double share) {
+			if (!(share >= 0 && share <= 1)) {
+				throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
+			}
+			this.dueTimeJitter = share;
+			return this;
+		}
+
+		/** The router, complete. */
+		public StageRouter build() {
+			return new StageRouter(this);
+		}
+
 	}
 
 }

@@ -54,8 +54,8 @@ public record Step(Kind kind, long dueAt, @Nullable CompletableFuture<?> writes,
 		 * The rules let the record run now, and the listener runs its records in batches: the
 		 * caller runs the handler on it together with other ready records and takes the rest of
 		 * the step from {@code ready}. Until then, the record stays at the head of its key and
-		 * its offset uncommitted. Only a router that {@link StageRouter#runInBatches() runs in
-		 * batches} returns it.
+		 * its offset uncommitted. Only a router built to
+		 * {@link StageRouter.Builder#batchRuns(boolean) run in batches} returns it.
 		 */
 		READY
 

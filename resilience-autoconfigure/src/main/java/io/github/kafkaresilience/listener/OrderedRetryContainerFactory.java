@@ -27,7 +27,6 @@ import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.topics.LadderTopics;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockReaper;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.outage.OutageBreaker;
 import io.github.kafkaresilience.outage.OutageSettings;
@@ -61,6 +60,9 @@ import org.springframework.kafka.support.converter.RecordMessageConverter;
  *     return factory;
  * }
  * </pre>
+ * The parts of each container, its ladders' topics, lock registries and routers, its outage
+ * breaker and its reaping, come from an {@link OrderedRetryComponentFactory}, which an
+ * application may override.
  *
  * @since 0.1.0
  */
@@ -101,6 +103,8 @@ public class OrderedRetryContainerFactory {
 	private @Nullable Duration idleEventInterval;
 
 	private List<OrderedRetryContainerCustomizer> customizers = List.of();
+
+	private OrderedRetryComponentFactory componentFactory = new OrderedRetryComponentFactory();
 
 	/**
 	 * How zombie locks are reaped.
@@ -311,6 +315,19 @@ public class OrderedRetryContainerFactory {
 		return this.customizers;
 	}
 
+	/**
+	 * Creates the parts of each container: its ladders' topics, lock registries and routers,
+	 * its outage breaker and its reaping. By default a plain {@link OrderedRetryComponentFactory}.
+	 */
+	public void setComponentFactory(OrderedRetryComponentFactory componentFactory) {
+		this.componentFactory = componentFactory;
+	}
+
+	/** What creates the parts of each container. */
+	public OrderedRetryComponentFactory getComponentFactory() {
+		return this.componentFactory;
+	}
+
 	/** How the containers of this factory consume. */
 	public ContainerSettings getContainerSettings() {
 		return required(this.containerSettings, "container settings");
@@ -398,8 +415,10 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * Creates the container of an endpoint: provisions its ladders, starts their lock tailers
-	 * and wires a router per main topic; the container is not started.
+	 * Creates the container of an endpoint from the parts the
+	 * {@link #setComponentFactory component factory} creates: its ladders' topics provisioned,
+	 * their lock registries (their tailers started) and a router per main topic, its outage
+	 * breaker and its reaping; the container is not started.
 	 * @param endpoint the listener
 	 * @param events where the container publishes its events, or {@code null}
 	 * @return the container, customized
@@ -412,26 +431,26 @@ public class OrderedRetryContainerFactory {
 		ListenerConsumers consumers = consumers(endpoint);
 		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(), this.faults);
 		OutageSettings outage = this.outageSettings.apply(endpoint.id());
-		OutageBreaker breaker = outage.enabled() ? new OutageBreaker(endpoint.id(), outage, this.classifier, this.clock)
-				: null;
+		OutageBreaker breaker = outage.enabled()
+				? this.componentFactory.outageBreaker(endpoint, outage, this.classifier, this.clock) : null;
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
+		List<OrderedRetryContainer.Route> ladders = new ArrayList<>();
 		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
-		List<LadderPlan> plans = new ArrayList<>();
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
-			plans.add(plan);
 			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
+			ladders.add(route);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 			if (endpoint.batch()) {
 				BatchHandler handler = engine().handlers().createBatch(endpoint, topic, this.batchSettings.failure());
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
-				route.router().runInBatches();
 			}
 		}
+		OrderedRetryContainer.Reaping reaping = (this.reaper != null)
+				? this.componentFactory.reaping(endpoint, ladders, this.reaper, this.clock, this.observer) : null;
 		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes,
 				new OrderedRetryContainer.Consumers(consumers.listener(), consumers.retries()),
-				engine().syncBarrier(), this.rebalanceListener, settings, this.clock,
-				reaping(endpoint, plans, routes), this.observer, writes);
+				engine().syncBarrier(), this.rebalanceListener, settings, this.clock, reaping, this.observer, writes);
 		if (this.parking) {
 			container.parkWith(consumers.rereader());
 		}
@@ -456,43 +475,28 @@ public class OrderedRetryContainerFactory {
 	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,
 			@Nullable OutageBreaker breaker) {
 		String topic = plan.mainTopic();
-		LadderTopics.Provisioned provisioned = ladderTopics().provision(plan);
+		LadderTopics.Provisioned provisioned = this.componentFactory.provision(ladderTopics(), plan);
 		engine().publisher().allowRecordsOf(topic, provisioned.maxMessageBytes());
-		LockRegistry registry = lockCoordinator().registry(topic, plan.lockTopic(), provisioned.partitions(),
-				plan.ownership());
+		LockRegistry registry = this.componentFactory.lockRegistry(lockCoordinator(), plan, provisioned);
 		RecordHandler handler = engine().handlers().create(endpoint, topic);
 		if (breaker != null) {
 			handler = breaker.observing(handler, topic);
 		}
-		StageRouter router = new StageRouter(plan, writes.locks(registry), writes.publisher(), handler, this.classifier,
-				this.clock, () -> UUID.randomUUID().toString(), writes.mode(), this.faults, registry.ownership());
-		router.jitterDueTimes(this.dueTimeJitter);
+		StageRouter.Builder router = StageRouter.builder(plan, writes.locks(registry), writes.publisher(), handler)
+			.classifier(this.classifier)
+			.clock(this.clock)
+			.lockIds(() -> UUID.randomUUID().toString())
+			.dualWrite(writes.mode())
+			.faults(this.faults)
+			.ownership(registry.ownership())
+			.dueTimeJitter(this.dueTimeJitter)
+			.observer(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic))
+			.attempts(this.attemptObservations.create(endpoint, topic))
+			.batchRuns(endpoint.batch());
 		if (breaker != null) {
-			router.onFollower(breaker::followed);
+			router.followers(breaker::followed);
 		}
-		router.observeWith(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic));
-		router.observeAttemptsWith(this.attemptObservations.create(endpoint, topic));
-		return new OrderedRetryContainer.Route(router, registry);
-	}
-
-	private OrderedRetryContainer.@Nullable Reaping reaping(ListenerEndpoint endpoint, List<LadderPlan> plans,
-			Map<String, OrderedRetryContainer.Route> routes) {
-		ReaperSettings settings = this.reaper;
-		if (settings == null) {
-			return null;
-		}
-		ResilienceObserver observer = this.observer;
-		Clock clock = this.clock;
-		return new OrderedRetryContainer.Reaping(settings.interval(), () -> {
-			Admin admin = settings.admins().get();
-			List<LockReaper> reapers = new ArrayList<>();
-			for (LadderPlan plan : plans) {
-				LockRegistry registry = routes.get(plan.mainTopic()).registry();
-				reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, registry, admin, settings.grace(), clock,
-						(lock) -> observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
-			}
-			return new OrderedRetryContainer.Reapers(reapers, admin);
-		});
+		return new OrderedRetryContainer.Route(this.componentFactory.stageRouter(endpoint, router), registry);
 	}
 
 	private Engine engine() {

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -188,6 +189,17 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			assertThat(customizers).containsExactly(context.getBean("first", OrderedRetryContainerCustomizer.class),
 					context.getBean("second", OrderedRetryContainerCustomizer.class));
 		});
+	}
+
+	@Test
+	void anApplicationsComponentFactoryIsGivenToTheFactoryAndAPlainOneOtherwise() {
+		OrderedRetryComponentFactory components = new OrderedRetryComponentFactory() {
+		};
+		this.runner.withBean(OrderedRetryComponentFactory.class, () -> components)
+			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
+				.isSameAs(components));
+		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
+			.isExactlyInstanceOf(OrderedRetryComponentFactory.class));
 	}
 
 	private static Map<String, Mapped> mapped() {

@@ -219,8 +219,7 @@ class MovesTests {
 
 	@Test
 	void aDeadLetterCarriesItsReasonAndIsToldToTheObserver() {
-		Moves moves = moves(DualWrite.COMPENSATE);
-		moves.observeWith(new LadderObserver() {
+		Moves moves = moves(DualWrite.COMPENSATE, new LadderObserver() {
 
 			@Override
 			public void deadLettered(DlqReason reason, String errorClass) {
@@ -310,9 +309,13 @@ class MovesTests {
 	// --- helpers
 
 	private Moves moves(DualWrite dualWrite) {
+		return moves(dualWrite, LadderObserver.NONE);
+	}
+
+	private Moves moves(DualWrite dualWrite, LadderObserver observer) {
 		FaultInjection faults = (point, delivery) -> this.events.add("fault " + point);
 		return new Moves(PLAN, this.locks, this.publisher, Clock.fixed(NOW, ZoneOffset.UTC), dualWrite, faults,
-				PLAN.ownership(), this.monitor);
+				PLAN.ownership(), observer, this.monitor);
 	}
 
 	private static Delivery stageRecord(long offset) {

@@ -127,11 +127,11 @@ class OperatorCommandRoutingTests {
 	}
 
 	private StageRouter router(HandlerResult result) {
-		return new StageRouter(PLAN, this.locks, this.publisher, (record) -> {
+		return StageRouter.builder(PLAN, this.locks, this.publisher, (record) -> {
 			this.handled.add("ran " + PLAN.stageOf(record.topic()) + " retry.count="
 					+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT));
 			return result;
-		}, new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
+		}).clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC)).lockIds(() -> "new").build();
 	}
 
 	/** The live locks and the pending commands, in memory. */

@@ -113,8 +113,11 @@ class StageRouterRefusalTests {
 			this.handled.incrementAndGet();
 			return HandlerResult.failed(new IllegalStateException("fails"));
 		};
-		return new StageRouter(PLAN, this.locks, this.publisher, handler, new FailureClassifier(List.of()), this.clock,
-				() -> "lock-" + (this.locks.live.size() + 1), dualWrite, FaultInjection.NONE, PLAN.ownership());
+		return StageRouter.builder(PLAN, this.locks, this.publisher, handler)
+			.clock(this.clock)
+			.lockIds(() -> "lock-" + (this.locks.live.size() + 1))
+			.dualWrite(dualWrite)
+			.build();
 	}
 
 	private static Delivery record(String topic, long offset, @Nullable String key) {

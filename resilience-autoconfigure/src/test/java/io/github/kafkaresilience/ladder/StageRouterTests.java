@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.lock.Lock;
@@ -155,8 +156,10 @@ class StageRouterTests {
 
 		};
 		RecordHandler failing = (record) -> HandlerResult.failed(new IllegalStateException());
-		StageRouter router = new StageRouter(PLAN, this.locks, slow, failing, new FailureClassifier(List.of()),
-				Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "L1");
+		StageRouter router = StageRouter.builder(PLAN, this.locks, slow, failing)
+			.clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC))
+			.lockIds(() -> "L1")
+			.build();
 		Step step = router.route(RoutingRulesTests.main(7, "k"), true);
 		assertThat(step.kind()).isEqualTo(Step.Kind.SETTLING);
 		assertThat(step.writes()).isNotDone();
@@ -178,8 +181,9 @@ class StageRouterTests {
 
 	@Test
 	void aFailedAttemptEndsBeforeItSendsTheRecordToItsNextStage() {
-		StageRouter router = router(HandlerResult.failed(new IllegalStateException("down")));
-		router.observeAttemptsWith(this.attempts);
+		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("down")))
+			.attempts(this.attempts)
+			.build();
 		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
 		assertThat(this.heard).containsExactly("attempt 0 FAILURE", "handled 0 FAILURE",
 				"attempt 0 sends to " + RoutingRulesTests.STAGE_1);
@@ -190,8 +194,9 @@ class StageRouterTests {
 	@Test
 	void aDeadLetterIsSentByTheAttemptThatExhaustedTheRecord() {
 		this.locks.write(RoutingRulesTests.confirmed("L1", 3, 2, 8));
-		StageRouter router = router(HandlerResult.failed(new IllegalStateException("again")));
-		router.observeAttemptsWith(this.attempts);
+		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("again")))
+			.attempts(this.attempts)
+			.build();
 		Headers ours = RoutingRulesTests.headers("retry.count", "2", "lock.id", "L1", "owner.group", "billing");
 		Delivery due = new Delivery(RoutingRulesTests.STAGE_2, 0, 8, 0, RoutingRulesTests.KEY.get(), new byte[0], ours);
 		router.route(due, true);
@@ -202,8 +207,7 @@ class StageRouterTests {
 	@Test
 	void aFollowerIsSentWithoutAnAttempt() {
 		this.locks.write(RoutingRulesTests.confirmed("L0", 3, 1, 0));
-		StageRouter router = router(HandlerResult.success());
-		router.observeAttemptsWith(this.attempts);
+		StageRouter router = observed(HandlerResult.success()).attempts(this.attempts).build();
 		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
 		assertThat(this.heard).containsExactly("follower");
 		assertThat(this.publisher.sent).hasSize(1);
@@ -211,10 +215,14 @@ class StageRouterTests {
 
 	@Test
 	void aHandlerThatThrowsEndsItsAttemptAndTheRecordIsRoutedAgain() {
-		StageRouter router = new StageRouter(PLAN, this.locks, this.publisher, (record) -> {
+		RecordHandler throwing = (record) -> {
 			throw new IllegalStateException("store unreachable");
-		}, new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
-		router.observeAttemptsWith(this.attempts);
+		};
+		StageRouter router = StageRouter.builder(PLAN, this.locks, this.publisher, throwing)
+			.clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC))
+			.lockIds(() -> "new")
+			.attempts(this.attempts)
+			.build();
 		assertThatIllegalStateException().isThrownBy(() -> router.route(RoutingRulesTests.main(7, "k"), true))
 			.withMessage("store unreachable");
 		assertThat(this.heard).containsExactly("attempt 0 threw store unreachable");
@@ -229,15 +237,15 @@ class StageRouterTests {
 		Delivery first = new Delivery(RoutingRulesTests.STAGE_1, 0, 0, 1_000, RoutingRulesTests.KEY.get(), new byte[0], retry);
 		assertThat(router.earliestRun(first)).as("no jitter by default").isEqualTo(1_000 + delay);
 
-		router.jitterDueTimes(0.5);
+		StageRouter jittered = observed(HandlerResult.success()).dueTimeJitter(0.5).build();
 		int early = 0;
 		int late = 0;
 		for (long offset = 0; offset < 1000; offset++) {
 			Delivery record = new Delivery(RoutingRulesTests.STAGE_1, (int) (offset % 3), offset, 1_000,
 					RoutingRulesTests.KEY.get(), new byte[0], retry);
-			long due = router.earliestRun(record);
+			long due = jittered.earliestRun(record);
 			assertThat(due).isBetween(1_000 + delay, 1_000 + delay + delay / 2);
-			assertThat(router.earliestRun(record)).as("the same on every delivery").isEqualTo(due);
+			assertThat(jittered.earliestRun(record)).as("the same on every delivery").isEqualTo(due);
 			if (due < 1_000 + delay + delay / 4) {
 				early++;
 			}
@@ -247,15 +255,62 @@ class StageRouterTests {
 		}
 		assertThat(early).as("spread over the whole share").isGreaterThan(400);
 		assertThat(late).isGreaterThan(400);
-		assertThatIllegalArgumentException().isThrownBy(() -> router.jitterDueTimes(1.5))
+		assertThatIllegalArgumentException().isThrownBy(() -> observed(HandlerResult.success()).dueTimeJitter(1.5))
 			.withMessageContaining("kafka.resilience.retry.jitter");
 	}
 
+	// --- the builder
+
+	@Test
+	void aRouterBuiltOfItsFourPartsAloneMovesAFailedRecordUnderANewRandomLock() {
+		StageRouter router = StageRouter
+			.builder(PLAN, this.locks, this.publisher, (record) -> HandlerResult.failed(new IllegalStateException("down")))
+			.build();
+		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
+		assertThat(this.publisher.sent).singleElement().satisfies((sent) -> {
+			assertThat(sent.topic()).isEqualTo(RoutingRulesTests.STAGE_1);
+			assertThat(UUID.fromString(sent.header("lock.id"))).isNotNull();
+			assertThat(this.locks.find(sent.header("lock.id"))).isNotNull();
+		});
+	}
+
+	@Test
+	void aRouterBuiltToRunInBatchesLeavesTheRunToItsCaller() {
+		List<Delivery> ran = new ArrayList<>();
+		StageRouter router = StageRouter.builder(PLAN, this.locks, this.publisher, (record) -> {
+			ran.add(record);
+			return HandlerResult.success();
+		}).batchRuns(true).build();
+		Step step = router.route(RoutingRulesTests.main(7, "k"), true);
+		assertThat(step.kind()).isEqualTo(Step.Kind.READY);
+		assertThat(ran).isEmpty();
+		assertThat(router(HandlerResult.success()).route(RoutingRulesTests.main(8, "k"), true))
+			.as("one built without batch runs runs its handler")
+			.isEqualTo(Step.done());
+	}
+
+	@Test
+	void theFollowersGivenToTheBuilderHearOfEachRecordThatFollowsItsKeyIntoTheLadder() {
+		this.locks.write(RoutingRulesTests.confirmed("L0", 3, 1, 0));
+		List<Long> followers = new ArrayList<>();
+		StageRouter router = observed(HandlerResult.success()).followers((record) -> followers.add(record.offset()))
+			.build();
+		router.route(RoutingRulesTests.main(7, "k"), true);
+		router.route(RoutingRulesTests.main(9, "other"), true);
+		assertThat(followers).containsExactly(7L);
+		assertThat(this.heard).containsExactly("follower", "handled 0 SUCCESS");
+	}
+
 	private StageRouter router(HandlerResult result) {
-		StageRouter router = new StageRouter(PLAN, this.locks, this.publisher, (record) -> result,
-				new FailureClassifier(List.of()), Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC), () -> "new");
-		router.observeWith(this.observer);
-		return router;
+		return observed(result).build();
+	}
+
+	/** A router of a handler that always returns {@code result}, observed, to build. */
+	private StageRouter.Builder observed(HandlerResult result) {
+		return StageRouter.builder(PLAN, this.locks, this.publisher, (record) -> result)
+			.clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC))
+			.lockIds(() -> "new")
+			.observer(this.observer);
 	}
 
 }

@@ -19,9 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
@@ -361,12 +359,13 @@ final class SimWorld {
 			this.number = number;
 			RecordHandler handler = this::handle;
 			RecordPublisher publisher = new Publisher();
-			this.router = new StageRouter(SimWorld.this.plan, this.store, publisher, handler,
-					SimWorld.this.classifier, SimWorld.this.clock, () -> "L" + (++SimWorld.this.lockIds),
-					DualWrite.COMPENSATE, FaultInjection.NONE, SimWorld.this.ownership);
-			if (SimWorld.this.batches) {
-				this.router.runInBatches();
-			}
+			this.router = StageRouter.builder(SimWorld.this.plan, this.store, publisher, handler)
+				.classifier(SimWorld.this.classifier)
+				.clock(SimWorld.this.clock)
+				.lockIds(() -> "L" + (++SimWorld.this.lockIds))
+				.ownership(SimWorld.this.ownership)
+				.batchRuns(SimWorld.this.batches)
+				.build();
 		}
 
 		private Fail enter(Call call) {

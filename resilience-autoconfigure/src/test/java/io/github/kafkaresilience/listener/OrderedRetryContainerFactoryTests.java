@@ -1,0 +1,166 @@
+package io.github.kafkaresilience.listener;
+
+import java.lang.reflect.Method;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.github.kafkaresilience.container.ContainerSettings;
+import io.github.kafkaresilience.container.DualWriteStrategy;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.LadderPublisher;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.support.ConsumerClients;
+import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.topics.LadderTopics;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.BDDMockito.given;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.verify;
+
+/**
+ * The container factory without a broker: it asks its component factory for every part of a
+ * container, and assembles the container from what it gets.
+ */
+class OrderedRetryContainerFactoryTests {
+
+	/** Kafka's default {@code max.message.bytes}: the publisher needs nothing raised. */
+	private static final int DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+	private final List<String> asked = new ArrayList<>();
+
+	private final LockRegistry registry = mock(LockRegistry.class);
+
+	private final OrderedRetryContainer.Reaping reaping = new OrderedRetryContainer.Reaping(Duration.ofMinutes(5),
+			() -> {
+				throw new IllegalStateException("not reaped in this test");
+			});
+
+	private final List<StageRouter> routers = new ArrayList<>();
+
+	private OutageBreaker breaker;
+
+	/**
+	 * Creates the breaker and the routers as the default does, stands in for the parts that
+	 * need a broker, and notes what it is asked for.
+	 */
+	private final OrderedRetryComponentFactory components = new OrderedRetryComponentFactory() {
+
+		@Override
+		public LadderTopics.Provisioned provision(LadderTopics ladderTopics, LadderPlan plan) {
+			OrderedRetryContainerFactoryTests.this.asked.add("provision " + plan.mainTopic());
+			return new LadderTopics.Provisioned(3, DEFAULT_MAX_MESSAGE_BYTES);
+		}
+
+		@Override
+		public LockRegistry lockRegistry(LockCoordinator lockCoordinator, LadderPlan plan,
+				LadderTopics.Provisioned provisioned) {
+			OrderedRetryContainerFactoryTests.this.asked
+				.add("lock registry " + plan.lockTopic() + " of " + provisioned.partitions() + " partitions");
+			given(OrderedRetryContainerFactoryTests.this.registry.ownership()).willReturn(plan.ownership());
+			return OrderedRetryContainerFactoryTests.this.registry;
+		}
+
+		@Override
+		public OutageBreaker outageBreaker(ListenerEndpoint endpoint, OutageSettings settings,
+				FailureClassifier classifier, Clock clock) {
+			OrderedRetryContainerFactoryTests.this.asked.add("outage breaker " + endpoint.id());
+			OrderedRetryContainerFactoryTests.this.breaker = super.outageBreaker(endpoint, settings, classifier, clock);
+			return OrderedRetryContainerFactoryTests.this.breaker;
+		}
+
+		@Override
+		public StageRouter stageRouter(ListenerEndpoint endpoint, StageRouter.Builder router) {
+			StageRouter built = super.stageRouter(endpoint, router);
+			OrderedRetryContainerFactoryTests.this.asked.add("stage router " + built.plan().mainTopic());
+			OrderedRetryContainerFactoryTests.this.routers.add(built);
+			return built;
+		}
+
+		@Override
+		public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint,
+				List<OrderedRetryContainer.Route> routes, OrderedRetryContainerFactory.ReaperSettings settings,
+				Clock clock, ResilienceObserver observer) {
+			OrderedRetryContainerFactoryTests.this.asked.add("reaping " + endpoint.id() + " of "
+					+ routes.stream().map((route) -> route.router().plan().mainTopic()).toList());
+			assertThat(routes).extracting(OrderedRetryContainer.Route::router)
+				.containsExactlyElementsOf(OrderedRetryContainerFactoryTests.this.routers);
+			return OrderedRetryContainerFactoryTests.this.reaping;
+		}
+
+	};
+
+	@Test
+	void aFactoryWithoutAComponentFactoryOfItsOwnUsesAPlainOne() {
+		assertThat(new OrderedRetryContainerFactory().getComponentFactory())
+			.isExactlyInstanceOf(OrderedRetryComponentFactory.class);
+	}
+
+	@Test
+	void createContainerAsksTheComponentFactoryForEveryPartAndAssemblesTheContainerFromThem() throws Exception {
+		OrderedRetryContainerFactory factory = factory();
+		factory.setOutageSettings((listenerId) -> OutageSettings.DEFAULTS);
+		factory.setReaper(new OrderedRetryContainerFactory.ReaperSettings(Duration.ofMinutes(5), Duration.ofMinutes(10),
+				() -> {
+					throw new IllegalStateException("not reaped in this test");
+				}));
+		OrderedRetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
+		assertThat(this.asked).containsExactly("outage breaker billing.listen", "provision orders",
+				"lock registry billing.orders.locks of 3 partitions", "stage router orders", "provision payments",
+				"lock registry billing.payments.locks of 3 partitions", "stage router payments",
+				"reaping billing.listen of [orders, payments]");
+		assertThat(container.id()).isEqualTo("billing.listen");
+		assertThat(container.topics()).contains("orders", "billing.orders.retry.30s", "payments",
+				"billing.payments.retry.30s");
+		assertThat(container.outageBreaker()).isSameAs(this.breaker);
+		verify(this.registry).addListener(any());
+	}
+
+	@Test
+	void withoutOutageModeOrReaperTheComponentFactoryIsNotAskedForThem() throws Exception {
+		OrderedRetryContainerFactory factory = factory();
+		factory.setReaper(null);
+		OrderedRetryContainer container = factory.createContainer(endpoint("orders"), null);
+		assertThat(this.asked).containsExactly("provision orders", "lock registry billing.orders.locks of 3 partitions",
+				"stage router orders");
+		assertThat(container.outageBreaker()).isNull();
+	}
+
+	private OrderedRetryContainerFactory factory() {
+		LadderTopics ladderTopics = new LadderTopics(LadderTopics.Naming.defaults(), Map.of(), new LadderTopics.Topics(
+				false, (short) -1, Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)));
+		LadderPublisher publisher = new LadderPublisher(ProducerClients.of(Map.of()), "test", Duration.ofSeconds(1));
+		OrderedRetryContainerFactory.RecordHandlerFactory handlers = (endpoint, mainTopic) -> (record) -> HandlerResult
+			.success();
+		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
+		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladderTopics, publisher, new SyncBarrier(),
+				handlers, ConsumerClients.of(Map.of()), ProducerClients.of(Map.of()), "test"));
+		factory.setContainerSettings(new ContainerSettings(1, 10, Duration.ofMillis(100), Duration.ofSeconds(1),
+				Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofMinutes(1), false));
+		factory.setDelays(List.of(Duration.ofSeconds(30)));
+		factory.setDualWrite(DualWriteStrategy.compensate(publisher));
+		factory.setComponentFactory(this.components);
+		return factory;
+	}
+
+	private static ListenerEndpoint endpoint(String... topics) throws Exception {
+		Method method = Object.class.getMethod("toString");
+		return new ListenerEndpoint("billing.listen", "billing", List.of(topics), null, null, null, null, null,
+				new Object(), method);
+	}
+
+}
