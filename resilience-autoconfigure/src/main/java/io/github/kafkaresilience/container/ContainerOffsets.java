@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -18,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * The offsets of a container's assigned partitions: what may be committed (never below what
  * was committed in this assignment) and what was; a view may be narrowed to some partitions.
  */
-final class ContainerOffsets implements OffsetBook {
+final class ContainerOffsets implements CommittableOffsets {
 
 	private final String id;
 

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.time.Duration;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.transactions.TransactionalWrites;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RecordPublisher;

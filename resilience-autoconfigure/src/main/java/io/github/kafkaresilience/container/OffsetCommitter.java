@@ -3,6 +3,8 @@ package io.github.kafkaresilience.container;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
+import io.github.kafkaresilience.container.transactions.TransactionalWrites;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -33,14 +35,14 @@ interface OffsetCommitter extends AutoCloseable {
 	 * @param offsets the listener's offsets
 	 * @return what to do with the record next
 	 */
-	Step route(Delivery record, Supplier<Step> step, OffsetBook offsets);
+	Step runStep(Delivery record, Supplier<Step> step, CommittableOffsets offsets);
 
 	/**
 	 * Commits the offsets that can be committed now.
 	 * @param consumer the listener's consumer, on its poll thread
 	 * @param offsets the listener's offsets, of the partitions to commit
 	 */
-	void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets);
+	void commit(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets);
 
 	/**
 	 * Commits the offsets that can be committed now, or has them committed soon without
@@ -48,7 +50,7 @@ interface OffsetCommitter extends AutoCloseable {
 	 * @param consumer the listener's consumer, on its poll thread
 	 * @param offsets the listener's offsets, of the partitions to commit
 	 */
-	default void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+	default void commitSoon(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 		commit(consumer, offsets);
 	}
 
@@ -66,12 +68,12 @@ interface OffsetCommitter extends AutoCloseable {
 	final class WithConsumer implements OffsetCommitter {
 
 		@Override
-		public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
+		public Step runStep(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
 			return step.get();
 		}
 
 		@Override
-		public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+		public void commit(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 			Map<TopicPartition, OffsetAndMetadata> committable = offsets.committable();
 			if (committable.isEmpty()) {
 				return;
@@ -101,18 +103,18 @@ interface OffsetCommitter extends AutoCloseable {
 		}
 
 		@Override
-		public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
-			return this.transactions.route(record, step, offsets);
+		public Step runStep(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
+			return this.transactions.runStep(record, step, offsets);
 		}
 
 		@Override
-		public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+		public void commit(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 			this.transactions.commitOffsets(offsets);
 		}
 
 		/** The committer thread commits them, with the next transaction if one is open: the poll thread goes on. */
 		@Override
-		public void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+		public void commitSoon(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 			this.transactions.commitOffsetsLater(offsets);
 		}
 

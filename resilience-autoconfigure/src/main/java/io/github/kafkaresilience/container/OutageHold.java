@@ -18,7 +18,7 @@ import io.github.kafkaresilience.outage.OutageBreaker;
  * ramp-up and then on all of them. The hold is local to the instance: a
  * rebalance or a crash meanwhile leaves held records uncommitted, to be delivered again.
  */
-final class OutageHold {
+final class OutageHold implements RecordHold {
 
 	private final OutageBreaker breaker;
 
@@ -91,7 +91,8 @@ final class OutageHold {
 	 * Looks at a record's step after its run: returns true when the record is held (its run
 	 * failed for the outage), and closes or keeps the hold when the run was a probe.
 	 */
-	boolean heldAfter(RecordTask task, Step step) {
+	@Override
+	public boolean heldAfter(RecordTask task, Step step) {
 		boolean probe = task.state() == RecordState.PROBING;
 		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
 		if (failure != null && this.breaker.holds(failure)) {
@@ -110,7 +111,8 @@ final class OutageHold {
 	 * {@link OutageBreaker#deferral}); returns whether it did. When it is due, the breaker
 	 * looks again, and the failure handling runs, or is held if the breaker opened.
 	 */
-	boolean defers(RecordTask task, Step step) {
+	@Override
+	public boolean defers(RecordTask task, Step step) {
 		if (!task.work.route.router().plan().mainTopic().equals(task.delivery.topic())) {
 			return false;
 		}
@@ -129,7 +131,8 @@ final class OutageHold {
 	 * Whether the failure handling of a record whose run failed before the breaker opened is
 	 * held instead: once the breaker is open, no record moves into the ladder.
 	 */
-	boolean holdsFailureHandling(RecordTask task, HandlerResult failure) {
+	@Override
+	public boolean holdsFailureHandling(RecordTask task, HandlerResult failure) {
 		if (this.breaker.isOpen() && this.breaker.holds(failure)) {
 			this.workers.holdBack(task);
 			return true;

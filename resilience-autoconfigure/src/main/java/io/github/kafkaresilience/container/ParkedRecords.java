@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 
+import io.github.kafkaresilience.container.offsets.PartitionOffsets;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -19,7 +20,7 @@ final class ParkedRecords {
 	/** The partition whose monitor guards this. */
 	private final PartitionWork work;
 
-	private final OffsetTracker offsets;
+	private final PartitionOffsets offsets;
 
 	private final int bound;
 
@@ -29,7 +30,7 @@ final class ParkedRecords {
 	/** When the re-reader should next look at the parked records: epoch millis. */
 	private long lookAt = Long.MAX_VALUE;
 
-	ParkedRecords(PartitionWork work, OffsetTracker offsets, int bound) {
+	ParkedRecords(PartitionWork work, PartitionOffsets offsets, int bound) {
 		this.work = work;
 		this.offsets = offsets;
 		this.bound = bound;

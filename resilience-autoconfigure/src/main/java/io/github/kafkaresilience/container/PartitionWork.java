@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import io.github.kafkaresilience.container.offsets.PartitionOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
@@ -45,7 +46,7 @@ final class PartitionWork {
 	/** Records in flight before the partition is paused: {@code max-in-flight-per-partition}. */
 	private final int bound;
 
-	private final OffsetTracker offsets = new OffsetTracker();
+	private final PartitionOffsets offsets = new PartitionOffsets();
 
 	private final KeyQueues keyQueues = new KeyQueues();
 

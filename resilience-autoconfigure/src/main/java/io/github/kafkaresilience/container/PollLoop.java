@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -92,7 +93,7 @@ final class PollLoop {
 
 	private final FailedPolls failedPolls;
 
-	private final Commits commits;
+	private final CommitSchedule commits;
 
 	private final Queue<Runnable> actions = new ConcurrentLinkedQueue<>();
 
@@ -110,7 +111,7 @@ final class PollLoop {
 	 * @param partitions the partitions assigned to it, as the container keeps them
 	 */
 	PollLoop(String id, String name, Set<String> topics, Consumer<byte[], byte[]> consumer, Partitions.Side partitions,
-			ContainerSettings settings, OffsetCommitter committer, ContainerOffsets offsets, Settling settling,
+			ContainerSettings settings, OffsetCommitter committer, ContainerOffsets offsets, WritesUnderWay settling,
 			ContainerStats stats, ResilienceObserver observer, PauseRequest.Consumption pause, ContainerEvents events,
 			java.time.Clock clock, Container container) {
 		this.id = id;
@@ -127,7 +128,7 @@ final class PollLoop {
 		this.events = events;
 		this.container = container;
 		this.failedPolls = new FailedPolls(id, this.backpressure);
-		this.commits = new Commits(id, committer, offsets, settling, settings, clock);
+		this.commits = new CommitSchedule(id, committer, offsets, settling, settings, clock);
 		this.thread = new Thread(this::run, "kafka-resilience-" + id + "-" + name);
 	}
 
@@ -149,7 +150,7 @@ final class PollLoop {
 		return this.backpressure;
 	}
 
-	Commits commits() {
+	CommitSchedule commits() {
 		return this.commits;
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
@@ -51,9 +52,10 @@ final class RecordRunner {
 
 	private final RecordWaits waits;
 
-	private final Settling settling = new Settling();
+	private final WritesUnderWay settling = new WritesUnderWay();
 
-	private volatile @Nullable OutageHold outage;
+	/** What may hold a record back: the outage hold, or nothing. */
+	private volatile RecordHold hold = RecordHold.NONE;
 
 	private volatile @Nullable BatchRuns batches;
 
@@ -81,13 +83,13 @@ final class RecordRunner {
 		return this.waits;
 	}
 
-	Settling settling() {
+	WritesUnderWay settling() {
 		return this.settling;
 	}
 
 	/** Holds the listener's records while its outage breaker is open. */
 	void holdOnOutage(OutageHold outage) {
-		this.outage = outage;
+		this.hold = outage;
 	}
 
 	/** Runs the records that may run now in batches, as the listener's settings say. */
@@ -139,16 +141,13 @@ final class RecordRunner {
 		OrderedRetryContainer.Route route = task.work.route;
 		RecordTask.PendingFailure failure = task.work.start(task);
 		Supplier<Step> rest = (failure != null) ? failure.rest() : null;
-		if (failure != null) {
-			OutageHold outage = this.outage;
-			if (outage != null && outage.holdsFailureHandling(task, failure.result())) {
-				return null;
-			}
+		if (failure != null && this.hold.holdsFailureHandling(task, failure.result())) {
+			return null;
 		}
 		List<Lock> before = (task.key != null && rest == null) ? route.registry().locksOf(task.key) : List.of();
 		Step step;
 		try {
-			step = this.committer.route(task.delivery,
+			step = this.committer.runStep(task.delivery,
 					(rest != null) ? rest : () -> route.router().route(task.delivery, task.tailerSynced(), true),
 					this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
@@ -170,9 +169,9 @@ final class RecordRunner {
 	 */
 	private @Nullable KeyedTask proceed(RecordTask task, Step step, OrderedRetryContainer.Route route,
 			List<Lock> before, boolean first) {
-		OutageHold outage = this.outage;
+		RecordHold hold = this.hold;
 		// a ready record's probe ends when its batch has run it
-		if (outage != null && first && step.kind() != Step.Kind.READY && outage.heldAfter(task, step)) {
+		if (first && step.kind() != Step.Kind.READY && hold.heldAfter(task, step)) {
 			return null;
 		}
 		switch (step.kind()) {
@@ -194,7 +193,7 @@ final class RecordRunner {
 				if (task.work.failed(task, new RecordTask.PendingFailure(step.failure(), step.rest()))) {
 					return null; // a rider: its failure is handled in its key's turn, once the records ahead are done
 				}
-				if (outage == null || !outage.defers(task, step)) {
+				if (!hold.defers(task, step)) {
 					this.workers.submitFailure(task);
 				}
 			}
@@ -220,7 +219,7 @@ final class RecordRunner {
 			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
 		Step step;
 		try {
-			step = this.committer.route(task.delivery, () -> run.ran(result, nanos, batch), this.offsets);
+			step = this.committer.runStep(task.delivery, () -> run.ran(result, nanos, batch), this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
 				task.stepTaken();
 			}

@@ -202,18 +202,22 @@ final class Workers {
 
 	/**
 	 * Makes a task ready to run, unless stopping or its partition was revoked. An action is
-	 * never held: it runs in its turn although the workers hold; nor is a record whose failed
-	 * run waits for the rest of its step, which the outage hold looks at when it runs.
+	 * never held: it runs in its turn although the workers hold. A record whose failed run
+	 * waits for the rest of its step goes to the failure handling.
 	 */
 	void submit(Task task) {
 		if (this.stopping || task.revoked()) {
+			return;
+		}
+		if (task instanceof RecordTask record && record.state() == RecordState.FAILURE_PENDING) {
+			submitFailure(record); // a rider whose run failed in its batch, in its key's turn now
 			return;
 		}
 		if (task instanceof KeyedTask keyed) {
 			if (keyed instanceof RecordTask record) {
 				record.work.handBack(record);
 			}
-			if (this.holds.isHeld() && !failurePending(keyed)) {
+			if (this.holds.isHeld()) {
 				holdBack(keyed);
 				return;
 			}

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.util.List;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.offsets.RecordingOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -29,7 +30,7 @@ class OffsetCommitterTests {
 	@Test
 	void theConsumerCommitsWhatIsCommittableAndTheBookNotesIt() {
 		this.consumer.assign(List.of(ORDERS_0));
-		RecordingOffsetBook book = new RecordingOffsetBook(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
+		RecordingOffsets book = new RecordingOffsets(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 		this.committer.commit(this.consumer, book);
 		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).containsEntry(ORDERS_0, new OffsetAndMetadata(42));
 		assertThat(book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
@@ -38,7 +39,7 @@ class OffsetCommitterTests {
 	@Test
 	void nothingCommittableCommitsNothing() {
 		this.consumer.assign(List.of(ORDERS_0));
-		RecordingOffsetBook book = new RecordingOffsetBook(Map.of());
+		RecordingOffsets book = new RecordingOffsets(Map.of());
 		this.committer.commit(this.consumer, book);
 		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).isEmpty();
 		assertThat(book.noted).isEmpty();
@@ -48,7 +49,7 @@ class OffsetCommitterTests {
 	void aStepRunsAsItIs() {
 		Delivery record = new Delivery("orders", 0, 7, 0, null, null, new RecordHeaders());
 		Step waiting = Step.waitUntil(1234);
-		assertThat(this.committer.route(record, () -> waiting, new RecordingOffsetBook(Map.of()))).isSameAs(waiting);
+		assertThat(this.committer.runStep(record, () -> waiting, new RecordingOffsets(Map.of()))).isSameAs(waiting);
 	}
 
 }

@@ -1,11 +1,6 @@
 package io.github.kafkaresilience.container;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -21,20 +16,8 @@ class PausesHaveOneOwnerTests {
 	private static final Pattern PAUSE_OR_RESUME = Pattern.compile("\\b[cC]onsumer(\\(\\))?\\s*\\.\\s*(pause|resume)\\(");
 
 	@Test
-	void onlyThePollLoopsSettlingPausesOrResumesAConsumer() throws IOException {
-		Path container = Path.of("src/main/java/io/github/kafkaresilience/container");
-		List<String> callers;
-		try (Stream<Path> files = Files.list(container)) {
-			callers = files.filter((file) -> file.toString().endsWith(".java")).filter((file) -> {
-				try {
-					return PAUSE_OR_RESUME.matcher(Files.readString(file)).find();
-				}
-				catch (IOException ex) {
-					throw new IllegalStateException(ex);
-				}
-			}).map((file) -> file.getFileName().toString()).toList();
-		}
-		assertThat(callers).containsExactly("PauseRequest.java");
+	void onlyThePollLoopsSettlingPausesOrResumesAConsumer() {
+		assertThat(ContainerSources.filesMatching(PAUSE_OR_RESUME)).containsExactly("PauseRequest.java");
 	}
 
 }

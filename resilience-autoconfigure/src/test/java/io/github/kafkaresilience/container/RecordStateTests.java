@@ -6,12 +6,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -68,20 +66,8 @@ class RecordStateTests {
 	}
 
 	@Test
-	void onlyARecordsPartitionChangesItsState() throws IOException {
-		Path container = Path.of("src/main/java/io/github/kafkaresilience/container");
-		List<String> changers;
-		try (Stream<Path> files = Files.walk(container)) {
-			changers = files.filter((file) -> file.toString().endsWith(".java")).filter((file) -> {
-				try {
-					return CHANGE.matcher(Files.readString(file)).find();
-				}
-				catch (IOException ex) {
-					throw new IllegalStateException(ex);
-				}
-			}).map((file) -> file.getFileName().toString()).toList();
-		}
-		assertThat(changers).containsExactly("PartitionWork.java");
+	void onlyARecordsPartitionChangesItsState() {
+		assertThat(ContainerSources.filesMatching(CHANGE)).containsExactly("PartitionWork.java");
 	}
 
 	@Test

@@ -136,12 +136,14 @@ class WorkersSchedulingTests {
 		this.workers.hold(Holds.APPLICATION);
 		this.workers.submit(task(this.work, 1, "a"));
 		this.workers.submitFailure(failed(2));
+		// a rider whose run failed in its batch, handed out in its key's turn
+		this.workers.submit(failed(3));
 		this.gateOpen.countDown();
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("f2"));
-		assertThat(this.order).containsExactly("r0", "f2");
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.contains("f2") && this.order.contains("f3"));
+		assertThat(this.order).containsExactlyInAnyOrder("r0", "f2", "f3");
 		this.workers.release(Holds.APPLICATION);
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 3);
-		assertThat(this.order).containsExactly("r0", "f2", "r1");
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 4);
+		assertThat(this.order).endsWith("r1");
 	}
 
 	@Test

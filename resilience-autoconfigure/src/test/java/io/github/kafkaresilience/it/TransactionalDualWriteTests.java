@@ -13,11 +13,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
+import io.github.kafkaresilience.container.transactions.TransactionalWrites;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.container.OffsetBook;
-import io.github.kafkaresilience.container.TransactionalWrites;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import io.github.kafkaresilience.lock.LockRegistry;
@@ -176,7 +176,7 @@ class TransactionalDualWriteTests {
 				TransactionalWrites successor = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
 						Duration.ofSeconds(30), FaultInjection.NONE)) {
 			// a move whose writes never settle: its transaction stays open, as when the instance dies mid-move
-			predecessor.route(delivery(topic, 0), () -> {
+			predecessor.runStep(delivery(topic, 0), () -> {
 				predecessor.publisher().publish(retry, 0, "k".getBytes(), "v0".getBytes(), new RecordHeaders());
 				return Step.settling(new CompletableFuture<>());
 			}, new NoOffsets(null));
@@ -253,7 +253,7 @@ class TransactionalDualWriteTests {
 	}
 
 	/** Offsets of a listener that has nothing to commit but the record it is told is done. */
-	private record NoOffsets(ConsumerGroupMetadata group) implements OffsetBook {
+	private record NoOffsets(ConsumerGroupMetadata group) implements CommittableOffsets {
 
 		@Override
 		public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {

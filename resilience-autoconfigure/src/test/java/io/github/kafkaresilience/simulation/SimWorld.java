@@ -633,7 +633,7 @@ final class SimWorld {
 
 		/**
 		 * The contiguous boundary: below the lowest offset still pending, which includes every
-		 * record whose writes are under way (SETTLING), as {@code OffsetTracker} keeps them.
+		 * record whose writes are under way (SETTLING), as {@code PartitionOffsets} keeps them.
 		 */
 		long committable() {
 			return this.pending.isEmpty() ? this.fetchPos : this.pending.first();

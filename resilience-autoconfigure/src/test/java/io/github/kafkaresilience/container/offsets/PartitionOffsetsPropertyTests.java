@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 import java.util.List;
 import java.util.Set;
@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The run-length offset sets behind the commit boundary and parking agree, after any sequence
  * of operations, with a plain sorted set of offsets.
  */
-class OffsetTrackerPropertyTests {
+class PartitionOffsetsPropertyTests {
 
 	enum Op {
 
@@ -38,7 +38,7 @@ class OffsetTrackerPropertyTests {
 
 	@Property(tries = 500)
 	void offsetRangesBehaveLikeASortedSet(@ForAll("actions") List<Action> actions) {
-		OffsetRanges ranges = new OffsetRanges();
+		OffsetRuns ranges = new OffsetRuns();
 		TreeSet<Long> model = new TreeSet<>();
 		for (Action action : actions) {
 			switch (action.op()) {
@@ -59,7 +59,7 @@ class OffsetTrackerPropertyTests {
 
 	@Property(tries = 500)
 	void theTrackerCommitsBelowEveryPendingRecordParkedOrNot(@ForAll("actions") List<Action> actions) {
-		OffsetTracker tracker = new OffsetTracker();
+		PartitionOffsets tracker = new PartitionOffsets();
 		TreeSet<Long> pending = new TreeSet<>();
 		TreeSet<Long> parked = new TreeSet<>();
 		long next = -1;
@@ -95,7 +95,7 @@ class OffsetTrackerPropertyTests {
 
 	@Test
 	void aHundredThousandParkedRecordsInARowCostOneRun() {
-		OffsetTracker tracker = new OffsetTracker();
+		PartitionOffsets tracker = new PartitionOffsets();
 		for (long offset = 0; offset < 100_000; offset++) {
 			tracker.add(offset);
 			tracker.park(offset);
@@ -137,8 +137,8 @@ class OffsetTrackerPropertyTests {
 	@Property(tries = 500)
 	void committingOnceSomeAreDoneIsCommittingAfterMarkingThemDone(@ForAll("actions") List<Action> actions,
 			@ForAll("offsets") Set<Long> finishing) {
-		OffsetTracker tracker = new OffsetTracker();
-		OffsetTracker marked = new OffsetTracker();
+		PartitionOffsets tracker = new PartitionOffsets();
+		PartitionOffsets marked = new PartitionOffsets();
 		for (Action action : actions) {
 			if (action.op() == Op.ADD) {
 				tracker.add(action.offset());

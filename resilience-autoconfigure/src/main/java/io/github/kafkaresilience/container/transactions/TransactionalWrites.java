@@ -1,9 +1,9 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.container.TransactionBatches.Member;
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RecordPublisher;
@@ -62,7 +62,10 @@ public class TransactionalWrites implements AutoCloseable {
 	private final TransactionalProducers pool;
 
 	/** The transactions the steps join, and their committer. */
-	private final TransactionBatches transactions;
+	private final Transactions transactions;
+
+	/** The step each thread runs. */
+	private final TransactionScope scope;
 
 	/** Sends the publishes of the steps, completing each on a thread of its own. */
 	private final Sends sends;
@@ -88,7 +91,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 */
 	public TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, int concurrency,
 			Duration sendTimeout, FaultInjection faults) {
-		this(producers, transactionalIdPrefix, concurrency, sendTimeout, faults, TransactionBatches.GATHER);
+		this(producers, transactionalIdPrefix, concurrency, sendTimeout, faults, Transactions.GATHER);
 	}
 
 	/** As above, with the time a transaction gathers steps before it commits: for tests. */
@@ -99,7 +102,8 @@ public class TransactionalWrites implements AutoCloseable {
 		}
 		this.sendTimeout = sendTimeout;
 		this.pool = new TransactionalProducers(producers, transactionalIdPrefix, poolSize(concurrency), sendTimeout);
-		this.transactions = new TransactionBatches(this.pool, transactionalIdPrefix, sendTimeout, faults, gather);
+		this.transactions = new Transactions(this.pool, transactionalIdPrefix, sendTimeout, faults, gather);
+		this.scope = new TransactionScope(this.transactions);
 		this.sends = new Sends("kafka-resilience-tx-" + transactionalIdPrefix);
 	}
 
@@ -117,17 +121,17 @@ public class TransactionalWrites implements AutoCloseable {
 	 * transaction tries again.
 	 */
 	public void start() {
-		this.transactions.start();
+		this.pool.initialiseEarly();
 	}
 
 	/** The locks of {@code registry} as the steps run in transactions see and write them. */
 	public LockStore locks(LockRegistry registry) {
-		return new TransactionalLocks(this.transactions, registry);
+		return new TransactionalLocks(this.scope, registry);
 	}
 
 	/** Publishes in the transaction of the step that calls it. */
 	public RecordPublisher publisher() {
-		return new TransactionalPublisher(this.transactions, this.sends, this.sendTimeout);
+		return new TransactionalPublisher(this.scope, this.sends, this.sendTimeout);
 	}
 
 	/**
@@ -142,10 +146,10 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param offsets where the listener's offsets are kept
 	 * @return what to do with the record next
 	 */
-	public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
-		Member current = this.transactions.member(record, offsets);
+	public Step runStep(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
+		TransactionStep current = this.transactions.step(record, offsets);
 		Step result;
-		this.transactions.enter(current);
+		this.scope.enter(current);
 		try {
 			result = step.get();
 		}
@@ -154,9 +158,9 @@ public class TransactionalWrites implements AutoCloseable {
 			throw ex;
 		}
 		finally {
-			this.transactions.leave();
+			this.scope.leave();
 		}
-		if (current.batch == null) {
+		if (current.transaction == null) {
 			if (result.kind() != Step.Kind.SETTLING) {
 				return result;
 			}
@@ -192,10 +196,10 @@ public class TransactionalWrites implements AutoCloseable {
 	/**
 	 * Runs one step of a record and waits until its writes, if any, are committed; throws
 	 * when they were aborted.
-	 * @see #route(Delivery, Supplier, OffsetBook)
+	 * @see #runStep(Delivery, Supplier, CommittableOffsets)
 	 */
-	public Step execute(Delivery record, Supplier<Step> step, OffsetBook offsets) {
-		Step result = route(record, step, offsets);
+	public Step execute(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
+		Step result = runStep(record, step, offsets);
 		if (result.kind() == Step.Kind.SETTLING) {
 			KafkaFutures.await(result.writes(), this.sendTimeout.multipliedBy(2), "commit the writes of " + record);
 			return Step.done();
@@ -209,7 +213,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 * own when none is open, so that the poll thread does not wait for a commit.
 	 * @param offsets where the listener's offsets are kept
 	 */
-	void commitOffsetsLater(OffsetBook offsets) {
+	public void commitOffsetsLater(CommittableOffsets offsets) {
 		this.transactions.commitOffsetsLater(offsets);
 	}
 
@@ -218,7 +222,7 @@ public class TransactionalWrites implements AutoCloseable {
 	 * for it.
 	 * @param offsets where the listener's offsets are kept
 	 */
-	public void commitOffsets(OffsetBook offsets) {
+	public void commitOffsets(CommittableOffsets offsets) {
 		this.transactions.commitOffsets(offsets);
 	}
 

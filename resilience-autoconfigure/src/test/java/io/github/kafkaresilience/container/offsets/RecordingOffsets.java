@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 import java.util.Collection;
 import java.util.HashMap;
@@ -16,16 +16,16 @@ import org.apache.kafka.common.TopicPartition;
  * test puts in {@link #committable}, the offsets after some records are done are the next
  * offset of each, and every commit is noted in {@link #noted}.
  */
-final class RecordingOffsetBook implements OffsetBook {
+public final class RecordingOffsets implements CommittableOffsets {
 
-	final Map<TopicPartition, OffsetAndMetadata> committable = new HashMap<>();
+	public final Map<TopicPartition, OffsetAndMetadata> committable = new HashMap<>();
 
-	final List<Map<TopicPartition, OffsetAndMetadata>> noted = new CopyOnWriteArrayList<>();
+	public final List<Map<TopicPartition, OffsetAndMetadata>> noted = new CopyOnWriteArrayList<>();
 
-	RecordingOffsetBook() {
+	public RecordingOffsets() {
 	}
 
-	RecordingOffsetBook(Map<TopicPartition, OffsetAndMetadata> committable) {
+	public RecordingOffsets(Map<TopicPartition, OffsetAndMetadata> committable) {
 		this.committable.putAll(committable);
 	}
 

@@ -1,12 +1,9 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Future;
 
-import io.github.kafkaresilience.container.TransactionBatches.Batch;
-import io.github.kafkaresilience.container.TransactionBatches.Member;
-import io.github.kafkaresilience.container.TransactionBatches.PendingWrite;
 import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.LockRegistry;
 import io.github.kafkaresilience.lock.LockStore;
@@ -21,24 +18,24 @@ import org.jspecify.annotations.Nullable;
  */
 final class TransactionalLocks implements LockStore {
 
-	private final TransactionBatches transactions;
+	private final TransactionScope scope;
 
 	private final LockRegistry registry;
 
 	/**
-	 * @param transactions the transactions the steps join
+	 * @param scope the step each thread runs, whose transaction a write joins
 	 * @param registry the lock table, and how a lock is written
 	 */
-	TransactionalLocks(TransactionBatches transactions, LockRegistry registry) {
-		this.transactions = transactions;
+	TransactionalLocks(TransactionScope scope, LockRegistry registry) {
+		this.scope = scope;
 		this.registry = registry;
 	}
 
 	@Override
 	public @Nullable Lock find(String id) {
-		Member current = this.transactions.current();
-		Batch batch = (current != null) ? current.batch : null;
-		Optional<Lock> own = (batch != null) ? batch.written.get(id) : null;
+		TransactionStep current = this.scope.current();
+		Transaction transaction = (current != null) ? current.transaction : null;
+		Optional<Lock> own = (transaction != null) ? transaction.written.get(id) : null;
 		return (own != null) ? own.orElse(null) : this.registry.find(id);
 	}
 
@@ -68,10 +65,10 @@ final class TransactionalLocks implements LockStore {
 	}
 
 	private void send(Lock lock, boolean release) {
-		Member current = this.transactions.inTransaction();
+		TransactionStep current = this.scope.inTransaction();
 		Future<RecordMetadata> result = current.producer().send(this.registry.recordOf(lock, release));
-		current.batch.writes.add(new PendingWrite(this.registry, lock, release, result));
-		current.batch.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
+		current.transaction.writes.add(new Transaction.LockWrite(this.registry, lock, release, result));
+		current.transaction.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 import java.util.Map;
 import java.util.TreeMap;
@@ -10,7 +10,7 @@ import java.util.TreeMap;
  *
  * @since 0.1.0
  */
-final class OffsetRanges {
+public final class OffsetRuns {
 
 	/** First offset of each run to its last offset. */
 	private final TreeMap<Long, Long> runs = new TreeMap<>();
@@ -18,7 +18,7 @@ final class OffsetRanges {
 	private long size;
 
 	/** Adds an offset; returns whether it was absent. */
-	boolean add(long offset) {
+	public boolean add(long offset) {
 		Map.Entry<Long, Long> lastRun = this.runs.lastEntry();
 		if (lastRun != null && lastRun.getValue() == offset - 1) {
 			// the common case: the next offset of a partition, read in order
@@ -46,7 +46,7 @@ final class OffsetRanges {
 	}
 
 	/** Removes an offset; returns whether it was present. */
-	boolean remove(long offset) {
+	public boolean remove(long offset) {
 		Map.Entry<Long, Long> run = this.runs.floorEntry(offset);
 		if (run == null || run.getValue() < offset) {
 			return false;
@@ -66,13 +66,13 @@ final class OffsetRanges {
 		return true;
 	}
 
-	boolean contains(long offset) {
+	public boolean contains(long offset) {
 		Map.Entry<Long, Long> run = this.runs.floorEntry(offset);
 		return run != null && run.getValue() >= offset;
 	}
 
 	/** The smallest offset not below {@code offset}, or -1 when there is none. */
-	long ceiling(long offset) {
+	public long ceiling(long offset) {
 		Map.Entry<Long, Long> run = this.runs.floorEntry(offset);
 		if (run != null && run.getValue() >= offset) {
 			return offset;
@@ -82,25 +82,25 @@ final class OffsetRanges {
 	}
 
 	/** The smallest offset, or -1 when the set is empty. */
-	long first() {
+	public long first() {
 		return this.runs.isEmpty() ? -1 : this.runs.firstKey();
 	}
 
 	/** The largest offset, or -1 when the set is empty. */
-	long last() {
+	public long last() {
 		return this.runs.isEmpty() ? -1 : this.runs.lastEntry().getValue();
 	}
 
-	boolean isEmpty() {
+	public boolean isEmpty() {
 		return this.runs.isEmpty();
 	}
 
-	long size() {
+	public long size() {
 		return this.size;
 	}
 
 	/** How many runs of consecutive offsets the set holds: what its memory grows with. */
-	int runs() {
+	public int runs() {
 		return this.runs.size();
 	}
 

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.lock.Lock;
@@ -38,7 +39,7 @@ import org.jspecify.annotations.Nullable;
  * committed offsets only grow. The lock writes of a transaction are applied to the lock table
  * once it is committed.
  */
-final class TransactionBatches {
+final class Transactions {
 
 	/** Logs under the name of {@link TransactionalWrites}, as operators configure it. */
 	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
@@ -66,17 +67,14 @@ final class TransactionBatches {
 	/** Held while offsets are chosen and a transaction commits: commits take turns. */
 	private final ReentrantLock commitLock = new ReentrantLock();
 
-	/** The step the calling thread runs, or whose write's completion it runs. */
-	private final ThreadLocal<Member> scope = new ThreadLocal<>();
-
-	/** Guards {@link #open} and the counts of every batch. */
-	private final Object batches = new Object();
+	/** Guards {@link #open} and the counts of every transaction. */
+	private final Object monitor = new Object();
 
 	/** The transaction that steps join, or {@code null} until a step writes. */
-	private @Nullable Batch open;
+	private @Nullable Transaction open;
 
 	/** Offsets to commit with the next transaction, or in one of their own when none is open. */
-	private @Nullable OffsetBook offsetsDue;
+	private @Nullable CommittableOffsets offsetsDue;
 
 	private volatile @Nullable Thread committer;
 
@@ -90,7 +88,7 @@ final class TransactionBatches {
 	 * @param faults the test hook, called before a transaction commits
 	 * @param gather how long a transaction stays open for more steps to join it
 	 */
-	TransactionBatches(TransactionalProducers producers, String transactionalIdPrefix, Duration sendTimeout,
+	Transactions(TransactionalProducers producers, String transactionalIdPrefix, Duration sendTimeout,
 			FaultInjection faults, Duration gather) {
 		this.gather = gather;
 		this.producers = producers;
@@ -100,43 +98,42 @@ final class TransactionBatches {
 	}
 
 	/** The step of a record, in no transaction until it writes. */
-	Member member(Delivery record, OffsetBook offsets) {
-		return new Member(record, offsets);
+	TransactionStep step(Delivery record, CommittableOffsets offsets) {
+		return new TransactionStep(this, record, offsets);
 	}
 
-	/** The step the calling thread runs, or whose write's completion it runs; {@code null} if none. */
-	@Nullable Member current() {
-		return this.scope.get();
-	}
-
-	/** The calling thread runs {@code step}, or the completion of one of its writes. */
-	void enter(Member step) {
-		this.scope.set(step);
-	}
-
-	/** The calling thread runs no step any more. */
-	void leave() {
-		this.scope.remove();
-	}
-
-	/** The step of the calling thread, in its transaction once it writes. */
-	Member inTransaction() {
-		Member current = this.scope.get();
-		if (current == null) {
-			throw new IllegalStateException("In transaction mode a lock write or publish runs in the step of a record");
+	/** Every write of a step in {@code transaction} is made. */
+	void settled(Transaction transaction) {
+		synchronized (this.monitor) {
+			transaction.unsettled--;
+			this.monitor.notifyAll();
 		}
-		join(current);
-		return current;
+	}
+
+	/** A step in {@code transaction} failed: the transaction is doomed. */
+	void failed(Transaction transaction, Throwable ex) {
+		synchronized (this.monitor) {
+			if (transaction.failure == null) {
+				transaction.failure = ex;
+			}
+			transaction.unsettled--;
+			this.monitor.notifyAll();
+		}
+	}
+
+	/** The producer that carries {@code transaction}. */
+	Producer<byte[], byte[]> producerOf(Transaction transaction) {
+		return this.producers.producer(transaction.slot);
 	}
 
 	/**
 	 * Puts a step in the open transaction (begun for the first step that joins it), unless
 	 * it is in one already.
 	 */
-	Batch join(Member step) {
-		synchronized (this.batches) {
-			if (step.batch != null) {
-				return step.batch;
+	Transaction join(TransactionStep step) {
+		synchronized (this.monitor) {
+			if (step.transaction != null) {
+				return step.transaction;
 			}
 			if (this.closed) {
 				throw new KafkaException("The transactions of '" + this.transactionalIdPrefix + "' are closed");
@@ -151,29 +148,15 @@ final class TransactionBatches {
 					this.producers.release(slot);
 					throw ex;
 				}
-				this.open = new Batch(slot);
+				this.open = new Transaction(slot);
 				startCommitter();
 			}
-			Batch batch = this.open;
-			batch.steps.add(step);
-			batch.unsettled++;
-			step.batch = batch;
-			this.batches.notifyAll();
-			return batch;
-		}
-	}
-
-	/**
-	 * Initialises the pool's producers before the first transaction needs them; a failure is
-	 * logged, and the first transaction tries again.
-	 */
-	void start() {
-		try {
-			this.producers.initialiseAll();
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not initialise the transactional producers '" + this.transactionalIdPrefix
-					+ "-*' yet; the first transaction tries again", ex);
+			Transaction transaction = this.open;
+			transaction.steps.add(step);
+			transaction.unsettled++;
+			step.transaction = transaction;
+			this.monitor.notifyAll();
+			return transaction;
 		}
 	}
 
@@ -183,14 +166,14 @@ final class TransactionBatches {
 	 * failure is logged; the next request commits the same offsets or further ones.
 	 * @param offsets where the listener's offsets are kept
 	 */
-	void commitOffsetsLater(OffsetBook offsets) {
-		synchronized (this.batches) {
+	void commitOffsetsLater(CommittableOffsets offsets) {
+		synchronized (this.monitor) {
 			if (this.closed) {
 				return;
 			}
 			this.offsetsDue = offsets;
 			startCommitter();
-			this.batches.notifyAll();
+			this.monitor.notifyAll();
 		}
 	}
 
@@ -198,7 +181,7 @@ final class TransactionBatches {
 	 * Commits the listener's committable offsets in a transaction of their own.
 	 * @param offsets where the listener's offsets are kept
 	 */
-	void commitOffsets(OffsetBook offsets) {
+	void commitOffsets(CommittableOffsets offsets) {
 		TransactionalProducers.Slot slot = this.producers.take();
 		try {
 			this.commitLock.lock();
@@ -234,8 +217,8 @@ final class TransactionBatches {
 	 */
 	void close() {
 		this.closed = true;
-		synchronized (this.batches) {
-			this.batches.notifyAll();
+		synchronized (this.monitor) {
+			this.monitor.notifyAll();
 		}
 		Thread thread = this.committer;
 		if (thread != null) {
@@ -265,27 +248,27 @@ final class TransactionBatches {
 	 */
 	private void commitLoop() {
 		while (true) {
-			Batch batch;
-			OffsetBook due;
-			synchronized (this.batches) {
+			Transaction transaction;
+			CommittableOffsets due;
+			synchronized (this.monitor) {
 				while (this.open == null && this.offsetsDue == null && !this.closed) {
-					waitOn(this.batches);
+					waitOn(this.monitor);
 				}
 				gather();
-				batch = this.open;
+				transaction = this.open;
 				due = this.offsetsDue;
 				this.open = null;
 				this.offsetsDue = null;
-				if (batch == null && (due == null || this.closed)) {
+				if (transaction == null && (due == null || this.closed)) {
 					return;
 				}
 				long deadline = System.nanoTime() + this.sendTimeout.multipliedBy(2).toNanos();
-				while (batch != null && batch.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
-					waitOn(this.batches);
+				while (transaction != null && transaction.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
+					waitOn(this.monitor);
 				}
 			}
-			if (batch != null) {
-				commit(batch, due);
+			if (transaction != null) {
+				commit(transaction, due);
 			}
 			else {
 				commitDue(due);
@@ -297,18 +280,18 @@ final class TransactionBatches {
 	 * Lets the open transaction gather the moves under way until it has been open for the
 	 * gathering time, or the transactions close: in a storm, each transaction then carries
 	 * many moves, instead of the committer starting one after another, each with its round
-	 * trips and markers. Under {@link #batches}.
+	 * trips and markers. Under {@link #monitor}.
 	 */
 	private void gather() {
-		Batch batch = this.open;
-		if (batch == null) {
+		Transaction transaction = this.open;
+		if (transaction == null) {
 			return;
 		}
-		long until = batch.begun + this.gather.toNanos();
+		long until = transaction.begun + this.gather.toNanos();
 		long left;
-		while (this.open == batch && !this.closed && (left = until - System.nanoTime()) > 0) {
+		while (this.open == transaction && !this.closed && (left = until - System.nanoTime()) > 0) {
 			try {
-				TimeUnit.NANOSECONDS.timedWait(this.batches, left);
+				TimeUnit.NANOSECONDS.timedWait(this.monitor, left);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -317,7 +300,7 @@ final class TransactionBatches {
 		}
 	}
 
-	private void commitDue(OffsetBook due) {
+	private void commitDue(CommittableOffsets due) {
 		try {
 			commitOffsets(due);
 		}
@@ -336,28 +319,28 @@ final class TransactionBatches {
 		}
 	}
 
-	private void commit(Batch batch, @Nullable OffsetBook due) {
-		TransactionalProducers.Slot slot = batch.slot;
+	private void commit(Transaction transaction, @Nullable CommittableOffsets due) {
+		TransactionalProducers.Slot slot = transaction.slot;
 		RuntimeException failure = null;
 		try {
-			if (batch.failure != null) {
-				throw new KafkaException("A step in the transaction failed; aborting it", batch.failure);
+			if (transaction.failure != null) {
+				throw new KafkaException("A step in the transaction failed; aborting it", transaction.failure);
 			}
-			if (batch.unsettled > 0) {
-				throw new KafkaException(batch.unsettled + " steps in the transaction did not make their writes within "
+			if (transaction.unsettled > 0) {
+				throw new KafkaException(transaction.unsettled + " steps in the transaction did not make their writes within "
 						+ this.sendTimeout.multipliedBy(2).toMillis() + " ms" + (this.closed ? " (closing)" : ""));
 			}
-			commitWrites(batch, due);
+			commitWrites(transaction, due);
 		}
 		catch (RuntimeException ex) {
 			failure = ex;
 			this.producers.abort(slot, ex);
 		}
 		finally {
-			batch.ended = true;
+			transaction.ended = true;
 			this.producers.release(slot);
 		}
-		for (Member step : batch.steps) {
+		for (TransactionStep step : transaction.steps) {
 			if (failure != null) {
 				step.committed.completeExceptionally(failure);
 			}
@@ -367,11 +350,11 @@ final class TransactionBatches {
 		}
 	}
 
-	private void commitWrites(Batch batch, @Nullable OffsetBook due) {
-		Producer<byte[], byte[]> producer = this.producers.producer(batch.slot);
+	private void commitWrites(Transaction transaction, @Nullable CommittableOffsets due) {
+		Producer<byte[], byte[]> producer = this.producers.producer(transaction.slot);
 		List<Delivery> finished = new ArrayList<>();
-		OffsetBook offsets = due;
-		for (Member step : batch.steps) {
+		CommittableOffsets offsets = due;
+		for (TransactionStep step : transaction.steps) {
 			if (step.finishes) {
 				finished.add(step.record);
 				offsets = step.offsets;
@@ -391,7 +374,7 @@ final class TransactionBatches {
 			if (!doneOffsets.isEmpty()) {
 				offsets.byGroup(doneOffsets).forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 			}
-			for (Member step : batch.steps) {
+			for (TransactionStep step : transaction.steps) {
 				this.faults.at(FaultInjection.Point.COMMITTING, step.record);
 			}
 			// a commit fails when any write of the transaction failed: nothing of it is then visible
@@ -403,98 +386,11 @@ final class TransactionBatches {
 		finally {
 			this.commitLock.unlock();
 		}
-		for (PendingWrite write : batch.writes) {
+		for (Transaction.LockWrite write : transaction.writes) {
 			long offset = KafkaFutures.await(write.result(), this.sendTimeout, "write lock " + write.lock().id()
 					+ " in a transaction").offset();
 			write.registry().written(write.lock(), write.release(), offset);
 		}
-	}
-
-	/** One transaction: the steps in it and their lock writes. Counts are guarded by {@link #batches}. */
-	static final class Batch {
-
-		final TransactionalProducers.Slot slot;
-
-		/** When the first step joined it: {@link System#nanoTime()}. */
-		final long begun = System.nanoTime();
-
-		final List<Member> steps = new ArrayList<>();
-
-		/** Steps in it whose writes are not all made yet. */
-		int unsettled;
-
-		/** The failure of a step in it, which dooms it. */
-		@Nullable Throwable failure;
-
-		/** Committed or aborted: its producer may carry the next transaction, a late write must fail. */
-		volatile boolean ended;
-
-		final List<PendingWrite> writes = java.util.Collections.synchronizedList(new ArrayList<>());
-
-		/** The lock writes made in it by id; an empty value is a release. */
-		final Map<String, Optional<Lock>> written = new java.util.concurrent.ConcurrentHashMap<>();
-
-		Batch(TransactionalProducers.Slot slot) {
-			this.slot = slot;
-		}
-
-	}
-
-	/** The step of one record, and the transaction it joined by writing. */
-	final class Member {
-
-		final Delivery record;
-
-		final OffsetBook offsets;
-
-		/** Completes when the transaction is committed, fails when it is aborted. */
-		final CompletableFuture<Void> committed = new CompletableFuture<>();
-
-		volatile @Nullable Batch batch;
-
-		/** Whether the step finishes the record, so that its offset is committed with its writes. */
-		volatile boolean finishes;
-
-		Member(Delivery record, OffsetBook offsets) {
-			this.record = record;
-			this.offsets = offsets;
-		}
-
-		/** Every write of the step is made. */
-		void settled() {
-			synchronized (TransactionBatches.this.batches) {
-				this.batch.unsettled--;
-				TransactionBatches.this.batches.notifyAll();
-			}
-		}
-
-		/** The step failed; when it wrote, its transaction is doomed. */
-		void failed(Throwable ex) {
-			Batch current = this.batch;
-			if (current == null) {
-				return;
-			}
-			synchronized (TransactionBatches.this.batches) {
-				if (current.failure == null) {
-					current.failure = ex;
-				}
-				current.unsettled--;
-				TransactionBatches.this.batches.notifyAll();
-			}
-		}
-
-		Producer<byte[], byte[]> producer() {
-			Batch current = this.batch;
-			if (current.ended) {
-				throw new KafkaException("The transaction of the step for " + this.record + " has ended");
-			}
-			return TransactionBatches.this.producers.producer(current.slot);
-		}
-
-	}
-
-	/** A lock write made in a transaction, applied to the lock table once the transaction is committed. */
-	record PendingWrite(LockRegistry registry, Lock lock, boolean release, Future<RecordMetadata> result) {
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 import java.util.Collection;
 import java.util.Map;
@@ -12,7 +12,7 @@ import org.apache.kafka.common.TopicPartition;
  * The offsets a listener commits, asked for while commits take turns so that a commit
  * never goes below one made before it.
  */
-public interface OffsetBook {
+public interface CommittableOffsets {
 
 	/** The offsets to commit once {@code records} are done: only those above the committed ones. */
 	Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records);

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.offsets.RecordingOffsets;
+import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.Step;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -18,8 +20,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import static io.github.kafkaresilience.container.Records.ORDERS_0;
-import static io.github.kafkaresilience.container.Records.record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -33,9 +33,11 @@ import static org.awaitility.Awaitility.await;
  * time, and offsets alone are committed in a transaction of their own. The producers are
  * {@link MockProducer}s that complete each send at once.
  */
-class TransactionBatchesTests {
+class TransactionsTests {
 
 	private static final Duration SEND_TIMEOUT = Duration.ofSeconds(5);
+
+	private static final TopicPartition ORDERS_0 = new TopicPartition("orders", 0);
 
 	private static final String RETRY_TOPIC = "orders.retry-1s";
 
@@ -44,7 +46,7 @@ class TransactionBatchesTests {
 	private final TransactionalWrites writes = new TransactionalWrites(this.producers.clients, "tx", SEND_TIMEOUT,
 			FaultInjection.NONE);
 
-	private final RecordingOffsetBook book = new RecordingOffsetBook();
+	private final RecordingOffsets book = new RecordingOffsets();
 
 	@AfterEach
 	void close() {
@@ -96,7 +98,7 @@ class TransactionBatchesTests {
 	@Test
 	void aStepThatPublishesAndStillWaitsReturnsOnceItsTransactionIsCommittedWithoutItsOffset() {
 		Step waiting = Step.waitUntil(1234);
-		Step result = this.writes.route(record(ORDERS_0, 7, "k"), publishing(() -> waiting), this.book);
+		Step result = this.writes.runStep(record(ORDERS_0, 7, "k"), publishing(() -> waiting), this.book);
 		assertThat(result).isSameAs(waiting);
 		MockProducer<byte[], byte[]> producer = theOneThat((candidate) -> !candidate.history().isEmpty());
 		assertThat(producer.transactionCommitted()).isTrue();
@@ -107,7 +109,7 @@ class TransactionBatchesTests {
 	@Test
 	void aStepWhoseWritesFailAbortsItsTransaction() {
 		KafkaException moveFailed = new KafkaException("the move failed");
-		Step result = this.writes.route(record(ORDERS_0, 7, "k"),
+		Step result = this.writes.runStep(record(ORDERS_0, 7, "k"),
 				publishing(() -> Step.settling(CompletableFuture.failedFuture(moveFailed))), this.book);
 		assertThat(result.kind()).isEqualTo(Step.Kind.SETTLING);
 		assertThat(result.writes()).failsWithin(SEND_TIMEOUT.multipliedBy(2))
@@ -139,7 +141,7 @@ class TransactionBatchesTests {
 		try (TransactionalWrites impatient = new TransactionalWrites(this.producers.clients, "impatient",
 				Duration.ofMillis(100), FaultInjection.NONE)) {
 			// the step's publish is sent, and the step returns writes that never complete
-			Step result = impatient.route(record(ORDERS_0, 7, "k"), () -> {
+			Step result = impatient.runStep(record(ORDERS_0, 7, "k"), () -> {
 				impatient.publisher().sending(RETRY_TOPIC, 0, null, null, new RecordHeaders());
 				return Step.settling(new CompletableFuture<>());
 			}, this.book);
@@ -157,8 +159,8 @@ class TransactionBatchesTests {
 		TopicPartition orders1 = new TopicPartition("orders", 1);
 		try (TransactionalWrites gathering = new TransactionalWrites(this.producers.clients, "gathering", 1,
 				SEND_TIMEOUT, FaultInjection.NONE, Duration.ofHours(1))) {
-			Step first = gathering.route(record(ORDERS_0, 7, "k"), publishingWith(gathering, Step::done), this.book);
-			Step second = gathering.route(record(orders1, 3, "j"), publishingWith(gathering, Step::done), this.book);
+			Step first = gathering.runStep(record(ORDERS_0, 7, "k"), publishingWith(gathering, Step::done), this.book);
+			Step second = gathering.runStep(record(orders1, 3, "j"), publishingWith(gathering, Step::done), this.book);
 			assertThat(first.writes()).as("a move is confirmed only with its transaction").isNotDone();
 			assertThat(second.writes()).isNotDone();
 			gathering.close(); // ends the gathering: the open transaction commits
@@ -236,7 +238,7 @@ class TransactionBatchesTests {
 	void offsetsAskedForWhileAMoveIsUnderWayAreCommittedWithoutWaitingForItAndItsOwnOffsetAfterIt() {
 		TopicPartition orders1 = new TopicPartition("orders", 1);
 		CompletableFuture<Void> moveWrites = new CompletableFuture<>();
-		Step moving = this.writes.route(record(ORDERS_0, 7, "k"), publishing(() -> Step.settling(moveWrites)), this.book);
+		Step moving = this.writes.runStep(record(ORDERS_0, 7, "k"), publishing(() -> Step.settling(moveWrites)), this.book);
 		this.book.committable.put(orders1, new OffsetAndMetadata(5));
 		this.writes.commitOffsetsLater(this.book);
 		moveWrites.complete(null);
@@ -271,6 +273,11 @@ class TransactionBatchesTests {
 		List<MockProducer<byte[], byte[]>> matching = this.producers.all().stream().filter(test).toList();
 		assertThat(matching).hasSize(1);
 		return matching.get(0);
+	}
+
+	private static Delivery record(TopicPartition tp, long offset, String key) {
+		return new Delivery(tp.topic(), tp.partition(), offset, 0L, key.getBytes(StandardCharsets.UTF_8),
+				("v" + offset).getBytes(StandardCharsets.UTF_8), new RecordHeaders());
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 import java.time.Duration;
 import java.util.Collection;
@@ -17,12 +17,12 @@ import org.jspecify.annotations.Nullable;
  * record's partition, so that a revocation or a stop can let them finish before the
  * partition's last commit.
  */
-final class Settling {
+public final class WritesUnderWay {
 
 	private final Map<CompletableFuture<?>, TopicPartition> pending = new ConcurrentHashMap<>();
 
 	/** Notes the writes of a record of {@code partition}; they are forgotten once complete. */
-	void add(CompletableFuture<?> writes, TopicPartition partition) {
+	public void add(CompletableFuture<?> writes, TopicPartition partition) {
 		this.pending.put(writes, partition);
 		writes.whenComplete((ignored, ex) -> this.pending.remove(writes));
 	}
@@ -31,7 +31,7 @@ final class Settling {
 	 * Waits for the writes under way of some partitions (all when {@code null}), up to
 	 * {@code timeout}; returns false when some did not complete in time or failed.
 	 */
-	boolean await(@Nullable Collection<TopicPartition> which, Duration timeout) {
+	public boolean await(@Nullable Collection<TopicPartition> which, Duration timeout) {
 		CompletableFuture<?>[] writes = this.pending.entrySet().stream()
 			.filter((entry) -> which == null || which.contains(entry.getValue()))
 			.map(Map.Entry::getKey)

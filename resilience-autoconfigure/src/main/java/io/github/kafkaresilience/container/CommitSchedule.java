@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.time.Clock;
 import java.util.Collection;
 
+import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -17,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * way have settled. A failed commit is logged; a later one commits the same offsets or further
  * ones. Poll thread only.
  */
-final class Commits {
+final class CommitSchedule {
 
 	/** Logs under the container's name, as operators configure it. */
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
@@ -28,7 +29,7 @@ final class Commits {
 
 	private final ContainerOffsets offsets;
 
-	private final Settling settling;
+	private final WritesUnderWay settling;
 
 	private final ContainerSettings settings;
 
@@ -36,7 +37,7 @@ final class Commits {
 
 	private long lastCommit;
 
-	Commits(String id, OffsetCommitter committer, ContainerOffsets offsets, Settling settling,
+	CommitSchedule(String id, OffsetCommitter committer, ContainerOffsets offsets, WritesUnderWay settling,
 			ContainerSettings settings, Clock clock) {
 		this.id = id;
 		this.committer = committer;

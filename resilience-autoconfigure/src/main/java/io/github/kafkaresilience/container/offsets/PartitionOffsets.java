@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.offsets;
 
 /**
  * The offsets of one partition that were handed out but are not done yet, and the offset that
@@ -10,66 +10,66 @@ package io.github.kafkaresilience.container;
  *
  * @since 0.1.0
  */
-final class OffsetTracker {
+public final class PartitionOffsets {
 
-	private final OffsetRanges pending = new OffsetRanges();
+	private final OffsetRuns pending = new OffsetRuns();
 
-	private final OffsetRanges parked = new OffsetRanges();
+	private final OffsetRuns parked = new OffsetRuns();
 
 	private long next = -1;
 
-	void add(long offset) {
+	public void add(long offset) {
 		this.pending.add(offset);
 		this.next = Math.max(this.next, offset + 1);
 	}
 
-	void done(long offset) {
+	public void done(long offset) {
 		this.pending.remove(offset);
 		this.parked.remove(offset);
 	}
 
 	/** Records pending and held in memory: what the in-flight bound counts. */
-	int inFlight() {
+	public int inFlight() {
 		return (int) (this.pending.size() - this.parked.size());
 	}
 
 	/** Marks a pending record as parked: it is dropped from memory and read again later. */
-	void park(long offset) {
+	public void park(long offset) {
 		if (this.pending.contains(offset)) {
 			this.parked.add(offset);
 		}
 	}
 
 	/** Takes a record read again out of the parked set; returns whether it was parked. */
-	boolean unpark(long offset) {
+	public boolean unpark(long offset) {
 		return this.parked.remove(offset);
 	}
 
-	boolean isParked(long offset) {
+	public boolean isParked(long offset) {
 		return this.parked.contains(offset);
 	}
 
 	/** The smallest parked offset not below {@code offset}, or -1. */
-	long nextParked(long offset) {
+	public long nextParked(long offset) {
 		return this.parked.ceiling(offset);
 	}
 
-	long parkedCount() {
+	public long parkedCount() {
 		return this.parked.size();
 	}
 
 	/** Runs of consecutive parked offsets: what parking costs in memory. */
-	int parkedRuns() {
+	public int parkedRuns() {
 		return this.parked.runs();
 	}
 
 	/** The offset to commit once the pending record at {@code offset} is done too. */
-	long committableOnceDone(long offset) {
+	public long committableOnceDone(long offset) {
 		return committableOnceDone(java.util.Set.of(offset));
 	}
 
 	/** The offset to commit once the pending records at {@code offsets} are done too. */
-	long committableOnceDone(java.util.Set<Long> offsets) {
+	public long committableOnceDone(java.util.Set<Long> offsets) {
 		if (this.pending.isEmpty()) {
 			return this.next;
 		}
@@ -85,7 +85,7 @@ final class OffsetTracker {
 	}
 
 	/** The offset to commit, or -1 when no record was seen yet. */
-	long committable() {
+	public long committable() {
 		return this.pending.isEmpty() ? this.next : this.pending.first();
 	}
 

@@ -9,6 +9,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.offsets.CommittableOffsets;
+import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.support.MovingClock;
@@ -34,7 +36,7 @@ import static org.awaitility.Awaitility.await;
  * partitions it lets go of once their writes under way have settled (for no longer than the
  * shutdown timeout); a failed commit goes no further, but for a wakeup outside shutdown.
  */
-class CommitsTests {
+class CommitScheduleTests {
 
 	private static final TopicPartition P0 = new TopicPartition("orders", 0);
 
@@ -49,17 +51,17 @@ class CommitsTests {
 
 	private final Partitions partitions = new Partitions();
 
-	private final Settling settling = new Settling();
+	private final WritesUnderWay settling = new WritesUnderWay();
 
 	private final MovingClock clock = new MovingClock(Instant.ofEpochSecond(1_000));
 
-	private final Commits commits = commits(SHUTDOWN_TIMEOUT);
+	private final CommitSchedule commits = commits(SHUTDOWN_TIMEOUT);
 
 	private final PartitionWork p0 = work(P0, 10);
 
 	private final PartitionWork p1 = work(P1, 10);
 
-	CommitsTests() {
+	CommitScheduleTests() {
 		this.partitions.add(this.p0);
 		this.partitions.add(this.p1);
 		this.consumer.assign(List.of(P0, P1));
@@ -180,17 +182,17 @@ class CommitsTests {
 		OffsetCommitter recording = new OffsetCommitter() {
 
 			@Override
-			public Step route(Delivery record, Supplier<Step> step, OffsetBook offsets) {
+			public Step runStep(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
 				return step.get();
 			}
 
 			@Override
-			public void commit(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+			public void commit(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 				calls.add("now " + described(offsets));
 			}
 
 			@Override
-			public void commitSoon(Consumer<byte[], byte[]> consumer, OffsetBook offsets) {
+			public void commitSoon(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 				calls.add("soon " + described(offsets));
 			}
 
@@ -199,24 +201,24 @@ class CommitsTests {
 			}
 
 		};
-		Commits commits = commits(recording, SHUTDOWN_TIMEOUT);
+		CommitSchedule commits = commits(recording, SHUTDOWN_TIMEOUT);
 		commits.commit(this.consumer, List.of(P0, P1));
 		commits.revoking(this.consumer, List.of(P0));
 		commits.shutdown(this.consumer, List.of(P1));
 		assertThat(calls).containsExactly("soon [orders-0@1, orders-1@2]", "now [orders-0@1]", "now [orders-1@2]");
 	}
 
-	private static List<String> described(OffsetBook offsets) {
+	private static List<String> described(CommittableOffsets offsets) {
 		return offsets.committable().entrySet().stream().map((entry) -> entry.getKey() + "@" + entry.getValue().offset())
 			.sorted().toList();
 	}
 
-	private Commits commits(Duration shutdownTimeout) {
+	private CommitSchedule commits(Duration shutdownTimeout) {
 		return commits(new OffsetCommitter.WithConsumer(), shutdownTimeout);
 	}
 
-	private Commits commits(OffsetCommitter committer, Duration shutdownTimeout) {
-		return new Commits("orders", committer, new ContainerOffsets("orders", this.partitions),
+	private CommitSchedule commits(OffsetCommitter committer, Duration shutdownTimeout) {
+		return new CommitSchedule("orders", committer, new ContainerOffsets("orders", this.partitions),
 				this.settling, new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
 						Duration.ofSeconds(1), Duration.ofSeconds(10), false),
 				this.clock);

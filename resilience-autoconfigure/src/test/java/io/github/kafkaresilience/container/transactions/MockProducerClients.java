@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
 import java.util.List;

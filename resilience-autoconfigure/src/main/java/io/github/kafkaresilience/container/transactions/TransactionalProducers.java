@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -141,6 +141,20 @@ final class TransactionalProducers implements AutoCloseable {
 			synchronized (slot) {
 				closeProducer(slot);
 			}
+		}
+	}
+
+	/**
+	 * Initialises the producers before the first transaction needs them; a failure is logged,
+	 * and the first transaction tries again.
+	 */
+	void initialiseEarly() {
+		try {
+			initialiseAll();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not initialise the transactional producers '" + this.transactionalIdPrefix
+					+ "-*' yet; the first transaction tries again", ex);
 		}
 	}
 

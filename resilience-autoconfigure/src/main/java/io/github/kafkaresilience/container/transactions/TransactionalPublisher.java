@@ -1,9 +1,8 @@
-package io.github.kafkaresilience.container;
+package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
-import io.github.kafkaresilience.container.TransactionBatches.Member;
 import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.support.Futures;
 import io.github.kafkaresilience.support.KafkaFutures;
@@ -19,19 +18,19 @@ import org.jspecify.annotations.Nullable;
  */
 final class TransactionalPublisher implements RecordPublisher {
 
-	private final TransactionBatches transactions;
+	private final TransactionScope scope;
 
 	private final Sends sends;
 
 	private final Duration sendTimeout;
 
 	/**
-	 * @param transactions the transactions the steps join
+	 * @param scope the step each thread runs, whose transaction a write joins
 	 * @param sends sends the records, completing on a thread of its own
 	 * @param sendTimeout how long one send may take
 	 */
-	TransactionalPublisher(TransactionBatches transactions, Sends sends, Duration sendTimeout) {
-		this.transactions = transactions;
+	TransactionalPublisher(TransactionScope scope, Sends sends, Duration sendTimeout) {
+		this.scope = scope;
 		this.sends = sends;
 		this.sendTimeout = sendTimeout;
 	}
@@ -45,7 +44,7 @@ final class TransactionalPublisher implements RecordPublisher {
 	@Override
 	public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
 			Headers headers) {
-		Member current = this.transactions.inTransaction();
+		TransactionStep current = this.scope.inTransaction();
 		CompletableFuture<Long> offset = new CompletableFuture<>();
 		this.sends
 			.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
@@ -53,8 +52,8 @@ final class TransactionalPublisher implements RecordPublisher {
 			.whenComplete((metadata, ex) -> {
 				// the rest of the move runs here, in the step's transaction; when the send
 				// completed at once this is the step's own thread, whose scope stays
-				Member previous = this.transactions.current();
-				this.transactions.enter(current);
+				TransactionStep previous = this.scope.current();
+				this.scope.enter(current);
 				try {
 					if (ex != null) {
 						offset.completeExceptionally(Futures.cause(ex));
@@ -65,10 +64,10 @@ final class TransactionalPublisher implements RecordPublisher {
 				}
 				finally {
 					if (previous != null) {
-						this.transactions.enter(previous);
+						this.scope.enter(previous);
 					}
 					else {
-						this.transactions.leave();
+						this.scope.leave();
 					}
 				}
 			});
