@@ -75,6 +75,12 @@ class SyncBarrierScaleTests {
 
 	private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(3);
 
+	/**
+	 * How long after it is written the carrier of H comes due, beyond its stage's 1 s: longer
+	 * than the catch-up of the big lock partition, which took about 20 s.
+	 */
+	private static final Duration H_DUE_IN = Duration.ofSeconds(40);
+
 	@Test
 	void aPartitionStaysPausedUntilItsBigLockPartitionIsReadWhileTheConsumerKeepsItsGroupMembership() throws Exception {
 		String topic = SharedBroker.newTopic(PARTITIONS);
@@ -94,7 +100,10 @@ class SyncBarrierScaleTests {
 		commit("g-" + topic, new TopicPartition(topic, BIG), 1);
 		String lockId = UUID.randomUUID().toString();
 		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("H failed"), false, Instant.now());
-		ProducerRecord<byte[], byte[]> carrier = new ProducerRecord<>(stageTopic, BIG, locked.getBytes(), "H".getBytes(),
+		// H comes due well after the barriers open, so that F is routed while H's lock is live
+		// whichever of the instance's two consumers (main topic, retry topic) opens its barrier first
+		ProducerRecord<byte[], byte[]> carrier = new ProducerRecord<>(stageTopic, BIG,
+				System.currentTimeMillis() + H_DUE_IN.toMillis(), locked.getBytes(), "H".getBytes(),
 				RetryHeaders.forHop(new RecordHeaders(), true, topic, BIG, 0, 1, lockId, failure, null, Names.owner(topic)));
 		SharedBroker.send(carrier);
 		Lock lock = new Lock(lockId, Bytes.wrap(locked.getBytes()), BIG, 0, 1, 0L, null, 1, failure, Instant.now());
@@ -110,6 +119,8 @@ class SyncBarrierScaleTests {
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		try (ConfigurableApplicationContext context = TestApplication.start(ObservedApplication.class, topic,
 				"kafka.resilience.retry.delays=1s",
+				// H waits for its due time in memory rather than parked
+				"kafka.resilience.consumer.park-after=5m",
 				// the startup check of the ladder's owners reads the whole lock topic before the consumer
 				// starts; without it the catch-up happens behind the barrier, as after a rebalance
 				"kafka.resilience.topics.check-owner-at-startup=false",
