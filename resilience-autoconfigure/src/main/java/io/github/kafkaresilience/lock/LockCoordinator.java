@@ -87,7 +87,8 @@ public class LockCoordinator implements DisposableBean {
 		boolean[] created = new boolean[1];
 		LockRegistry registry = this.registries.computeIfAbsent(lockTopic, (topic) -> {
 			LockTable table = new LockTable();
-			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this.tailerPollTimeout,
+			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this::createEndOffsetsConsumer,
+					this.tailerPollTimeout,
 					ownership);
 			tailer.start();
 			created[0] = true;
@@ -132,6 +133,14 @@ public class LockCoordinator implements DisposableBean {
 	private Consumer<byte[], byte[]> createConsumer() {
 		Map<String, Object> config = new HashMap<>(this.consumerConfig);
 		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.incrementAndGet());
+		return this.consumers.create(config);
+	}
+
+	/** A consumer that reads nothing, for the high watermarks of the lock partitions. */
+	private Consumer<byte[], byte[]> createEndOffsetsConsumer() {
+		Map<String, Object> config = new HashMap<>(this.consumerConfig);
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.get() + "-ends");
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
 		return this.consumers.create(config);
 	}
 

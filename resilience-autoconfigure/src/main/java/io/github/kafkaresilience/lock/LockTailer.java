@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
@@ -27,11 +28,20 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads a lock topic from the beginning, without a consumer group, and applies every record in
  * log order to a {@link LockTable}. Callers can wait, without blocking a thread, until the
  * tailer has read a lock partition up to its end offset as of the moment they ask.
+ * <p>
+ * That end offset is the partition's high watermark, not its last stable offset: the tailer
+ * reads committed records only, and in {@code transaction} mode the transactions of several
+ * instances interleave in a lock partition. A lock committed behind another instance's open
+ * transaction lies past the last stable offset, while its record in a retry topic (or the
+ * offset committed with it) can already be read. A catch-up therefore lasts until every
+ * transaction open at the moment of asking has ended, so that every lock committed before
+ * that moment is in the table.
  *
  * @since 0.1.0
  */
@@ -59,6 +69,8 @@ final class LockTailer {
 
 	private final Supplier<Consumer<byte[], byte[]>> consumerFactory;
 
+	private final Supplier<Consumer<byte[], byte[]>> endOffsetsFactory;
+
 	private final Duration pollTimeout;
 
 	private final Queue<CatchUp> requests = new ConcurrentLinkedQueue<>();
@@ -79,17 +91,27 @@ final class LockTailer {
 
 	private volatile Consumer<byte[], byte[]> consumer;
 
+	/** Reads every partition's high watermark: assigned nothing, it never fetches a record. */
+	private volatile @Nullable Consumer<byte[], byte[]> endOffsets;
+
 	private Thread thread;
 
 	private volatile CompletableFuture<Void> started = new CompletableFuture<>();
 
+	/**
+	 * @param consumerFactory creates the consumer that reads the topic, reading committed
+	 * records only
+	 * @param endOffsetsFactory creates a consumer that reads uncommitted records, whose end
+	 * offsets are the partitions' high watermarks
+	 */
 	LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
-			Duration pollTimeout, Ownership ownership) {
+			Supplier<Consumer<byte[], byte[]>> endOffsetsFactory, Duration pollTimeout, Ownership ownership) {
 		this.ownership = ownership;
 		this.topic = topic;
 		this.partitions = partitions;
 		this.table = table;
 		this.consumerFactory = consumerFactory;
+		this.endOffsetsFactory = endOffsetsFactory;
 		this.pollTimeout = pollTimeout;
 	}
 
@@ -99,6 +121,7 @@ final class LockTailer {
 		}
 		this.running = true;
 		this.consumer = this.consumerFactory.get();
+		this.endOffsets = this.endOffsetsFactory.get();
 		this.thread = new Thread(this::run, "kafka-resilience-tailer-" + this.topic);
 		this.thread.setDaemon(true);
 		this.thread.start();
@@ -189,6 +212,10 @@ final class LockTailer {
 			this.pause.notifyAll();
 		}
 		this.consumer.wakeup();
+		Consumer<byte[], byte[]> endOffsets = this.endOffsets;
+		if (endOffsets != null) {
+			endOffsets.wakeup();
+		}
 		try {
 			running.join(Duration.ofSeconds(10).toMillis());
 		}
@@ -199,6 +226,7 @@ final class LockTailer {
 
 	private void run() {
 		Consumer<byte[], byte[]> consumer = this.consumer;
+		Consumer<byte[], byte[]> endOffsets = Objects.requireNonNull(this.endOffsets);
 		try {
 			List<TopicPartition> assignment = new ArrayList<>();
 			for (int p = 0; p < this.partitions; p++) {
@@ -209,7 +237,7 @@ final class LockTailer {
 			int failures = 0;
 			while (this.running) {
 				try {
-					registerRequests(consumer);
+					registerRequests(endOffsets);
 					ConsumerRecords<byte[], byte[]> records = consumer.poll(this.pollTimeout);
 					for (ConsumerRecord<byte[], byte[]> record : records) {
 						applySafely(record);
@@ -239,6 +267,7 @@ final class LockTailer {
 			this.requests.forEach((request) -> request.done().cancel(false));
 			this.waiters.values().forEach((list) -> list.forEach((waiter) -> waiter.done().cancel(false)));
 			consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+			endOffsets.close(CloseOptions.timeout(Duration.ofSeconds(5)));
 		}
 	}
 
@@ -255,7 +284,11 @@ final class LockTailer {
 		}
 	}
 
-	private void registerRequests(Consumer<byte[], byte[]> consumer) {
+	/**
+	 * Gives each new catch-up request its target: the partition's high watermark now.
+	 * @param endOffsets a consumer reading uncommitted records
+	 */
+	private void registerRequests(Consumer<byte[], byte[]> endOffsets) {
 		if (this.requests.isEmpty()) {
 			return;
 		}
@@ -266,10 +299,10 @@ final class LockTailer {
 		List<TopicPartition> partitions = batch.stream().map((r) -> new TopicPartition(this.topic, r.partition())).distinct().toList();
 		Map<TopicPartition, Long> ends;
 		try {
-			ends = consumer.endOffsets(partitions);
+			ends = endOffsets.endOffsets(partitions);
 		}
 		catch (RuntimeException ex) {
-			// a wakeup from a newer request, or a failed look-up: ask again on the next loop
+			// a wakeup on stop, or a failed look-up: ask again on the next loop
 			this.requests.addAll(batch);
 			throw ex;
 		}

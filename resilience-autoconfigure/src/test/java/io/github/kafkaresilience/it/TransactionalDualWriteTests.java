@@ -190,6 +190,59 @@ class TransactionalDualWriteTests {
 		}
 	}
 
+	/**
+	 * Transactions of several instances interleave in a lock partition: a lock committed behind
+	 * another instance's open transaction is past the partition's last stable offset, though
+	 * its record in the retry topic can already be read. A catch-up of the lock tailer must not
+	 * end before that lock is in the table, or the record is taken for a stale copy of
+	 * released work and skipped, and its key waits behind a lock nothing carries.
+	 */
+	@Test
+	void aLockCommittedBehindAnotherInstancesOpenTransactionIsInTheTableOnceTheTailerCaughtUp() throws Exception {
+		String topic = SharedBroker.newTopic(1);
+		SharedBroker.createTopic(Names.locks(topic), 1, Map.of("cleanup.policy", "compact"));
+		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
+		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
+		LockCoordinator writer = new LockCoordinator("writer", ConsumerClients.of(client), ProducerClients.of(client),
+				Duration.ofMillis(100), Duration.ofSeconds(30));
+		LockCoordinator reader = new LockCoordinator("reader", ConsumerClients.of(client), ProducerClients.of(client),
+				Duration.ofMillis(100), Duration.ofSeconds(30));
+		try (TransactionalWrites ahead = new TransactionalWrites(ProducerClients.of(client), "tx-ahead-" + topic,
+				Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites aheadRestarted = new TransactionalWrites(ProducerClients.of(client), "tx-ahead-" + topic,
+						Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites behind = new TransactionalWrites(ProducerClients.of(client), "tx-behind-" + topic,
+						Duration.ofSeconds(30), FaultInjection.NONE)) {
+			LockRegistry written = writer.registry(topic, Names.locks(topic), 1, Names.owner(topic));
+			LockRegistry view = reader.registry(topic, Names.locks(topic), 1, Names.owner(topic));
+			assertThat(view.catchUp(0)).succeedsWithin(Duration.ofSeconds(30));
+			// an instance's move that has not settled yet: its transaction stays open
+			ahead.runStep(delivery(topic, 0), () -> {
+				ahead.locks(written).write(Lock.moving("ahead-1", Bytes.wrap("a".getBytes()), 0, 0, 1, new Position(0, 0), 1,
+						null, Instant.now()));
+				return Step.settling(new CompletableFuture<>());
+			}, new NoOffsets(null));
+			await().atMost(Duration.ofSeconds(30)).until(() -> SharedBroker.readAll(Names.locks(topic), false).size() == 1);
+			// another instance's move, committed behind it: its copy is readable at once
+			behind.execute(delivery(topic, 1), () -> move(behind, written, topic, "behind-1", 1), new NoOffsets(null));
+			await().atMost(Duration.ofSeconds(30))
+				.untilAsserted(() -> assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactly("v1"));
+
+			CompletableFuture<Lock> found = view.catchUp(0).thenApply((caughtUp) -> view.find("behind-1"));
+			await("a catch-up ending without the lock committed behind the open transaction")
+				.during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+				.until(() -> !found.isDone() || found.join() != null);
+			aheadRestarted.start(); // the open transaction is aborted as its instance starts again
+			assertThat(found).succeedsWithin(Duration.ofSeconds(30))
+				.as("the lock committed behind the open transaction").isNotNull();
+			assertThat(view.find("ahead-1")).as("an aborted write never reaches the lock table").isNull();
+		}
+		finally {
+			writer.destroy();
+			reader.destroy();
+		}
+	}
+
 	/** The end offset of a partition for read-committed readers: its last stable offset. */
 	private static long committedEnd(TopicPartition partition) throws Exception {
 		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
