@@ -98,7 +98,7 @@ class ClientsFromFactoriesTests {
 				"kafka-resilience-" + id + "-" + id + "-retries", "kafka-resilience-" + id + "-" + id + "-rereader",
 				"kafka-resilience-" + id + "-" + id + "-ownership-check",
 				"kafka-resilience-" + id + "-" + id + "-dlq-handler", "kafka-resilience-tailer-" + id + "-1",
-				"kafka-resilience-replay");
+				"kafka-resilience-tailer-" + id + "-1-ends", "kafka-resilience-replay");
 		assertThat(seen.producers).containsExactlyInAnyOrder("kafka-resilience-locks-" + id,
 				"kafka-resilience-ladder-" + id, "kafka-resilience-replay");
 		assertThat(consumerSettings.get("kafka-resilience-" + id + "-" + id)).as("the application's isolation level")
@@ -116,7 +116,7 @@ class ClientsFromFactoriesTests {
 				"kafka-resilience-" + id + "-" + id + "-retries", "kafka-resilience-" + id + "-" + id + "-rereader",
 				"kafka-resilience-" + id + "-" + id + "-ownership-check",
 				"kafka-resilience-" + id + "-" + id + "-dlq-handler", "kafka-resilience-tailer-" + id + "-1",
-				"kafka-resilience-replay");
+				"kafka-resilience-tailer-" + id + "-1-ends", "kafka-resilience-replay");
 		// a transactional producer per worker (4) and one more; no retry publisher, as every
 		// publish goes in a transaction; the lock writer admits the replay
 		Set<String> transactional = IntStream.rangeClosed(0, 4)
@@ -127,8 +127,12 @@ class ClientsFromFactoriesTests {
 			.hasSize(transactional.size() + 2);
 		transactional.forEach((client) -> assertThat(producerSettings.get(client)).as(client)
 			.containsEntry(ProducerConfig.TRANSACTIONAL_ID_CONFIG, client));
-		seen.consumers.forEach((client) -> assertThat(consumerSettings.get(client)).as(client)
-			.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+		// every consumer that reads records reads committed ones; the tailer's second consumer
+		// reads none, it only asks for the high watermarks of the lock partitions
+		String ends = "kafka-resilience-tailer-" + id + "-1-ends";
+		seen.consumers.stream().filter((client) -> !client.equals(ends)).forEach((client) -> assertThat(
+				consumerSettings.get(client)).as(client).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+		assertThat(consumerSettings.get(ends)).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
 	}
 
 	/**
