@@ -152,4 +152,15 @@ public @interface OrderedRetryListener {
 	 */
 	String batchSize() default "";
 
+	/**
+	 * How long the result of a method that returns one that completes later (a
+	 * {@code CompletableFuture}, a {@code CompletionStage}, a {@code Mono}, or a Kotlin
+	 * {@code suspend} function) is waited for before the attempt fails with an
+	 * {@link AttemptTimeoutException}, e.g. {@code "10s"}; empty for
+	 * {@code kafka.resilience.consumer.attempt-timeout}. Refused on a method that returns once
+	 * done.
+	 * @since 0.2.0
+	 */
+	String attemptTimeout() default "";
+
 }

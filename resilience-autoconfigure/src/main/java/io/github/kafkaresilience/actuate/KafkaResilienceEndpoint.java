@@ -134,7 +134,7 @@ public class KafkaResilienceEndpoint {
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running, holding(container),
 					batch(container), topics, running && container.isPauseRequested(),
 					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
-					running ? container.closedBarriers().size() : 0));
+					running ? container.closedBarriers().size() : 0, (container != null) ? container.pendingResults() : null));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
 	}
@@ -340,10 +340,12 @@ public class KafkaResilienceEndpoint {
 	 * @param partitions the partitions this instance holds, of the main and stage topics
 	 * @param sinceLastPoll how long ago its consumer last polled, {@code null} when it is not running
 	 * @param closedBarriers partitions held paused by the sync barrier now
+	 * @param pendingResults records whose handler returned a result that has not completed yet;
+	 * {@code null} for a listener whose method returns once done
 	 */
 	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
 			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics, boolean paused, int partitions,
-			@Nullable Duration sinceLastPoll, int closedBarriers) {
+			@Nullable Duration sinceLastPoll, int closedBarriers, @Nullable Integer pendingResults) {
 	}
 
 	/**

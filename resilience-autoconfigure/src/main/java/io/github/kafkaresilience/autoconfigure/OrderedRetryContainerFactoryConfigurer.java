@@ -116,6 +116,7 @@ public class OrderedRetryContainerFactoryConfigurer {
 		factory.setEngine(this.engine);
 		factory.setContainerSettings(containerSettings(this.properties.getConsumer()));
 		map.from(this.properties.getConsumer()).as(this::batchSettings).to(factory::setBatchSettings);
+		map.from(this.properties.getConsumer()::getAttemptTimeout).to(factory::setAttemptTimeout);
 		map.from(retry::getDelays).to(factory::setDelays);
 		map.from(retry::getMaxAttempts).to(factory::setMaxAttempts);
 		map.from(retry::getJitter).to(factory::setDueTimeJitter);

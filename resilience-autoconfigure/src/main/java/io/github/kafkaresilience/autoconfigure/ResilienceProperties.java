@@ -735,6 +735,16 @@ public class ResilienceProperties {
 		private Duration parkAfter = Duration.ofSeconds(10);
 
 		/**
+		 * How long the result of a listener method that returns one that completes later (a
+		 * CompletableFuture, a CompletionStage, a Mono, a Kotlin suspend function) is waited
+		 * for before the attempt fails with an AttemptTimeoutException; a listener's
+		 * attemptTimeout overrides it.
+		 */
+		@NotNull
+		@MinDuration("1ms")
+		private Duration attemptTimeout = Duration.ofSeconds(30);
+
+		/**
 		 * The most records in one call of a batch listener's method; a listener's batchSize
 		 * overrides it.
 		 */
@@ -756,6 +766,14 @@ public class ResilienceProperties {
 		 */
 		@NotNull
 		private BatchSettings.Failure batchFailure = BatchSettings.Failure.BISECT;
+
+		public Duration getAttemptTimeout() {
+			return this.attemptTimeout;
+		}
+
+		public void setAttemptTimeout(Duration attemptTimeout) {
+			this.attemptTimeout = attemptTimeout;
+		}
 
 		public int getBatchSize() {
 			return this.batchSize;

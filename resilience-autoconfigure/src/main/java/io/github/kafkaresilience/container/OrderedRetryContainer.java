@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockReaper;
@@ -169,6 +170,26 @@ public class OrderedRetryContainer {
 	 */
 	public synchronized void runInBatches(BatchSettings settings, Map<StageRouter, BatchHandler> handlers) {
 		this.runner.runInBatches(settings, handlers);
+	}
+
+	/**
+	 * Runs this listener's records with handlers whose results complete later: a worker calls
+	 * the handler and is let go; the record's key waits until its result completes. Each
+	 * route's router must {@link StageRouter.Builder#batchRuns(boolean) leave the runs} to the
+	 * container.
+	 * @param handlers the handler of each main topic's router
+	 */
+	public synchronized void runAsync(Map<StageRouter, AsyncRecordHandler> handlers) {
+		this.runner.runAsync(handlers);
+	}
+
+	/**
+	 * How many of this listener's records wait for their handler's result now, or
+	 * {@code null} when its handler returns once done.
+	 */
+	public @Nullable Integer pendingResults() {
+		AsyncRuns async = this.runner.asyncRuns();
+		return (async != null) ? async.pending() : null;
 	}
 
 	/** How this listener's batches are gathered, or {@code null} when it runs records one at a time. */
@@ -377,9 +398,17 @@ public class OrderedRetryContainer {
 	 */
 	private void drain() {
 		this.runner.waits().stopParking();
+		AsyncRuns async = this.runner.asyncRuns();
+		if (async != null && !async.awaitPending(this.settings.shutdownTimeout())) {
+			logger.warn("Listener '" + this.id + "' stopped before " + async.pending() + " of its handlers' results "
+					+ "completed; their records will be delivered again");
+		}
 		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
 			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
 					+ "will be delivered again");
+		}
+		if (async != null) {
+			async.giveUpPending();
 		}
 	}
 

@@ -3,10 +3,14 @@ package io.github.kafkaresilience.container;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.offsets.WritesUnderWay;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
+import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
@@ -59,6 +63,8 @@ final class RecordRunner {
 
 	private volatile @Nullable BatchRuns batches;
 
+	private volatile @Nullable AsyncRuns asyncRuns;
+
 	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -93,7 +99,7 @@ final class RecordRunner {
 	}
 
 	/** Runs the records that may run now in batches, as the listener's settings say. */
-	void runInBatches(BatchSettings settings, java.util.Map<StageRouter, BatchHandler> handlers) {
+	void runInBatches(BatchSettings settings, Map<StageRouter, BatchHandler> handlers) {
 		this.batches = new BatchRuns(this.id, settings, handlers, this.workers,
 				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
 
@@ -109,6 +115,19 @@ final class RecordRunner {
 			}
 
 		});
+	}
+
+	/**
+	 * Runs the records whose route lets them run with a handler whose result completes later:
+	 * no worker is held while a result is pending.
+	 */
+	void runAsync(Map<StageRouter, AsyncRecordHandler> handlers) {
+		this.asyncRuns = new AsyncRuns(handlers, this.workers, this::completed);
+	}
+
+	/** Runs records whose results complete later, or {@code null} for a listener whose handler returns when done. */
+	@Nullable AsyncRuns asyncRuns() {
+		return this.asyncRuns;
 	}
 
 	/** Runs records in batches, or {@code null} for a listener that runs them one at a time. */
@@ -197,7 +216,15 @@ final class RecordRunner {
 					this.workers.submitFailure(task);
 				}
 			}
-			case READY -> batches().add(task, step.ready());
+			case READY -> {
+				AsyncRuns async = this.asyncRuns;
+				if (async != null) {
+					async.start(task, step.ready());
+				}
+				else {
+					batches().add(task, step.ready());
+				}
+			}
 		}
 		return null;
 	}
@@ -231,6 +258,39 @@ final class RecordRunner {
 		KeyedTask next = proceed(task, step, task.work.route, List.of(), true);
 		if (next != null) {
 			this.workers.submit(next);
+		}
+	}
+
+	/**
+	 * A record's result completed: on a worker, the attempt is finished and the rest of its
+	 * step runs as after a single record's run; a next record of its key that may run now is
+	 * handed to the workers.
+	 */
+	private void completed(RecordTask task, ReadyRun run, Completion completion,
+			long nanos, Attempt attempt) {
+		Step step;
+		try {
+			step = this.committer.runStep(task.delivery, () -> run.ran(finish(completion), nanos, attempt), this.offsets);
+			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
+				task.stepTaken();
+			}
+		}
+		catch (RuntimeException ex) {
+			routeFailed(task, ex);
+			return;
+		}
+		KeyedTask next = proceed(task, step, task.work.route, List.of(), true);
+		if (next != null) {
+			this.workers.submit(next);
+		}
+	}
+
+	private static HandlerResult finish(Completion completion) {
+		try {
+			return completion.finish();
+		}
+		catch (RuntimeException ex) {
+			return HandlerResult.failed(ex);
 		}
 	}
 

@@ -21,6 +21,12 @@ enum RecordState {
 	PROBING,
 
 	/**
+	 * Its handler was called and returned a result that completes later: no worker holds it,
+	 * and its key waits until the result completes and a worker takes the rest of its step.
+	 */
+	AWAITING,
+
+	/**
 	 * Right behind the head of its key, rides in the head's batch (docs/PROTOCOL.md, rule 10):
 	 * no one but its batch hands it out.
 	 */
@@ -54,7 +60,9 @@ enum RecordState {
 	Set<RecordState> next() {
 		return switch (this) {
 			case QUEUED -> EnumSet.of(RUNNING, HELD, RIDING, PARKED);
-			case RUNNING, PROBING, RIDING ->
+			case RUNNING, PROBING -> EnumSet.of(AWAITING, DONE, SETTLING, WAITING, PARKED, FAILURE_PENDING, HELD,
+					QUEUED, STOPPED);
+			case RIDING, AWAITING ->
 				EnumSet.of(DONE, SETTLING, WAITING, PARKED, FAILURE_PENDING, HELD, QUEUED, STOPPED);
 			case FAILURE_PENDING -> EnumSet.of(RUNNING);
 			case SETTLING -> EnumSet.of(DONE, QUEUED, WAITING, STOPPED);

@@ -275,6 +275,21 @@ final class Workers {
 		}
 	}
 
+	/**
+	 * Queues the end of an attempt whose result completed, called on the completing thread: it
+	 * runs in its turn although the workers hold or stop taking records; returns false when the
+	 * workers have stopped (it will not run).
+	 */
+	boolean submitCompletion(Runnable completion) {
+		ExecutorService pool = this.pool;
+		if (pool == null || pool.isShutdown()) {
+			return false;
+		}
+		this.turns.ready(new Task.Completion(completion));
+		startDrainer();
+		return true;
+	}
+
 	/** Whether records wait for their turn now. */
 	boolean hasReadyTasks() {
 		return this.turns.hasReady();
@@ -355,16 +370,15 @@ final class Workers {
 
 	/** Runs a task unless it may not run now; returns the next of its key that may run at once. */
 	private @Nullable KeyedTask run(Task next) {
+		if (next instanceof Task.Completion completion) {
+			runAction(completion.run(), completion);
+			return null;
+		}
 		if (this.stopping || next.revoked()) {
 			return null;
 		}
 		if (next instanceof Task.Action action) {
-			try {
-				action.run().run();
-			}
-			catch (RuntimeException ex) {
-				logger.error("Listener '" + this.id + "' failed to run " + action, ex);
-			}
+			runAction(action.run(), action);
 			return null;
 		}
 		KeyedTask task = (KeyedTask) next;
@@ -385,6 +399,15 @@ final class Workers {
 		}
 		finally {
 			task.work.runs.end();
+		}
+	}
+
+	private void runAction(Runnable action, Task task) {
+		try {
+			action.run();
+		}
+		catch (RuntimeException ex) {
+			logger.error("Listener '" + this.id + "' failed to run " + task, ex);
 		}
 	}
 

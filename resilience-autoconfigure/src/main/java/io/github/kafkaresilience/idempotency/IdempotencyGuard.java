@@ -87,6 +87,29 @@ public class IdempotencyGuard {
 	}
 
 	/**
+	 * Ends the attempt of a record whose method's result completed later, run under a claim
+	 * from {@link #admit}: completes the claim when the attempt succeeded, releases it
+	 * otherwise. Call it on a thread that may block on the store.
+	 * @param claim the record's claim
+	 * @param result how the attempt went
+	 * @return {@code result}, or a failure when the claim of a success could not be completed
+	 */
+	public HandlerResult finish(Claim claim, HandlerResult result) {
+		HandlerResult outcome = result;
+		if (outcome.outcome() == HandlerResult.Outcome.SUCCESS) {
+			try {
+				this.store.complete(claim);
+				return outcome;
+			}
+			catch (RuntimeException ex) {
+				outcome = HandlerResult.failed(ex);
+			}
+		}
+		release(claim, outcome);
+		return outcome;
+	}
+
+	/**
 	 * Claims a record's idempotency key before its batch runs.
 	 * @param record the deserialized record
 	 * @return the claim, when the record may run; otherwise what the record's outcome is

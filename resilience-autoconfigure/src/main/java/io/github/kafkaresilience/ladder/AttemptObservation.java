@@ -109,6 +109,15 @@ public interface AttemptObservation {
 		void ended(HandlerResult result);
 
 		/**
+		 * The handler was called and returned a result that completes later: the attempt is
+		 * no longer the calling thread's current observation, and is observed until
+		 * {@link #ended} ends it, possibly on another thread. Called on the thread that
+		 * started the attempt.
+		 */
+		default void called() {
+		}
+
+		/**
 		 * Running the handler threw instead of giving a result: nothing of the step was done,
 		 * and the record is routed again.
 		 * @param ex what it threw

@@ -5,10 +5,10 @@ import java.util.function.Supplier;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 
 /**
- * A record the rules let run now, in a listener that runs its records in batches
- * ({@link StageRouter.Builder#batchRuns(boolean)}): the caller runs the handler on it together
- * with other ready records, then tells the outcome with {@link #ran}, which takes the rest of
- * the record's step. A record the batch did not get to is routed again from the start,
+ * A record the rules let run now, in a listener that runs its records itself
+ * ({@link StageRouter.Builder#batchRuns(boolean)}): the caller runs the handler on it, in a
+ * batch together with other ready records or alone with a result that completes later, then
+ * tells the outcome with {@link #ran}, which takes the rest of the record's step. A record the batch did not get to is routed again from the start,
  * without an attempt counted.
  * <p>
  * The record's attempt is observed in its own trace once its outcome is known, so that the
@@ -71,6 +71,31 @@ public final class ReadyRun {
 	 */
 	public Step ran(HandlerResult result, long nanos, AttemptObservation.Batch batch) {
 		Attempt attempt = this.router.attempted(this.record, this.run.stage(), result, nanos, batch);
+		return rest(result, attempt);
+	}
+
+	/**
+	 * Starts the record's attempt before its handler is called on it alone, for a handler
+	 * whose result completes later: the attempt is the calling thread's current observation
+	 * until {@link Attempt#called()}, and is observed until {@link #ran(HandlerResult, long, Attempt)}
+	 * ends it, so that it spans the call and the wait for its result.
+	 * @return the attempt, to pass to {@link #ran(HandlerResult, long, Attempt)}
+	 */
+	public Attempt startAttempt() {
+		return this.router.startAttempt(this.record, this.run.stage());
+	}
+
+	/**
+	 * As {@link #ran(HandlerResult, long)}, for a record whose attempt was started with
+	 * {@link #startAttempt()}: ends that attempt with the record's outcome.
+	 * @param attempt the attempt {@link #startAttempt()} gave
+	 */
+	public Step ran(HandlerResult result, long nanos, Attempt attempt) {
+		this.router.ended(attempt, this.run.stage(), result, nanos);
+		return rest(result, attempt);
+	}
+
+	private Step rest(HandlerResult result, Attempt attempt) {
 		Supplier<Step> rest = () -> this.router.afterRun(this.record, this.run, result, attempt);
 		boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
 		return (this.deferFailures && failed) ? Step.failed(result, rest) : rest.get();

@@ -265,6 +265,17 @@ public class StageRouter {
 		return attempt;
 	}
 
+	/** Starts the attempt of a ready record whose handler's result completes later. */
+	Attempt startAttempt(Delivery record, int stage) {
+		return this.attempts.start(record, stage);
+	}
+
+	/** Ends the attempt of a ready record whose result completed, and counts its run. */
+	void ended(Attempt attempt, int stage, HandlerResult result, long nanos) {
+		attempt.ended(result);
+		this.observer.handled(stage, result.outcome(), nanos);
+	}
+
 	/**
 	 * Starts observing a call of the batch listener's method on ready records of this ladder.
 	 * @see AttemptObservation#startBatch(int)
@@ -435,7 +446,7 @@ public class StageRouter {
 
 		/**
 		 * Whether the router leaves the runs of the handler to its caller, for a listener that
-		 * runs its records in batches: a record the rules let run now is not run by the router,
+		 * runs its records in batches or whose handler's results complete later: a record the rules let run now is not run by the router,
 		 * and {@link StageRouter#route(Delivery, boolean, boolean)} returns
 		 * {@link Step.Kind#READY} with its {@link ReadyRun} instead; the handler is not called.
 		 */

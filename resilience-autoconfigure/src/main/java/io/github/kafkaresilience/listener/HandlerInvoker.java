@@ -1,11 +1,18 @@
 package io.github.kafkaresilience.listener;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
+import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.idempotency.IdempotencyGuard;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.support.Futures;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
@@ -47,7 +54,7 @@ import org.springframework.messaging.handler.invocation.MethodArgumentResolution
  *
  * @since 0.1.0
  */
-final class HandlerInvoker implements RecordHandler {
+final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 
 	private final ListenerMethodAdapter method;
 
@@ -59,6 +66,9 @@ final class HandlerInvoker implements RecordHandler {
 
 	private final @Nullable IdempotencyGuard guard;
 
+	/** How long a result that completes later is waited for. */
+	private final Duration attemptTimeout;
+
 	/**
 	 * @param endpoint the listener, with its method and consumer group
 	 * @param mainTopic the main topic, the topic records are deserialized for
@@ -66,14 +76,17 @@ final class HandlerInvoker implements RecordHandler {
 	 * @param keyDeserializer the application's key deserializer
 	 * @param valueDeserializer the application's value deserializer
 	 * @param guard runs the method once per idempotency key, or {@code null}
+	 * @param attemptTimeout how long a result that completes later is waited for
 	 */
 	HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
-			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard) {
+			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard,
+			Duration attemptTimeout) {
 		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
 		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();
 		this.groupId = endpoint.groupId();
 		this.reader = new RecordReader(mainTopic, keyDeserializer, valueDeserializer);
 		this.guard = guard;
+		this.attemptTimeout = attemptTimeout;
 	}
 
 	@Override
@@ -98,6 +111,74 @@ final class HandlerInvoker implements RecordHandler {
 		finally {
 			KafkaUtils.clearConsumerGroupId();
 		}
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The record is read, its claim taken and the method called on the calling thread; the
+	 * attempt ends when the method's result completes, or fails with an
+	 * {@link AttemptTimeoutException} (and the result is cancelled) when it did not complete
+	 * within the attempt timeout. The claim is completed or released by the
+	 * {@link Completion}, on the worker that finishes the attempt.
+	 */
+	@Override
+	public CompletableFuture<Completion> start(Delivery delivery) {
+		RecordReader.Read read = this.reader.read(delivery);
+		ConsumerRecord<Object, Object> record = read.record();
+		if (record == null) {
+			return CompletableFuture.completedFuture(Completion.of(read.poison()));
+		}
+		KafkaUtils.setConsumerGroupId(this.groupId);
+		try {
+			Message<?> message;
+			try {
+				message = this.method.toMessage(record);
+			}
+			catch (RuntimeException ex) {
+				return CompletableFuture.completedFuture(Completion.of(HandlerResult.poison(ex)));
+			}
+			IdempotencyGuard guard = this.guard;
+			if (guard == null) {
+				return call(record, message).thenApply(Completion::of);
+			}
+			IdempotencyGuard.Admission admission = guard.admit(record);
+			Claim claim = admission.claim();
+			if (claim == null) {
+				return CompletableFuture.completedFuture(Completion.of(admission.decided()));
+			}
+			return call(record, message).thenApply((result) -> () -> guard.finish(claim, result));
+		}
+		finally {
+			KafkaUtils.clearConsumerGroupId();
+		}
+	}
+
+	/** Calls the method; the future completes, never exceptionally, with how its result completed. */
+	private CompletableFuture<HandlerResult> call(ConsumerRecord<Object, Object> record, Message<?> message) {
+		Object returned;
+		try {
+			returned = this.method.invoke(record, message);
+		}
+		catch (ListenerExecutionFailedException ex) {
+			return CompletableFuture.completedFuture(HandlerResult.failed(failure(ex, this.description)));
+		}
+		catch (Error ex) {
+			return CompletableFuture.completedFuture(HandlerResult.failed(ex));
+		}
+		CompletableFuture<?> result = AsyncResults.toFuture(returned, this.description);
+		CompletableFuture<HandlerResult> outcome = new CompletableFuture<>();
+		result.whenComplete((value, ex) -> outcome
+			.complete((ex != null) ? HandlerResult.failed(Futures.cause(ex)) : HandlerResult.success()));
+		if (outcome.isDone()) {
+			return outcome;
+		}
+		return outcome.orTimeout(this.attemptTimeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
+			result.cancel(true);
+			return HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
+					+ this.description + " for " + record.topic() + "-" + record.partition() + "@" + record.offset()
+					+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout));
+		});
 	}
 
 	private HandlerResult invoke(ConsumerRecord<Object, Object> record, Message<?> message) {

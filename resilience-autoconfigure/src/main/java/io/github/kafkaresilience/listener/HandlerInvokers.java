@@ -1,10 +1,12 @@
 package io.github.kafkaresilience.listener;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -59,9 +61,20 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 
 	@Override
 	public RecordHandler create(ListenerEndpoint endpoint, String mainTopic) {
+		// a method that returns once done has no result to wait for
+		return invoker(endpoint, mainTopic, Duration.ZERO);
+	}
+
+	@Override
+	public AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
+		return invoker(endpoint, mainTopic, attemptTimeout);
+	}
+
+	private HandlerInvoker invoker(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
 		return new HandlerInvoker(endpoint, mainTopic, this.messaging.get(), deserializer(this.consumerFactory, true),
 				deserializer(this.consumerFactory, false), this.idempotencyGuards.guard(endpoint.id(),
-						endpoint.idempotent(), endpoint.idempotencyKey(), mainTopic));
+						endpoint.idempotent(), endpoint.idempotencyKey(), mainTopic),
+				attemptTimeout);
 	}
 
 	/**

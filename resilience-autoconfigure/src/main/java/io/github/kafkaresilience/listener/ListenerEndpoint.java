@@ -26,18 +26,38 @@ import org.jspecify.annotations.Nullable;
  * @param consumerProperties settings of its consumer on top of the application's
  * @param batch whether the method takes a batch of records
  * @param batchSize the most records in one batch, {@code null} for the configured default
+ * @param attemptTimeout how long a result that completes later is waited for, {@code null} for
+ * the configured default
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
 		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
 		@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
-		@Nullable Integer batchSize) {
+		@Nullable Integer batchSize, @Nullable Duration attemptTimeout) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
 		delays = (delays != null) ? List.copyOf(delays) : null;
 		consumerProperties = Map.copyOf(consumerProperties);
+	}
+
+	/** An endpoint whose results that complete later are waited for as configured. */
+	public ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
+			@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
+			@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
+			@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
+			@Nullable Integer batchSize) {
+		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean, method,
+				containerFactory, consumerProperties, batch, batchSize, null);
+	}
+
+	/**
+	 * Whether the method returns a result that completes later (a {@code CompletionStage}, a
+	 * {@code Mono}) or is a Kotlin {@code suspend} function: an attempt ends when it completes.
+	 */
+	public boolean async() {
+		return AsyncResults.isAsync(this.method);
 	}
 
 	/** An endpoint of the default container factory, with the application's consumer settings. */

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.listener;
 import java.lang.reflect.Method;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
@@ -17,7 +18,7 @@ import org.springframework.messaging.Message;
  * <p>
  * Conversion and invocation are two steps, so that a record the converter cannot read is
  * told apart from a method that fails. There is no acknowledgment, consumer or reply: the
- * method's return value is ignored.
+ * method's return value is only awaited, when it is a result that completes later.
  */
 final class ListenerMethodAdapter extends RecordMessagingMessageListenerAdapter<Object, Object> {
 
@@ -42,11 +43,13 @@ final class ListenerMethodAdapter extends RecordMessagingMessageListenerAdapter<
 	 * Invokes the method.
 	 * @param record the deserialized record
 	 * @param message its message, from {@link #toMessage}
+	 * @return what the method returned: for a Kotlin {@code suspend} function, the
+	 * {@code Mono} of its result
 	 * @throws ListenerExecutionFailedException when a parameter cannot be resolved or the
 	 * method throws; its cause says which
 	 */
-	void invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
-		invokeHandler(record, null, message, null);
+	@Nullable Object invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
+		return invokeHandler(record, null, message, null);
 	}
 
 }

@@ -3,7 +3,6 @@ package io.github.kafkaresilience.listener;
 import java.lang.reflect.Method;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 
 import org.apache.kafka.clients.consumer.Consumer;
@@ -16,7 +15,6 @@ import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.kafka.listener.adapter.AdapterUtils;
 import org.springframework.kafka.listener.adapter.ConsumerRecordMetadata;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.kafka.support.KafkaHeaders;
@@ -30,7 +28,8 @@ import org.springframework.messaging.handler.annotation.SendTo;
  * Refuses, at startup, a listener method that takes or returns what makes sense for a
  * {@code @KafkaListener} but not here: the library acknowledges and commits by itself, owns
  * the consumer, hands a record listener's method one record at a time and a batch listener's
- * method a batch, and must know how an attempt ended when the method returns.
+ * method a batch, and must know when an attempt ended: when the method returns, or when the
+ * result a record listener's method returned completes.
  */
 final class ListenerMethodSignature {
 
@@ -73,12 +72,17 @@ final class ListenerMethodSignature {
 					+ "remove batch = \"true\" to take one record at a time");
 		}
 		Class<?> returned = method.getReturnType();
-		if (AdapterUtils.isAsyncReply(returned) || Future.class.isAssignableFrom(returned)
-				|| CompletionStage.class.isAssignableFrom(returned) || KotlinDetector.isSuspendingFunction(method)) {
-			throw new IllegalStateException(where + " returns " + returned.getSimpleName()
-					+ ", a result that completes later, but the library must know how an attempt ended when the method "
-					+ "returns, to commit the record or retry it. Finish the work before returning, and throw to fail "
-					+ "the attempt");
+		if (batch && AsyncResults.isAsync(method)) {
+			throw new IllegalStateException(where + " is a batch listener that returns "
+					+ (KotlinDetector.isSuspendingFunction(method) ? "from a suspend function" : returned.getSimpleName())
+					+ ", a result that completes later; batch listeners finish their batch before returning. Return "
+					+ "once the batch is done, or take one record at a time (remove batch = \"true\"), which may "
+					+ "return a CompletableFuture, a CompletionStage or a Mono");
+		}
+		if (!AsyncResults.isAsync(method) && Future.class.isAssignableFrom(returned)) {
+			throw new IllegalStateException(where + " returns " + returned.getSimpleName() + ", which cannot tell when "
+					+ "it completes without blocking a thread. Return a CompletableFuture, a CompletionStage or a Mono, "
+					+ "or finish the work before returning");
 		}
 		if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class)) {
 			throw new IllegalStateException(where + " has @SendTo, but @OrderedRetryListener methods send no replies. "

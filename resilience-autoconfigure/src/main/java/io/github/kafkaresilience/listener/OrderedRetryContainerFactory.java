@@ -17,6 +17,7 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.FailureClassifier;
@@ -74,7 +75,12 @@ public class OrderedRetryContainerFactory {
 
 	private @Nullable List<Duration> delays;
 
+	/** How long a result that completes later is waited for, unless set. */
+	public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofSeconds(30);
+
 	private BatchSettings batchSettings = BatchSettings.DEFAULTS;
+
+	private Duration attemptTimeout = DEFAULT_ATTEMPT_TIMEOUT;
 
 	private @Nullable Integer maxAttempts;
 
@@ -131,6 +137,19 @@ public class OrderedRetryContainerFactory {
 		default BatchHandler createBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure) {
 			throw new UnsupportedOperationException(getClass().getName() + " creates no batch handlers; listener '"
 					+ endpoint.id() + "' is a batch listener");
+		}
+
+		/**
+		 * Creates the handler of a listener whose method returns a result that completes
+		 * later, for one of its main topics.
+		 * @param endpoint the listener
+		 * @param mainTopic the main topic
+		 * @param attemptTimeout how long a result is waited for before the attempt fails
+		 * @return the handler
+		 */
+		default AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
+			throw new UnsupportedOperationException(getClass().getName() + " creates no handlers whose results "
+					+ "complete later; listener '" + endpoint.id() + "' returns " + endpoint.method().getReturnType().getSimpleName());
 		}
 
 		/**
@@ -216,6 +235,28 @@ public class OrderedRetryContainerFactory {
 	/** How the containers of batch listeners gather their batches. */
 	public BatchSettings getBatchSettings() {
 		return this.batchSettings;
+	}
+
+	/**
+	 * How long a listener method's result that completes later (a {@code CompletableFuture},
+	 * a {@code Mono}, a Kotlin {@code suspend} function) is waited for before its attempt
+	 * fails; a listener's {@code attemptTimeout} overrides it. Positive.
+	 */
+	public void setAttemptTimeout(Duration attemptTimeout) {
+		if (attemptTimeout.isZero() || attemptTimeout.isNegative()) {
+			throw new IllegalArgumentException("The attempt timeout must be positive, not " + attemptTimeout);
+		}
+		this.attemptTimeout = attemptTimeout;
+	}
+
+	/** How long results that complete later are waited for, unless a listener says. */
+	public Duration getAttemptTimeout() {
+		return this.attemptTimeout;
+	}
+
+	/** How long an endpoint's results that complete later are waited for. */
+	public Duration attemptTimeout(ListenerEndpoint endpoint) {
+		return (endpoint.attemptTimeout() != null) ? endpoint.attemptTimeout() : this.attemptTimeout;
 	}
 
 	/**
@@ -436,6 +477,7 @@ public class OrderedRetryContainerFactory {
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<OrderedRetryContainer.Route> ladders = new ArrayList<>();
 		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
+		Map<StageRouter, AsyncRecordHandler> asyncHandlers = new HashMap<>();
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
 			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
@@ -444,6 +486,10 @@ public class OrderedRetryContainerFactory {
 			if (endpoint.batch()) {
 				BatchHandler handler = engine().handlers().createBatch(endpoint, topic, this.batchSettings.failure());
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
+			}
+			else if (endpoint.async()) {
+				AsyncRecordHandler handler = engine().handlers().createAsync(endpoint, topic, attemptTimeout(endpoint));
+				asyncHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 		}
 		OrderedRetryContainer.Reaping reaping = (this.reaper != null)
@@ -456,6 +502,9 @@ public class OrderedRetryContainerFactory {
 		}
 		if (endpoint.batch()) {
 			container.runInBatches(batchSettings(endpoint), batchHandlers);
+		}
+		else if (endpoint.async()) {
+			container.runAsync(asyncHandlers);
 		}
 		if (breaker != null) {
 			container.holdOnOutage(breaker);
@@ -492,7 +541,7 @@ public class OrderedRetryContainerFactory {
 			.dueTimeJitter(this.dueTimeJitter)
 			.observer(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic))
 			.attempts(this.attemptObservations.create(endpoint, topic))
-			.batchRuns(endpoint.batch());
+			.batchRuns(endpoint.batch() || endpoint.async());
 		if (breaker != null) {
 			router.followers(breaker::followed);
 		}

@@ -87,6 +87,19 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 			throw new IllegalStateException(where + " has batchSize " + batchSize
 					+ " but is no batch listener; set batch = \"true\" or remove batchSize");
 		}
+		String attemptTimeoutText = resolve(annotation.attemptTimeout());
+		Duration attemptTimeout = StringUtils.hasText(attemptTimeoutText) ? parseDuration(attemptTimeoutText.trim(),
+				"attemptTimeout", where)
+				: null;
+		if (attemptTimeout != null && !AsyncResults.isAsync(method)) {
+			throw new IllegalStateException(where + " has attemptTimeout " + attemptTimeoutText.trim() + " but returns "
+					+ method.getReturnType().getSimpleName() + ", not a result that completes later; remove "
+					+ "attemptTimeout, or return a CompletableFuture, a CompletionStage or a Mono");
+		}
+		if (attemptTimeout != null && (attemptTimeout.isZero() || attemptTimeout.isNegative())) {
+			throw new IllegalStateException(where + " has attemptTimeout " + attemptTimeoutText.trim()
+					+ "; it must be positive");
+		}
 		String id = resolve(annotation.id());
 		if (!StringUtils.hasText(id)) {
 			id = beanName + "." + method.getName();
@@ -112,7 +125,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 			delays = Arrays.stream(StringUtils.commaDelimitedListToStringArray(delaysText))
 				.map(String::trim)
 				.filter(StringUtils::hasText)
-				.map((text) -> parseDuration(text, where))
+				.map((text) -> parseDuration(text, "delay", where))
 				.toList();
 		}
 		Integer maxAttempts = parseInt(resolve(annotation.maxAttempts()), "maxAttempts", where, 1);
@@ -125,7 +138,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
 				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
 				bean, method, StringUtils.hasText(containerFactory) ? containerFactory.trim() : null,
-				consumerProperties(annotation.properties(), where), batchListener, batchSize);
+				consumerProperties(annotation.properties(), where), batchListener, batchSize, attemptTimeout);
 	}
 
 	/** The {@code properties} of a listener, read as {@code @KafkaListener} reads its own. */
@@ -151,12 +164,13 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return consumerProperties;
 	}
 
-	private static Duration parseDuration(String text, String where) {
+	private static Duration parseDuration(String text, String attribute, String where) {
 		try {
 			return DurationStyle.detectAndParse(text);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(where + " has delay '" + text + "', which is not a duration (use 30s, 5m, 1h)", ex);
+			throw new IllegalStateException(where + " has " + attribute + " '" + text
+					+ "', which is not a duration (use 30s, 5m, 1h)", ex);
 		}
 	}
 

@@ -162,6 +162,9 @@ public class ObservedAttempts implements AttemptObservation {
 
 		private final AttemptContext context;
 
+		/** Whether the scope was closed: when the handler returned a result that completes later. */
+		private boolean scopeClosed;
+
 		ObservedAttempt(Observation observation, Observation.Scope scope, AttemptContext context) {
 			this.observation = observation;
 			this.scope = scope;
@@ -184,9 +187,22 @@ public class ObservedAttempts implements AttemptObservation {
 			stop();
 		}
 
+		@Override
+		public void called() {
+			closeScope();
+		}
+
 		private void stop() {
-			this.scope.close();
+			closeScope();
 			this.observation.stop();
+		}
+
+		/** Closes the attempt's scope, on the thread that opened it, once. */
+		private void closeScope() {
+			if (!this.scopeClosed) {
+				this.scopeClosed = true;
+				this.scope.close();
+			}
 		}
 
 		/**

@@ -10,6 +10,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
@@ -96,6 +97,18 @@ public final class OutageBreaker {
 			attempted(delivery, result, mainTopic.equals(delivery.topic()));
 			return result;
 		};
+	}
+
+	/**
+	 * A handler whose results complete later, whose records' outcomes this breaker counts once
+	 * they completed, as {@link #observing(RecordHandler, String)} counts a record handler's.
+	 */
+	public AsyncRecordHandler observing(AsyncRecordHandler handler, String mainTopic) {
+		return (delivery) -> handler.start(delivery).thenApply((completion) -> () -> {
+			HandlerResult result = completion.finish();
+			attempted(delivery, result, mainTopic.equals(delivery.topic()));
+			return result;
+		});
 	}
 
 	/**

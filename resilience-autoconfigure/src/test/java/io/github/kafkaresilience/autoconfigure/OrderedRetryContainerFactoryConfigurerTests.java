@@ -218,6 +218,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		mapped.put("kafka.resilience.consumer.park-after",
 				new Mapped("77s", Duration.ofSeconds(77), (f) -> f.getContainerSettings().parkAfter()));
 		mapped.put("kafka.resilience.consumer.batch-size", new Mapped("77", 77, (f) -> f.getBatchSettings().size()));
+		mapped.put("kafka.resilience.consumer.attempt-timeout",
+				new Mapped("7s", Duration.ofSeconds(7), OrderedRetryContainerFactory::getAttemptTimeout));
 		mapped.put("kafka.resilience.consumer.batch-wait",
 				new Mapped("7ms", Duration.ofMillis(7), (f) -> f.getBatchSettings().maxWait()));
 		mapped.put("kafka.resilience.consumer.batch-failure",

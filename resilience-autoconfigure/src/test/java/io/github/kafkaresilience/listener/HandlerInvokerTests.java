@@ -293,7 +293,7 @@ class HandlerInvokerTests {
 		Method handler = ReflectionUtils.findMethod(Listener.class, method, (Class<?>[]) null);
 		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null, null,
 				null, null, null, this.listener, handler);
-		return new HandlerInvoker(endpoint, "orders", messaging, keyDeserializer, valueDeserializer, null);
+		return new HandlerInvoker(endpoint, "orders", messaging, keyDeserializer, valueDeserializer, null, java.time.Duration.ofSeconds(30));
 	}
 
 	private static Delivery json(Order order) {

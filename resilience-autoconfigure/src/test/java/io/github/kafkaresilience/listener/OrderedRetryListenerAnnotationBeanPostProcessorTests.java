@@ -283,8 +283,28 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
-	void aMethodReturningAFutureFailsStartupSayingTheAttemptMustEndWhenItReturns() {
-		refused(FutureListener.class, "returns CompletableFuture", "Finish the work before returning");
+	void aMethodReturningAFutureIsRegisteredAsOneWhoseResultCompletesLaterWithItsAttemptTimeout() {
+		this.runner.withBean("futureListener", FutureListener.class).run((context) -> {
+			ListenerEndpoint endpoint = endpoint(context);
+			assertThat(endpoint.async()).isTrue();
+			assertThat(endpoint.attemptTimeout()).isEqualTo(Duration.ofSeconds(5));
+		});
+	}
+
+	@Test
+	void aMethodReturningOnceDoneWithAnAttemptTimeoutFailsStartupSayingItHasNoResultToWaitFor() {
+		refused(TimedPlainListener.class, "has attemptTimeout 5s but returns void",
+				"return a CompletableFuture, a CompletionStage or a Mono");
+	}
+
+	@Test
+	void aNonPositiveAttemptTimeoutFailsStartup() {
+		refused(ZeroTimeoutListener.class, "has attemptTimeout 0s; it must be positive");
+	}
+
+	@Test
+	void aMethodReturningAPlainFutureFailsStartupSayingItCannotTellWhenItCompletes() {
+		refused(PlainFutureListener.class, "returns Future", "cannot tell when it completes");
 	}
 
 	@Test
@@ -404,8 +424,9 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
-	void aBatchListenerReturningAFutureFailsStartupToo() {
-		refused(FutureBatchListener.class, "returns CompletableFuture");
+	void aBatchListenerReturningAFutureFailsStartupSayingBatchesFinishBeforeReturning() {
+		refused(FutureBatchListener.class, "is a batch listener that returns CompletableFuture",
+				"take one record at a time");
 	}
 
 	@Test
@@ -625,8 +646,34 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	static class FutureListener {
 
-		@OrderedRetryListener(topics = "orders")
+		@OrderedRetryListener(topics = "orders", attemptTimeout = "5s")
 		CompletableFuture<Void> handle(String value) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+	static class TimedPlainListener {
+
+		@OrderedRetryListener(topics = "orders", attemptTimeout = "5s")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ZeroTimeoutListener {
+
+		@OrderedRetryListener(topics = "orders", attemptTimeout = "0s")
+		CompletableFuture<Void> handle(String value) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+	static class PlainFutureListener {
+
+		@OrderedRetryListener(topics = "orders")
+		java.util.concurrent.Future<Void> handle(String value) {
 			return CompletableFuture.completedFuture(null);
 		}
 

@@ -1,0 +1,181 @@
+package io.github.kafkaresilience.container;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
+import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
+import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.ReadyRun;
+import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.support.Futures;
+
+/**
+ * Runs the records of a listener whose method returns a result that completes later: the
+ * method is called on the worker whose turn the record has, which is let go once it returned;
+ * the record is {@link RecordState#AWAITING} and its key stays busy until the result
+ * completes. The completion, on whatever thread completes the result, only queues the end of
+ * the attempt ({@link Task.Completion}), which a worker takes in its turn: the attempt is
+ * finished and the rest of the record's step taken there, never on the completing thread.
+ * <p>
+ * A pending result counts as a handler run under way on its partition ({@link HandlerRuns}):
+ * a revocation lets it complete and its record be committed, up to the shutdown timeout, as it
+ * lets a running handler finish; so does stopping the container.
+ */
+final class AsyncRuns {
+
+	/** What becomes of a record once its result completed. */
+	@FunctionalInterface
+	interface Outcomes {
+
+		/**
+		 * The record's result completed: on a worker, takes the rest of its step.
+		 * @param task the record
+		 * @param run its run
+		 * @param completion finishes the attempt, in the step
+		 * @param nanos how long the call and the wait for its result took
+		 * @param attempt the observed attempt, to end with the outcome
+		 */
+		void completed(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt);
+
+	}
+
+	private final Map<StageRouter, AsyncRecordHandler> handlers;
+
+	private final Workers workers;
+
+	private final Outcomes outcomes;
+
+	/** The records whose result is pending, until the rest of their step was taken or given up. */
+	private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
+
+	AsyncRuns(Map<StageRouter, AsyncRecordHandler> handlers, Workers workers, Outcomes outcomes) {
+		this.handlers = Map.copyOf(handlers);
+		this.workers = workers;
+		this.outcomes = outcomes;
+	}
+
+	/** How many records wait for their result now. */
+	int pending() {
+		return this.pending.size();
+	}
+
+	/**
+	 * Calls the handler on a record its route let run now, on this worker, and lets the worker
+	 * go: the record waits for its result. Nothing runs when the record's partition is being
+	 * revoked: its next owner runs it.
+	 */
+	void start(RecordTask task, ReadyRun run) {
+		AsyncRecordHandler handler = this.handlers.get(task.work.route.router());
+		if (handler == null) {
+			throw new IllegalStateException("No handler for the ladder of " + task.work.partition);
+		}
+		if (!task.work.runs.begin()) {
+			return;
+		}
+		Pending pending = new Pending(task);
+		this.pending.add(pending);
+		task.work.advance(task, RecordState.AWAITING);
+		Attempt attempt = run.startAttempt();
+		long started = System.nanoTime();
+		CompletableFuture<Completion> result;
+		try {
+			result = handler.start(run.record());
+		}
+		catch (RuntimeException | Error ex) {
+			result = CompletableFuture.completedFuture(Completion.of(HandlerResult.failed(ex)));
+		}
+		finally {
+			attempt.called();
+		}
+		result.whenComplete((completion, ex) -> {
+			long nanos = System.nanoTime() - started;
+			Completion ended = (ex != null) ? Completion.of(HandlerResult.failed(Futures.cause(ex))) : completion;
+			boolean queued = this.workers.submitCompletion(() -> {
+				if (pending.settle()) {
+					try {
+						if (!task.work.isRevoked()) {
+							this.outcomes.completed(task, run, ended, nanos, attempt);
+						}
+					}
+					finally {
+						ended(pending);
+					}
+				}
+			});
+			if (!queued) {
+				giveUp(pending);
+			}
+		});
+	}
+
+	/**
+	 * Waits up to {@code timeout} for the pending results to complete and their records' steps
+	 * to be taken, while the container stops; returns false when some were still pending.
+	 */
+	boolean awaitPending(Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this) {
+			while (!this.pending.isEmpty()) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return false;
+				}
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Gives up the records still waiting for their result, once the workers stopped: they are
+	 * delivered again after the restart; their partitions' revocations no longer wait for them.
+	 */
+	void giveUpPending() {
+		this.pending.forEach(this::giveUp);
+	}
+
+	private void giveUp(Pending pending) {
+		if (pending.settle()) {
+			ended(pending);
+		}
+	}
+
+	private void ended(Pending pending) {
+		this.pending.remove(pending);
+		pending.task.work.runs.end();
+		synchronized (this) {
+			notifyAll();
+		}
+	}
+
+	/** A record waiting for its result; settled once, by its completion or when given up. */
+	private static final class Pending {
+
+		private final RecordTask task;
+
+		private final AtomicBoolean settled = new AtomicBoolean();
+
+		Pending(RecordTask task) {
+			this.task = task;
+		}
+
+		boolean settle() {
+			return this.settled.compareAndSet(false, true);
+		}
+
+	}
+
+}
