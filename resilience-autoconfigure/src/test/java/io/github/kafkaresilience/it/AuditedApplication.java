@@ -11,6 +11,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import java.util.concurrent.CompletableFuture;
+
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.FaultInjection;
@@ -21,6 +23,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
@@ -52,7 +56,7 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @Import({ AuditedApplication.AuditedListener.class, AuditedApplication.AuditedBatchListener.class,
-		AuditedApplication.CrashPoint.class })
+		AuditedApplication.AuditedAsyncListener.class, AuditedApplication.CrashPoint.class })
 public class AuditedApplication {
 
 	/** Runs one instance until it is killed: the entry point of a child JVM. */
@@ -65,6 +69,7 @@ public class AuditedApplication {
 	}
 
 	@ConditionalOnProperty(name = "test.batch", havingValue = "false", matchIfMissing = true)
+	@ConditionalOnProperty(name = "test.async", havingValue = "none", matchIfMissing = true)
 	static class AuditedListener {
 
 		/** Long enough for a partition leader to move when its broker is killed. */
@@ -126,6 +131,82 @@ public class AuditedApplication {
 			if (fail) {
 				throw new IllegalStateException("rule " + rule + " at retry.count " + retryCount);
 			}
+		}
+
+	}
+
+	/**
+	 * The same rules for a listener whose result completes later ({@code test.async}): a
+	 * {@code CompletableFuture} completed on another thread ({@code future}), a {@code Mono}
+	 * subscribed on Reactor's bounded elastic scheduler ({@code mono}), or a Kotlin
+	 * {@code suspend} function ({@code suspend}, {@code AuditedSuspendListener}); the attempt
+	 * (its audit line and its outcome) happens when the result completes.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty("test.async")
+	static class AuditedAsyncListener {
+
+		/** Completes the futures, as a client library's I/O threads would. */
+		private static final java.util.concurrent.Executor completer = java.util.concurrent.Executors
+			.newFixedThreadPool(4);
+
+		/** The attempts, not a bean: its own method would be registered as a listener too. */
+		private final AuditedListener attempts;
+
+		AuditedAsyncListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
+				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic) {
+			this.attempts = new AuditedListener(bootstrap, instance, topic, 0, "", "", "");
+		}
+
+		@Bean
+		@ConditionalOnProperty(name = "test.async", havingValue = "future")
+		FutureListener futureListener() {
+			return new FutureListener(this.attempts);
+		}
+
+		@Bean
+		@ConditionalOnProperty(name = "test.async", havingValue = "mono")
+		MonoListener monoListener() {
+			return new MonoListener(this.attempts);
+		}
+
+		@Bean
+		@ConditionalOnProperty(name = "test.async", havingValue = "suspend")
+		AuditedSuspendListener suspendListener() {
+			return new AuditedSuspendListener((record) -> attempt(this.attempts, record));
+		}
+
+		static void attempt(AuditedListener attempts, ConsumerRecord<String, String> record) {
+			try {
+				attempts.handle(record);
+			}
+			catch (RuntimeException ex) {
+				throw ex;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+		record FutureListener(AuditedListener attempts) {
+
+			@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
+			CompletableFuture<Void> handle(ConsumerRecord<String, String> record) {
+				return CompletableFuture.runAsync(() -> attempt(this.attempts, record),
+						CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS, completer));
+			}
+
+		}
+
+		record MonoListener(AuditedListener attempts) {
+
+			@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
+			Mono<Void> handle(ConsumerRecord<String, String> record) {
+				return Mono.fromRunnable(() -> attempt(this.attempts, record))
+					.subscribeOn(Schedulers.boundedElastic())
+					.then();
+			}
+
 		}
 
 	}

@@ -67,7 +67,7 @@ class BatchInstancesTests {
 	 * retry (t2), one in eleven fails permanently (p), every key's last record fails on every
 	 * attempt of key 0 (t9: exhausted after three attempts).
 	 */
-	private static List<String[]> records(int keys, int perKey) {
+	static List<String[]> records(int keys, int perKey) {
 		List<String[]> records = new ArrayList<>();
 		int n = 0;
 		for (int seq = 0; seq < perKey; seq++) {
@@ -86,7 +86,7 @@ class BatchInstancesTests {
 	 * dead-lettered but not committed when its partition moved or its instance died is
 	 * dead-lettered again by the next owner: at least once); no lock is left.
 	 */
-	private static void assertOutcome(String topic, List<String[]> records) {
+	static void assertOutcome(String topic, List<String[]> records) {
 		Map<String, List<String>> expected = new LinkedHashMap<>();
 		List<String> dead = new ArrayList<>();
 		for (String[] record : records) {
