@@ -83,7 +83,7 @@ final class ProtocolSimulation {
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
 			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
 			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize,
-			int commands, int parkAfterMillis) {
+			int commands, int parkAfterMillis, boolean asyncResults) {
 
 		static Config of(long seed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -154,10 +154,17 @@ final class ProtocolSimulation {
 			// of the records that wait longer than this for their due time
 			boolean parking = choice("simulation.parking", r.nextBoolean());
 			int parkAfterMillis = r.nextInt(1_500);
+			// drawn last, for the same reason: a listener whose method returns a result that completes
+			// later (the container's AsyncRuns), not a batch listener's; its seeds have no outages,
+			// which it shares with record listeners unchanged (the hold applies to the step after a completion)
+			boolean asyncResults = !batches && choice("simulation.async-results", r.nextInt(4) == 0);
+			if (asyncResults) {
+				outages = 0;
+			}
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
-					pTrip, probeMillis, batches, batchSize, commands, parking ? parkAfterMillis : -1);
+					pTrip, probeMillis, batches, batchSize, commands, parking ? parkAfterMillis : -1, asyncResults);
 		}
 
 		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
@@ -167,7 +174,8 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, true,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
+					this.asyncResults);
 		}
 
 		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
@@ -177,7 +185,8 @@ final class ProtocolSimulation {
 					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
 					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
 					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
+					this.asyncResults);
 		}
 
 		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
@@ -200,13 +209,15 @@ final class ProtocolSimulation {
 							+ "nest/call=%.3f fail/write=%.3f splitOwnership=%s zombies=%s ambiguousWrites=%s "
 							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
 							+ "replays=%d foreignRecords=%d asyncWrites=%s outages=%d outageMillis=%d unavailable=%s "
-							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d parkAfterMillis=%d",
+							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d parkAfterMillis=%d "
+							+ "asyncResults=%s",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
-					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis);
+					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
+					this.asyncResults);
 		}
 
 		/** Whether records waiting long for their due time are parked (the container's {@code park-after}). */
@@ -361,6 +372,19 @@ final class ProtocolSimulation {
 		/** Seeds of a batch listener. */
 		long batchRuns;
 
+		/** Seeds of a listener whose results complete later; its calls; results completed and taken on. */
+		long asyncSeeds;
+
+		long asyncCalls;
+
+		long asyncCompleted;
+
+		/** Results that completed after their partition was revoked or their instance died: dropped. */
+		long asyncDropped;
+
+		/** Results that completed while an operator's command named their record. */
+		long asyncBesideCommand;
+
 		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
 		long failuresLost;
 
@@ -457,6 +481,11 @@ final class ProtocolSimulation {
 			this.riders += other.riders;
 			this.ridersHeldBack += other.ridersHeldBack;
 			this.batchRuns += other.batchRuns;
+			this.asyncSeeds += other.asyncSeeds;
+			this.asyncCalls += other.asyncCalls;
+			this.asyncCompleted += other.asyncCompleted;
+			this.asyncDropped += other.asyncDropped;
+			this.asyncBesideCommand += other.asyncBesideCommand;
 			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
 			this.outageRuns += other.outageRuns;
@@ -523,7 +552,9 @@ final class ProtocolSimulation {
 					+ this.heldDropped + ") batches(seeds=" + this.batchRuns + " batches=" + this.batches + " readyRuns="
 					+ this.readyRuns + " partial=" + this.partialBatches + " bisectionRuns=" + this.bisectionRuns
 					+ " notRun=" + this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
-					+ ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
+					+ ") asyncResults(seeds=" + this.asyncSeeds + " calls=" + this.asyncCalls + " completed="
+					+ this.asyncCompleted + " droppedAfterRevocationOrCrash=" + this.asyncDropped
+					+ " besideACommand=" + this.asyncBesideCommand + ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
 					+ this.voidCommands + " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
 					+ " earlyRuns=" + this.commandedRuns + " deadLetters=" + this.commandedDeadLetters + " ended="
 					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + " bursts="
@@ -572,6 +603,9 @@ final class ProtocolSimulation {
 
 	/** Operator commands written so far, and those of our group, for duplicates. */
 	private int commandsWritten;
+
+	/** The records of an asynchronous listener whose results are pending, in any instance, live or not. */
+	private final List<Task> pendingResults = new ArrayList<>();
 
 	private final List<OperatorCommand> ourCommands = new ArrayList<>();
 
@@ -632,7 +666,8 @@ final class ProtocolSimulation {
 			this.world.trace = new SimWorld.Trace(Integer.getInteger("simulation.trace", 100_000));
 		}
 		this.world.async = config.asyncWrites();
-		this.world.batches = config.batches();
+		// a batch listener's and an asynchronous one's routers leave the runs to the container
+		this.world.batches = config.batches() || config.asyncResults();
 		// acknowledgements are actions too: an async run takes about twice the steps
 		int scale = config.asyncWrites() ? 2 : 1;
 		this.budget = (2_000 + 150L * config.records()) * scale;
@@ -775,6 +810,7 @@ final class ProtocolSimulation {
 		this.stats.lostAtCrash = this.world.sends.lostAtCrash;
 		this.stats.outageRuns = (this.config.outages() > 0) ? 1 : 0;
 		this.stats.batchRuns = this.config.batches() ? 1 : 0;
+		this.stats.asyncSeeds = this.config.asyncResults() ? 1 : 0;
 		this.stats.commandSeeds = (this.config.commands() > 0) ? 1 : 0;
 		this.stats.commandedRuns = this.world.commandedRuns;
 		this.stats.commandedDeadLetters = this.world.commandedDeadLetters;
@@ -1281,6 +1317,13 @@ final class ProtocolSimulation {
 		/** A batch listener's instance runs a batch of its records that may run now. */
 		BATCH,
 
+		/**
+		 * The result of a call of an asynchronous listener's method completes, on a thread of its
+		 * own: a worker of its instance takes the rest of the record's step, unless its partition
+		 * was revoked or its instance died meanwhile.
+		 */
+		COMPLETE,
+
 		/** An operator's command on a held key is accepted by an instance and written to the lock topic. */
 		COMMAND
 
@@ -1379,6 +1422,11 @@ final class ProtocolSimulation {
 		weights[Action.LAND.ordinal()] = landable.isEmpty() ? 0 : 1.5;
 		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
 		weights[Action.BATCH.ordinal()] = batchable.isEmpty() ? 0 : 5;
+		// a worker whose router monitor a route below us holds would block: its completions wait
+		List<Task> completable = this.pendingResults.stream()
+			.filter((task) -> task.work.revoked || task.work.owner.dead || !Thread.holdsLock(task.work.owner.router))
+			.toList();
+		weights[Action.COMPLETE.ordinal()] = completable.isEmpty() ? 0 : 5;
 		weights[Action.COMMAND.ordinal()] = (this.commandsWritten < this.config.commands()) ? 0.1 : 0;
 		weights[Action.REREAD.ordinal()] = rereadable.isEmpty() ? 0 : 2;
 		double busy = 0;
@@ -1408,6 +1456,7 @@ final class ProtocolSimulation {
 				Incarnation inc = runners.get(this.rnd.nextInt(runners.size()));
 				runBatch(inc, batchable.get(inc));
 			}
+			case COMPLETE -> completeResult(completable.get(this.rnd.nextInt(completable.size())));
 			case TAILER -> {
 				long[] t = tailers.get(this.rnd.nextInt(tailers.size()));
 				Incarnation inc = this.world.instances.get((int) t[0]).current;
@@ -1511,7 +1560,7 @@ final class ProtocolSimulation {
 			case UNTIL -> this.world.clock.millis() >= task.dueAt || commanded(task);
 			case KEY -> task.woken;
 			case TAILER -> work.owner.tailerPos[work.tp.partition()] >= task.tailerTarget;
-			case SETTLING, BATCH -> false;
+			case SETTLING, BATCH, PENDING -> false;
 			case FAILED -> true;
 		};
 	}
@@ -1683,10 +1732,57 @@ final class ProtocolSimulation {
 			}
 			case READY -> {
 				this.stats.readyRuns++;
-				task.wait = Wait.BATCH;
 				task.ready = step.ready();
+				if (this.config.asyncResults()) {
+					// the method was called and returned a result that completes later: no worker waits
+					this.stats.asyncCalls++;
+					task.wait = Wait.PENDING;
+					this.pendingResults.add(task);
+				}
+				else {
+					task.wait = Wait.BATCH;
+				}
 			}
 		}
+	}
+
+	/**
+	 * A pending result completes (the container's {@code AsyncRuns}): its outcome is the
+	 * handler's, a port call where other actions may come; a worker then takes the rest of the
+	 * step, as after a batch. A result whose partition was revoked, or whose instance died,
+	 * meanwhile is dropped: the partition's owner runs the record again.
+	 */
+	private void completeResult(Task task) {
+		this.pendingResults.remove(task);
+		Incarnation inc = task.work.owner;
+		if (task.work.revoked || inc.dead) {
+			this.stats.asyncDropped++;
+			trace(() -> "result of " + task + " completes after " + (inc.dead ? inc + " died" : "its partition was revoked")
+					+ ": dropped");
+			return;
+		}
+		trace(() -> inc + " result of " + task + " completes");
+		task.running = true;
+		HandlerResult result;
+		try {
+			result = this.world.runInBatch(inc, task.rec.delivery());
+		}
+		catch (Crash ex) {
+			task.running = false;
+			trace(() -> "  " + inc + " completion ends: " + ex.getMessage());
+			return;
+		}
+		if (task.work.revoked || inc.dead) {
+			task.running = false;
+			this.stats.asyncDropped++;
+			trace(() -> "  its partition was revoked meanwhile: dropped");
+			return;
+		}
+		this.stats.asyncCompleted++;
+		if (commanded(task)) {
+			this.stats.asyncBesideCommand++; // a command came while the result was pending: the step after it acts on it
+		}
+		afterBatch(task, result);
 	}
 
 	/**

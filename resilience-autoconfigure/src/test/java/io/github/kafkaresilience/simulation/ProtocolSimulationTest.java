@@ -179,6 +179,14 @@ class ProtocolSimulationTest {
 				assertThat(total.ridersHeldBack).as("riders held back by a failure of their key before them")
 					.isPositive();
 			}
+			if (!"false".equals(System.getProperty("simulation.async-results"))) {
+				// results completed later, some after their partition was revoked or their instance died,
+				// some while an operator's command named their record
+				assertThat(total.asyncCompleted).as("results that completed and were taken on").isPositive();
+				assertThat(total.asyncDropped).as("results that completed after a revocation or a crash").isPositive();
+				assertThat(total.asyncBesideCommand).as("results that completed while a command named their record")
+					.isPositive();
+			}
 			if (!"false".equals(System.getProperty("simulation.commands"))) {
 				// operators' commands were written, acted on, ended, and crashes fell right after accepting them
 				assertThat(total.commands).as("operator commands written").isPositive();

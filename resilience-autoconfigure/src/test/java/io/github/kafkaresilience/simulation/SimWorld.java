@@ -662,7 +662,14 @@ final class SimWorld {
 		 * Its route returned READY (a batch listener): it stays at the head of its key and its
 		 * offset pending until a batch runs it and it takes the rest of its step.
 		 */
-		BATCH
+		BATCH,
+
+		/**
+		 * Its route returned READY and its method returned a result that completes later (an
+		 * asynchronous listener): it stays at the head of its key and its offset pending, with no
+		 * worker, until the result completes and it takes the rest of its step.
+		 */
+		PENDING
 
 	}
 
