@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -143,16 +143,24 @@ class AsyncListenerTests {
 		try (ConfigurableApplicationContext context = start("future", topic,
 				"kafka.resilience.consumer.concurrency=4",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + keys,
-				"spring.kafka.consumer.max-poll-records=" + keys)) {
-			await().atMost(WAIT).until(() -> script.journal().size() == keys);
+				"spring.kafka.consumer.max-poll-records=" + keys,
+				"management.endpoints.web.exposure.include=kafkaresilience")) {
+			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
+			AtomicInteger mostShown = new AtomicInteger();
+			await().atMost(WAIT).until(() -> {
+				Integer shown = endpoint.resilience().listeners().get(0).pendingResults();
+				mostShown.accumulateAndGet((shown != null) ? shown : -1, Math::max);
+				return script.journal().size() == keys;
+			});
 			assertThat(mostPending.get()).as("results pending at once").isEqualTo(keys);
+			assertThat(mostShown.get()).as("pending results the endpoint showed at most").isPositive();
 			long workers = Thread.getAllStackTraces().keySet().stream()
 				.filter((thread) -> thread.getName().startsWith("kafka-resilience-async-" + topic + "-worker"))
 				.count();
 			assertThat(workers).as("worker threads").isBetween(1L, 4L);
 			assertThat(sameKeyOverlaps).hasValue(0);
-			await().atMost(WAIT).untilAsserted(() -> assertThat(context.getBean(OrderedRetryListenerRegistry.class)
-				.container("async-" + topic).pendingResults()).isZero());
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(endpoint.resilience().listeners().get(0).pendingResults()).isZero());
 			assertThat(script.journal()).allMatch(Script.Attempt::succeeded);
 		}
 		finally {
