@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 import org.springframework.kafka.support.converter.BatchMessageConverter;
@@ -76,12 +77,12 @@ class OrderedRetryContainerFactoryConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RecordHandlerFactory kafkaResilienceRecordHandlers(ConsumerFactory<?, ?> consumerFactory,
-			IdempotencyGuards idempotencyGuards,
+			ProducerFactory<?, ?> producerFactory, IdempotencyGuards idempotencyGuards,
 			ObjectProvider<KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
 			ObjectProvider<RecordMessageConverter> recordMessageConverter,
 			ObjectProvider<BatchMessageConverter> batchMessageConverter) {
 		return RecordHandlerFactory.invokingListenerMethods(kafkaListenerProcessor::getIfUnique,
-				recordMessageConverter::getIfUnique, batchMessageConverter::getIfUnique, consumerFactory,
+				recordMessageConverter::getIfUnique, batchMessageConverter::getIfUnique, consumerFactory, producerFactory,
 				idempotencyGuards);
 	}
 

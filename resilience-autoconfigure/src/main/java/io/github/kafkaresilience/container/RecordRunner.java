@@ -270,7 +270,10 @@ final class RecordRunner {
 			long nanos, Attempt attempt) {
 		Step step;
 		try {
-			step = this.committer.runStep(task.delivery, () -> run.ran(finish(completion), nanos, attempt), this.offsets);
+			step = this.committer.runStep(task.delivery, () -> {
+				AsyncRecordHandler.Finished finished = finish(completion);
+				return withReplies(run.ran(finished.result(), nanos, attempt), finished.replies());
+			}, this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
 				task.stepTaken();
 			}
@@ -285,13 +288,28 @@ final class RecordRunner {
 		}
 	}
 
-	private static HandlerResult finish(Completion completion) {
+	private static AsyncRecordHandler.Finished finish(Completion completion) {
 		try {
 			return completion.finish();
 		}
 		catch (RuntimeException ex) {
-			return HandlerResult.failed(ex);
+			return AsyncRecordHandler.Finished.of(HandlerResult.failed(ex));
 		}
+	}
+
+	/**
+	 * A step after a successful attempt, whose replies are written with it: the record is done
+	 * only once they were sent, and a reply that could not be sent fails the step.
+	 */
+	private static Step withReplies(Step step, CompletableFuture<?> replies) {
+		if (replies.isDone() && !replies.isCompletedExceptionally()) {
+			return step;
+		}
+		return switch (step.kind()) {
+			case DONE -> Step.settling(replies);
+			case SETTLING -> Step.settling(CompletableFuture.allOf(step.writes(), replies));
+			default -> throw new IllegalStateException("A successful attempt that sent replies took the step " + step);
+		};
 	}
 
 	/**

@@ -2,6 +2,8 @@ package io.github.kafkaresilience.ladder;
 
 import java.util.concurrent.CompletableFuture;
 
+import io.github.kafkaresilience.support.Futures;
+
 /**
  * Runs the user's handler on a record whose listener method returns a result that completes
  * later (a {@code CompletableFuture}, a {@code CompletionStage}, a {@code Mono}, or a Kotlin
@@ -34,14 +36,32 @@ public interface AsyncRecordHandler {
 	interface Completion {
 
 		/**
-		 * Finishes the attempt on a worker thread and says how it went.
-		 * @return the attempt's outcome
+		 * Finishes the attempt on a worker thread, inside the record's step (in
+		 * {@code transaction} mode, in its transaction), and says how it went.
+		 * @return the attempt's outcome, and the sends of its replies
 		 */
-		HandlerResult finish();
+		Finished finish();
 
-		/** A completion that gives {@code result} and writes nothing. */
+		/** A completion that gives {@code result} and sends nothing. */
 		static Completion of(HandlerResult result) {
-			return () -> result;
+			Finished finished = Finished.of(result);
+			return () -> finished;
+		}
+
+	}
+
+	/**
+	 * How an attempt ended.
+	 * @param result the attempt's outcome
+	 * @param replies completes once the replies a successful attempt sends (a {@code @SendTo}
+	 * method's) were sent: part of the writes of the record's step, which is not done before
+	 * they are; complete at once when there are none
+	 */
+	record Finished(HandlerResult result, CompletableFuture<?> replies) {
+
+		/** An attempt that ended with {@code result} and sends no reply. */
+		public static Finished of(HandlerResult result) {
+			return new Finished(result, Futures.done());
 		}
 
 	}

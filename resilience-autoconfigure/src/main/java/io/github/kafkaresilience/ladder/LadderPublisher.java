@@ -106,6 +106,13 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 			.thenApply(RecordMetadata::offset);
 	}
 
+	/** {@inheritDoc} Without a partition, the producer's partitioner picks one. */
+	@Override
+	public CompletableFuture<Long> replying(ProducerRecord<byte[], byte[]> reply) {
+		return this.sends.send(producer(), reply, this.publishTimeout, "reply to '" + reply.topic() + "'")
+			.thenApply(RecordMetadata::offset);
+	}
+
 	@Override
 	public void destroy() {
 		this.sends.close();

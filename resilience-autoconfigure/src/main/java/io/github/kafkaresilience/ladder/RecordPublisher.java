@@ -3,6 +3,7 @@ package io.github.kafkaresilience.ladder;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.support.Futures;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 
 /**
@@ -26,6 +27,23 @@ public interface RecordPublisher {
 	 */
 	default CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value, Headers headers) {
 		return Futures.call(() -> CompletableFuture.completedFuture(publish(topic, partition, key, value, headers)));
+	}
+
+	/**
+	 * Sends a listener's reply without waiting, as {@link #sending} does: to the partition it
+	 * names or, without one, to the one the producer's partitioner picks. This publisher sends
+	 * to explicit partitions only, and fails a reply that names none.
+	 * @param reply the reply, serialized
+	 * @return completes with the reply's offset once the broker has it
+	 */
+	default CompletableFuture<Long> replying(ProducerRecord<byte[], byte[]> reply) {
+		Integer partition = reply.partition();
+		if (partition == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException(
+					"This publisher sends to explicit partitions only, and the reply to '" + reply.topic()
+							+ "' names none"));
+		}
+		return sending(reply.topic(), partition, reply.key(), reply.value(), reply.headers());
 	}
 
 }

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.listener;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -9,11 +10,14 @@ import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler.Finished;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.support.Futures;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.jspecify.annotations.Nullable;
 
@@ -69,6 +73,19 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	/** How long a result that completes later is waited for. */
 	private final Duration attemptTimeout;
 
+	/** Sends the replies of a {@code @SendTo} method, in the record's step; {@code null} for others. */
+	private final @Nullable RecordPublisher replyPublisher;
+
+	/**
+	 * How a {@code @SendTo} method's replies are made and sent.
+	 * @param replies makes them as spring-kafka makes a {@code @KafkaListener}'s, with the
+	 * application's serializers
+	 * @param publisher sends them as a write of the record's step (in {@code transaction} mode,
+	 * in its transaction)
+	 */
+	record ReplyRoute(Replies replies, RecordPublisher publisher) {
+	}
+
 	/**
 	 * @param endpoint the listener, with its method and consumer group
 	 * @param mainTopic the main topic, the topic records are deserialized for
@@ -81,7 +98,21 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
 			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard,
 			Duration attemptTimeout) {
-		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
+		this(endpoint, mainTopic, messaging, keyDeserializer, valueDeserializer, guard, attemptTimeout, null);
+	}
+
+	/**
+	 * As above, for a method that may send replies.
+	 * @param replies makes and sends the replies of a {@code @SendTo} method, or {@code null}
+	 * for an invoker that sends none (the router's handler of a listener whose attempts the
+	 * container runs: it is never called)
+	 */
+	HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
+			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard,
+			Duration attemptTimeout, @Nullable ReplyRoute replies) {
+		this.method = new ListenerMethodAdapter(endpoint.bean(), endpoint.method(), messaging, endpoint.replyTopic(),
+				(replies != null) ? replies.replies() : null);
+		this.replyPublisher = (replies != null) ? replies.publisher() : null;
 		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();
 		this.groupId = endpoint.groupId();
 		this.reader = new RecordReader(mainTopic, keyDeserializer, valueDeserializer);
@@ -138,46 +169,88 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 			catch (RuntimeException ex) {
 				return CompletableFuture.completedFuture(Completion.of(HandlerResult.poison(ex)));
 			}
-			IdempotencyGuard guard = this.guard;
-			if (guard == null) {
-				return call(record, message).thenApply(Completion::of);
+			Claim claim = null;
+			if (this.guard != null) {
+				IdempotencyGuard.Admission admission = this.guard.admit(record);
+				claim = admission.claim();
+				if (claim == null) {
+					return CompletableFuture.completedFuture(Completion.of(admission.decided()));
+				}
 			}
-			IdempotencyGuard.Admission admission = guard.admit(record);
-			Claim claim = admission.claim();
-			if (claim == null) {
-				return CompletableFuture.completedFuture(Completion.of(admission.decided()));
-			}
-			return call(record, message).thenApply((result) -> () -> guard.finish(claim, result));
+			Claim claimed = claim;
+			return call(record, message).thenApply((called) -> () -> finish(record, message, claimed, called));
 		}
 		finally {
 			KafkaUtils.clearConsumerGroupId();
 		}
 	}
 
+	/**
+	 * Finishes an attempt once the method's result completed, on a worker, in the record's
+	 * step: makes the replies of a successful {@code @SendTo} method (an attempt whose replies
+	 * cannot be made fails), completes or releases the record's claim, then sends the replies.
+	 */
+	private Finished finish(ConsumerRecord<Object, Object> record, Message<?> message, @Nullable Claim claim,
+			Called called) {
+		HandlerResult result = called.result();
+		List<ProducerRecord<byte[], byte[]>> replies = List.of();
+		if (result.outcome() == HandlerResult.Outcome.SUCCESS && this.method.replies()) {
+			try {
+				replies = this.method.replies(called.value(), record, message);
+			}
+			catch (RuntimeException ex) {
+				result = HandlerResult.failed(ex);
+			}
+		}
+		if (claim != null && this.guard != null) {
+			result = this.guard.finish(claim, result);
+		}
+		RecordPublisher publisher = this.replyPublisher;
+		if (result.outcome() != HandlerResult.Outcome.SUCCESS || replies.isEmpty() || publisher == null) {
+			return Finished.of(result);
+		}
+		CompletableFuture<?>[] sent = replies.stream()
+			.map((reply) -> Futures.call(() -> publisher.replying(reply)))
+			.toArray(CompletableFuture<?>[]::new);
+		return new Finished(result, CompletableFuture.allOf(sent));
+	}
+
+	/**
+	 * How a call of the method went once its result completed.
+	 * @param result success, or the failure
+	 * @param value the result's value on success, what a {@code @SendTo} method replies with
+	 */
+	private record Called(HandlerResult result, @Nullable Object value) {
+	}
+
 	/** Calls the method; the future completes, never exceptionally, with how its result completed. */
-	private CompletableFuture<HandlerResult> call(ConsumerRecord<Object, Object> record, Message<?> message) {
+	private CompletableFuture<Called> call(ConsumerRecord<Object, Object> record, Message<?> message) {
 		Object returned;
 		try {
 			returned = this.method.invoke(record, message);
 		}
 		catch (ListenerExecutionFailedException ex) {
-			return CompletableFuture.completedFuture(HandlerResult.failed(failure(ex, this.description)));
+			return CompletableFuture.completedFuture(new Called(HandlerResult.failed(failure(ex, this.description)), null));
 		}
 		catch (Error ex) {
-			return CompletableFuture.completedFuture(HandlerResult.failed(ex));
+			return CompletableFuture.completedFuture(new Called(HandlerResult.failed(ex), null));
+		}
+		if (!AsyncResults.isAsync(this.method.method())) {
+			return CompletableFuture.completedFuture(new Called(HandlerResult.success(), returned)); // a @SendTo method that returns once done
 		}
 		CompletableFuture<?> result = AsyncResults.toFuture(returned, this.description);
-		CompletableFuture<HandlerResult> outcome = new CompletableFuture<>();
-		result.whenComplete((value, ex) -> outcome
-			.complete((ex != null) ? HandlerResult.failed(Futures.cause(ex)) : HandlerResult.success()));
+		CompletableFuture<Called> outcome = new CompletableFuture<>();
+		result.whenComplete((value, ex) -> outcome.complete((ex != null)
+				? new Called(HandlerResult.failed(Futures.cause(ex)), null) : new Called(HandlerResult.success(), value)));
 		if (outcome.isDone()) {
 			return outcome;
 		}
 		return outcome.orTimeout(this.attemptTimeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
 			result.cancel(true);
-			return HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
+			return new Called(HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
 					+ this.description + " for " + record.topic() + "-" + record.partition() + "@" + record.offset()
-					+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout));
+					+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout)),
+					null);
 		});
 	}
 

@@ -7,8 +7,10 @@ import java.util.function.Supplier;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
+import io.github.kafkaresilience.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.ladder.RecordPublisher;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -18,6 +20,7 @@ import org.springframework.beans.BeanUtils;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 import org.springframework.util.ClassUtils;
@@ -36,10 +39,21 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 
 	private final IdempotencyGuards idempotencyGuards;
 
+	/** Whose serializers serialize the replies of {@code @SendTo} methods, or {@code null}. */
+	private final @Nullable ProducerFactory<?, ?> producerFactory;
+
 	HandlerInvokers(Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
 			Supplier<@Nullable RecordMessageConverter> messageConverter,
 			Supplier<@Nullable BatchMessageConverter> batchMessageConverter, ConsumerFactory<?, ?> consumerFactory,
 			IdempotencyGuards idempotencyGuards) {
+		this(kafkaListenerProcessor, messageConverter, batchMessageConverter, consumerFactory, null, idempotencyGuards);
+	}
+
+	HandlerInvokers(Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+			Supplier<@Nullable RecordMessageConverter> messageConverter,
+			Supplier<@Nullable BatchMessageConverter> batchMessageConverter, ConsumerFactory<?, ?> consumerFactory,
+			@Nullable ProducerFactory<?, ?> producerFactory, IdempotencyGuards idempotencyGuards) {
+		this.producerFactory = producerFactory;
 		// asked for when the first handler is created, as the listeners start: the
 		// KafkaListenerConfigurers have run by then
 		this.messaging = SingletonSupplier.of(
@@ -66,15 +80,28 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 	}
 
 	@Override
-	public AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
-		return invoker(endpoint, mainTopic, attemptTimeout);
+	public AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout,
+			RecordPublisher replies) {
+		HandlerInvoker.ReplyRoute route = null;
+		if (endpoint.replyTopic() != null) {
+			if (this.producerFactory == null) {
+				throw new IllegalStateException("Listener '" + endpoint.id() + "' has @SendTo, but its handlers were "
+						+ "created without a ProducerFactory to make its replies with");
+			}
+			route = new HandlerInvoker.ReplyRoute(new Replies(this.producerFactory, this.messaging.get().messageConverter()),
+					replies);
+		}
+		return new HandlerInvoker(endpoint, mainTopic, this.messaging.get(), deserializer(this.consumerFactory, true),
+				deserializer(this.consumerFactory, false), guard(endpoint, mainTopic), attemptTimeout, route);
 	}
 
 	private HandlerInvoker invoker(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
 		return new HandlerInvoker(endpoint, mainTopic, this.messaging.get(), deserializer(this.consumerFactory, true),
-				deserializer(this.consumerFactory, false), this.idempotencyGuards.guard(endpoint.id(),
-						endpoint.idempotent(), endpoint.idempotencyKey(), mainTopic),
-				attemptTimeout);
+				deserializer(this.consumerFactory, false), guard(endpoint, mainTopic), attemptTimeout);
+	}
+
+	private @Nullable IdempotencyGuard guard(ListenerEndpoint endpoint, String mainTopic) {
+		return this.idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(), endpoint.idempotencyKey(), mainTopic);
 	}
 
 	/**

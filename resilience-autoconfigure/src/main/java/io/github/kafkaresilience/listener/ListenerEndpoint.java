@@ -28,13 +28,16 @@ import org.jspecify.annotations.Nullable;
  * @param batchSize the most records in one batch, {@code null} for the configured default
  * @param attemptTimeout how long a result that completes later is waited for, {@code null} for
  * the configured default
+ * @param replyTopic the topic of the method's {@code @SendTo}, resolved (an expression
+ * evaluated per reply stays as it is; empty for the request's {@code KafkaHeaders.REPLY_TOPIC}),
+ * or {@code null} when it sends no replies
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
 		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
 		@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
-		@Nullable Integer batchSize, @Nullable Duration attemptTimeout) {
+		@Nullable Integer batchSize, @Nullable Duration attemptTimeout, @Nullable String replyTopic) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
@@ -49,15 +52,17 @@ public record ListenerEndpoint(String id, String groupId, List<String> topics, @
 			@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
 			@Nullable Integer batchSize) {
 		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean, method,
-				containerFactory, consumerProperties, batch, batchSize, null);
+				containerFactory, consumerProperties, batch, batchSize, null, null);
 	}
 
 	/**
-	 * Whether the method returns a result that completes later (a {@code CompletionStage}, a
-	 * {@code Mono}) or is a Kotlin {@code suspend} function: an attempt ends when it completes.
+	 * Whether the container runs the method's attempts as results that complete later: it
+	 * returns one (a {@code CompletionStage}, a {@code Mono}) or is a Kotlin {@code suspend}
+	 * function, and an attempt ends when it completes; or it sends replies ({@code @SendTo}),
+	 * which are written with the record's step.
 	 */
 	public boolean async() {
-		return AsyncResults.isAsync(this.method);
+		return AsyncResults.isAsync(this.method) || this.replyTopic != null;
 	}
 
 	/** An endpoint of the default container factory, with the application's consumer settings. */

@@ -85,8 +85,14 @@ final class ListenerMethodSignature {
 					+ "or finish the work before returning");
 		}
 		if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class)) {
-			throw new IllegalStateException(where + " has @SendTo, but @OrderedRetryListener methods send no replies. "
-					+ "Send the reply from the method, with a KafkaTemplate");
+			if (batch) {
+				throw new IllegalStateException(where + " has @SendTo, but batch listeners send no replies. Send the "
+						+ "replies from the method, with a KafkaTemplate, or take one record at a time");
+			}
+			if ((returned == void.class || returned == Void.class) && !KotlinDetector.isSuspendingFunction(method)) {
+				throw new IllegalStateException(where + " has @SendTo but returns " + returned.getSimpleName()
+						+ ": it has no reply to send. Return the reply, or remove @SendTo");
+			}
 		}
 	}
 

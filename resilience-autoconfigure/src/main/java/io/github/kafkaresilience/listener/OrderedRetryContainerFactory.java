@@ -25,6 +25,7 @@ import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderPublisher;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.topics.LadderTopics;
 import io.github.kafkaresilience.ladder.StageRouter;
 import io.github.kafkaresilience.lock.LockCoordinator;
@@ -41,6 +42,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
@@ -145,9 +147,12 @@ public class OrderedRetryContainerFactory {
 		 * @param endpoint the listener
 		 * @param mainTopic the main topic
 		 * @param attemptTimeout how long a result is waited for before the attempt fails
+		 * @param replies sends the replies of a {@code @SendTo} method as a write of the
+		 * record's step: in {@code transaction} mode, in its transaction
 		 * @return the handler
 		 */
-		default AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout) {
+		default AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout,
+				RecordPublisher replies) {
 			throw new UnsupportedOperationException(getClass().getName() + " creates no handlers whose results "
 					+ "complete later; listener '" + endpoint.id() + "' returns " + endpoint.method().getReturnType().getSimpleName());
 		}
@@ -170,6 +175,21 @@ public class OrderedRetryContainerFactory {
 				IdempotencyGuards idempotencyGuards) {
 			return invokingListenerMethods(kafkaListenerProcessor, messageConverter, () -> null, consumerFactory,
 					idempotencyGuards);
+		}
+
+		/**
+		 * As {@link #invokingListenerMethods(Supplier, Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
+		 * with the producer factory whose serializers serialize the replies of {@code @SendTo}
+		 * methods.
+		 * @param producerFactory the application's producer factory
+		 */
+		static RecordHandlerFactory invokingListenerMethods(
+				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
+				Supplier<@Nullable RecordMessageConverter> messageConverter,
+				Supplier<@Nullable BatchMessageConverter> batchMessageConverter, ConsumerFactory<?, ?> consumerFactory,
+				ProducerFactory<?, ?> producerFactory, IdempotencyGuards idempotencyGuards) {
+			return new HandlerInvokers(kafkaListenerProcessor, messageConverter, batchMessageConverter, consumerFactory,
+					producerFactory, idempotencyGuards);
 		}
 
 		/**
@@ -488,7 +508,8 @@ public class OrderedRetryContainerFactory {
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 			else if (endpoint.async()) {
-				AsyncRecordHandler handler = engine().handlers().createAsync(endpoint, topic, attemptTimeout(endpoint));
+				AsyncRecordHandler handler = engine().handlers().createAsync(endpoint, topic, attemptTimeout(endpoint),
+						writes.publisher());
 				asyncHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 		}

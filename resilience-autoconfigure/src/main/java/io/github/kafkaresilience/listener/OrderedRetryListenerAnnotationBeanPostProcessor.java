@@ -28,6 +28,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.util.StringUtils;
 
 /**
@@ -138,7 +139,28 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return new ListenerEndpoint(id, groupId, topics, delays, maxAttempts, concurrency, idempotent,
 				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
 				bean, method, StringUtils.hasText(containerFactory) ? containerFactory.trim() : null,
-				consumerProperties(annotation.properties(), where), batchListener, batchSize, attemptTimeout);
+				consumerProperties(annotation.properties(), where), batchListener, batchSize, attemptTimeout,
+				replyTopic(method, where));
+	}
+
+	/**
+	 * The topic of a method's {@code @SendTo}, resolved as spring-kafka resolves a
+	 * {@code @KafkaListener}'s: placeholders and {@code #{...}} now, a {@code !{...}} expression
+	 * per reply; empty for the request's {@code KafkaHeaders.REPLY_TOPIC}; {@code null} without
+	 * {@code @SendTo}.
+	 */
+	private @Nullable String replyTopic(Method method, String where) {
+		SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(method, SendTo.class);
+		if (sendTo == null) {
+			return null;
+		}
+		String[] destinations = sendTo.value();
+		if (destinations.length > 1) {
+			throw new IllegalStateException(where + " has @SendTo with " + destinations.length
+					+ " destinations; name one topic, or none to reply to the request's KafkaHeaders.REPLY_TOPIC");
+		}
+		String topic = (destinations.length == 1) ? resolve(destinations[0]) : "";
+		return (topic != null) ? topic.trim() : "";
 	}
 
 	/** The {@code properties} of a listener, read as {@code @KafkaListener} reads its own. */

@@ -105,9 +105,9 @@ public final class OutageBreaker {
 	 */
 	public AsyncRecordHandler observing(AsyncRecordHandler handler, String mainTopic) {
 		return (delivery) -> handler.start(delivery).thenApply((completion) -> () -> {
-			HandlerResult result = completion.finish();
-			attempted(delivery, result, mainTopic.equals(delivery.topic()));
-			return result;
+			AsyncRecordHandler.Finished finished = completion.finish();
+			attempted(delivery, finished.result(), mainTopic.equals(delivery.topic()));
+			return finished;
 		});
 	}
 

@@ -308,8 +308,30 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
-	void aMethodWithSendToFailsStartupSayingNoReplyIsSent() {
-		refused(ReplyingListener.class, "has @SendTo", "send no replies");
+	void aMethodWithSendToIsRegisteredWithItsResolvedReplyTopicAndRunsAsOneWhoseStepSendsReplies() {
+		this.runner.withBean("replyingListener", ReplyingListener.class)
+			.withPropertyValues("replies.topic=order-replies")
+			.run((context) -> {
+				ListenerEndpoint endpoint = endpoint(context);
+				assertThat(endpoint.replyTopic()).isEqualTo("order-replies");
+				assertThat(endpoint.async()).isTrue();
+			});
+	}
+
+	@Test
+	void aMethodWithAnEmptySendToRepliesToTheRequestsReplyTopic() {
+		this.runner.withBean("requestReplyListener", RequestReplyListener.class)
+			.run((context) -> assertThat(endpoint(context).replyTopic()).isEmpty());
+	}
+
+	@Test
+	void aVoidMethodWithSendToFailsStartupSayingItHasNoReply() {
+		refused(VoidReplyingListener.class, "has @SendTo but returns void", "Return the reply, or remove @SendTo");
+	}
+
+	@Test
+	void aBatchListenerWithSendToFailsStartupSayingBatchesSendNoReplies() {
+		refused(ReplyingBatchListener.class, "has @SendTo, but batch listeners send no replies");
 	}
 
 	@Test
@@ -682,9 +704,38 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class ReplyingListener {
 
 		@OrderedRetryListener(topics = "orders")
-		@SendTo("replies")
+		@SendTo("${replies.topic}")
 		String handle(String value) {
 			return value;
+		}
+
+	}
+
+	static class RequestReplyListener {
+
+		@OrderedRetryListener(topics = "orders")
+		@SendTo
+		String handle(String value) {
+			return value;
+		}
+
+	}
+
+	static class VoidReplyingListener {
+
+		@OrderedRetryListener(topics = "orders")
+		@SendTo("replies")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ReplyingBatchListener {
+
+		@OrderedRetryListener(topics = "orders", batch = "true")
+		@SendTo("replies")
+		List<String> handle(List<String> values) {
+			return values;
 		}
 
 	}

@@ -44,11 +44,24 @@ final class TransactionalPublisher implements RecordPublisher {
 	@Override
 	public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
 			Headers headers) {
+		return send(new ProducerRecord<>(topic, partition, null, key, value, headers),
+				"publish to '" + topic + "' partition " + partition);
+	}
+
+	/**
+	 * {@inheritDoc} The reply joins the step's transaction, and is committed with the record's
+	 * offset; without a partition, the producer's partitioner picks one.
+	 */
+	@Override
+	public CompletableFuture<Long> replying(ProducerRecord<byte[], byte[]> reply) {
+		return send(reply, "reply to '" + reply.topic() + "'");
+	}
+
+	private CompletableFuture<Long> send(ProducerRecord<byte[], byte[]> record, String description) {
 		TransactionStep current = this.scope.inTransaction();
 		CompletableFuture<Long> offset = new CompletableFuture<>();
 		this.sends
-			.send(current.producer(), new ProducerRecord<>(topic, partition, null, key, value, headers),
-					this.sendTimeout, "publish to '" + topic + "' partition " + partition)
+			.send(current.producer(), record, this.sendTimeout, description)
 			.whenComplete((metadata, ex) -> {
 				// the rest of the move runs here, in the step's transaction; when the send
 				// completed at once this is the step's own thread, whose scope stays
