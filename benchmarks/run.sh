@@ -12,7 +12,7 @@
 # makes the next pass pay for growing it again in young collections.
 #
 # JAVA_HOME, when set, chooses the JDK that builds and runs the suite (otherwise java from
-# PATH). P2W runs the library on virtual threads only on Java 21 or newer: set JAVA_HOME to a
+# PATH). P2W and P2A run the library on virtual threads only on Java 21 or newer: set JAVA_HOME to a
 # Java 21+ JDK to measure those contenders; on Java 17 they are reported as not run.
 set -euo pipefail
 

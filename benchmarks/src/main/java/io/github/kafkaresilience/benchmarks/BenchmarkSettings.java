@@ -21,7 +21,7 @@ import java.util.Set;
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7",
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7",
 			"P8", "P9", "P9R");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
@@ -33,11 +33,11 @@ final class BenchmarkSettings {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
-					"P1,P2,P2W,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
+			new Option("scenarios", "P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
+					"P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
 					"scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P3, P3L, P3B and P7 before the measured ones"),
+			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P2A, P3, P3L, P3B and P7 before the measured ones"),
 			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
 			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
@@ -58,6 +58,11 @@ final class BenchmarkSettings {
 			new Option("p2w-keys", "10k", "500", "P2W: distinct keys"),
 			new Option("p2w-handler-ms", "10", "10", "P2W: how long the handler sleeps"),
 			new Option("p2w-concurrency", "256,2000", "16,64", "P2W: concurrencies, comma separated; the library runs on platform threads at the first, on virtual threads (Java 21+) at each"),
+			new Option("p2a-records", "100k", "2000", "P2A: records"),
+			new Option("p2a-keys", "10k", "500", "P2A: distinct keys"),
+			new Option("p2a-wait-ms", "10", "10", "P2A: how long after the call each record's result completes"),
+			new Option("p2a-in-flight", "2000", "200", "P2A: records in flight: the library's max-in-flight-per-partition, its virtual threads, Parallel Consumer's maxConcurrency, the plain listener's max.poll.records"),
+			new Option("p2a-concurrency", "4", "4", "P2A: workers of the library's listeners whose results complete later"),
 			new Option("p3-records", "100k", "1000", "P3: records"),
 			new Option("p3-failing", "10k", "50", "P3: records that fail transiently once (each on a key of its own)"),
 			new Option("p3-partitions", "6", "6", "P3: partitions"),

@@ -90,6 +90,7 @@ public final class BenchmarkSuite {
 			case "P1" -> new HappyPathScenario(broker, settings);
 			case "P2" -> new SlowHandlerScenario(broker, settings);
 			case "P2W" -> new IoBoundHandlerScenario(broker, settings);
+			case "P2A" -> new AsyncHandlerScenario(broker, settings);
 			case "P3" -> new FailureStormScenario(broker, settings);
 			case "P3L" -> new HealthyKeyLatencyScenario(broker, settings);
 			case "P3B" -> new FailureBurstScenario(broker, settings);

@@ -87,4 +87,55 @@ final class ParallelConsumerRunner {
 		}
 	}
 
+	/**
+	 * Consumes {@code topic} with Parallel Consumer's Reactor module ({@code ReactorProcessor},
+	 * KEY ordering): each record's {@code Publisher} completes it, without a thread held while
+	 * it waits.
+	 * @param react gives each record's publisher
+	 * @see #run(String, String, String, int, Workload, Tally, Duration)
+	 */
+	static void react(String bootstrapServers, String topic, String group, int concurrency,
+			java.util.function.Function<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>,
+					org.reactivestreams.Publisher<?>> react, Tally tally, Duration timeout) throws Exception {
+		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
+		KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer());
+		io.confluent.parallelconsumer.reactor.ReactorProcessor<byte[], byte[]> processor;
+		try {
+			ParallelConsumerOptions<byte[], byte[]> options = ParallelConsumerOptions.<byte[], byte[]>builder()
+				.ordering(ProcessingOrder.KEY)
+				.maxConcurrency(concurrency)
+				.commitMode(CommitMode.PERIODIC_CONSUMER_ASYNCHRONOUS)
+				.consumer(consumer)
+				.build();
+			processor = new io.confluent.parallelconsumer.reactor.ReactorProcessor<>(options);
+		}
+		catch (RuntimeException | LinkageError ex) {
+			consumer.close();
+			throw ex;
+		}
+		try {
+			processor.subscribe(List.of(topic));
+			processor.react((context) -> react.apply(context.getSingleConsumerRecord()));
+			long deadline = System.nanoTime() + timeout.toNanos();
+			while (!tally.await(Duration.ofMillis(100)) && System.nanoTime() - deadline < 0) {
+				if (processor.isClosedOrFailed()) {
+					Exception cause = processor.getFailureCause();
+					throw new IllegalStateException("Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"),
+							cause);
+				}
+			}
+		}
+		finally {
+			processor.close();
+		}
+	}
+
+	/** The version of Parallel Consumer's Reactor module on the classpath. */
+	static String reactorVersion() {
+		return Versions.ofMavenArtifact("io.confluent.parallelconsumer", "parallel-consumer-reactor");
+	}
+
 }

@@ -32,7 +32,7 @@ final class ReportWriter {
 				: (settings.smoke() ? "smoke sizes" : "full sizes except") + ": " + String.join(" ", changed));
 		row(md, "runs", settings.runs() + " measured run(s) per scenario"
 				+ ((settings.warmups() > 0) ? ", after " + settings.warmups()
-						+ " unreported warm-up run(s) of P1, P2, P2W, P3, P3L, P3B and P7" : "")
+						+ " unreported warm-up run(s) of P1, P2, P2W, P2A, P3, P3L, P3B and P7" : "")
 				+ "; tables show the median, then every run in order");
 		environment.forEach((label, text) -> row(md, label, text));
 		row(md, "broker", "one in-process KRaft broker (spring-kafka-test EmbeddedKafkaKraftBroker) in the suite's JVM, "

@@ -34,9 +34,9 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R");
+			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P3L", "## P3B",
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P2A", "## P3L", "## P3B",
 				"## P5", "## P7", "## P8", "Smoke sizes");
 	}
 
@@ -95,6 +95,32 @@ class BenchmarkSuiteSmokeTests {
 				case PARALLEL -> {
 					if (!contenders("P2W").contains(contender.name())) {
 						assertThat(report.excluded()).isNotEmpty();
+					}
+				}
+			}
+		}
+	}
+
+	@Test
+	void asyncHandlerRanTheLibrarysFutureAndMonoListenersThePlainOneAndTheOthersOrSaidWhyNot() {
+		ScenarioReport report = report("P2A");
+		List<AsyncHandlerScenario.Contender> all = AsyncHandlerScenario.contenders(settings.count("p2a-concurrency"),
+				settings.count("p2a-in-flight"));
+		for (AsyncHandlerScenario.Contender contender : all) {
+			switch (contender.kind()) {
+				case FUTURE, MONO, PLAIN_FUTURE ->
+					assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+				case VIRTUAL -> {
+					if (!IoBoundHandlerScenario.virtualThreadsAvailable()) {
+						assertThat(report.excluded().get(contender.name())).contains("Java 21");
+					}
+					else {
+						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+					}
+				}
+				case PARALLEL_REACTOR -> {
+					if (!contenders("P2A").contains(contender.name())) {
+						assertThat(report.excluded().get(contender.name())).isNotBlank();
 					}
 				}
 			}

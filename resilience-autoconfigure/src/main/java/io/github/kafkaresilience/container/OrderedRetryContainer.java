@@ -178,9 +178,13 @@ public class OrderedRetryContainer {
 	 * route's router must {@link StageRouter.Builder#batchRuns(boolean) leave the runs} to the
 	 * container.
 	 * @param handlers the handler of each main topic's router
+	 * @param repliesInTransactions whether the listener sends replies ({@code @SendTo}) in
+	 * {@code transaction} mode: the step after a record's attempt then waits until the records
+	 * before it in its partition are done, so that its transaction commits the reply with an
+	 * offset past the record, which no owner runs again
 	 */
-	public synchronized void runAsync(Map<StageRouter, AsyncRecordHandler> handlers) {
-		this.runner.runAsync(handlers);
+	public synchronized void runAsync(Map<StageRouter, AsyncRecordHandler> handlers, boolean repliesInTransactions) {
+		this.runner.runAsync(handlers, repliesInTransactions);
 	}
 
 	/**

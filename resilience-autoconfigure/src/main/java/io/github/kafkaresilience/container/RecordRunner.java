@@ -65,6 +65,12 @@ final class RecordRunner {
 
 	private volatile @Nullable AsyncRuns asyncRuns;
 
+	/**
+	 * Where the steps after the attempts of a {@code @SendTo} listener in {@code transaction}
+	 * mode wait for the records before them, or {@code null} for another listener.
+	 */
+	private volatile @Nullable OffsetLine offsetLine;
+
 	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -121,8 +127,9 @@ final class RecordRunner {
 	 * Runs the records whose route lets them run with a handler whose result completes later:
 	 * no worker is held while a result is pending.
 	 */
-	void runAsync(Map<StageRouter, AsyncRecordHandler> handlers) {
+	void runAsync(Map<StageRouter, AsyncRecordHandler> handlers, boolean repliesInTransactions) {
 		this.asyncRuns = new AsyncRuns(handlers, this.workers, this::completed);
+		this.offsetLine = repliesInTransactions ? new OffsetLine() : null;
 	}
 
 	/** Runs records whose results complete later, or {@code null} for a listener whose handler returns when done. */
@@ -268,6 +275,35 @@ final class RecordRunner {
 	 */
 	private void completed(RecordTask task, ReadyRun run, Completion completion,
 			long nanos, Attempt attempt) {
+		OffsetLine line = this.offsetLine;
+		if (line != null && task.work.firstPending() != task.delivery.offset()) {
+			// its replies commit with an offset past it, once the records before it are done
+			line.await(task.work, task.delivery.offset(), () -> this.workers
+				.submitCompletion(() -> completedInLine(task, run, completion, nanos, attempt)));
+			return;
+		}
+		takeStep(task, run, completion, nanos, attempt);
+	}
+
+	/**
+	 * The step of a record whose turn in its partition's offset line came. It is a handler run
+	 * of its own: once the partition's revocation began it does not run (its next owner runs
+	 * the record, whose replies were not sent), since its transaction would commit after the
+	 * revocation's last commit, and the next owner would run the record again.
+	 */
+	private void completedInLine(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt) {
+		if (!task.work.runs.begin()) {
+			return;
+		}
+		try {
+			takeStep(task, run, completion, nanos, attempt);
+		}
+		finally {
+			task.work.runs.end();
+		}
+	}
+
+	private void takeStep(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt) {
 		Step step;
 		try {
 			step = this.committer.runStep(task.delivery, () -> {
@@ -418,6 +454,10 @@ final class RecordRunner {
 		PartitionWork work = task.work;
 		KeyedTask next = work.done(task);
 		this.recordDone.accept(work);
+		OffsetLine line = this.offsetLine;
+		if (line != null) {
+			line.released(work);
+		}
 		return next;
 	}
 

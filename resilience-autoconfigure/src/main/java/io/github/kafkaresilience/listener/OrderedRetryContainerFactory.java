@@ -20,6 +20,7 @@ import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
+import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.LadderPlan;
@@ -525,7 +526,8 @@ public class OrderedRetryContainerFactory {
 			container.runInBatches(batchSettings(endpoint), batchHandlers);
 		}
 		else if (endpoint.async()) {
-			container.runAsync(asyncHandlers);
+			container.runAsync(asyncHandlers,
+					endpoint.replyTopic() != null && writes.mode() == DualWrite.TRANSACTION);
 		}
 		if (breaker != null) {
 			container.holdOnOutage(breaker);

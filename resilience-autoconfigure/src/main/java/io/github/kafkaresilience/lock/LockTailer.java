@@ -3,11 +3,13 @@ package io.github.kafkaresilience.lock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -299,6 +301,13 @@ final class LockTailer {
 		List<TopicPartition> partitions = batch.stream().map((r) -> new TopicPartition(this.topic, r.partition())).distinct().toList();
 		Map<TopicPartition, Long> ends;
 		try {
+			if (!endOffsets.assignment().containsAll(partitions)) {
+				// assigned, never polled: it fetches nothing, and a partition it looks up is its
+				// own (the client warns of every look-up of a partition it was not assigned)
+				Set<TopicPartition> assigned = new HashSet<>(endOffsets.assignment());
+				assigned.addAll(partitions);
+				endOffsets.assign(assigned);
+			}
 			ends = endOffsets.endOffsets(partitions);
 		}
 		catch (RuntimeException ex) {

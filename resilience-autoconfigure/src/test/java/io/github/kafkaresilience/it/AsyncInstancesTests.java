@@ -1,9 +1,13 @@
 package io.github.kafkaresilience.it;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -47,6 +51,63 @@ class AsyncInstancesTests {
 				assertThat(MultiInstanceTests.audits(topic)).extracting(AuditedApplication.Audit::instance)
 					.as("both instances ran records")
 					.contains("first", "second");
+			}
+		}
+	}
+
+	/**
+	 * A read-process-write listener ({@code @SendTo}) in {@code transaction} mode, two
+	 * instances, one killed with SIGKILL while it runs records (records then run again): a
+	 * record that succeeded without its key entering the ladder has exactly one reply among
+	 * the committed ones, one whose key entered the ladder at least one, and a record that
+	 * failed for good none.
+	 */
+	@Test
+	void inTransactionModeEveryRecordThatSucceededOutsideTheLadderHasExactlyOneCommittedReplyThroughASigkill() {
+		String topic = SharedBroker.newTopic(4);
+		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
+		SharedBroker.createTopic(topic + ".replies", 4, Map.of());
+		String[] properties = { "test.async=reply", "kafka.resilience.dual-write=transaction",
+				"kafka.resilience.retry.delays=2s,3s", "kafka.resilience.retry.max-attempts=3", "test.max-latency-ms=40" };
+		// keys k0 to k11 have records that fail; keys c0 to c11 only records that succeed at once
+		List<String[]> records = new ArrayList<>(BatchInstancesTests.records(12, 10));
+		for (int seq = 0; seq < 10; seq++) {
+			for (int k = 0; k < 12; k++) {
+				records.add(new String[] { "c" + k, "c" + k + ":" + seq + ":ok" });
+			}
+		}
+		try (InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
+			try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
+				await().atMost(WAIT).until(() -> MultiInstanceTests.joined(first) && MultiInstanceTests.joined(second));
+				SharedBroker.sendAll(topic, records);
+				// killed while it runs records, some of them replied to in transactions not committed yet
+				await().atMost(WAIT).until(() -> MultiInstanceTests.audits(topic).stream()
+					.filter((audit) -> audit.instance().equals("first"))
+					.count() >= 40);
+				first.kill();
+			}
+			try (InstanceProcess restarted = InstanceProcess.start(topic, "first", properties)) {
+				BatchInstancesTests.assertOutcome(topic, records);
+				Map<String, Long> replies = SharedBroker.readAll(topic + ".replies", true)
+					.stream()
+					.collect(Collectors.groupingBy((r) -> new String(r.value(), StandardCharsets.UTF_8),
+							Collectors.counting()));
+				for (String[] record : records) {
+					String value = record[1];
+					Long count = replies.get("re:" + value);
+					if (value.endsWith(":p") || value.endsWith(":t9")) {
+						assertThat(count).as("committed replies to %s, which failed for good", value).isNull();
+					}
+					else if (value.startsWith("c")) {
+						assertThat(count).as("committed replies to %s", value).isEqualTo(1L);
+					}
+					else {
+						assertThat(count).as("committed replies to %s, whose key entered the ladder", value).isNotNull();
+					}
+				}
+				assertThat(replies.keySet()).allMatch((reply) -> records.stream().anyMatch((r) -> reply.equals("re:" + r[1])));
+				assertThat(MultiInstanceTests.audits(topic).stream().filter(AuditedApplication.Audit::ok).count())
+					.as("successful attempts: some records ran again after the SIGKILL").isGreaterThan(replies.size());
 			}
 		}
 	}

@@ -36,6 +36,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.messaging.handler.annotation.SendTo;
 
 /**
  * An application whose handler decides from the record alone, so that every instance (in
@@ -140,7 +141,9 @@ public class AuditedApplication {
 	 * {@code CompletableFuture} completed on another thread ({@code future}), a {@code Mono}
 	 * subscribed on Reactor's bounded elastic scheduler ({@code mono}), or a Kotlin
 	 * {@code suspend} function ({@code suspend}, {@code AuditedSuspendListener}); the attempt
-	 * (its audit line and its outcome) happens when the result completes.
+	 * (its audit line and its outcome) happens when the result completes. With {@code reply},
+	 * a method that returns once done and replies {@code re:<value>} to
+	 * {@code <topic>.replies} ({@code @SendTo}).
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty("test.async")
@@ -154,8 +157,9 @@ public class AuditedApplication {
 		private final AuditedListener attempts;
 
 		AuditedAsyncListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
-				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic) {
-			this.attempts = new AuditedListener(bootstrap, instance, topic, 0, "", "", "");
+				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
+				@Value("${test.max-latency-ms:0}") int maxLatencyMillis) {
+			this.attempts = new AuditedListener(bootstrap, instance, topic, maxLatencyMillis, "", "", "");
 		}
 
 		@Bean
@@ -176,6 +180,12 @@ public class AuditedApplication {
 			return new AuditedSuspendListener((record) -> attempt(this.attempts, record));
 		}
 
+		@Bean
+		@ConditionalOnProperty(name = "test.async", havingValue = "reply")
+		ReplyingListener replyingListener() {
+			return new ReplyingListener(this.attempts);
+		}
+
 		static void attempt(AuditedListener attempts, ConsumerRecord<String, String> record) {
 			try {
 				attempts.handle(record);
@@ -194,6 +204,18 @@ public class AuditedApplication {
 			CompletableFuture<Void> handle(ConsumerRecord<String, String> record) {
 				return CompletableFuture.runAsync(() -> attempt(this.attempts, record),
 						CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS, completer));
+			}
+
+		}
+
+		/** Replies {@code re:<value>} to {@code <topic>.replies} once an attempt succeeded. */
+		record ReplyingListener(AuditedListener attempts) {
+
+			@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
+			@SendTo("${test.topic}.replies")
+			String handle(ConsumerRecord<String, String> record) {
+				attempt(this.attempts, record);
+				return "re:" + record.value();
 			}
 
 		}
