@@ -251,9 +251,18 @@ final class RecordRunner {
 	 */
 	private void ranInBatch(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
 			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+		takeRest(task, () -> run.ran(result, nanos, batch));
+	}
+
+	/**
+	 * Takes the rest of a record's step after its handler ran outside the router (in a batch,
+	 * or with a result that completed later), as after a single record's run, and hands a
+	 * next record of its key that may run now to the workers.
+	 */
+	private void takeRest(RecordTask task, Supplier<Step> rest) {
 		Step step;
 		try {
-			step = this.committer.runStep(task.delivery, () -> run.ran(result, nanos, batch), this.offsets);
+			step = this.committer.runStep(task.delivery, rest, this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
 				task.stepTaken();
 			}
@@ -304,24 +313,10 @@ final class RecordRunner {
 	}
 
 	private void takeStep(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt) {
-		Step step;
-		try {
-			step = this.committer.runStep(task.delivery, () -> {
-				AsyncRecordHandler.Finished finished = finish(completion);
-				return withReplies(run.ran(finished.result(), nanos, attempt), finished.replies());
-			}, this.offsets);
-			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
-				task.stepTaken();
-			}
-		}
-		catch (RuntimeException ex) {
-			routeFailed(task, ex);
-			return;
-		}
-		KeyedTask next = proceed(task, step, task.work.route, List.of(), true);
-		if (next != null) {
-			this.workers.submit(next);
-		}
+		takeRest(task, () -> {
+			AsyncRecordHandler.Finished finished = finish(completion);
+			return withReplies(run.ran(finished.result(), nanos, attempt), finished.replies());
+		});
 	}
 
 	private static AsyncRecordHandler.Finished finish(Completion completion) {

@@ -55,7 +55,8 @@ final class Workers {
 
 	private volatile boolean stopping = true;
 
-	private @Nullable ExecutorService pool;
+	/** Read by the threads that complete results, too ({@link #submitCompletion}). */
+	private volatile @Nullable ExecutorService pool;
 
 	private @Nullable ScheduledExecutorService timer;
 
