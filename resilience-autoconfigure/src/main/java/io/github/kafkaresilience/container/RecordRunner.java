@@ -171,6 +171,9 @@ final class RecordRunner {
 			return null;
 		}
 		List<Lock> before = (task.key != null && rest == null) ? route.registry().locksOf(task.key) : List.of();
+		if (!before.isEmpty() && awaitsItsTurn(task, route)) {
+			return null;
+		}
 		Step step;
 		try {
 			step = this.committer.runStep(task.delivery,
@@ -185,6 +188,26 @@ final class RecordRunner {
 			return null;
 		}
 		return proceed(task, step, route, before, rest == null);
+	}
+
+	/**
+	 * Whether a main-topic record that follows its key into the ladder waits in its
+	 * partition's offset line, as a completed result does: its move then commits with an
+	 * offset past it. Committed below it, the move would leave the record to be read again
+	 * after a crash, once its key has left the ladder and no lock tells that it was moved, and
+	 * run as a new record: its reply would be committed twice. A probe of an outage does not
+	 * wait, for the hold waits for it.
+	 */
+	private boolean awaitsItsTurn(RecordTask task, OrderedRetryContainer.Route route) {
+		OffsetLine line = this.offsetLine;
+		if (line == null || task.state() != RecordState.RUNNING
+				|| route.router().plan().stageOf(task.delivery.topic()) != 0
+				|| task.work.firstPending() == task.delivery.offset()) {
+			return false;
+		}
+		task.work.advance(task, RecordState.WAITING);
+		line.await(task.work, task.delivery.offset(), () -> this.workers.submit(task));
+		return true;
 	}
 
 	/**
