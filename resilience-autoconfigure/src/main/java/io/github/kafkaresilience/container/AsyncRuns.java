@@ -1,12 +1,7 @@
 package io.github.kafkaresilience.container;
 
-import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
@@ -24,7 +19,7 @@ import io.github.kafkaresilience.support.Futures;
  * the attempt ({@link Task.Completion}), which a worker takes in its turn: the attempt is
  * finished and the rest of the record's step taken there, never on the completing thread.
  * <p>
- * A pending result counts as a handler run under way on its partition ({@link HandlerRuns}):
+ * A pending result counts as a handler run under way on its partition ({@link PendingResults}):
  * a revocation lets it complete and its record be committed, up to the shutdown timeout, as it
  * lets a running handler finish; so does stopping the container.
  */
@@ -53,17 +48,14 @@ final class AsyncRuns {
 	private final Outcomes outcomes;
 
 	/** The records whose result is pending, until the rest of their step was taken or given up. */
-	private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
+	private final PendingResults pending;
 
-	AsyncRuns(Map<StageRouter, AsyncRecordHandler> handlers, Workers workers, Outcomes outcomes) {
+	AsyncRuns(Map<StageRouter, AsyncRecordHandler> handlers, Workers workers, PendingResults pending,
+			Outcomes outcomes) {
 		this.handlers = Map.copyOf(handlers);
 		this.workers = workers;
+		this.pending = pending;
 		this.outcomes = outcomes;
-	}
-
-	/** How many records wait for their result now. */
-	int pending() {
-		return this.pending.size();
 	}
 
 	/**
@@ -79,8 +71,7 @@ final class AsyncRuns {
 		if (!task.work.runs.begin()) {
 			return;
 		}
-		Pending pending = new Pending(task);
-		this.pending.add(pending);
+		PendingResults.Pending pending = this.pending.add(1, task.work.runs::end);
 		task.work.advance(task, RecordState.AWAITING);
 		Attempt attempt = run.startAttempt();
 		long started = System.nanoTime();
@@ -97,85 +88,15 @@ final class AsyncRuns {
 		result.whenComplete((completion, ex) -> {
 			long nanos = System.nanoTime() - started;
 			Completion ended = (ex != null) ? Completion.of(HandlerResult.failed(Futures.cause(ex))) : completion;
-			boolean queued = this.workers.submitCompletion(() -> {
-				if (pending.settle()) {
-					try {
-						if (!task.work.isRevoked()) {
-							this.outcomes.completed(task, run, ended, nanos, attempt);
-						}
-					}
-					finally {
-						ended(pending);
-					}
+			boolean queued = this.workers.submitCompletion(() -> this.pending.complete(pending, () -> {
+				if (!task.work.isRevoked()) {
+					this.outcomes.completed(task, run, ended, nanos, attempt);
 				}
-			});
+			}));
 			if (!queued) {
-				giveUp(pending);
+				this.pending.giveUp(pending);
 			}
 		});
-	}
-
-	/**
-	 * Waits up to {@code timeout} for the pending results to complete and their records' steps
-	 * to be taken, while the container stops; returns false when some were still pending.
-	 */
-	boolean awaitPending(Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		synchronized (this) {
-			while (!this.pending.isEmpty()) {
-				long left = deadline - System.nanoTime();
-				if (left <= 0) {
-					return false;
-				}
-				try {
-					TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					return false;
-				}
-			}
-		}
-		return true;
-	}
-
-	/**
-	 * Gives up the records still waiting for their result, once the workers stopped: they are
-	 * delivered again after the restart; their partitions' revocations no longer wait for them.
-	 */
-	void giveUpPending() {
-		this.pending.forEach(this::giveUp);
-	}
-
-	private void giveUp(Pending pending) {
-		if (pending.settle()) {
-			ended(pending);
-		}
-	}
-
-	private void ended(Pending pending) {
-		this.pending.remove(pending);
-		pending.task.work.runs.end();
-		synchronized (this) {
-			notifyAll();
-		}
-	}
-
-	/** A record waiting for its result; settled once, by its completion or when given up. */
-	private static final class Pending {
-
-		private final RecordTask task;
-
-		private final AtomicBoolean settled = new AtomicBoolean();
-
-		Pending(RecordTask task) {
-			this.task = task;
-		}
-
-		boolean settle() {
-			return this.settled.compareAndSet(false, true);
-		}
-
 	}
 
 }

@@ -3,16 +3,21 @@ package io.github.kafkaresilience.container;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AttemptObservation;
-import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.StageRouter;
+import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +37,10 @@ import org.jspecify.annotations.Nullable;
  * first record arrived.
  * Each record's outcome then takes the rest of its step on its own, as after the run of a
  * single record; a record the batch did not get to is routed again, without an attempt.
+ * <p>
+ * A batch whose method returns a result that completes later lets its worker go once called;
+ * its records stay taken, and their partitions count it as a handler run under way
+ * ({@link PendingResults}), until its result completed and a worker took their outcomes.
  */
 final class BatchRuns {
 
@@ -61,15 +70,19 @@ final class BatchRuns {
 
 	private final Map<StageRouter, Gathering> gatherings = new ConcurrentHashMap<>();
 
-	private final Map<StageRouter, BatchHandler> handlers;
+	private final Map<StageRouter, AsyncBatchHandler> handlers;
+
+	/** The batches whose result is pending, until their records' steps were taken or given up. */
+	private final PendingResults pending;
 
 	/**
 	 * @param busy whether records are being routed, or wait for their turn: a gathering that
 	 * takes what is ready gives way to them
 	 */
-	BatchRuns(String id, BatchSettings settings, Map<StageRouter, BatchHandler> handlers, Workers workers,
-			BooleanSupplier busy, Outcomes outcomes) {
+	BatchRuns(String id, BatchSettings settings, Map<StageRouter, AsyncBatchHandler> handlers, Workers workers,
+			PendingResults pending, BooleanSupplier busy, Outcomes outcomes) {
 		this.id = id;
+		this.pending = pending;
 		this.busy = busy;
 		this.settings = settings;
 		this.handlers = Map.copyOf(handlers);
@@ -181,43 +194,91 @@ final class BatchRuns {
 				batch.add(ready); // a revoked partition's records are delivered to its new owner
 			}
 		}
+		boolean later = false;
 		try {
-			runCounted(router, batch);
+			later = runCounted(router, batch);
 		}
 		finally {
-			batch.forEach((ready) -> ready.task.work.runs.end());
+			if (!later) {
+				endRuns(batch);
+			}
 		}
 	}
 
-	/** Runs a batch whose records' partitions count it among their runs under way. */
-	private void runCounted(StageRouter router, List<Ready> batch) {
+	private static void endRuns(List<Ready> batch) {
+		batch.forEach((ready) -> ready.task.work.runs.end());
+	}
+
+	/**
+	 * Runs a batch whose records' partitions count it among their runs under way; returns
+	 * whether its result completes later, its runs then ending once its outcomes were taken.
+	 */
+	private boolean runCounted(StageRouter router, List<Ready> batch) {
 		if (batch.isEmpty() || this.workers.stopping()) {
-			return;
+			return false;
 		}
 		List<Delivery> records = new ArrayList<>(batch.size());
 		batch.forEach((ready) -> records.add(ready.run.record()));
 		long start = System.nanoTime();
-		BatchResult ran;
 		AttemptObservation.Batch observed = router.startBatch(records.size());
+		CompletableFuture<BatchResult> result;
 		try {
-			ran = this.handlers.get(router).handle(records);
-			observed.ended(null);
+			result = this.handlers.get(router).start(records, this::onWorker);
 		}
 		catch (RuntimeException | Error ex) {
-			observed.ended(ex);
-			// not the method's failure (that is a result): every record runs again later
-			logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
-					+ "they run again", ex);
-			for (Ready ready : batch) {
-				if (!ready.rider) {
-					this.workers.submitLater(ready.task, 1000);
-				}
-				else if (ready.task.work.unride(ready.task) != null) {
-					this.workers.submitLater(ready.task, 1000); // its head is done meanwhile
-				}
+			notRun(batch, observed, ex);
+			return false;
+		}
+		if (result.isDone()) {
+			ran(router, batch, observed, start, result);
+			return false;
+		}
+		// the worker is let go; the records stay taken, their partitions count the batch as a run under way
+		PendingResults.Pending pending = this.pending.add(batch.size(), () -> endRuns(batch));
+		result.whenComplete((ignored, ex) -> {
+			boolean queued = this.workers.submitCompletion(
+					() -> this.pending.complete(pending, () -> ran(router, batch, observed, start, result)));
+			if (!queued) {
+				this.pending.giveUp(pending);
 			}
+		});
+		return true;
+	}
+
+	/** Runs what follows a batch's completed result on a worker, also while the workers hold or stop. */
+	private void onWorker(Runnable task) {
+		if (!this.workers.submitCompletion(task)) {
+			throw new RejectedExecutionException("Listener '" + this.id + "' stopped");
+		}
+	}
+
+	/** The batch could not run at all (not the method's failure, which is a result): every record runs again later. */
+	private void notRun(List<Ready> batch, AttemptObservation.Batch observed, Throwable ex) {
+		observed.ended(ex);
+		logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
+				+ "they run again", ex);
+		for (Ready ready : batch) {
+			if (!ready.rider) {
+				this.workers.submitLater(ready.task, 1000);
+			}
+			else if (ready.task.work.unride(ready.task) != null) {
+				this.workers.submitLater(ready.task, 1000); // its head is done meanwhile
+			}
+		}
+	}
+
+	/** A batch's result completed: each record takes the rest of its step, on this worker. */
+	private void ran(StageRouter router, List<Ready> batch, AttemptObservation.Batch observed, long start,
+			CompletableFuture<BatchResult> completed) {
+		BatchResult ran;
+		try {
+			ran = completed.join();
+		}
+		catch (CompletionException | CancellationException ex) {
+			notRun(batch, observed, Futures.cause(ex));
 			return;
 		}
+		observed.ended(null);
 		long nanos = System.nanoTime() - start;
 		router.batchRan(batch.size(), ran.bisections(), nanos);
 		List<@Nullable HandlerResult> results = inKeyOrder(batch, ran.results());
@@ -236,6 +297,9 @@ final class BatchRuns {
 		for (int i = 0; i < batch.size(); i++) {
 			Ready ready = batch.get(i);
 			HandlerResult result = results.get(i);
+			if (ready.task.work.isRevoked()) {
+				continue; // its partition's next owner runs it
+			}
 			if (result != null) {
 				this.outcomes.ran(ready.task, ready.run, result, share, observed);
 			}

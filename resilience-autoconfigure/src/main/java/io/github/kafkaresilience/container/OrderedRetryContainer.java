@@ -4,12 +4,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.StageRouter;
@@ -169,7 +171,20 @@ public class OrderedRetryContainer {
 	 * @param handlers the batch handler of each main topic's router
 	 */
 	public synchronized void runInBatches(BatchSettings settings, Map<StageRouter, BatchHandler> handlers) {
-		this.runner.runInBatches(settings, handlers);
+		Map<StageRouter, AsyncBatchHandler> inLine = new HashMap<>();
+		handlers.forEach((router, handler) -> inLine.put(router, AsyncBatchHandler.of(handler)));
+		this.runner.runInBatches(settings, inLine, false);
+	}
+
+	/**
+	 * Runs this listener's records in batches, as {@link #runInBatches}, with batch handlers
+	 * whose results complete later: a worker calls the handler and is let go; the batch's
+	 * records wait until its result completes.
+	 * @param settings how batches are gathered
+	 * @param handlers the batch handler of each main topic's router
+	 */
+	public synchronized void runInBatchesLater(BatchSettings settings, Map<StageRouter, AsyncBatchHandler> handlers) {
+		this.runner.runInBatches(settings, handlers, true);
 	}
 
 	/**
@@ -192,8 +207,8 @@ public class OrderedRetryContainer {
 	 * {@code null} when its handler returns once done.
 	 */
 	public @Nullable Integer pendingResults() {
-		AsyncRuns async = this.runner.asyncRuns();
-		return (async != null) ? async.pending() : null;
+		PendingResults pending = this.runner.pendingResults();
+		return (pending != null) ? pending.records() : null;
 	}
 
 	/** How this listener's batches are gathered, or {@code null} when it runs records one at a time. */
@@ -402,17 +417,17 @@ public class OrderedRetryContainer {
 	 */
 	private void drain() {
 		this.runner.waits().stopParking();
-		AsyncRuns async = this.runner.asyncRuns();
-		if (async != null && !async.awaitPending(this.settings.shutdownTimeout())) {
-			logger.warn("Listener '" + this.id + "' stopped before " + async.pending() + " of its handlers' results "
-					+ "completed; their records will be delivered again");
+		PendingResults pending = this.runner.pendingResults();
+		if (pending != null && !pending.await(this.settings.shutdownTimeout())) {
+			logger.warn("Listener '" + this.id + "' stopped before the results of " + pending.records() + " of its "
+					+ "records completed; they will be delivered again");
 		}
 		if (!this.runner.workers().stop(this.settings.shutdownTimeout())) {
 			logger.warn("Listener '" + this.id + "' stopped before its running handlers finished; their records "
 					+ "will be delivered again");
 		}
-		if (async != null) {
-			async.giveUpPending();
+		if (pending != null) {
+			pending.giveUpAll();
 		}
 	}
 

@@ -8,10 +8,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.offsets.WritesUnderWay;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
-import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.StageRouter;
@@ -71,6 +71,12 @@ final class RecordRunner {
 	 */
 	private volatile @Nullable OffsetLine offsetLine;
 
+	/** The handler results that complete later and are pending: of records, or of batches. */
+	private final PendingResults pending = new PendingResults();
+
+	/** Whether the handlers' results complete later. */
+	private volatile boolean resultsLater;
+
 	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -104,9 +110,13 @@ final class RecordRunner {
 		this.hold = outage;
 	}
 
-	/** Runs the records that may run now in batches, as the listener's settings say. */
-	void runInBatches(BatchSettings settings, Map<StageRouter, BatchHandler> handlers) {
-		this.batches = new BatchRuns(this.id, settings, handlers, this.workers,
+	/**
+	 * Runs the records that may run now in batches, as the listener's settings say.
+	 * @param later whether the handlers' results complete later
+	 */
+	void runInBatches(BatchSettings settings, Map<StageRouter, AsyncBatchHandler> handlers, boolean later) {
+		this.resultsLater = later;
+		this.batches = new BatchRuns(this.id, settings, handlers, this.workers, this.pending,
 				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
 
 			@Override
@@ -128,13 +138,14 @@ final class RecordRunner {
 	 * no worker is held while a result is pending.
 	 */
 	void runAsync(Map<StageRouter, AsyncRecordHandler> handlers, boolean repliesInTransactions) {
-		this.asyncRuns = new AsyncRuns(handlers, this.workers, this::completed);
+		this.resultsLater = true;
+		this.asyncRuns = new AsyncRuns(handlers, this.workers, this.pending, this::completed);
 		this.offsetLine = repliesInTransactions ? new OffsetLine() : null;
 	}
 
-	/** Runs records whose results complete later, or {@code null} for a listener whose handler returns when done. */
-	@Nullable AsyncRuns asyncRuns() {
-		return this.asyncRuns;
+	/** The handler results pending, or {@code null} for a listener whose handler returns when done. */
+	@Nullable PendingResults pendingResults() {
+		return this.resultsLater ? this.pending : null;
 	}
 
 	/** Runs records in batches, or {@code null} for a listener that runs them one at a time. */

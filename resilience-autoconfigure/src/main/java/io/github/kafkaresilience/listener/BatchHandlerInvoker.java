@@ -1,28 +1,28 @@
 package io.github.kafkaresilience.listener;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
-import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.idempotency.IdempotencyGuard;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.BatchListenerFailedException;
-import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.kafka.support.KafkaUtils;
-import org.springframework.messaging.Message;
 
 /**
  * Runs a batch listener's method on a batch of records that may all run now, and gives each
@@ -44,14 +44,17 @@ import org.springframework.messaging.Message;
  * </ul>
  * A record of a half that runs again ran before: a bisected batch runs records more than once
  * (at-least-once, as always), and only the last run counts as an attempt.
+ * <p>
+ * A method whose result completes later ({@link #start}) is called on the calling worker; its
+ * result stands for its return: completed normally, every record it got succeeded;
+ * exceptionally, as the exception it would have thrown, by the rules above. A result not
+ * complete within the attempt timeout is cancelled, and every record of the call failed with
+ * an {@link AttemptTimeoutException}; a split does not tell such records apart. What follows a
+ * completion (the call on a half, the claims) runs on the worker executor the caller gives.
  */
-final class BatchHandlerInvoker implements BatchHandler {
+final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
-	private static final Log logger = LogFactory.getLog(BatchHandlerInvoker.class);
-
-	private final BatchMethodAdapter method;
-
-	private final String description;
+	private final BatchCalls calls;
 
 	private final String groupId;
 
@@ -63,8 +66,18 @@ final class BatchHandlerInvoker implements BatchHandler {
 
 	BatchHandlerInvoker(ListenerEndpoint endpoint, RecordReader reader, ListenerMessaging messaging,
 			@Nullable IdempotencyGuard guard, BatchSettings.Failure failure) {
-		this.method = new BatchMethodAdapter(endpoint.bean(), endpoint.method(), messaging);
-		this.description = endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName();
+		this(endpoint, reader, messaging, guard, failure, Duration.ZERO);
+	}
+
+	/**
+	 * As above, for a method whose result completes later.
+	 * @param attemptTimeout how long a call's result is waited for
+	 */
+	BatchHandlerInvoker(ListenerEndpoint endpoint, RecordReader reader, ListenerMessaging messaging,
+			@Nullable IdempotencyGuard guard, BatchSettings.Failure failure, Duration attemptTimeout) {
+		this.calls = new BatchCalls(new BatchMethodAdapter(endpoint.bean(), endpoint.method(), messaging),
+				endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName(), endpoint.groupId(),
+				attemptTimeout);
 		this.groupId = endpoint.groupId();
 		this.reader = reader;
 		this.guard = guard;
@@ -73,8 +86,45 @@ final class BatchHandlerInvoker implements BatchHandler {
 
 	@Override
 	public BatchResult handle(List<Delivery> deliveries) {
+		Run run = admit(deliveries);
+		// the converter and the method read the group from the thread, as on a listener container's thread
+		KafkaUtils.setConsumerGroupId(this.groupId);
+		try {
+			if (!run.runnable.isEmpty()) {
+				run.run(run.runnable);
+			}
+		}
+		finally {
+			KafkaUtils.clearConsumerGroupId();
+			run.conclude();
+		}
+		return run.result();
+	}
+
+	@Override
+	public CompletableFuture<BatchResult> start(List<Delivery> deliveries, Executor worker) {
+		Run run = admit(deliveries);
+		CompletableFuture<Boolean> ran;
+		try {
+			ran = run.runLater(run.runnable, worker);
+		}
+		catch (RuntimeException | Error ex) {
+			run.conclude();
+			throw ex;
+		}
+		return ran.handle((stopped, ex) -> {
+			if (ex != null) {
+				// what follows the completion could not run (the caller stopped): none of them ran
+				Arrays.fill(run.results, null);
+			}
+			run.conclude();
+			return run.result();
+		});
+	}
+
+	/** Reads the records and takes their claims; a record that cannot run has its outcome already. */
+	private Run admit(List<Delivery> deliveries) {
 		Run run = new Run(deliveries.size());
-		List<Integer> runnable = new ArrayList<>(deliveries.size());
 		for (int i = 0; i < deliveries.size(); i++) {
 			run.keys[i] = KeyOf.of(deliveries.get(i));
 			RecordReader.Read read = this.reader.read(deliveries.get(i));
@@ -92,24 +142,12 @@ final class BatchHandlerInvoker implements BatchHandler {
 				}
 				run.claims[i] = admission.claim();
 			}
-			runnable.add(i);
+			run.runnable.add(i);
 		}
-		if (this.method.isConsumerRecords()) {
-			run.groupByPartition(runnable); // the order ConsumerRecords gives them in
+		if (this.calls.isConsumerRecords()) {
+			run.groupByPartition(run.runnable); // the order ConsumerRecords gives them in
 		}
-		// the converter and the method read the group from the thread, as on a listener container's thread
-		KafkaUtils.setConsumerGroupId(this.groupId);
-		try {
-			if (!runnable.isEmpty()) {
-				run.run(runnable);
-			}
-		}
-		finally {
-			KafkaUtils.clearConsumerGroupId();
-			run.notRunBehindFailures();
-			run.releaseUnsucceeded();
-		}
-		return new BatchResult(Arrays.asList(run.results), run.bisections);
+		return run;
 	}
 
 	/** One batch: each record's outcome as it becomes known. */
@@ -124,10 +162,14 @@ final class BatchHandlerInvoker implements BatchHandler {
 		/** Each record's key in its partition, {@code null} for a record without a key. */
 		final @Nullable KeyOf[] keys;
 
+		/** The records that may run, in the order the method gets them. */
+		final List<Integer> runnable;
+
 		int bisections;
 
 		@SuppressWarnings("unchecked")
 		Run(int size) {
+			this.runnable = new ArrayList<>(size);
 			this.results = new HandlerResult[size];
 			this.records = new ConsumerRecord[size];
 			this.claims = new Claim[size];
@@ -184,6 +226,17 @@ final class BatchHandlerInvoker implements BatchHandler {
 			}
 		}
 
+		/** The runs are over: records behind a failure of their key did not run, and the claims of those that did not succeed are released. */
+		void conclude() {
+			notRunBehindFailures();
+			releaseUnsucceeded();
+		}
+
+		/** Each record's outcome, once concluded. */
+		BatchResult result() {
+			return new BatchResult(Arrays.asList(this.results), this.bisections);
+		}
+
 		/**
 		 * Runs the method on records of the batch (by index, in batch order) until each has an
 		 * outcome or a record was named as failed; returns whether one was, so that nothing
@@ -194,42 +247,101 @@ final class BatchHandlerInvoker implements BatchHandler {
 			if (part.isEmpty()) {
 				return false;
 			}
-			Call call = call(part);
-			if (call.stoppedAt >= 0) {
-				for (int i = 0; i < call.stoppedAt; i++) {
-					this.results[part.get(i)] = HandlerResult.success();
-				}
-				this.results[part.get(call.stoppedAt)] = HandlerResult.failed(call.failure);
-				return true;
+			Boolean stopped = settle(part, call(part));
+			if (stopped != null) {
+				return stopped;
 			}
-			if (call.failure == null) {
-				part.forEach((i) -> this.results[i] = HandlerResult.success());
-				return false;
-			}
-			if (call.unsplittable) {
-				// the call's outcome could not be kept: each of its records failed, as after a single run
-				Throwable failed = call.failure;
-				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
-				return false;
-			}
-			boolean unreadable = call.unconvertible;
-			if (part.size() == 1) {
-				this.results[part.get(0)] = unreadable ? HandlerResult.poison(call.failure)
-						: HandlerResult.failed(call.failure);
-				return false;
-			}
-			if (!unreadable && BatchHandlerInvoker.this.failure == BatchSettings.Failure.FAIL_ALL) {
-				Throwable failed = call.failure;
-				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
-				return false;
-			}
-			this.bisections++;
 			int half = part.size() / 2;
 			return run(part.subList(0, half)) || run(part.subList(half, part.size()));
 		}
 
+		/**
+		 * As {@link #run}, for a method whose result completes later: each call's outcome is
+		 * taken, and the next call made, on {@code worker}.
+		 */
+		CompletableFuture<Boolean> runLater(List<Integer> called, Executor worker) {
+			List<Integer> part = runnable(called);
+			if (part.isEmpty()) {
+				return CompletableFuture.completedFuture(false);
+			}
+			return callLater(part).thenComposeAsync((call) -> {
+				Boolean stopped = settle(part, completeClaims(part, call));
+				if (stopped != null) {
+					return CompletableFuture.completedFuture(stopped);
+				}
+				int half = part.size() / 2;
+				return runLater(part.subList(0, half), worker).thenComposeAsync(
+						(first) -> first ? CompletableFuture.completedFuture(true)
+								: runLater(part.subList(half, part.size()), worker),
+						worker);
+			}, worker);
+		}
+
+		/**
+		 * Gives the records of a call their outcomes; returns whether a record was named as
+		 * failed, or {@code null} when the part is to be split in halves that run again.
+		 */
+		private @Nullable Boolean settle(List<Integer> part, BatchCalls.Call call) {
+			if (call.stoppedAt() >= 0) {
+				for (int i = 0; i < call.stoppedAt(); i++) {
+					this.results[part.get(i)] = HandlerResult.success();
+				}
+				this.results[part.get(call.stoppedAt())] = HandlerResult.failed(call.failure());
+				return true;
+			}
+			if (call.failure() == null) {
+				part.forEach((i) -> this.results[i] = HandlerResult.success());
+				return false;
+			}
+			if (call.unsplittable()) {
+				// the call's outcome could not be kept: each of its records failed, as after a single run
+				Throwable failed = call.failure();
+				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
+				return false;
+			}
+			boolean unreadable = call.unconvertible();
+			if (part.size() == 1) {
+				this.results[part.get(0)] = unreadable ? HandlerResult.poison(call.failure())
+						: HandlerResult.failed(call.failure());
+				return false;
+			}
+			if (!unreadable && BatchHandlerInvoker.this.failure == BatchSettings.Failure.FAIL_ALL) {
+				Throwable failed = call.failure();
+				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
+				return false;
+			}
+			this.bisections++;
+			return null;
+		}
+
+		/**
+		 * Completes the claims of the records a call whose result completed later says
+		 * succeeded, on a worker: one that cannot be completed fails the call from that
+		 * record on, as a record the method named would, transiently.
+		 */
+		private BatchCalls.Call completeClaims(List<Integer> part, BatchCalls.Call call) {
+			IdempotencyGuard guard = BatchHandlerInvoker.this.guard;
+			if (guard == null) {
+				return call;
+			}
+			int succeeded = (call.stoppedAt() >= 0) ? call.stoppedAt() : (call.failure() == null) ? part.size() : 0;
+			for (int i = 0; i < succeeded; i++) {
+				Claim claim = this.claims[part.get(i)];
+				if (claim == null) {
+					continue;
+				}
+				HandlerResult completed = guard.finish(claim, HandlerResult.success());
+				this.claims[part.get(i)] = null; // completed, or released by finish
+				if (completed.outcome() != HandlerResult.Outcome.SUCCESS) {
+					return BatchCalls.Call.stoppedAt(i, (completed.failure() != null) ? completed.failure()
+							: new IllegalStateException("The idempotency claim could not be completed"));
+				}
+			}
+			return call;
+		}
+
 		/** Calls the method once on records of the batch, completing the keys of those that succeed. */
-		private Call call(List<Integer> part) {
+		private BatchCalls.Call call(List<Integer> part) {
 			IdempotencyGuard guard = BatchHandlerInvoker.this.guard;
 			if (guard == null) {
 				return callMethod(part);
@@ -240,13 +352,13 @@ final class BatchHandlerInvoker implements BatchHandler {
 			catch (RuntimeException ex) {
 				// the store failed to complete the keys of the records that succeeded: as for a
 				// single record, the attempt failed, transiently, and the records run again later
-				return Call.unsplittable(ex);
+				return BatchCalls.Call.unsplittable(ex);
 			}
 		}
 
-		private Call completing(IdempotencyGuard guard, List<Integer> part) {
+		private BatchCalls.Call completing(IdempotencyGuard guard, List<Integer> part) {
 			return guard.callCompleting(() -> callMethod(part), (call) -> {
-				int succeeded = (call.stoppedAt >= 0) ? call.stoppedAt : (call.failure == null) ? part.size() : 0;
+				int succeeded = (call.stoppedAt() >= 0) ? call.stoppedAt() : (call.failure() == null) ? part.size() : 0;
 				List<Claim> done = new ArrayList<>(succeeded);
 				for (int i = 0; i < succeeded; i++) {
 					done.add(this.claims[part.get(i)]);
@@ -255,43 +367,18 @@ final class BatchHandlerInvoker implements BatchHandler {
 			});
 		}
 
-		private Call callMethod(List<Integer> part) {
+		private BatchCalls.Call callMethod(List<Integer> part) {
+			return BatchHandlerInvoker.this.calls.now(records(part));
+		}
+
+		private CompletableFuture<BatchCalls.Call> callLater(List<Integer> part) {
+			return BatchHandlerInvoker.this.calls.later(records(part));
+		}
+
+		private List<ConsumerRecord<Object, Object>> records(List<Integer> part) {
 			List<ConsumerRecord<Object, Object>> batch = new ArrayList<>(part.size());
 			part.forEach((i) -> batch.add(this.records[i]));
-			BatchMethodAdapter.Data data = BatchHandlerInvoker.this.method.data(batch);
-			Message<?> message;
-			try {
-				message = BatchHandlerInvoker.this.method.toMessage(data.order());
-			}
-			catch (RuntimeException ex) {
-				return Call.unconvertible(ex);
-			}
-			Map<Integer, Throwable> unconverted = BatchMethodAdapter.conversionFailures(message);
-			if (!unconverted.isEmpty()) {
-				// the converter left the payloads of records it could not read empty: they are poison
-				Map.Entry<Integer, Throwable> first = unconverted.entrySet().iterator().next();
-				return (part.size() == 1) ? Call.unconvertible(first.getValue()) : Call.unconvertible(new PoisonInBatch());
-			}
-			try {
-				BatchHandlerInvoker.this.method.invoke(data, message);
-				return Call.SUCCEEDED;
-			}
-			catch (ListenerExecutionFailedException ex) {
-				BatchListenerFailedException named = named(ex);
-				if (named != null) {
-					int index = indexOf(named, data.order());
-					if (index >= 0) {
-						ConsumerRecord<Object, Object> failed = data.order().get(index);
-						return Call.stoppedAt(batch.indexOf(failed), causeOf(named));
-					}
-					logger.warn("Listener method " + BatchHandlerInvoker.this.description + " named a failed record "
-							+ "that is not in its batch (" + named.getMessage() + "); the batch failed as a whole");
-				}
-				return Call.failed(HandlerInvoker.failure(ex, BatchHandlerInvoker.this.description));
-			}
-			catch (Error ex) {
-				return Call.failed(ex); // an error the method threw fails the call, as an exception does
-			}
+			return batch;
 		}
 
 		/** Orders records by their partition, in the order the partitions first appear. */
@@ -330,82 +417,6 @@ final class BatchHandlerInvoker implements BatchHandler {
 		static @Nullable KeyOf of(Delivery delivery) {
 			Bytes key = delivery.businessKey();
 			return (key != null) ? new KeyOf(delivery.topic(), delivery.partition(), key) : null;
-		}
-
-	}
-
-	/** The exception the method named a failed record with, in the cause chain of its failure. */
-	private static @Nullable BatchListenerFailedException named(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof BatchListenerFailedException named) {
-				return named;
-			}
-			if (cause.getCause() == cause) {
-				break;
-			}
-		}
-		return null;
-	}
-
-	/** The index, in the order the method got them, of the record the method named; -1 if none. */
-	private static int indexOf(BatchListenerFailedException named, List<ConsumerRecord<Object, Object>> order) {
-		ConsumerRecord<?, ?> record = named.getRecord();
-		if (record == null) {
-			int index = named.getIndex();
-			return (index >= 0 && index < order.size()) ? index : -1;
-		}
-		for (int i = 0; i < order.size(); i++) {
-			ConsumerRecord<Object, Object> candidate = order.get(i);
-			if (candidate == record || (candidate.topic().equals(record.topic())
-					&& candidate.partition() == record.partition() && candidate.offset() == record.offset())) {
-				return i;
-			}
-		}
-		return -1;
-	}
-
-	/** What a named record failed with: the exception's cause, or the exception without one. */
-	private static Throwable causeOf(BatchListenerFailedException named) {
-		Throwable cause = named.getCause();
-		return (cause != null) ? cause : named;
-	}
-
-	/**
-	 * How one call of the method ended.
-	 * @param stoppedAt the index (in the part called) of the record the method named as
-	 * failed, or -1
-	 * @param failure what the call or the named record failed with, {@code null} on success
-	 * @param unconvertible whether the records could not be converted, and the method did not run
-	 * @param unsplittable whether every record of the call failed with {@code failure}, which
-	 * splitting cannot tell apart (the idempotency store failed)
-	 */
-	private record Call(int stoppedAt, @Nullable Throwable failure, boolean unconvertible, boolean unsplittable) {
-
-		static final Call SUCCEEDED = new Call(-1, null, false, false);
-
-		static Call stoppedAt(int index, Throwable failure) {
-			return new Call(index, failure, false, false);
-		}
-
-		static Call failed(Throwable failure) {
-			return new Call(-1, failure, false, false);
-		}
-
-		static Call unconvertible(Throwable failure) {
-			return new Call(-1, failure, true, false);
-		}
-
-		static Call unsplittable(Throwable failure) {
-			return new Call(-1, failure, false, true);
-		}
-
-	}
-
-	/** The converter could not read some records of a part: the part is split to find them. */
-	private static final class PoisonInBatch extends PermanentFailureException {
-
-		PoisonInBatch() {
-			super("The message converter could not read a record of the batch");
 		}
 
 	}

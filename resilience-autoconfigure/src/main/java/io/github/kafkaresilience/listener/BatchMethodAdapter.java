@@ -9,6 +9,7 @@ import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.kafka.listener.adapter.BatchMessagingMessageListenerAdapter;
@@ -104,11 +105,12 @@ final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Obje
 	 * Invokes the method.
 	 * @param data what {@link #data} gave
 	 * @param message its message, from {@link #toMessage}
+	 * @return what the method returned
 	 * @throws ListenerExecutionFailedException when a parameter cannot be resolved or the
 	 * method throws; its cause says which
 	 */
-	void invoke(Data data, Message<?> message) {
-		invokeHandler(data.data(), null, message, null);
+	@Nullable Object invoke(Data data, Message<?> message) {
+		return invokeHandler(data.data(), null, message, null);
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.BatchHandler;
@@ -65,12 +66,21 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 
 	@Override
 	public BatchHandler createBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure) {
+		return batchInvoker(endpoint, mainTopic, failure, Duration.ZERO);
+	}
+
+	@Override
+	public AsyncBatchHandler createAsyncBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure,
+			Duration attemptTimeout) {
+		return batchInvoker(endpoint, mainTopic, failure, attemptTimeout);
+	}
+
+	private BatchHandlerInvoker batchInvoker(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure,
+			Duration attemptTimeout) {
 		return new BatchHandlerInvoker(endpoint,
 				new RecordReader(mainTopic, deserializer(this.consumerFactory, true),
 						deserializer(this.consumerFactory, false)),
-				this.messaging.get(), this.idempotencyGuards.guard(endpoint.id(), endpoint.idempotent(),
-						endpoint.idempotencyKey(), mainTopic),
-				failure);
+				this.messaging.get(), guard(endpoint, mainTopic), failure, attemptTimeout);
 	}
 
 	@Override

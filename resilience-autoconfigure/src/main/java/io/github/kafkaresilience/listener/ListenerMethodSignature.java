@@ -72,13 +72,6 @@ final class ListenerMethodSignature {
 					+ "remove batch = \"true\" to take one record at a time");
 		}
 		Class<?> returned = method.getReturnType();
-		if (batch && AsyncResults.isAsync(method)) {
-			throw new IllegalStateException(where + " is a batch listener that returns "
-					+ (KotlinDetector.isSuspendingFunction(method) ? "from a suspend function" : returned.getSimpleName())
-					+ ", a result that completes later; batch listeners finish their batch before returning. Return "
-					+ "once the batch is done, or take one record at a time (remove batch = \"true\"), which may "
-					+ "return a CompletableFuture, a CompletionStage or a Mono");
-		}
 		if (!AsyncResults.isAsync(method) && Future.class.isAssignableFrom(returned)) {
 			throw new IllegalStateException(where + " returns " + returned.getSimpleName() + ", which cannot tell when "
 					+ "it completes without blocking a thread. Return a CompletableFuture, a CompletionStage or a Mono, "

@@ -17,6 +17,7 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.container.SyncBarrier;
 import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
@@ -140,6 +141,22 @@ public class OrderedRetryContainerFactory {
 		default BatchHandler createBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure) {
 			throw new UnsupportedOperationException(getClass().getName() + " creates no batch handlers; listener '"
 					+ endpoint.id() + "' is a batch listener");
+		}
+
+		/**
+		 * Creates the handler of a batch listener whose method returns a result that
+		 * completes later, for one of its main topics.
+		 * @param endpoint the listener, whose method takes a batch
+		 * @param mainTopic the main topic
+		 * @param failure what a call that fails without naming its failed record means
+		 * @param attemptTimeout how long a call's result is waited for before the call fails
+		 * @return the handler
+		 */
+		default AsyncBatchHandler createAsyncBatch(ListenerEndpoint endpoint, String mainTopic,
+				BatchSettings.Failure failure, Duration attemptTimeout) {
+			throw new UnsupportedOperationException(getClass().getName() + " creates no batch handlers whose results "
+					+ "complete later; listener '" + endpoint.id() + "' returns "
+					+ endpoint.method().getReturnType().getSimpleName());
 		}
 
 		/**
@@ -498,13 +515,19 @@ public class OrderedRetryContainerFactory {
 		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
 		List<OrderedRetryContainer.Route> ladders = new ArrayList<>();
 		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
+		Map<StageRouter, AsyncBatchHandler> asyncBatchHandlers = new HashMap<>();
 		Map<StageRouter, AsyncRecordHandler> asyncHandlers = new HashMap<>();
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
 			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
 			ladders.add(route);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
-			if (endpoint.batch()) {
+			if (endpoint.batch() && endpoint.async()) {
+				AsyncBatchHandler handler = engine().handlers().createAsyncBatch(endpoint, topic,
+						this.batchSettings.failure(), attemptTimeout(endpoint));
+				asyncBatchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
+			}
+			else if (endpoint.batch()) {
 				BatchHandler handler = engine().handlers().createBatch(endpoint, topic, this.batchSettings.failure());
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
@@ -523,7 +546,12 @@ public class OrderedRetryContainerFactory {
 			container.parkWith(consumers.rereader());
 		}
 		if (endpoint.batch()) {
-			container.runInBatches(batchSettings(endpoint), batchHandlers);
+			if (endpoint.async()) {
+				container.runInBatchesLater(batchSettings(endpoint), asyncBatchHandlers);
+			}
+			else {
+				container.runInBatches(batchSettings(endpoint), batchHandlers);
+			}
 		}
 		else if (endpoint.async()) {
 			container.runAsync(asyncHandlers,

@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.BatchResult;
@@ -118,15 +120,31 @@ public final class OutageBreaker {
 	public BatchHandler observing(BatchHandler handler, String mainTopic) {
 		return (records) -> {
 			BatchResult ran = handler.handle(records);
-			for (int i = 0; i < ran.results().size(); i++) {
-				HandlerResult result = ran.results().get(i);
-				if (result != null) {
-					Delivery delivery = records.get(i);
-					attempted(delivery, result, mainTopic.equals(delivery.topic()));
-				}
-			}
+			attempted(records, ran, mainTopic);
 			return ran;
 		};
+	}
+
+	/**
+	 * A batch handler whose results complete later, whose records' outcomes this breaker
+	 * counts once the batch's result completed, as {@link #observing(BatchHandler, String)}
+	 * counts them.
+	 */
+	public AsyncBatchHandler observing(AsyncBatchHandler handler, String mainTopic) {
+		return (records, worker) -> handler.start(records, worker).thenApply((ran) -> {
+			attempted(records, ran, mainTopic);
+			return ran;
+		});
+	}
+
+	private void attempted(List<Delivery> records, BatchResult ran, String mainTopic) {
+		for (int i = 0; i < ran.results().size(); i++) {
+			HandlerResult result = ran.results().get(i);
+			if (result != null) {
+				Delivery delivery = records.get(i);
+				attempted(delivery, result, mainTopic.equals(delivery.topic()));
+			}
+		}
 	}
 
 	/**

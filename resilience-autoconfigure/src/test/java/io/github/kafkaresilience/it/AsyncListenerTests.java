@@ -26,6 +26,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 
 import static io.github.kafkaresilience.it.OrderedRetryIntegrationTests.liveLocks;
 import static io.github.kafkaresilience.it.OrderedRetryLadderTests.headers;
@@ -35,9 +36,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * Listener methods whose result completes later: a {@code CompletableFuture}, a
  * {@code CompletionStage} and a {@code Mono}, completed on another thread, and a Kotlin
- * {@code suspend} function ({@code SuspendListener}, compiled by the Kotlin Maven plugin). An attempt ends when
- * its result completes; a failed result retries its record along the ladder in its key's
- * order, and no worker is held while results are pending.
+ * {@code suspend} function ({@code SuspendListener}, compiled by the Kotlin Maven plugin),
+ * record by record and in batches (a batch's failed result names its failed record). An
+ * attempt ends when its result completes; a failed result retries its record along the
+ * ladder in its key's order, and no worker is held while results are pending.
  */
 @UsesSharedBroker
 class AsyncListenerTests {
@@ -63,6 +65,14 @@ class AsyncListenerTests {
 
 	static final Map<String, AtomicInteger> pendingByKey = new ConcurrentHashMap<>();
 
+	/**
+	 * When set, the future listener's results start their wait only once this many are pending
+	 * at once ({@link #gate}), so that reaching them does not depend on the machine's speed.
+	 */
+	static volatile int gateAt;
+
+	static final CompletableFuture<Void> gate = new CompletableFuture<>();
+
 	/** The values whose first attempt returns a result that never completes. */
 	static final Map<String, AtomicInteger> hangs = new ConcurrentHashMap<>();
 
@@ -72,7 +82,7 @@ class AsyncListenerTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "future", "stage", "mono", "suspend" })
+	@ValueSource(strings = { "future", "stage", "mono", "suspend", "batch-future", "batch-mono", "batch-suspend" })
 	void failedResultsRetryInTheirKeysOrderAndAnExhaustedOneIsDeadLettered(String kind) {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE).failTransiently("X", 1);
@@ -140,6 +150,9 @@ class AsyncListenerTests {
 		Script script = Script.forTopic(topic);
 		completeAfterMillis = 200;
 		mostPending.set(0);
+		// no result starts its 200 ms before all 5,000 are pending: a library that cannot have them
+		// all in flight at once never opens the gate
+		gateAt = keys;
 		try (ConfigurableApplicationContext context = start("future", topic,
 				"kafka.resilience.consumer.concurrency=4",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + keys,
@@ -147,6 +160,8 @@ class AsyncListenerTests {
 				"management.endpoints.web.exposure.include=kafkaresilience")) {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			AtomicInteger mostShown = new AtomicInteger();
+			await().atMost(WAIT).untilAsserted(() -> assertThat(gate).as("all %,d results pending at once (the most "
+					+ "so far: %,d)", keys, mostPending.get()).isDone());
 			await().atMost(WAIT).until(() -> {
 				Integer shown = endpoint.resilience().listeners().get(0).pendingResults();
 				mostShown.accumulateAndGet((shown != null) ? shown : -1, Math::max);
@@ -165,6 +180,7 @@ class AsyncListenerTests {
 		}
 		finally {
 			completeAfterMillis = 20;
+			gateAt = 0;
 		}
 	}
 
@@ -174,6 +190,9 @@ class AsyncListenerTests {
 			case "stage" -> StageApplication.class;
 			case "mono" -> MonoApplication.class;
 			case "suspend" -> SuspendApplication.class;
+			case "batch-future" -> FutureBatchApplication.class;
+			case "batch-mono" -> MonoBatchApplication.class;
+			case "batch-suspend" -> SuspendBatchApplication.class;
 			default -> throw new IllegalArgumentException(kind);
 		};
 		return TestApplication.start(application, topic, properties);
@@ -207,6 +226,27 @@ class AsyncListenerTests {
 
 	}
 
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(FutureBatchListener.class)
+	static class FutureBatchApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(MonoBatchListener.class)
+	static class MonoBatchApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(SuspendBatchListener.class)
+	static class SuspendBatchApplication {
+
+	}
+
 	static class FutureListener {
 
 		@OrderedRetryListener(id = "async-${test.topic}", topics = "${test.topic}")
@@ -217,7 +257,7 @@ class AsyncListenerTests {
 				return result; // never completes
 			}
 			String key = called(record);
-			completer.schedule(() -> {
+			Runnable complete = () -> completer.schedule(() -> {
 				try {
 					handle(record, key);
 					result.complete(null);
@@ -226,6 +266,12 @@ class AsyncListenerTests {
 					result.completeExceptionally(ex);
 				}
 			}, completeAfterMillis, TimeUnit.MILLISECONDS);
+			if (gateAt > 0) {
+				gate.thenRun(complete);
+			}
+			else {
+				complete.run();
+			}
 			return result;
 		}
 
@@ -254,13 +300,85 @@ class AsyncListenerTests {
 
 	}
 
+	/** A batch listener whose result is a future another thread completes. */
+	static class FutureBatchListener {
+
+		@OrderedRetryListener(id = "async-${test.topic}", topics = "${test.topic}", batch = "true")
+		CompletableFuture<Void> future(List<ConsumerRecord<String, String>> records) {
+			List<String> keys = calledBatch(records);
+			CompletableFuture<Void> result = new CompletableFuture<>();
+			completer.schedule(() -> {
+				try {
+					handleBatch(records, keys);
+					result.complete(null);
+				}
+				catch (RuntimeException ex) {
+					result.completeExceptionally(ex);
+				}
+			}, completeAfterMillis, TimeUnit.MILLISECONDS);
+			return result;
+		}
+
+	}
+
+	static class MonoBatchListener {
+
+		@OrderedRetryListener(id = "async-${test.topic}", topics = "${test.topic}", batch = "true")
+		Mono<Void> mono(List<ConsumerRecord<String, String>> records) {
+			List<String> keys = calledBatch(records);
+			return Mono.delay(Duration.ofMillis(completeAfterMillis)).doOnNext((tick) -> handleBatch(records, keys)).then();
+		}
+
+	}
+
+	/**
+	 * A batch was called: each of its keys has one more call pending (a key's records may
+	 * ride together in one batch, never in two batches at once).
+	 */
+	static List<String> calledBatch(List<ConsumerRecord<String, String>> records) {
+		List<String> keys = records.stream().map((record) -> String.valueOf(record.key())).distinct().toList();
+		for (String key : keys) {
+			if (pendingByKey.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet() > 1) {
+				sameKeyOverlaps.incrementAndGet();
+			}
+		}
+		mostPending.accumulateAndGet(pending.addAndGet(records.size()), Math::max);
+		return keys;
+	}
+
+	/**
+	 * Completes a batch's result: the script handles its records in order, and a record it
+	 * fails is named, the records after it not run.
+	 */
+	static void handleBatch(List<ConsumerRecord<String, String>> records, List<String> keys) {
+		try {
+			for (ConsumerRecord<String, String> record : records) {
+				try {
+					Script.forTopic(record.headers().lastHeader("original.topic") != null
+							? new String(record.headers().lastHeader("original.topic").value()) : record.topic())
+						.handle(record);
+				}
+				catch (RuntimeException ex) {
+					throw new BatchListenerFailedException("failed " + record.value(), ex, record);
+				}
+			}
+		}
+		finally {
+			keys.forEach((key) -> pendingByKey.get(key).decrementAndGet());
+			pending.addAndGet(-records.size());
+		}
+	}
+
 	/** A result was asked for: its key has one more pending. */
 	static String called(ConsumerRecord<String, String> record) {
 		String key = String.valueOf(record.key());
 		if (pendingByKey.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet() > 1) {
 			sameKeyOverlaps.incrementAndGet();
 		}
-		mostPending.accumulateAndGet(pending.incrementAndGet(), Math::max);
+		int most = mostPending.accumulateAndGet(pending.incrementAndGet(), Math::max);
+		if (gateAt > 0 && most >= gateAt) {
+			gate.complete(null);
+		}
 		return key;
 	}
 

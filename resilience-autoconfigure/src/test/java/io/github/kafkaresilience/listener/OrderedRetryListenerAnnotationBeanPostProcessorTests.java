@@ -446,9 +446,13 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
-	void aBatchListenerReturningAFutureFailsStartupSayingBatchesFinishBeforeReturning() {
-		refused(FutureBatchListener.class, "is a batch listener that returns CompletableFuture",
-				"take one record at a time");
+	void aBatchListenerReturningAFutureRegistersAsABatchListenerWhoseResultsCompleteLater() {
+		this.runner.withBean("futureBatchListener", FutureBatchListener.class).run((context) -> {
+			ListenerEndpoint endpoint = endpoint(context);
+			assertThat(endpoint.batch()).isTrue();
+			assertThat(endpoint.async()).isTrue();
+			assertThat(endpoint.attemptTimeout()).isEqualTo(Duration.ofSeconds(5));
+		});
 	}
 
 	@Test
@@ -879,7 +883,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	static class FutureBatchListener {
 
-		@OrderedRetryListener(topics = "orders", batch = "true")
+		@OrderedRetryListener(topics = "orders", batch = "true", attemptTimeout = "5s")
 		CompletableFuture<Void> handle(List<String> values) {
 			return CompletableFuture.completedFuture(null);
 		}

@@ -58,6 +58,26 @@ class ObservedAttemptsTests {
 	};
 
 	@Test
+	void anAttemptWhoseResultCompletesLaterLeavesTheCallingThreadOnceCalledAndEndsWhenItsResultCompletes()
+			throws Exception {
+		Attempt attempt = this.attempts.start(record(STAGE_1, new RecordHeaders()), 1);
+		assertThat(this.tracing.registry().getCurrentObservation()).as("current while the method is called")
+			.isNotNull();
+
+		attempt.called();
+
+		assertThat(this.tracing.registry().getCurrentObservation()).as("the worker is let go").isNull();
+		assertThat(this.tracing.finishedSpans()).as("the attempt lasts while its result is pending").isEmpty();
+		Thread completing = new Thread(() -> attempt.ended(HandlerResult.success()), "result-completer");
+		completing.start();
+		completing.join();
+		SimpleSpan span = this.tracing.tracer().onlySpan();
+		assertThat(span.getEndTimestamp().toEpochMilli()).as("ended on the completing thread").isNotZero();
+		assertThat(span.getTags()).containsEntry("kafka.resilience.stage", "1")
+			.containsEntry("kafka.resilience.outcome", "success");
+	}
+
+	@Test
 	void anAttemptIsTheCurrentObservationWhileTheMethodRunsAndEndsWithItsStageAndOutcome() {
 		Attempt attempt = this.attempts.start(record(STAGE_1, new RecordHeaders()), 1);
 		Observation current = this.tracing.registry().getCurrentObservation();

@@ -5,10 +5,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.ladder.AsyncBatchHandler;
+import io.github.kafkaresilience.ladder.AsyncRecordHandler;
+import io.github.kafkaresilience.ladder.BatchResult;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
@@ -64,6 +68,62 @@ class OutageBreakerTests {
 		this.clock.advance(100);
 		handler.handle(record("k-1"));
 		assertThat(this.breaker.isOpen()).as("closing forgets the failures before").isFalse();
+	}
+
+	@Test
+	void resultsThatCompleteLaterCountWhenTheirAttemptFinishesNotWhenTheMethodIsCalled() {
+		List<CompletableFuture<AsyncRecordHandler.Completion>> pending = new ArrayList<>();
+		AsyncRecordHandler calls = (delivery) -> {
+			CompletableFuture<AsyncRecordHandler.Completion> result = new CompletableFuture<>();
+			pending.add(result);
+			return result;
+		};
+		AsyncRecordHandler handler = this.breaker.observing(calls, "orders");
+		List<CompletableFuture<AsyncRecordHandler.Completion>> started = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			started.add(handler.start(record("k-" + i)));
+		}
+		AsyncRecordHandler.Completion failed = AsyncRecordHandler.Completion
+			.of(HandlerResult.failed(new IllegalStateException("503 from the payment provider")));
+		pending.forEach((result) -> result.complete(failed));
+		this.clock.advance(100);
+		assertThat(this.breaker.isOpen()).as("20 calls whose results completed, none finished yet").isFalse();
+
+		for (int i = 0; i < 19; i++) {
+			started.get(i).join().finish();
+			this.clock.advance(100);
+		}
+		assertThat(this.breaker.isOpen()).as("19 attempts finished over 1.9 s").isFalse();
+		AsyncRecordHandler.Finished last = started.get(19).join().finish();
+
+		assertThat(last.result().outcome()).isEqualTo(HandlerResult.Outcome.FAILURE);
+		assertThat(this.breaker.isOpen()).isTrue();
+		assertThat(this.breaker.reason()).contains("503 from the payment provider");
+	}
+
+	@Test
+	void aBatchWhoseResultCompletesLaterCountsEachRecordThatRanOnceItCompleted() {
+		CompletableFuture<BatchResult> result = new CompletableFuture<>();
+		AsyncBatchHandler calls = (records, worker) -> result;
+		AsyncBatchHandler handler = this.breaker.observing(calls, "orders");
+		RecordHandler earlier = observe(this.breaker, (delivery) -> HandlerResult.failed(new IllegalStateException("503")));
+		for (int i = 0; i < 10; i++) {
+			earlier.handle(record("e-" + i));
+			this.clock.advance(200);
+		}
+		List<Delivery> records = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			records.add(record("k-" + i));
+		}
+		CompletableFuture<BatchResult> ran = handler.start(records, Runnable::run);
+		assertThat(this.breaker.isOpen()).as("10 failed attempts over 2 s, the batch's result pending").isFalse();
+
+		List<HandlerResult> results = new ArrayList<>();
+		records.forEach((record) -> results.add(HandlerResult.failed(new IllegalStateException("503"))));
+		result.complete(BatchResult.of(results));
+
+		assertThat(ran).isDone();
+		assertThat(this.breaker.isOpen()).isTrue();
 	}
 
 	@Test

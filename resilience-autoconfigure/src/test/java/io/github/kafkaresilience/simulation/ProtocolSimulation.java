@@ -155,9 +155,10 @@ final class ProtocolSimulation {
 			boolean parking = choice("simulation.parking", r.nextBoolean());
 			int parkAfterMillis = r.nextInt(1_500);
 			// drawn last, for the same reason: a listener whose method returns a result that completes
-			// later (the container's AsyncRuns), not a batch listener's; its seeds have no outages,
-			// which it shares with record listeners unchanged (the hold applies to the step after a completion)
-			boolean asyncResults = !batches && choice("simulation.async-results", r.nextInt(4) == 0);
+			// later (the container's AsyncRuns, or its BatchRuns for a batch listener); its seeds have no
+			// outages, which it shares with record listeners unchanged (the hold applies to the step after
+			// a completion)
+			boolean asyncResults = choice("simulation.async-results", r.nextInt(4) == 0);
 			if (asyncResults) {
 				outages = 0;
 			}
@@ -385,6 +386,9 @@ final class ProtocolSimulation {
 		/** Results that completed while an operator's command named their record. */
 		long asyncBesideCommand;
 
+		/** Batches whose result completed and was taken on. */
+		long asyncBatches;
+
 		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
 		long failuresLost;
 
@@ -486,6 +490,7 @@ final class ProtocolSimulation {
 			this.asyncCompleted += other.asyncCompleted;
 			this.asyncDropped += other.asyncDropped;
 			this.asyncBesideCommand += other.asyncBesideCommand;
+			this.asyncBatches += other.asyncBatches;
 			this.failuresLost += other.failuresLost;
 			this.deferredRebalances += other.deferredRebalances;
 			this.outageRuns += other.outageRuns;
@@ -554,7 +559,7 @@ final class ProtocolSimulation {
 					+ " notRun=" + this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
 					+ ") asyncResults(seeds=" + this.asyncSeeds + " calls=" + this.asyncCalls + " completed="
 					+ this.asyncCompleted + " droppedAfterRevocationOrCrash=" + this.asyncDropped
-					+ " besideACommand=" + this.asyncBesideCommand + ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
+					+ " besideACommand=" + this.asyncBesideCommand + " batches=" + this.asyncBatches + ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
 					+ this.voidCommands + " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
 					+ " earlyRuns=" + this.commandedRuns + " deadLetters=" + this.commandedDeadLetters + " ended="
 					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + " bursts="
@@ -606,6 +611,13 @@ final class ProtocolSimulation {
 
 	/** The records of an asynchronous listener whose results are pending, in any instance, live or not. */
 	private final List<Task> pendingResults = new ArrayList<>();
+
+	/** The batches of an asynchronous batch listener whose results are pending, in any instance, live or not. */
+	private final List<PendingBatch> pendingBatches = new ArrayList<>();
+
+	/** A batch called on an instance, whose result completes later. */
+	private record PendingBatch(Incarnation inc, List<Task> taken) {
+	}
 
 	private final List<OperatorCommand> ourCommands = new ArrayList<>();
 
@@ -1426,7 +1438,10 @@ final class ProtocolSimulation {
 		List<Task> completable = this.pendingResults.stream()
 			.filter((task) -> task.work.revoked || task.work.owner.dead || !Thread.holdsLock(task.work.owner.router))
 			.toList();
-		weights[Action.COMPLETE.ordinal()] = completable.isEmpty() ? 0 : 5;
+		List<PendingBatch> completableBatches = this.pendingBatches.stream()
+			.filter((batch) -> batch.inc().dead || !Thread.holdsLock(batch.inc().router))
+			.toList();
+		weights[Action.COMPLETE.ordinal()] = (completable.isEmpty() && completableBatches.isEmpty()) ? 0 : 5;
 		weights[Action.COMMAND.ordinal()] = (this.commandsWritten < this.config.commands()) ? 0.1 : 0;
 		weights[Action.REREAD.ordinal()] = rereadable.isEmpty() ? 0 : 2;
 		double busy = 0;
@@ -1456,7 +1471,15 @@ final class ProtocolSimulation {
 				Incarnation inc = runners.get(this.rnd.nextInt(runners.size()));
 				runBatch(inc, batchable.get(inc));
 			}
-			case COMPLETE -> completeResult(completable.get(this.rnd.nextInt(completable.size())));
+			case COMPLETE -> {
+				int pick = this.rnd.nextInt(completable.size() + completableBatches.size());
+				if (pick < completable.size()) {
+					completeResult(completable.get(pick));
+				}
+				else {
+					completeBatch(completableBatches.get(pick - completable.size()));
+				}
+			}
 			case TAILER -> {
 				long[] t = tailers.get(this.rnd.nextInt(tailers.size()));
 				Incarnation inc = this.world.instances.get((int) t[0]).current;
@@ -1733,7 +1756,7 @@ final class ProtocolSimulation {
 			case READY -> {
 				this.stats.readyRuns++;
 				task.ready = step.ready();
-				if (this.config.asyncResults()) {
+				if (this.config.asyncResults() && !this.config.batches()) {
 					// the method was called and returned a result that completes later: no worker waits
 					this.stats.asyncCalls++;
 					task.wait = Wait.PENDING;
@@ -1823,6 +1846,59 @@ final class ProtocolSimulation {
 		if (taken.isEmpty()) {
 			return;
 		}
+		if (this.config.asyncResults()) {
+			// the method was called and returned a result that completes later: no worker waits, the
+			// records stay taken until it completes
+			this.stats.asyncCalls++;
+			this.pendingBatches.add(new PendingBatch(inc, taken));
+			trace(() -> inc + " calls a batch whose result completes later: " + taken);
+			return;
+		}
+		runTaken(inc, taken);
+	}
+
+	/**
+	 * A pending batch's result completes (the container's {@code BatchRuns}): its records'
+	 * outcomes are the handler's, as when the batch runs at once; on an instance that died
+	 * meanwhile it is dropped, and a record whose partition was revoked is left to its owner.
+	 */
+	private void completeBatch(PendingBatch batch) {
+		this.pendingBatches.remove(batch);
+		Incarnation inc = batch.inc();
+		if (inc.dead) {
+			this.stats.asyncDropped++;
+			trace(() -> "result of a batch of " + inc + " completes after it died: dropped");
+			return;
+		}
+		// as a record's result: the handler's outcome is drawn at the completion, so the records of a
+		// partition revoked meanwhile are dropped before it (the container's revocation waited for the
+		// batch; its records are the new owner's)
+		List<Task> taken = new ArrayList<>();
+		for (Task task : batch.taken()) {
+			if (task.work.revoked) {
+				task.running = false;
+				task.riding = false;
+				this.stats.asyncDropped++;
+			}
+			else {
+				taken.add(task);
+			}
+		}
+		if (taken.isEmpty()) {
+			trace(() -> "result of a batch of " + inc + " completes after its partitions were revoked: dropped");
+			return;
+		}
+		this.stats.asyncCompleted++;
+		this.stats.asyncBatches++;
+		if (taken.stream().anyMatch(this::commanded)) {
+			this.stats.asyncBesideCommand++; // a command came while the result was pending: the step after it acts on it
+		}
+		trace(() -> inc + " result of a batch of " + taken + " completes");
+		runTaken(inc, taken);
+	}
+
+	/** Runs the handler on the records taken for a batch, then each takes the rest of its step. */
+	private void runTaken(Incarnation inc, List<Task> taken) {
 		boolean named = this.rnd.nextBoolean();
 		this.stats.batches++;
 		trace(() -> inc + " runs a batch (" + (named ? "naming its failed record" : "bisected") + ") of " + taken);

@@ -186,6 +186,9 @@ class ProtocolSimulationTest {
 				assertThat(total.asyncDropped).as("results that completed after a revocation or a crash").isPositive();
 				assertThat(total.asyncBesideCommand).as("results that completed while a command named their record")
 					.isPositive();
+				if (!"false".equals(System.getProperty("simulation.batches"))) {
+					assertThat(total.asyncBatches).as("batches whose result completed and was taken on").isPositive();
+				}
 			}
 			if (!"false".equals(System.getProperty("simulation.commands"))) {
 				// operators' commands were written, acted on, ended, and crashes fell right after accepting them

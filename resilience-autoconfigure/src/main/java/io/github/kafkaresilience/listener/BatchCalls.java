@@ -1,0 +1,256 @@
+package io.github.kafkaresilience.listener;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.github.kafkaresilience.AttemptTimeoutException;
+import io.github.kafkaresilience.PermanentFailureException;
+import io.github.kafkaresilience.support.Futures;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.kafka.listener.ListenerExecutionFailedException;
+import org.springframework.kafka.support.KafkaUtils;
+import org.springframework.messaging.Message;
+
+/**
+ * One call of a batch listener's method on records of a batch, and how it ended: the method
+ * returned (or its result completed normally); it named a failed record with a
+ * {@link BatchListenerFailedException}, thrown or as its result's failure; it failed as a
+ * whole; or the records could not be converted and it did not run. {@link BatchHandlerInvoker}
+ * makes the calls and gives the records their outcomes.
+ */
+final class BatchCalls {
+
+	private static final Log logger = LogFactory.getLog(BatchHandlerInvoker.class);
+
+	private final BatchMethodAdapter method;
+
+	private final String description;
+
+	private final String groupId;
+
+	/** How long a result that completes later is waited for. */
+	private final Duration attemptTimeout;
+
+	BatchCalls(BatchMethodAdapter method, String description, String groupId, Duration attemptTimeout) {
+		this.method = method;
+		this.description = description;
+		this.groupId = groupId;
+		this.attemptTimeout = attemptTimeout;
+	}
+
+	/** Whether the method takes the records as {@code ConsumerRecords}, which orders them by partition. */
+	boolean isConsumerRecords() {
+		return this.method.isConsumerRecords();
+	}
+
+	/**
+	 * Calls the method once on records of a batch, on this thread.
+	 * @param batch the records, in batch order
+	 * @return how the call ended
+	 */
+	Call now(List<ConsumerRecord<Object, Object>> batch) {
+		Prepared prepared = prepare(batch);
+		if (prepared.refused != null) {
+			return prepared.refused;
+		}
+		try {
+			this.method.invoke(prepared.data, prepared.message);
+			return Call.SUCCEEDED;
+		}
+		catch (ListenerExecutionFailedException ex) {
+			return failedCall(ex, prepared, HandlerInvoker.failure(ex, this.description));
+		}
+		catch (Error ex) {
+			return Call.failed(ex); // an error the method threw fails the call, as an exception does
+		}
+	}
+
+	/**
+	 * Calls a method whose result completes later once on records of a batch, on this thread.
+	 * @param batch the records, in batch order
+	 * @return completes, never exceptionally, with how the result completed; a result not
+	 * complete within the attempt timeout is cancelled and fails every record of the call
+	 */
+	CompletableFuture<Call> later(List<ConsumerRecord<Object, Object>> batch) {
+		String description = this.description;
+		Prepared prepared;
+		Object returned;
+		// the converter and the method read the group from the thread, as on a listener container's thread
+		KafkaUtils.setConsumerGroupId(this.groupId);
+		try {
+			prepared = prepare(batch);
+			if (prepared.refused != null) {
+				return CompletableFuture.completedFuture(prepared.refused);
+			}
+			try {
+				returned = this.method.invoke(prepared.data, prepared.message);
+			}
+			catch (ListenerExecutionFailedException ex) {
+				return CompletableFuture
+					.completedFuture(failedCall(ex, prepared, HandlerInvoker.failure(ex, description)));
+			}
+			catch (Error ex) {
+				return CompletableFuture.completedFuture(Call.failed(ex));
+			}
+		}
+		finally {
+			KafkaUtils.clearConsumerGroupId();
+		}
+		CompletableFuture<?> result = AsyncResults.toFuture(returned, description);
+		CompletableFuture<Call> outcome = new CompletableFuture<>();
+		result.whenComplete((value, ex) -> {
+			Throwable cause = (ex != null) ? Futures.cause(ex) : null;
+			outcome.complete((cause != null) ? failedCall(cause, prepared, cause) : Call.SUCCEEDED);
+		});
+		if (outcome.isDone()) {
+			return outcome;
+		}
+		Duration timeout = this.attemptTimeout;
+		return outcome.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
+			result.cancel(true);
+			return Call.unsplittable(new AttemptTimeoutException("The result of listener method " + description
+					+ " for a batch of " + batch.size() + " records did not complete within the attempt timeout of "
+					+ timeout, timeout));
+		});
+	}
+
+	/** The records of a call, as the method gets them, or why the method cannot get them. */
+	private Prepared prepare(List<ConsumerRecord<Object, Object>> batch) {
+		BatchMethodAdapter.Data data = this.method.data(batch);
+		Message<?> message;
+		try {
+			message = this.method.toMessage(data.order());
+		}
+		catch (RuntimeException ex) {
+			return Prepared.refused(Call.unconvertible(ex));
+		}
+		Map<Integer, Throwable> unconverted = BatchMethodAdapter.conversionFailures(message);
+		if (!unconverted.isEmpty()) {
+			// the converter left the payloads of records it could not read empty: they are poison
+			Map.Entry<Integer, Throwable> first = unconverted.entrySet().iterator().next();
+			return Prepared.refused((batch.size() == 1) ? Call.unconvertible(first.getValue())
+					: Call.unconvertible(new PoisonInBatch()));
+		}
+		return new Prepared(batch, data, message, null);
+	}
+
+	/**
+	 * A call that failed: at the record the method named, when it named one of its batch,
+	 * else as a whole with {@code failure}.
+	 */
+	private Call failedCall(Throwable thrown, Prepared prepared, Throwable failure) {
+		BatchListenerFailedException named = named(thrown);
+		if (named != null) {
+			int index = indexOf(named, prepared.data.order());
+			if (index >= 0) {
+				ConsumerRecord<Object, Object> failed = prepared.data.order().get(index);
+				return Call.stoppedAt(prepared.batch.indexOf(failed), causeOf(named));
+			}
+			logger.warn("Listener method " + this.description + " named a failed record "
+					+ "that is not in its batch (" + named.getMessage() + "); the batch failed as a whole");
+		}
+		return Call.failed(failure);
+	}
+
+	/** The exception the method named a failed record with, in the cause chain of its failure. */
+	private static @Nullable BatchListenerFailedException named(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof BatchListenerFailedException named) {
+				return named;
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
+		}
+		return null;
+	}
+
+	/** The index, in the order the method got them, of the record the method named; -1 if none. */
+	private static int indexOf(BatchListenerFailedException named, List<ConsumerRecord<Object, Object>> order) {
+		ConsumerRecord<?, ?> record = named.getRecord();
+		if (record == null) {
+			int index = named.getIndex();
+			return (index >= 0 && index < order.size()) ? index : -1;
+		}
+		for (int i = 0; i < order.size(); i++) {
+			ConsumerRecord<Object, Object> candidate = order.get(i);
+			if (candidate == record || (candidate.topic().equals(record.topic())
+					&& candidate.partition() == record.partition() && candidate.offset() == record.offset())) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/** What a named record failed with: the exception's cause, or the exception without one. */
+	private static Throwable causeOf(BatchListenerFailedException named) {
+		Throwable cause = named.getCause();
+		return (cause != null) ? cause : named;
+	}
+
+	/**
+	 * How one call of the method ended.
+	 * @param stoppedAt the index (in the part called) of the record the method named as
+	 * failed, or -1
+	 * @param failure what the call or the named record failed with, {@code null} on success
+	 * @param unconvertible whether the records could not be converted, and the method did not run
+	 * @param unsplittable whether every record of the call failed with {@code failure}, which
+	 * splitting cannot tell apart (the idempotency store failed)
+	 */
+	record Call(int stoppedAt, @Nullable Throwable failure, boolean unconvertible, boolean unsplittable) {
+
+		static final Call SUCCEEDED = new Call(-1, null, false, false);
+
+		static Call stoppedAt(int index, Throwable failure) {
+			return new Call(index, failure, false, false);
+		}
+
+		static Call failed(Throwable failure) {
+			return new Call(-1, failure, false, false);
+		}
+
+		static Call unconvertible(Throwable failure) {
+			return new Call(-1, failure, true, false);
+		}
+
+		static Call unsplittable(Throwable failure) {
+			return new Call(-1, failure, false, true);
+		}
+
+	}
+
+	/**
+	 * The records of one call.
+	 * @param batch the records, in batch order
+	 * @param data what the method is given
+	 * @param message what its parameters are resolved from
+	 * @param refused how the call ended without the method, when the records cannot be converted
+	 */
+	private record Prepared(List<ConsumerRecord<Object, Object>> batch, BatchMethodAdapter.Data data,
+			Message<?> message, @Nullable Call refused) {
+
+		@SuppressWarnings("NullAway")
+		static Prepared refused(Call refused) {
+			return new Prepared(List.of(), null, null, refused);
+		}
+
+	}
+
+	/** The converter could not read some records of a part: the part is split to find them. */
+	private static final class PoisonInBatch extends PermanentFailureException {
+
+		PoisonInBatch() {
+			super("The message converter could not read a record of the batch");
+		}
+
+	}
+
+}
