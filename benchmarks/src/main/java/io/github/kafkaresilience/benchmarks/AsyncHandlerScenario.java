@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -94,9 +96,13 @@ final class AsyncHandlerScenario extends Scenario {
 
 		Map<String, Series> throughput = new LinkedHashMap<>();
 		Map<String, Series> cpu = new LinkedHashMap<>();
+		Map<String, Series> inFlightMean = new LinkedHashMap<>();
+		Map<String, Series> pendingMean = new LinkedHashMap<>();
 		contenders.forEach((contender) -> {
 			throughput.put(contender.name(), new Series());
 			cpu.put(contender.name(), new Series());
+			inFlightMean.put(contender.name(), new Series());
+			pendingMean.put(contender.name(), new Series());
 		});
 		Duration wait = Duration.ofMillis(waitMs);
 		String bound = "kafka.resilience.consumer.max-in-flight-per-partition=" + inFlight;
@@ -109,15 +115,16 @@ final class AsyncHandlerScenario extends Scenario {
 				CpuWindow window = new CpuWindow(tally);
 				String id = "p2a-" + contender.kind().name().toLowerCase(Locale.ROOT).replace('_', '-') + "-" + label(run);
 				double perSecond;
+				Occupancy occupancy = new Occupancy(window);
 				try (AsyncListenerApplications.AsyncWork work = new AsyncListenerApplications.AsyncWork(wait, window::record)) {
 					perSecond = measure(report, contender.name(), run, tally, () -> {
 						switch (contender.kind()) {
 							case FUTURE -> runApplication(AsyncListenerApplications.Kind.ORDERED_FUTURE, topic, id,
-									concurrency, work, tally, bound);
+									concurrency, work, tally, occupancy, bound);
 							case MONO -> runApplication(AsyncListenerApplications.Kind.ORDERED_MONO, topic, id,
-									concurrency, work, tally, bound);
+									concurrency, work, tally, occupancy, bound);
 							case PLAIN_FUTURE -> runApplication(AsyncListenerApplications.Kind.PLAIN_FUTURE, topic, id, 1,
-									work, tally, "spring.kafka.consumer.max-poll-records=" + inFlight);
+									work, tally, null, "spring.kafka.consumer.max-poll-records=" + inFlight);
 							case VIRTUAL -> {
 								Workload sleeping = (record) -> {
 									Thread.sleep(waitMs);
@@ -137,6 +144,10 @@ final class AsyncHandlerScenario extends Scenario {
 					throughput.get(contender.name()).add(perSecond);
 					if (window.nanos() > 0) {
 						cpu.get(contender.name()).add(window.nanos() / 1000.0 / records);
+					}
+					if (occupancy.samples() > 0) {
+						inFlightMean.get(contender.name()).add(occupancy.meanInFlight());
+						pendingMean.get(contender.name()).add(occupancy.meanPending());
 					}
 				}
 			}
@@ -168,17 +179,108 @@ final class AsyncHandlerScenario extends Scenario {
 				throughput.get(contenders.get(2).name()), report.excluded().get(contenders.get(2).name()), 1.0);
 		versus(report, "≥ 1.5× Parallel Consumer reactor at " + Format.count(inFlight), future,
 				throughput.get(contenders.get(3).name()), report.excluded().get(contenders.get(3).name()), 1.5);
+		List<List<String>> occupancyRows = new ArrayList<>();
+		for (Contender contender : contenders) {
+			Series held = inFlightMean.get(contender.name());
+			if (held.median() == held.median()) {
+				occupancyRows.add(List.of(contender.name(), Format.count(Math.round(held.median())),
+						Format.count(Math.round(pendingMean.get(contender.name()).median())),
+						Format.count(Math.round(future.median() * waitMs / 1000.0))));
+			}
+		}
+		if (!occupancyRows.isEmpty()) {
+			report.table(List.of("contender", "records taken, mean (bound " + Format.count(inFlight) + ")",
+					"results pending, mean", "in the " + waitMs + " ms wait, mean (Little's law, the future's median)"),
+					occupancyRows);
+			report.note("Occupancy: the partition's records taken (what max-in-flight-per-partition bounds) and the "
+					+ "listener's pending results, sampled every " + Occupancy.INTERVAL_MILLIS + " ms from the run's "
+					+ "first record to its last; the median run's mean.");
+		}
 		report.note("CPU per record: the process's CPU time (the broker and every client) from the run's first "
 				+ "record to its last, divided by the records; the broker's share is the same for every contender.");
 		return report;
 	}
 
 	private void runApplication(AsyncListenerApplications.Kind kind, String topic, String id, int concurrency,
-			AsyncListenerApplications.AsyncWork work, Tally tally, String... properties) throws InterruptedException {
+			AsyncListenerApplications.AsyncWork work, Tally tally, @Nullable Occupancy occupancy, String... properties)
+			throws InterruptedException {
 		try (ConfigurableApplicationContext context = AsyncListenerApplications.start(kind, bootstrapServers(), topic, id,
 				concurrency, work, properties)) {
-			await(tally);
+			Thread sampler = null;
+			if (occupancy != null) {
+				OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container(id);
+				if (container != null) {
+					sampler = occupancy.sample(container, tally);
+				}
+			}
+			try {
+				await(tally);
+			}
+			finally {
+				if (sampler != null) {
+					sampler.interrupt();
+					sampler.join();
+				}
+			}
 		}
+	}
+
+	/**
+	 * How full the library's partition is while the run's records flow: sampled from the first
+	 * record handled to the last.
+	 */
+	static final class Occupancy {
+
+		static final int INTERVAL_MILLIS = 2;
+
+		private final CpuWindow window;
+
+		private long samples;
+
+		private long inFlight;
+
+		private long pending;
+
+		Occupancy(CpuWindow window) {
+			this.window = window;
+		}
+
+		Thread sample(OrderedRetryContainer container, Tally tally) {
+			Thread sampler = new Thread(() -> {
+				while (!Thread.currentThread().isInterrupted() && !tally.isComplete()) {
+					if (this.window.started()) {
+						Integer results = container.pendingResults();
+						synchronized (this) {
+							this.samples++;
+							this.inFlight += container.load().busiestPartitionInFlight();
+							this.pending += (results != null) ? results : 0;
+						}
+					}
+					try {
+						Thread.sleep(INTERVAL_MILLIS);
+					}
+					catch (InterruptedException ex) {
+						return;
+					}
+				}
+			}, "p2a-occupancy");
+			sampler.setDaemon(true);
+			sampler.start();
+			return sampler;
+		}
+
+		synchronized long samples() {
+			return this.samples;
+		}
+
+		synchronized double meanInFlight() {
+			return (double) this.inFlight / this.samples;
+		}
+
+		synchronized double meanPending() {
+			return (double) this.pending / this.samples;
+		}
+
 	}
 
 	private void runParallelReactor(String topic, String group, int concurrency, Duration wait, CpuWindow window,
@@ -244,6 +346,11 @@ final class AsyncHandlerScenario extends Scenario {
 		}
 
 		/** The CPU time between the first record and the last, or -1 when the run did not complete. */
+		/** Whether the run's first record was handled. */
+		boolean started() {
+			return this.start >= 0;
+		}
+
 		long nanos() {
 			return (this.start >= 0 && this.end >= this.start) ? this.end - this.start : -1;
 		}

@@ -12,9 +12,10 @@ import io.github.kafkaresilience.ladder.Delivery;
 
 /**
  * Keeps each partition within its in-flight bound: a partition at its bound is paused and
- * resumed once it has drained to half of it, and the poll loop does not wait out a whole
- * poll timeout while the workers make room: while a partition is paused at its bound, polls
- * are brief.
+ * resumed once it has drained to half of it (to an eighth below it for a listener whose
+ * results complete later, whose records in flight wait on another service, not on the
+ * workers), and the poll loop does not wait out a whole poll timeout while the workers make
+ * room: while a partition is paused at its bound, polls are brief.
  * <p>
  * The records a poll returned past the bound are held back, not given back to the consumer
  * by seeking: the consumer keeps what it fetched for a paused partition, so once the held
@@ -29,7 +30,7 @@ final class Backpressure {
 	/** The poll timeout while some partitions are paused at their bound and may soon resume. */
 	static final Duration BRIEF_POLL = Duration.ofMillis(10);
 
-	/** Signalled by a worker when a partition paused at its bound has drained to half of it. */
+	/** Signalled by a worker when a partition paused at its bound may take records again. */
 	private final Object room = new Object();
 
 	private volatile boolean roomMade;
@@ -51,8 +52,9 @@ final class Backpressure {
 		boolean allFull = !partitions.isEmpty();
 		boolean othersCaughtUp = true;
 		for (PartitionWork work : partitions) {
-			// paused at its bound but drained to half already: resumed before this poll, not waited for
-			boolean full = work.boundPaused && !work.hasRoom();
+			// paused at its bound but drained already: resumed before this poll, not waited for; with
+			// room for the records it holds back: they are taken before this poll
+			boolean full = work.boundPaused && !work.canTakeMore();
 			anyFull |= full;
 			allFull &= full;
 			othersCaughtUp &= full || !work.mayFetch() || caughtUp.test(work);
@@ -102,9 +104,10 @@ final class Backpressure {
 
 	/**
 	 * Takes the records held back at their partition's bound, in order, as far as it has room:
-	 * as soon as any record of it is done, not only once it has drained to half, for records
-	 * already in memory cost no fetch, and taking them at every turn of the poll loop keeps
-	 * the workers supplied while the partition stays paused until it drains to half. Not while
+	 * as soon as any record of it is done, not only once it has drained to where it resumes,
+	 * for records already in memory cost no fetch, and taking them at every turn of the poll
+	 * loop keeps the workers supplied while the partition stays paused. A worker that makes
+	 * room for them (for all, or for an eighth of the bound) wakes the poll loop. Not while
 	 * the listener is held paused, nor for a partition stopped at a record that can go
 	 * nowhere. Poll thread only, before {@link #apply}.
 	 */
@@ -120,9 +123,9 @@ final class Backpressure {
 		}
 	}
 
-	/** A record of a partition is done: wakes the poll loop if that made room. */
+	/** A record of a partition is done: wakes the poll loop if that made room, for polls or for the records held back. */
 	void recordDone(PartitionWork work) {
-		if (work.boundPaused && !this.roomMade && work.hasRoom()) {
+		if (work.boundPaused && !this.roomMade && work.canTakeMore()) {
 			synchronized (this.room) {
 				this.roomMade = true;
 				this.room.notifyAll();

@@ -43,9 +43,19 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 
 	private final Callbacks assignmentCallbacks;
 
+	/** Whether a partition paused at its bound resumes near it, not at half of it. */
+	private final boolean resumeNearBound;
+
+	/**
+	 * @param resumeNearBound whether a partition paused at its bound resumes once an eighth of
+	 * it is free, not half: for a listener whose results complete later, whose records in
+	 * flight wait on something else than the workers, so that the wait is spent full
+	 */
 	ContainerAssignments(String id, Map<String, OrderedRetryContainer.Route> routes, ContainerSettings settings,
 			Partitions partitions, PollLoop loop, OffsetCommitter committer, ContainerOffsets offsets,
-			RecordIntake intake, KeyWaiters keyWaiters, ResilienceObserver observer, Callbacks assignmentCallbacks) {
+			RecordIntake intake, KeyWaiters keyWaiters, ResilienceObserver observer, Callbacks assignmentCallbacks,
+			boolean resumeNearBound) {
+		this.resumeNearBound = resumeNearBound;
 		this.id = id;
 		this.routes = routes;
 		this.settings = settings;
@@ -61,8 +71,9 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 
 	@Override
 	public PartitionWork assign(TopicPartition partition) {
-		return new PartitionWork(partition, this.routes.get(partition.topic()),
-				this.settings.maxInFlightPerPartition());
+		int bound = this.settings.maxInFlightPerPartition();
+		return new PartitionWork(partition, this.routes.get(partition.topic()), bound,
+				this.resumeNearBound ? bound - bound / 8 : bound / 2);
 	}
 
 	@Override

@@ -14,9 +14,18 @@ final class HeldBack {
 
 	private final List<Delivery> records = new ArrayList<>();
 
+	/** How many records are held back, for the workers to read. */
+	private volatile int size;
+
 	/** Keeps polled records that did not fit for later, behind those kept before them. */
 	void add(List<Delivery> polled) {
 		this.records.addAll(polled);
+		this.size = this.records.size();
+	}
+
+	/** How many records are held back; any thread. */
+	int size() {
+		return this.size;
 	}
 
 	boolean isEmpty() {
@@ -31,6 +40,7 @@ final class HeldBack {
 	/** Forgets the first {@code count} records held back, once taken. */
 	void taken(int count) {
 		this.records.subList(0, count).clear();
+		this.size = this.records.size();
 	}
 
 }

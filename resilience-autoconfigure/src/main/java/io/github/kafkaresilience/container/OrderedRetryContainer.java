@@ -299,7 +299,7 @@ public class OrderedRetryContainer {
 			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
 					new ContainerAssignments(this.id, this.routesByTopic, this.settings, this.partitions, loop,
 							this.committer, this.offsets, this.intake, this.runner.waits().keyWaiters(), this.observer,
-							this.assignmentCallbacks),
+							this.assignmentCallbacks, this.runner.pendingResults() != null),
 					this.userListener));
 		}
 		this.housekeeping.start();

@@ -46,6 +46,9 @@ final class PartitionWork {
 	/** Records in flight before the partition is paused: {@code max-in-flight-per-partition}. */
 	private final int bound;
 
+	/** The records in flight at or below which a partition paused at its bound resumes. */
+	private final int resumeAt;
+
 	private final PartitionOffsets offsets = new PartitionOffsets();
 
 	private final KeyQueues keyQueues = new KeyQueues();
@@ -90,9 +93,18 @@ final class PartitionWork {
 	volatile long fetchLag;
 
 	PartitionWork(TopicPartition partition, OrderedRetryContainer.Route route, int bound) {
+		this(partition, route, bound, bound / 2);
+	}
+
+	/**
+	 * @param resumeAt the records in flight at or below which a partition paused at its bound
+	 * resumes
+	 */
+	PartitionWork(TopicPartition partition, OrderedRetryContainer.Route route, int bound, int resumeAt) {
 		this.partition = partition;
 		this.route = route;
 		this.bound = bound;
+		this.resumeAt = resumeAt;
 		this.parked = new ParkedRecords(this, this.offsets, bound);
 	}
 
@@ -328,9 +340,25 @@ final class PartitionWork {
 		return this.offsets.inFlight();
 	}
 
-	/** Whether the partition has drained to half its bound: paused at its bound, it resumes. */
+	/**
+	 * Whether the partition has drained to where it resumes (half its bound, or nearer it for a
+	 * listener whose results complete later): paused at its bound, it resumes.
+	 */
 	synchronized boolean hasRoom() {
-		return this.offsets.inFlight() <= this.bound / 2;
+		return this.offsets.inFlight() <= this.resumeAt;
+	}
+
+	/**
+	 * Whether the poll loop has something to take or resume: the partition drained to where it
+	 * resumes, or it has room for the records it holds back (for them all, or for an eighth of
+	 * its bound), so that the workers are kept supplied from memory while it drains, without
+	 * the poll loop taking them one at a time.
+	 */
+	synchronized boolean canTakeMore() {
+		int inFlight = this.offsets.inFlight();
+		int held = this.heldBack.size();
+		return inFlight <= this.resumeAt
+				|| (held > 0 && this.bound - inFlight >= Math.min(held, Math.max(1, this.bound / 8)));
 	}
 
 	synchronized boolean isFull() {

@@ -22,10 +22,10 @@ import static org.mockito.Mockito.mock;
 
 /**
  * A partition at its in-flight bound is paused (the poll loop's settling carries out what
- * backpressure marks), and resumed once drained to half of it if its barrier is open and it
- * was not stopped; records held back at the bound are taken as
- * soon as there is room; the poll loop is told when there is room, and polls briefly while a
- * partition is paused at its bound.
+ * backpressure marks), and resumed once drained to half of it (or to where it was told to
+ * resume) if its barrier is open and it was not stopped; records held back at the bound are
+ * taken as soon as there is room; the poll loop is told when there is room, for a poll or for
+ * the records held back, and polls briefly while a partition is paused at its bound.
  */
 class BackpressureTests {
 
@@ -198,6 +198,44 @@ class BackpressureTests {
 				() -> waits.incrementAndGet() > 0))
 			.as("no partition is full any more: a whole poll").isEqualTo(Duration.ofMinutes(5));
 		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
+	}
+
+	@Test
+	void aPartitionWithRoomForTheRecordsItHoldsBackIsNotWaitedForThoughNotDrainedToHalf() {
+		PartitionWork work = work(P0, 16);
+		work.barrierOpen = true;
+		List<Long> taken = new ArrayList<>();
+		this.backpressure.offer(work, records(P0, 0, 17), recording(taken));
+		assertThat(work.heldBack.size()).isEqualTo(2);
+		AtomicInteger waits = new AtomicInteger();
+		assertThat(work.canTakeMore()).isFalse();
+
+		Records.done(work, task(work, 0, "k0"));
+		assertThat(work.canTakeMore()).as("room for one of the two it holds back: an eighth of 16 is 2").isFalse();
+		Records.done(work, task(work, 1, "k1"));
+		assertThat(work.canTakeMore()).as("room for both, 14 in flight: far from half").isTrue();
+		assertThat(this.backpressure.awaitRoom(List.of(work), Duration.ofMinutes(5), (w) -> true,
+				() -> waits.incrementAndGet() > 0))
+			.as("not full: the records held back are taken before the poll").isEqualTo(Duration.ofMinutes(5));
+		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
+		this.backpressure.takeHeldBack(List.of(work), false, recording(taken));
+		assertThat(taken).hasSize(18);
+		assertThat(work.canTakeMore()).as("full again, nothing held back").isFalse();
+	}
+
+	@Test
+	void aPartitionThatResumesNearItsBoundResumesOnceAnEighthOfItIsFree() {
+		PartitionWork work = new PartitionWork(P0, new OrderedRetryContainer.Route(null, null), 16, 14);
+		work.barrierOpen = true;
+		this.backpressure.offer(work, records(P0, 0, 15), recording(new ArrayList<>()));
+		this.backpressure.mark(List.of(work));
+		assertThat(work.boundPaused).isTrue();
+		Records.done(work, task(work, 0, "k0"));
+		this.backpressure.mark(List.of(work));
+		assertThat(work.boundPaused).as("15 in flight").isTrue();
+		Records.done(work, task(work, 1, "k1"));
+		this.backpressure.mark(List.of(work));
+		assertThat(work.boundPaused).as("14 in flight: resumed, not at 8").isFalse();
 	}
 
 	/**
