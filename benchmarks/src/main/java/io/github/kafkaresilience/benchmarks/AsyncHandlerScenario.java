@@ -185,12 +185,12 @@ final class AsyncHandlerScenario extends Scenario {
 			if (held.median() == held.median()) {
 				occupancyRows.add(List.of(contender.name(), Format.count(Math.round(held.median())),
 						Format.count(Math.round(pendingMean.get(contender.name()).median())),
-						Format.count(Math.round(future.median() * waitMs / 1000.0))));
+						Format.count(Math.round(throughput.get(contender.name()).median() * waitMs / 1000.0))));
 			}
 		}
 		if (!occupancyRows.isEmpty()) {
 			report.table(List.of("contender", "records taken, mean (bound " + Format.count(inFlight) + ")",
-					"results pending, mean", "in the " + waitMs + " ms wait, mean (Little's law, the future's median)"),
+					"results pending, mean", "in the " + waitMs + " ms wait, mean (Little's law: records/s × " + waitMs + " ms)"),
 					occupancyRows);
 			report.note("Occupancy: the partition's records taken (what max-in-flight-per-partition bounds) and the "
 					+ "listener's pending results, sampled every " + Occupancy.INTERVAL_MILLIS + " ms from the run's "
