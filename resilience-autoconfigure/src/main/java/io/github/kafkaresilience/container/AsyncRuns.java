@@ -88,14 +88,11 @@ final class AsyncRuns {
 		result.whenComplete((completion, ex) -> {
 			long nanos = System.nanoTime() - started;
 			Completion ended = (ex != null) ? Completion.of(HandlerResult.failed(Futures.cause(ex))) : completion;
-			boolean queued = this.workers.submitCompletion(() -> this.pending.complete(pending, () -> {
+			this.pending.completed(pending, this.workers, () -> {
 				if (!task.work.isRevoked()) {
 					this.outcomes.completed(task, run, ended, nanos, attempt);
 				}
-			}));
-			if (!queued) {
-				this.pending.giveUp(pending);
-			}
+			});
 		});
 	}
 

@@ -235,13 +235,8 @@ final class BatchRuns {
 		}
 		// the worker is let go; the records stay taken, their partitions count the batch as a run under way
 		PendingResults.Pending pending = this.pending.add(batch.size(), () -> endRuns(batch));
-		result.whenComplete((ignored, ex) -> {
-			boolean queued = this.workers.submitCompletion(
-					() -> this.pending.complete(pending, () -> ran(router, batch, observed, start, result)));
-			if (!queued) {
-				this.pending.giveUp(pending);
-			}
-		});
+		result.whenComplete((ignored, ex) -> this.pending.completed(pending, this.workers,
+				() -> ran(router, batch, observed, start, result)));
 		return true;
 	}
 

@@ -40,7 +40,7 @@ final class PendingResults {
 	 * Runs what follows a completed result, unless it was settled already (given up), and
 	 * ends its handler runs.
 	 */
-	void complete(Pending pending, Runnable then) {
+	private void complete(Pending pending, Runnable then) {
 		if (pending.settle()) {
 			try {
 				then.run();
@@ -48,6 +48,16 @@ final class PendingResults {
 			finally {
 				ended(pending);
 			}
+		}
+	}
+
+	/**
+	 * A pending result completed: a worker runs what follows it ({@link #complete}), also
+	 * while the workers hold or stop; once they stopped, it is given up.
+	 */
+	void completed(Pending pending, Workers workers, Runnable then) {
+		if (!workers.submitCompletion(() -> complete(pending, then))) {
+			giveUp(pending);
 		}
 	}
 

@@ -1,9 +1,14 @@
 package io.github.kafkaresilience.listener;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
 
+import io.github.kafkaresilience.support.Futures;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
@@ -53,6 +58,28 @@ final class AsyncResults {
 		return CompletableFuture.failedFuture(new IllegalStateException("Listener method " + description
 				+ " returned " + ((returned != null) ? returned.getClass().getName() : "null")
 				+ " instead of a result that completes later"));
+	}
+
+	/**
+	 * The outcome of a result that completes later, waited for up to {@code timeout}.
+	 * @param result the method's result, as {@link #toFuture} gives it
+	 * @param timeout how long it is waited for; when it runs out, the result is cancelled
+	 * @param completed the outcome of the result: its value, or the cause of its failure
+	 * @param timedOut the outcome of a result that did not complete in time
+	 * @return completes with the outcome, never exceptionally
+	 */
+	static <T> CompletableFuture<T> outcome(CompletableFuture<?> result, Duration timeout,
+			BiFunction<@Nullable Object, @Nullable Throwable, T> completed, Supplier<T> timedOut) {
+		CompletableFuture<T> outcome = new CompletableFuture<>();
+		result.whenComplete(
+				(value, ex) -> outcome.complete(completed.apply(value, (ex != null) ? Futures.cause(ex) : null)));
+		if (outcome.isDone()) {
+			return outcome;
+		}
+		return outcome.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
+			result.cancel(true);
+			return timedOut.get();
+		});
 	}
 
 	/** Holds the Reactor types away from a class path without Reactor. */

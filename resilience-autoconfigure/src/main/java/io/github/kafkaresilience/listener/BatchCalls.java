@@ -4,11 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.support.Futures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -57,20 +55,8 @@ final class BatchCalls {
 	 * @return how the call ended
 	 */
 	Call now(List<ConsumerRecord<Object, Object>> batch) {
-		Prepared prepared = prepare(batch);
-		if (prepared.refused != null) {
-			return prepared.refused;
-		}
-		try {
-			this.method.invoke(prepared.data, prepared.message);
-			return Call.SUCCEEDED;
-		}
-		catch (ListenerExecutionFailedException ex) {
-			return failedCall(ex, prepared, HandlerInvoker.failure(ex, this.description));
-		}
-		catch (Error ex) {
-			return Call.failed(ex); // an error the method threw fails the call, as an exception does
-		}
+		Invocation invocation = invoke(batch);
+		return (invocation.ended != null) ? invocation.ended : Call.SUCCEEDED;
 	}
 
 	/**
@@ -80,46 +66,54 @@ final class BatchCalls {
 	 * complete within the attempt timeout is cancelled and fails every record of the call
 	 */
 	CompletableFuture<Call> later(List<ConsumerRecord<Object, Object>> batch) {
-		String description = this.description;
-		Prepared prepared;
-		Object returned;
-		// the converter and the method read the group from the thread, as on a listener container's thread
+		Invocation invocation = invoke(batch);
+		if (invocation.ended != null) {
+			return CompletableFuture.completedFuture(invocation.ended);
+		}
+		Duration timeout = this.attemptTimeout;
+		return AsyncResults.outcome(AsyncResults.toFuture(invocation.returned, this.description), timeout,
+				(value, failure) -> (failure != null) ? failedCall(failure, invocation.prepared, failure) : Call.SUCCEEDED,
+				() -> Call.unsplittable(new AttemptTimeoutException("The result of listener method " + this.description
+						+ " for a batch of " + batch.size() + " records did not complete within the attempt timeout of "
+						+ timeout, timeout)));
+	}
+
+	/**
+	 * Invokes the method on records of a batch, with the group on the thread (the converter
+	 * and the method read it from there, as on a listener container's thread).
+	 */
+	private Invocation invoke(List<ConsumerRecord<Object, Object>> batch) {
 		KafkaUtils.setConsumerGroupId(this.groupId);
 		try {
-			prepared = prepare(batch);
+			Prepared prepared = prepare(batch);
 			if (prepared.refused != null) {
-				return CompletableFuture.completedFuture(prepared.refused);
+				return new Invocation(prepared, prepared.refused, null);
 			}
 			try {
-				returned = this.method.invoke(prepared.data, prepared.message);
+				return new Invocation(prepared, null, this.method.invoke(prepared.data, prepared.message));
 			}
 			catch (ListenerExecutionFailedException ex) {
-				return CompletableFuture
-					.completedFuture(failedCall(ex, prepared, HandlerInvoker.failure(ex, description)));
+				return new Invocation(prepared, failedCall(ex, prepared, HandlerInvoker.failure(ex, this.description)),
+						null);
 			}
 			catch (Error ex) {
-				return CompletableFuture.completedFuture(Call.failed(ex));
+				// an error the method threw fails the call, as an exception does
+				return new Invocation(prepared, Call.failed(ex), null);
 			}
 		}
 		finally {
 			KafkaUtils.clearConsumerGroupId();
 		}
-		CompletableFuture<?> result = AsyncResults.toFuture(returned, description);
-		CompletableFuture<Call> outcome = new CompletableFuture<>();
-		result.whenComplete((value, ex) -> {
-			Throwable cause = (ex != null) ? Futures.cause(ex) : null;
-			outcome.complete((cause != null) ? failedCall(cause, prepared, cause) : Call.SUCCEEDED);
-		});
-		if (outcome.isDone()) {
-			return outcome;
-		}
-		Duration timeout = this.attemptTimeout;
-		return outcome.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
-			result.cancel(true);
-			return Call.unsplittable(new AttemptTimeoutException("The result of listener method " + description
-					+ " for a batch of " + batch.size() + " records did not complete within the attempt timeout of "
-					+ timeout, timeout));
-		});
+	}
+
+	/**
+	 * A call of the method.
+	 * @param prepared the records, as the method got them
+	 * @param ended how the call ended, when it did before a result: the records could not be
+	 * converted, or the method threw
+	 * @param returned what the method returned, otherwise
+	 */
+	private record Invocation(Prepared prepared, @Nullable Call ended, @Nullable Object returned) {
 	}
 
 	/** The records of a call, as the method gets them, or why the method cannot get them. */
@@ -223,6 +217,11 @@ final class BatchCalls {
 
 		static Call unsplittable(Throwable failure) {
 			return new Call(-1, failure, false, true);
+		}
+
+		/** How many of the call's first records succeeded, of {@code size}. */
+		int succeeded(int size) {
+			return (this.stoppedAt >= 0) ? this.stoppedAt : (this.failure == null) ? size : 0;
 		}
 
 	}

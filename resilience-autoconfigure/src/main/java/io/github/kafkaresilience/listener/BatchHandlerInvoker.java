@@ -22,7 +22,6 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.BatchListenerFailedException;
-import org.springframework.kafka.support.KafkaUtils;
 
 /**
  * Runs a batch listener's method on a batch of records that may all run now, and gives each
@@ -56,8 +55,6 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
 	private final BatchCalls calls;
 
-	private final String groupId;
-
 	private final RecordReader reader;
 
 	private final @Nullable IdempotencyGuard guard;
@@ -78,7 +75,6 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		this.calls = new BatchCalls(new BatchMethodAdapter(endpoint.bean(), endpoint.method(), messaging),
 				endpoint.method().getDeclaringClass().getName() + "." + endpoint.method().getName(), endpoint.groupId(),
 				attemptTimeout);
-		this.groupId = endpoint.groupId();
 		this.reader = reader;
 		this.guard = guard;
 		this.failure = failure;
@@ -87,15 +83,12 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 	@Override
 	public BatchResult handle(List<Delivery> deliveries) {
 		Run run = admit(deliveries);
-		// the converter and the method read the group from the thread, as on a listener container's thread
-		KafkaUtils.setConsumerGroupId(this.groupId);
 		try {
 			if (!run.runnable.isEmpty()) {
 				run.run(run.runnable);
 			}
 		}
 		finally {
-			KafkaUtils.clearConsumerGroupId();
 			run.conclude();
 		}
 		return run.result();
@@ -324,7 +317,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 			if (guard == null) {
 				return call;
 			}
-			int succeeded = (call.stoppedAt() >= 0) ? call.stoppedAt() : (call.failure() == null) ? part.size() : 0;
+			int succeeded = call.succeeded(part.size());
 			for (int i = 0; i < succeeded; i++) {
 				Claim claim = this.claims[part.get(i)];
 				if (claim == null) {
@@ -358,7 +351,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
 		private BatchCalls.Call completing(IdempotencyGuard guard, List<Integer> part) {
 			return guard.callCompleting(() -> callMethod(part), (call) -> {
-				int succeeded = (call.stoppedAt() >= 0) ? call.stoppedAt() : (call.failure() == null) ? part.size() : 0;
+				int succeeded = call.succeeded(part.size());
 				List<Claim> done = new ArrayList<>(succeeded);
 				for (int i = 0; i < succeeded; i++) {
 					done.add(this.claims[part.get(i)]);

@@ -3,7 +3,6 @@ package io.github.kafkaresilience.listener;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.PermanentFailureException;
@@ -238,20 +237,13 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 		if (!AsyncResults.isAsync(this.method.method())) {
 			return CompletableFuture.completedFuture(new Called(HandlerResult.success(), returned)); // a @SendTo method that returns once done
 		}
-		CompletableFuture<?> result = AsyncResults.toFuture(returned, this.description);
-		CompletableFuture<Called> outcome = new CompletableFuture<>();
-		result.whenComplete((value, ex) -> outcome.complete((ex != null)
-				? new Called(HandlerResult.failed(Futures.cause(ex)), null) : new Called(HandlerResult.success(), value)));
-		if (outcome.isDone()) {
-			return outcome;
-		}
-		return outcome.orTimeout(this.attemptTimeout.toNanos(), TimeUnit.NANOSECONDS).exceptionally((ex) -> {
-			result.cancel(true);
-			return new Called(HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
-					+ this.description + " for " + record.topic() + "-" + record.partition() + "@" + record.offset()
-					+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout)),
-					null);
-		});
+		return AsyncResults.outcome(AsyncResults.toFuture(returned, this.description), this.attemptTimeout,
+				(value, failure) -> (failure != null) ? new Called(HandlerResult.failed(failure), null)
+						: new Called(HandlerResult.success(), value),
+				() -> new Called(HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
+						+ this.description + " for " + record.topic() + "-" + record.partition() + "@" + record.offset()
+						+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout)),
+						null));
 	}
 
 	private HandlerResult invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
