@@ -6,8 +6,8 @@ import java.time.Duration;
  * Fails an attempt whose listener method returned a result that completes later (a
  * {@code CompletableFuture}, a {@code Mono}, a Kotlin {@code suspend} function) when that
  * result did not complete within the listener's {@code attempt-timeout}. The result is
- * cancelled, and the attempt fails as any other: the record retries along its ladder, unless
- * the exception is declared permanent.
+ * cancelled, and the attempt fails as any other: the record retries along its ladder,
+ * unless the exception is declared permanent.
  *
  * @since 0.2.0
  */

@@ -11,42 +11,44 @@ import org.springframework.messaging.handler.annotation.MessageMappingReflective
 
 /**
  * Marks a method as the handler of one or more Kafka topics with ordered non-blocking
- * retries: when the method throws for a record, only that record's key stops; the record and
- * every later record with the same key travel, in order, through the delayed retry topics and
- * finally the dead-letter topic, while all other keys keep flowing.
+ * retries: when the method throws for a record, only that record's key stops; the record
+ * and every later record with the same key travel, in order, through the delayed retry
+ * topics and finally the dead-letter topic, while all other keys keep flowing.
  * <p>
  * The method is invoked as a {@code @KafkaListener} method of a record listener is, with
- * spring-kafka's handler-method factory (or the one a {@code KafkaListenerConfigurer} set) and
- * the application's {@code RecordMessageConverter}: it may take the deserialized value or a
- * {@code @Payload} converted from it (validated with {@code @Valid}; nullable or
- * {@code Optional} for tombstones), {@code @Header} and {@code @Headers} parameters, the
- * {@code Message}, the {@link org.apache.kafka.clients.consumer.ConsumerRecord} and its
- * {@code ConsumerRecordMetadata}. An {@code Acknowledgment}, the {@code Consumer}, a batch of
- * records or a result completed later fail startup. Throwing {@link PermanentFailureException}
- * (or a configured permanent exception type) sends the record to the dead-letter topic without
- * retrying; so does a payload that is not valid.
+ * spring-kafka's handler-method factory (or the one a {@code KafkaListenerConfigurer}
+ * set) and the application's {@code RecordMessageConverter}: it may take the deserialized
+ * value or a {@code @Payload} converted from it (validated with {@code @Valid}; nullable
+ * or {@code Optional} for tombstones), {@code @Header} and {@code @Headers} parameters,
+ * the {@code Message}, the {@link org.apache.kafka.clients.consumer.ConsumerRecord} and
+ * its {@code ConsumerRecordMetadata}. An {@code Acknowledgment}, the {@code Consumer}, a
+ * batch of records or a result completed later fail startup. Throwing
+ * {@link PermanentFailureException} (or a configured permanent exception type) sends the
+ * record to the dead-letter topic without retrying; so does a payload that is not valid.
  * <p>
- * All attributes are {@code String}s so that {@code ${...}} placeholders and {@code #{...}}
- * expressions can be used.
+ * All attributes are {@code String}s so that {@code ${...}} placeholders and
+ * {@code #{...}} expressions can be used.
  *
  * @since 0.1.0
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-// ahead-of-time processing registers the method for invocation and its payload for binding, as for @KafkaListener
+// ahead-of-time processing registers the method for invocation and its payload for
+// binding, as for @KafkaListener
 @Reflective(MessageMappingReflectiveProcessor.class)
 public @interface OrderedRetryListener {
 
 	/**
-	 * The listener id, used in client ids and meter tags. Defaults to the bean name and the
-	 * method name.
+	 * The listener id, used in client ids and meter tags. Defaults to the bean name and
+	 * the method name.
 	 * @return the listener id
 	 */
 	String id() default "";
 
 	/**
-	 * The main topics to consume. Each topic gets its own retry, dead-letter and lock topics.
+	 * The main topics to consume. Each topic gets its own retry, dead-letter and lock
+	 * topics.
 	 * @return the topic names
 	 */
 	String[] topics();
@@ -67,26 +69,27 @@ public @interface OrderedRetryListener {
 	String delays() default "";
 
 	/**
-	 * The number of attempts (the first one included) before a record goes to the dead-letter
-	 * topic. Empty means {@code kafka.resilience.retry.max-attempts}.
+	 * The number of attempts (the first one included) before a record goes to the
+	 * dead-letter topic. Empty means {@code kafka.resilience.retry.max-attempts}.
 	 * @return the maximum number of attempts
 	 */
 	String maxAttempts() default "";
 
 	/**
-	 * The number of worker threads that run this listener's records, concurrent across keys
-	 * and sequential within a key. Empty means {@code kafka.resilience.consumer.concurrency}.
-	 * On virtual threads (Java 21 or later, with {@code kafka.resilience.consumer.virtual-threads}
-	 * or {@code spring.threads.virtual.enabled}) it may be in the thousands.
+	 * The number of worker threads that run this listener's records, concurrent across
+	 * keys and sequential within a key. Empty means
+	 * {@code kafka.resilience.consumer.concurrency}. On virtual threads (Java 21 or
+	 * later, with {@code kafka.resilience.consumer.virtual-threads} or
+	 * {@code spring.threads.virtual.enabled}) it may be in the thousands.
 	 * @return the number of workers
 	 */
 	String concurrency() default "";
 
 	/**
-	 * Whether the handler is guarded against running twice for one record: {@code "true"} or
-	 * {@code "false"}. A guarded listener claims each record's idempotency key before the
-	 * method runs, skips a record whose key was completed, and releases the claim when the
-	 * method throws. Empty means {@code kafka.resilience.idempotency.enabled}.
+	 * Whether the handler is guarded against running twice for one record: {@code "true"}
+	 * or {@code "false"}. A guarded listener claims each record's idempotency key before
+	 * the method runs, skips a record whose key was completed, and releases the claim
+	 * when the method throws. Empty means {@code kafka.resilience.idempotency.enabled}.
 	 * @return whether the listener is idempotent
 	 */
 	String idempotent() default "";
@@ -94,50 +97,53 @@ public @interface OrderedRetryListener {
 	/**
 	 * A SpEL expression giving a record's idempotency key, evaluated on the deserialized
 	 * {@link org.apache.kafka.clients.consumer.ConsumerRecord} (for example
-	 * {@code "value.paymentId"}, or {@code "@fileHashes.of(value)"} with a bean). Empty means
-	 * the {@link io.github.kafkaresilience.idempotency.IdempotencyKeyResolver} bean if there
-	 * is one, otherwise the record's birthplace ({@code original.topic/partition/offset}), so
-	 * that retries and replays of a record share its key. {@code ${...}} placeholders are
-	 * resolved first.
+	 * {@code "value.paymentId"}, or {@code "@fileHashes.of(value)"} with a bean). Empty
+	 * means the {@link io.github.kafkaresilience.idempotency.IdempotencyKeyResolver} bean
+	 * if there is one, otherwise the record's birthplace
+	 * ({@code original.topic/partition/offset}), so that retries and replays of a record
+	 * share its key. {@code ${...}} placeholders are resolved first.
 	 * @return the key expression
 	 */
 	String idempotencyKey() default "";
 
 	/**
-	 * Whether the listener starts with the application: {@code "true"} or {@code "false"},
-	 * placeholders allowed. Empty means {@code "true"}. A listener that does not start with
-	 * the application is started with
+	 * Whether the listener starts with the application: {@code "true"} or
+	 * {@code "false"}, placeholders allowed. Empty means {@code "true"}. A listener that
+	 * does not start with the application is started with
 	 * {@link io.github.kafkaresilience.listener.OrderedRetryListenerRegistry#start(String)}.
 	 * @return whether the listener starts with the application
 	 */
 	String autoStartup() default "";
 
 	/**
-	 * The bean name of the {@link io.github.kafkaresilience.listener.OrderedRetryContainerFactory}
-	 * that creates this listener's container, so that listeners may differ in dual-write mode,
-	 * bounds or delays. Empty means the auto-configured {@code orderedRetryContainerFactory}.
+	 * The bean name of the
+	 * {@link io.github.kafkaresilience.listener.OrderedRetryContainerFactory} that
+	 * creates this listener's container, so that listeners may differ in dual-write mode,
+	 * bounds or delays. Empty means the auto-configured
+	 * {@code orderedRetryContainerFactory}.
 	 * @return the container factory bean name
 	 */
 	String containerFactory() default "";
 
 	/**
-	 * Kafka consumer properties for this listener's consumer, overriding the application's
-	 * ({@code spring.kafka.consumer.*}), as on {@code @KafkaListener}: each entry is
-	 * {@code key=value} or {@code key:value} (Java {@code Properties} format), placeholders
-	 * allowed. {@code group.id} (use {@link #groupId()}), {@code enable.auto.commit} and the
-	 * deserializers are the library's and fail startup, and so does an isolation level the
-	 * dual-write mode cannot work with.
+	 * Kafka consumer properties for this listener's consumer, overriding the
+	 * application's ({@code spring.kafka.consumer.*}), as on {@code @KafkaListener}: each
+	 * entry is {@code key=value} or {@code key:value} (Java {@code Properties} format),
+	 * placeholders allowed. {@code group.id} (use {@link #groupId()}),
+	 * {@code enable.auto.commit} and the deserializers are the library's and fail
+	 * startup, and so does an isolation level the dual-write mode cannot work with.
 	 * @return the consumer properties
 	 */
 	String[] properties() default {};
 
 	/**
-	 * Whether the method takes a batch of records, as a {@code @KafkaListener(batch = "true")}
-	 * method does: a {@code List} of values, of {@code ConsumerRecord}s or of {@code Message}s,
-	 * or {@code ConsumerRecords}, with the batch forms of {@code @Header}. A batch holds records
-	 * that may all run now, at most one of each key; each record's outcome is its own. The
-	 * method names a failed record with a {@code BatchListenerFailedException}; a batch that
-	 * fails without naming one is bisected (see {@code kafka.resilience.consumer.batch-failure}).
+	 * Whether the method takes a batch of records, as a
+	 * {@code @KafkaListener(batch = "true")} method does: a {@code List} of values, of
+	 * {@code ConsumerRecord}s or of {@code Message}s, or {@code ConsumerRecords}, with
+	 * the batch forms of {@code @Header}. A batch holds records that may all run now, at
+	 * most one of each key; each record's outcome is its own. The method names a failed
+	 * record with a {@code BatchListenerFailedException}; a batch that fails without
+	 * naming one is bisected (see {@code kafka.resilience.consumer.batch-failure}).
 	 * Placeholders are allowed; the default is {@code false}.
 	 * @return {@code "true"} for a batch listener
 	 * @since 0.2.0
@@ -157,8 +163,8 @@ public @interface OrderedRetryListener {
 	 * {@code CompletableFuture}, a {@code CompletionStage}, a {@code Mono}, or a Kotlin
 	 * {@code suspend} function) is waited for before the attempt fails with an
 	 * {@link AttemptTimeoutException}, e.g. {@code "10s"}; empty for
-	 * {@code kafka.resilience.consumer.attempt-timeout}. Refused on a method that returns once
-	 * done.
+	 * {@code kafka.resilience.consumer.attempt-timeout}. Refused on a method that returns
+	 * once done.
 	 * @since 0.2.0
 	 */
 	String attemptTimeout() default "";

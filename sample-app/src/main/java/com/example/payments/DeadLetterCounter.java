@@ -17,9 +17,10 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * Reads the dead-letter topic with a plain consumer (no group, nothing committed) and keeps
- * the payment id and {@code dlq.reason} of each record that arrived after {@link #markStart()},
- * so that records left by earlier runs against the same cluster are not counted.
+ * Reads the dead-letter topic with a plain consumer (no group, nothing committed) and
+ * keeps the payment id and {@code dlq.reason} of each record that arrived after
+ * {@link #markStart()}, so that records left by earlier runs against the same cluster are
+ * not counted.
  * <p>
  * Not thread-safe: use it from one thread at a time.
  */
@@ -49,8 +50,8 @@ class DeadLetterCounter implements AutoCloseable {
 	}
 
 	/**
-	 * Skips what is already on the topic. If the topic does not exist yet, everything that
-	 * ends up on it counts.
+	 * Skips what is already on the topic. If the topic does not exist yet, everything
+	 * that ends up on it counts.
 	 */
 	void markStart() {
 		List<TopicPartition> partitions = partitions();
@@ -83,7 +84,10 @@ class DeadLetterCounter implements AutoCloseable {
 		}
 	}
 
-	/** The dead-lettered payments seen so far, with their {@code dlq.reason}, in arrival order. */
+	/**
+	 * The dead-lettered payments seen so far, with their {@code dlq.reason}, in arrival
+	 * order.
+	 */
 	Map<String, String> reasons() {
 		return new LinkedHashMap<>(this.reasons);
 	}

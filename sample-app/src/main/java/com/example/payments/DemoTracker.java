@@ -17,14 +17,14 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.stereotype.Component;
 
 /**
- * Remembers what the sample sent and what the listener did with it, and builds the summary
- * printed at the end: whether each customer's payments were charged in the order they were
- * sent (checked, not assumed), attempts per stage, dead letters by reason, how late the retries
- * ran, throughput, and what the {@link Ledger} booked (every payment, each customer's in the
- * order sent).
+ * Remembers what the sample sent and what the listener did with it, and builds the
+ * summary printed at the end: whether each customer's payments were charged in the order
+ * they were sent (checked, not assumed), attempts per stage, dead letters by reason, how
+ * late the retries ran, throughput, and what the {@link Ledger} booked (every payment,
+ * each customer's in the order sent).
  * <p>
- * A payment id is {@code <customer>-<sequence>}, e.g. {@code c03-7}: the 7th payment of customer
- * {@code c03}. Thread-safe: the listener runs on several worker threads.
+ * A payment id is {@code <customer>-<sequence>}, e.g. {@code c03-7}: the 7th payment of
+ * customer {@code c03}. Thread-safe: the listener runs on several worker threads.
  */
 @Component
 public class DemoTracker {
@@ -145,8 +145,8 @@ public class DemoTracker {
 	}
 
 	/**
-	 * Builds the end-of-run summary, with what the ledger booked: every payment sent, each
-	 * customer's in the order sent.
+	 * Builds the end-of-run summary, with what the ledger booked: every payment sent,
+	 * each customer's in the order sent.
 	 * @param deadLetters the dead-lettered payments with their {@code dlq.reason}
 	 * @param expected the payments meant to be dead-lettered, with their reason
 	 * @param ledger the ledger, or {@code null} to leave it out
@@ -157,8 +157,9 @@ public class DemoTracker {
 		List<String> lines = new ArrayList<>();
 		List<String> problems = new ArrayList<>();
 		Map<String, List<Integer>> sentByCustomer = new TreeMap<>();
-		this.sent.keySet().forEach((payment) -> sentByCustomer.computeIfAbsent(customerOf(payment), (c) -> new ArrayList<>())
-			.add(sequenceOf(payment)));
+		this.sent.keySet()
+			.forEach((payment) -> sentByCustomer.computeIfAbsent(customerOf(payment), (c) -> new ArrayList<>())
+				.add(sequenceOf(payment)));
 		lines.add(String.format("payments:      %d sent over %d customers; %d charged, %d dead-lettered", sentCount(),
 				sentByCustomer.size(), chargedCount(), deadLetters.size()));
 
@@ -166,13 +167,13 @@ public class DemoTracker {
 		for (String customer : sentByCustomer.keySet()) {
 			List<Integer> sequences = chargedSequences(customer);
 			if (!isIncreasing(sequences)) {
-				outOfOrder.add(customer + " (" + sequences.stream().map(String::valueOf).collect(Collectors.joining(" ")) + ")");
+				outOfOrder.add(customer + " ("
+						+ sequences.stream().map(String::valueOf).collect(Collectors.joining(" ")) + ")");
 			}
 		}
-		lines.add(outOfOrder.isEmpty()
-				? String.format("order:         checked for all %d customers: each one's payments were charged in the order sent",
-						sentByCustomer.size())
-				: "order:         OUT OF ORDER for " + String.join(", ", outOfOrder));
+		lines.add(outOfOrder.isEmpty() ? String.format(
+				"order:         checked for all %d customers: each one's payments were charged in the order sent",
+				sentByCustomer.size()) : "order:         OUT OF ORDER for " + String.join(", ", outOfOrder));
 		if (!outOfOrder.isEmpty()) {
 			problems.add("payments charged out of order");
 		}
@@ -185,20 +186,23 @@ public class DemoTracker {
 			}
 		});
 		lines.add("retried:       " + (retried.isEmpty() ? "none"
-				: retried.entrySet().stream().map((e) -> e.getKey() + " charged on attempt " + e.getValue())
+				: retried.entrySet()
+					.stream()
+					.map((e) -> e.getKey() + " charged on attempt " + e.getValue())
 					.collect(Collectors.joining(", "))));
 
 		Map<String, Set<String>> byReason = new TreeMap<>();
 		deadLetters.forEach((payment, reason) -> byReason.computeIfAbsent(reason, (r) -> new TreeSet<>()).add(payment));
 		lines.add("dead letters:  " + (byReason.isEmpty() ? "none"
-				: byReason.entrySet().stream().map((e) -> e.getKey() + " " + e.getValue().size() + " " + e.getValue())
+				: byReason.entrySet()
+					.stream()
+					.map((e) -> e.getKey() + " " + e.getValue().size() + " " + e.getValue())
 					.collect(Collectors.joining(", "))));
 
 		Lateness worst = this.worstLateness;
-		lines.add("lateness:      " + ((worst != null)
-				? String.format("the latest retry ran %d ms after it was due (%s, %s)", worst.late().toMillis(),
-						worst.payment(), worst.stage())
-				: "no retry ran"));
+		lines.add("lateness:      "
+				+ ((worst != null) ? String.format("the latest retry ran %d ms after it was due (%s, %s)",
+						worst.late().toMillis(), worst.payment(), worst.stage()) : "no retry ran"));
 		lines.add("throughput:    " + throughput(sentByCustomer.keySet(), deadLetters.keySet()));
 		if (ledger != null) {
 			lines.add("ledger:        " + ledger(ledger, problems));
@@ -235,8 +239,8 @@ public class DemoTracker {
 	}
 
 	/**
-	 * What the ledger booked of the payments sent, and whether each customer's are in the order
-	 * sent; adds to {@code problems} what is wrong.
+	 * What the ledger booked of the payments sent, and whether each customer's are in the
+	 * order sent; adds to {@code problems} what is wrong.
 	 */
 	private String ledger(Ledger ledger, List<String> problems) {
 		List<Ledger.Entry> entries = ledger.entries();
@@ -250,7 +254,8 @@ public class DemoTracker {
 		List<String> outOfOrder = new ArrayList<>();
 		byCustomer.forEach((customer, sequences) -> {
 			if (!isIncreasing(sequences)) {
-				outOfOrder.add(customer + " (" + sequences.stream().map(String::valueOf).collect(Collectors.joining(" ")) + ")");
+				outOfOrder.add(customer + " ("
+						+ sequences.stream().map(String::valueOf).collect(Collectors.joining(" ")) + ")");
 			}
 		});
 		if (booked < sentCount()) {
@@ -261,17 +266,21 @@ public class DemoTracker {
 		}
 		Map<String, Ledger.Entry> byPayment = new TreeMap<>();
 		entries.forEach((entry) -> byPayment.put(entry.payment(), entry));
-		StringBuilder line = new StringBuilder(String.format("%d of %d payments booked, %s, by %d batch insert%s of up to %d rows",
-				booked, sentCount(), outOfOrder.isEmpty() ? "each customer's in the order sent" : "OUT OF ORDER",
-				inserts.size(), (inserts.size() == 1) ? "" : "s", inserts.stream().mapToInt(Ledger.Insert::rows).max().orElse(0)));
+		StringBuilder line = new StringBuilder(String.format(
+				"%d of %d payments booked, %s, by %d batch insert%s of up to %d rows", booked, sentCount(),
+				outOfOrder.isEmpty() ? "each customer's in the order sent" : "OUT OF ORDER", inserts.size(),
+				(inserts.size() == 1) ? "" : "s", inserts.stream().mapToInt(Ledger.Insert::rows).max().orElse(0)));
 		ledger.failedBookings().forEach((payment, failures) -> {
 			Ledger.Entry entry = byPayment.get(payment);
-			line.append("; ").append(payment).append((entry != null)
-					? " booked on attempt " + (failures + 1) + " (" + entry.stage() + ")"
-					: " failed " + failures + " time(s), not booked");
+			line.append("; ")
+				.append(payment)
+				.append((entry != null) ? " booked on attempt " + (failures + 1) + " (" + entry.stage() + ")"
+						: " failed " + failures + " time(s), not booked");
 		});
 		if (ledger.skipped() > 0) {
-			line.append("; ").append(ledger.skipped()).append(" row(s) skipped, booked already (at least once delivery)");
+			line.append("; ")
+				.append(ledger.skipped())
+				.append(" row(s) skipped, booked already (at least once delivery)");
 		}
 		return line.toString();
 	}
@@ -288,8 +297,7 @@ public class DemoTracker {
 			return -1;
 		}
 		try {
-			return DurationStyle.detectAndParse(stage.substring(stage.indexOf('.') + 1))
-				.toMillis();
+			return DurationStyle.detectAndParse(stage.substring(stage.indexOf('.') + 1)).toMillis();
 		}
 		catch (IllegalArgumentException ex) {
 			return Long.MAX_VALUE;
@@ -297,8 +305,9 @@ public class DemoTracker {
 	}
 
 	/**
-	 * Overall, and for the customers that met no failure: they show what a failing customer
-	 * costs the others, which with ordered non-blocking retries should be nothing.
+	 * Overall, and for the customers that met no failure: they show what a failing
+	 * customer costs the others, which with ordered non-blocking retries should be
+	 * nothing.
 	 */
 	private String throughput(Set<String> customers, Set<String> deadLettered) {
 		if (this.sent.isEmpty() || this.charged.isEmpty()) {
@@ -321,9 +330,10 @@ public class DemoTracker {
 			.max()
 			.orElse(first);
 		long healthyCount = this.charged.keySet().stream().filter((p) -> healthy.contains(customerOf(p))).count();
-		return String.format("%d payments in %.1f s overall, retries included; the %d customers without failures "
-				+ "were all charged %.1f s after the first send (%d payments)", chargedCount(), seconds(last - first),
-				healthy.size(), seconds(healthyLast - first), healthyCount);
+		return String.format(
+				"%d payments in %.1f s overall, retries included; the %d customers without failures "
+						+ "were all charged %.1f s after the first send (%d payments)",
+				chargedCount(), seconds(last - first), healthy.size(), seconds(healthyLast - first), healthyCount);
 	}
 
 	private static double seconds(long nanos) {
@@ -362,8 +372,9 @@ public class DemoTracker {
 
 	/**
 	 * The outcome of a run.
-	 * @param ok whether every customer was charged (and, with a ledger, booked) in order and every
-	 * payment is accounted for
+	 *
+	 * @param ok whether every customer was charged (and, with a ledger, booked) in order
+	 * and every payment is accounted for
 	 * @param lines the lines to print
 	 */
 	public record Summary(boolean ok, List<String> lines) {

@@ -20,18 +20,18 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.springframework.util.StringUtils;
 
 /**
- * Starts a single-node, in-process KRaft broker when no Kafka cluster is configured, so the
- * sample runs on a bare machine.
+ * Starts a single-node, in-process KRaft broker when no Kafka cluster is configured, so
+ * the sample runs on a bare machine.
  * <p>
  * It reacts to {@link ApplicationEnvironmentPreparedEvent}: by then every property source
  * (command line, environment variables, {@code application.yml}) is in place. If
- * {@code spring.kafka.bootstrap-servers} is set anywhere, it does nothing and the sample uses
- * that cluster. Nor does it with {@code sample.embedded-kafka.enabled=false}: then the brokers
- * come from elsewhere, such as the {@code @ServiceConnection} Kafka container that
- * {@code TestPaymentsApplication} adds, which Spring Boot hands to the Kafka clients without
- * setting the property. Otherwise it starts the broker and puts its address first in the
- * environment. The broker is shut down with the application context, after the listeners have
- * stopped.
+ * {@code spring.kafka.bootstrap-servers} is set anywhere, it does nothing and the sample
+ * uses that cluster. Nor does it with {@code sample.embedded-kafka.enabled=false}: then
+ * the brokers come from elsewhere, such as the {@code @ServiceConnection} Kafka container
+ * that {@code TestPaymentsApplication} adds, which Spring Boot hands to the Kafka clients
+ * without setting the property. Otherwise it starts the broker and puts its address first
+ * in the environment. The broker is shut down with the application context, after the
+ * listeners have stopped.
  */
 class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 
@@ -39,13 +39,16 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 
 	static final String PROPERTY_SOURCE_NAME = "sampleEmbeddedKafka";
 
-	/** Whether to start the in-process broker when no brokers are configured; {@code true} by default. */
+	/**
+	 * Whether to start the in-process broker when no brokers are configured; {@code true}
+	 * by default.
+	 */
 	static final String ENABLED = "sample.embedded-kafka.enabled";
 
 	/**
 	 * The system property the broker writes its address to. Deliberately not
-	 * {@code spring.kafka.bootstrap-servers}: that one would outlive the broker and make a
-	 * second application in the same JVM connect to a stopped broker.
+	 * {@code spring.kafka.bootstrap-servers}: that one would outlive the broker and make
+	 * a second application in the same JVM connect to a stopped broker.
 	 */
 	private static final String BROKER_ADDRESS_SYSTEM_PROPERTY = "sample.embedded-kafka.bootstrap-servers";
 
@@ -67,7 +70,8 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 	}
 
 	/**
-	 * The address of the embedded broker, or {@code null} when an external cluster is used.
+	 * The address of the embedded broker, or {@code null} when an external cluster is
+	 * used.
 	 * @return the bootstrap servers of the embedded broker
 	 */
 	String brokers() {
@@ -81,7 +85,8 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 			return;
 		}
 		if (StringUtils.hasText(environment.getProperty("kafka.resilience.command"))) {
-			// a fresh broker holds no dead letters: a replay needs the cluster that has them
+			// a fresh broker holds no dead letters: a replay needs the cluster that has
+			// them
 			throw new IllegalStateException("The replay command reads the dead letters of a running cluster; pass "
 					+ "--spring.kafka.bootstrap-servers=<its brokers>");
 		}
@@ -89,8 +94,10 @@ class EmbeddedKafkaLauncher implements ApplicationListener<ApplicationEvent> {
 		EmbeddedKafkaKraftBroker embedded = new EmbeddedKafkaKraftBroker(1, 3);
 		embedded.brokerListProperty(BROKER_ADDRESS_SYSTEM_PROPERTY);
 		this.broker = embedded;
-		// The broker deletes its data directory in a JVM shutdown hook. On Ctrl+C that hook
-		// would race with the orderly shutdown of the broker and fill the console with I/O
+		// The broker deletes its data directory in a JVM shutdown hook. On Ctrl+C that
+		// hook
+		// would race with the orderly shutdown of the broker and fill the console with
+		// I/O
 		// errors: stop the broker first, then let the hook delete the directory.
 		Exit.setShutdownHookAdder((name, hook) -> Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			stop();

@@ -10,15 +10,16 @@ import java.util.TreeMap;
 import org.springframework.stereotype.Component;
 
 /**
- * The payments ledger, kept in memory: it stands in for a table that {@link LedgerListener}
- * writes with one bulk insert per batch. Its behaviour is fixed so that a run can be checked:
- * the first insert that holds {@link #BUSY_ONCE_PAYMENT} times out at that row, the way a JDBC
- * batch stops at a row whose lock it could not get; the rows before it are booked, and the
- * rows after it are not written. Every later insert of that payment succeeds.
+ * The payments ledger, kept in memory: it stands in for a table that
+ * {@link LedgerListener} writes with one bulk insert per batch. Its behaviour is fixed so
+ * that a run can be checked: the first insert that holds {@link #BUSY_ONCE_PAYMENT} times
+ * out at that row, the way a JDBC batch stops at a row whose lock it could not get; the
+ * rows before it are booked, and the rows after it are not written. Every later insert of
+ * that payment succeeds.
  * <p>
  * The payment id is the table's unique key: a payment booked already is skipped (an
- * {@code INSERT ... ON CONFLICT DO NOTHING}), as a redelivered record must be. Thread-safe:
- * batches of different customers run on several worker threads.
+ * {@code INSERT ... ON CONFLICT DO NOTHING}), as a redelivered record must be.
+ * Thread-safe: batches of different customers run on several worker threads.
  */
 @Component
 public class Ledger {
@@ -36,6 +37,7 @@ public class Ledger {
 
 	/**
 	 * A payment to book.
+	 *
 	 * @param customer the customer, the record key
 	 * @param payment the payment id
 	 * @param amount the amount, e.g. {@code EUR 42.10}
@@ -47,6 +49,7 @@ public class Ledger {
 
 	/**
 	 * A booked payment.
+	 *
 	 * @param customer the customer, the record key
 	 * @param payment the payment id
 	 * @param amount the amount, e.g. {@code EUR 42.10}
@@ -59,10 +62,11 @@ public class Ledger {
 
 	/**
 	 * One bulk insert.
+	 *
 	 * @param number its number, from 1
 	 * @param rows the rows it was given
-	 * @param booked how many of them it wrote (skipped duplicates included): all of them, or
-	 * those before the row it failed on
+	 * @param booked how many of them it wrote (skipped duplicates included): all of them,
+	 * or those before the row it failed on
 	 * @param failedOn the payment of the row it failed on, or {@code null}
 	 */
 	public record Insert(int number, int rows, int booked, String failedOn) {
@@ -71,8 +75,8 @@ public class Ledger {
 	/**
 	 * Books payments in one insert, in the order given.
 	 * @param rows the payments
-	 * @throws BookingFailedException at a row the insert could not write: the rows before it
-	 * are booked, it and the rows after it are not
+	 * @throws BookingFailedException at a row the insert could not write: the rows before
+	 * it are booked, it and the rows after it are not
 	 */
 	public synchronized void insert(List<Row> rows) {
 		int number = this.inserts.size() + 1;
@@ -117,7 +121,10 @@ public class Ledger {
 		return (int) payments.stream().filter(this.entries::containsKey).count();
 	}
 
-	/** An insert stopped at a row: like a JDBC batch, it tells how many rows it wrote before. */
+	/**
+	 * An insert stopped at a row: like a JDBC batch, it tells how many rows it wrote
+	 * before.
+	 */
 	public static class BookingFailedException extends RuntimeException {
 
 		private final int booked;
@@ -127,7 +134,9 @@ public class Ledger {
 			this.booked = booked;
 		}
 
-		/** How many rows the insert wrote before the one it failed on: that row's index. */
+		/**
+		 * How many rows the insert wrote before the one it failed on: that row's index.
+		 */
 		public int booked() {
 			return this.booked;
 		}

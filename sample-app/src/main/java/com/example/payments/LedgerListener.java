@@ -12,14 +12,14 @@ import org.springframework.stereotype.Component;
 
 /**
  * Books every payment in the {@link Ledger}, in bulk: a batch listener reading the same
- * {@code payments} topic in a consumer group of its own ({@code ledger}), so it has its own
- * offsets and its own retry ladder, and one insert per call. The method is the one a
+ * {@code payments} topic in a consumer group of its own ({@code ledger}), so it has its
+ * own offsets and its own retry ladder, and one insert per call. The method is the one a
  * {@code @KafkaListener(batch = "true")} would have; only the annotation differs.
  * <p>
  * When the insert stops at a row, the method names that record with a
- * {@link BatchListenerFailedException} by its index: the records before it are booked, it alone
- * is retried (after 2 s, its customer's later payments waiting behind it), and the records
- * after it come again in a later batch.
+ * {@link BatchListenerFailedException} by its index: the records before it are booked, it
+ * alone is retried (after 2 s, its customer's later payments waiting behind it), and the
+ * records after it come again in a later batch.
  */
 @Component
 public class LedgerListener {
@@ -31,7 +31,8 @@ public class LedgerListener {
 	}
 
 	@OrderedRetryListener(id = "ledger", topics = PaymentsSampleApplication.TOPIC,
-			groupId = PaymentsSampleApplication.LEDGER_GROUP, batch = "true", batchSize = "${sample.ledger.batch-size:50}")
+			groupId = PaymentsSampleApplication.LEDGER_GROUP, batch = "true",
+			batchSize = "${sample.ledger.batch-size:50}")
 	public void book(List<ConsumerRecord<String, String>> records) {
 		List<Ledger.Row> rows = new ArrayList<>(records.size());
 		for (ConsumerRecord<String, String> record : records) {
@@ -45,9 +46,11 @@ public class LedgerListener {
 		}
 		catch (Ledger.BookingFailedException ex) {
 			int failed = ex.booked();
-			System.out.printf("[ledger]   %-6s not booked (%s): %s; booked the %d row(s) before it, the %d after it come "
-					+ "again in a later batch%n", rows.get(failed).payment(), rows.get(failed).stage(), ex.getMessage(),
-					failed, rows.size() - failed - 1);
+			System.out.printf(
+					"[ledger]   %-6s not booked (%s): %s; booked the %d row(s) before it, the %d after it come "
+							+ "again in a later batch%n",
+					rows.get(failed).payment(), rows.get(failed).stage(), ex.getMessage(), failed,
+					rows.size() - failed - 1);
 			throw new BatchListenerFailedException("could not book " + rows.get(failed).payment(), ex, failed);
 		}
 		Map<String, Integer> failedBefore = this.ledger.failedBookings();

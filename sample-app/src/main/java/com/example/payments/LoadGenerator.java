@@ -20,13 +20,13 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.stereotype.Component;
 
 /**
- * Once the application is up, sends {@code sample.payments-per-customer} (20) payments for each
- * of {@code sample.customers} (12) customers to the {@code payments} topic, at
- * {@code sample.rate} (40) a second, round robin over the customers. It then prints progress
- * every second until every payment is charged or dead-lettered and booked in the ledger, prints
- * the summary and, unless {@code sample.exit-when-done=false}, ends the JVM: exit code 0 when
- * every customer's payments were charged and booked in order and every payment is accounted
- * for, 1 otherwise.
+ * Once the application is up, sends {@code sample.payments-per-customer} (20) payments
+ * for each of {@code sample.customers} (12) customers to the {@code payments} topic, at
+ * {@code sample.rate} (40) a second, round robin over the customers. It then prints
+ * progress every second until every payment is charged or dead-lettered and booked in the
+ * ledger, prints the summary and, unless {@code sample.exit-when-done=false}, ends the
+ * JVM: exit code 0 when every customer's payments were charged and booked in order and
+ * every payment is accounted for, 1 otherwise.
  * <p>
  * It stays off when the application runs the {@code replay} command.
  */
@@ -54,6 +54,7 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 
 	/**
 	 * What the load generator does.
+	 *
 	 * @param customers how many customers pay
 	 * @param paymentsPerCustomer how many payments each one makes
 	 * @param rate payments sent per second
@@ -63,8 +64,8 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 	record Settings(int customers, int paymentsPerCustomer, double rate, boolean exitWhenDone, Duration timeout) {
 	}
 
-	public LoadGenerator(KafkaTemplate<String, String> template, ConsumerFactory<?, ?> consumerFactory, DemoTracker tracker,
-			PaymentProvider provider, Ledger ledger, ConfigurableApplicationContext context,
+	public LoadGenerator(KafkaTemplate<String, String> template, ConsumerFactory<?, ?> consumerFactory,
+			DemoTracker tracker, PaymentProvider provider, Ledger ledger, ConfigurableApplicationContext context,
 			@Value("${sample.customers:12}") int customers,
 			@Value("${sample.payments-per-customer:20}") int paymentsPerCustomer,
 			@Value("${sample.rate:40}") double rate, @Value("${sample.exit-when-done:true}") boolean exitWhenDone,
@@ -80,13 +81,15 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 
 	@Override
 	public void run(ApplicationArguments args) {
-		// the consumer factory's settings rather than spring.kafka.*: they hold the brokers of a
+		// the consumer factory's settings rather than spring.kafka.*: they hold the
+		// brokers of a
 		// @ServiceConnection too (TestPaymentsApplication)
 		DeadLetterCounter deadLetters = new DeadLetterCounter(this.consumerFactory.getConfigurationProperties(),
 				PaymentsSampleApplication.DEAD_LETTER_TOPIC);
 		deadLetters.markStart();
-		System.out.printf("[sample] sending %d payments for %d customers at %.0f a second. The provider is down "
-				+ "for %s at first, never answers for %s and declines %s%n",
+		System.out.printf(
+				"[sample] sending %d payments for %d customers at %.0f a second. The provider is down "
+						+ "for %s at first, never answers for %s and declines %s%n",
 				this.settings.customers() * this.settings.paymentsPerCustomer(), this.settings.customers(),
 				this.settings.rate(), PaymentProvider.OUTAGE_CUSTOMERS.stream().sorted().toList(),
 				PaymentProvider.TIMEOUT_PAYMENT, PaymentProvider.DECLINED_PAYMENTS.stream().sorted().toList());
@@ -126,8 +129,8 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 			}
 		}
 		CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
-		System.out.printf("[sample] sent %d payments to '%s' in %.1f s%n", sends.size(), PaymentsSampleApplication.TOPIC,
-				(System.nanoTime() - start) / 1e9);
+		System.out.printf("[sample] sent %d payments to '%s' in %.1f s%n", sends.size(),
+				PaymentsSampleApplication.TOPIC, (System.nanoTime() - start) / 1e9);
 	}
 
 	private void watch(DeadLetterCounter deadLetters) {
@@ -143,7 +146,8 @@ public class LoadGenerator implements ApplicationRunner, DisposableBean {
 					break;
 				}
 				deadLetters.poll(Duration.ofMillis(500));
-				String progress = String.format("[sample] progress: %d of %d payments charged, %d dead-lettered, %d booked",
+				String progress = String.format(
+						"[sample] progress: %d of %d payments charged, %d dead-lettered, %d booked",
 						this.tracker.chargedCount(), this.tracker.sentCount(), deadLetters.count(),
 						this.ledger.bookedOf(this.tracker.sentPayments()));
 				if (!progress.equals(lastProgress) && System.nanoTime() - lastPrinted > TimeUnit.SECONDS.toNanos(1)) {

@@ -11,9 +11,10 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.stereotype.Component;
 
 /**
- * Charges each payment through the {@link PaymentProvider}. A provider failure is thrown on:
- * the library retries the payment after 2 s, 5 s and 10 s while the customer's later payments
- * wait behind it, and dead-letters it when it fails for good or runs out of attempts.
+ * Charges each payment through the {@link PaymentProvider}. A provider failure is thrown
+ * on: the library retries the payment after 2 s, 5 s and 10 s while the customer's later
+ * payments wait behind it, and dead-letters it when it fails for good or runs out of
+ * attempts.
  */
 @Component
 public class PaymentListener {
@@ -27,7 +28,8 @@ public class PaymentListener {
 		this.tracker = tracker;
 	}
 
-	@OrderedRetryListener(id = "payments", topics = PaymentsSampleApplication.TOPIC, groupId = PaymentsSampleApplication.GROUP)
+	@OrderedRetryListener(id = "payments", topics = PaymentsSampleApplication.TOPIC,
+			groupId = PaymentsSampleApplication.GROUP)
 	public void charge(ConsumerRecord<String, String> record) {
 		String payment = DemoTracker.paymentId(record.value());
 		String stage = stageOf(record.topic());
@@ -52,8 +54,9 @@ public class PaymentListener {
 	}
 
 	/**
-	 * How long after it was due a retried payment runs, or {@code null} for a first attempt or
-	 * a payment that only waited behind its customer's earlier one (it was never due on its own).
+	 * How long after it was due a retried payment runs, or {@code null} for a first
+	 * attempt or a payment that only waited behind its customer's earlier one (it was
+	 * never due on its own).
 	 */
 	private static Duration lateness(ConsumerRecord<String, String> record) {
 		Header retries = record.headers().lastHeader("retry.count");

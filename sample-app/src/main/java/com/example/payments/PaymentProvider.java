@@ -9,17 +9,17 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
- * A payment provider that flaps, the way real ones do. Its behaviour is fixed so that a run can
- * be checked:
+ * A payment provider that flaps, the way real ones do. Its behaviour is fixed so that a
+ * run can be checked:
  * <ul>
  * <li>for the customers in {@link #OUTAGE_CUSTOMERS} it is unavailable for the first
- * {@code sample.outage} (12 s) of the run: their first payment fails, climbs the 2 s, 5 s and
- * 10 s retry stages and goes through once the outage is over; their later payments wait behind
- * it, in order;</li>
- * <li>payment {@link #TIMEOUT_PAYMENT} never gets an answer: it uses up its attempts and is
- * dead-lettered as {@code exhausted}, then the rest of its customer goes on;</li>
- * <li>the cards of {@link #DECLINED_PAYMENTS} are declined: a permanent failure, dead-lettered at
- * once as {@code permanent}.</li>
+ * {@code sample.outage} (12 s) of the run: their first payment fails, climbs the 2 s, 5 s
+ * and 10 s retry stages and goes through once the outage is over; their later payments
+ * wait behind it, in order;</li>
+ * <li>payment {@link #TIMEOUT_PAYMENT} never gets an answer: it uses up its attempts and
+ * is dead-lettered as {@code exhausted}, then the rest of its customer goes on;</li>
+ * <li>the cards of {@link #DECLINED_PAYMENTS} are declined: a permanent failure,
+ * dead-lettered at once as {@code permanent}.</li>
  * </ul>
  * Every other charge succeeds.
  */
@@ -52,7 +52,8 @@ public class PaymentProvider {
 	 * Charges a payment.
 	 * @param customer the customer (the record key)
 	 * @param payment the payment id
-	 * @throws ProviderUnavailableException when the provider is down or does not answer (retried)
+	 * @throws ProviderUnavailableException when the provider is down or does not answer
+	 * (retried)
 	 * @throws CardDeclinedException when the card is declined (not retried)
 	 */
 	public void charge(String customer, String payment) {

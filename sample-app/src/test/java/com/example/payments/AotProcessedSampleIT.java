@@ -12,11 +12,12 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample as the build packages it, processed ahead of time ({@code spring-boot:process-aot})
- * and started with {@code -Dspring.aot.enabled=true}: its context comes from the generated
- * bean definitions instead of the configuration classes, and the demo still runs to the end
- * and exits with status 0. Spring Boot refuses to start in that mode when the generated
- * initializer is missing, so the exit status alone shows that the processed context ran.
+ * The sample as the build packages it, processed ahead of time
+ * ({@code spring-boot:process-aot}) and started with {@code -Dspring.aot.enabled=true}:
+ * its context comes from the generated bean definitions instead of the configuration
+ * classes, and the demo still runs to the end and exits with status 0. Spring Boot
+ * refuses to start in that mode when the generated initializer is missing, so the exit
+ * status alone shows that the processed context ran.
  */
 class AotProcessedSampleIT {
 

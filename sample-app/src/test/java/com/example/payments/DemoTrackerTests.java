@@ -89,8 +89,9 @@ class DemoTrackerTests {
 		DemoTracker.Summary partial = this.tracker.summarize(Map.of(), Map.of(), ledger, true);
 
 		assertThat(partial.ok()).isFalse();
-		assertThat(partial.lines()).contains("ledger:        4 of 6 payments booked, each customer's in the order sent, "
-				+ "by 2 batch inserts of up to 4 rows; c06-5 failed 1 time(s), not booked")
+		assertThat(partial.lines())
+			.contains("ledger:        4 of 6 payments booked, each customer's in the order sent, "
+					+ "by 2 batch inserts of up to 4 rows; c06-5 failed 1 time(s), not booked")
 			.anySatisfy((line) -> assertThat(line).contains("the ledger booked 4 of 6 payments"));
 
 		// the failed row again, from the first retry stage, and a redelivered row
@@ -99,9 +100,10 @@ class DemoTrackerTests {
 		DemoTracker.Summary summary = this.tracker.summarize(Map.of(), Map.of(), ledger, false);
 
 		assertThat(summary.ok()).as(String.join("\n", summary.lines())).isTrue();
-		assertThat(summary.lines()).contains("ledger:        6 of 6 payments booked, each customer's in the order sent, "
-				+ "by 4 batch inserts of up to 4 rows; c06-5 booked on attempt 2 (retry.2s); 1 row(s) skipped, booked "
-				+ "already (at least once delivery)");
+		assertThat(summary.lines())
+			.contains("ledger:        6 of 6 payments booked, each customer's in the order sent, "
+					+ "by 4 batch inserts of up to 4 rows; c06-5 booked on attempt 2 (retry.2s); 1 row(s) skipped, booked "
+					+ "already (at least once delivery)");
 		assertThat(ledger.entries()).extracting(Ledger.Entry::insert).containsExactly(1, 1, 2, 2, 3, 4);
 	}
 

@@ -7,16 +7,20 @@ import org.springframework.boot.testcontainers.service.connection.ServiceConnect
 import org.springframework.context.annotation.Bean;
 
 /**
- * A Kafka broker in a container, for {@link TestPaymentsApplication}. {@code @ServiceConnection}
- * hands its address to Spring Boot's Kafka clients, and through them to the library's.
+ * A Kafka broker in a container, for {@link TestPaymentsApplication}.
+ * {@code @ServiceConnection} hands its address to Spring Boot's Kafka clients, and
+ * through them to the library's.
  * <p>
- * A test configuration: the sample's component scan leaves it out, so it is only there when
- * asked for.
+ * A test configuration: the sample's component scan leaves it out, so it is only there
+ * when asked for.
  */
 @TestConfiguration(proxyBeanMethods = false)
 class KafkaContainerConfiguration {
 
-	/** The broker image: Apache Kafka at the version of the Kafka clients the sample runs with. */
+	/**
+	 * The broker image: Apache Kafka at the version of the Kafka clients the sample runs
+	 * with.
+	 */
 	static final String IMAGE = "apache/kafka:4.2.1";
 
 	@Bean

@@ -26,10 +26,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Runs the sample end to end, the way {@code main} does: with no
- * {@code spring.kafka.bootstrap-servers} it starts its own broker. Besides the charges, it
- * checks what the ledger's batch listener booked. Over HTTP it also requests
- * the library's health contributor at the path docs/OPERATIONS.md and docs/METRICS.md give, so
- * the documented path cannot drift from the one the application answers on.
+ * {@code spring.kafka.bootstrap-servers} it starts its own broker. Besides the charges,
+ * it checks what the ledger's batch listener booked. Over HTTP it also requests the
+ * library's health contributor at the path docs/OPERATIONS.md and docs/METRICS.md give,
+ * so the documented path cannot drift from the one the application answers on.
  */
 class PaymentsSampleApplicationTests {
 
@@ -49,17 +49,20 @@ class PaymentsSampleApplicationTests {
 		Ledger ledger;
 		try (ConfigurableApplicationContext context = PaymentsSampleApplication.application()
 			.run("--sample.exit-when-done=false", "--sample.timeout=120s", "--server.port=0")) {
-			assertThat(context.getEnvironment().getPropertySources()
-				.contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME)).isTrue();
+			assertThat(
+					context.getEnvironment().getPropertySources().contains(EmbeddedKafkaLauncher.PROPERTY_SOURCE_NAME))
+				.isTrue();
 			brokers = context.getEnvironment().getProperty(EmbeddedKafkaLauncher.BOOTSTRAP_SERVERS);
 			String port = context.getEnvironment().getProperty("local.server.port");
 			// while the provider is down for c03, the console's API lists it as held
 			await().atMost(Duration.ofSeconds(60))
-				.until(() -> get("http://localhost:" + port + "/actuator/kafkaresilience/held?key=c03").contains("\"key\":\"c03\""));
+				.until(() -> get("http://localhost:" + port + "/actuator/kafkaresilience/held?key=c03")
+					.contains("\"key\":\"c03\""));
 			console = get("http://localhost:" + port + "/kafka-resilience/");
 			summary = context.getBean(DemoTracker.class).awaitSummary(150, TimeUnit.SECONDS);
 			ledger = context.getBean(Ledger.class);
-			String base = "http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/actuator/";
+			String base = "http://localhost:" + context.getEnvironment().getProperty("local.server.port")
+					+ "/actuator/";
 			prometheus = get(base + "prometheus");
 			resilience = get(base + "kafkaresilience");
 			health = get(base + "health");
@@ -111,10 +114,11 @@ class PaymentsSampleApplicationTests {
 	}
 
 	/**
-	 * The ledger's batch listener booked each payment sent once, each customer's in the order
-	 * sent, in batches. The insert that stopped at {@link Ledger#BUSY_ONCE_PAYMENT} booked the
-	 * rows before it (the index the listener named in its {@code BatchListenerFailedException});
-	 * that payment was booked from the first retry stage, by a later insert.
+	 * The ledger's batch listener booked each payment sent once, each customer's in the
+	 * order sent, in batches. The insert that stopped at {@link Ledger#BUSY_ONCE_PAYMENT}
+	 * booked the rows before it (the index the listener named in its
+	 * {@code BatchListenerFailedException}); that payment was booked from the first retry
+	 * stage, by a later insert.
 	 */
 	private static void assertLedgerBookedEveryPaymentOnceInOrderInBatches(Ledger ledger) {
 		List<Ledger.Entry> entries = ledger.entries();
@@ -145,8 +149,8 @@ class PaymentsSampleApplicationTests {
 	}
 
 	/**
-	 * The path of the library's health contributor as the operations guide's "What to watch"
-	 * table gives it, which the metrics guide must give too.
+	 * The path of the library's health contributor as the operations guide's "What to
+	 * watch" table gives it, which the metrics guide must give too.
 	 */
 	private static String documentedHealthPath() throws IOException {
 		Path docs = Path.of("").toAbsolutePath().getParent().resolve("docs");

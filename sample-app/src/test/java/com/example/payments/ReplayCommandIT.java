@@ -32,9 +32,11 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code replay} command line, run from the packaged jar against a real broker that holds
- * dead letters: {@code java -jar sample-app.jar replay --from ... --to ... [--group ...] [filters]}.
- * The dead letters go back into the sample listener's own ladder, never to the main topic.
+ * The {@code replay} command line, run from the packaged jar against a real broker that
+ * holds dead letters:
+ * {@code java -jar sample-app.jar replay --from ... --to ... [--group ...] [filters]}.
+ * The dead letters go back into the sample listener's own ladder, never to the main
+ * topic.
  */
 class ReplayCommandIT {
 
@@ -62,7 +64,8 @@ class ReplayCommandIT {
 		sendDeadLetter(dlq, "k3", "k3-7", "transient", "exhausted", 2, 6, PaymentsSampleApplication.GROUP);
 		sendDeadLetter(dlq, "k4", "k4-1", "transient", "exhausted", 2, 9, "another-service");
 
-		// 'payments' is read by two groups (the payments listener's and the ledger's): the command
+		// 'payments' is read by two groups (the payments listener's and the ledger's):
+		// the command
 		// refuses to guess whose ladder is meant
 		Run ambiguous = replay("--from", dlq, "--to", main, "--dry-run");
 		assertThat(ambiguous.status()).as(ambiguous.output()).isEqualTo(2);
@@ -75,7 +78,8 @@ class ReplayCommandIT {
 			.contains("scanned 4 (1 of another group, skipped), matched 2, published nothing (dry run)");
 		assertThat(read(stage1)).isEmpty();
 
-		Run real = replay("--from", dlq, "--to", main, "--group", PaymentsSampleApplication.GROUP, "--error-class=transient");
+		Run real = replay("--from", dlq, "--to", main, "--group", PaymentsSampleApplication.GROUP,
+				"--error-class=transient");
 		assertThat(real.status()).as(real.output()).isZero();
 		assertThat(real.output()).contains("matched 2, published 2");
 		Map<String, Integer> deadLetterPartitions = new java.util.HashMap<>();
@@ -131,7 +135,8 @@ class ReplayCommandIT {
 	}
 
 	private static void createTopics(String... topics) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
 			admin.createTopics(List.of(topics).stream().map((topic) -> new NewTopic(topic, 3, (short) 1)).toList())
 				.all()
 				.get(30, TimeUnit.SECONDS);

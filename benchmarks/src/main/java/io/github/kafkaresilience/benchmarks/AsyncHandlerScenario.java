@@ -16,14 +16,15 @@ import reactor.core.publisher.Mono;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P2A, the P2W workload with the wait done without a thread: every record's result completes
- * a fixed time after the call (a {@code CompletableFuture} a scheduled executor completes, or
- * a {@code Mono.delay}), on one partition with many keys, at an in-flight bound of thousands
- * and 4 workers. Against it: the library on virtual threads with a blocking sleep, as many
- * threads as the bound; Parallel Consumer's Reactor module at the same concurrency; and a plain
- * {@code @KafkaListener} returning the same future (spring-kafka acknowledges out of order, and
- * fetches no more until a poll's records are acknowledged). CPU per record is the whole
- * process's (broker included, the same for every contender).
+ * P2A, the P2W workload with the wait done without a thread: every record's result
+ * completes a fixed time after the call (a {@code CompletableFuture} a scheduled executor
+ * completes, or a {@code Mono.delay}), on one partition with many keys, at an in-flight
+ * bound of thousands and 4 workers. Against it: the library on virtual threads with a
+ * blocking sleep, as many threads as the bound; Parallel Consumer's Reactor module at the
+ * same concurrency; and a plain {@code @KafkaListener} returning the same future
+ * (spring-kafka acknowledges out of order, and fetches no more until a poll's records are
+ * acknowledged). CPU per record is the whole process's (broker included, the same for
+ * every contender).
  */
 final class AsyncHandlerScenario extends Scenario {
 
@@ -35,6 +36,7 @@ final class AsyncHandlerScenario extends Scenario {
 
 	/**
 	 * One contender.
+	 *
 	 * @param name its name in the report
 	 * @param kind what it is
 	 */
@@ -49,7 +51,8 @@ final class AsyncHandlerScenario extends Scenario {
 		return List.of(new Contender(ORDERED + ", CompletableFuture, " + concurrency + " workers", Kind.FUTURE),
 				new Contender(ORDERED + ", Mono.delay, " + concurrency + " workers", Kind.MONO),
 				new Contender(ORDERED + ", " + Format.count(inFlight) + " virtual threads, Thread.sleep", Kind.VIRTUAL),
-				new Contender(SlowHandlerScenario.PARALLEL + " reactor, " + Format.count(inFlight), Kind.PARALLEL_REACTOR),
+				new Contender(SlowHandlerScenario.PARALLEL + " reactor, " + Format.count(inFlight),
+						Kind.PARALLEL_REACTOR),
 				new Contender("@KafkaListener returning CompletableFuture", Kind.PLAIN_FUTURE));
 	}
 
@@ -64,9 +67,10 @@ final class AsyncHandlerScenario extends Scenario {
 		double ideal = inFlight * 1000.0 / waitMs;
 		ScenarioReport report = new ScenarioReport("P2A",
 				"results that complete later: " + waitMs + " ms per record without a thread, one partition");
-		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in 1 partition; each record's "
-				+ "result completes %d ms after the call (a call to another service, made without a thread)", records,
-				valueBytes, keys, waitMs));
+		report.setup(String.format(Locale.ROOT,
+				"%,d records of %d bytes over %,d keys in 1 partition; each record's "
+						+ "result completes %d ms after the call (a call to another service, made without a thread)",
+				records, valueBytes, keys, waitMs));
 		report.setup(String.format(Locale.ROOT, "@OrderedRetryListener returning a CompletableFuture (completed by one "
 				+ "scheduled-executor thread) or a Mono.delay: %d workers, max-in-flight-per-partition %,d; on virtual "
 				+ "threads (Java 21+): %,d workers that sleep %d ms, max-in-flight-per-partition %,d", concurrency,
@@ -113,18 +117,20 @@ final class AsyncHandlerScenario extends Scenario {
 				}
 				Tally tally = new Tally(0, records);
 				CpuWindow window = new CpuWindow(tally);
-				String id = "p2a-" + contender.kind().name().toLowerCase(Locale.ROOT).replace('_', '-') + "-" + label(run);
+				String id = "p2a-" + contender.kind().name().toLowerCase(Locale.ROOT).replace('_', '-') + "-"
+						+ label(run);
 				double perSecond;
 				Occupancy occupancy = new Occupancy(window);
-				try (AsyncListenerApplications.AsyncWork work = new AsyncListenerApplications.AsyncWork(wait, window::record)) {
+				try (AsyncListenerApplications.AsyncWork work = new AsyncListenerApplications.AsyncWork(wait,
+						window::record)) {
 					perSecond = measure(report, contender.name(), run, tally, () -> {
 						switch (contender.kind()) {
 							case FUTURE -> runApplication(AsyncListenerApplications.Kind.ORDERED_FUTURE, topic, id,
 									concurrency, work, tally, occupancy, bound);
 							case MONO -> runApplication(AsyncListenerApplications.Kind.ORDERED_MONO, topic, id,
 									concurrency, work, tally, occupancy, bound);
-							case PLAIN_FUTURE -> runApplication(AsyncListenerApplications.Kind.PLAIN_FUTURE, topic, id, 1,
-									work, tally, null, "spring.kafka.consumer.max-poll-records=" + inFlight);
+							case PLAIN_FUTURE -> runApplication(AsyncListenerApplications.Kind.PLAIN_FUTURE, topic, id,
+									1, work, tally, null, "spring.kafka.consumer.max-poll-records=" + inFlight);
 							case VIRTUAL -> {
 								Workload sleeping = (record) -> {
 									Thread.sleep(waitMs);
@@ -172,9 +178,11 @@ final class AsyncHandlerScenario extends Scenario {
 				"CompletableFuture listener vs this"), rows);
 
 		Series vsIdeal = Series.ratio(future, ideal);
-		report.target(String.format(Locale.ROOT, "@OrderedRetryListener returning a CompletableFuture ≥ 0.8× ideal (%s)",
-				Format.perSecond(ideal)), vsIdeal.median(), Format.ratio(vsIdeal.median()) + " ("
-						+ Format.perSecond(future.median()) + ")", true, 0.8);
+		report.target(
+				String.format(Locale.ROOT, "@OrderedRetryListener returning a CompletableFuture ≥ 0.8× ideal (%s)",
+						Format.perSecond(ideal)),
+				vsIdeal.median(), Format.ratio(vsIdeal.median()) + " (" + Format.perSecond(future.median()) + ")", true,
+				0.8);
 		versus(report, "≥ 1.0× the library on " + Format.count(inFlight) + " virtual threads", future,
 				throughput.get(contenders.get(2).name()), report.excluded().get(contenders.get(2).name()), 1.0);
 		versus(report, "≥ 1.5× Parallel Consumer reactor at " + Format.count(inFlight), future,
@@ -189,8 +197,10 @@ final class AsyncHandlerScenario extends Scenario {
 			}
 		}
 		if (!occupancyRows.isEmpty()) {
-			report.table(List.of("contender", "records taken, mean (bound " + Format.count(inFlight) + ")",
-					"results pending, mean", "in the " + waitMs + " ms wait, mean (Little's law: records/s × " + waitMs + " ms)"),
+			report.table(
+					List.of("contender", "records taken, mean (bound " + Format.count(inFlight) + ")",
+							"results pending, mean",
+							"in the " + waitMs + " ms wait, mean (Little's law: records/s × " + waitMs + " ms)"),
 					occupancyRows);
 			report.note("Occupancy: the partition's records taken (what max-in-flight-per-partition bounds) and the "
 					+ "listener's pending results, sampled every " + Occupancy.INTERVAL_MILLIS + " ms from the run's "
@@ -204,8 +214,8 @@ final class AsyncHandlerScenario extends Scenario {
 	private void runApplication(AsyncListenerApplications.Kind kind, String topic, String id, int concurrency,
 			AsyncListenerApplications.AsyncWork work, Tally tally, @Nullable Occupancy occupancy, String... properties)
 			throws InterruptedException {
-		try (ConfigurableApplicationContext context = AsyncListenerApplications.start(kind, bootstrapServers(), topic, id,
-				concurrency, work, properties)) {
+		try (ConfigurableApplicationContext context = AsyncListenerApplications.start(kind, bootstrapServers(), topic,
+				id, concurrency, work, properties)) {
 			Thread sampler = null;
 			if (occupancy != null) {
 				OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container(id);
@@ -226,8 +236,8 @@ final class AsyncHandlerScenario extends Scenario {
 	}
 
 	/**
-	 * How full the library's partition is while the run's records flow: sampled from the first
-	 * record handled to the last.
+	 * How full the library's partition is while the run's records flow: sampled from the
+	 * first record handled to the last.
 	 */
 	static final class Occupancy {
 
@@ -312,8 +322,8 @@ final class AsyncHandlerScenario extends Scenario {
 	}
 
 	/**
-	 * Counts a run's records, and the process's CPU time from its first record to its last:
-	 * not the application's start or stop.
+	 * Counts a run's records, and the process's CPU time from its first record to its
+	 * last: not the application's start or stop.
 	 */
 	static final class CpuWindow {
 
@@ -345,7 +355,10 @@ final class AsyncHandlerScenario extends Scenario {
 			}
 		}
 
-		/** The CPU time between the first record and the last, or -1 when the run did not complete. */
+		/**
+		 * The CPU time between the first record and the last, or -1 when the run did not
+		 * complete.
+		 */
 		/** Whether the run's first record was handled. */
 		boolean started() {
 			return this.start >= 0;

@@ -22,10 +22,11 @@ import org.springframework.context.annotation.Import;
 import org.springframework.kafka.annotation.KafkaListener;
 
 /**
- * The applications of P2A, whose listener methods return a result that completes later: an
- * {@code @OrderedRetryListener} returning a {@code CompletableFuture} or a {@code Mono}, and a
- * plain {@code @KafkaListener} returning the same {@code CompletableFuture} (spring-kafka then
- * acknowledges out of order as each completes). The {@link AsyncWork} bean gives the result.
+ * The applications of P2A, whose listener methods return a result that completes later:
+ * an {@code @OrderedRetryListener} returning a {@code CompletableFuture} or a
+ * {@code Mono}, and a plain {@code @KafkaListener} returning the same
+ * {@code CompletableFuture} (spring-kafka then acknowledges out of order as each
+ * completes). The {@link AsyncWork} bean gives the result.
  */
 final class AsyncListenerApplications {
 
@@ -33,8 +34,8 @@ final class AsyncListenerApplications {
 	}
 
 	/**
-	 * What every contender's result does: completes after a fixed wait, standing for a call to
-	 * another service made without a thread, and counts the record.
+	 * What every contender's result does: completes after a fixed wait, standing for a
+	 * call to another service made without a thread, and counts the record.
 	 */
 	static final class AsyncWork implements AutoCloseable {
 
@@ -105,9 +106,8 @@ final class AsyncListenerApplications {
 	 */
 	static ConfigurableApplicationContext start(Kind kind, String bootstrapServers, String topic, String id,
 			int concurrency, AsyncWork work, String... properties) {
-		ApplicationContextInitializer<ConfigurableApplicationContext> registerWork = (context) -> context
-			.getBeanFactory()
-			.registerSingleton("benchmarkAsyncWork", work);
+		ApplicationContextInitializer<ConfigurableApplicationContext> registerWork = (
+				context) -> context.getBeanFactory().registerSingleton("benchmarkAsyncWork", work);
 		return new SpringApplicationBuilder(kind.application).web(WebApplicationType.NONE)
 			.initializers(registerWork)
 			.registerShutdownHook(false)

@@ -25,7 +25,8 @@ final class BarrierWatch implements ResilienceObserver {
 	private volatile long lastOpened = Long.MIN_VALUE;
 
 	/**
-	 * @param partitions how many partitions (main and retry topics) the instance is assigned
+	 * @param partitions how many partitions (main and retry topics) the instance is
+	 * assigned
 	 */
 	BarrierWatch(int partitions) {
 		this.all = new CountDownLatch(partitions);

@@ -19,19 +19,20 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 
 /**
- * P7, a batch listener: a method that takes a {@code List} of records and costs a fixed time
- * per call plus a little per record, as a bulk insert does. The library's
+ * P7, a batch listener: a method that takes a {@code List} of records and costs a fixed
+ * time per call plus a little per record, as a bulk insert does. The library's
  * {@code @OrderedRetryListener(batch = "true")} against a plain
- * {@code @KafkaListener(batch = "true")} with Spring Kafka's {@code DefaultErrorHandler}, both
- * with nothing failing and with a share of the records failing once.
+ * {@code @KafkaListener(batch = "true")} with Spring Kafka's {@code DefaultErrorHandler},
+ * both with nothing failing and with a share of the records failing once.
  * <p>
  * Both methods name a failed record as a user of {@code DefaultErrorHandler} does, with a
- * {@code BatchListenerFailedException} carrying its index: the records before it succeeded,
- * those after it did not run. The plain listener's error handler commits the records before it
- * and polls again from it, so its partition waits for the failed record; the library moves the
- * failed record to its retry stage, where it succeeds, while the records after it join a later
- * batch. The cost of a call is parked, not spun, so that the contenders' threads leave the two
- * cores to the broker and the clients as a call to a database would.
+ * {@code BatchListenerFailedException} carrying its index: the records before it
+ * succeeded, those after it did not run. The plain listener's error handler commits the
+ * records before it and polls again from it, so its partition waits for the failed
+ * record; the library moves the failed record to its retry stage, where it succeeds,
+ * while the records after it join a later batch. The cost of a call is parked, not spun,
+ * so that the contenders' threads leave the two cores to the broker and the clients as a
+ * call to a database would.
  */
 final class BatchListenerScenario extends Scenario {
 
@@ -46,8 +47,9 @@ final class BatchListenerScenario extends Scenario {
 	static final String FAILING = ", failing once";
 
 	/**
-	 * The most records of one call in both contenders: the library's {@code batch-size} and the
-	 * Kafka consumer's {@code max.poll.records}, each at its default. Only the ideal uses it.
+	 * The most records of one call in both contenders: the library's {@code batch-size}
+	 * and the Kafka consumer's {@code max.poll.records}, each at its default. Only the
+	 * ideal uses it.
 	 */
 	private static final int DEFAULT_BATCH = 500;
 
@@ -101,21 +103,23 @@ final class BatchListenerScenario extends Scenario {
 		String share = percent(failing, records);
 		double fullCallMillis = (callNanos + recordNanos * DEFAULT_BATCH) / 1e6;
 		double ideal = concurrency * DEFAULT_BATCH / (fullCallMillis / 1000);
-		// a call names one failed record at most: every failing record ends a call of its own
+		// a call names one failed record at most: every failing record ends a call of its
+		// own
 		long leastCalls = Math.max(failing, ((long) records + failing + DEFAULT_BATCH - 1) / DEFAULT_BATCH);
 		double idealFailing = records
 				/ ((leastCalls * callNanos + ((long) records + failing) * recordNanos) / 1e9 / concurrency);
-		ScenarioReport report = new ScenarioReport("P7", "Batch listener: a bulk insert of "
-				+ this.settings.count("p7-call-ms") + " ms + " + this.settings.count("p7-record-micros")
-				+ " µs per record");
+		ScenarioReport report = new ScenarioReport("P7",
+				"Batch listener: a bulk insert of " + this.settings.count("p7-call-ms") + " ms + "
+						+ this.settings.count("p7-record-micros") + " µs per record");
 		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes in %d partitions; with failures, %,d of them "
 				+ "(%s, evenly spread, each on a key of its own) fail once, on their first attempt, and succeed on the "
 				+ "next; the %,d others share %,d keys; one topic, read by every contender and run in a consumer group "
 				+ "of its own", records, valueBytes, partitions, failing, share, healthy, keys));
-		report.setup(String.format(Locale.ROOT, "every call of the method costs %d ms + %d µs per record it got, parked "
-				+ "(LockSupport.parkNanos), not spinning, whether it fails or not; it names a failed record with "
-				+ "BatchListenerFailedException(index): the records before it succeeded, those after it did not run",
-				callNanos / 1_000_000, recordNanos / 1_000));
+		report
+			.setup(String.format(Locale.ROOT, "every call of the method costs %d ms + %d µs per record it got, parked "
+					+ "(LockSupport.parkNanos), not spinning, whether it fails or not; it names a failed record with "
+					+ "BatchListenerFailedException(index): the records before it succeeded, those after it did not run",
+					callNanos / 1_000_000, recordNanos / 1_000));
 		report.setup(String.format(Locale.ROOT, "%s: %d workers (the calls that can run at once), batch-size, "
 				+ "batch-wait and batch-failure at their defaults (500, 0, bisect), retry delays %s: a failed record "
 				+ "moves to the retry stage and succeeds there", LIBRARY, concurrency, delays));
@@ -135,7 +139,8 @@ final class BatchListenerScenario extends Scenario {
 
 		String topic = this.broker.newTopic("p7", partitions);
 		long filling = System.nanoTime();
-		// the layout of P3: the failing records have the last sequence numbers, keys of their own
+		// the layout of P3: the failing records have the last sequence numbers, keys of
+		// their own
 		this.broker.fill(records, (i) -> {
 			long failingBefore = (long) i * failing / records;
 			boolean fails = ((long) (i + 1) * failing / records) > failingBefore;
@@ -170,7 +175,8 @@ final class BatchListenerScenario extends Scenario {
 					if (failures) {
 						for (int i = 0; i < batch.size(); i++) {
 							long seq = Records.seq(batch.get(i).value());
-							// a failing record fails the first time it runs, whichever topic it came from
+							// a failing record fails the first time it runs, whichever
+							// topic it came from
 							if (seq >= healthy && failedOnce.record(seq)) {
 								failedAt = i;
 								break;
@@ -195,8 +201,9 @@ final class BatchListenerScenario extends Scenario {
 				long[] done = { Long.MIN_VALUE, Long.MIN_VALUE };
 				double perSecond = measure(report, contender, run, all, () -> {
 					if (library) {
-						try (ConfigurableApplicationContext context = ListenerApplications.orderedBatch(bootstrapServers(),
-								topic, id, concurrency, workload, "kafka.resilience.retry.delays=" + delays)) {
+						try (ConfigurableApplicationContext context = ListenerApplications.orderedBatch(
+								bootstrapServers(), topic, id, concurrency, workload,
+								"kafka.resilience.retry.delays=" + delays)) {
 							if (await(all)) {
 								done[0] = System.nanoTime();
 								done[1] = processCpuNanos();
@@ -204,14 +211,17 @@ final class BatchListenerScenario extends Scenario {
 						}
 					}
 					else {
-						// Spring Kafka's default back-off (FixedBackOff(0, 9)); every failure is planned: no stack
+						// Spring Kafka's default back-off (FixedBackOff(0, 9)); every
+						// failure is planned: no stack
 						// trace for each
 						DefaultErrorHandler errorHandler = new DefaultErrorHandler();
 						errorHandler.setLogLevel(KafkaException.Level.DEBUG);
-						// started paused until each consumer has partitions of its own: the first one would
-						// otherwise take every partition alone until the group's next rebalance
-						try (ConfigurableApplicationContext context = ListenerApplications.plainBatch(bootstrapServers(),
-								topic, id, concurrency, workload, List.of(errorHandler),
+						// started paused until each consumer has partitions of its own:
+						// the first one would
+						// otherwise take every partition alone until the group's next
+						// rebalance
+						try (ConfigurableApplicationContext context = ListenerApplications.plainBatch(
+								bootstrapServers(), topic, id, concurrency, workload, List.of(errorHandler),
 								"spring.kafka.listener.auto-startup=false")) {
 							if (!ListenerApplications.startSettled(context, partitions, timeout())) {
 								throw new IllegalStateException("The listener's consumers were not each assigned "
@@ -256,13 +266,16 @@ final class BatchListenerScenario extends Scenario {
 						values.get(GAP_AFTER_SUCCEEDED_MS), values.get(GAP_AFTER_FAILED_MS), cores,
 						Format.perSecond(values.get(HEALTHY_PER_SECOND)),
 						(settled[0] != Long.MIN_VALUE && all.firstNanos() != Long.MIN_VALUE)
-								? String.format(Locale.ROOT, "; its first record was handled %.0f ms after it was resumed "
-										+ "with every consumer assigned", (all.firstNanos() - settled[0]) / 1e6)
+								? String.format(Locale.ROOT,
+										"; its first record was handled %.0f ms after it was resumed "
+												+ "with every consumer assigned",
+										(all.firstNanos() - settled[0]) / 1e6)
 								: ""));
 				if (run > 0) {
-					values.forEach((measure, value) -> measures.computeIfAbsent(measure, (name) -> new LinkedHashMap<>())
-						.computeIfAbsent(contender, (name) -> new Series())
-						.add(complete ? value : Double.NaN));
+					values
+						.forEach((measure, value) -> measures.computeIfAbsent(measure, (name) -> new LinkedHashMap<>())
+							.computeIfAbsent(contender, (name) -> new Series())
+							.add(complete ? value : Double.NaN));
 				}
 			}
 		}
@@ -304,27 +317,32 @@ final class BatchListenerScenario extends Scenario {
 					String.format(Locale.ROOT, "%.2f", median(measures, CORES_BUSY, contender)),
 					Format.perSecond(median(measures, HEALTHY_PER_SECOND, contender))));
 		}
-		report.table(List.of("contender", "mean batch (median)", "every run", "calls / failed calls", "calls per second",
-				"records got per record", "mean call / asked for the mean batch", "call slots busy",
+		report.table(List.of("contender", "mean batch (median)", "every run", "calls / failed calls",
+				"calls per second", "records got per record", "mean call / asked for the mean batch", "call slots busy",
 				"next call on the thread after one that succeeded / failed", "cores busy",
 				"records that never fail, records/s"), profile);
 
 		report.target(String.format(Locale.ROOT, "%s ≥ 0.9× plain %s, nothing failing", LIBRARY, BLOCKING),
-				libraryVsPlain.median(), Format.ratio(libraryVsPlain.median()) + " ("
-						+ Format.perSecond(throughput.get(LIBRARY + CALM).median()) + " vs "
-						+ Format.perSecond(throughput.get(BLOCKING + CALM).median()) + ")",
+				libraryVsPlain.median(),
+				Format.ratio(libraryVsPlain.median()) + " (" + Format.perSecond(throughput.get(LIBRARY + CALM).median())
+						+ " vs " + Format.perSecond(throughput.get(BLOCKING + CALM).median()) + ")",
 				true, 0.9);
-		report.target(String.format(Locale.ROOT, "%s with %s of the records failing once ≥ 0.8× its throughput with "
-				+ "nothing failing", LIBRARY, share), libraryFailingVsCalm.median(),
+		report.target(
+				String.format(Locale.ROOT,
+						"%s with %s of the records failing once ≥ 0.8× its throughput with " + "nothing failing",
+						LIBRARY, share),
+				libraryFailingVsCalm.median(),
 				Format.ratio(libraryFailingVsCalm.median()) + " ("
 						+ Format.perSecond(throughput.get(LIBRARY + FAILING).median()) + " vs "
 						+ Format.perSecond(throughput.get(LIBRARY + CALM).median()) + ")",
 				true, 0.8);
 		report.note("Ratios are medians of the per-run ratios; each run measures every contender back to back.");
-		report.note(String.format(Locale.ROOT, "%s vs %s, nothing failing, every run: %s; with failures vs without: "
-				+ "%s (%s), %s (%s); %s vs %s with failures: %s.", LIBRARY, BLOCKING, libraryVsPlain.runs(Format::ratio),
-				LIBRARY, libraryFailingVsCalm.runs(Format::ratio), BLOCKING, plainFailingVsCalm.runs(Format::ratio),
-				LIBRARY, BLOCKING, Format.ratio(libraryVsPlainFailing.median())));
+		report.note(String.format(Locale.ROOT,
+				"%s vs %s, nothing failing, every run: %s; with failures vs without: "
+						+ "%s (%s), %s (%s); %s vs %s with failures: %s.",
+				LIBRARY, BLOCKING, libraryVsPlain.runs(Format::ratio), LIBRARY,
+				libraryFailingVsCalm.runs(Format::ratio), BLOCKING, plainFailingVsCalm.runs(Format::ratio), LIBRARY,
+				BLOCKING, Format.ratio(libraryVsPlainFailing.median())));
 		report.note("Mean batch: the records a call got, over the calls (failed calls included). Calls per second and "
 				+ "call slots busy are taken from the start of the first call until every record was done: the calls' "
 				+ "time over the calls that could run at once (" + concurrency + ") times that span. A mean call above "
@@ -351,8 +369,8 @@ final class BatchListenerScenario extends Scenario {
 	}
 
 	/**
-	 * Parks the calling thread for {@code nanos}, whatever wakes it early: the cost of a call
-	 * that waits on something else, such as a database.
+	 * Parks the calling thread for {@code nanos}, whatever wakes it early: the cost of a
+	 * call that waits on something else, such as a database.
 	 */
 	private static void park(long nanos) throws InterruptedException {
 		long deadline = System.nanoTime() + nanos;
@@ -403,7 +421,10 @@ final class BatchListenerScenario extends Scenario {
 		/** The process's CPU time when the first call started. */
 		final AtomicLong firstCpu = new AtomicLong(Long.MIN_VALUE);
 
-		/** Time between a call's end and the next call on the same thread, after a call that failed and not. */
+		/**
+		 * Time between a call's end and the next call on the same thread, after a call
+		 * that failed and not.
+		 */
 		final LongAdder gapAfterFailed = new LongAdder();
 
 		final LongAdder gapsAfterFailed = new LongAdder();

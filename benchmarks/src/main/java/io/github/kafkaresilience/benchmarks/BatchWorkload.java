@@ -5,9 +5,9 @@ import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * What a batch listener's method does with one call's records. Every contender of a scenario
- * runs the same batch workload, whatever calls it; it names a failed record the way a
- * {@code @KafkaListener(batch = "true")} method does, with spring-kafka's
+ * What a batch listener's method does with one call's records. Every contender of a
+ * scenario runs the same batch workload, whatever calls it; it names a failed record the
+ * way a {@code @KafkaListener(batch = "true")} method does, with spring-kafka's
  * {@code BatchListenerFailedException} and the record's index.
  */
 @FunctionalInterface

@@ -27,8 +27,8 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 /**
  * The one in-process KRaft broker of a suite run (spring-kafka-test's
- * {@link EmbeddedKafkaKraftBroker}), shared by every scenario and contender, with helpers to
- * create topics and fill them quickly.
+ * {@link EmbeddedKafkaKraftBroker}), shared by every scenario and contender, with helpers
+ * to create topics and fill them quickly.
  */
 final class BenchmarkBroker implements AutoCloseable {
 
@@ -46,10 +46,10 @@ final class BenchmarkBroker implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a single-node broker. Transactions work on it (for {@code dual-write=transaction}),
-	 * and a consumer group's first members are assigned their partitions 200 ms after the first
-	 * joins (a broker's default is 3 s), so that the two consumers of an ordered-retry listener
-	 * join its first generation together.
+	 * Starts a single-node broker. Transactions work on it (for
+	 * {@code dual-write=transaction}), and a consumer group's first members are assigned
+	 * their partitions 200 ms after the first joins (a broker's default is 3 s), so that
+	 * the two consumers of an ordered-retry listener join its first generation together.
 	 * @return the running broker
 	 */
 	static BenchmarkBroker start() {
@@ -61,7 +61,8 @@ final class BenchmarkBroker implements AutoCloseable {
 		broker.brokerProperty("offsets.topic.num.partitions", "3");
 		broker.brokerProperty("auto.create.topics.enable", "false");
 		AtomicReference<BenchmarkBroker> started = new AtomicReference<>();
-		// the broker deletes its data directory in a shutdown hook: on Ctrl+C stop it first,
+		// the broker deletes its data directory in a shutdown hook: on Ctrl+C stop it
+		// first,
 		// or the hook races with a broker still writing
 		Exit.setShutdownHookAdder((name, hook) -> Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			BenchmarkBroker current = started.get();
@@ -108,8 +109,8 @@ final class BenchmarkBroker implements AutoCloseable {
 	}
 
 	/**
-	 * Sends {@code count} records as fast as the broker takes them and waits until all are
-	 * written.
+	 * Sends {@code count} records as fast as the broker takes them and waits until all
+	 * are written.
 	 * @param count how many records
 	 * @param records the i-th record
 	 */
@@ -154,7 +155,8 @@ final class BenchmarkBroker implements AutoCloseable {
 			long deadline = System.nanoTime() + timeout.toNanos();
 			long records = 0;
 			long tombstones = 0;
-			while (partitions.stream().anyMatch((partition) -> consumer.position(partition, timeout) < end.get(partition))) {
+			while (partitions.stream()
+				.anyMatch((partition) -> consumer.position(partition, timeout) < end.get(partition))) {
 				if (System.nanoTime() - deadline > 0) {
 					throw new IllegalStateException("Could not read topic '" + topic + "' within " + timeout);
 				}
@@ -173,6 +175,7 @@ final class BenchmarkBroker implements AutoCloseable {
 
 	/**
 	 * The records of a topic.
+	 *
 	 * @param records every record
 	 * @param tombstones the records without a value
 	 */
@@ -183,10 +186,10 @@ final class BenchmarkBroker implements AutoCloseable {
 	 * A producer of raw bytes for this broker that sends the records of the scenarios
 	 * ({@code acks=all}, which on one broker is one ack).
 	 * <p>
-	 * It is not idempotent: on a heavily loaded machine an idempotent producer was seen stuck
-	 * on a new partition (an {@code OutOfOrderSequenceException} repeated until its batch
-	 * expired). One request in flight keeps the order, and a duplicate from a retry does no
-	 * harm: tallies count distinct records.
+	 * It is not idempotent: on a heavily loaded machine an idempotent producer was seen
+	 * stuck on a new partition (an {@code OutOfOrderSequenceException} repeated until its
+	 * batch expired). One request in flight keeps the order, and a duplicate from a retry
+	 * does no harm: tallies count distinct records.
 	 * @param overrides settings on top of the defaults
 	 * @return a new producer; the caller closes it
 	 */

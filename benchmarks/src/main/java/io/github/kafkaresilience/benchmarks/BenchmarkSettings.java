@@ -11,18 +11,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The sizes and options of one run of the suite. Every option has a full-size default (the
- * sizes of the benchmark definition) and a smoke default; {@code --smoke} selects the smoke
- * defaults. An option is given as {@code --name=value} or {@code --name value} on the
- * command line, or as the system property {@code bench.name}; the command line wins.
- * Counts accept {@code _} and {@code ,} as separators and the suffixes {@code k} and
- * {@code m} ({@code 1m} is 1,000,000).
+ * The sizes and options of one run of the suite. Every option has a full-size default
+ * (the sizes of the benchmark definition) and a smoke default; {@code --smoke} selects
+ * the smoke defaults. An option is given as {@code --name=value} or {@code --name value}
+ * on the command line, or as the system property {@code bench.name}; the command line
+ * wins. Counts accept {@code _} and {@code ,} as separators and the suffixes {@code k}
+ * and {@code m} ({@code 1m} is 1,000,000).
  */
 final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
-	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7",
-			"P8", "P9", "P9R");
+	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8",
+			"P9", "P9R");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
@@ -34,71 +34,89 @@ final class BenchmarkSettings {
 
 	private static final List<Option> OPTIONS = List.of(
 			new Option("scenarios", "P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
-					"P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
-					"scenarios to run, comma separated"),
+					"P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R", "scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
-			new Option("warmups", "1", "0", "unreported warm-up runs of P1, P2, P2W, P2A, P3, P3L, P3B and P7 before the measured ones"),
-			new Option("timeout-seconds", "900", "60", "how long one contender may take in one run before it is reported incomplete"),
-			new Option("output", "target/benchmark-results.md", "target/smoke-results.md", "where the Markdown report is written"),
+			new Option("warmups", "1", "0",
+					"unreported warm-up runs of P1, P2, P2W, P2A, P3, P3L, P3B and P7 before the measured ones"),
+			new Option("timeout-seconds", "900", "60",
+					"how long one contender may take in one run before it is reported incomplete"),
+			new Option("output", "target/benchmark-results.md", "target/smoke-results.md",
+					"where the Markdown report is written"),
 			new Option("command", "", "", "the command line to print in the report"),
 			new Option("value-bytes", "100", "100", "size of every record value"),
-			new Option("concurrency", "4", "4", "worker threads of @OrderedRetryListener in P1, P3, P3L, P3B, P4, P5 and P8 (the library default); consumers of each @RetryableTopic container in P3L and P3B, and of the blocking @KafkaListener in P8"),
+			new Option("concurrency", "4", "4",
+					"worker threads of @OrderedRetryListener in P1, P3, P3L, P3B, P4, P5 and P8 (the library default); consumers of each @RetryableTopic container in P3L and P3B, and of the blocking @KafkaListener in P8"),
 			new Option("p1-records", "10m", "3000", "P1: records"),
 			new Option("p1-partitions", "6", "6", "P1: partitions"),
 			new Option("p1-keys", "10k", "100", "P1: distinct keys"),
 			new Option("p1-listener-consumers", "1", "1", "P1: consumers (concurrency) of the plain @KafkaListener"),
-			new Option("p1-windows", "10", "3", "P1: back-to-back windows of equal record counts in a pass; a pass reports the median window"),
-			new Option("p1-passes", "3", "1", "P1: passes of every contender over the topic in one run, interleaved; a run reports each contender's median pass"),
+			new Option("p1-windows", "10", "3",
+					"P1: back-to-back windows of equal record counts in a pass; a pass reports the median window"),
+			new Option("p1-passes", "3", "1",
+					"P1: passes of every contender over the topic in one run, interleaved; a run reports each contender's median pass"),
 			new Option("p2-records", "16000", "320", "P2: records"),
 			new Option("p2-keys", "1000", "100", "P2: distinct keys"),
 			new Option("p2-sleep-ms", "10", "10", "P2: how long the handler sleeps"),
 			new Option("p2-workers", "16", "16", "P2: worker threads of @OrderedRetryListener and Parallel Consumer"),
-			new Option("p2-plain-records", "1000", "40", "P2: how many of the records the plain @KafkaListener handles (it runs one at a time)"),
+			new Option("p2-plain-records", "1000", "40",
+					"P2: how many of the records the plain @KafkaListener handles (it runs one at a time)"),
 			new Option("p2w-records", "100k", "2000", "P2W: records"),
 			new Option("p2w-keys", "10k", "500", "P2W: distinct keys"),
 			new Option("p2w-handler-ms", "10", "10", "P2W: how long the handler sleeps"),
-			new Option("p2w-concurrency", "256,2000", "16,64", "P2W: concurrencies, comma separated; the library runs on platform threads at the first, on virtual threads (Java 21+) at each"),
+			new Option("p2w-concurrency", "256,2000", "16,64",
+					"P2W: concurrencies, comma separated; the library runs on platform threads at the first, on virtual threads (Java 21+) at each"),
 			new Option("p2a-records", "100k", "2000", "P2A: records"),
 			new Option("p2a-keys", "10k", "500", "P2A: distinct keys"),
 			new Option("p2a-wait-ms", "10", "10", "P2A: how long after the call each record's result completes"),
-			new Option("p2a-in-flight", "2000", "200", "P2A: records in flight: the library's max-in-flight-per-partition, its virtual threads, Parallel Consumer's maxConcurrency, the plain listener's max.poll.records"),
-			new Option("p2a-concurrency", "4", "4", "P2A: workers of the library's listeners whose results complete later"),
+			new Option("p2a-in-flight", "2000", "200",
+					"P2A: records in flight: the library's max-in-flight-per-partition, its virtual threads, Parallel Consumer's maxConcurrency, the plain listener's max.poll.records"),
+			new Option("p2a-concurrency", "4", "4",
+					"P2A: workers of the library's listeners whose results complete later"),
 			new Option("p3-records", "100k", "1000", "P3: records"),
 			new Option("p3-failing", "10k", "50", "P3: records that fail transiently once (each on a key of its own)"),
 			new Option("p3-partitions", "6", "6", "P3: partitions"),
 			new Option("p3-keys", "10k", "100", "P3: distinct keys of the healthy records"),
 			new Option("p3-delays", "1s", "1s", "P3: retry stage delays"),
 			new Option("p3-handler-ms", "0", "0", "P3: how long the handler sleeps on every attempt (0: no-op)"),
-			new Option("p3-retryable-records", "10k", "1000", "P3: records of the @RetryableTopic contender (the same share fails)"),
+			new Option("p3-retryable-records", "10k", "1000",
+					"P3: records of the @RetryableTopic contender (the same share fails)"),
 			new Option("p3l-rate", "5000", "250", "P3L: records sent per second while the contender runs"),
 			new Option("p3l-records", "100k", "500", "P3L: records measured (sent over records / rate seconds)"),
-			new Option("p3l-settle-seconds", "3", "1", "P3L: seconds of sending before latencies count (the instance creates its producers)"),
-			new Option("p3l-fail-every", "10", "10", "P3L: one record in n fails once in the storm, on a key of its own"),
+			new Option("p3l-settle-seconds", "3", "1",
+					"P3L: seconds of sending before latencies count (the instance creates its producers)"),
+			new Option("p3l-fail-every", "10", "10",
+					"P3L: one record in n fails once in the storm, on a key of its own"),
 			new Option("p3l-partitions", "6", "6", "P3L: partitions"),
 			new Option("p3l-keys", "10k", "100", "P3L: distinct keys of the healthy records"),
 			new Option("p3l-delays", "1s", "1s", "P3L: retry stage delays (of @RetryableTopic too)"),
 			new Option("p3l-handler-ms", "0", "0", "P3L: how long the handler sleeps on every attempt (0: no-op)"),
-			new Option("p3b-failing-keys", "1000", "50", "P3B: keys that each send one record of the burst that fails once"),
+			new Option("p3b-failing-keys", "1000", "50",
+					"P3B: keys that each send one record of the burst that fails once"),
 			new Option("p3b-clean-keys", "8", "2", "P3B: keys that never fail, interleaved with the failing ones"),
 			new Option("p3b-clean-records", "200", "20", "P3B: records of the burst on each clean key"),
 			new Option("p3b-burst-ms", "250", "250", "P3B: how long the burst is sent for, its records evenly spread"),
 			new Option("p3b-partitions", "4", "4", "P3B: partitions"),
 			new Option("p3b-delays", "2s,4s,6s", "2s,4s,6s", "P3B: retry stage delays (of @RetryableTopic too)"),
-			new Option("p3b-contenders", "compensate,transaction,retryable,calm", "compensate,transaction,retryable,calm",
+			new Option("p3b-contenders", "compensate,transaction,retryable,calm",
+					"compensate,transaction,retryable,calm",
 					"P3B: the contenders to run; one alone, with --warmups=0, takes the burst in a JVM that never took one"),
 			new Option("p4-locks", "1m", "5000", "P4: live locks in the lock topic"),
 			new Option("p4-partitions", "6", "6", "P4: partitions"),
 			new Option("p5-rate", "5000", "200", "P5: records sent per second"),
 			new Option("p5-seconds", "30", "2", "P5: how long records are sent"),
-			new Option("p5-fail-every", "50", "10", "P5: one record in n fails twice (1 s stage, then 5 s stage), on a key of its own"),
+			new Option("p5-fail-every", "50", "10",
+					"P5: one record in n fails twice (1 s stage, then 5 s stage), on a key of its own"),
 			new Option("p5-partitions", "6", "6", "P5: partitions"),
 			new Option("p5-keys", "1000", "100", "P5: distinct keys of the healthy records"),
 			new Option("p7-records", "1m", "1200", "P7: records"),
-			new Option("p7-failing", "10k", "12", "P7: records that fail once, on their first attempt, when the contender runs with failures (each on a key of its own)"),
+			new Option("p7-failing", "10k", "12",
+					"P7: records that fail once, on their first attempt, when the contender runs with failures (each on a key of its own)"),
 			new Option("p7-partitions", "6", "6", "P7: partitions"),
 			new Option("p7-keys", "10k", "100", "P7: distinct keys of the records that never fail"),
-			new Option("p7-concurrency", "6", "6", "P7: consumers of the plain batch @KafkaListener and workers of the batch @OrderedRetryListener: calls that can run at once"),
-			new Option("p7-call-ms", "5", "5", "P7: what one call of the batch method costs (parked, not spinning), before its records"),
+			new Option("p7-concurrency", "6", "6",
+					"P7: consumers of the plain batch @KafkaListener and workers of the batch @OrderedRetryListener: calls that can run at once"),
+			new Option("p7-call-ms", "5", "5",
+					"P7: what one call of the batch method costs (parked, not spinning), before its records"),
 			new Option("p7-record-micros", "10", "10", "P7: what each record of a call adds to its cost"),
 			new Option("p7-delays", "1s", "1s", "P7: retry stage delays of @OrderedRetryListener"),
 			new Option("p8-rate", "2000", "200", "P8: records sent per second while the contender runs"),
@@ -115,7 +133,8 @@ final class BenchmarkSettings {
 			new Option("p9-partitions", "4", "4", "P9: partitions"),
 			new Option("p9-sleep-ms", "10", "10", "P9: how long the handler sleeps"),
 			new Option("p9-workers", "16", "16", "P9: worker threads of each instance"),
-			new Option("p9-instances", "1,2,4", "1,2", "P9: instances of the group in a run, comma separated; the first is the baseline"),
+			new Option("p9-instances", "1,2,4", "1,2",
+					"P9: instances of the group in a run, comma separated; the first is the baseline"),
 			new Option("p9-protocols", "classic,consumer", "classic,consumer", "P9: group protocols, comma separated"),
 			new Option("p9r-instances", "3", "2", "P9R: instances of the group, restarted one after the other"),
 			new Option("p9r-partitions", "4", "4", "P9R: partitions (at least one an instance)"),
@@ -123,11 +142,15 @@ final class BenchmarkSettings {
 			new Option("p9r-keys", "1000", "100", "P9R: distinct keys, taken in turn"),
 			new Option("p9r-steady-seconds", "10", "2", "P9R: seconds of sending before the roll"),
 			new Option("p9r-after-seconds", "5", "1", "P9R: seconds of sending after the roll"),
-			new Option("p9r-flaky-every", "50", "10", "P9R: one key in n is flaky (0: none); the other keys never fail and are measured"),
-			new Option("p9r-fail-every", "10", "5", "P9R: one record in n of a flaky key fails once, on its first call"),
+			new Option("p9r-flaky-every", "50", "10",
+					"P9R: one key in n is flaky (0: none); the other keys never fail and are measured"),
+			new Option("p9r-fail-every", "10", "5",
+					"P9R: one record in n of a flaky key fails once, on its first call"),
 			new Option("p9r-delays", "1s,2s", "1s,2s", "P9R: retry stage delays of @OrderedRetryListener"),
-			new Option("p9r-plain-consumers", "1", "1", "P9R: consumers (concurrency) of each instance's plain @KafkaListener"),
-			new Option("p9r-plain-back-off-ms", "50", "50", "P9R: the plain listener's DefaultErrorHandler pause before it tries a failed record again"),
+			new Option("p9r-plain-consumers", "1", "1",
+					"P9R: consumers (concurrency) of each instance's plain @KafkaListener"),
+			new Option("p9r-plain-back-off-ms", "50", "50",
+					"P9R: the plain listener's DefaultErrorHandler pause before it tries a failed record again"),
 			new Option("p9r-protocols", "classic,consumer", "classic", "P9R: group protocols, comma separated"));
 
 	private final Map<String, String> values;
@@ -143,7 +166,8 @@ final class BenchmarkSettings {
 	}
 
 	/**
-	 * Reads the settings from command-line arguments and {@code bench.*} system properties.
+	 * Reads the settings from command-line arguments and {@code bench.*} system
+	 * properties.
 	 * @param args the arguments
 	 * @return the settings
 	 * @throws IllegalArgumentException for an unknown option or an unreadable value
@@ -202,7 +226,8 @@ final class BenchmarkSettings {
 	static String usage() {
 		StringBuilder usage = new StringBuilder();
 		usage.append("Options (--name=value; defaults: full size, then --smoke):\n");
-		usage.append(String.format("  %-24s %s%n", "--smoke", "tiny sizes, one run: checks that everything works, measures nothing"));
+		usage.append(String.format("  %-24s %s%n", "--smoke",
+				"tiny sizes, one run: checks that everything works, measures nothing"));
 		for (Option option : OPTIONS) {
 			usage.append(String.format("  %-24s %s [%s | %s]%n", "--" + option.name(), option.description(),
 					option.full().isEmpty() ? "-" : option.full(), option.smoke().isEmpty() ? "-" : option.smoke()));
@@ -275,7 +300,10 @@ final class BenchmarkSettings {
 		return counts;
 	}
 
-	/** A count option's value: digits with optional separators and a {@code k} or {@code m} suffix. */
+	/**
+	 * A count option's value: digits with optional separators and a {@code k} or
+	 * {@code m} suffix.
+	 */
 	int count(String name) {
 		return parseCount(name, text(name));
 	}
@@ -362,7 +390,8 @@ final class BenchmarkSettings {
 		if (count("p3b-clean-keys") < 1 || count("p3b-clean-records") < 1) {
 			throw new IllegalArgumentException("--p3b-clean-keys and --p3b-clean-records must be at least 1");
 		}
-		if ((long) count("p3b-clean-keys") * count("p3b-clean-records") + count("p3b-failing-keys") > Integer.MAX_VALUE) {
+		if ((long) count("p3b-clean-keys") * count("p3b-clean-records")
+				+ count("p3b-failing-keys") > Integer.MAX_VALUE) {
 			throw new IllegalArgumentException("P3B's burst cannot hold more than " + Integer.MAX_VALUE + " records");
 		}
 		if (count("p3b-partitions") < 1) {
@@ -386,8 +415,8 @@ final class BenchmarkSettings {
 				Scenario.delays(text(delays));
 			}
 			catch (IllegalArgumentException ex) {
-				throw new IllegalArgumentException("Option '--" + delays + "' is not a list of durations: " + text(delays),
-						ex);
+				throw new IllegalArgumentException(
+						"Option '--" + delays + "' is not a list of durations: " + text(delays), ex);
 			}
 		}
 		if (count("p5-fail-every") < 1) {
@@ -403,8 +432,8 @@ final class BenchmarkSettings {
 		}
 		if (count("p8-rate") < 1 || count("p8-outage-seconds") < 1 || count("p8-keys") < 1
 				|| count("p8-partitions") < 1) {
-			throw new IllegalArgumentException("--p8-rate, --p8-outage-seconds, --p8-keys and --p8-partitions must be "
-					+ "at least 1");
+			throw new IllegalArgumentException(
+					"--p8-rate, --p8-outage-seconds, --p8-keys and --p8-partitions must be " + "at least 1");
 		}
 		if ((long) count("p8-outage-start-seconds") + count("p8-outage-seconds") > count("p8-seconds")) {
 			throw new IllegalArgumentException("P8's outage must end by the end of sending: --p8-outage-start-seconds "
@@ -419,12 +448,12 @@ final class BenchmarkSettings {
 		}
 		if (count("p9r-rate") < 1 || count("p9r-keys") < 1 || count("p9r-fail-every") < 1
 				|| count("p9r-plain-consumers") < 1) {
-			throw new IllegalArgumentException("--p9r-rate, --p9r-keys, --p9r-fail-every and --p9r-plain-consumers "
-					+ "must be at least 1");
+			throw new IllegalArgumentException(
+					"--p9r-rate, --p9r-keys, --p9r-fail-every and --p9r-plain-consumers " + "must be at least 1");
 		}
 		if (count("p9r-flaky-every") == 1) {
-			throw new IllegalArgumentException("--p9r-flaky-every must be 0 (no flaky key) or at least 2, or no key "
-					+ "is measured");
+			throw new IllegalArgumentException(
+					"--p9r-flaky-every must be 0 (no flaky key) or at least 2, or no key " + "is measured");
 		}
 		for (String protocol : text("p9r-protocols").split(",")) {
 			if (!List.of("classic", "consumer").contains(protocol.trim())) {

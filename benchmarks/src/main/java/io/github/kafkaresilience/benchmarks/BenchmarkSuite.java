@@ -14,12 +14,12 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.logging.LoggingSystem;
 
 /**
- * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high concurrency,
- * P3L, the healthy keys' latency during a failure storm, and P3B, a failure burst on a freshly
- * started instance), P7, a batch listener, P8, an outage of every key, P9, scaling out, and
- * P9R, a rolling restart under load, on one in-process Kafka broker and writes a Markdown
- * report with medians and ratios. {@code benchmarks/run.sh} builds the project and starts
- * this class; {@code --help} lists the options.
+ * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high
+ * concurrency, P3L, the healthy keys' latency during a failure storm, and P3B, a failure
+ * burst on a freshly started instance), P7, a batch listener, P8, an outage of every key,
+ * P9, scaling out, and P9R, a rolling restart under load, on one in-process Kafka broker
+ * and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds
+ * the project and starts this class; {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
 
@@ -57,7 +57,8 @@ public final class BenchmarkSuite {
 	 * @return the reports of the scenarios and the Markdown written
 	 */
 	static Result run(BenchmarkSettings settings) {
-		// logback is configured once from logback.xml; Spring Boot would reset it with every
+		// logback is configured once from logback.xml; Spring Boot would reset it with
+		// every
 		// application the scenarios start, while the broker keeps logging
 		System.setProperty(LoggingSystem.SYSTEM_PROPERTY, LoggingSystem.NONE);
 		Map<String, String> environment = Environment.describe();
@@ -122,6 +123,7 @@ public final class BenchmarkSuite {
 
 	/**
 	 * The outcome of a suite run.
+	 *
 	 * @param reports one per scenario, in the order they ran
 	 * @param markdown the report
 	 * @param output where the report was written

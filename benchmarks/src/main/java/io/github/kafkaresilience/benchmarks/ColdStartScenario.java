@@ -30,7 +30,10 @@ final class ColdStartScenario extends Scenario {
 
 	private static final String DELAYS = "1s";
 
-	/** The consumer group (and listener and instance id) of every run on the filled lock topic. */
+	/**
+	 * The consumer group (and listener and instance id) of every run on the filled lock
+	 * topic.
+	 */
 	private static final String LOCKED_GROUP = "p4-locked";
 
 	ColdStartScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
@@ -43,10 +46,11 @@ final class ColdStartScenario extends Scenario {
 		int partitions = this.settings.count("p4-partitions");
 		int barriers = partitions * (1 + DELAYS.split(",").length);
 		ScenarioReport report = new ScenarioReport("P4", "Cold start with " + Format.count(locks) + " live locks");
-		report.setup(String.format(Locale.ROOT, "a compacted lock topic of %d partitions holding %,d live locks (one per "
-				+ "key, written with the library's LockCodec) before the instance starts; an empty main topic; "
-				+ "retry delays %s, so %d partitions (main and retry topic) each wait behind a sync barrier", partitions,
-				locks, DELAYS, barriers));
+		report.setup(String.format(Locale.ROOT,
+				"a compacted lock topic of %d partitions holding %,d live locks (one per "
+						+ "key, written with the library's LockCodec) before the instance starts; an empty main topic; "
+						+ "retry delays %s, so %d partitions (main and retry topic) each wait behind a sync barrier",
+				partitions, locks, DELAYS, barriers));
 		report.setup("cold start: from the start of the Spring application until the last of its partitions' barriers "
 				+ "opened; barrier wait: the longest wait of one partition, from its assignment");
 		report.setup("heap per live lock: used heap after full GCs with the instance running, minus the same with an "
@@ -55,24 +59,26 @@ final class ColdStartScenario extends Scenario {
 
 		String emptyTopic = this.broker.newTopic("p4-empty", partitions);
 		String topic = this.broker.newTopic("p4-locked", partitions);
-		// every run starts an instance of one group, whose ladder's lock topic is filled once
+		// every run starts an instance of one group, whose ladder's lock topic is filled
+		// once
 		String lockTopic = LOCKED_GROUP + "." + topic + ".locks";
 		Ownership owner = new Ownership(LOCKED_GROUP, true, List.of());
-		this.broker.createTopic(lockTopic, partitions, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG,
-				TopicConfig.CLEANUP_POLICY_COMPACT));
+		this.broker.createTopic(lockTopic, partitions,
+				Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
 		LongAdder lockBytes = new LongAdder();
 		long started = System.nanoTime();
 		Instant now = Instant.now();
 		this.broker.fill(locks, (i) -> {
 			Bytes key = Bytes.wrap(Records.key("cold-" + i));
 			int partition = i % partitions;
-			Lock lock = new Lock(UUID.randomUUID().toString(), key, partition, i / partitions, 1, (long) (i / partitions),
-					null, 1, null, now);
+			Lock lock = new Lock(UUID.randomUUID().toString(), key, partition, i / partitions, 1,
+					(long) (i / partitions), null, 1, null, now);
 			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(lockTopic, partition, null,
-					LockCodec.encodeId(lock.id()), LockCodec.encode(lock), LockCodec.headers(key, "benchmark-loader", owner));
-			lockBytes.add(record.key().length + record.value().length + LockCodec.BUSINESS_KEY.length() + key.get().length
-					+ LockCodec.COORDINATOR_ID.length() + "benchmark-loader".length() + Ownership.HEADER.length()
-					+ LOCKED_GROUP.length());
+					LockCodec.encodeId(lock.id()), LockCodec.encode(lock),
+					LockCodec.headers(key, "benchmark-loader", owner));
+			lockBytes.add(record.key().length + record.value().length + LockCodec.BUSINESS_KEY.length()
+					+ key.get().length + LockCodec.COORDINATOR_ID.length() + "benchmark-loader".length()
+					+ Ownership.HEADER.length() + LOCKED_GROUP.length());
 			return record;
 		});
 		this.logger.info(String.format(Locale.ROOT, "P4 wrote %,d lock records in %,.0f ms", locks,
@@ -118,9 +124,9 @@ final class ColdStartScenario extends Scenario {
 				longestWait.add(watch.longestWaitNanos() / 1e6);
 				tableHeap.add(used - emptyHeap);
 				perLock.add((double) (used - emptyHeap) / locks);
-				this.logger.info(String.format(Locale.ROOT, "P4 %s cold start %,.0f ms, longest barrier wait %,.0f ms, "
-						+ "%,.0f bytes per lock", label(run), startMs, watch.longestWaitNanos() / 1e6,
-						(double) (used - emptyHeap) / locks));
+				this.logger.info(String.format(Locale.ROOT,
+						"P4 %s cold start %,.0f ms, longest barrier wait %,.0f ms, " + "%,.0f bytes per lock",
+						label(run), startMs, watch.longestWaitNanos() / 1e6, (double) (used - emptyHeap) / locks));
 			}
 		}
 
@@ -144,8 +150,9 @@ final class ColdStartScenario extends Scenario {
 	}
 
 	private ConfigurableApplicationContext start(String topic, String id, BarrierWatch watch) {
-		return ListenerApplications.ordered(bootstrapServers(), topic, id, this.settings.count("concurrency"), (record) -> {
-		}, List.of(watch), "kafka.resilience.retry.delays=" + DELAYS, "kafka.resilience.reaper.enabled=false");
+		return ListenerApplications.ordered(bootstrapServers(), topic, id, this.settings.count("concurrency"),
+				(record) -> {
+				}, List.of(watch), "kafka.resilience.retry.delays=" + DELAYS, "kafka.resilience.reaper.enabled=false");
 	}
 
 	private static long usedHeapAfterGc() {

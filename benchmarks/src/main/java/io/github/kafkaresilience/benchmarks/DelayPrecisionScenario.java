@@ -20,10 +20,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P5, delay precision under load: records are sent at a steady rate while the instance runs;
- * every n-th one fails twice and so waits once in the 1 s stage and once in the 5 s stage.
- * Measures how late each retry runs after its due time (the stage record's timestamp plus
- * the stage delay).
+ * P5, delay precision under load: records are sent at a steady rate while the instance
+ * runs; every n-th one fails twice and so waits once in the 1 s stage and once in the 5 s
+ * stage. Measures how late each retry runs after its due time (the stage record's
+ * timestamp plus the stage delay).
  */
 final class DelayPrecisionScenario extends Scenario {
 
@@ -49,8 +49,9 @@ final class DelayPrecisionScenario extends Scenario {
 				+ "while the instance runs; one record in %d (%,d in all, each on a key of its own) fails twice and "
 				+ "succeeds on its third attempt; the healthy records share %,d keys; no-op handler", rate, valueBytes,
 				seconds, records, partitions, failEvery, failing, keys));
-		report.setup("@OrderedRetryListener: " + concurrency + " workers, retry delays " + String.join(", ", STAGES.keySet())
-				+ ", max-attempts 3; sending starts once every partition's sync barrier has opened");
+		report.setup(
+				"@OrderedRetryListener: " + concurrency + " workers, retry delays " + String.join(", ", STAGES.keySet())
+						+ ", max-attempts 3; sending starts once every partition's sync barrier has opened");
 		report.setup("lateness: when the handler starts the retry minus (the stage record's timestamp + the stage "
 				+ "delay); p50 and p99 over all retries of a run, then the median over runs");
 
@@ -104,21 +105,23 @@ final class DelayPrecisionScenario extends Scenario {
 			};
 			BarrierWatch ready = new BarrierWatch(partitions * (1 + STAGES.size()));
 			measure(report, ORDERED, run, all, () -> {
-				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
-						concurrency, workload, List.of(ready),
+				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic,
+						id, concurrency, workload, List.of(ready),
 						"kafka.resilience.retry.delays=" + String.join(",", STAGES.keySet()),
 						"kafka.resilience.retry.max-attempts=3")) {
-					// start sending once the instance consumes every partition: start-up is not load
+					// start sending once the instance consumes every partition: start-up
+					// is not load
 					if (!ready.await(timeout())) {
-						throw new IllegalStateException("The instance was not assigned every partition within "
-								+ timeout().toSeconds() + " s");
+						throw new IllegalStateException(
+								"The instance was not assigned every partition within " + timeout().toSeconds() + " s");
 					}
 					send(topic, records, rate, failEvery, keys, valueBytes);
 					await(all);
 				}
 			});
 			if (run > 0 && all.isComplete()) {
-				long[] latencies = Arrays.copyOf(firstAttempts, Math.min(firstAttempts.length, firstAttemptCount.get()));
+				long[] latencies = Arrays.copyOf(firstAttempts,
+						Math.min(firstAttempts.length, firstAttemptCount.get()));
 				Arrays.sort(latencies);
 				double firstP99 = (latencies.length > 0)
 						? latencies[Math.max(0, (int) Math.ceil(latencies.length * 0.99) - 1)] : Double.NaN;
@@ -131,9 +134,9 @@ final class DelayPrecisionScenario extends Scenario {
 					p50.get(stage).add(percentile(sorted, 0.50));
 					p99.get(stage).add(percentile(sorted, 0.99));
 					max.get(stage).add(sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() - 1));
-					this.logger.info(String.format(Locale.ROOT, "P5 %s stage %s: %,d retries, lateness p50 %,.0f ms, "
-							+ "p99 %,.0f ms", label(run), stage, sorted.size(), percentile(sorted, 0.50),
-							percentile(sorted, 0.99)));
+					this.logger.info(String.format(Locale.ROOT,
+							"P5 %s stage %s: %,d retries, lateness p50 %,.0f ms, " + "p99 %,.0f ms", label(run), stage,
+							sorted.size(), percentile(sorted, 0.50), percentile(sorted, 0.99)));
 				});
 			}
 		}
@@ -161,7 +164,8 @@ final class DelayPrecisionScenario extends Scenario {
 
 	/** Sends records at a steady rate, the failing ones on keys of their own. */
 	private void send(String topic, int records, int rate, int failEvery, int keys, int valueBytes) {
-		try (KafkaProducer<byte[], byte[]> producer = this.broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
+		try (KafkaProducer<byte[], byte[]> producer = this.broker
+			.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
 			long start = System.nanoTime();
 			int sent = 0;
 			while (sent < records) {

@@ -24,10 +24,11 @@ final class Environment {
 		Map<String, String> described = new LinkedHashMap<>();
 		described.put("machine", machine());
 		described.put("JVM", jvm());
-		described.put("versions", "kafka-resilience " + Versions.library() + ", kafka-clients " + Versions.kafkaClients()
-				+ " (the in-process broker is the same Kafka release), spring-kafka " + Versions.springKafka()
-				+ ", Spring Boot " + Versions.springBoot() + ", Spring Framework " + Versions.springFramework()
-				+ ", Parallel Consumer " + ParallelConsumerRunner.version());
+		described.put("versions",
+				"kafka-resilience " + Versions.library() + ", kafka-clients " + Versions.kafkaClients()
+						+ " (the in-process broker is the same Kafka release), spring-kafka " + Versions.springKafka()
+						+ ", Spring Boot " + Versions.springBoot() + ", Spring Framework " + Versions.springFramework()
+						+ ", Parallel Consumer " + ParallelConsumerRunner.version());
 		return described;
 	}
 

@@ -19,17 +19,18 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * P3B, a failure burst on a freshly started instance: as soon as a new instance consumes
- * every partition, a burst of records arrives within a quarter of a second. Most of them are
- * on keys of their own and fail once; interleaved with them come the records of a few keys
- * that never fail. Measures how long the clean keys' records wait from production to
+ * every partition, a burst of records arrives within a quarter of a second. Most of them
+ * are on keys of their own and fail once; interleaved with them come the records of a few
+ * keys that never fail. Measures how long the clean keys' records wait from production to
  * handling while the instance takes the failures, against Spring Kafka's
  * {@code @RetryableTopic} with the same delays and against the same burst with nothing
  * failing.
  * <p>
- * Unlike P3L, nothing settles first: a new instance has written nothing yet, so the burst's
- * failures are its first writes and it creates its producers while they come in. That start
- * is what this scenario is about, so it is measured, not left out. Each contender of each run
- * is a new Spring application on a new topic; the JVM and the broker are the suite's.
+ * Unlike P3L, nothing settles first: a new instance has written nothing yet, so the
+ * burst's failures are its first writes and it creates its producers while they come in.
+ * That start is what this scenario is about, so it is measured, not left out. Each
+ * contender of each run is a new Spring application on a new topic; the JVM and the
+ * broker are the suite's.
  */
 final class FailureBurstScenario extends Scenario {
 
@@ -47,7 +48,9 @@ final class FailureBurstScenario extends Scenario {
 	/** The width of one step of the timeline. */
 	private static final long STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-	/** How many steps the report's timeline shows before it sums up the rest in one row. */
+	/**
+	 * How many steps the report's timeline shows before it sums up the rest in one row.
+	 */
 	private static final int TIMELINE_STEPS = 50;
 
 	FailureBurstScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
@@ -69,29 +72,33 @@ final class FailureBurstScenario extends Scenario {
 		int stages = delays(delays).size();
 		int barriers = partitions * (1 + stages);
 		ScenarioReport report = new ScenarioReport("P3B", "Failure burst on a freshly started instance");
-		report.setup(String.format(Locale.ROOT, "a burst of %,d records of %d bytes into %d partitions, sent evenly spread "
-				+ "over %d ms: %,d keys send one record each that fails once with a transient exception and succeeds on "
-				+ "its retry, and interleaved with them %d clean keys, which never fail, send %,d records each (%,d); "
-				+ "no-op handler", total, Math.max(valueBytes, 2 * Long.BYTES), partitions, burstMs, failing, cleanKeys,
-				cleanRecords, clean));
+		report.setup(String
+			.format(Locale.ROOT, "a burst of %,d records of %d bytes into %d partitions, sent evenly spread "
+					+ "over %d ms: %,d keys send one record each that fails once with a transient exception and succeeds on "
+					+ "its retry, and interleaved with them %d clean keys, which never fail, send %,d records each (%,d); "
+					+ "no-op handler", total, Math.max(valueBytes, 2 * Long.BYTES), partitions, burstMs, failing,
+					cleanKeys, cleanRecords, clean));
 		report.setup("fresh: every contender of every run is a new Spring application (a new consumer group on a new "
 				+ "topic) started just before its burst, which is the first thing it reads, so it creates its producers "
 				+ "during the burst; the JVM and the broker are shared with the contenders before it and with the "
 				+ "scenarios run before P3B (alone with --scenarios=P3B, only with P3B's own)"
-				+ ((this.settings.warmups() > 0) ? "; the first " + this.settings.warmups() + " run(s) are unreported "
-						+ "warm-ups" : ""));
-		report.setup("@OrderedRetryListener (compensate, transaction, and the baseline, compensate with the same records "
-				+ "and nothing failing): " + concurrency + " workers, retry delays " + delays + "; the burst starts "
-				+ "once every partition's sync barrier has opened");
-		report.setup(RETRYABLE + ": a plain @KafkaListener with Spring Kafka's non-blocking retries on the same delays ("
-				+ stages + " retry topics, one per delay, " + (stages + 1) + " attempts, then a dead-letter topic, each "
+				+ ((this.settings.warmups() > 0)
+						? "; the first " + this.settings.warmups() + " run(s) are unreported " + "warm-ups" : ""));
+		report
+			.setup("@OrderedRetryListener (compensate, transaction, and the baseline, compensate with the same records "
+					+ "and nothing failing): " + concurrency + " workers, retry delays " + delays
+					+ "; the burst starts " + "once every partition's sync barrier has opened");
+		report.setup(RETRYABLE
+				+ ": a plain @KafkaListener with Spring Kafka's non-blocking retries on the same delays (" + stages
+				+ " retry topics, one per delay, " + (stages + 1) + " attempts, then a dead-letter topic, each "
 				+ "with " + partitions + " partitions like the main topic), set up by a RetryTopicConfiguration bean; "
 				+ "concurrency " + concurrency + " in each of its containers (main, retry and dead-letter topics), "
 				+ "Spring Boot's and Spring Kafka's defaults otherwise; the burst starts once every container has all "
 				+ "its partitions");
-		report.setup("latency: from just before the producer is handed a clean record (System.nanoTime() carried in its "
-				+ "value) until the handler starts on it; p50, p99 and max over every clean record, then the median over "
-				+ "runs; a ratio is the median of the per-run ratios of the p99s");
+		report
+			.setup("latency: from just before the producer is handed a clean record (System.nanoTime() carried in its "
+					+ "value) until the handler starts on it; p50, p99 and max over every clean record, then the median over "
+					+ "runs; a ratio is the median of the per-run ratios of the p99s");
 		report.setup("first attempts done, clean done, all done: from the first record of the burst handed to the "
 				+ "producer until the last failing record's first attempt started, until the last clean record was "
 				+ "handled, until every record had succeeded (the failing ones on their retry); out of order: clean "
@@ -140,7 +147,8 @@ final class FailureBurstScenario extends Scenario {
 						timeline.attempted(seq, now);
 						if (seq < clean) {
 							latencies.record(seq, now - Records.sentNanos(record.value()));
-							// the clean records of a key are sent in the order of their index
+							// the clean records of a key are sent in the order of their
+							// index
 							long index = seq / cleanKeys;
 							if (lastIndex.getAndAccumulate((int) (seq % cleanKeys), index, Math::max) > index) {
 								disordered.increment();
@@ -154,13 +162,13 @@ final class FailureBurstScenario extends Scenario {
 				};
 				Burst[] burst = { null };
 				measure(report, contender, run, all, () -> {
-					try (ConfigurableApplicationContext context = start(contender, topic, id, partitions, barriers, delays,
-							concurrency, workload)) {
+					try (ConfigurableApplicationContext context = start(contender, topic, id, partitions, barriers,
+							delays, concurrency, workload)) {
 						burst[0] = send(topic, total, clean, cleanKeys, burstMs, valueBytes);
 						await(all);
 						if (disordered.sum() > 0) {
-							throw new IllegalStateException(disordered.sum()
-									+ " clean records were handled after a later record of their key");
+							throw new IllegalStateException(
+									disordered.sum() + " clean records were handled after a later record of their key");
 						}
 					}
 				});
@@ -171,13 +179,16 @@ final class FailureBurstScenario extends Scenario {
 				double firstAttempts = millisBetween(start, timeline.last(clean, total));
 				double cleanHandled = millisBetween(start, timeline.last(0, clean));
 				double finished = millisBetween(start, all.lastNanos());
-				double sending = (burst[0] != null) ? millisBetween(burst[0].startNanos(), burst[0].endNanos()) : Double.NaN;
-				this.logger.info(String.format(Locale.ROOT, "P3B %s %-24s %,d clean records: latency p50 %s, p99 %s, max %s; "
-						+ "after the burst's start failing first attempts done %s, clean done %s, all done %s; %d out of "
-						+ "order; burst sent in %s", label(run), contender, summary.count(),
-						Format.latency(summary.percentileMillis(0.50)), Format.latency(summary.percentileMillis(0.99)),
-						Format.latency(summary.maxMillis()), Format.millis(firstAttempts), Format.millis(cleanHandled),
-						Format.millis(finished), disordered.sum(), Format.millis(sending)));
+				double sending = (burst[0] != null) ? millisBetween(burst[0].startNanos(), burst[0].endNanos())
+						: Double.NaN;
+				this.logger
+					.info(String.format(Locale.ROOT, "P3B %s %-24s %,d clean records: latency p50 %s, p99 %s, max %s; "
+							+ "after the burst's start failing first attempts done %s, clean done %s, all done %s; %d out of "
+							+ "order; burst sent in %s", label(run), contender, summary.count(),
+							Format.latency(summary.percentileMillis(0.50)),
+							Format.latency(summary.percentileMillis(0.99)), Format.latency(summary.maxMillis()),
+							Format.millis(firstAttempts), Format.millis(cleanHandled), Format.millis(finished),
+							disordered.sum(), Format.millis(sending)));
 				if (run > 0) {
 					p50.get(contender).add(complete ? summary.percentileMillis(0.50) : Double.NaN);
 					p99.get(contender).add(complete ? summary.percentileMillis(0.99) : Double.NaN);
@@ -192,8 +203,10 @@ final class FailureBurstScenario extends Scenario {
 						lastTimelines.put(contender, timeline);
 					}
 				}
-				this.logger.info(String.format(Locale.ROOT, "P3B %s %-24s per 100 ms from the first attempt, failing "
-						+ "first attempts/clean records handled: %s", label(run), contender, timeline.compact(clean)));
+				this.logger.info(String.format(Locale.ROOT,
+						"P3B %s %-24s per 100 ms from the first attempt, failing "
+								+ "first attempts/clean records handled: %s",
+						label(run), contender, timeline.compact(clean)));
 			}
 		}
 
@@ -214,8 +227,9 @@ final class FailureBurstScenario extends Scenario {
 				report.target("clean keys' produce-to-handle p99 during the burst ≤ 100 ms (" + contender + ")", median,
 						Format.latency(median), false, 100.0);
 				report.target("clean keys' p99 ≤ " + RETRYABLE + "'s in the same burst (" + contender + ")",
-						vsRetryable.median(), Format.ratio(vsRetryable.median()) + " (" + Format.latency(median) + " vs "
-								+ Format.latency(retryable.median()) + ")", false, 1.0);
+						vsRetryable.median(), Format.ratio(vsRetryable.median()) + " (" + Format.latency(median)
+								+ " vs " + Format.latency(retryable.median()) + ")",
+						false, 1.0);
 				report.measured(contender + " p99 vs " + RETRYABLE, vsRetryable.median());
 			}
 			report.measured(contender + " p50 ms", p50.get(contender).median());
@@ -226,9 +240,10 @@ final class FailureBurstScenario extends Scenario {
 			report.measured(contender + " all done ms", allDone.get(contender).median());
 			report.measured(contender + " out of order", outOfOrder.get(contender).max());
 		}
-		report.table(List.of("contender", "clean latency p50", "clean latency p99", "clean latency max", "p99, every run",
-				"p99 vs " + RETRYABLE, "p99 vs compensate, no failures", "failing first attempts done after",
-				"clean done after", "all done after", "out of order, every run", "burst sent in"), rows);
+		report
+			.table(List.of("contender", "clean latency p50", "clean latency p99", "clean latency max", "p99, every run",
+					"p99 vs " + RETRYABLE, "p99 vs compensate, no failures", "failing first attempts done after",
+					"clean done after", "all done after", "out of order, every run", "burst sent in"), rows);
 		// in the order of the contenders, not of the last run's rotation
 		Map<String, Timeline> timelines = new LinkedHashMap<>();
 		CONTENDERS.stream()
@@ -248,15 +263,16 @@ final class FailureBurstScenario extends Scenario {
 
 	/**
 	 * Starts a contender's application and waits until it consumes every partition: every
-	 * sync barrier open for the library, every partition assigned for {@code @RetryableTopic}.
+	 * sync barrier open for the library, every partition assigned for
+	 * {@code @RetryableTopic}.
 	 */
 	private ConfigurableApplicationContext start(String contender, String topic, String id, int partitions,
 			int barriers, String delays, int concurrency, Workload workload) throws InterruptedException {
 		ConfigurableApplicationContext context;
 		boolean ready;
 		if (contender.equals(RETRYABLE)) {
-			context = ListenerApplications.retryable(bootstrapServers(), topic, id, concurrency, delays(delays), partitions,
-					workload);
+			context = ListenerApplications.retryable(bootstrapServers(), topic, id, concurrency, delays(delays),
+					partitions, workload);
 			ready = awaitReady(context, () -> ListenerApplications.awaitAssignment(context, partitions, timeout()));
 		}
 		else {
@@ -268,8 +284,8 @@ final class FailureBurstScenario extends Scenario {
 		}
 		if (!ready) {
 			context.close();
-			throw new IllegalStateException("The instance did not consume every partition within "
-					+ timeout().toSeconds() + " s");
+			throw new IllegalStateException(
+					"The instance did not consume every partition within " + timeout().toSeconds() + " s");
 		}
 		return context;
 	}
@@ -287,16 +303,20 @@ final class FailureBurstScenario extends Scenario {
 	}
 
 	/**
-	 * Sends the burst: every record at its due time, evenly spread from the first to the last
-	 * over {@code burstMs}, each with the time it was handed to the producer. The clean records
-	 * are spread evenly among the failing ones; a clean record's key is its index modulo the
-	 * clean keys, so every clean key's records go out in the order of their index.
+	 * Sends the burst: every record at its due time, evenly spread from the first to the
+	 * last over {@code burstMs}, each with the time it was handed to the producer. The
+	 * clean records are spread evenly among the failing ones; a clean record's key is its
+	 * index modulo the clean keys, so every clean key's records go out in the order of
+	 * their index.
 	 * @return when the first and the last record were handed to the producer
 	 */
 	private Burst send(String topic, int total, int clean, int cleanKeys, int burstMs, int valueBytes) {
-		// no linger, as in P3L: a record leaves as soon as the previous request is answered
-		try (KafkaProducer<byte[], byte[]> producer = this.broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
-			// the topic's metadata is fetched before the burst, so that no record waits for it
+		// no linger, as in P3L: a record leaves as soon as the previous request is
+		// answered
+		try (KafkaProducer<byte[], byte[]> producer = this.broker
+			.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
+			// the topic's metadata is fetched before the burst, so that no record waits
+			// for it
 			producer.partitionsFor(topic);
 			long burstNanos = TimeUnit.MILLISECONDS.toNanos(burstMs);
 			long start = System.nanoTime();
@@ -312,7 +332,8 @@ final class FailureBurstScenario extends Scenario {
 					long seq = isClean ? cleanBefore : clean + (sent - cleanBefore);
 					String key = isClean ? "clean-" + (cleanBefore % cleanKeys) : "burst-" + (sent - cleanBefore);
 					last = System.nanoTime();
-					producer.send(new ProducerRecord<>(topic, Records.key(key), Records.timedValue(seq, last, valueBytes)));
+					producer
+						.send(new ProducerRecord<>(topic, Records.key(key), Records.timedValue(seq, last, valueBytes)));
 				}
 				if (sent < total) {
 					LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
@@ -406,8 +427,8 @@ final class FailureBurstScenario extends Scenario {
 		}
 
 		/**
-		 * The latest first attempt of the records {@code from} to {@code to} (exclusive), or
-		 * {@code Long.MIN_VALUE} while one of them has none.
+		 * The latest first attempt of the records {@code from} to {@code to} (exclusive),
+		 * or {@code Long.MIN_VALUE} while one of them has none.
 		 */
 		long last(int from, int to) {
 			long last = UNSET;
@@ -422,8 +443,9 @@ final class FailureBurstScenario extends Scenario {
 		}
 
 		/**
-		 * The first attempts per step of 100 ms from the earliest one: for each step, those of
-		 * failing records (sequence numbers from {@code clean} on) and those of clean records.
+		 * The first attempts per step of 100 ms from the earliest one: for each step,
+		 * those of failing records (sequence numbers from {@code clean} on) and those of
+		 * clean records.
 		 */
 		long[][] steps(int clean) {
 			long first = Long.MAX_VALUE;
@@ -449,8 +471,8 @@ final class FailureBurstScenario extends Scenario {
 		}
 
 		/**
-		 * The steps on one line for the log, {@code failing/clean} per step, the steps after
-		 * the report's timeline summed up.
+		 * The steps on one line for the log, {@code failing/clean} per step, the steps
+		 * after the report's timeline summed up.
 		 */
 		String compact(int clean) {
 			StringJoiner line = new StringJoiner(" ");

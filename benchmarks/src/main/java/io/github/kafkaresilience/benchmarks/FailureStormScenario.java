@@ -15,18 +15,19 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P3, a failure storm: a share of the records fails once, transiently, and goes through the
- * retry ladder while the rest flows. Measures the throughput of the healthy keys during the
- * storm against the same records with nothing failing, and the CPU a failed record costs, in
- * both dual-write modes.
+ * P3, a failure storm: a share of the records fails once, transiently, and goes through
+ * the retry ladder while the rest flows. Measures the throughput of the healthy keys
+ * during the storm against the same records with nothing failing, and the CPU a failed
+ * record costs, in both dual-write modes.
  * <p>
- * Two more contenders run the same storm beside the library. {@code @RetryableTopic} is what
- * an application uses instead: Spring Kafka's retry topics with the same delays, which keep no
- * order of a key. Each of its failures costs about ten milliseconds of CPU or more, and its full
- * storm about two minutes per run, so by default it runs on a tenth of the records, with the
- * same share failing. The raw-writes bound ({@link RawRetryWrites}) makes, with bare clients,
- * the Kafka writes and reads a failure costs the library and nothing else, so the library's CPU
- * per failed record is read against the least any implementation of its protocol pays.
+ * Two more contenders run the same storm beside the library. {@code @RetryableTopic} is
+ * what an application uses instead: Spring Kafka's retry topics with the same delays,
+ * which keep no order of a key. Each of its failures costs about ten milliseconds of CPU
+ * or more, and its full storm about two minutes per run, so by default it runs on a tenth
+ * of the records, with the same share failing. The raw-writes bound
+ * ({@link RawRetryWrites}) makes, with bare clients, the Kafka writes and reads a failure
+ * costs the library and nothing else, so the library's CPU per failed record is read
+ * against the least any implementation of its protocol pays.
  */
 final class FailureStormScenario extends Scenario {
 
@@ -39,14 +40,19 @@ final class FailureStormScenario extends Scenario {
 	/** The library in both modes, then the two contenders beside it. */
 	private static final List<String> KINDS = List.of("compensate", "transaction", RETRYABLE, RAW);
 
-	/** The most the library's CPU per failed record may be, as a multiple of the raw-writes bound's. */
+	/**
+	 * The most the library's CPU per failed record may be, as a multiple of the
+	 * raw-writes bound's.
+	 */
 	private static final double CPU_TARGET = 1.5;
 
 	FailureStormScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
 		super(broker, settings);
 	}
 
-	/** The contenders of one kind: the same records with nothing failing, and the storm. */
+	/**
+	 * The contenders of one kind: the same records with nothing failing, and the storm.
+	 */
 	static List<String> contenders(String kind) {
 		return List.of(kind + ", no failures", kind + ", storm");
 	}
@@ -66,37 +72,43 @@ final class FailureStormScenario extends Scenario {
 			.toList();
 		int handlerMs = this.settings.count("p3-handler-ms");
 		int allHealthy = allRecords - allFailing;
-		// @RetryableTopic runs the same storm on fewer records: each of its failures costs about ten
+		// @RetryableTopic runs the same storm on fewer records: each of its failures
+		// costs about ten
 		// milliseconds of CPU or more, and the full storm takes about two minutes per run
 		int retryableRecords = this.settings.count("p3-retryable-records");
 		int retryableFailing = (int) ((long) allFailing * retryableRecords / allRecords);
 		ScenarioReport report = new ScenarioReport("P3", "Failure storm");
-		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes in %d partitions; %,d of them (evenly spread) fail "
-				+ "once with a transient exception and succeed on their retry; each failing record has a key of its own, "
-				+ "the %,d healthy records share %,d keys; %s", allRecords, valueBytes, partitions, allFailing, allHealthy,
-				keys, (handlerMs > 0) ? "the handler sleeps " + handlerMs + " ms on every attempt" : "no-op handler"));
+		report.setup(String
+			.format(Locale.ROOT, "%,d records of %d bytes in %d partitions; %,d of them (evenly spread) fail "
+					+ "once with a transient exception and succeed on their retry; each failing record has a key of its own, "
+					+ "the %,d healthy records share %,d keys; %s", allRecords, valueBytes, partitions, allFailing,
+					allHealthy, keys,
+					(handlerMs > 0) ? "the handler sleeps " + handlerMs + " ms on every attempt" : "no-op handler"));
 		report.setup("@OrderedRetryListener: " + concurrency + " workers, retry delays " + delays
 				+ "; the same records without failures are the baseline of every contender");
 		report.setup(String.format(Locale.ROOT, "@RetryableTopic: a @KafkaListener with %d consumers, Spring Kafka's "
 				+ "retry topics with the same delays (%d partitions each) and its defaults otherwise; it keeps no order "
-				+ "of a key; %s", concurrency, partitions, (retryableRecords == allRecords) ? "the same records"
-						: String.format(Locale.ROOT, "the same storm on %,d records, %,d of them failing", retryableRecords,
-								retryableFailing)));
+				+ "of a key; %s", concurrency, partitions,
+				(retryableRecords == allRecords) ? "the same records" : String.format(Locale.ROOT,
+						"the same storm on %,d records, %,d of them failing", retryableRecords, retryableFailing)));
 		report.setup("raw-writes bound: a bare KafkaConsumer loop calls the handler; for a failed record one producer "
 				+ "(acks=all, linger.ms=5) writes the lock as moving, the record to a retry topic and the lock as "
 				+ "confirmed, each once the one before is confirmed; a consumer reads the retry record once, runs it when "
 				+ "due and writes the lock's tombstone; one tailer reads the lock topic back (first delay only)");
-		report.setup("healthy throughput: healthy records per second from the first to the last healthy record handled; "
-				+ "storm drained: from the first record handled until every failed record succeeded on its retry");
+		report
+			.setup("healthy throughput: healthy records per second from the first to the last healthy record handled; "
+					+ "storm drained: from the first record handled until every failed record succeeded on its retry");
 
-		// one thread calls every handler of the bound: with a handler that sleeps it would take minutes
-		String rawUnavailable = (handlerMs > 0) ? "measured with the no-op handler only: one thread runs every "
-				+ "handler call of the bound" : null;
+		// one thread calls every handler of the bound: with a handler that sleeps it
+		// would take minutes
+		String rawUnavailable = (handlerMs > 0)
+				? "measured with the no-op handler only: one thread runs every " + "handler call of the bound" : null;
 		Map<String, String> unavailable = new LinkedHashMap<>();
 		if (rawUnavailable != null) {
 			unavailable.put(RAW, rawUnavailable);
 		}
-		unavailable.forEach((kind, reason) -> contenders(kind).forEach((contender) -> report.excluded(contender, reason)));
+		unavailable
+			.forEach((kind, reason) -> contenders(kind).forEach((contender) -> report.excluded(contender, reason)));
 
 		List<String> contenders = new ArrayList<>();
 		for (String kind : KINDS) {
@@ -163,8 +175,8 @@ final class FailureStormScenario extends Scenario {
 					long cpuBefore = processCpuNanos();
 					switch (kind) {
 						case RETRYABLE -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.retryable(bootstrapServers(),
-									topic, id, concurrency, delayList, partitions, workload)) {
+							try (ConfigurableApplicationContext context = ListenerApplications.retryable(
+									bootstrapServers(), topic, id, concurrency, delayList, partitions, workload)) {
 								await(all);
 								cpuUsed[0] = (cpuBefore >= 0) ? processCpuNanos() - cpuBefore : -1;
 							}
@@ -172,7 +184,8 @@ final class FailureStormScenario extends Scenario {
 						case RAW -> {
 							try (RawRetryWrites raw = RawRetryWrites.start(this.broker, topic, id, partitions,
 									delayList.get(0), workload)) {
-								// the bound's work ends with the tailer reading the last tombstone back
+								// the bound's work ends with the tailer reading the last
+								// tombstone back
 								if (raw.await(all, timeout())) {
 									raw.awaitLockRecords(storm ? 3L * failing : 0, timeout());
 								}
@@ -180,9 +193,9 @@ final class FailureStormScenario extends Scenario {
 							}
 						}
 						default -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(),
-									topic, id, concurrency, workload, "kafka.resilience.dual-write=" + kind,
-									"kafka.resilience.retry.delays=" + delays)) {
+							try (ConfigurableApplicationContext context = ListenerApplications.ordered(
+									bootstrapServers(), topic, id, concurrency, workload,
+									"kafka.resilience.dual-write=" + kind, "kafka.resilience.retry.delays=" + delays)) {
 								await(all);
 								cpuUsed[0] = (cpuBefore >= 0) ? processCpuNanos() - cpuBefore : -1;
 							}
@@ -207,8 +220,9 @@ final class FailureStormScenario extends Scenario {
 		for (String kind : KINDS) {
 			if (!unavailable.containsKey(kind)) {
 				int failed = kind.equals(RETRYABLE) ? retryableFailing : allFailing;
-				cpuPerFailure.put(kind, Series.ratio(Series.difference(cpuMillis.get(kind + ", storm"),
-						cpuMillis.get(kind + ", no failures")), failed / 1000.0));
+				cpuPerFailure.put(kind, Series.ratio(
+						Series.difference(cpuMillis.get(kind + ", storm"), cpuMillis.get(kind + ", no failures")),
+						failed / 1000.0));
 			}
 		}
 		Series rawPerFailure = cpuPerFailure.get(RAW);
@@ -245,21 +259,25 @@ final class FailureStormScenario extends Scenario {
 				continue;
 			}
 			if (handlerMs > 0) {
-				// a handler that costs something leaves the moves room, so the storm may take little of it
-				report.target(String.format(Locale.ROOT, "healthy keys during the storm ≥ 0.9× without it (%s, %d ms "
-						+ "handler)", kind, handlerMs), ratio.median(), Format.ratio(ratio.median()), true, 0.9);
+				// a handler that costs something leaves the moves room, so the storm may
+				// take little of it
+				report.target(String.format(Locale.ROOT,
+						"healthy keys during the storm ≥ 0.9× without it (%s, %d ms " + "handler)", kind, handlerMs),
+						ratio.median(), Format.ratio(ratio.median()), true, 0.9);
 			}
 			else {
-				report.target(String.format(Locale.ROOT, "CPU per failed record ≤ %.1f× the raw-writes bound (%s)",
-						CPU_TARGET, kind), vsRaw.median(), Format.ratio(vsRaw.median()) + " ("
-								+ Format.micros(perFailure.median()) + " vs " + Format.micros(rawPerFailure.median()) + ")",
+				report.target(
+						String.format(Locale.ROOT, "CPU per failed record ≤ %.1f× the raw-writes bound (%s)",
+								CPU_TARGET, kind),
+						vsRaw.median(), Format.ratio(vsRaw.median()) + " (" + Format.micros(perFailure.median())
+								+ " vs " + Format.micros(rawPerFailure.median()) + ")",
 						false, CPU_TARGET);
 				report.measured(kind + " CPU vs raw-writes bound", vsRaw.median());
 			}
 		}
 		report.table(List.of("contender", "healthy records/s, no failures", "healthy records/s, storm",
-				"storm, every run", "storm vs no failures", "storm drained after",
-				"CPU per run, no failures / storm", "CPU per failed record", "CPU per failed record vs raw-writes bound",
+				"storm, every run", "storm vs no failures", "storm drained after", "CPU per run, no failures / storm",
+				"CPU per failed record", "CPU per failed record vs raw-writes bound",
 				"handler calls, no failures / storm", "time of one handler sleep, no failures / storm"), rows);
 		Series transactionVsCompensate = Series.ratio(healthyPerSecond.get("transaction, storm"),
 				healthyPerSecond.get("compensate, storm"));

@@ -30,7 +30,9 @@ final class Format {
 		return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "±%.1f %%", value * 100);
 	}
 
-	/** A latency in milliseconds, with a decimal below 100 ms, where the fractions matter. */
+	/**
+	 * A latency in milliseconds, with a decimal below 100 ms, where the fractions matter.
+	 */
 	static String latency(double millis) {
 		if (Double.isNaN(millis)) {
 			return "–";

@@ -8,10 +8,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntPredicate;
 
 /**
- * What the handler did with each record of a run whose length is not known in advance (P9R:
- * it sends until the roll is over): how often it was called on the record, how often it
- * succeeded, and the record's produce-to-handle latency the first time it succeeded.
- * Lock-free: one slot per record, up to a capacity that the sender does not pass.
+ * What the handler did with each record of a run whose length is not known in advance
+ * (P9R: it sends until the roll is over): how often it was called on the record, how
+ * often it succeeded, and the record's produce-to-handle latency the first time it
+ * succeeded. Lock-free: one slot per record, up to a capacity that the sender does not
+ * pass.
  */
 final class HandleLog {
 
@@ -64,7 +65,8 @@ final class HandleLog {
 	}
 
 	/**
-	 * Waits until the handler has succeeded on every one of the first {@code records} records.
+	 * Waits until the handler has succeeded on every one of the first {@code records}
+	 * records.
 	 * @param records how many records were sent
 	 * @param timeout how long to wait at most
 	 * @return whether it did
@@ -80,7 +82,10 @@ final class HandleLog {
 		return true;
 	}
 
-	/** Of the first {@code records} records, how many the handler succeeded on more than once. */
+	/**
+	 * Of the first {@code records} records, how many the handler succeeded on more than
+	 * once.
+	 */
 	int handledMoreThanOnce(int records) {
 		int twice = 0;
 		for (int i = 0; i < Math.min(records, this.successes.length()); i++) {
@@ -92,8 +97,8 @@ final class HandleLog {
 	}
 
 	/**
-	 * The latencies of the records from {@code from} (inclusive) to {@code to} (exclusive)
-	 * that {@code counted} accepts.
+	 * The latencies of the records from {@code from} (inclusive) to {@code to}
+	 * (exclusive) that {@code counted} accepts.
 	 */
 	Latencies.Summary latencies(int from, int to, IntPredicate counted) {
 		Latencies latencies = new Latencies(from, Math.max(0, to - from));
@@ -108,10 +113,10 @@ final class HandleLog {
 
 	/**
 	 * The longest pause of a key among the records from {@code from} to {@code to} that
-	 * {@code counted} accepts: for each such record and the record of its key sent before it
-	 * ({@code keys} records earlier), how much longer the record waited than that one, that
-	 * is, by how much the gap between the two being handled exceeded the gap between their
-	 * sending. In milliseconds, {@code NaN} when no pair was handled.
+	 * {@code counted} accepts: for each such record and the record of its key sent before
+	 * it ({@code keys} records earlier), how much longer the record waited than that one,
+	 * that is, by how much the gap between the two being handled exceeded the gap between
+	 * their sending. In milliseconds, {@code NaN} when no pair was handled.
 	 */
 	double longestPauseMillis(int from, int to, int keys, IntPredicate counted) {
 		long longest = UNSET;

@@ -12,20 +12,21 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P1, the happy path: a no-op handler over a pre-filled topic. {@code @OrderedRetryListener}
- * against a plain {@code @KafkaListener} and against a raw {@code KafkaConsumer} poll loop,
- * the most a single consumer gets out of this broker.
+ * P1, the happy path: a no-op handler over a pre-filled topic.
+ * {@code @OrderedRetryListener} against a plain {@code @KafkaListener} and against a raw
+ * {@code KafkaConsumer} poll loop, the most a single consumer gets out of this broker.
  * <p>
- * A contender's pass over the topic is split into back-to-back windows of equal record counts
- * and its throughput in a run is the median window: a single window of about a second swung
- * the per-run ratio from 0.8× to 1.6×, moved by the ramp-up, the partitions that finish last,
- * a garbage collection or a burst of other work on the machine, and the median of several
- * windows of one pass leaves such a window out without paying for more application starts.
+ * A contender's pass over the topic is split into back-to-back windows of equal record
+ * counts and its throughput in a run is the median window: a single window of about a
+ * second swung the per-run ratio from 0.8× to 1.6×, moved by the ramp-up, the partitions
+ * that finish last, a garbage collection or a burst of other work on the machine, and the
+ * median of several windows of one pass leaves such a window out without paying for more
+ * application starts.
  * <p>
- * A run makes several passes of every contender, interleaved (each pass starts with the next
- * contender), and reports each contender's median pass: one pass in a run of five once went at
- * half speed from its first window to its last, which the median of its windows cannot leave
- * out, and the per-run ratios then spread by ±58 %.
+ * A run makes several passes of every contender, interleaved (each pass starts with the
+ * next contender), and reports each contender's median pass: one pass in a run of five
+ * once went at half speed from its first window to its last, which the median of its
+ * windows cannot leave out, and the per-run ratios then spread by ±58 %.
  */
 final class HappyPathScenario extends Scenario {
 
@@ -48,15 +49,17 @@ final class HappyPathScenario extends Scenario {
 		int windows = this.settings.count("p1-windows");
 		int passes = this.settings.count("p1-passes");
 		ScenarioReport report = new ScenarioReport("P1", "Happy path: no-op handler");
-		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in %d partitions, consumed from "
-				+ "the start of the topic by a new group; no-op handler", records, valueBytes, keys, partitions));
+		report.setup(String.format(Locale.ROOT,
+				"%,d records of %d bytes over %,d keys in %d partitions, consumed from "
+						+ "the start of the topic by a new group; no-op handler",
+				records, valueBytes, keys, partitions));
 		report.setup("@OrderedRetryListener: " + concurrency + " workers, one consumer; @KafkaListener: " + consumers
 				+ " consumer(s), record listener, Spring Kafka's defaults; raw loop: one KafkaConsumer, client defaults");
 		report.setup(String.format(Locale.ROOT, "throughput: records per second from the first record handled to the "
 				+ "last (start-up and group join are not counted), split into %d back-to-back windows of %,d records; a "
 				+ "pass's value is its median window; %d interleaved passes of every contender per run, a run's value is "
-				+ "the contender's median pass; the heap is collected before each pass",
-				windows, records / windows, passes));
+				+ "the contender's median pass; the heap is collected before each pass", windows, records / windows,
+				passes));
 
 		String topic = this.broker.newTopic("p1", partitions);
 		long started = System.nanoTime();
@@ -75,20 +78,21 @@ final class HappyPathScenario extends Scenario {
 					collectGarbage();
 					Tally tally = new Tally(0, records, windows);
 					Workload workload = (record) -> tally.record(Records.seq(record.value()));
-					String id = "p1-" + contender.replaceAll("[^A-Za-z]+", "-").replaceAll("^-|-$", "").toLowerCase(Locale.ROOT)
+					String id = "p1-"
+							+ contender.replaceAll("[^A-Za-z]+", "-").replaceAll("^-|-$", "").toLowerCase(Locale.ROOT)
 							+ "-" + label(run) + "-" + pass;
 					double wholePass = measure(report, contender, run, tally, () -> {
 						switch (contender) {
 							case RAW -> RawConsumerLoop.run(bootstrapServers(), topic, id, workload, tally, timeout());
 							case PLAIN -> {
-								try (ConfigurableApplicationContext context = ListenerApplications.plain(bootstrapServers(), topic,
-										id, consumers, workload)) {
+								try (ConfigurableApplicationContext context = ListenerApplications
+									.plain(bootstrapServers(), topic, id, consumers, workload)) {
 									await(tally);
 								}
 							}
 							default -> {
-								try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(),
-										topic, id, concurrency, workload)) {
+								try (ConfigurableApplicationContext context = ListenerApplications
+									.ordered(bootstrapServers(), topic, id, concurrency, workload)) {
 									await(tally);
 								}
 							}
@@ -103,8 +107,8 @@ final class HappyPathScenario extends Scenario {
 			}
 			for (String contender : CONTENDERS) {
 				double median = perPass.get(contender).median();
-				this.logger.info(String.format(Locale.ROOT, "P1 %s %-32s median pass %s; passes %s", label(run), contender,
-						Format.perSecond(median), perPass.get(contender).runs(Format::count)));
+				this.logger.info(String.format(Locale.ROOT, "P1 %s %-32s median pass %s; passes %s", label(run),
+						contender, Format.perSecond(median), perPass.get(contender).runs(Format::count)));
 				if (run > 0) {
 					throughput.get(contender).add(median);
 				}
@@ -127,7 +131,8 @@ final class HappyPathScenario extends Scenario {
 				Format.ratio(orderedVsPlain.median()), true, 1.0);
 		report.target("per-run ratios vs plain @KafkaListener agree within ±10 % of their median (≥ 3 runs)", spread,
 				Double.isNaN(spread) ? "–" : Format.spread(spread) + " (" + Format.ratio(orderedVsPlain.min()) + " to "
-						+ Format.ratio(orderedVsPlain.max()) + ")", false, 0.10);
+						+ Format.ratio(orderedVsPlain.max()) + ")",
+				false, 0.10);
 		report.note("Ratios are medians of the per-run ratios; each run measures every contender back to back.");
 		report.note("@OrderedRetryListener vs @KafkaListener, every run: " + orderedVsPlain.runs(Format::ratio)
 				+ (Double.isNaN(spread) ? "; too few runs to say how well they agree."

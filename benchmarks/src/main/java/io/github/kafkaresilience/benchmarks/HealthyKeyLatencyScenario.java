@@ -15,21 +15,22 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P3L, the latency of the healthy keys during a failure storm: records are sent at a steady
- * rate while the instance runs, one in n of them fails once (each on a key of its own), and
- * the produce-to-handle latency of the records on keys that never fail is compared with the
- * same records in {@code compensate} mode with nothing failing.
+ * P3L, the latency of the healthy keys during a failure storm: records are sent at a
+ * steady rate while the instance runs, one in n of them fails once (each on a key of its
+ * own), and the produce-to-handle latency of the records on keys that never fail is
+ * compared with the same records in {@code compensate} mode with nothing failing.
  * <p>
- * Unlike P3 the records are not written up front: the latency of a record that waited in a
- * backlog says how long the backlog was, not how long the record took. The send rate is
+ * Unlike P3 the records are not written up front: the latency of a record that waited in
+ * a backlog says how long the backlog was, not how long the record took. The send rate is
  * meant to stay well below what the instance can handle, so that a record waits only for
  * what the instance does while it arrives. The first seconds of sending are not counted:
  * an instance creates its producers when it first writes (in {@code transaction} mode its
- * first commit initialises the transactions of its whole pool), and that once-only wait would
- * otherwise decide the p99 of a storm that lasts seconds; the report shows it apart.
+ * first commit initialises the transactions of its whole pool), and that once-only wait
+ * would otherwise decide the p99 of a storm that lasts seconds; the report shows it
+ * apart.
  * <p>
- * Spring Kafka's {@code @RetryableTopic} takes the same storm with the same delays, beside
- * the library's modes: a comparison, without a target.
+ * Spring Kafka's {@code @RetryableTopic} takes the same storm with the same delays,
+ * beside the library's modes: a comparison, without a target.
  */
 final class HealthyKeyLatencyScenario extends Scenario {
 
@@ -73,8 +74,9 @@ final class HealthyKeyLatencyScenario extends Scenario {
 				+ "once every partition's sync barrier has opened; the baseline is compensate with the same records and "
 				+ "nothing failing");
 		report.setup(RETRYABLE_STORM + ": a plain @KafkaListener with Spring Kafka's non-blocking retries on the same "
-				+ "delays (one retry topic per delay, then a dead-letter topic, each with " + partitions + " partitions "
-				+ "like the main topic), set up by a RetryTopicConfiguration bean; concurrency " + concurrency + " in each "
+				+ "delays (one retry topic per delay, then a dead-letter topic, each with " + partitions
+				+ " partitions " + "like the main topic), set up by a RetryTopicConfiguration bean; concurrency "
+				+ concurrency + " in each "
 				+ "of its containers, Spring Boot's and Spring Kafka's defaults otherwise; sending starts once every "
 				+ "container has all its partitions; a comparison, without a target");
 		report.setup("latency: from just before the producer is handed a healthy record (System.nanoTime() carried in "
@@ -134,7 +136,8 @@ final class HealthyKeyLatencyScenario extends Scenario {
 							: ListenerApplications.ordered(bootstrapServers(), topic, id, concurrency, workload,
 									List.of(ready), "kafka.resilience.dual-write=" + mode,
 									"kafka.resilience.retry.delays=" + delays)) {
-						// start sending once the instance consumes every partition: start-up is not latency
+						// start sending once the instance consumes every partition:
+						// start-up is not latency
 						if (!(retryable ? ListenerApplications.awaitAssignment(context, partitions, timeout())
 								: ready.await(timeout()))) {
 							throw new IllegalStateException("The instance was not assigned every partition within "
@@ -153,9 +156,10 @@ final class HealthyKeyLatencyScenario extends Scenario {
 					settlingMax.get(contender).add(complete ? settled.summary().maxMillis() : Double.NaN);
 					behind.get(contender).add(behindMs[0]);
 					samples.get(contender).add(summary.count());
-					this.logger.info(String.format(Locale.ROOT, "P3L %s %-24s %,d healthy records: latency p50 %s, p99 %s, "
-							+ "max %s (%s while settling); sender at most %s behind its schedule", label(run), contender,
-							summary.count(), Format.latency(summary.percentileMillis(0.50)),
+					this.logger.info(String.format(Locale.ROOT,
+							"P3L %s %-24s %,d healthy records: latency p50 %s, p99 %s, "
+									+ "max %s (%s while settling); sender at most %s behind its schedule",
+							label(run), contender, summary.count(), Format.latency(summary.percentileMillis(0.50)),
 							Format.latency(summary.percentileMillis(0.99)), Format.latency(summary.maxMillis()),
 							Format.latency(settled.summary().maxMillis()), Format.latency(behindMs[0])));
 				}
@@ -169,16 +173,20 @@ final class HealthyKeyLatencyScenario extends Scenario {
 			rows.add(List.of(contender, Format.latency(p50.get(contender).median()),
 					Format.latency(p99.get(contender).median()), Format.latency(max.get(contender).median()),
 					p99.get(contender).runs(Format::latency), Format.ratio(ratio.median()),
-					Format.latency(settlingMax.get(contender).median()), Format.latency(behind.get(contender).median())));
+					Format.latency(settlingMax.get(contender).median()),
+					Format.latency(behind.get(contender).median())));
 			if (contender.equals(RETRYABLE_STORM)) {
 				report.measured(contender + " p99 vs baseline", ratio.median());
 			}
 			else if (!contender.equals(BASELINE)) {
 				String mode = contender.substring(0, contender.indexOf(','));
-				report.target("healthy keys' produce-to-handle p99 during the storm ≤ 2× compensate with nothing failing ("
-						+ mode + ")", ratio.median(), Format.ratio(ratio.median()) + " ("
-								+ Format.latency(p99.get(contender).median()) + " vs " + Format.latency(baseline.median())
-								+ ")", false, 2.0);
+				report.target(
+						"healthy keys' produce-to-handle p99 during the storm ≤ 2× compensate with nothing failing ("
+								+ mode + ")",
+						ratio.median(),
+						Format.ratio(ratio.median()) + " (" + Format.latency(p99.get(contender).median()) + " vs "
+								+ Format.latency(baseline.median()) + ")",
+						false, 2.0);
 				report.measured(contender + " p99 vs baseline", ratio.median());
 			}
 			report.measured(contender + " p50 ms", p50.get(contender).median());
@@ -210,13 +218,17 @@ final class HealthyKeyLatencyScenario extends Scenario {
 	}
 
 	/**
-	 * Sends the records at a steady rate, each with the time it was handed to the producer.
-	 * @return how far, at most, a record was handed over after its due time, in milliseconds
+	 * Sends the records at a steady rate, each with the time it was handed to the
+	 * producer.
+	 * @return how far, at most, a record was handed over after its due time, in
+	 * milliseconds
 	 */
 	private double send(String topic, int records, int rate, int failEvery, int keys, int valueBytes) {
-		// no linger: a record leaves as soon as the previous request is answered, so the time
+		// no linger: a record leaves as soon as the previous request is answered, so the
+		// time
 		// the producer holds it on purpose is not part of every latency
-		try (KafkaProducer<byte[], byte[]> producer = this.broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
+		try (KafkaProducer<byte[], byte[]> producer = this.broker
+			.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
 			long start = System.nanoTime();
 			long behind = 0;
 			int sent = 0;
@@ -227,7 +239,8 @@ final class HealthyKeyLatencyScenario extends Scenario {
 					String key = fails(sent, failEvery) ? "storm-" + sent : "key-" + (sent % keys);
 					long now = System.nanoTime();
 					behind = Math.max(behind, now - (start + sent * 1_000_000_000L / rate));
-					producer.send(new ProducerRecord<>(topic, Records.key(key), Records.timedValue(sent, now, valueBytes)));
+					producer
+						.send(new ProducerRecord<>(topic, Records.key(key), Records.timedValue(sent, now, valueBytes)));
 				}
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
 			}

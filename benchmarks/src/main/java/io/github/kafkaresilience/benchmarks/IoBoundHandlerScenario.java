@@ -18,24 +18,28 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P2W, an I/O-bound handler at high concurrency: every record waits a fixed time (a sleep,
- * standing for a call to another service) on one partition with many keys, so throughput comes
- * only from how many records run at once. P2 asks whether the library keeps 16 workers busy;
- * P2W asks it of hundreds and thousands, where a platform thread per worker starts to cost.
- * The library runs on platform threads at the first concurrency and on virtual threads at each,
- * against Confluent's Parallel Consumer with KEY ordering at the same concurrency.
+ * P2W, an I/O-bound handler at high concurrency: every record waits a fixed time (a
+ * sleep, standing for a call to another service) on one partition with many keys, so
+ * throughput comes only from how many records run at once. P2 asks whether the library
+ * keeps 16 workers busy; P2W asks it of hundreds and thousands, where a platform thread
+ * per worker starts to cost. The library runs on platform threads at the first
+ * concurrency and on virtual threads at each, against Confluent's Parallel Consumer with
+ * KEY ordering at the same concurrency.
  * <p>
- * Virtual threads need Java 21: on an older JVM those contenders are reported as not run, not
- * as failed. The handler notes on which kind of thread it ran, so that the report says so when
- * a library without the virtual-thread switch ran a "virtual threads" contender on platform
- * threads.
+ * Virtual threads need Java 21: on an older JVM those contenders are reported as not run,
+ * not as failed. The handler notes on which kind of thread it ran, so that the report
+ * says so when a library without the virtual-thread switch ran a "virtual threads"
+ * contender on platform threads.
  */
 final class IoBoundHandlerScenario extends Scenario {
 
 	/** The library's switch to virtual worker threads (Java 21+). */
 	static final String VIRTUAL_THREADS = "kafka.resilience.consumer.virtual-threads";
 
-	/** The records/s the library is to reach on virtual threads at the highest concurrency. */
+	/**
+	 * The records/s the library is to reach on virtual threads at the highest
+	 * concurrency.
+	 */
 	private static final double VIRTUAL_TARGET = 60_000;
 
 	/** The library's default {@code max-in-flight-per-partition}. */
@@ -52,6 +56,7 @@ final class IoBoundHandlerScenario extends Scenario {
 
 	/**
 	 * One contender of the scenario.
+	 *
 	 * @param name its name in the report
 	 * @param kind the library on platform or virtual threads, or Parallel Consumer
 	 * @param concurrency the records it runs at once at most
@@ -69,8 +74,8 @@ final class IoBoundHandlerScenario extends Scenario {
 	}
 
 	/**
-	 * The contenders for these concurrencies: the library on platform threads at the first,
-	 * then at each the library on virtual threads and Parallel Consumer.
+	 * The contenders for these concurrencies: the library on platform threads at the
+	 * first, then at each the library on virtual threads and Parallel Consumer.
 	 */
 	static List<Contender> contenders(List<Integer> concurrencies) {
 		List<Contender> contenders = new ArrayList<>();
@@ -108,16 +113,20 @@ final class IoBoundHandlerScenario extends Scenario {
 				"I/O-bound handler at high concurrency: " + handlerMs + " ms per record, one partition");
 		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in 1 partition; the handler "
 				+ "sleeps %d ms (a call to another service)", records, valueBytes, keys, handlerMs));
-		report.setup(String.format(Locale.ROOT, "@OrderedRetryListener: as many workers as the concurrency, on platform "
-				+ "threads at %,d and on virtual threads (%s=true, Java 21+) at each of %s; max-in-flight-per-partition "
-				+ "raised to twice the workers where the default %,d is less, so that one partition holds enough keys in "
-				+ "flight to keep every worker busy", first, VIRTUAL_THREADS, concurrencies, DEFAULT_IN_FLIGHT));
-		report.setup(String.format(Locale.ROOT, "Parallel Consumer %s: KEY ordering, maxConcurrency as the concurrency, "
-				+ "periodic asynchronous consumer commits", ParallelConsumerRunner.version()));
+		report
+			.setup(String.format(Locale.ROOT, "@OrderedRetryListener: as many workers as the concurrency, on platform "
+					+ "threads at %,d and on virtual threads (%s=true, Java 21+) at each of %s; max-in-flight-per-partition "
+					+ "raised to twice the workers where the default %,d is less, so that one partition holds enough keys in "
+					+ "flight to keep every worker busy", first, VIRTUAL_THREADS, concurrencies, DEFAULT_IN_FLIGHT));
+		report
+			.setup(String.format(Locale.ROOT, "Parallel Consumer %s: KEY ordering, maxConcurrency as the concurrency, "
+					+ "periodic asynchronous consumer commits", ParallelConsumerRunner.version()));
 		report.setup(String.format(Locale.ROOT, "ideal: concurrency × 1 record per %d ms (%s)", handlerMs,
-				String.join(", ", concurrencies.stream()
-					.map((concurrency) -> Format.count(concurrency) + ": " + Format.perSecond(ideal(concurrency, handlerMs)))
-					.toList())));
+				String.join(", ",
+						concurrencies.stream()
+							.map((concurrency) -> Format.count(concurrency) + ": "
+									+ Format.perSecond(ideal(concurrency, handlerMs)))
+							.toList())));
 
 		List<Contender> contenders = contenders(concurrencies);
 		List<Contender> runnable = new ArrayList<>();
@@ -165,14 +174,15 @@ final class IoBoundHandlerScenario extends Scenario {
 				double perSecond = measure(report, contender.name(), run, tally, () -> {
 					switch (contender.kind()) {
 						case PLATFORM -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(),
-									topic, id, concurrency, workload, inFlight)) {
+							try (ConfigurableApplicationContext context = ListenerApplications
+								.ordered(bootstrapServers(), topic, id, concurrency, workload, inFlight)) {
 								await(tally);
 							}
 						}
 						case VIRTUAL -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(),
-									topic, id, concurrency, workload, inFlight, VIRTUAL_THREADS + "=true")) {
+							try (ConfigurableApplicationContext context = ListenerApplications.ordered(
+									bootstrapServers(), topic, id, concurrency, workload, inFlight,
+									VIRTUAL_THREADS + "=true")) {
 								await(tally);
 							}
 						}
@@ -199,9 +209,8 @@ final class IoBoundHandlerScenario extends Scenario {
 					: contender.name();
 			double ideal = ideal(contender.concurrency(), handlerMs);
 			String reason = (contender.kind() == Kind.VIRTUAL && virtualUnavailable != null)
-					? "not run: " + virtualUnavailable
-					: (contender.parallel() && parallelUnavailable != null) ? "not measured: " + parallelUnavailable
-							: null;
+					? "not run: " + virtualUnavailable : (contender.parallel() && parallelUnavailable != null)
+							? "not measured: " + parallelUnavailable : null;
 			if (reason != null) {
 				rows.add(List.of(name, "–", reason, "–", Format.perSecond(ideal), "–", "–"));
 				continue;
@@ -209,7 +218,8 @@ final class IoBoundHandlerScenario extends Scenario {
 			Series series = throughput.get(contender.name());
 			Series parallel = throughput.get(name(Kind.PARALLEL, contender.concurrency()));
 			rows.add(List.of(name, String.join(", ", threads.get(contender.name())), Format.perSecond(series.median()),
-					series.runs(Format::count), Format.perSecond(ideal), Format.ratio(Series.ratio(series, ideal).median()),
+					series.runs(Format::count), Format.perSecond(ideal),
+					Format.ratio(Series.ratio(series, ideal).median()),
 					contender.parallel() ? "–" : Format.ratio(Series.ratio(series, parallel).median())));
 			report.measured(contender.name() + " records/s", series.median());
 		}
@@ -218,12 +228,15 @@ final class IoBoundHandlerScenario extends Scenario {
 
 		Series platform = throughput.get(name(Kind.PLATFORM, first));
 		Series platformVsIdeal = Series.ratio(platform, ideal(first, handlerMs));
-		report.target(String.format(Locale.ROOT, "@OrderedRetryListener at %,d (platform threads) ≥ 0.95× ideal", first),
-				platformVsIdeal.median(), Format.ratio(platformVsIdeal.median()) + " ("
-						+ Format.perSecond(platform.median()) + ")", true, 0.95);
-		vsParallel(report, String.format(Locale.ROOT, "@OrderedRetryListener at %,d (platform threads) ≥ 1.0× Parallel "
-				+ "Consumer (KEY) at %,d", first, first), platform, throughput.get(name(Kind.PARALLEL, first)), null,
-				parallelUnavailable);
+		report.target(
+				String.format(Locale.ROOT, "@OrderedRetryListener at %,d (platform threads) ≥ 0.95× ideal", first),
+				platformVsIdeal.median(),
+				Format.ratio(platformVsIdeal.median()) + " (" + Format.perSecond(platform.median()) + ")", true, 0.95);
+		vsParallel(report,
+				String.format(Locale.ROOT,
+						"@OrderedRetryListener at %,d (platform threads) ≥ 1.0× Parallel " + "Consumer (KEY) at %,d",
+						first, first),
+				platform, throughput.get(name(Kind.PARALLEL, first)), null, parallelUnavailable);
 		Series virtual = throughput.get(name(Kind.VIRTUAL, last));
 		String target = String.format(Locale.ROOT, "@OrderedRetryListener at %,d on virtual threads ≥ %s", last,
 				Format.perSecond(VIRTUAL_TARGET).replace("/s", " records/s"));
@@ -233,9 +246,11 @@ final class IoBoundHandlerScenario extends Scenario {
 		else {
 			report.target(target, virtual.median(), Format.perSecond(virtual.median()), true, VIRTUAL_TARGET);
 		}
-		vsParallel(report, String.format(Locale.ROOT, "@OrderedRetryListener at %,d on virtual threads ≥ 1.0× Parallel "
-				+ "Consumer (KEY) at %,d", last, last), virtual, throughput.get(name(Kind.PARALLEL, last)),
-				virtualUnavailable, parallelUnavailable);
+		vsParallel(report,
+				String.format(Locale.ROOT,
+						"@OrderedRetryListener at %,d on virtual threads ≥ 1.0× Parallel " + "Consumer (KEY) at %,d",
+						last, last),
+				virtual, throughput.get(name(Kind.PARALLEL, last)), virtualUnavailable, parallelUnavailable);
 
 		report.note("Thread.sleep(" + handlerMs + ") sleeps a little longer than asked, and every one of the many "
 				+ "sleepers that wake at once waits for one of the machine's cores, so the ideal is out of reach well "
@@ -257,8 +272,9 @@ final class IoBoundHandlerScenario extends Scenario {
 		}
 		else {
 			Series ratio = Series.ratio(ordered, parallel);
-			report.target(target, ratio.median(), Format.ratio(ratio.median()) + " (" + Format.perSecond(ordered.median())
-					+ " vs " + Format.perSecond(parallel.median()) + ")", true, 1.0);
+			report.target(target, ratio.median(), Format.ratio(ratio.median()) + " ("
+					+ Format.perSecond(ordered.median()) + " vs " + Format.perSecond(parallel.median()) + ")", true,
+					1.0);
 		}
 	}
 
@@ -281,7 +297,8 @@ final class IoBoundHandlerScenario extends Scenario {
 
 	private static @Nullable MethodHandle isVirtualHandle() {
 		try {
-			return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+			return MethodHandles.publicLookup()
+				.findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
 		}
 		catch (NoSuchMethodException | IllegalAccessException ex) {
 			return null;

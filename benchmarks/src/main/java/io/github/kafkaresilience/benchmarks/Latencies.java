@@ -4,9 +4,9 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The latency of each record of a range of sequence numbers, taken the first time the record
- * is handled (a record handled again, after a rebalance, keeps its first latency), and their
- * percentiles once the run is over. Lock-free: one slot per record.
+ * The latency of each record of a range of sequence numbers, taken the first time the
+ * record is handled (a record handled again, after a rebalance, keeps its first latency),
+ * and their percentiles once the run is over. Lock-free: one slot per record.
  */
 final class Latencies {
 
@@ -29,8 +29,8 @@ final class Latencies {
 	}
 
 	/**
-	 * Notes the latency of a record, unless it has one already. Records outside the range are
-	 * ignored.
+	 * Notes the latency of a record, unless it has one already. Records outside the range
+	 * are ignored.
 	 * @param seq the sequence number
 	 * @param latencyNanos how long the record took
 	 */
@@ -73,8 +73,8 @@ final class Latencies {
 		}
 
 		/**
-		 * The latency that {@code quantile} of the records did not exceed (nearest rank), in
-		 * milliseconds; {@code NaN} without records.
+		 * The latency that {@code quantile} of the records did not exceed (nearest rank),
+		 * in milliseconds; {@code NaN} without records.
 		 */
 		double percentileMillis(double quantile) {
 			if (this.sortedNanos.length == 0) {

@@ -35,11 +35,11 @@ import org.springframework.util.backoff.BackOffExecution;
  * The Spring Boot applications the scenarios start: one with an
  * {@link OrderedRetryListener @OrderedRetryListener}, one with a plain
  * {@link KafkaListener @KafkaListener}, and one with a plain {@code @KafkaListener} that
- * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic}) back;
- * and a batch listener of each kind ({@code batch = "true"}), whose method takes a
- * {@code List} of records. All of them read raw bytes and hand every record (or every call's
- * records) to the scenario's {@link Workload} (or {@link BatchWorkload}); everything else is
- * the defaults of Spring Boot, Spring Kafka and the library.
+ * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic})
+ * back; and a batch listener of each kind ({@code batch = "true"}), whose method takes a
+ * {@code List} of records. All of them read raw bytes and hand every record (or every
+ * call's records) to the scenario's {@link Workload} (or {@link BatchWorkload});
+ * everything else is the defaults of Spring Boot, Spring Kafka and the library.
  */
 final class ListenerApplications {
 
@@ -62,8 +62,8 @@ final class ListenerApplications {
 	}
 
 	/**
-	 * Starts an application whose {@code @OrderedRetryListener} consumes {@code topic}, with
-	 * more beans (for example a {@code ResilienceObserver}).
+	 * Starts an application whose {@code @OrderedRetryListener} consumes {@code topic},
+	 * with more beans (for example a {@code ResilienceObserver}).
 	 * @param bootstrapServers the broker
 	 * @param topic the main topic
 	 * @param id the listener id, also the consumer group and the instance id
@@ -81,8 +81,8 @@ final class ListenerApplications {
 	}
 
 	/**
-	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic}, with
-	 * the library switched off.
+	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic},
+	 * with the library switched off.
 	 * @param bootstrapServers the broker
 	 * @param topic the topic
 	 * @param id the listener id, also the consumer group
@@ -97,9 +97,9 @@ final class ListenerApplications {
 	}
 
 	/**
-	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic}, with
-	 * the library switched off and more beans: a {@code CommonErrorHandler} among them is the
-	 * one Spring Boot gives the listener's container.
+	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic},
+	 * with the library switched off and more beans: a {@code CommonErrorHandler} among
+	 * them is the one Spring Boot gives the listener's container.
 	 * @param bootstrapServers the broker
 	 * @param topic the topic
 	 * @param id the listener id, also the consumer group
@@ -111,7 +111,8 @@ final class ListenerApplications {
 	 */
 	static ConfigurableApplicationContext plain(String bootstrapServers, String topic, String id, int concurrency,
 			Workload workload, List<?> beans, String... properties) {
-		// a poll timeout like the library's (100 ms) only makes stopping quicker: polls return at
+		// a poll timeout like the library's (100 ms) only makes stopping quicker: polls
+		// return at
 		// once while records are waiting
 		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
 				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms"));
@@ -141,8 +142,9 @@ final class ListenerApplications {
 	 * Starts an application whose plain {@code @KafkaListener(batch = "true")} consumes
 	 * {@code topic}, with the library switched off: Spring Boot's
 	 * {@code ConcurrentKafkaListenerContainerFactory} made a batch listener factory
-	 * ({@code spring.kafka.listener.type=batch}, which calls {@code setBatchListener(true)}), and
-	 * a {@code CommonErrorHandler} among the beans is the one it gives the container.
+	 * ({@code spring.kafka.listener.type=batch}, which calls
+	 * {@code setBatchListener(true)}), and a {@code CommonErrorHandler} among the beans
+	 * is the one it gives the container.
 	 * @param bootstrapServers the broker
 	 * @param topic the topic
 	 * @param id the listener id, also the consumer group
@@ -154,35 +156,35 @@ final class ListenerApplications {
 	 */
 	static ConfigurableApplicationContext plainBatch(String bootstrapServers, String topic, String id, int concurrency,
 			BatchWorkload workload, List<?> beans, String... properties) {
-		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
-				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms",
-				"spring.kafka.listener.type=batch"));
+		List<String> all = new ArrayList<>(
+				List.of("kafka.resilience.enabled=false", "spring.kafka.listener.immediate-stop=true",
+						"spring.kafka.listener.poll-timeout=100ms", "spring.kafka.listener.type=batch"));
 		all.addAll(List.of(properties));
 		return start(PlainBatchApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
 	}
 
 	/**
-	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic} with
-	 * Spring Kafka's non-blocking retries, the library switched off: a record that fails goes
-	 * to one retry topic per delay in turn, then to a dead-letter topic. The retry and
-	 * dead-letter topics get the partitions of the main topic (as the library's retry topics
-	 * do), and each of their containers the concurrency of the main one (Spring Kafka's
-	 * default).
+	 * Starts an application whose plain {@code @KafkaListener} consumes {@code topic}
+	 * with Spring Kafka's non-blocking retries, the library switched off: a record that
+	 * fails goes to one retry topic per delay in turn, then to a dead-letter topic. The
+	 * retry and dead-letter topics get the partitions of the main topic (as the library's
+	 * retry topics do), and each of their containers the concurrency of the main one
+	 * (Spring Kafka's default).
 	 * <p>
-	 * The retries are configured with a {@link RetryTopicConfiguration} bean rather than the
-	 * {@code @RetryableTopic} annotation: both set up the same retry topics, but the
+	 * The retries are configured with a {@link RetryTopicConfiguration} bean rather than
+	 * the {@code @RetryableTopic} annotation: both set up the same retry topics, but the
 	 * annotation's back-off can only grow by a multiplier, and the bean's takes the stage
-	 * delays as they are. Neither needs {@code @EnableKafkaRetryTopic}: when it is absent,
-	 * Spring Kafka's listener post-processor creates the retry topic infrastructure itself
-	 * (Spring Boot does not create it, and only adds a configuration of its own with
-	 * {@code spring.kafka.retry.topic.enabled=true}).
+	 * delays as they are. Neither needs {@code @EnableKafkaRetryTopic}: when it is
+	 * absent, Spring Kafka's listener post-processor creates the retry topic
+	 * infrastructure itself (Spring Boot does not create it, and only adds a
+	 * configuration of its own with {@code spring.kafka.retry.topic.enabled=true}).
 	 * @param bootstrapServers the broker
 	 * @param topic the main topic
 	 * @param id the listener id, also the consumer group
-	 * @param concurrency the consumers of each listener container (main, retry and dead-letter
-	 * topics)
-	 * @param delays the stage delays in order: a record is attempted once more than there are
-	 * delays
+	 * @param concurrency the consumers of each listener container (main, retry and
+	 * dead-letter topics)
+	 * @param delays the stage delays in order: a record is attempted once more than there
+	 * are delays
 	 * @param partitions the partitions of the retry and dead-letter topics
 	 * @param workload what the handler does
 	 * @param properties more properties
@@ -190,7 +192,8 @@ final class ListenerApplications {
 	 */
 	static ConfigurableApplicationContext retryable(String bootstrapServers, String topic, String id, int concurrency,
 			List<Duration> delays, int partitions, Workload workload, String... properties) {
-		// the retry topics' template writes the records as the listener read them: raw bytes
+		// the retry topics' template writes the records as the listener read them: raw
+		// bytes
 		List<String> all = new ArrayList<>(List.of("kafka.resilience.enabled=false",
 				"spring.kafka.listener.immediate-stop=true", "spring.kafka.listener.poll-timeout=100ms",
 				"spring.kafka.producer.key-serializer=" + ByteArraySerializer.class.getName(),
@@ -224,9 +227,9 @@ final class ListenerApplications {
 
 	/**
 	 * Waits until every listener container of an application has been assigned every
-	 * partition of its topics, and every consumer of a container has partitions of its own
-	 * (those beyond the partitions excepted): a group whose first member still holds every
-	 * partition has not settled yet.
+	 * partition of its topics, and every consumer of a container has partitions of its
+	 * own (those beyond the partitions excepted): a group whose first member still holds
+	 * every partition has not settled yet.
 	 * @param context the application
 	 * @param partitions the partitions of each topic
 	 * @param timeout how long to wait at most
@@ -249,16 +252,16 @@ final class ListenerApplications {
 
 	/**
 	 * Starts the listener containers of an application started with
-	 * {@code spring.kafka.listener.auto-startup=false} paused, and resumes them once every
-	 * consumer of each has partitions of its own: a container's first consumer is otherwise
-	 * assigned every partition and consumes them all alone until the group's next rebalance,
-	 * a heartbeat later. A paused consumer keeps polling, so the group settles meanwhile, and
-	 * it takes no record until it is resumed.
+	 * {@code spring.kafka.listener.auto-startup=false} paused, and resumes them once
+	 * every consumer of each has partitions of its own: a container's first consumer is
+	 * otherwise assigned every partition and consumes them all alone until the group's
+	 * next rebalance, a heartbeat later. A paused consumer keeps polling, so the group
+	 * settles meanwhile, and it takes no record until it is resumed.
 	 * @param context the application
 	 * @param partitions the partitions of each topic
 	 * @param timeout how long to wait for the group at most
-	 * @return whether every container had all its partitions, spread over its consumers; the
-	 * containers are resumed either way
+	 * @return whether every container had all its partitions, spread over its consumers;
+	 * the containers are resumed either way
 	 */
 	static boolean startSettled(ConfigurableApplicationContext context, int partitions, Duration timeout)
 			throws InterruptedException {
@@ -363,6 +366,7 @@ final class ListenerApplications {
 
 	/**
 	 * The retry stages of a {@link #retryable retryable} application.
+	 *
 	 * @param topic the main topic
 	 * @param delays the stage delays in order
 	 * @param partitions the partitions of the retry and dead-letter topics
@@ -371,8 +375,8 @@ final class ListenerApplications {
 	}
 
 	/**
-	 * A back-off that gives each stage's delay once, in order, then stops: Spring Kafka takes
-	 * one retry topic per value, so the retry topics get exactly the stage delays.
+	 * A back-off that gives each stage's delay once, in order, then stops: Spring Kafka
+	 * takes one retry topic per value, so the retry topics get exactly the stage delays.
 	 */
 	record StageBackOff(List<Duration> delays) implements BackOff {
 
@@ -416,7 +420,10 @@ final class ListenerApplications {
 
 	}
 
-	/** The method is the one a {@code @KafkaListener(batch = "true")} would have; only the annotation differs. */
+	/**
+	 * The method is the one a {@code @KafkaListener(batch = "true")} would have; only the
+	 * annotation differs.
+	 */
 	static class OrderedBatchHandler {
 
 		private final BatchWorkload workload;

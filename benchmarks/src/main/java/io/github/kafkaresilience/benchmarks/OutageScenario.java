@@ -27,27 +27,28 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * P8, an outage of every key: records are sent at a steady rate while the contender runs, and
- * for some seconds in the middle every call of the handler fails with a transient exception,
- * whatever its key, as when a service the handler calls is down; before and after, every call
- * succeeds. Measures, for the records sent during the outage, how long after its end each
- * was handled, and what the outage cost: failed attempts and, for the library, the lock and
- * stage records it wrote and the records it dead-lettered.
+ * P8, an outage of every key: records are sent at a steady rate while the contender runs,
+ * and for some seconds in the middle every call of the handler fails with a transient
+ * exception, whatever its key, as when a service the handler calls is down; before and
+ * after, every call succeeds. Measures, for the records sent during the outage, how long
+ * after its end each was handled, and what the outage cost: failed attempts and, for the
+ * library, the lock and stage records it wrote and the records it dead-lettered.
  * <p>
- * The library runs in outage mode: its outage breaker opens when nearly every first attempt
- * fails across several keys, and it then holds its records instead of moving them into the
- * ladder, and runs the record held longest as a probe every second (by default); once one
- * succeeds, the held records run on half the workers for a second (the ramp-up), then on all.
- * It runs with the defaults, without the ramp ({@code ramp-up=0}, what the ramp costs), and
- * backing off ({@code max-probe-interval=30s}: the pause doubles per failed probe up to 30 s).
- * The blocking handler is a plain {@code @KafkaListener} whose {@code DefaultErrorHandler} tries
- * the failed record again every second without end, which holds its partition: it writes
- * nothing and resumes within a second of the outage's end, the bound the library is measured
- * against. {@code --p8-contenders} chooses among them: {@code defaults}, {@code no-ramp},
- * {@code backing-off} and {@code blocking}.
+ * The library runs in outage mode: its outage breaker opens when nearly every first
+ * attempt fails across several keys, and it then holds its records instead of moving them
+ * into the ladder, and runs the record held longest as a probe every second (by default);
+ * once one succeeds, the held records run on half the workers for a second (the ramp-up),
+ * then on all. It runs with the defaults, without the ramp ({@code ramp-up=0}, what the
+ * ramp costs), and backing off ({@code max-probe-interval=30s}: the pause doubles per
+ * failed probe up to 30 s). The blocking handler is a plain {@code @KafkaListener} whose
+ * {@code DefaultErrorHandler} tries the failed record again every second without end,
+ * which holds its partition: it writes nothing and resumes within a second of the
+ * outage's end, the bound the library is measured against. {@code --p8-contenders}
+ * chooses among them: {@code defaults}, {@code no-ramp}, {@code backing-off} and
+ * {@code blocking}.
  * <p>
- * Each contender of each run is a new Spring application on a new topic; there is no warm-up
- * run: the times measured here are seconds, not the microseconds the JIT changes.
+ * Each contender of each run is a new Spring application on a new topic; there is no
+ * warm-up run: the times measured here are seconds, not the microseconds the JIT changes.
  */
 final class OutageScenario extends Scenario {
 
@@ -68,10 +69,16 @@ final class OutageScenario extends Scenario {
 	/** The contenders' names in {@code --p8-contenders}. */
 	static final List<String> SLUGS = List.of("defaults", "no-ramp", "backing-off", "blocking");
 
-	/** How much later than the blocking handler's p99 the defaults may be done: one probe interval. */
+	/**
+	 * How much later than the blocking handler's p99 the defaults may be done: one probe
+	 * interval.
+	 */
 	private static final long ALLOWANCE_MILLIS = 1_000;
 
-	/** How often the breaker and the held records are looked at while a library contender runs. */
+	/**
+	 * How often the breaker and the held records are looked at while a library contender
+	 * runs.
+	 */
 	private static final long SAMPLE_MILLIS = 20;
 
 	/** The blocking handler's pause between two tries of the failed record. */
@@ -116,10 +123,12 @@ final class OutageScenario extends Scenario {
 				defaults.minimumDuration().toMillis(), defaults.minimumAttempts(), defaults.failureRate() * 100,
 				defaults.minimumKeys(), defaults.probeInterval().toSeconds(), defaults.rampUp().toSeconds(), NO_RAMP,
 				BACKING_OFF));
-		report.setup(String.format(Locale.ROOT, "%s: a plain @KafkaListener with %d consumers and a DefaultErrorHandler "
-				+ "with FixedBackOff(%d ms, unlimited attempts): the failed record is tried again every second, "
-				+ "its partition blocked behind it; Spring Boot's and Spring Kafka's defaults otherwise; sending starts "
-				+ "once every consumer has partitions of its own", BLOCKING, concurrency, BLOCKING_BACK_OFF_MILLIS));
+		report
+			.setup(String.format(Locale.ROOT, "%s: a plain @KafkaListener with %d consumers and a DefaultErrorHandler "
+					+ "with FixedBackOff(%d ms, unlimited attempts): the failed record is tried again every second, "
+					+ "its partition blocked behind it; Spring Boot's and Spring Kafka's defaults otherwise; sending starts "
+					+ "once every consumer has partitions of its own", BLOCKING, concurrency,
+					BLOCKING_BACK_OFF_MILLIS));
 		report.setup("done after the outage's end: for each record sent during the outage, from the moment the "
 				+ "outage ended (the sender's clock, just before it sends the first record after it) until the handler "
 				+ "started the call that succeeded on it; p50, p99 and max over those records, then the median over "
@@ -130,7 +139,10 @@ final class OutageScenario extends Scenario {
 				+ "records over the records sent during the outage; out of order: records handled after a later record "
 				+ "of their key; one of them, or a record dead-lettered, makes the run incomplete");
 
-		List<String> chosen = List.of(this.settings.text("p8-contenders").split(",")).stream().map(String::trim).toList();
+		List<String> chosen = List.of(this.settings.text("p8-contenders").split(","))
+			.stream()
+			.map(String::trim)
+			.toList();
 		List<String> contenders = CONTENDERS.stream().filter((contender) -> chosen.contains(slug(contender))).toList();
 		Map<String, Map<String, Series>> series = new LinkedHashMap<>();
 		for (String contender : CONTENDERS) {
@@ -144,8 +156,8 @@ final class OutageScenario extends Scenario {
 		}
 		for (int run : runs(false)) {
 			for (String contender : rotated(contenders, run)) {
-				Run result = runOnce(report, contender, run, rate, total, outageFrom, outageTo, partitions, keys, delays,
-						valueBytes, concurrency, barriers);
+				Run result = runOnce(report, contender, run, rate, total, outageFrom, outageTo, partitions, keys,
+						delays, valueBytes, concurrency, barriers);
 				Map<String, Series> values = series.get(contender);
 				boolean complete = result.complete();
 				Latencies.Summary done = result.done().summary();
@@ -169,20 +181,21 @@ final class OutageScenario extends Scenario {
 				values.get("held max").add(result.heldMax());
 				values.get("behind").add(result.behindMillis());
 				values.get("latencies").add(done.count());
-				this.logger.info(String.format(Locale.ROOT, "P8 %s %-42s %,d records sent during the outage: done after "
-						+ "its end p50 %s, p99 %s, max %s; first success after it %s; sent after it: p99 %s from "
-						+ "production; failed attempts %s with the breaker closed, %s open, of %s calls; lock records "
-						+ "%s (%s tombstones), stage records %s, dead-lettered %s; %s out of order; breaker opened %s "
-						+ "times, last probe pause %s, at most %s records held; sender at most %s behind", label(run),
-						contender, done.count(), Format.latency(done.percentileMillis(0.50)),
-						Format.latency(done.percentileMillis(0.99)), Format.latency(done.maxMillis()),
-						Format.latency(result.resumedMillis()), Format.latency(afterwards.percentileMillis(0.99)),
-						Format.count(result.failedClosed()), Format.count(result.failedOpen()),
-						Format.count(result.calls()), Format.count(result.lockRecords()),
-						Format.count(result.tombstones()), Format.count(result.stageRecords()),
-						Format.count(result.deadLettered()), Format.count(result.outOfOrder()),
-						Format.count(result.opened()), Format.latency(result.probePauseMillis()),
-						Format.count(result.heldMax()), Format.latency(result.behindMillis())));
+				this.logger
+					.info(String.format(Locale.ROOT, "P8 %s %-42s %,d records sent during the outage: done after "
+							+ "its end p50 %s, p99 %s, max %s; first success after it %s; sent after it: p99 %s from "
+							+ "production; failed attempts %s with the breaker closed, %s open, of %s calls; lock records "
+							+ "%s (%s tombstones), stage records %s, dead-lettered %s; %s out of order; breaker opened %s "
+							+ "times, last probe pause %s, at most %s records held; sender at most %s behind",
+							label(run), contender, done.count(), Format.latency(done.percentileMillis(0.50)),
+							Format.latency(done.percentileMillis(0.99)), Format.latency(done.maxMillis()),
+							Format.latency(result.resumedMillis()), Format.latency(afterwards.percentileMillis(0.99)),
+							Format.count(result.failedClosed()), Format.count(result.failedOpen()),
+							Format.count(result.calls()), Format.count(result.lockRecords()),
+							Format.count(result.tombstones()), Format.count(result.stageRecords()),
+							Format.count(result.deadLettered()), Format.count(result.outOfOrder()),
+							Format.count(result.opened()), Format.latency(result.probePauseMillis()),
+							Format.count(result.heldMax()), Format.latency(result.behindMillis())));
 			}
 		}
 
@@ -216,8 +229,8 @@ final class OutageScenario extends Scenario {
 			report.measured(contender + " p99 ms", values.get("p99").median());
 			report.measured(contender + " max ms", values.get("max").median());
 			report.measured(contender + " latencies", values.get("latencies").median());
-			report.measured(contender + " failed attempts", values.get("failed closed").median()
-					+ (library ? values.get("failed open").median() : 0));
+			report.measured(contender + " failed attempts",
+					values.get("failed closed").median() + (library ? values.get("failed open").median() : 0));
 			report.measured(contender + " out of order", values.get("out of order").max());
 			if (!library) {
 				continue;
@@ -225,16 +238,21 @@ final class OutageScenario extends Scenario {
 			Series late = Series.difference(values.get("p99"), blocking.get("p99"));
 			double perRecord = values.get("lock per record").median();
 			if (!contender.equals(BACKING_OFF)) {
-				// backing off is chosen for a dependency that asks for it, at the cost of noticing the return later
+				// backing off is chosen for a dependency that asks for it, at the cost of
+				// noticing the return later
 				double p99 = values.get("p99").median();
-				report.target("records sent during the outage done after its end: p99 ≤ " + BLOCKING + "'s + "
-						+ ALLOWANCE_MILLIS + " ms (" + contender + ")", late.median() - ALLOWANCE_MILLIS,
+				report.target(
+						"records sent during the outage done after its end: p99 ≤ "
+								+ BLOCKING + "'s + " + ALLOWANCE_MILLIS + " ms (" + contender + ")",
+						late.median() - ALLOWANCE_MILLIS,
 						Format.latency(p99) + " vs " + Format.latency(blocking.get("p99").median()) + " + "
 								+ Format.latency(ALLOWANCE_MILLIS) + " (" + Format.ratio(vsBlocking.median()) + " of "
-								+ BLOCKING + "'s p99)", false, 0);
+								+ BLOCKING + "'s p99)",
+						false, 0);
 				report.target("lock records per record sent during the outage = 0 (" + contender + ")", perRecord,
 						perRecord(perRecord) + " (" + Format.count(values.get("lock records").median())
-								+ " lock records for " + Format.count(during) + " records)", false, 0);
+								+ " lock records for " + Format.count(during) + " records)",
+						false, 0);
 			}
 			report.measured(contender + " p99 vs blocking", vsBlocking.median());
 			report.measured(contender + " p99 later than blocking ms", late.median());
@@ -257,8 +275,8 @@ final class OutageScenario extends Scenario {
 		report.note("Breaker opened: how many times the library's outage breaker opened in the run; 0 means that it "
 				+ "never held, and every key's records took the ladder as they did before outage mode. Last probe "
 				+ "pause: from the last probe that failed to the one that succeeded, the probe interval in effect when "
-				+ "the outage ended. Records held at most: the library's "
-				+ "held records, sampled every " + SAMPLE_MILLIS + " ms; while it holds, its partitions are paused and "
+				+ "the outage ended. Records held at most: the library's " + "held records, sampled every "
+				+ SAMPLE_MILLIS + " ms; while it holds, its partitions are paused and "
 				+ "the other records wait in Kafka.");
 		report.note("The lock records are those of the whole run, tombstones included: the records sent after the "
 				+ "outage that follow their key into the ladder count too.");
@@ -270,7 +288,9 @@ final class OutageScenario extends Scenario {
 		return SLUGS.get(CONTENDERS.indexOf(contender));
 	}
 
-	/** Lock records per record, with the digits that tell a few records apart from none. */
+	/**
+	 * Lock records per record, with the digits that tell a few records apart from none.
+	 */
 	private static String perRecord(double value) {
 		if (Double.isNaN(value)) {
 			return "–";
@@ -348,11 +368,11 @@ final class OutageScenario extends Scenario {
 				else if (contender.equals(BACKING_OFF)) {
 					properties.add("kafka.resilience.outage.max-probe-interval=30s");
 				}
-				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic, id,
-						concurrency, workload, List.of(ready), properties.toArray(String[]::new))) {
+				try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(), topic,
+						id, concurrency, workload, List.of(ready), properties.toArray(String[]::new))) {
 					if (!ready.await(timeout())) {
-						throw new IllegalStateException("The instance was not assigned every partition within "
-								+ timeout().toSeconds() + " s");
+						throw new IllegalStateException(
+								"The instance was not assigned every partition within " + timeout().toSeconds() + " s");
 					}
 					OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
 					OrderedRetryContainer container = registry.container(id);
@@ -393,8 +413,10 @@ final class OutageScenario extends Scenario {
 				errorHandler.setLogLevel(KafkaException.Level.DEBUG);
 				try (ConfigurableApplicationContext context = ListenerApplications.plain(bootstrapServers(), topic, id,
 						concurrency, workload, List.of(errorHandler))) {
-					// every consumer with partitions of its own: until the group has settled, the
-					// first consumer may hold them all, and block them all behind one record
+					// every consumer with partitions of its own: until the group has
+					// settled, the
+					// first consumer may hold them all, and block them all behind one
+					// record
 					if (!ListenerApplications.awaitSpreadAssignment(context, partitions, timeout())) {
 						throw new IllegalStateException("The listener's consumers were not each assigned partitions "
 								+ "within " + timeout().toSeconds() + " s");
@@ -404,8 +426,8 @@ final class OutageScenario extends Scenario {
 				}
 			}
 			if (disordered.sum() > 0) {
-				throw new IllegalStateException(disordered.sum() + " records were handled after a later record of their "
-						+ "key");
+				throw new IllegalStateException(
+						disordered.sum() + " records were handled after a later record of their " + "key");
 			}
 		});
 		long probe = successfulProbe.get();
@@ -416,19 +438,24 @@ final class OutageScenario extends Scenario {
 				millisBetween(outage.endNanos, firstSuccessAfter.get()), calls.sum(), failedClosed.sum(),
 				failedOpen.sum(), (counts[0] >= 0) ? counts[0] : Double.NaN, (counts[1] >= 0) ? counts[1] : Double.NaN,
 				(counts[2] >= 0) ? counts[2] : Double.NaN, (counts[3] >= 0) ? counts[3] : Double.NaN, disordered.sum(),
-				(opened[0] >= 0) ? opened[0] : Double.NaN, probePause, library ? sampler.heldMax() : Double.NaN, behind[0]);
+				(opened[0] >= 0) ? opened[0] : Double.NaN, probePause, library ? sampler.heldMax() : Double.NaN,
+				behind[0]);
 	}
 
 	/**
-	 * Sends the records at a steady rate, each with the time it was handed to the producer,
-	 * the record with sequence number n on key n modulo {@code keys}; the outage starts just
-	 * before record {@code outageFrom} is sent and ends just before record {@code outageTo} is.
-	 * @return how far, at most, a record was handed over after its due time, in milliseconds
+	 * Sends the records at a steady rate, each with the time it was handed to the
+	 * producer, the record with sequence number n on key n modulo {@code keys}; the
+	 * outage starts just before record {@code outageFrom} is sent and ends just before
+	 * record {@code outageTo} is.
+	 * @return how far, at most, a record was handed over after its due time, in
+	 * milliseconds
 	 */
 	private double send(String topic, int records, int rate, int outageFrom, int outageTo, int keys, int valueBytes,
 			Outage outage) {
-		// no linger, as in P3L: a record leaves as soon as the previous request is answered
-		try (KafkaProducer<byte[], byte[]> producer = this.broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
+		// no linger, as in P3L: a record leaves as soon as the previous request is
+		// answered
+		try (KafkaProducer<byte[], byte[]> producer = this.broker
+			.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
 			producer.partitionsFor(topic);
 			long start = System.nanoTime();
 			long behind = 0;
@@ -506,13 +533,17 @@ final class OutageScenario extends Scenario {
 
 	/**
 	 * What one contender measured in one run.
-	 * @param complete whether every record was handled, in order per key, none dead-lettered
-	 * @param done for each record sent during the outage, from its end until the record was done
-	 * @param after for each record sent after the outage, from its production until it was done
+	 *
+	 * @param complete whether every record was handled, in order per key, none
+	 * dead-lettered
+	 * @param done for each record sent during the outage, from its end until the record
+	 * was done
+	 * @param after for each record sent after the outage, from its production until it
+	 * was done
 	 * @param resumedMillis from the outage's end until the first call that succeeded
 	 * @param calls every call of the handler
-	 * @param failedClosed calls that failed with the breaker closed (every failed call of the
-	 * blocking handler)
+	 * @param failedClosed calls that failed with the breaker closed (every failed call of
+	 * the blocking handler)
 	 * @param failedOpen calls that failed with the breaker open: the probes
 	 * @param lockRecords records in the lock topic, {@code NaN} for the blocking handler
 	 * @param tombstones of them, tombstones

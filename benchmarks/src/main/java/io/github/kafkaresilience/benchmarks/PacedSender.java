@@ -11,11 +11,11 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
- * Sends records at a steady rate on a thread of its own until it is stopped, record n on key
- * n modulo the keys, each value carrying its sequence number and the time it was handed to
- * the producer (a {@link Records#timedValue timed value}). For a run whose length depends on
- * what happens meanwhile (P9R sends until the roll is over): {@link #sent()} tells which
- * records were sent before a moment and which after it.
+ * Sends records at a steady rate on a thread of its own until it is stopped, record n on
+ * key n modulo the keys, each value carrying its sequence number and the time it was
+ * handed to the producer (a {@link Records#timedValue timed value}). For a run whose
+ * length depends on what happens meanwhile (P9R sends until the roll is over):
+ * {@link #sent()} tells which records were sent before a moment and which after it.
  */
 final class PacedSender {
 
@@ -50,7 +50,8 @@ final class PacedSender {
 	 * @param capacity the most records it sends before stopping by itself
 	 */
 	PacedSender(BenchmarkBroker broker, String topic, int rate, int keys, int valueBytes, int capacity) {
-		// no linger, as in P3L: a record leaves as soon as the previous request is answered
+		// no linger, as in P3L: a record leaves as soon as the previous request is
+		// answered
 		this.producer = broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0));
 		this.topic = topic;
 		this.rate = rate;
@@ -67,7 +68,10 @@ final class PacedSender {
 		this.thread.start();
 	}
 
-	/** Records handed to the producer so far: every record from this number on is sent later. */
+	/**
+	 * Records handed to the producer so far: every record from this number on is sent
+	 * later.
+	 */
 	int sent() {
 		return this.sent.get();
 	}

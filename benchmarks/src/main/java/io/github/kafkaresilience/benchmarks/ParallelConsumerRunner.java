@@ -14,8 +14,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Confluent's Parallel Consumer with {@link ProcessingOrder#KEY KEY} ordering (records of a
- * key one after the other, keys concurrently), committing offsets with the consumer.
+ * Confluent's Parallel Consumer with {@link ProcessingOrder#KEY KEY} ordering (records of
+ * a key one after the other, keys concurrently), committing offsets with the consumer.
  */
 final class ParallelConsumerRunner {
 
@@ -28,7 +28,8 @@ final class ParallelConsumerRunner {
 	}
 
 	/**
-	 * Consumes {@code topic} in a new group until the tally is complete or the timeout passes.
+	 * Consumes {@code topic} in a new group until the tally is complete or the timeout
+	 * passes.
 	 * @param bootstrapServers the broker
 	 * @param topic the topic
 	 * @param group the consumer group
@@ -36,10 +37,11 @@ final class ParallelConsumerRunner {
 	 * @param workload what to do with each record
 	 * @param tally the tally the workload fills
 	 * @param timeout how long to keep going at most
-	 * @throws IllegalStateException when Parallel Consumer stops by itself, with its cause
+	 * @throws IllegalStateException when Parallel Consumer stops by itself, with its
+	 * cause
 	 */
-	static void run(String bootstrapServers, String topic, String group, int concurrency, Workload workload, Tally tally,
-			Duration timeout) throws Exception {
+	static void run(String bootstrapServers, String topic, String group, int concurrency, Workload workload,
+			Tally tally, Duration timeout) throws Exception {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
 				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
 				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
@@ -77,8 +79,8 @@ final class ParallelConsumerRunner {
 				if (processor.isClosedOrFailed()) {
 					Exception cause = (processor instanceof AbstractParallelEoSStreamProcessor<?, ?> internal)
 							? internal.getFailureCause() : null;
-					throw new IllegalStateException("Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"),
-							cause);
+					throw new IllegalStateException(
+							"Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"), cause);
 				}
 			}
 		}
@@ -88,15 +90,15 @@ final class ParallelConsumerRunner {
 	}
 
 	/**
-	 * Consumes {@code topic} with Parallel Consumer's Reactor module ({@code ReactorProcessor},
-	 * KEY ordering): each record's {@code Publisher} completes it, without a thread held while
-	 * it waits.
+	 * Consumes {@code topic} with Parallel Consumer's Reactor module
+	 * ({@code ReactorProcessor}, KEY ordering): each record's {@code Publisher} completes
+	 * it, without a thread held while it waits.
 	 * @param react gives each record's publisher
 	 * @see #run(String, String, String, int, Workload, Tally, Duration)
 	 */
 	static void react(String bootstrapServers, String topic, String group, int concurrency,
-			java.util.function.Function<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>,
-					org.reactivestreams.Publisher<?>> react, Tally tally, Duration timeout) throws Exception {
+			java.util.function.Function<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>, org.reactivestreams.Publisher<?>> react,
+			Tally tally, Duration timeout) throws Exception {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
 				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
 				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
@@ -123,8 +125,8 @@ final class ParallelConsumerRunner {
 			while (!tally.await(Duration.ofMillis(100)) && System.nanoTime() - deadline < 0) {
 				if (processor.isClosedOrFailed()) {
 					Exception cause = processor.getFailureCause();
-					throw new IllegalStateException("Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"),
-							cause);
+					throw new IllegalStateException(
+							"Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"), cause);
 				}
 			}
 		}

@@ -19,7 +19,8 @@ final class RawConsumerLoop {
 	}
 
 	/**
-	 * Consumes {@code topic} in a new group until the tally is complete or the timeout passes.
+	 * Consumes {@code topic} in a new group until the tally is complete or the timeout
+	 * passes.
 	 * @param bootstrapServers the broker
 	 * @param topic the topic
 	 * @param group the consumer group

@@ -31,26 +31,28 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * The raw-writes bound of a failure: the Kafka writes and reads that a record failing once
- * costs the library, made with bare clients and nothing else. It tells how much of the
- * library's cost per failed record is Kafka's own work, which no implementation of the
- * protocol avoids, and how much is the library's.
+ * The raw-writes bound of a failure: the Kafka writes and reads that a record failing
+ * once costs the library, made with bare clients and nothing else. It tells how much of
+ * the library's cost per failed record is Kafka's own work, which no implementation of
+ * the protocol avoids, and how much is the library's.
  * <p>
- * A bare {@link KafkaConsumer} poll loop (as {@link RawConsumerLoop}: client defaults, auto
- * commit) calls the handler inline. For a record whose handler throws, one plain producer
- * ({@code acks=all}, {@code linger.ms=5}) writes what a move writes, each write once the broker
- * confirmed the one before, as the protocol orders them: the lock as moving to stage 1, the
- * record to the retry topic (key, value and the protocol headers), the lock as confirmed at the
- * offset the record got. A second consumer reads the retry topic once, keeps each record in
- * memory until it is due, then calls the handler and writes the lock's tombstone. A third
- * consumer tails the lock topic from its start, as the library's lock tailer does, and only
- * counts what it reads. No lock table, no key order, no offsets beyond the consumers' auto
- * commit, no undo: the values are cheap concatenations of the library's lock document and
- * headers of about the same sizes.
+ * A bare {@link KafkaConsumer} poll loop (as {@link RawConsumerLoop}: client defaults,
+ * auto commit) calls the handler inline. For a record whose handler throws, one plain
+ * producer ({@code acks=all}, {@code linger.ms=5}) writes what a move writes, each write
+ * once the broker confirmed the one before, as the protocol orders them: the lock as
+ * moving to stage 1, the record to the retry topic (key, value and the protocol headers),
+ * the lock as confirmed at the offset the record got. A second consumer reads the retry
+ * topic once, keeps each record in memory until it is due, then calls the handler and
+ * writes the lock's tombstone. A third consumer tails the lock topic from its start, as
+ * the library's lock tailer does, and only counts what it reads. No lock table, no key
+ * order, no offsets beyond the consumers' auto commit, no undo: the values are cheap
+ * concatenations of the library's lock document and headers of about the same sizes.
  */
 final class RawRetryWrites implements AutoCloseable {
 
-	/** The writer id in the lock records' headers (the library writes its instance id). */
+	/**
+	 * The writer id in the lock records' headers (the library writes its instance id).
+	 */
 	private static final String COORDINATOR = "raw-writes";
 
 	private final String retryTopic;
@@ -84,14 +86,17 @@ final class RawRetryWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Creates the retry topic and the compacted lock topic, and starts consuming {@code topic}
-	 * in a new group, its retry topic and its lock topic, each on a thread of its own.
+	 * Creates the retry topic and the compacted lock topic, and starts consuming
+	 * {@code topic} in a new group, its retry topic and its lock topic, each on a thread
+	 * of its own.
 	 * @param broker the broker
 	 * @param topic the main topic
 	 * @param group the consumer group of the main topic, and the start of the other names
-	 * @param partitions the partitions of the main topic, and so of the retry and lock topics
+	 * @param partitions the partitions of the main topic, and so of the retry and lock
+	 * topics
 	 * @param delay how long a failed record waits in the retry topic
-	 * @param workload what the handler does; a record whose handler throws is retried once
+	 * @param workload what the handler does; a record whose handler throws is retried
+	 * once
 	 * @return the running bound; closing it stops it
 	 */
 	static RawRetryWrites start(BenchmarkBroker broker, String topic, String group, int partitions, Duration delay,
@@ -102,7 +107,8 @@ final class RawRetryWrites implements AutoCloseable {
 		broker.createTopic(lockTopic, partitions,
 				Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
 		RawRetryWrites raw = new RawRetryWrites(broker, retryTopic, lockTopic, group, delay, workload);
-		// a send waits for its topic's metadata, which the producer's own thread fetches: a first
+		// a send waits for its topic's metadata, which the producer's own thread fetches:
+		// a first
 		// send from a callback, on that thread, would wait for itself
 		raw.producer.partitionsFor(retryTopic);
 		raw.producer.partitionsFor(lockTopic);
@@ -133,12 +139,12 @@ final class RawRetryWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Waits until the lock tailer has read {@code expected} lock records (three per failed
-	 * record: moving, confirmed and the tombstone).
+	 * Waits until the lock tailer has read {@code expected} lock records (three per
+	 * failed record: moving, confirmed and the tombstone).
 	 * @param expected how many
 	 * @param timeout how long to wait at most
-	 * @throws IllegalStateException when they were not read in time, or a thread of the bound
-	 * failed
+	 * @throws IllegalStateException when they were not read in time, or a thread of the
+	 * bound failed
 	 */
 	void awaitLockRecords(long expected, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -195,9 +201,10 @@ final class RawRetryWrites implements AutoCloseable {
 		String message = (ex.getMessage() != null) ? ex.getMessage() : "";
 		String exception = ex.getClass().getName();
 		byte[] moving = ("{\"v\":1,\"origin\":{\"partition\":" + partition + ",\"offset\":" + offset
-				+ "},\"stage\":1,\"from\":{\"stage\":0,\"offset\":" + offset + "},\"retryCount\":1,\"failure\":{\"class\":\""
-				+ RetryHeaders.TRANSIENT + "\",\"message\":\"" + message + "\",\"exception\":\"" + exception
-				+ "\",\"timestamp\":\"" + now + "\"},\"updated\":\"" + now + "\"}")
+				+ "},\"stage\":1,\"from\":{\"stage\":0,\"offset\":" + offset
+				+ "},\"retryCount\":1,\"failure\":{\"class\":\"" + RetryHeaders.TRANSIENT + "\",\"message\":\""
+				+ message + "\",\"exception\":\"" + exception + "\",\"timestamp\":\"" + now + "\"},\"updated\":\"" + now
+				+ "\"}")
 			.getBytes(StandardCharsets.UTF_8);
 		this.producer.send(new ProducerRecord<>(this.lockTopic, partition, null, lockId, moving, lockHeaders),
 				(locked, lockFailure) -> {
@@ -218,8 +225,8 @@ final class RawRetryWrites implements AutoCloseable {
 					put(headers, RetryHeaders.ERROR_EXCEPTION, exception);
 					put(headers, RetryHeaders.ERROR_TIMESTAMP, now);
 					put(headers, Ownership.HEADER, this.group);
-					this.producer.send(new ProducerRecord<>(this.retryTopic, partition, null, record.key(), record.value(),
-							headers), (published, publishFailure) -> {
+					this.producer.send(new ProducerRecord<>(this.retryTopic, partition, null, record.key(),
+							record.value(), headers), (published, publishFailure) -> {
 								if (publishFailure != null) {
 									fail(publishFailure);
 									return;
@@ -228,8 +235,8 @@ final class RawRetryWrites implements AutoCloseable {
 										+ offset + "},\"stage\":1,\"at\":" + published.offset() + ",\"retryCount\":1,"
 										+ "\"updated\":\"" + Instant.now() + "\"}")
 									.getBytes(StandardCharsets.UTF_8);
-								this.producer.send(new ProducerRecord<>(this.lockTopic, partition, null, lockId, confirmed,
-										lockHeaders), (written, confirmFailure) -> {
+								this.producer.send(new ProducerRecord<>(this.lockTopic, partition, null, lockId,
+										confirmed, lockHeaders), (written, confirmFailure) -> {
 											if (confirmFailure != null) {
 												fail(confirmFailure);
 											}
@@ -238,15 +245,17 @@ final class RawRetryWrites implements AutoCloseable {
 				});
 	}
 
-	/** Reads each stage record once, runs it when due, then writes its lock's tombstone. */
+	/**
+	 * Reads each stage record once, runs it when due, then writes its lock's tombstone.
+	 */
 	private void consumeRetries(String servers) throws Exception {
 		PriorityQueue<ConsumerRecord<byte[], byte[]>> waiting = new PriorityQueue<>(
 				Comparator.comparingLong(ConsumerRecord::timestamp));
 		try (KafkaConsumer<byte[], byte[]> consumer = consumer(servers, this.group + "-retry")) {
 			consumer.subscribe(List.of(this.retryTopic));
 			while (!this.closed) {
-				long wait = waiting.isEmpty() ? 100
-						: Math.max(0, Math.min(100, waiting.peek().timestamp() + this.delayMillis - System.currentTimeMillis()));
+				long wait = waiting.isEmpty() ? 100 : Math.max(0,
+						Math.min(100, waiting.peek().timestamp() + this.delayMillis - System.currentTimeMillis()));
 				for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(wait))) {
 					waiting.add(record);
 				}
@@ -255,8 +264,8 @@ final class RawRetryWrites implements AutoCloseable {
 					ConsumerRecord<byte[], byte[]> record = waiting.poll();
 					this.workload.handle(record);
 					Header lockId = record.headers().lastHeader(RetryHeaders.LOCK_ID);
-					this.producer.send(new ProducerRecord<>(this.lockTopic, record.partition(), null, lockId.value(), null,
-							lockHeaders(record.key())), (released, releaseFailure) -> {
+					this.producer.send(new ProducerRecord<>(this.lockTopic, record.partition(), null, lockId.value(),
+							null, lockHeaders(record.key())), (released, releaseFailure) -> {
 								if (releaseFailure != null) {
 									fail(releaseFailure);
 								}
@@ -268,7 +277,8 @@ final class RawRetryWrites implements AutoCloseable {
 
 	private void tailLocks(String servers, int partitions) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
-				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, this.group + "-locks");
+				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG,
+				this.group + "-locks");
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer())) {
 			List<TopicPartition> assigned = new ArrayList<>();

@@ -29,7 +29,8 @@ final class Records {
 	/**
 	 * A value that also carries when it was sent.
 	 * @param seq the sequence number
-	 * @param sentNanos {@link System#nanoTime()} just before the value is handed to the producer
+	 * @param sentNanos {@link System#nanoTime()} just before the value is handed to the
+	 * producer
 	 * @param size the size of the value; at least 16 bytes are written
 	 * @return the value
 	 */

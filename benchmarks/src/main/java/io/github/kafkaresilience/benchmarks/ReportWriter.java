@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Writes the suite's results as Markdown: how and where they were measured, the targets, then
- * one section per scenario.
+ * Writes the suite's results as Markdown: how and where they were measured, the targets,
+ * then one section per scenario.
  */
 final class ReportWriter {
 
@@ -21,22 +21,26 @@ final class ReportWriter {
 		StringBuilder md = new StringBuilder();
 		md.append("# kafka-resilience benchmark results\n\n");
 		if (settings.smoke()) {
-			md.append("> **Smoke sizes.** This run only checks that every scenario and contender works. Its numbers are "
-					+ "not comparable with full runs and say nothing about performance.\n\n");
+			md.append(
+					"> **Smoke sizes.** This run only checks that every scenario and contender works. Its numbers are "
+							+ "not comparable with full runs and say nothing about performance.\n\n");
 		}
 		md.append("| | |\n|---|---|\n");
-		row(md, "date", ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")));
+		row(md, "date",
+				ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")));
 		row(md, "command", "`" + (settings.command().isBlank() ? "BenchmarkSuite" : settings.command()) + "`");
 		List<String> changed = settings.changedSizes();
 		row(md, "sizes", changed.isEmpty() ? "the full sizes of docs/BENCHMARKS.md"
 				: (settings.smoke() ? "smoke sizes" : "full sizes except") + ": " + String.join(" ", changed));
-		row(md, "runs", settings.runs() + " measured run(s) per scenario"
-				+ ((settings.warmups() > 0) ? ", after " + settings.warmups()
-						+ " unreported warm-up run(s) of P1, P2, P2W, P2A, P3, P3L, P3B and P7" : "")
-				+ "; tables show the median, then every run in order");
+		row(md, "runs",
+				settings.runs() + " measured run(s) per scenario"
+						+ ((settings.warmups() > 0) ? ", after " + settings.warmups()
+								+ " unreported warm-up run(s) of P1, P2, P2W, P2A, P3, P3L, P3B and P7" : "")
+						+ "; tables show the median, then every run in order");
 		environment.forEach((label, text) -> row(md, label, text));
-		row(md, "broker", "one in-process KRaft broker (spring-kafka-test EmbeddedKafkaKraftBroker) in the suite's JVM, "
-				+ "shared by every scenario and contender");
+		row(md, "broker",
+				"one in-process KRaft broker (spring-kafka-test EmbeddedKafkaKraftBroker) in the suite's JVM, "
+						+ "shared by every scenario and contender");
 		row(md, "wall time", minutesAndSeconds(took));
 		md.append('\n');
 
@@ -61,12 +65,15 @@ final class ReportWriter {
 			report.setup().forEach((line) -> md.append("- ").append(line).append('\n'));
 			md.append('\n');
 			for (ScenarioReport.Table table : report.tables()) {
-				md.append("| ").append(String.join(" | ", table.header().stream().map(ReportWriter::cell).toList()))
+				md.append("| ")
+					.append(String.join(" | ", table.header().stream().map(ReportWriter::cell).toList()))
 					.append(" |\n|");
 				table.header().forEach((column) -> md.append("---|"));
 				md.append('\n');
 				for (List<String> cells : table.rows()) {
-					md.append("| ").append(String.join(" | ", cells.stream().map(ReportWriter::cell).toList())).append(" |\n");
+					md.append("| ")
+						.append(String.join(" | ", cells.stream().map(ReportWriter::cell).toList()))
+						.append(" |\n");
 				}
 				md.append('\n');
 			}
@@ -106,7 +113,8 @@ final class ReportWriter {
 	}
 
 	private static String minutesAndSeconds(Duration took) {
-		return (took.toMinutes() > 0) ? took.toMinutes() + " min " + took.toSecondsPart() + " s" : took.toSeconds() + " s";
+		return (took.toMinutes() > 0) ? took.toMinutes() + " min " + took.toSecondsPart() + " s"
+				: took.toSeconds() + " s";
 	}
 
 }

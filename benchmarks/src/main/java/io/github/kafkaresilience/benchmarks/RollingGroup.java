@@ -16,11 +16,11 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.listener.MessageListenerContainer;
 
 /**
- * The instances of one consumer group in P9R, each an application of its own in the suite's
- * JVM: starts them, tells when they hold partitions, and restarts one at a time, as a rolling
- * deploy does. An instance is ready, as its health would say, when its listener holds
- * partitions of the topic and, for an {@code @OrderedRetryListener}, none of its sync
- * barriers is closed.
+ * The instances of one consumer group in P9R, each an application of its own in the
+ * suite's JVM: starts them, tells when they hold partitions, and restarts one at a time,
+ * as a rolling deploy does. An instance is ready, as its health would say, when its
+ * listener holds partitions of the topic and, for an {@code @OrderedRetryListener}, none
+ * of its sync barriers is closed.
  */
 final class RollingGroup implements AutoCloseable {
 
@@ -37,8 +37,8 @@ final class RollingGroup implements AutoCloseable {
 	/**
 	 * @param id the listener id (and group) of every instance
 	 * @param topic the topic they read
-	 * @param library whether the instances run an {@code @OrderedRetryListener} (else a plain
-	 * {@code @KafkaListener})
+	 * @param library whether the instances run an {@code @OrderedRetryListener} (else a
+	 * plain {@code @KafkaListener})
 	 * @param launcher starts instance n
 	 */
 	RollingGroup(String id, String topic, boolean library, Launcher launcher) {
@@ -49,8 +49,8 @@ final class RollingGroup implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the instances one after the other and waits until the group has settled: every
-	 * instance ready, every partition of the topic held.
+	 * Starts the instances one after the other and waits until the group has settled:
+	 * every instance ready, every partition of the topic held.
 	 * @param count how many instances
 	 * @param partitions the partitions of the topic
 	 * @param timeout how long to wait for the group at most
@@ -65,7 +65,8 @@ final class RollingGroup implements AutoCloseable {
 	}
 
 	/**
-	 * Closes an instance gracefully, starts a new one in its place and waits until it is ready.
+	 * Closes an instance gracefully, starts a new one in its place and waits until it is
+	 * ready.
 	 * @param index the instance
 	 * @param timeout how long to wait for it to be ready at most
 	 * @return how long each step took
@@ -78,7 +79,8 @@ final class RollingGroup implements AutoCloseable {
 		ConfigurableApplicationContext fresh = this.launcher.start(index);
 		this.instances.set(index, fresh);
 		long running = System.nanoTime();
-		await(() -> ready(fresh), timeout, "Instance " + index + " of '" + this.id + "' was not ready after its restart");
+		await(() -> ready(fresh), timeout,
+				"Instance " + index + " of '" + this.id + "' was not ready after its restart");
 		long ready = System.nanoTime();
 		return new Restart(closed - started, running - closed, ready - running);
 	}
@@ -117,7 +119,8 @@ final class RollingGroup implements AutoCloseable {
 				.getListenerContainer(this.id);
 			assigned = (container != null) ? container.getAssignedPartitions() : null;
 		}
-		return (assigned != null) ? assigned.stream().filter((tp) -> tp.topic().equals(this.topic)).toList() : List.of();
+		return (assigned != null) ? assigned.stream().filter((tp) -> tp.topic().equals(this.topic)).toList()
+				: List.of();
 	}
 
 	private static void await(BooleanSupplier condition, Duration timeout, String failure) throws InterruptedException {
@@ -144,6 +147,7 @@ final class RollingGroup implements AutoCloseable {
 
 	/**
 	 * How long the steps of one restart took, in nanoseconds.
+	 *
 	 * @param closeNanos closing the old instance's application
 	 * @param startNanos starting the new one's
 	 * @param readyNanos from its start until it was ready

@@ -14,18 +14,19 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * P9R, a rolling restart under load: a few instances of one group (applications in this JVM)
- * read a topic that records are sent to at a steady rate; after a steady stretch each
- * instance in turn is closed gracefully and started again, the next one once the new one is
- * ready, and sending goes on through the roll and for a few seconds after it. A small share
- * of the keys fail now and then, so that retries are under way when partitions move.
- * Measures, for the keys that never fail, the produce-to-handle latency of the records sent
- * during the roll, and, over every record, those handled twice and those never handled; for
- * the library and for a plain {@code @KafkaListener} with {@code DefaultErrorHandler}, on the
- * same handler and the same roll, in each group protocol.
+ * P9R, a rolling restart under load: a few instances of one group (applications in this
+ * JVM) read a topic that records are sent to at a steady rate; after a steady stretch
+ * each instance in turn is closed gracefully and started again, the next one once the new
+ * one is ready, and sending goes on through the roll and for a few seconds after it. A
+ * small share of the keys fail now and then, so that retries are under way when
+ * partitions move. Measures, for the keys that never fail, the produce-to-handle latency
+ * of the records sent during the roll, and, over every record, those handled twice and
+ * those never handled; for the library and for a plain {@code @KafkaListener} with
+ * {@code DefaultErrorHandler}, on the same handler and the same roll, in each group
+ * protocol.
  * <p>
- * There is no warm-up run: the roll's rebalances, not the JIT, set the latencies measured,
- * and each contender runs under load for some seconds before its roll.
+ * There is no warm-up run: the roll's rebalances, not the JIT, set the latencies
+ * measured, and each contender runs under load for some seconds before its roll.
  */
 final class RollingRestartScenario extends Scenario {
 
@@ -44,7 +45,9 @@ final class RollingRestartScenario extends Scenario {
 		super(broker, settings);
 	}
 
-	/** The name of a contender in one group protocol, as the report's completions give it. */
+	/**
+	 * The name of a contender in one group protocol, as the report's completions give it.
+	 */
 	static String contender(String contender, String protocol) {
 		return contender + ", " + protocol;
 	}
@@ -85,7 +88,8 @@ final class RollingRestartScenario extends Scenario {
 						contender.equals(ORDERED) ? Format.ratio(ratio.median()) : "–",
 						Format.latency(values.get("steady p99").median()), Format.latency(values.get("pause").median()),
 						values.get("twice").runs(Format::count), values.get("lost").runs(Format::count),
-						Format.seconds(values.get("roll").median()), Format.seconds(values.get("slowest restart").median()),
+						Format.seconds(values.get("roll").median()),
+						Format.seconds(values.get("slowest restart").median()),
 						Format.latency(values.get("behind").median())));
 				report.measured(name + " p50 ms", values.get("p50").median());
 				report.measured(name + " p99 ms", values.get("p99").median());
@@ -98,17 +102,19 @@ final class RollingRestartScenario extends Scenario {
 			report.table(List.of(protocol + " protocol", "roll p50", "roll p99", "roll max", "p99, every run (ms)",
 					"p99 vs " + BLOCKING, "p99 before the roll", "longest key pause", "handled twice, every run",
 					"never handled, every run", "roll took", "slowest restart", "sender behind schedule (max)"), rows);
-			report.target("never-failing keys' produce-to-handle p99 of the records sent during the roll ≤ " + BLOCKING
-					+ "'s (" + protocol + " protocol)", ratio.median(), Format.ratio(ratio.median()) + " ("
-							+ Format.latency(ordered.get("p99").median()) + " vs "
-							+ Format.latency(blocking.get("p99").median()) + ")", false, 1.0);
+			report.target(
+					"never-failing keys' produce-to-handle p99 of the records sent during the roll ≤ " + BLOCKING
+							+ "'s (" + protocol + " protocol)",
+					ratio.median(), Format.ratio(ratio.median()) + " (" + Format.latency(ordered.get("p99").median())
+							+ " vs " + Format.latency(blocking.get("p99").median()) + ")",
+					false, 1.0);
 			report.measured(contender(ORDERED, protocol) + " p99 vs blocking", ratio.median());
 		}
 		report.note("Roll p50, p99, max: over the records of never-failing keys sent from just before the first "
 				+ "instance was closed until the last new instance was ready; p99 before the roll: the same over the "
 				+ "steady stretch before it. Longest key pause: for two records of one never-failing key sent one after "
-				+ "the other during the roll (" + Format.latency(1000.0 * plan.keys() / plan.rate()) + " apart), how much "
-				+ "longer the second waited than the first, the most of any pair.");
+				+ "the other during the roll (" + Format.latency(1000.0 * plan.keys() / plan.rate())
+				+ " apart), how much " + "longer the second waited than the first, the most of any pair.");
 		report.note("Handled twice: records the handler succeeded on more than once, because their partition moved "
 				+ "before their offsets were committed; never handled: records sent that no call succeeded on within "
 				+ "the timeout after sending stopped (any makes the run incomplete); both over every record of the run. "
@@ -121,12 +127,13 @@ final class RollingRestartScenario extends Scenario {
 	}
 
 	private void describe(ScenarioReport report, Plan plan) {
-		report.setup(String.format(Locale.ROOT, "%d instances of one group, each an application of its own in this JVM, "
-				+ "on a new topic of %d partitions; %,d records/s of %d bytes over %,d keys in turn (record n on key n mod "
-				+ "%,d), sent from when every instance holds partitions: %d s steady, then the roll, then %d s more; "
-				+ "group protocols: %s, each with its default assignor; no-op handler", plan.instances(),
-				plan.partitions(), plan.rate(), Math.max(plan.valueBytes(), 2 * Long.BYTES), plan.keys(), plan.keys(),
-				plan.steadySeconds(), plan.afterSeconds(), String.join(", ", plan.protocols())));
+		report
+			.setup(String.format(Locale.ROOT, "%d instances of one group, each an application of its own in this JVM, "
+					+ "on a new topic of %d partitions; %,d records/s of %d bytes over %,d keys in turn (record n on key n mod "
+					+ "%,d), sent from when every instance holds partitions: %d s steady, then the roll, then %d s more; "
+					+ "group protocols: %s, each with its default assignor; no-op handler", plan.instances(),
+					plan.partitions(), plan.rate(), Math.max(plan.valueBytes(), 2 * Long.BYTES), plan.keys(),
+					plan.keys(), plan.steadySeconds(), plan.afterSeconds(), String.join(", ", plan.protocols())));
 		report.setup((plan.flakyEvery() > 0) ? String.format(Locale.ROOT, "one key in %d is flaky (%,d keys): one "
 				+ "record in %d of each flaky key, staggered over the keys, fails once, on the first call of the handler "
 				+ "on it, with a transient exception, and succeeds on the next (about %.1f records/s); the other keys "
@@ -140,8 +147,8 @@ final class RollingRestartScenario extends Scenario {
 		report.setup(String.format(Locale.ROOT, "%s: a plain @KafkaListener with %d consumer(s) an instance and a "
 				+ "DefaultErrorHandler with FixedBackOff(%d ms, %d attempts) given as a bean: the failed record is tried "
 				+ "again in place and its partition waits; Spring Boot's and Spring Kafka's defaults otherwise; ready: "
-				+ "its listener holds partitions of the topic", BLOCKING, plan.plainConsumers(), plan.plainBackOffMillis(),
-				BLOCKING_ATTEMPTS));
+				+ "its listener holds partitions of the topic", BLOCKING, plan.plainConsumers(),
+				plan.plainBackOffMillis(), BLOCKING_ATTEMPTS));
 		report.setup("the roll: instance 0's application closed gracefully, a new one started in its place, and once "
 				+ "that one is ready the next instance, to the last; latency: from just before the producer is handed a "
 				+ "record (System.nanoTime() carried in its value) until the handler starts the call that succeeds on "
@@ -172,7 +179,8 @@ final class RollingRestartScenario extends Scenario {
 						"kafka.resilience.retry.delays=" + plan.delays(),
 						"spring.kafka.consumer.properties.group.protocol=" + protocol)
 				: ListenerApplications.plain(bootstrapServers(), topic, id, plan.plainConsumers(), workload,
-						List.of(blockingErrorHandler(plan)), "spring.kafka.consumer.properties.group.protocol=" + protocol);
+						List.of(blockingErrorHandler(plan)),
+						"spring.kafka.consumer.properties.group.protocol=" + protocol);
 		int rollFrom = 0;
 		int rollTo = 0;
 		int sent = 0;
@@ -187,19 +195,24 @@ final class RollingRestartScenario extends Scenario {
 			boolean exhausted;
 			try {
 				sender.start();
-				TimeUnit.SECONDS.sleep(plan.steadySeconds()); // the steady stretch: pacing, not a wait for a result
+				TimeUnit.SECONDS.sleep(plan.steadySeconds()); // the steady stretch:
+																// pacing, not a wait for
+																// a result
 				rollFrom = sender.sent();
 				long rollStarted = System.nanoTime();
 				for (int i = 0; i < plan.instances(); i++) {
 					RollingGroup.Restart restart = group.restart(i, timeout());
 					slowest = Math.max(slowest, restart.totalNanos());
-					this.logger.info(String.format(Locale.ROOT, "P9R %s %s: instance %d closed in %s, started in %s, "
-							+ "ready %s later", label(run), name, i, Format.seconds(restart.closeNanos() / 1e6),
-							Format.seconds(restart.startNanos() / 1e6), Format.seconds(restart.readyNanos() / 1e6)));
+					this.logger.info(String.format(Locale.ROOT,
+							"P9R %s %s: instance %d closed in %s, started in %s, " + "ready %s later", label(run), name,
+							i, Format.seconds(restart.closeNanos() / 1e6), Format.seconds(restart.startNanos() / 1e6),
+							Format.seconds(restart.readyNanos() / 1e6)));
 				}
 				rollTo = sender.sent();
 				rollNanos = System.nanoTime() - rollStarted;
-				TimeUnit.SECONDS.sleep(plan.afterSeconds()); // load after the roll: pacing, not a wait for a result
+				TimeUnit.SECONDS.sleep(plan.afterSeconds()); // load after the roll:
+																// pacing, not a wait for
+																// a result
 			}
 			finally {
 				exhausted = sender.exhausted();
@@ -241,8 +254,8 @@ final class RollingRestartScenario extends Scenario {
 		values.get("latencies").add(roll.count());
 		this.logger.info(String.format(Locale.ROOT, "P9R %s %-40s %,d records sent, %,d during the roll (%s); "
 				+ "never-failing keys during the roll: p50 %s, p99 %s, max %s (%,d records), before it p99 %s; longest "
-				+ "key pause %s; %,d handled twice, %,d never handled; sender at most %s behind%s", label(run), name, sent,
-				rollTo - rollFrom, Format.seconds(rollNanos / 1e6), Format.latency(roll.percentileMillis(0.50)),
+				+ "key pause %s; %,d handled twice, %,d never handled; sender at most %s behind%s", label(run), name,
+				sent, rollTo - rollFrom, Format.seconds(rollNanos / 1e6), Format.latency(roll.percentileMillis(0.50)),
 				Format.latency(roll.percentileMillis(0.99)), Format.latency(roll.maxMillis()), roll.count(),
 				Format.latency(steady.percentileMillis(0.99)), Format.latency(pause), twice, lost,
 				Format.latency(behind), (error != null) ? "; " + error : ""));
@@ -258,6 +271,7 @@ final class RollingRestartScenario extends Scenario {
 
 	/**
 	 * The settings of P9R and which records fail.
+	 *
 	 * @param instances instances of the group
 	 * @param partitions partitions of the topic
 	 * @param rate records sent per second
@@ -269,13 +283,14 @@ final class RollingRestartScenario extends Scenario {
 	 * @param workers the library's workers an instance
 	 * @param delays the library's retry delays
 	 * @param plainConsumers the plain listener's consumers an instance
-	 * @param plainBackOffMillis the plain listener's pause before it tries a failed record again
+	 * @param plainBackOffMillis the plain listener's pause before it tries a failed
+	 * record again
 	 * @param valueBytes the size of each value
 	 * @param protocols the group protocols
 	 */
-	record Plan(int instances, int partitions, int rate, int keys, int steadySeconds, int afterSeconds,
-			int flakyEvery, int failEvery, int workers, String delays, int plainConsumers, int plainBackOffMillis,
-			int valueBytes, List<String> protocols) {
+	record Plan(int instances, int partitions, int rate, int keys, int steadySeconds, int afterSeconds, int flakyEvery,
+			int failEvery, int workers, String delays, int plainConsumers, int plainBackOffMillis, int valueBytes,
+			List<String> protocols) {
 
 		static Plan of(BenchmarkSettings settings) {
 			return new Plan(settings.count("p9r-instances"), settings.count("p9r-partitions"),
@@ -293,8 +308,8 @@ final class RollingRestartScenario extends Scenario {
 		}
 
 		/**
-		 * Whether record {@code seq} fails on its first call: one in {@code failEvery} of a flaky
-		 * key's records, each flaky key starting at a different one.
+		 * Whether record {@code seq} fails on its first call: one in {@code failEvery} of
+		 * a flaky key's records, each flaky key starting at a different one.
 		 */
 		boolean failsOnce(long seq) {
 			long key = seq % this.keys;

@@ -15,11 +15,11 @@ import org.apache.kafka.common.utils.Utils;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P9, scaling out: the workload of P2 (a handler that sleeps, many keys) on a topic of a few
- * partitions, read by 1, 2 and 4 instances of one group (applications in this JVM), with each
- * group protocol. The records are produced once every instance holds partitions of the main
- * topic, so each run measures that many instances at work; a run's throughput is compared with
- * one instance's times the number of instances.
+ * P9, scaling out: the workload of P2 (a handler that sleeps, many keys) on a topic of a
+ * few partitions, read by 1, 2 and 4 instances of one group (applications in this JVM),
+ * with each group protocol. The records are produced once every instance holds partitions
+ * of the main topic, so each run measures that many instances at work; a run's throughput
+ * is compared with one instance's times the number of instances.
  */
 final class ScaleOutScenario extends Scenario {
 
@@ -40,16 +40,18 @@ final class ScaleOutScenario extends Scenario {
 			.stream()
 			.map(String::trim)
 			.toList();
-		ScenarioReport report = new ScenarioReport("P9", "Scale-out: 1 to " + sizes.get(sizes.size() - 1)
-				+ " instances, " + sleepMs + " ms per record");
-		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in %d partitions, produced once "
-				+ "every instance holds partitions of the topic; the handler sleeps %d ms", records, valueBytes, keys,
-				partitions, sleepMs));
+		ScenarioReport report = new ScenarioReport("P9",
+				"Scale-out: 1 to " + sizes.get(sizes.size() - 1) + " instances, " + sleepMs + " ms per record");
+		report.setup(String.format(Locale.ROOT,
+				"%,d records of %d bytes over %,d keys in %d partitions, produced once "
+						+ "every instance holds partitions of the topic; the handler sleeps %d ms",
+				records, valueBytes, keys, partitions, sleepMs));
 		report.setup(String.format(Locale.ROOT, "@OrderedRetryListener: %d workers an instance; instances: %s, each an "
 				+ "application of its own in this JVM, in one group; group protocols: %s with their default assignors",
 				workers, sizes, String.join(", ", protocols)));
-		report.setup(String.format(Locale.ROOT, "one instance's ideal: %d workers × 1 record per %d ms = %,.0f records/s",
-				workers, sleepMs, workers * 1000.0 / sleepMs));
+		report
+			.setup(String.format(Locale.ROOT, "one instance's ideal: %d workers × 1 record per %d ms = %,.0f records/s",
+					workers, sleepMs, workers * 1000.0 / sleepMs));
 
 		Map<String, Series> throughput = new LinkedHashMap<>();
 		for (String protocol : protocols) {
@@ -73,13 +75,13 @@ final class ScaleOutScenario extends Scenario {
 						List<ConfigurableApplicationContext> instances = new ArrayList<>();
 						try {
 							for (int i = 0; i < size; i++) {
-								instances.add(ListenerApplications.ordered(bootstrapServers(), topic, id, workers, workload,
-										"kafka.resilience.instance-id=" + id + "-" + i,
+								instances.add(ListenerApplications.ordered(bootstrapServers(), topic, id, workers,
+										workload, "kafka.resilience.instance-id=" + id + "-" + i,
 										"spring.kafka.consumer.properties.group.protocol=" + protocol));
 							}
 							awaitEveryInstanceHoldsTheTopic(instances, id, topic, partitions);
-							this.broker.fill(records, (i) -> new ProducerRecord<>(topic, Records.key("key-" + (i % keys)),
-									Records.value(i, valueBytes)));
+							this.broker.fill(records, (i) -> new ProducerRecord<>(topic,
+									Records.key("key-" + (i % keys)), Records.value(i, valueBytes)));
 							await(tally);
 						}
 						finally {
@@ -103,9 +105,10 @@ final class ScaleOutScenario extends Scenario {
 						series.runs(Format::count), Format.ratio(scaled.median())));
 				report.measured(contender(protocol, size) + " records/s", series.median());
 				if (size > sizes.get(0)) {
-					report.target(String.format(Locale.ROOT, "%d instances ≥ 0.95 × %d × %d instance(s) (%s protocol)", size,
-							size / sizes.get(0), sizes.get(0), protocol), scaled.median(), Format.ratio(scaled.median()),
-							true, 0.95);
+					report.target(
+							String.format(Locale.ROOT, "%d instances ≥ 0.95 × %d × %d instance(s) (%s protocol)", size,
+									size / sizes.get(0), sizes.get(0), protocol),
+							scaled.median(), Format.ratio(scaled.median()), true, 0.95);
 				}
 			}
 		}
@@ -116,11 +119,12 @@ final class ScaleOutScenario extends Scenario {
 			perPartition[Utils.toPositive(Utils.murmur2(Records.key("key-" + (i % keys)))) % partitions]++;
 		}
 		int busiest = java.util.Arrays.stream(perPartition).max().orElse(0);
-		report.note(String.format(Locale.ROOT, "The keys put %s records in the %d partitions (the default partitioner): "
-				+ "with one partition an instance, the busiest instance has %,d records against a mean of %,.0f, so no "
-				+ "consumer gets past %s of one instance's throughput times %d there.",
-				java.util.Arrays.stream(perPartition).mapToObj(Format::count).toList(), partitions, busiest,
-				(double) records / partitions, Format.ratio((double) records / partitions / busiest), partitions));
+		report
+			.note(String.format(Locale.ROOT, "The keys put %s records in the %d partitions (the default partitioner): "
+					+ "with one partition an instance, the busiest instance has %,d records against a mean of %,.0f, so no "
+					+ "consumer gets past %s of one instance's throughput times %d there.",
+					java.util.Arrays.stream(perPartition).mapToObj(Format::count).toList(), partitions, busiest,
+					(double) records / partitions, Format.ratio((double) records / partitions / busiest), partitions));
 		report.note("Every instance runs in this JVM, on the machine's cores, with the broker: where the workers' "
 				+ "sleeps are not the bottleneck, the cores are.");
 		return report;
@@ -130,18 +134,20 @@ final class ScaleOutScenario extends Scenario {
 		return "@OrderedRetryListener, " + protocol + ", " + size + " instance" + ((size == 1) ? "" : "s");
 	}
 
-	/** Waits until the group settled with every partition of the topic held and every instance holding some. */
-	private void awaitEveryInstanceHoldsTheTopic(List<ConfigurableApplicationContext> instances, String id, String topic,
-			int partitions) throws InterruptedException {
+	/**
+	 * Waits until the group settled with every partition of the topic held and every
+	 * instance holding some.
+	 */
+	private void awaitEveryInstanceHoldsTheTopic(List<ConfigurableApplicationContext> instances, String id,
+			String topic, int partitions) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout().toNanos();
 		while (System.nanoTime() < deadline) {
 			long held = 0;
 			boolean everyInstance = true;
 			for (ConfigurableApplicationContext instance : instances) {
 				OrderedRetryContainer container = instance.getBean(OrderedRetryListenerRegistry.class).container(id);
-				long ofTopic = (container != null) ? container.assignment().stream()
-					.filter((tp) -> tp.topic().equals(topic))
-					.count() : 0;
+				long ofTopic = (container != null)
+						? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count() : 0;
 				everyInstance &= ofTopic > 0 && container.closedBarriers().isEmpty();
 				held += ofTopic;
 			}
@@ -150,8 +156,8 @@ final class ScaleOutScenario extends Scenario {
 			}
 			TimeUnit.MILLISECONDS.sleep(50); // the group's rebalance, not a result
 		}
-		throw new IllegalStateException("The " + instances.size() + " instances of '" + id + "' did not all hold partitions of '"
-				+ topic + "' within " + timeout().toSeconds() + " s");
+		throw new IllegalStateException("The " + instances.size() + " instances of '" + id
+				+ "' did not all hold partitions of '" + topic + "' within " + timeout().toSeconds() + " s");
 	}
 
 }

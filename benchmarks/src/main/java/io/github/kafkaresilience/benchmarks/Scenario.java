@@ -63,8 +63,8 @@ abstract class Scenario {
 	}
 
 	/**
-	 * The CPU time this process (the broker and every client included) has used so far, in
-	 * nanoseconds, or -1 where the JVM does not tell.
+	 * The CPU time this process (the broker and every client included) has used so far,
+	 * in nanoseconds, or -1 where the JVM does not tell.
 	 */
 	protected static long processCpuNanos() {
 		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
@@ -73,14 +73,17 @@ abstract class Scenario {
 		return -1;
 	}
 
-	/** A run's label in topic, group and instance names: {@code w0} for a warm-up, {@code r1} for a run. */
+	/**
+	 * A run's label in topic, group and instance names: {@code w0} for a warm-up,
+	 * {@code r1} for a run.
+	 */
 	protected static String label(int run) {
 		return (run > 0) ? "r" + run : "w" + (-run);
 	}
 
 	/**
-	 * The contenders in the order one run measures them: each run starts with the next one, so
-	 * that no contender is always first (cold) or last.
+	 * The contenders in the order one run measures them: each run starts with the next
+	 * one, so that no contender is always first (cold) or last.
 	 */
 	protected static <T> List<T> rotated(List<T> contenders, int run) {
 		List<T> rotated = new ArrayList<>();
@@ -145,8 +148,8 @@ abstract class Scenario {
 
 	/**
 	 * Runs Confluent's Parallel Consumer with KEY ordering until the tally is complete; a
-	 * Parallel Consumer that cannot run with the Kafka client on the classpath is reported as
-	 * unavailable rather than as a contender that lost records.
+	 * Parallel Consumer that cannot run with the Kafka client on the classpath is
+	 * reported as unavailable rather than as a contender that lost records.
 	 */
 	protected void runParallelConsumer(String topic, String group, int concurrency, Workload workload, Tally tally)
 			throws Exception {
@@ -172,7 +175,10 @@ abstract class Scenario {
 		return description.toString();
 	}
 
-	/** Retry stage delays as the library's property takes them ({@code 2s,4s,6s}), in order. */
+	/**
+	 * Retry stage delays as the library's property takes them ({@code 2s,4s,6s}), in
+	 * order.
+	 */
 	static List<Duration> delays(String delays) {
 		return Arrays.stream(delays.split(",")).map(String::trim).map(DurationStyle::detectAndParse).toList();
 	}
@@ -190,9 +196,10 @@ abstract class Scenario {
 	}
 
 	/**
-	 * Thrown by a contender that cannot run here at all (for example a library that does not
-	 * work with the Kafka client on the classpath): it is left out of the scenario, with the
-	 * reason in the report, rather than counted as a contender that lost records.
+	 * Thrown by a contender that cannot run here at all (for example a library that does
+	 * not work with the Kafka client on the classpath): it is left out of the scenario,
+	 * with the reason in the report, rather than counted as a contender that lost
+	 * records.
 	 */
 	static class ContenderUnavailableException extends Exception {
 

@@ -8,13 +8,14 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What one scenario measured: its tables, its targets, whether each contender handled every
- * record in each run, and the key numbers by name.
+ * What one scenario measured: its tables, its targets, whether each contender handled
+ * every record in each run, and the key numbers by name.
  */
 final class ScenarioReport {
 
 	/**
 	 * A table of the report.
+	 *
 	 * @param header the column titles
 	 * @param rows the cells, row by row
 	 */
@@ -23,6 +24,7 @@ final class ScenarioReport {
 
 	/**
 	 * A target of the benchmark definition and how the measurement compares.
+	 *
 	 * @param target the target, in words
 	 * @param measured the median that is compared
 	 * @param met whether it is met, {@code null} when nothing was measured
@@ -32,6 +34,7 @@ final class ScenarioReport {
 
 	/**
 	 * Whether a contender handled every record in one run.
+	 *
 	 * @param contender the contender
 	 * @param run the run (1-based; 0 and below are warm-ups)
 	 * @param processed distinct records handled

@@ -68,8 +68,9 @@ final class Series {
 	}
 
 	/**
-	 * How far the measured values stray from their median at most, relative to it: 0.1 means
-	 * every value lies within ±10 % of the median. {@code NaN} with fewer than two values.
+	 * How far the measured values stray from their median at most, relative to it: 0.1
+	 * means every value lies within ±10 % of the median. {@code NaN} with fewer than two
+	 * values.
 	 */
 	double spread() {
 		double median = median();
@@ -87,8 +88,8 @@ final class Series {
 	}
 
 	/**
-	 * The run-by-run ratio of two series (each run pairs contenders measured back to back on
-	 * the same broker).
+	 * The run-by-run ratio of two series (each run pairs contenders measured back to back
+	 * on the same broker).
 	 */
 	static Series ratio(Series numerator, Series denominator) {
 		Series ratio = new Series();

@@ -11,10 +11,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * P2, a slow handler on a single partition: every record sleeps a fixed time, so throughput
- * comes only from handling keys concurrently. {@code @OrderedRetryListener} against the ideal
- * (every worker always busy), against Confluent's Parallel Consumer with KEY ordering and the
- * same concurrency, and against a plain {@code @KafkaListener} (one record at a time).
+ * P2, a slow handler on a single partition: every record sleeps a fixed time, so
+ * throughput comes only from handling keys concurrently. {@code @OrderedRetryListener}
+ * against the ideal (every worker always busy), against Confluent's Parallel Consumer
+ * with KEY ordering and the same concurrency, and against a plain {@code @KafkaListener}
+ * (one record at a time).
  */
 final class SlowHandlerScenario extends Scenario {
 
@@ -36,12 +37,14 @@ final class SlowHandlerScenario extends Scenario {
 		int valueBytes = this.settings.count("value-bytes");
 		double ideal = workers * 1000.0 / sleepMs;
 		ScenarioReport report = new ScenarioReport("P2", "Slow handler: " + sleepMs + " ms per record, one partition");
-		report.setup(String.format(Locale.ROOT, "%,d records of %d bytes over %,d keys in 1 partition; the handler "
-				+ "sleeps %d ms", records, valueBytes, keys, sleepMs));
-		report.setup(String.format(Locale.ROOT, "@OrderedRetryListener: %d workers; Parallel Consumer %s: KEY ordering, "
-				+ "maxConcurrency %d, periodic asynchronous consumer commits; @KafkaListener: one consumer (one "
-				+ "partition), measured on the first %,d records only, since it handles one record at a time",
-				workers, ParallelConsumerRunner.version(), workers, plainRecords));
+		report.setup(String.format(Locale.ROOT,
+				"%,d records of %d bytes over %,d keys in 1 partition; the handler " + "sleeps %d ms", records,
+				valueBytes, keys, sleepMs));
+		report
+			.setup(String.format(Locale.ROOT, "@OrderedRetryListener: %d workers; Parallel Consumer %s: KEY ordering, "
+					+ "maxConcurrency %d, periodic asynchronous consumer commits; @KafkaListener: one consumer (one "
+					+ "partition), measured on the first %,d records only, since it handles one record at a time",
+					workers, ParallelConsumerRunner.version(), workers, plainRecords));
 		report.setup(String.format(Locale.ROOT, "ideal: %d workers × 1 record per %d ms = %,.0f records/s", workers,
 				sleepMs, ideal));
 
@@ -74,15 +77,15 @@ final class SlowHandlerScenario extends Scenario {
 				double perSecond = measure(report, contender, run, tally, () -> {
 					switch (contender) {
 						case ORDERED -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.ordered(bootstrapServers(),
-									topic, id, workers, workload)) {
+							try (ConfigurableApplicationContext context = ListenerApplications
+								.ordered(bootstrapServers(), topic, id, workers, workload)) {
 								await(tally);
 							}
 						}
 						case PARALLEL -> runParallelConsumer(topic, id, workers, workload, tally);
 						default -> {
-							try (ConfigurableApplicationContext context = ListenerApplications.plain(bootstrapServers(), topic,
-									id, 1, workload)) {
+							try (ConfigurableApplicationContext context = ListenerApplications.plain(bootstrapServers(),
+									topic, id, 1, workload)) {
 								await(tally);
 							}
 						}
@@ -100,7 +103,8 @@ final class SlowHandlerScenario extends Scenario {
 		Series ordered = throughput.get(ORDERED);
 		Series parallel = throughput.get(PARALLEL);
 		List<List<String>> rows = new ArrayList<>();
-		rows.add(List.of("ideal", "–", Format.perSecond(ideal), "–", "1.00×", Format.ratio(Series.ratio(ordered, ideal).median())));
+		rows.add(List.of("ideal", "–", Format.perSecond(ideal), "–", "1.00×",
+				Format.ratio(Series.ratio(ordered, ideal).median())));
 		for (String contender : CONTENDERS) {
 			Series series = throughput.get(contender);
 			String name = contender.equals(PARALLEL) ? PARALLEL + " " + ParallelConsumerRunner.version() : contender;
@@ -116,12 +120,12 @@ final class SlowHandlerScenario extends Scenario {
 		report.table(List.of("contender", "records", "records/s (median)", "every run", "vs ideal",
 				"@OrderedRetryListener vs it"), rows);
 		Series orderedVsIdeal = Series.ratio(ordered, ideal);
-		report.target("@OrderedRetryListener ≥ 0.98× ideal", orderedVsIdeal.median(), Format.ratio(orderedVsIdeal.median()),
-				true, 0.98);
+		report.target("@OrderedRetryListener ≥ 0.98× ideal", orderedVsIdeal.median(),
+				Format.ratio(orderedVsIdeal.median()), true, 0.98);
 		if (parallelUnavailable != null) {
 			report.target("@OrderedRetryListener ≥ 1.0× Parallel Consumer (KEY)", Double.NaN,
-					"not measured: Parallel Consumer " + ParallelConsumerRunner.version() + " does not run with kafka-clients "
-							+ Versions.kafkaClients(),
+					"not measured: Parallel Consumer " + ParallelConsumerRunner.version()
+							+ " does not run with kafka-clients " + Versions.kafkaClients(),
 					true, 1.0);
 		}
 		else {
@@ -129,8 +133,9 @@ final class SlowHandlerScenario extends Scenario {
 			report.target("@OrderedRetryListener ≥ 1.0× Parallel Consumer (KEY)", orderedVsParallel.median(),
 					Format.ratio(orderedVsParallel.median()), true, 1.0);
 		}
-		report.note("Thread.sleep(" + sleepMs + ") sleeps a little longer than asked, so even a perfect scheduler stays "
-				+ "slightly below the ideal.");
+		report
+			.note("Thread.sleep(" + sleepMs + ") sleeps a little longer than asked, so even a perfect scheduler stays "
+					+ "slightly below the ideal.");
 		throughput.forEach((contender, series) -> report.measured(contender + " records/s", series.median()));
 		return report;
 	}

@@ -9,15 +9,15 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counts the distinct records of a range of sequence numbers that a contender handled, and
- * when: the first one, and the one that completed the range. Throughput is measured between
- * these two moments, so the start-up of a contender (group join, sync barrier) is not part
- * of it. Lock-free: one bit per record.
+ * Counts the distinct records of a range of sequence numbers that a contender handled,
+ * and when: the first one, and the one that completed the range. Throughput is measured
+ * between these two moments, so the start-up of a contender (group join, sync barrier) is
+ * not part of it. Lock-free: one bit per record.
  * <p>
- * A tally can also split that span into back-to-back windows of equal record counts, marking
- * when the distinct count crossed each boundary, so that one pass of a contender gives
- * several throughput samples: the first window holds the ramp-up and the last the tail of
- * the partitions that finish late, and the median window leaves both out.
+ * A tally can also split that span into back-to-back windows of equal record counts,
+ * marking when the distinct count crossed each boundary, so that one pass of a contender
+ * gives several throughput samples: the first window holds the ramp-up and the last the
+ * tail of the partitions that finish late, and the median window leaves both out.
  */
 final class Tally {
 
@@ -41,7 +41,10 @@ final class Tally {
 
 	private final int windows;
 
-	/** When the distinct count reached each inner window boundary (index 1 to windows - 1). */
+	/**
+	 * When the distinct count reached each inner window boundary (index 1 to windows -
+	 * 1).
+	 */
 	private final AtomicLongArray boundaries;
 
 	/**
@@ -55,8 +58,8 @@ final class Tally {
 	/**
 	 * @param from the first sequence number of the range
 	 * @param count how many records the range holds
-	 * @param windows into how many back-to-back windows of equal record counts the span from
-	 * the first record to the last is split (see {@link #windowsPerSecond()})
+	 * @param windows into how many back-to-back windows of equal record counts the span
+	 * from the first record to the last is split (see {@link #windowsPerSecond()})
 	 */
 	Tally(long from, int count, int windows) {
 		if (windows < 1) {
@@ -116,10 +119,10 @@ final class Tally {
 	}
 
 	/**
-	 * The distinct count that ends window {@code window} (from 1): the first count at or past
-	 * {@code window / windows} of the range. Rounding up makes it the one count {@code n} with
-	 * {@code n * windows / expected == window} that ends the window, while there are fewer
-	 * windows than records.
+	 * The distinct count that ends window {@code window} (from 1): the first count at or
+	 * past {@code window / windows} of the range. Rounding up makes it the one count
+	 * {@code n} with {@code n * windows / expected == window} that ends the window, while
+	 * there are fewer windows than records.
 	 */
 	private int boundary(int window) {
 		return (int) (((long) window * this.expected + this.windows - 1) / this.windows);
@@ -152,19 +155,25 @@ final class Tally {
 		return this.expected;
 	}
 
-	/** When the first record was handled ({@link System#nanoTime()}), {@code Long.MIN_VALUE} before. */
+	/**
+	 * When the first record was handled ({@link System#nanoTime()}),
+	 * {@code Long.MIN_VALUE} before.
+	 */
 	long firstNanos() {
 		return this.first.get();
 	}
 
-	/** When the range was completed ({@link System#nanoTime()}), {@code Long.MIN_VALUE} before. */
+	/**
+	 * When the range was completed ({@link System#nanoTime()}), {@code Long.MIN_VALUE}
+	 * before.
+	 */
 	long lastNanos() {
 		return this.last;
 	}
 
 	/**
-	 * Records per second between the first record and the one that completed the range, or
-	 * {@code NaN} when the range is incomplete or too small to tell.
+	 * Records per second between the first record and the one that completed the range,
+	 * or {@code NaN} when the range is incomplete or too small to tell.
 	 */
 	double perSecond() {
 		long first = this.first.get();
@@ -176,9 +185,10 @@ final class Tally {
 	}
 
 	/**
-	 * Records per second in each back-to-back window, in order: the first window runs from the
-	 * first record handled, the last one ends with the record that completed the range. A
-	 * window gets {@code NaN} when the range is incomplete or it is too short to time.
+	 * Records per second in each back-to-back window, in order: the first window runs
+	 * from the first record handled, the last one ends with the record that completed the
+	 * range. A window gets {@code NaN} when the range is incomplete or it is too short to
+	 * time.
 	 */
 	double[] windowsPerSecond() {
 		double[] perSecond = new double[this.windows];

@@ -49,7 +49,8 @@ final class Versions {
 	 * @return the version, or {@code unknown}
 	 */
 	static String ofMavenArtifact(String groupId, String artifactId) {
-		return orUnknown(load("META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties").getProperty("version"));
+		return orUnknown(
+				load("META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties").getProperty("version"));
 	}
 
 	private static String buildProperty(String name) {

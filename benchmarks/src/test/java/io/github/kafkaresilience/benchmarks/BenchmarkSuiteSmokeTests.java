@@ -11,12 +11,12 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Runs every scenario of the suite once at smoke size on one broker, and checks that every
- * contender handled every record and that the windowed throughput, the healthy keys'
- * latencies, the clean keys' latencies in the burst, the cold-start and the delay numbers, the
- * batch listeners' batches, what an outage of every key cost, and the latency and the records
- * lost during a rolling restart, were measured. No timing is asserted: this proves the suite
- * works, not how fast anything is.
+ * Runs every scenario of the suite once at smoke size on one broker, and checks that
+ * every contender handled every record and that the windowed throughput, the healthy
+ * keys' latencies, the clean keys' latencies in the burst, the cold-start and the delay
+ * numbers, the batch listeners' batches, what an outage of every key cost, and the
+ * latency and the records lost during a rolling restart, were measured. No timing is
+ * asserted: this proves the suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
 
@@ -36,8 +36,8 @@ class BenchmarkSuiteSmokeTests {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
 			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R");
 		assertThat(result.output()).exists();
-		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P2A", "## P3L", "## P3B",
-				"## P5", "## P7", "## P8", "Smoke sizes");
+		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P2A", "## P3L",
+				"## P3B", "## P5", "## P7", "## P8", "Smoke sizes");
 	}
 
 	@Test
@@ -85,7 +85,8 @@ class BenchmarkSuiteSmokeTests {
 				case PLATFORM -> assertThat(report.measured().get(contender.name() + " records/s")).isNotNaN();
 				case VIRTUAL -> {
 					if (IoBoundHandlerScenario.virtualThreadsAvailable()) {
-						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name())
+							.isNotNaN();
 					}
 					else {
 						assertThat(contenders("P2W")).doesNotContain(contender.name());
@@ -115,7 +116,8 @@ class BenchmarkSuiteSmokeTests {
 						assertThat(report.excluded().get(contender.name())).contains("Java 21");
 					}
 					else {
-						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name()).isNotNaN();
+						assertThat(report.measured().get(contender.name() + " records/s")).as(contender.name())
+							.isNotNaN();
 					}
 				}
 				case PARALLEL_REACTOR -> {
@@ -154,7 +156,8 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void healthyKeyLatencyTookTheLatencyOfEveryHealthyRecordInTheBaselineAndEveryStorm() {
 		assertThat(contenders("P3L")).containsExactlyInAnyOrderElementsOf(HealthyKeyLatencyScenario.CONTENDERS);
-		// the records sent while the instance settles have no latency taken; one in n fails
+		// the records sent while the instance settles have no latency taken; one in n
+		// fails
 		int from = settings.count("p3l-rate") * settings.count("p3l-settle-seconds");
 		int to = from + settings.count("p3l-records");
 		int failEvery = settings.count("p3l-fail-every");
@@ -174,7 +177,8 @@ class BenchmarkSuiteSmokeTests {
 		for (String contender : FailureBurstScenario.CONTENDERS) {
 			assertThat(measured.get(contender + " latencies")).as(contender + " latencies").isEqualTo((double) clean);
 			assertThat(measured.get(contender + " p99 ms")).as(contender + " p99").isNotNaN();
-			assertThat(measured.get(contender + " first attempts done ms")).as(contender + " first attempts").isNotNaN();
+			assertThat(measured.get(contender + " first attempts done ms")).as(contender + " first attempts")
+				.isNotNaN();
 			assertThat(measured.get(contender + " all done ms")).as(contender + " all done").isNotNaN();
 			assertThat(measured.get(contender + " out of order")).as(contender + " out of order").isZero();
 		}
@@ -211,13 +215,15 @@ class BenchmarkSuiteSmokeTests {
 		for (String contender : expected) {
 			assertThat(measured.get(contender + " records/s")).as(contender + " records/s").isNotNaN();
 			assertThat(measured.get(contender + " mean batch")).as(contender + " mean batch").isBetween(1.0, 500.0);
-			// each failing record fails once, on its first attempt, and every failure is one failed call
+			// each failing record fails once, on its first attempt, and every failure is
+			// one failed call
 			assertThat(measured.get(contender + " failed calls")).as(contender + " failed calls")
 				.isEqualTo(contender.endsWith(BatchListenerScenario.FAILING) ? settings.count("p7-failing") : 0.0);
 		}
 		assertThat(measured.get("library vs plain")).isNotNaN();
 		assertThat(measured.get("library with failures vs without")).isNotNaN();
-		// the library against the plain listener with nothing failing, the library with failures against without
+		// the library against the plain listener with nothing failing, the library with
+		// failures against without
 		assertThat(report("P7").targets()).hasSize(2);
 	}
 
@@ -253,7 +259,10 @@ class BenchmarkSuiteSmokeTests {
 		assertThat(report("P9").targets()).hasSize(2);
 	}
 
-	/** P9R at smoke size: two instances rolled on the classic protocol, for the library and the plain listener. */
+	/**
+	 * P9R at smoke size: two instances rolled on the classic protocol, for the library
+	 * and the plain listener.
+	 */
 	@Test
 	void rollingRestartLostNoRecordAndTookTheLatencyDuringTheRollOfBothContenders() {
 		Map<String, Double> measured = report("P9R").measured();

@@ -23,9 +23,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
- * The views of the {@code kafkaresilience} endpoint that the console pages through: held keys,
- * dead letters and one dead letter, each checked for its parameters, with the response an
- * error gets. A listing of dead letters reads at most the scan limit, and one ladder at a time.
+ * The views of the {@code kafkaresilience} endpoint that the console pages through: held
+ * keys, dead letters and one dead letter, each checked for its parameters, with the
+ * response an error gets. A listing of dead letters reads at most the scan limit, and one
+ * ladder at a time.
  */
 final class ConsoleViews {
 
@@ -79,9 +80,9 @@ final class ConsoleViews {
 		return pages;
 	}
 
-	WebEndpointResponse<Object> deadLetters(@Nullable String listener, @Nullable String topic,
-			@Nullable String since, @Nullable String until, @Nullable String reason, @Nullable String exception,
-			@Nullable String errorClass, @Nullable String key, @Nullable Integer size) {
+	WebEndpointResponse<Object> deadLetters(@Nullable String listener, @Nullable String topic, @Nullable String since,
+			@Nullable String until, @Nullable String reason, @Nullable String exception, @Nullable String errorClass,
+			@Nullable String key, @Nullable Integer size) {
 		LadderPlan plan = ladder(listener, topic);
 		ReplayRequest filter = ReplayArguments.request(plan.dlqTopic(), plan.mainTopic(), plan.group(), since, until,
 				errorClass, exception, reason, key, null, null, true, this.clock);
@@ -115,19 +116,25 @@ final class ConsoleViews {
 			return unreadable(plan.dlqTopic(), ex);
 		}
 		if (letter == null) {
-			return error(404, "No dead letter of group '" + plan.group() + "' at " + plan.dlqTopic() + "/" + partition + "/"
-					+ offset);
+			return error(404, "No dead letter of group '" + plan.group() + "' at " + plan.dlqTopic() + "/" + partition
+					+ "/" + offset);
 		}
 		return ok(DeadLetterViews.detail(letter, this.settings.disclosure(), showValues));
 	}
 
-	/** The answer to a read of a ladder that another read is scanning: 429, to ask again shortly. */
+	/**
+	 * The answer to a read of a ladder that another read is scanning: 429, to ask again
+	 * shortly.
+	 */
 	static WebEndpointResponse<Object> busy(String dlqTopic) {
 		return error(WebEndpointResponse.STATUS_TOO_MANY_REQUESTS, "Another read of '" + dlqTopic
 				+ "' is under way, and one ladder is read by one request at a time; ask again in a few seconds");
 	}
 
-	/** The answer to a read that Kafka failed: a short message, the details in the server log. */
+	/**
+	 * The answer to a read that Kafka failed: a short message, the details in the server
+	 * log.
+	 */
 	static WebEndpointResponse<Object> unreadable(String dlqTopic, RuntimeException ex) {
 		logger.warn("Could not read dead-letter topic '" + dlqTopic + "' for the kafkaresilience endpoint", ex);
 		return error(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE,

@@ -16,9 +16,9 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * How many dead letters each dead-letter topic holds, from the earliest and latest offsets of
- * its partitions, read with an admin client of its own per call. When they cannot be read,
- * the overview says so in a word and the server log says why.
+ * How many dead letters each dead-letter topic holds, from the earliest and latest
+ * offsets of its partitions, read with an admin client of its own per call. When they
+ * cannot be read, the overview says so in a word and the server log says why.
  */
 final class DeadLetterCounts {
 
@@ -72,8 +72,8 @@ final class DeadLetterCounts {
 				Thread.currentThread().interrupt();
 			}
 			logger.warn("Could not count the dead letters of " + topics + ": " + ex);
-			topics.forEach((topic) -> result.put(topic, new KafkaResilienceEndpoint.DlqDescriptor(null, null,
-					"unavailable")));
+			topics.forEach(
+					(topic) -> result.put(topic, new KafkaResilienceEndpoint.DlqDescriptor(null, null, "unavailable")));
 		}
 		return result;
 	}

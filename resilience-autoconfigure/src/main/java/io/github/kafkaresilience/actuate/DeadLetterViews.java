@@ -36,29 +36,31 @@ public final class DeadLetterViews {
 	private DeadLetterViews() {
 	}
 
-	static DeadLetterPage page(String listener, String topic, String dlqTopic, DeadLetterBrowser.Page<DeadLetterRow> page) {
+	static DeadLetterPage page(String listener, String topic, String dlqTopic,
+			DeadLetterBrowser.Page<DeadLetterRow> page) {
 		return new DeadLetterPage(listener, topic, dlqTopic, page.matched(), page.scanned(), page.complete(),
 				page.stoppedAt(), page.letters());
 	}
 
 	static DeadLetterRow row(DeadLetter letter) {
 		return new DeadLetterRow(letter.partition(), letter.offset(), letter.timestamp(), key(letter.key()),
-				letter.dlqReason(), letter.errorClass(), letter.errorException(), letter.errorMessage(), letter.retryCount(),
-				letter.originalTopic(), letter.originalPartition(), letter.originalOffset(), letter.payloadSize());
+				letter.dlqReason(), letter.errorClass(), letter.errorException(), letter.errorMessage(),
+				letter.retryCount(), letter.originalTopic(), letter.originalPartition(), letter.originalOffset(),
+				letter.payloadSize());
 	}
 
 	/**
 	 * One dead letter in full, as a reader is shown it.
-	 * @param showValues whether the reader is shown its value and the application's headers
+	 * @param showValues whether the reader is shown its value and the application's
+	 * headers
 	 */
 	static DeadLetterDetail detail(DeadLetter letter, ValueDisclosure disclosure, boolean showValues) {
 		List<HeaderView> headers = new ArrayList<>();
 		for (Header header : letter.headers()) {
-			headers.add(new HeaderView(header.key(),
-					(header.value() != null) ? disclosure.header(header.key(), text(header.value()), showValues) : null));
+			headers.add(new HeaderView(header.key(), (header.value() != null)
+					? disclosure.header(header.key(), text(header.value()), showValues) : null));
 		}
-		ValueView value = showValues ? value(letter.value())
-				: new ValueView(HIDDEN, null, letter.payloadSize(), false);
+		ValueView value = showValues ? value(letter.value()) : new ValueView(HIDDEN, null, letter.payloadSize(), false);
 		return new DeadLetterDetail(row(letter), headers, value);
 	}
 
@@ -94,11 +96,15 @@ public final class DeadLetterViews {
 		return (text != null) ? text : "hex:" + HexFormat.of().formatHex(bytes);
 	}
 
-	/** The bytes as UTF-8 text when they are that and hold no control characters but line breaks and tabs. */
+	/**
+	 * The bytes as UTF-8 text when they are that and hold no control characters but line
+	 * breaks and tabs.
+	 */
 	private static @Nullable String printable(byte[] bytes) {
 		try {
 			String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-			boolean printable = text.chars().noneMatch((c) -> Character.isISOControl(c) && c != '\n' && c != '\r' && c != '\t');
+			boolean printable = text.chars()
+				.noneMatch((c) -> Character.isISOControl(c) && c != '\n' && c != '\r' && c != '\t');
 			return printable ? text : null;
 		}
 		catch (CharacterCodingException ex) {
@@ -108,13 +114,14 @@ public final class DeadLetterViews {
 
 	/**
 	 * A page of dead letters.
+	 *
 	 * @param listener the listener whose ladder it is
 	 * @param topic its main topic
 	 * @param dlqTopic the dead-letter topic read
 	 * @param matched dead letters that matched the filter among the records read
 	 * @param scanned records read
-	 * @param complete whether every record up to the end was read; {@code false} when the read
-	 * stopped at {@code kafka.resilience.console.scan-limit}
+	 * @param complete whether every record up to the end was read; {@code false} when the
+	 * read stopped at {@code kafka.resilience.console.scan-limit}
 	 * @param stoppedAt where it stopped in each partition it did not read to its end
 	 * @param deadLetters the newest that matched, newest first
 	 */
@@ -124,6 +131,7 @@ public final class DeadLetterViews {
 
 	/**
 	 * One dead letter in a list.
+	 *
 	 * @param partition its partition
 	 * @param offset its offset
 	 * @param timestamp when it was dead-lettered
@@ -146,6 +154,7 @@ public final class DeadLetterViews {
 
 	/**
 	 * One dead letter in full.
+	 *
 	 * @param summary what a list shows of it
 	 * @param headers every header, in order (text, or {@code hex:...})
 	 * @param value its value
@@ -154,16 +163,18 @@ public final class DeadLetterViews {
 	}
 
 	/**
-	 * A header: its name and value (text, or {@code hex:...}; {@code null} for a null value;
-	 * {@value ValueDisclosure#MASK} when masked or hidden).
+	 * A header: its name and value (text, or {@code hex:...}; {@code null} for a null
+	 * value; {@value ValueDisclosure#MASK} when masked or hidden).
 	 */
 	public record HeaderView(String name, @Nullable String value) {
 	}
 
 	/**
 	 * A value as shown.
-	 * @param format {@code json} (pretty printed), {@code text}, {@code hex}, {@code null}, or
-	 * {@code hidden} when the reader is not shown values ({@code kafka.resilience.console.show-values})
+	 *
+	 * @param format {@code json} (pretty printed), {@code text}, {@code hex},
+	 * {@code null}, or {@code hidden} when the reader is not shown values
+	 * ({@code kafka.resilience.console.show-values})
 	 * @param content the value in that format; {@code null} when hidden
 	 * @param bytes its size
 	 * @param truncated whether only its first 64 KiB are shown

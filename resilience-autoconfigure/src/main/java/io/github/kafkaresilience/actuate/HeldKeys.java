@@ -20,10 +20,11 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The held keys of a ladder, as an operator looks for them: one row per key with live locks,
- * about its head (the lock with the lowest origin, the record the key waits for), oldest
- * first, searched by key, one page at a time. A page is built from one pass over the live
- * locks, so 100,000 of them cost a pass and a sort, never a page of 100,000 rows.
+ * The held keys of a ladder, as an operator looks for them: one row per key with live
+ * locks, about its head (the lock with the lowest origin, the record the key waits for),
+ * oldest first, searched by key, one page at a time. A page is built from one pass over
+ * the live locks, so 100,000 of them cost a pass and a sort, never a page of 100,000
+ * rows.
  *
  * @since 0.1.0
  */
@@ -34,12 +35,13 @@ public final class HeldKeys {
 
 	/**
 	 * One page of the held keys of one ladder.
-	 * @param keyContains keeps the keys whose text contains it, ignoring case; {@code null} for all
+	 * @param keyContains keeps the keys whose text contains it, ignoring case;
+	 * {@code null} for all
 	 * @param page the page, from 0
 	 * @param size the rows per page
 	 */
-	static HeldPage page(String listenerId, LadderPlan plan, LockRegistry registry, @Nullable String keyContains, int page,
-			int size, Instant now, @Nullable LastErrors lastErrors) {
+	static HeldPage page(String listenerId, LadderPlan plan, LockRegistry registry, @Nullable String keyContains,
+			int page, int size, Instant now, @Nullable LastErrors lastErrors) {
 		return page(listenerId, plan, registry.snapshot(), registry::commandsOf, keyContains, page, size, now,
 				(lastErrors != null) ? lastErrors::of : null);
 	}
@@ -48,7 +50,8 @@ public final class HeldKeys {
 	 * One page of the held keys of one ladder, from its live locks.
 	 * @param live the live locks, read once
 	 * @param commandsOf the pending commands on a lock
-	 * @param lastErrors the last failures of the records at some places, {@code null} for none
+	 * @param lastErrors the last failures of the records at some places, {@code null} for
+	 * none
 	 */
 	static HeldPage page(String listenerId, LadderPlan plan, Collection<Lock> live,
 			Function<String, List<OperatorCommand>> commandsOf, @Nullable String keyContains, int page, int size,
@@ -65,7 +68,8 @@ public final class HeldKeys {
 		String needle = (keyContains != null && !keyContains.isBlank()) ? keyContains.toLowerCase(Locale.ROOT) : null;
 		List<Lock> rows = new ArrayList<>();
 		for (Lock head : heads.values()) {
-			if (needle == null || KafkaResilienceEndpoint.keyText(head.key()).toLowerCase(Locale.ROOT).contains(needle)) {
+			if (needle == null
+					|| KafkaResilienceEndpoint.keyText(head.key()).toLowerCase(Locale.ROOT).contains(needle)) {
 				rows.add(head);
 			}
 		}
@@ -74,7 +78,8 @@ public final class HeldKeys {
 		int to = Math.min(from + size, rows.size());
 		List<Lock> shown = rows.subList(from, to);
 		Map<LastErrors.Place, LastErrors.LastError> errors = (lastErrors != null)
-				? lastErrors.apply(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
+				? lastErrors
+					.apply(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
 				: Map.of();
 		List<HeldKey> keys = new ArrayList<>(to - from);
 		for (Lock head : shown) {
@@ -82,8 +87,8 @@ public final class HeldKeys {
 			keys.add(row(listenerId, plan, commandsOf, head, counts.get(head.key()), now,
 					(place != null) ? errors.get(place) : null));
 		}
-		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), locks, heads.size(), rows.size(), page,
-				size, keys);
+		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), locks, heads.size(), rows.size(), page, size,
+				keys);
 	}
 
 	/** Where the record that carries a confirmed head is; {@code null} while it moves. */
@@ -95,16 +100,17 @@ public final class HeldKeys {
 	}
 
 	private static HeldKey row(String listenerId, LadderPlan plan, Function<String, List<OperatorCommand>> commandsOf,
-			Lock head, int records,
-			Instant now, LastErrors.@Nullable LastError lastError) {
+			Lock head, int records, Instant now, LastErrors.@Nullable LastError lastError) {
 		String stageTopic = (head.stage() <= plan.lastStage()) ? plan.topicOf(head.stage()) : null;
 		Instant due = null;
 		if (!head.isMoving() && !head.isPending() && head.retryCount() > 0 && head.stage() <= plan.lastStage()) {
 			due = head.updated().plus(plan.stage(head.stage()).delay());
 		}
-		// a moving lock holds the failure that moves it; a confirmed one's is on its record
+		// a moving lock holds the failure that moves it; a confirmed one's is on its
+		// record
 		FailureInfo failure = head.failure();
-		String errorClass = (failure != null) ? failure.exception() : (lastError != null) ? lastError.exception() : null;
+		String errorClass = (failure != null) ? failure.exception()
+				: (lastError != null) ? lastError.exception() : null;
 		String errorMessage = (failure != null) ? failure.message() : (lastError != null) ? lastError.message() : null;
 		List<String> commands = commandsOf.apply(head.id())
 			.stream()
@@ -120,6 +126,7 @@ public final class HeldKeys {
 
 	/**
 	 * A page of held keys of one ladder.
+	 *
 	 * @param listener the listener id
 	 * @param group its consumer group
 	 * @param topic the main topic
@@ -130,12 +137,13 @@ public final class HeldKeys {
 	 * @param size rows per page
 	 * @param held the rows of this page, oldest first
 	 */
-	public record HeldPage(String listener, String group, String topic, int locks, int keys, int matching, int page, int size,
-			List<HeldKey> held) {
+	public record HeldPage(String listener, String group, String topic, int locks, int keys, int matching, int page,
+			int size, List<HeldKey> held) {
 	}
 
 	/**
 	 * One held key, described by its head: the record it waits for.
+	 *
 	 * @param key the record key (text, or {@code base64:...})
 	 * @param lockId the head's lock id, what an action names
 	 * @param records the key's records in the ladder (its live locks)
@@ -147,20 +155,21 @@ public final class HeldKeys {
 	 * @param attempts the failed attempts of the head so far
 	 * @param since when the head's lock was last written
 	 * @param age how long ago that was
-	 * @param due when the head comes due (about: the lock is written right after its record);
-	 * {@code null} for a head that runs as soon as its turn comes, or moves
-	 * @param errorClass the exception class of the head's last failure (from the failure that
-	 * moves it, or from its record's {@code error.exception}); {@code null} when it never ran
+	 * @param due when the head comes due (about: the lock is written right after its
+	 * record); {@code null} for a head that runs as soon as its turn comes, or moves
+	 * @param errorClass the exception class of the head's last failure (from the failure
+	 * that moves it, or from its record's {@code error.exception}); {@code null} when it
+	 * never ran
 	 * @param errorMessage that failure's message
 	 * @param actionable whether an operator may act on it now: confirmed at its stage
 	 * @param commands operator commands pending on it
 	 * @param listener the listener id
 	 * @param topic the main topic
 	 */
-	public record HeldKey(String key, String lockId, int records, int stage, @Nullable String stageTopic, @Nullable Long at,
-			boolean moving, boolean pending, int attempts, Instant since, Duration age, @Nullable Instant due,
-			@Nullable String errorClass, @Nullable String errorMessage, boolean actionable, List<String> commands,
-			String listener, String topic) {
+	public record HeldKey(String key, String lockId, int records, int stage, @Nullable String stageTopic,
+			@Nullable Long at, boolean moving, boolean pending, int attempts, Instant since, Duration age,
+			@Nullable Instant due, @Nullable String errorClass, @Nullable String errorMessage, boolean actionable,
+			List<String> commands, String listener, String topic) {
 	}
 
 }

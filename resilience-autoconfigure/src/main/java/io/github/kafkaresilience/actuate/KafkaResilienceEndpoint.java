@@ -40,12 +40,14 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 /**
  * The {@code kafkaresilience} Actuator endpoint.
  * <ul>
- * <li>Read: every ordered retry listener with its topics and, per main topic, its stages, the
- * live locks (how many, on how many keys, and the oldest ones with key, stage and age) and how
- * many dead letters its dead-letter topic holds; held keys and dead letters page by page.</li>
- * <li>Write: an operator's action ({@link OperatorActions}), and a replay of dead letters back
- * into the ladder of their dead-letter topic (see {@link DlqReplayer}). A replay is a dry run
- * unless {@code dryRun} is {@code false}; a dry run is a read, a replay that sends an action.</li>
+ * <li>Read: every ordered retry listener with its topics and, per main topic, its stages,
+ * the live locks (how many, on how many keys, and the oldest ones with key, stage and
+ * age) and how many dead letters its dead-letter topic holds; held keys and dead letters
+ * page by page.</li>
+ * <li>Write: an operator's action ({@link OperatorActions}), and a replay of dead letters
+ * back into the ladder of their dead-letter topic (see {@link DlqReplayer}). A replay is
+ * a dry run unless {@code dryRun} is {@code false}; a dry run is a read, a replay that
+ * sends an action.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -74,13 +76,14 @@ public class KafkaResilienceEndpoint {
 	/**
 	 * @param listeners the listeners
 	 * @param locks the lock views of their topics
-	 * @param admins creates an admin client for the dead-letter counts (closed after each read)
+	 * @param admins creates an admin client for the dead-letter counts (closed after each
+	 * read)
 	 * @param replayer the replayer of the write operation
 	 * @param oldestLocks how many of the oldest live locks to list per main topic
 	 * @param clock the clock lock ages are measured with
 	 */
-	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
-			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
+	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
+			Supplier<Admin> admins, Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
 		this(listeners, locks, admins, replayer, oldestLocks, clock,
 				new OperatorActions(listeners, locks, false, null, null, clock), null, null, ViewSettings.defaults());
 	}
@@ -88,20 +91,24 @@ public class KafkaResilienceEndpoint {
 	/**
 	 * @param listeners the listeners
 	 * @param locks the lock views of their topics
-	 * @param admins creates an admin client for the dead-letter counts (closed after each read)
+	 * @param admins creates an admin client for the dead-letter counts (closed after each
+	 * read)
 	 * @param replayer the replayer of the write operation
 	 * @param oldestLocks how many of the oldest live locks to list per main topic
 	 * @param clock the clock lock ages are measured with
 	 * @param actions what an operator may do
 	 * @param browser reads dead-letter topics, {@code null} to offer no dead-letter views
-	 * @param lastErrors reads the last failure of held keys' heads, {@code null} to show none
+	 * @param lastErrors reads the last failure of held keys' heads, {@code null} to show
+	 * none
 	 * @param settings how much one request reads and what of a dead letter it shows
 	 */
-	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
-			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock, OperatorActions actions,
-			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, ViewSettings settings) {
+	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
+			Supplier<Admin> admins, Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock,
+			OperatorActions actions, @Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors,
+			ViewSettings settings) {
 		if (oldestLocks < 0) {
-			throw new IllegalArgumentException("kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
+			throw new IllegalArgumentException(
+					"kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);
 		}
 		ScanPermits scans = new ScanPermits();
 		this.listeners = listeners;
@@ -120,7 +127,8 @@ public class KafkaResilienceEndpoint {
 		Map<String, LockRegistry> registries = new HashMap<>();
 		this.locks.registries().forEach((registry) -> registries.put(registry.lockTopic(), registry));
 		List<ListenerEndpoint> endpoints = this.listeners.endpoints();
-		Map<String, DlqDescriptor> deadLetters = this.deadLetters.of(plans().stream().map(LadderPlan::dlqTopic).toList());
+		Map<String, DlqDescriptor> deadLetters = this.deadLetters
+			.of(plans().stream().map(LadderPlan::dlqTopic).toList());
 		Instant now = this.clock.instant();
 		List<ListenerDescriptor> descriptors = new ArrayList<>();
 		for (ListenerEndpoint endpoint : endpoints) {
@@ -134,7 +142,8 @@ public class KafkaResilienceEndpoint {
 			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running, holding(container),
 					batch(container), topics, running && container.isPauseRequested(),
 					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
-					running ? container.closedBarriers().size() : 0, (container != null) ? container.pendingResults() : null));
+					running ? container.closedBarriers().size() : 0,
+					(container != null) ? container.pendingResults() : null));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
 	}
@@ -143,13 +152,14 @@ public class KafkaResilienceEndpoint {
 	 * One view of the ladders, {@code GET /actuator/kafkaresilience/{view}}:
 	 * <ul>
 	 * <li>{@code held}: the held keys of every ladder (or of {@code listener} and
-	 * {@code topic}), oldest first, one page ({@code page} from 0, {@code size} rows) at a time,
-	 * searched by {@code key} (contained, ignoring case);</li>
+	 * {@code topic}), oldest first, one page ({@code page} from 0, {@code size} rows) at
+	 * a time, searched by {@code key} (contained, ignoring case);</li>
 	 * <li>{@code dead-letters}: the newest dead letters of a ladder ({@code listener},
-	 * {@code topic}) that match the replay filters, at most {@code size}, among the records
-	 * read up to the scan limit;</li>
-	 * <li>{@code dead-letter}: one dead letter of a ladder ({@code partition}, {@code offset})
-	 * with its headers and value, as {@link ValueDisclosure} shows them to the caller.</li>
+	 * {@code topic}) that match the replay filters, at most {@code size}, among the
+	 * records read up to the scan limit;</li>
+	 * <li>{@code dead-letter}: one dead letter of a ladder ({@code partition},
+	 * {@code offset}) with its headers and value, as {@link ValueDisclosure} shows them
+	 * to the caller.</li>
 	 * </ul>
 	 */
 	@ReadOperation
@@ -160,8 +170,8 @@ public class KafkaResilienceEndpoint {
 		try {
 			return switch (view) {
 				case "held" -> ConsoleViews.ok(this.views.held(listener, topic, key, page, size));
-				case "dead-letters" -> this.views.deadLetters(listener, topic, since, until, reason, exception, errorClass,
-						key, size);
+				case "dead-letters" ->
+					this.views.deadLetters(listener, topic, since, until, reason, exception, errorClass, key, size);
 				case "dead-letter" -> this.views.deadLetter(listener, topic, partition, offset,
 						this.settings.disclosure().showsValues(this.actions.isOperator(security)));
 				default -> ConsoleViews.error(404, "No view '" + view + "'; known: held, dead-letters, dead-letter");
@@ -180,25 +190,27 @@ public class KafkaResilienceEndpoint {
 			@Nullable String key, @Nullable Integer page, @Nullable Integer size, @Nullable String since,
 			@Nullable String until, @Nullable String reason, @Nullable String exception, @Nullable String errorClass,
 			@Nullable Integer partition, @Nullable Long offset) {
-		return view(view, listener, topic, key, page, size, since, until, reason, exception, errorClass, partition, offset,
-				SecurityContext.NONE);
+		return view(view, listener, topic, key, page, size, since, until, reason, exception, errorClass, partition,
+				offset, SecurityContext.NONE);
 	}
 
 	/**
-	 * An operator's action, {@code POST /actuator/kafkaresilience/{action}}: {@code retry-now}
-	 * or {@code dead-letter-now} on the head of a held key ({@code listener}, {@code topic},
-	 * {@code lock}: the lock id the held keys list), or {@code pause} or {@code resume} of a
-	 * {@code listener}. Refused (403) unless actions are enabled, and, with Spring Security,
-	 * unless the caller has the configured role.
+	 * An operator's action, {@code POST /actuator/kafkaresilience/{action}}:
+	 * {@code retry-now} or {@code dead-letter-now} on the head of a held key
+	 * ({@code listener}, {@code topic}, {@code lock}: the lock id the held keys list), or
+	 * {@code pause} or {@code resume} of a {@code listener}. Refused (403) unless actions
+	 * are enabled, and, with Spring Security, unless the caller has the configured role.
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> act(@Selector String action, @Nullable String listener, @Nullable String topic,
 			@Nullable String lock, SecurityContext security) {
 		try {
 			return switch (action) {
-				case "retry-now", "dead-letter-now" -> ConsoleViews.ok(this.actions.command(security,
-						OperatorCommand.Action.of(action), ConsoleViews.required(listener, "listener"),
-						ConsoleViews.required(topic, "topic"), ConsoleViews.required(lock, "lock")));
+				case "retry-now",
+						"dead-letter-now" ->
+					ConsoleViews.ok(this.actions.command(security, OperatorCommand.Action.of(action),
+							ConsoleViews.required(listener, "listener"), ConsoleViews.required(topic, "topic"),
+							ConsoleViews.required(lock, "lock")));
 				case "pause", "resume" -> ConsoleViews.ok(this.actions.pause(security,
 						ConsoleViews.required(listener, "listener"), "pause".equals(action)));
 				default -> ConsoleViews.error(404,
@@ -214,11 +226,12 @@ public class KafkaResilienceEndpoint {
 	}
 
 	/**
-	 * Replays dead letters of one of this application's dead-letter topics back into the ladder
-	 * of the group that owns it (see {@link DlqReplayer}), {@code POST /actuator/kafkaresilience}.
-	 * A dry run is a read: it reads at most the scan limit, one read of a ladder at a time (429
-	 * while another runs). A replay that sends is an action: refused (403) unless actions are
-	 * enabled and, with Spring Security, the caller has the configured role; audited.
+	 * Replays dead letters of one of this application's dead-letter topics back into the
+	 * ladder of the group that owns it (see {@link DlqReplayer}),
+	 * {@code POST /actuator/kafkaresilience}. A dry run is a read: it reads at most the
+	 * scan limit, one read of a ladder at a time (429 while another runs). A replay that
+	 * sends is an action: refused (403) unless actions are enabled and, with Spring
+	 * Security, the caller has the configured role; audited.
 	 * @param from the dead-letter topic
 	 * @param to the main topic: if given, the one of {@code from}'s ladder
 	 * @param group the consumer group: if given, the one of {@code from}'s ladder
@@ -272,18 +285,22 @@ public class KafkaResilienceEndpoint {
 				.toList();
 			locks = new LocksDescriptor(registry.size(), registry.lockedKeys(), registry.hasCaughtUp(), oldest);
 		}
-		return new TopicDescriptor(plan.mainTopic(), stages, plan.maxAttempts(), plan.dlqTopic(), plan.lockTopic(), locks,
-				dlq);
+		return new TopicDescriptor(plan.mainTopic(), stages, plan.maxAttempts(), plan.dlqTopic(), plan.lockTopic(),
+				locks, dlq);
 	}
 
 	private static LockDescriptor describe(LadderPlan plan, Lock lock, Instant now) {
 		String stageTopic = (lock.stage() <= plan.stages().size()) ? plan.stages().get(lock.stage() - 1).topic()
 				: plan.dlqTopic();
 		return new LockDescriptor(keyText(lock.key()), lock.stage(), stageTopic, Duration.between(lock.updated(), now),
-				lock.updated(), lock.retryCount(), lock.originPartition(), lock.originOffset(), lock.isMoving(), lock.id());
+				lock.updated(), lock.retryCount(), lock.originPartition(), lock.originOffset(), lock.isMoving(),
+				lock.id());
 	}
 
-	/** The consumer lag of this instance's partitions of a topic; {@code null} when it has none. */
+	/**
+	 * The consumer lag of this instance's partitions of a topic; {@code null} when it has
+	 * none.
+	 */
 	private static @Nullable Long lag(@Nullable OrderedRetryContainer container, String topic) {
 		if (container == null || !container.isRunning()) {
 			return null;
@@ -301,8 +318,8 @@ public class KafkaResilienceEndpoint {
 	}
 
 	/**
-	 * A key as text when it is printable UTF-8, otherwise {@code base64:} and its bytes in
-	 * Base64.
+	 * A key as text when it is printable UTF-8, otherwise {@code base64:} and its bytes
+	 * in Base64.
 	 */
 	static String keyText(Bytes key) {
 		byte[] bytes = key.get();
@@ -320,6 +337,7 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * What the read operation returns.
+	 *
 	 * @param listeners every ordered retry listener
 	 * @param actionsEnabled whether an operator may act through the endpoint
 	 * @param maxPageSize the most rows a page of held keys or dead letters may ask for
@@ -329,19 +347,23 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * One {@code @OrderedRetryListener}.
+	 *
 	 * @param id its id
 	 * @param group its consumer group
 	 * @param running whether its consumer runs
-	 * @param holding when it holds its records for an outage: since when and why; otherwise
-	 * {@code null}
-	 * @param batch how a batch listener gathers its batches; {@code null} for a record listener
+	 * @param holding when it holds its records for an outage: since when and why;
+	 * otherwise {@code null}
+	 * @param batch how a batch listener gathers its batches; {@code null} for a record
+	 * listener
 	 * @param topics its main topics
-	 * @param paused whether it is paused (on request: the endpoint's {@code pause}, or the registry's)
+	 * @param paused whether it is paused (on request: the endpoint's {@code pause}, or
+	 * the registry's)
 	 * @param partitions the partitions this instance holds, of the main and stage topics
-	 * @param sinceLastPoll how long ago its consumer last polled, {@code null} when it is not running
+	 * @param sinceLastPoll how long ago its consumer last polled, {@code null} when it is
+	 * not running
 	 * @param closedBarriers partitions held paused by the sync barrier now
-	 * @param pendingResults records whose handler returned a result that has not completed yet;
-	 * {@code null} for a listener whose method returns once done
+	 * @param pendingResults records whose handler returned a result that has not
+	 * completed yet; {@code null} for a listener whose method returns once done
 	 */
 	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
 			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics, boolean paused, int partitions,
@@ -350,10 +372,11 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * How a batch listener gathers its batches.
+	 *
 	 * @param size the most records in one batch
 	 * @param maxWait how long a batch that is not full waits for more records
-	 * @param failure what a batch that fails without naming a record means: {@code bisect} or
-	 * {@code fail-all}
+	 * @param failure what a batch that fails without naming a record means:
+	 * {@code bisect} or {@code fail-all}
 	 */
 	public record BatchDescriptor(int size, Duration maxWait, String failure) {
 	}
@@ -366,6 +389,7 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * A listener that holds its records because its dependency looks down for every key.
+	 *
 	 * @param since when its outage breaker opened
 	 * @param reason why
 	 * @param heldRecords the records it holds in memory
@@ -383,6 +407,7 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * One main topic and its ladder.
+	 *
 	 * @param topic the main topic
 	 * @param stages its retry stages, stage 1 first
 	 * @param maxAttempts attempts before a record is dead-lettered
@@ -397,18 +422,20 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * One retry stage.
+	 *
 	 * @param stage its number, from 1
 	 * @param topic its topic
 	 * @param delay how long a record waits in it
 	 * @param waiting live locks at this stage: records that wait in it, or move to it
-	 * @param lag the consumer lag of this instance's partitions of its topic, {@code null} when
-	 * it holds none
+	 * @param lag the consumer lag of this instance's partitions of its topic,
+	 * {@code null} when it holds none
 	 */
 	public record StageDescriptor(int stage, String topic, Duration delay, int waiting, @Nullable Long lag) {
 	}
 
 	/**
 	 * The live locks of a main topic.
+	 *
 	 * @param active live locks
 	 * @param keys keys with at least one live lock
 	 * @param current whether the lock view is loaded (the tailer caught up once)
@@ -419,10 +446,12 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * One live lock: a key whose records wait in the ladder.
+	 *
 	 * @param key the record key (text, or {@code base64:...})
 	 * @param stage the stage its record waits in (or is moving to)
 	 * @param stageTopic that stage's topic
-	 * @param age how long ago the lock was last written: how long the record has been at its stage
+	 * @param age how long ago the lock was last written: how long the record has been at
+	 * its stage
 	 * @param since when the lock was last written
 	 * @param retryCount failed attempts so far
 	 * @param originPartition the partition of the main topic the record was born in
@@ -436,6 +465,7 @@ public class KafkaResilienceEndpoint {
 
 	/**
 	 * The dead letters of a main topic.
+	 *
 	 * @param records dead letters its topic holds now (written less those past retention)
 	 * @param written dead letters ever written (the sum of its end offsets)
 	 * @param error why the counts are missing, if they are

@@ -17,10 +17,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The last failure of the records that held keys wait for, read from the {@code error.*}
- * headers of the stage records that carry their locks: a lock holds its failure only while it
- * moves, and the records a page shows are few. A record never changes, so what was read is
- * kept (up to {@value #KEPT} places) and a page refreshed every few seconds reads only its new
- * rows. It reads with a consumer of its own, without a group, read committed.
+ * headers of the stage records that carry their locks: a lock holds its failure only
+ * while it moves, and the records a page shows are few. A record never changes, so what
+ * was read is kept (up to {@value #KEPT} places) and a page refreshed every few seconds
+ * reads only its new rows. It reads with a consumer of its own, without a group, read
+ * committed.
  *
  * @since 0.1.0
  */
@@ -43,15 +44,16 @@ public class LastErrors {
 
 	public LastErrors(ConsumerClients consumers) {
 		this.consumers = consumers;
-		Map<String, Object> config = ConsumerSettings.groupless(consumers.configuration(), "kafka-resilience-last-errors");
+		Map<String, Object> config = ConsumerSettings.groupless(consumers.configuration(),
+				"kafka-resilience-last-errors");
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
 		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
 		this.config = config;
 	}
 
 	/**
-	 * The last failure of the records at {@code places}; a place that cannot be read (gone, or
-	 * the read timed out) is left out.
+	 * The last failure of the records at {@code places}; a place that cannot be read
+	 * (gone, or the read timed out) is left out.
 	 */
 	Map<Place, LastError> of(List<Place> places) {
 		Map<Place, LastError> found = new HashMap<>();
@@ -104,7 +106,10 @@ public class LastErrors {
 	record Place(String topic, int partition, long offset) {
 	}
 
-	/** The exception class and message of a record's last failure; both {@code null} when it never failed. */
+	/**
+	 * The exception class and message of a record's last failure; both {@code null} when
+	 * it never failed.
+	 */
 	record LastError(@Nullable String exception, @Nullable String message) {
 	}
 

@@ -24,12 +24,13 @@ import org.springframework.boot.actuate.endpoint.SecurityContext;
 /**
  * What an operator may do through the {@code kafkaresilience} endpoint: retry now or
  * dead-letter now the head of a held key (docs/PROTOCOL.md, rule 11), pause or resume a
- * listener, and send a replay. Every action needs {@code kafka.resilience.console.actions-enabled=true}
- * and, when Spring Security is present, the configured role. Each is audited: logged on
- * {@code kafka.resilience.audit} with who asked (the authenticated principal, or
- * {@code anonymous}) and counted in {@code kafka.resilience.operator.actions} by action,
- * listener and outcome. What a request names is checked against the listeners, ladders and
- * locks here before it is logged or counted.
+ * listener, and send a replay. Every action needs
+ * {@code kafka.resilience.console.actions-enabled=true} and, when Spring Security is
+ * present, the configured role. Each is audited: logged on {@code kafka.resilience.audit}
+ * with who asked (the authenticated principal, or {@code anonymous}) and counted in
+ * {@code kafka.resilience.operator.actions} by action, listener and outcome. What a
+ * request names is checked against the listeners, ladders and locks here before it is
+ * logged or counted.
  *
  * @since 0.1.0
  */
@@ -53,8 +54,8 @@ public class OperatorActions {
 
 	/**
 	 * @param enabled whether actions are enabled at all
-	 * @param requiredRole the role an action needs, or {@code null} when no role is checked
-	 * (Spring Security is absent)
+	 * @param requiredRole the role an action needs, or {@code null} when no role is
+	 * checked (Spring Security is absent)
 	 * @param meters where actions are counted, if anywhere
 	 */
 	public OperatorActions(OrderedRetryListenerRegistry listeners, LockCoordinator locks, boolean enabled,
@@ -73,8 +74,8 @@ public class OperatorActions {
 	}
 
 	/**
-	 * Whether the caller has the operator role: always {@code false} without Spring Security,
-	 * which has no roles to check.
+	 * Whether the caller has the operator role: always {@code false} without Spring
+	 * Security, which has no roles to check.
 	 */
 	public boolean isOperator(SecurityContext security) {
 		return this.requiredRole != null && security.isUserInRole(this.requiredRole);
@@ -85,10 +86,11 @@ public class OperatorActions {
 	 * @param listenerId the listener whose ladder holds the key
 	 * @param topic its main topic
 	 * @param lockId the head's lock id, as the held keys list it
-	 * @throws Refused when the action is not allowed, or the lock is not a head confirmed at its stage
+	 * @throws Refused when the action is not allowed, or the lock is not a head confirmed
+	 * at its stage
 	 */
-	public ActionReport command(SecurityContext security, OperatorCommand.Action action, String listenerId, String topic,
-			String lockId) {
+	public ActionReport command(SecurityContext security, OperatorCommand.Action action, String listenerId,
+			String topic, String lockId) {
 		String name = action.value();
 		String listener = known(listenerId);
 		String tag = tag(listener);
@@ -106,19 +108,21 @@ public class OperatorActions {
 			throw this.audit.refused(404, name, tag, by, subject, "the listener does not consume that topic");
 		}
 		if (registry == null || lock == null) {
-			throw this.audit.refused(404, name, tag, by, subject, "no such live lock in '" + plan.lockTopic()
-					+ "': its key is no longer held, or the id is wrong");
+			throw this.audit.refused(404, name, tag, by, subject,
+					"no such live lock in '" + plan.lockTopic() + "': its key is no longer held, or the id is wrong");
 		}
 		if (lock.isMoving() || lock.isPending()) {
-			throw this.audit.refused(409, name, tag, by, subject, "the lock is " + (lock.isPending()
-					? "a replay waiting for admission" : "moving") + "; act on it once it is confirmed at its stage");
+			throw this.audit.refused(409, name, tag, by, subject,
+					"the lock is " + (lock.isPending() ? "a replay waiting for admission" : "moving")
+							+ "; act on it once it is confirmed at its stage");
 		}
 		Lock before = registry.predecessor(lock);
 		if (before != null) {
 			throw this.audit.refused(409, name, tag, by, subject, "the lock is not the head of its key: lock "
 					+ before.id() + " of the same key comes first; act on that one");
 		}
-		OperatorCommand command = OperatorCommand.on(lock, action, by, UUID.randomUUID().toString(), this.clock.instant());
+		OperatorCommand command = OperatorCommand.on(lock, action, by, UUID.randomUUID().toString(),
+				this.clock.instant());
 		try {
 			registry.submit(command).get(WRITE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 		}
@@ -128,14 +132,15 @@ public class OperatorActions {
 		}
 		catch (ExecutionException | TimeoutException ex) {
 			logger.warn("Could not write operator command " + command.id() + " to '" + plan.lockTopic() + "'", ex);
-			throw this.audit.refused(503, name, tag, by, subject, "could not write the command to '" + plan.lockTopic()
-					+ "'; the server log says why");
+			throw this.audit.refused(503, name, tag, by, subject,
+					"could not write the command to '" + plan.lockTopic() + "'; the server log says why");
 		}
 		String key = KafkaResilienceEndpoint.keyText(lock.key());
-		this.audit.accepted(name, tag, "Operator '" + OperatorAudit.shown(by) + "' asked " + name + " on key '"
-				+ OperatorAudit.shown(key) + "' (lock " + lock.id() + " at stage " + lock.stage() + " offset " + lock.at()
-				+ ") of listener '" + listener + "', topic '" + plan.mainTopic() + "': command " + command.id()
-				+ " written");
+		this.audit.accepted(name, tag,
+				"Operator '" + OperatorAudit.shown(by) + "' asked " + name + " on key '" + OperatorAudit.shown(key)
+						+ "' (lock " + lock.id() + " at stage " + lock.stage() + " offset " + lock.at()
+						+ ") of listener '" + listener + "', topic '" + plan.mainTopic() + "': command " + command.id()
+						+ " written");
 		return new ActionReport(name, "accepted", by, command.requested(), listener, plan.mainTopic(), lock.id(), key,
 				command.id());
 	}
@@ -155,16 +160,16 @@ public class OperatorActions {
 		else {
 			this.listeners.resume(listener);
 		}
-		this.audit.accepted(action, listener, "Operator '" + OperatorAudit.shown(by) + "' asked " + action
-				+ " of listener '" + listener + "'");
+		this.audit.accepted(action, listener,
+				"Operator '" + OperatorAudit.shown(by) + "' asked " + action + " of listener '" + listener + "'");
 		return new ActionReport(action, "accepted", by, this.clock.instant(), listener, null, null, null, null);
 	}
 
 	/**
 	 * Checks that the caller may act at all (actions enabled, and the role with Spring
 	 * Security); a refusal is audited.
-	 * @param listenerTag the listener the action is about, {@value OperatorAudit#UNKNOWN} when
-	 * the request names none of this application
+	 * @param listenerTag the listener the action is about, {@value OperatorAudit#UNKNOWN}
+	 * when the request names none of this application
 	 * @param subject what the action is about, its values from the request shown escaped
 	 * @return who asked
 	 */
@@ -175,8 +180,8 @@ public class OperatorActions {
 					"actions are disabled; set kafka.resilience.console.actions-enabled=true");
 		}
 		if (this.requiredRole != null && !security.isUserInRole(this.requiredRole)) {
-			throw this.audit.refused(403, action, listenerTag, by, subject, "needs role " + this.requiredRole
-					+ " (kafka.resilience.console.role)");
+			throw this.audit.refused(403, action, listenerTag, by, subject,
+					"needs role " + this.requiredRole + " (kafka.resilience.console.role)");
 		}
 		return by;
 	}
@@ -208,7 +213,9 @@ public class OperatorActions {
 
 	/**
 	 * What an action did.
-	 * @param action {@code retry-now}, {@code dead-letter-now}, {@code pause} or {@code resume}
+	 *
+	 * @param action {@code retry-now}, {@code dead-letter-now}, {@code pause} or
+	 * {@code resume}
 	 * @param outcome {@code accepted}
 	 * @param by who asked
 	 * @param at when

@@ -10,12 +10,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 
 /**
- * The audit of operators' writes: one line per request on {@code kafka.resilience.audit} (INFO
- * when taken, WARN when refused or failed) and the counter
+ * The audit of operators' writes: one line per request on {@code kafka.resilience.audit}
+ * (INFO when taken, WARN when refused or failed) and the counter
  * {@code kafka.resilience.operator.actions} by action, listener and outcome. A line never
- * holds a request's text unescaped ({@link EscapedText}), and a counter is tagged only with a
- * listener of this application, or {@value #UNKNOWN}: a request cannot forge a line nor make a
- * meter series of its own.
+ * holds a request's text unescaped ({@link EscapedText}), and a counter is tagged only
+ * with a listener of this application, or {@value #UNKNOWN}: a request cannot forge a
+ * line nor make a meter series of its own.
  */
 final class OperatorAudit {
 
@@ -56,7 +56,8 @@ final class OperatorAudit {
 	 */
 	OperatorActions.Refused refused(int status, String action, String listenerTag, String by, String subject,
 			String why) {
-		audit.warn(EscapedText.of("Operator '" + shown(by) + "' was refused " + action + " on " + subject + ": " + why));
+		audit
+			.warn(EscapedText.of("Operator '" + shown(by) + "' was refused " + action + " on " + subject + ": " + why));
 		count(action, listenerTag, "refused");
 		return new OperatorActions.Refused(status, action + " refused: " + why);
 	}

@@ -21,12 +21,14 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * The health of the ordered retry listeners.
  * <ul>
- * <li>{@code OUT_OF_SERVICE} until every lock tailer has read its lock topic up to the end it
- * had when it started: before that this instance does not know every locked key.</li>
- * <li>{@code UP} afterwards. The details name the partitions whose sync barrier has waited
- * longer than the configured bound, the listeners whose time since the last poll passed the
- * configured share of {@code max.poll.interval.ms} (past it, the consumer leaves its group),
- * and the listeners that hold their records for an outage, with the reason.</li>
+ * <li>{@code OUT_OF_SERVICE} until every lock tailer has read its lock topic up to the
+ * end it had when it started: before that this instance does not know every locked
+ * key.</li>
+ * <li>{@code UP} afterwards. The details name the partitions whose sync barrier has
+ * waited longer than the configured bound, the listeners whose time since the last poll
+ * passed the configured share of {@code max.poll.interval.ms} (past it, the consumer
+ * leaves its group), and the listeners that hold their records for an outage, with the
+ * reason.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -47,8 +49,8 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 	 * @param listeners the listeners
 	 * @param locks the lock views of their topics
 	 * @param barrierWaitWarning a barrier closed longer than this is reported
-	 * @param pollGapWarning a share of {@code maxPollInterval}: a longer gap since the last
-	 * poll is reported
+	 * @param pollGapWarning a share of {@code maxPollInterval}: a longer gap since the
+	 * last poll is reported
 	 * @param maxPollInterval the consumers' {@code max.poll.interval.ms}
 	 */
 	public ResilienceHealthIndicator(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
@@ -82,7 +84,8 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 		for (ListenerEndpoint endpoint : endpoints) {
 			OrderedRetryContainer container = this.listeners.container(endpoint.id());
 			boolean running = container != null && container.isRunning();
-			started &= running || !endpoint.autoStartup(); // a listener left to start later is not missing
+			started &= running || !endpoint.autoStartup(); // a listener left to start
+															// later is not missing
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("running", running);
 			if (container != null) {
@@ -103,13 +106,15 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 				});
 				if (!slow.isEmpty()) {
 					details.put("slowBarriers", slow);
-					warnings.add("Listener '" + endpoint.id() + "' has " + slow.size() + " partition(s) paused longer than "
-							+ this.barrierWaitWarning.toMillis() + " ms waiting for the lock view: " + slow.keySet()
-							+ ". Check that the lock topics are readable and the brokers reachable");
+					warnings
+						.add("Listener '" + endpoint.id() + "' has " + slow.size() + " partition(s) paused longer than "
+								+ this.barrierWaitWarning.toMillis() + " ms waiting for the lock view: " + slow.keySet()
+								+ ". Check that the lock topics are readable and the brokers reachable");
 				}
 				OutageBreaker breaker = container.outageBreaker();
 				if (breaker != null && breaker.isOpen()) {
-					// stays UP: a restart would not bring the dependency back, and would only drop what is held
+					// stays UP: a restart would not bring the dependency back, and would
+					// only drop what is held
 					Map<String, Object> holding = new LinkedHashMap<>();
 					holding.put("since", String.valueOf(breaker.openedAt()));
 					holding.put("reason", breaker.reason());
@@ -122,9 +127,11 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 				Map<String, String> stopped = new TreeMap<>();
 				container.stoppedPartitions().forEach((partition, reason) -> stopped.put(name(partition), reason));
 				if (!stopped.isEmpty()) {
-					// stays UP: a restart by a liveness probe would only stop at the same record again
+					// stays UP: a restart by a liveness probe would only stop at the same
+					// record again
 					details.put("stoppedPartitions", stopped);
-					warnings.add("Listener '" + endpoint.id() + "' stopped " + stopped.keySet() + " at a record that can be"
+					warnings.add("Listener '" + endpoint.id() + "' stopped " + stopped.keySet()
+							+ " at a record that can be"
 							+ " neither retried nor dead-lettered; raise the setting named in stoppedPartitions, then restart");
 				}
 			}

@@ -12,8 +12,8 @@ public enum ShowValues {
 	NEVER,
 
 	/**
-	 * To a caller with the operator role ({@code kafka.resilience.console.role}) when Spring
-	 * Security is present; without it, to no one.
+	 * To a caller with the operator role ({@code kafka.resilience.console.role}) when
+	 * Spring Security is present; without it, to no one.
 	 */
 	WHEN_AUTHORIZED,
 

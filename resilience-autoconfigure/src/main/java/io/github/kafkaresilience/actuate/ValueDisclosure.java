@@ -10,11 +10,11 @@ import io.github.kafkaresilience.lock.Ownership;
 import org.springframework.util.PatternMatchUtils;
 
 /**
- * What of a dead letter a reader is shown: its value and the application's headers only as
- * {@link ShowValues} allows, and the headers named by the masked patterns never. The
- * library's own headers ({@code error.*}, {@code original.*}, {@code dlq.reason}, ...) say
- * where a dead letter comes from and why it failed, which every list row shows anyway: they
- * are shown, unless a pattern masks them.
+ * What of a dead letter a reader is shown: its value and the application's headers only
+ * as {@link ShowValues} allows, and the headers named by the masked patterns never. The
+ * library's own headers ({@code error.*}, {@code original.*}, {@code dlq.reason}, ...)
+ * say where a dead letter comes from and why it failed, which every list row shows
+ * anyway: they are shown, unless a pattern masks them.
  *
  * @since 0.1.0
  */
@@ -42,8 +42,8 @@ public final class ValueDisclosure {
 
 	/**
 	 * @param show when values and the application's headers are shown
-	 * @param maskedHeaders header names always masked, ignoring case; {@code *} stands for any
-	 * characters ({@code *token*} masks every name that contains {@code token})
+	 * @param maskedHeaders header names always masked, ignoring case; {@code *} stands
+	 * for any characters ({@code *token*} masks every name that contains {@code token})
 	 */
 	public ValueDisclosure(ShowValues show, List<String> maskedHeaders) {
 		this.show = show;
@@ -52,7 +52,8 @@ public final class ValueDisclosure {
 
 	/**
 	 * Whether a reader is shown values.
-	 * @param operator whether the reader has the operator role (never without Spring Security)
+	 * @param operator whether the reader has the operator role (never without Spring
+	 * Security)
 	 */
 	boolean showsValues(boolean operator) {
 		return switch (this.show) {
@@ -62,7 +63,9 @@ public final class ValueDisclosure {
 		};
 	}
 
-	/** The value of a header as a reader is shown it: the text itself, or {@link #MASK}. */
+	/**
+	 * The value of a header as a reader is shown it: the text itself, or {@link #MASK}.
+	 */
 	String header(String name, String text, boolean showValues) {
 		if (isMasked(name)) {
 			return MASK;

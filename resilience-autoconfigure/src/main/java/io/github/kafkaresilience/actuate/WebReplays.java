@@ -21,10 +21,11 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * A replay asked over the endpoint. It goes back into the ladder of its dead-letter topic
- * only (other targets are the {@code replay} command's). A dry run sends nothing: it is a read,
- * bounded as a listing of dead letters is (the scan limit, one read of a ladder at a time). A
- * replay that sends is an action: it needs what the other actions need
- * ({@link OperatorActions}) and is audited with who asked, the filter and how many were sent.
+ * only (other targets are the {@code replay} command's). A dry run sends nothing: it is a
+ * read, bounded as a listing of dead letters is (the scan limit, one read of a ladder at
+ * a time). A replay that sends is an action: it needs what the other actions need
+ * ({@link OperatorActions}) and is audited with who asked, the filter and how many were
+ * sent.
  */
 final class WebReplays {
 
@@ -57,15 +58,15 @@ final class WebReplays {
 	/**
 	 * Runs a replay of the dead letters of {@code from} that match the filters: a dry run
 	 * unless {@code dryRun} is {@code false}.
-	 * @throws OperatorActions.Refused when a replay that sends is not allowed, or its request
-	 * is not one this application can run
-	 * @throws IllegalArgumentException when a dry run's request is not one this application
-	 * can run
+	 * @throws OperatorActions.Refused when a replay that sends is not allowed, or its
+	 * request is not one this application can run
+	 * @throws IllegalArgumentException when a dry run's request is not one this
+	 * application can run
 	 */
 	WebEndpointResponse<Object> replay(SecurityContext security, @Nullable String from, @Nullable String to,
 			@Nullable String group, @Nullable String since, @Nullable String until, @Nullable String errorClass,
-			@Nullable String exception, @Nullable String reason, @Nullable String key, @Nullable String originalPartition,
-			@Nullable String originalOffset, @Nullable Boolean dryRun) {
+			@Nullable String exception, @Nullable String reason, @Nullable String key,
+			@Nullable String originalPartition, @Nullable String originalOffset, @Nullable Boolean dryRun) {
 		Source source = source(from);
 		if (!Boolean.FALSE.equals(dryRun)) {
 			ReplayRequest request = request(source, from, to, group, since, until, errorClass, exception, reason, key,
@@ -101,25 +102,27 @@ final class WebReplays {
 		}
 		catch (KafkaException | IllegalStateException ex) {
 			logger.warn("Replay " + request + " asked by '" + OperatorAudit.shown(by) + "' failed", ex);
-			this.actions.audit().failed(ACTION, tag, "Operator '" + OperatorAudit.shown(by) + "' asked replay " + request
-					+ ", which failed: " + ex.getMessage());
+			this.actions.audit()
+				.failed(ACTION, tag, "Operator '" + OperatorAudit.shown(by) + "' asked replay " + request
+						+ ", which failed: " + ex.getMessage());
 			return ConsoleViews.error(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, "The replay of '" + request.from()
 					+ "' failed; the server log says why and how many dead letters it sent first");
 		}
-		this.actions.audit().accepted(ACTION, tag, "Operator '" + OperatorAudit.shown(by) + "' replayed " + request
-				+ ": matched " + report.matched() + ", sent " + report.published() + " into '" + report.target() + "'");
+		this.actions.audit()
+			.accepted(ACTION, tag, "Operator '" + OperatorAudit.shown(by) + "' replayed " + request + ": matched "
+					+ report.matched() + ", sent " + report.published() + " into '" + report.target() + "'");
 		return ConsoleViews.ok(report);
 	}
 
 	/**
 	 * The request, into the ladder of {@code from} only.
-	 * @throws IllegalArgumentException when {@code from} is no dead-letter topic here, another
-	 * target is named, or a filter cannot be read
+	 * @throws IllegalArgumentException when {@code from} is no dead-letter topic here,
+	 * another target is named, or a filter cannot be read
 	 */
 	private ReplayRequest request(@Nullable Source source, @Nullable String from, @Nullable String to,
 			@Nullable String group, @Nullable String since, @Nullable String until, @Nullable String errorClass,
-			@Nullable String exception, @Nullable String reason, @Nullable String key, @Nullable String originalPartition,
-			@Nullable String originalOffset, boolean dryRun) {
+			@Nullable String exception, @Nullable String reason, @Nullable String key,
+			@Nullable String originalPartition, @Nullable String originalOffset, boolean dryRun) {
 		if (source == null) {
 			throw new IllegalArgumentException("'from' must be the dead-letter topic of a listener here; known: "
 					+ plans().stream().map(LadderPlan::dlqTopic).toList());
@@ -135,7 +138,9 @@ final class WebReplays {
 				exception, reason, key, originalPartition, originalOffset, dryRun, this.clock);
 	}
 
-	/** The listener and ladder whose dead-letter topic is {@code from}, or {@code null}. */
+	/**
+	 * The listener and ladder whose dead-letter topic is {@code from}, or {@code null}.
+	 */
 	private @Nullable Source source(@Nullable String from) {
 		for (ListenerEndpoint endpoint : this.listeners.endpoints()) {
 			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {

@@ -1,11 +1,12 @@
 package io.github.kafkaresilience.autoconfigure;
 
 /**
- * {@code kafka.resilience.console.actions-enabled=true} without Spring Security on the class
- * path and without {@code kafka.resilience.console.allow-anonymous-actions=true}: nothing
- * would tell who asks for an action, so anyone who reaches the endpoint could take one. Says
- * what is wrong and what to do, which {@link AnonymousActionsFailureAnalyzer} shows as the
- * description and action of the failed startup; the message holds both.
+ * {@code kafka.resilience.console.actions-enabled=true} without Spring Security on the
+ * class path and without {@code kafka.resilience.console.allow-anonymous-actions=true}:
+ * nothing would tell who asks for an action, so anyone who reaches the endpoint could
+ * take one. Says what is wrong and what to do, which
+ * {@link AnonymousActionsFailureAnalyzer} shows as the description and action of the
+ * failed startup; the message holds both.
  */
 class AnonymousActionsException extends IllegalStateException {
 

@@ -4,8 +4,8 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Shows the refusal of actions open to anyone as Spring Boot's failure report. Registered in
- * {@code META-INF/spring.factories}.
+ * Shows the refusal of actions open to anyone as Spring Boot's failure report. Registered
+ * in {@code META-INF/spring.factories}.
  */
 class AnonymousActionsFailureAnalyzer extends AbstractFailureAnalyzer<AnonymousActionsException> {
 

@@ -23,16 +23,18 @@ import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.ServerResponse;
 
 /**
- * The operator's console page ({@code kafka.resilience.console.enabled=true}), in a servlet web
- * application with Spring MVC and Actuator, over the {@code kafkaresilience} endpoint exposed
- * on the web; and the headers of the responses of both that Actuator does not set.
+ * The operator's console page ({@code kafka.resilience.console.enabled=true}), in a
+ * servlet web application with Spring MVC and Actuator, over the {@code kafkaresilience}
+ * endpoint exposed on the web; and the headers of the responses of both that Actuator
+ * does not set.
  */
 final class ConsoleConfiguration {
 
 	private ConsoleConfiguration() {
 	}
 
-	// the conditions on the optional modules sit on a member class, read once the outer one loaded
+	// the conditions on the optional modules sit on a member class, read once the outer
+	// one loaded
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 	@ConditionalOnClass({ RouterFunction.class, PathMappedEndpoints.class })
@@ -47,7 +49,8 @@ final class ConsoleConfiguration {
 			String endpointPath = (mapped != null) ? mapped.getPath(EndpointId.of("kafkaresilience")) : null;
 			if (endpointPath == null) {
 				throw new IllegalStateException("kafka.resilience.console.enabled is true, but the "
-						+ KafkaResilienceEndpoint.class.getSimpleName() + " ('kafkaresilience') is not exposed over the "
+						+ KafkaResilienceEndpoint.class.getSimpleName()
+						+ " ('kafkaresilience') is not exposed over the "
 						+ "web, which the console reads and acts through: add kafkaresilience to "
 						+ "management.endpoints.web.exposure.include (and serve Actuator on the application's port)");
 			}
@@ -58,13 +61,14 @@ final class ConsoleConfiguration {
 	}
 
 	/**
-	 * {@code X-Content-Type-Options: nosniff} on the endpoint's and the console's responses,
-	 * and {@code Retry-After} on the endpoint's 429, in a servlet web application where the
-	 * endpoint is exposed over the web.
+	 * {@code X-Content-Type-Options: nosniff} on the endpoint's and the console's
+	 * responses, and {@code Retry-After} on the endpoint's 429, in a servlet web
+	 * application where the endpoint is exposed over the web.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-	@ConditionalOnClass({ FilterRegistrationBean.class, PathMappedEndpoints.class, ConditionalOnAvailableEndpoint.class })
+	@ConditionalOnClass({ FilterRegistrationBean.class, PathMappedEndpoints.class,
+			ConditionalOnAvailableEndpoint.class })
 	static class ResponseHeaders {
 
 		@Configuration(proxyBeanMethods = false)
@@ -73,8 +77,8 @@ final class ConsoleConfiguration {
 
 			@Bean
 			@ConditionalOnMissingBean(name = "kafkaResilienceResponseHeaders")
-			FilterRegistrationBean<EndpointResponseHeaders> kafkaResilienceResponseHeaders(ResilienceProperties properties,
-					ObjectProvider<PathMappedEndpoints> endpoints) {
+			FilterRegistrationBean<EndpointResponseHeaders> kafkaResilienceResponseHeaders(
+					ResilienceProperties properties, ObjectProvider<PathMappedEndpoints> endpoints) {
 				FilterRegistrationBean<EndpointResponseHeaders> registration = new FilterRegistrationBean<>(
 						new EndpointResponseHeaders());
 				List<String> paths = new ArrayList<>();

@@ -13,17 +13,17 @@ import jakarta.validation.constraints.Pattern;
 
 /**
  * The operator's console and the actions of the {@code kafkaresilience} endpoint
- * ({@code kafka.resilience.console.*}): a page served by the application over the endpoint's
- * JSON API, off unless enabled, and read-only unless actions are enabled; what of dead letters
- * it shows, and how much it reads for one request.
+ * ({@code kafka.resilience.console.*}): a page served by the application over the
+ * endpoint's JSON API, off unless enabled, and read-only unless actions are enabled; what
+ * of dead letters it shows, and how much it reads for one request.
  *
  * @since 0.1.0
  */
 public class ConsoleProperties {
 
 	/**
-	 * Whether the application serves the console page (needs a servlet web application and
-	 * the kafkaresilience endpoint exposed over the web).
+	 * Whether the application serves the console page (needs a servlet web application
+	 * and the kafkaresilience endpoint exposed over the web).
 	 */
 	private boolean enabled;
 
@@ -33,20 +33,21 @@ public class ConsoleProperties {
 
 	/**
 	 * Whether the endpoint (and the console) may act: retry now, dead-letter now, pause,
-	 * resume and a replay that sends. Off, every action is refused with 403 and the console is
-	 * read-only.
+	 * resume and a replay that sends. Off, every action is refused with 403 and the
+	 * console is read-only.
 	 */
 	private boolean actionsEnabled;
 
 	/**
-	 * Whether actions may be enabled without Spring Security on the class path, open to anyone
-	 * who reaches the endpoint. Without it, actions-enabled without Spring Security fails
-	 * startup.
+	 * Whether actions may be enabled without Spring Security on the class path, open to
+	 * anyone who reaches the endpoint. Without it, actions-enabled without Spring
+	 * Security fails startup.
 	 */
 	private boolean allowAnonymousActions;
 
 	/**
-	 * The role an action needs when Spring Security is present (without the ROLE_ prefix).
+	 * The role an action needs when Spring Security is present (without the ROLE_
+	 * prefix).
 	 */
 	@NotBlank
 	private String role = "KAFKA_RESILIENCE_OPERATOR";
@@ -57,8 +58,8 @@ public class ConsoleProperties {
 	private int maxPageSize = 200;
 
 	/**
-	 * The most records one listing of dead letters or one replay dry run reads; it stops there
-	 * and says where.
+	 * The most records one listing of dead letters or one replay dry run reads; it stops
+	 * there and says where.
 	 */
 	@Min(1)
 	private long scanLimit = 10_000;
@@ -71,9 +72,9 @@ public class ConsoleProperties {
 	private ShowValues showValues = ShowValues.WHEN_AUTHORIZED;
 
 	/**
-	 * Names of dead letters' headers whose values are never shown, ignoring case; '*' stands
-	 * for any characters. The list replaces the default: authorization, cookie, set-cookie,
-	 * proxy-authorization, *token*, *secret*, *password*, *api-key*.
+	 * Names of dead letters' headers whose values are never shown, ignoring case; '*'
+	 * stands for any characters. The list replaces the default: authorization, cookie,
+	 * set-cookie, proxy-authorization, *token*, *secret*, *password*, *api-key*.
 	 */
 	@NotNull
 	private List<String> maskedHeaders = new ArrayList<>(ValueDisclosure.DEFAULT_MASKED_HEADERS);

@@ -49,12 +49,12 @@ class IdempotencyConfiguration {
 				: null;
 		IdempotencyKeyResolver keys = keyResolvers.getIfUnique();
 		return new IdempotencyGuards(
-				new IdempotencyGuards.Settings(idempotency.isEnabled(), idempotency.getLease(), idempotency.getRetention(),
-						idempotency.getCleanupInterval()),
+				new IdempotencyGuards.Settings(idempotency.isEnabled(), idempotency.getLease(),
+						idempotency.getRetention(), idempotency.getCleanupInterval()),
 				() -> stores.getIfAvailable(InMemoryIdempotencyStore::new),
-				(mainTopic) -> (keys != null) ? keys : IdempotencyKeyResolver.birthplace(mainTopic),
-				beanFactory, transactions,
-				observers.getIfAvailable(() -> (listenerId, mainTopic) -> IdempotencyObserver.NONE), Clock.systemUTC());
+				(mainTopic) -> (keys != null) ? keys : IdempotencyKeyResolver.birthplace(mainTopic), beanFactory,
+				transactions, observers.getIfAvailable(() -> (listenerId, mainTopic) -> IdempotencyObserver.NONE),
+				Clock.systemUTC());
 	}
 
 	@Configuration(proxyBeanMethods = false)

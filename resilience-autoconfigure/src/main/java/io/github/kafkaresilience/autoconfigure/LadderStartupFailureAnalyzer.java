@@ -7,7 +7,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
  * Shows a ladder's startup refusal as Spring Boot's failure report: what is wrong as the
- * description, what to run or set as the action. Registered in {@code META-INF/spring.factories}.
+ * description, what to run or set as the action. Registered in
+ * {@code META-INF/spring.factories}.
  *
  * @since 0.1.0
  */

@@ -54,7 +54,8 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnClass(KafkaTemplate.class)
 @ConditionalOnProperty(prefix = "kafka.resilience", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(ResilienceProperties.class)
-@Import({ OrderedRetryContainerFactoryConfiguration.class, ResilienceMetricsConfiguration.class, ResilienceObservationConfiguration.class, IdempotencyConfiguration.class,
+@Import({ OrderedRetryContainerFactoryConfiguration.class, ResilienceMetricsConfiguration.class,
+		ResilienceObservationConfiguration.class, IdempotencyConfiguration.class,
 		ResilienceActuatorConfiguration.Health.class, ResilienceActuatorConfiguration.EndpointConfiguration.class,
 		ConsoleConfiguration.Page.class, ConsoleConfiguration.ResponseHeaders.class })
 public final class OrderedRetryAutoConfiguration {
@@ -65,25 +66,31 @@ public final class OrderedRetryAutoConfiguration {
 	@Bean
 	static OrderedRetryListenerAnnotationBeanPostProcessor orderedRetryListenerAnnotationBeanPostProcessor(
 			Environment environment) {
-		return new OrderedRetryListenerAnnotationBeanPostProcessor(environment.getProperty("spring.kafka.consumer.group-id"));
+		return new OrderedRetryListenerAnnotationBeanPostProcessor(
+				environment.getProperty("spring.kafka.consumer.group-id"));
 	}
 
 	/**
-	 * Every consumer and producer of the library comes from the application's factories, so
-	 * that their listeners and post-processors (Boot's client metrics among them) see it too.
+	 * Every consumer and producer of the library comes from the application's factories,
+	 * so that their listeners and post-processors (Boot's client metrics among them) see
+	 * it too.
 	 */
 	@Bean
-	ResilienceClients kafkaResilienceClients(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
-			ListableBeanFactory beanFactory) {
+	ResilienceClients kafkaResilienceClients(ConsumerFactory<?, ?> consumerFactory,
+			ProducerFactory<?, ?> producerFactory, ListableBeanFactory beanFactory) {
 		return new ResilienceClients(
 				new ConsumerClients(consumerFactory, beanName(beanFactory, consumerFactory, ConsumerFactory.class)),
 				new ProducerClients(producerFactory, beanName(beanFactory, producerFactory, ProducerFactory.class)));
 	}
 
-	/** The name of a factory bean: its listeners get the ids {@code <bean name>.<client id>}. */
+	/**
+	 * The name of a factory bean: its listeners get the ids
+	 * {@code <bean name>.<client id>}.
+	 */
 	private static String beanName(ListableBeanFactory beanFactory, Object factory, Class<?> type) {
 		for (String name : beanFactory.getBeanNamesForType(type, false, false)) {
-			// the factory is created: look among the created singletons, so as to create no other
+			// the factory is created: look among the created singletons, so as to create
+			// no other
 			Object bean = (beanFactory instanceof SingletonBeanRegistry singletons) ? singletons.getSingleton(name)
 					: beanFactory.getBean(name);
 			if (bean == factory) {
@@ -104,8 +111,9 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	LadderTopics ladderTopics(ResilienceProperties properties, KafkaAdmin kafkaAdmin) {
 		ResilienceProperties.Topics topics = properties.getTopics();
-		return new LadderTopics(new LadderTopics.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(),
-				topics.getLockTemplate()), kafkaAdmin.getConfigurationProperties(),
+		return new LadderTopics(
+				new LadderTopics.Naming(topics.getRetryTemplate(), topics.getDlqTemplate(), topics.getLockTemplate()),
+				kafkaAdmin.getConfigurationProperties(),
 				new LadderTopics.Topics(topics.isCreate(), topics.getReplicationFactor(), topics.getRetryRetention(),
 						topics.getDlqRetention(), topics.getLockSegment(), topics.getLockDeleteRetention(),
 						topics.isCheckUnscopedAtStartup()));
@@ -138,7 +146,10 @@ public final class OrderedRetryAutoConfiguration {
 			.toList(), dlqHandler, properties.getConsumer().getPollTimeout());
 	}
 
-	/** The dead-letter topics of a listener's ladders, each with the check its ladder shares. */
+	/**
+	 * The dead-letter topics of a listener's ladders, each with the check its ladder
+	 * shares.
+	 */
 	private static Map<String, Ownership> dlqTopics(List<LadderPlan> plans, LockCoordinator lockCoordinator) {
 		Map<String, Ownership> topics = new HashMap<>();
 		for (LadderPlan plan : plans) {
@@ -159,7 +170,8 @@ public final class OrderedRetryAutoConfiguration {
 	@Bean
 	@ConditionalOnProperty(name = ReplayCommandEnvironmentPostProcessor.COMMAND_PROPERTY,
 			havingValue = ReplayCommandEnvironmentPostProcessor.REPLAY)
-	ReplayCommandRunner kafkaResilienceReplayCommandRunner(DlqReplayer replayer, ConfigurableApplicationContext context) {
+	ReplayCommandRunner kafkaResilienceReplayCommandRunner(DlqReplayer replayer,
+			ConfigurableApplicationContext context) {
 		return new ReplayCommandRunner(replayer, context, Clock.systemUTC());
 	}
 
@@ -178,8 +190,8 @@ public final class OrderedRetryAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	OrderedRetryListenerRegistry orderedRetryListenerRegistry(
-			@Qualifier(CONTAINER_FACTORY) OrderedRetryContainerFactory containerFactory, ListableBeanFactory beanFactory,
-			ResilienceProperties properties) {
+			@Qualifier(CONTAINER_FACTORY) OrderedRetryContainerFactory containerFactory,
+			ListableBeanFactory beanFactory, ResilienceProperties properties) {
 		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(containerFactory,
 				(name) -> beanFactory.getBean(name, OrderedRetryContainerFactory.class));
 		registry.setAutoStartup(runsListeners(properties));
@@ -197,7 +209,10 @@ public final class OrderedRetryAutoConfiguration {
 		return !ReplayCommandEnvironmentPostProcessor.REPLAY.equals(properties.getCommand());
 	}
 
-	/** How long the startup check of a ladder's ownership waits for its lock view and latest records. */
+	/**
+	 * How long the startup check of a ladder's ownership waits for its lock view and
+	 * latest records.
+	 */
 	private static final Duration OWNERSHIP_CHECK_TIMEOUT = Duration.ofMinutes(2);
 
 }

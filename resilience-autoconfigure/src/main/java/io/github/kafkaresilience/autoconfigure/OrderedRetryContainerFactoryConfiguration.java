@@ -71,8 +71,9 @@ class OrderedRetryContainerFactoryConfiguration {
 	}
 
 	/**
-	 * Handlers that invoke the listeners' methods as spring-kafka invokes {@code @KafkaListener}
-	 * methods, with the application's handler-method factory and message converters.
+	 * Handlers that invoke the listeners' methods as spring-kafka invokes
+	 * {@code @KafkaListener} methods, with the application's handler-method factory and
+	 * message converters.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
@@ -82,21 +83,23 @@ class OrderedRetryContainerFactoryConfiguration {
 			ObjectProvider<RecordMessageConverter> recordMessageConverter,
 			ObjectProvider<BatchMessageConverter> batchMessageConverter) {
 		return RecordHandlerFactory.invokingListenerMethods(kafkaListenerProcessor::getIfUnique,
-				recordMessageConverter::getIfUnique, batchMessageConverter::getIfUnique, consumerFactory, producerFactory,
-				idempotencyGuards);
+				recordMessageConverter::getIfUnique, batchMessageConverter::getIfUnique, consumerFactory,
+				producerFactory, idempotencyGuards);
 	}
 
 	@Bean
-	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator, LadderTopics ladderTopics,
-			LadderPublisher publisher, SyncBarrier syncBarrier, RecordHandlerFactory handlers, ResilienceClients clients) {
+	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator,
+			LadderTopics ladderTopics, LadderPublisher publisher, SyncBarrier syncBarrier,
+			RecordHandlerFactory handlers, ResilienceClients clients) {
 		return new OrderedRetryContainerFactory.Engine(lockCoordinator, ladderTopics, publisher, syncBarrier, handlers,
 				clients.consumers(), clients.producers(), this.properties.determineInstanceId());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(OrderedRetryContainerFactory.Engine engine,
-			FailureClassifier classifier, KafkaAdmin kafkaAdmin, Environment environment) {
+	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(
+			OrderedRetryContainerFactory.Engine engine, FailureClassifier classifier, KafkaAdmin kafkaAdmin,
+			Environment environment) {
 		OrderedRetryContainerFactoryConfigurer configurer = new OrderedRetryContainerFactoryConfigurer(this.properties,
 				engine, virtualWorkers(this.properties.getConsumer(), environment));
 		configurer.setClassifier(classifier);
@@ -104,7 +107,8 @@ class OrderedRetryContainerFactoryConfiguration {
 		configurer.setAttemptObservations(this.attemptObservations.getIfAvailable());
 		configurer.setRebalanceListener(this.rebalanceListener.getIfUnique());
 		configurer.setFaultInjection(this.faultInjection.getIfAvailable(() -> FaultInjection.NONE));
-		this.kafkaProperties.ifAvailable((kafka) -> configurer.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
+		this.kafkaProperties
+			.ifAvailable((kafka) -> configurer.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		configurer.setAdminConfig(kafkaAdmin.getConfigurationProperties());
 		configurer.setCustomizers(this.customizers.orderedStream().toList());
 		configurer.setComponentFactory(this.componentFactory.getIfAvailable());
@@ -122,9 +126,9 @@ class OrderedRetryContainerFactoryConfiguration {
 	/**
 	 * Whether the listeners' workers are virtual threads: as
 	 * {@code kafka.resilience.consumer.virtual-threads} says, and while it is unset as
-	 * {@code spring.threads.virtual.enabled} says on Java 21 or later (Boot's own rule for its
-	 * executors: on an older Java that property means platform threads). Asked for explicitly
-	 * on an older Java, virtual threads are refused.
+	 * {@code spring.threads.virtual.enabled} says on Java 21 or later (Boot's own rule
+	 * for its executors: on an older Java that property means platform threads). Asked
+	 * for explicitly on an older Java, virtual threads are refused.
 	 */
 	static boolean virtualWorkers(ResilienceProperties.Consumer consumer, Environment environment) {
 		Boolean virtualThreads = consumer.getVirtualThreads();

@@ -23,10 +23,11 @@ import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
- * Configures an {@link OrderedRetryContainerFactory} from {@code kafka.resilience.*} and the
- * application's beans, as Spring Boot's {@code ConcurrentKafkaListenerContainerFactoryConfigurer}
- * does for spring-kafka's factory. An application that wants a second factory (another
- * dual-write mode, other bounds or delays) configures it with this and changes what differs.
+ * Configures an {@link OrderedRetryContainerFactory} from {@code kafka.resilience.*} and
+ * the application's beans, as Spring Boot's
+ * {@code ConcurrentKafkaListenerContainerFactoryConfigurer} does for spring-kafka's
+ * factory. An application that wants a second factory (another dual-write mode, other
+ * bounds or delays) configures it with this and changes what differs.
  *
  * @since 0.1.0
  */
@@ -134,7 +135,8 @@ public class OrderedRetryContainerFactoryConfigurer {
 	}
 
 	/**
-	 * The dual-write strategy of a mode, for a factory of another mode than the properties':
+	 * The dual-write strategy of a mode, for a factory of another mode than the
+	 * properties':
 	 * {@code factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION))}.
 	 * @param mode the mode
 	 * @return its strategy

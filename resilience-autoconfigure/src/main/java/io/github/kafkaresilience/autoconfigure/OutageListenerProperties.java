@@ -9,30 +9,32 @@ import jakarta.validation.constraints.Min;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Outage mode's settings of one listener ({@code kafka.resilience.outage.listeners.<id>.*}), and
- * the base of the shared ones: what a listener does not set is taken from the shared settings.
+ * Outage mode's settings of one listener
+ * ({@code kafka.resilience.outage.listeners.<id>.*}), and the base of the shared ones:
+ * what a listener does not set is taken from the shared settings.
  *
  * @since 0.1.0
  */
 public class OutageListenerProperties {
 
 	/**
-	 * Whether a listener holds its records during an outage. When off, every failure takes
-	 * the ladder, and DependencyUnavailableException is a transient failure like any other.
+	 * Whether a listener holds its records during an outage. When off, every failure
+	 * takes the ladder, and DependencyUnavailableException is a transient failure like
+	 * any other.
 	 */
 	private @Nullable Boolean enabled;
 
 	/**
-	 * How long nearly every record must have failed, or been held behind a failure, before the
-	 * breaker opens: a burst of keys failing at once while other keys still succeed is over
-	 * sooner.
+	 * How long nearly every record must have failed, or been held behind a failure,
+	 * before the breaker opens: a burst of keys failing at once while other keys still
+	 * succeed is over sooner.
 	 */
 	@MinDuration("0ms")
 	private @Nullable Duration minimumDuration;
 
 	/**
-	 * The longest the breaker looks at one failure episode (from a transient failure on): one
-	 * that has not opened it by then starts over with the next failure.
+	 * The longest the breaker looks at one failure episode (from a transient failure on):
+	 * one that has not opened it by then starts over with the next failure.
 	 */
 	@MinDuration("1ms")
 	private @Nullable Duration window;
@@ -43,8 +45,8 @@ public class OutageListenerProperties {
 
 	/**
 	 * Share of those attempts that failed transiently, at least, for the breaker to open
-	 * (0 to 1). Permanent failures and records that cannot be deserialized do not count as
-	 * failed.
+	 * (0 to 1). Permanent failures and records that cannot be deserialized do not count
+	 * as failed.
 	 */
 	@DecimalMin(value = "0", inclusive = false, message = "must be a share of the attempts above 0")
 	@DecimalMax(value = "1", message = "must be a share of the attempts, at most 1")
@@ -59,17 +61,17 @@ public class OutageListenerProperties {
 	private @Nullable Duration probeInterval;
 
 	/**
-	 * Longest pause between probes: each failed probe doubles the pause up to it. Unset, it is
-	 * the probe interval, and probes come at that fixed pace however long the outage; set it
-	 * longer for a dependency that asks its callers to back off.
+	 * Longest pause between probes: each failed probe doubles the pause up to it. Unset,
+	 * it is the probe interval, and probes come at that fixed pace however long the
+	 * outage; set it longer for a dependency that asks its callers to back off.
 	 */
 	@MinDuration("1ms")
 	private @Nullable Duration maxProbeInterval;
 
 	/**
-	 * How long the listener runs on half its workers after the breaker closed, before it runs on
-	 * all of them, so that a dependency that just came back does not get the whole backlog at
-	 * once. 0 resumes on every worker at once.
+	 * How long the listener runs on half its workers after the breaker closed, before it
+	 * runs on all of them, so that a dependency that just came back does not get the
+	 * whole backlog at once. 0 resumes on every worker at once.
 	 */
 	@MinDuration("0ms")
 	private @Nullable Duration rampUp;

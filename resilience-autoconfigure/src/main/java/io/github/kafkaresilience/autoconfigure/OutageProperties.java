@@ -9,17 +9,21 @@ import jakarta.validation.Valid;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Outage mode ({@code kafka.resilience.outage.*}): when nearly every attempt of a listener fails
- * across several keys, or its handler throws {@code DependencyUnavailableException}, the
- * listener holds its records instead of moving every key into the ladder, and resumes when a
- * probe succeeds. Each setting may be given for one listener under
+ * Outage mode ({@code kafka.resilience.outage.*}): when nearly every attempt of a
+ * listener fails across several keys, or its handler throws
+ * {@code DependencyUnavailableException}, the listener holds its records instead of
+ * moving every key into the ladder, and resumes when a probe succeeds. Each setting may
+ * be given for one listener under
  * {@code kafka.resilience.outage.listeners.<listener id>.*}.
  *
  * @since 0.1.0
  */
 public class OutageProperties extends OutageListenerProperties {
 
-	/** Settings of single listeners, by listener id: what is not set there is taken from above. */
+	/**
+	 * Settings of single listeners, by listener id: what is not set there is taken from
+	 * above.
+	 */
 	private final Map<String, @Valid OutageListenerProperties> listeners = new LinkedHashMap<>();
 
 	public OutageProperties() {
@@ -31,7 +35,8 @@ public class OutageProperties extends OutageListenerProperties {
 		setFailureRate(defaults.failureRate());
 		setMinimumKeys(defaults.minimumKeys());
 		setProbeInterval(defaults.probeInterval());
-		// no max-probe-interval: the probe interval's, a fixed pace, whatever that is set to
+		// no max-probe-interval: the probe interval's, a fixed pace, whatever that is set
+		// to
 		setRampUp(defaults.rampUp());
 	}
 
@@ -48,10 +53,11 @@ public class OutageProperties extends OutageListenerProperties {
 		Duration probeInterval = pick(own.getProbeInterval(), getProbeInterval());
 		Duration maxProbeInterval = (own.getMaxProbeInterval() != null) ? own.getMaxProbeInterval()
 				: (getMaxProbeInterval() != null) ? getMaxProbeInterval() : probeInterval;
-		return new OutageSettings(pick(own.getEnabled(), getEnabled()), pick(own.getMinimumDuration(), getMinimumDuration()),
-				pick(own.getWindow(), getWindow()), pick(own.getMinimumAttempts(), getMinimumAttempts()),
-				pick(own.getFailureRate(), getFailureRate()), pick(own.getMinimumKeys(), getMinimumKeys()), probeInterval,
-				maxProbeInterval, pick(own.getRampUp(), getRampUp()));
+		return new OutageSettings(pick(own.getEnabled(), getEnabled()),
+				pick(own.getMinimumDuration(), getMinimumDuration()), pick(own.getWindow(), getWindow()),
+				pick(own.getMinimumAttempts(), getMinimumAttempts()), pick(own.getFailureRate(), getFailureRate()),
+				pick(own.getMinimumKeys(), getMinimumKeys()), probeInterval, maxProbeInterval,
+				pick(own.getRampUp(), getRampUp()));
 	}
 
 	/**
@@ -67,8 +73,8 @@ public class OutageProperties extends OutageListenerProperties {
 				settings(listenerId);
 			}
 			catch (IllegalArgumentException ex) {
-				throw new IllegalArgumentException(ex.getMessage() + " (kafka.resilience.outage.listeners." + listenerId
-						+ ")", ex);
+				throw new IllegalArgumentException(
+						ex.getMessage() + " (kafka.resilience.outage.listeners." + listenerId + ")", ex);
 			}
 		});
 		return this;

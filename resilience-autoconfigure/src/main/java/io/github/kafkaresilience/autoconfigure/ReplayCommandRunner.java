@@ -15,9 +15,9 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Runs the {@code replay} command (see {@link ReplayCommandEnvironmentPostProcessor}): reads
- * the arguments after {@code replay}, replays, prints the report and exits the JVM, with
- * status 0 when the replay ran, 2 for bad arguments and 1 when it failed.
+ * Runs the {@code replay} command (see {@link ReplayCommandEnvironmentPostProcessor}):
+ * reads the arguments after {@code replay}, replays, prints the report and exits the JVM,
+ * with status 0 when the replay ran, 2 for bad arguments and 1 when it failed.
  *
  * @since 0.1.0
  */

@@ -32,14 +32,14 @@ import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 
 /**
- * The health indicator and the {@code kafkaresilience} endpoint, when Spring Boot's health
- * and Actuator modules are on the class path.
+ * The health indicator and the {@code kafkaresilience} endpoint, when Spring Boot's
+ * health and Actuator modules are on the class path.
  */
 final class ResilienceActuatorConfiguration {
 
 	/**
-	 * A class of Spring Security's core: present, actions need the configured role; absent,
-	 * they need {@code kafka.resilience.console.allow-anonymous-actions}.
+	 * A class of Spring Security's core: present, actions need the configured role;
+	 * absent, they need {@code kafka.resilience.console.allow-anonymous-actions}.
 	 */
 	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
@@ -87,21 +87,22 @@ final class ResilienceActuatorConfiguration {
 
 			@Bean
 			@ConditionalOnMissingBean
-			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
-					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
+			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners,
+					LockCoordinator locks, KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer,
+					ResilienceProperties properties, OperatorActions operatorActions,
+					DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
 				ConsoleProperties console = properties.getConsole();
 				ViewSettings settings = new ViewSettings(console.getMaxPageSize(), console.getScanLimit(),
 						new ValueDisclosure(console.getShowValues(), console.getMaskedHeaders()));
-				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig), replayer::getObject,
-						properties.getEndpoint().getOldestLocks(), Clock.systemUTC(), operatorActions, deadLetterBrowser,
-						new LastErrors(clients.consumers()), settings);
+				return new KafkaResilienceEndpoint(listeners, locks, () -> Admin.create(adminConfig),
+						replayer::getObject, properties.getEndpoint().getOldestLocks(), Clock.systemUTC(),
+						operatorActions, deadLetterBrowser, new LastErrors(clients.consumers()), settings);
 			}
 
 			/**
-			 * The endpoint's actions with Spring Security on the class path: each needs the
-			 * configured role besides {@code actions-enabled}.
+			 * The endpoint's actions with Spring Security on the class path: each needs
+			 * the configured role besides {@code actions-enabled}.
 			 */
 			@Configuration(proxyBeanMethods = false)
 			@ConditionalOnClass(name = SPRING_SECURITY)
@@ -119,8 +120,9 @@ final class ResilienceActuatorConfiguration {
 			}
 
 			/**
-			 * The endpoint's actions without Spring Security: nothing tells who asks, so actions
-			 * are enabled only when the application says that anyone may take them.
+			 * The endpoint's actions without Spring Security: nothing tells who asks, so
+			 * actions are enabled only when the application says that anyone may take
+			 * them.
 			 */
 			@Configuration(proxyBeanMethods = false)
 			@ConditionalOnMissingClass(SPRING_SECURITY)

@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Meters of the lock registries and the listeners, when Micrometer is on the class path. Boot binds every
- * {@link MeterBinder} bean to the application's meter registries.
+ * Meters of the lock registries and the listeners, when Micrometer is on the class path.
+ * Boot binds every {@link MeterBinder} bean to the application's meter registries.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(MeterBinder.class)

@@ -16,13 +16,13 @@ import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Observation of the listeners' attempts, when Micrometer's Observation API is on the class
- * path, switched on as for spring-kafka's listener containers: by
+ * Observation of the listeners' attempts, when Micrometer's Observation API is on the
+ * class path, switched on as for spring-kafka's listener containers: by
  * {@code spring.kafka.listener.observation-enabled}, with the application's
- * {@link ObservationRegistry} bean. The library's sends to its retry and dead-letter topics
- * belong to the attempts and are observed with them (they carry the trace from one attempt to
- * the next); {@code spring.kafka.template.observation-enabled} is the application's
- * {@code KafkaTemplate}'s.
+ * {@link ObservationRegistry} bean. The library's sends to its retry and dead-letter
+ * topics belong to the attempts and are observed with them (they carry the trace from one
+ * attempt to the next); {@code spring.kafka.template.observation-enabled} is the
+ * application's {@code KafkaTemplate}'s.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(ObservationRegistry.class)

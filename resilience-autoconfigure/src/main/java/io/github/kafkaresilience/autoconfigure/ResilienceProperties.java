@@ -25,9 +25,9 @@ import org.springframework.validation.annotation.Validated;
 
 /**
  * Configuration of ordered non-blocking retries. Connection settings come from
- * {@code spring.kafka.*}. The constraints are checked when the properties are bound, when a
- * Bean Validation provider is present (the starter brings one): a bad value fails startup
- * naming the property, its value and the reason.
+ * {@code spring.kafka.*}. The constraints are checked when the properties are bound, when
+ * a Bean Validation provider is present (the starter brings one): a bad value fails
+ * startup naming the property, its value and the reason.
  *
  * @since 0.1.0
  */
@@ -35,10 +35,16 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 public class ResilienceProperties {
 
-	/** What a topic name template is made of: Kafka's topic name characters and placeholders. */
+	/**
+	 * What a topic name template is made of: Kafka's topic name characters and
+	 * placeholders.
+	 */
 	private static final String NAME_PART = "[a-zA-Z0-9._-]|\\{group}|\\{topic}";
 
-	/** How the message of a bad template starts; its placeholders are escaped, or Bean Validation reads them. */
+	/**
+	 * How the message of a bad template starts; its placeholders are escaped, or Bean
+	 * Validation reads them.
+	 */
 	private static final String NAME_PARTS = "must be made of letters, digits, '.', '_', '-' and the placeholders ";
 
 	/**
@@ -47,17 +53,17 @@ public class ResilienceProperties {
 	private boolean enabled = true;
 
 	/**
-	 * Stable id of this application instance, written with every lock record. Must survive
-	 * restarts (for example the pod or host name); defaults to the HOSTNAME environment
-	 * variable, then the local host name.
+	 * Stable id of this application instance, written with every lock record. Must
+	 * survive restarts (for example the pod or host name); defaults to the HOSTNAME
+	 * environment variable, then the local host name.
 	 */
 	private @Nullable String instanceId;
 
 	/**
-	 * How a retry move keeps the lock write and the publish consistent: 'compensate' (lock
-	 * first, publish second, undo the lock if the publish fails) or 'transaction' (lock
-	 * writes, publish and offset commit in one Kafka transaction; consumers and the lock
-	 * tailer read committed).
+	 * How a retry move keeps the lock write and the publish consistent: 'compensate'
+	 * (lock first, publish second, undo the lock if the publish fails) or 'transaction'
+	 * (lock writes, publish and offset commit in one Kafka transaction; consumers and the
+	 * lock tailer read committed).
 	 */
 	@NotNull
 	private DualWrite dualWrite = DualWrite.COMPENSATE;
@@ -100,9 +106,9 @@ public class ResilienceProperties {
 	private final ConsoleProperties console = new ConsoleProperties();
 
 	/**
-	 * The one-off command the application runs instead of its listeners: set to 'replay' when
-	 * it is started as 'java -jar app.jar replay ...'. Beans of the application that must not
-	 * run then (load generators, schedulers) can be conditional on it.
+	 * The one-off command the application runs instead of its listeners: set to 'replay'
+	 * when it is started as 'java -jar app.jar replay ...'. Beans of the application that
+	 * must not run then (load generators, schedulers) can be conditional on it.
 	 */
 	@Pattern(regexp = "\\s*|" + ReplayCommandEnvironmentPostProcessor.REPLAY,
 			message = "is not a command: the only one is '" + ReplayCommandEnvironmentPostProcessor.REPLAY
@@ -215,24 +221,24 @@ public class ResilienceProperties {
 	public static class Idempotency {
 
 		/**
-		 * Whether listeners are idempotent unless their @OrderedRetryListener says otherwise:
-		 * each record's idempotency key is claimed before the handler runs and a record whose
-		 * key was completed is skipped.
+		 * Whether listeners are idempotent unless their @OrderedRetryListener says
+		 * otherwise: each record's idempotency key is claimed before the handler runs and
+		 * a record whose key was completed is skipped.
 		 */
 		private boolean enabled = false;
 
 		/**
 		 * How long a claim holds without being completed or released. A claim left by a
-		 * crashed instance blocks its record's retries until then; keep it above the longest
-		 * handler run, or a slow run's claim can be taken over.
+		 * crashed instance blocks its record's retries until then; keep it above the
+		 * longest handler run, or a slow run's claim can be taken over.
 		 */
 		@NotNull
 		@MinDuration("1ms")
 		private Duration lease = Duration.ofMinutes(5);
 
 		/**
-		 * How long completed keys are remembered. A record replayed or redelivered after that
-		 * runs again.
+		 * How long completed keys are remembered. A record replayed or redelivered after
+		 * that runs again.
 		 */
 		@NotNull
 		@MinDuration("1ms")
@@ -247,8 +253,8 @@ public class ResilienceProperties {
 
 		/**
 		 * Whether the handler and the completion of its key run in one transaction of the
-		 * application's transaction manager (when it has exactly one), so that the handler's
-		 * database writes and the key commit together.
+		 * application's transaction manager (when it has exactly one), so that the
+		 * handler's database writes and the key commit together.
 		 */
 		private boolean transaction = true;
 
@@ -315,16 +321,17 @@ public class ResilienceProperties {
 	public static class Health {
 
 		/**
-		 * How long a freshly assigned partition may wait for the lock view before the health
-		 * details report it.
+		 * How long a freshly assigned partition may wait for the lock view before the
+		 * health details report it.
 		 */
 		@NotNull
 		@MinDuration("0ms")
 		private Duration barrierWaitWarning = Duration.ofSeconds(30);
 
 		/**
-		 * Share of max.poll.interval.ms a gap between two polls may reach before the health
-		 * details report it; past max.poll.interval.ms the consumer leaves its group.
+		 * Share of max.poll.interval.ms a gap between two polls may reach before the
+		 * health details report it; past max.poll.interval.ms the consumer leaves its
+		 * group.
 		 */
 		@DecimalMin(value = "0", inclusive = false, message = "must be a share of max.poll.interval.ms above 0")
 		@DecimalMax(value = "1", message = "must be a share of max.poll.interval.ms, at most 1")
@@ -369,8 +376,9 @@ public class ResilienceProperties {
 	public static class DlqHandler {
 
 		/**
-		 * Whether every dead letter is read back and passed to the DlqHandler bean (by default
-		 * one JSON incident line per dead letter, on the logger kafka.resilience.dlq.incidents).
+		 * Whether every dead letter is read back and passed to the DlqHandler bean (by
+		 * default one JSON incident line per dead letter, on the logger
+		 * kafka.resilience.dlq.incidents).
 		 */
 		private boolean enabled = true;
 
@@ -442,24 +450,25 @@ public class ResilienceProperties {
 				List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1)));
 
 		/**
-		 * Attempts a record gets, the first one included, before it goes to the dead-letter
-		 * topic. Defaults to one more than the number of delays; beyond that the last stage
-		 * is repeated.
+		 * Attempts a record gets, the first one included, before it goes to the
+		 * dead-letter topic. Defaults to one more than the number of delays; beyond that
+		 * the last stage is repeated.
 		 */
 		@Min(1)
 		private @Nullable Integer maxAttempts;
 
 		/**
-		 * Exception types that are never retried: a record whose handler throws one of them
-		 * (or one caused by one of them) goes to the dead-letter topic at once.
+		 * Exception types that are never retried: a record whose handler throws one of
+		 * them (or one caused by one of them) goes to the dead-letter topic at once.
 		 */
 		@NotNull
 		private List<Class<? extends Throwable>> permanentExceptions = new ArrayList<>();
 
 		/**
-		 * Share of each stage's delay by which retries' due times are spread (0 to 1): a retry
-		 * comes due between its delay and its delay times (1 + jitter) after it entered the
-		 * stage, so that keys that failed together do not come due together. 0 for none.
+		 * Share of each stage's delay by which retries' due times are spread (0 to 1): a
+		 * retry comes due between its delay and its delay times (1 + jitter) after it
+		 * entered the stage, so that keys that failed together do not come due together.
+		 * 0 for none.
 		 */
 		@DecimalMin(value = "0", message = "must be a share of each stage's delay, at least 0")
 		@DecimalMax(value = "1", message = "must be a share of each stage's delay, at most 1")
@@ -512,26 +521,27 @@ public class ResilienceProperties {
 		private short replicationFactor = -1;
 
 		/**
-		 * Name template of retry topics; {group} is the listener's consumer group, {topic} the
-		 * main topic, {delay} the stage delay in its shortest exact unit (500ms, 30s, 5m, 1h,
-		 * 1d). Keep {group} in it, so that each group that reads a topic has a ladder of its
-		 * own.
+		 * Name template of retry topics; {group} is the listener's consumer group,
+		 * {topic} the main topic, {delay} the stage delay in its shortest exact unit
+		 * (500ms, 30s, 5m, 1h, 1d). Keep {group} in it, so that each group that reads a
+		 * topic has a ladder of its own.
 		 */
 		@NotNull
-		@Pattern(regexp = "(" + NAME_PART + "|\\{delay})+", message = NAME_PARTS + "\\{group\\}, \\{topic\\} and \\{delay\\}")
+		@Pattern(regexp = "(" + NAME_PART + "|\\{delay})+",
+				message = NAME_PARTS + "\\{group\\}, \\{topic\\} and \\{delay\\}")
 		private String retryTemplate = LadderPlan.DEFAULT_RETRY_TEMPLATE;
 
 		/**
-		 * Name template of dead-letter topics; {group} is the listener's consumer group, {topic}
-		 * the main topic.
+		 * Name template of dead-letter topics; {group} is the listener's consumer group,
+		 * {topic} the main topic.
 		 */
 		@NotNull
 		@Pattern(regexp = "(" + NAME_PART + ")+", message = NAME_PARTS + "\\{group\\} and \\{topic\\}")
 		private String dlqTemplate = LadderPlan.DEFAULT_DLQ_TEMPLATE;
 
 		/**
-		 * Name template of lock topics; {group} is the listener's consumer group, {topic} the
-		 * main topic.
+		 * Name template of lock topics; {group} is the listener's consumer group, {topic}
+		 * the main topic.
 		 */
 		@NotNull
 		@Pattern(regexp = "(" + NAME_PART + ")+", message = NAME_PARTS + "\\{group\\} and \\{topic\\}")
@@ -539,17 +549,18 @@ public class ResilienceProperties {
 
 		/**
 		 * Whether startup refuses a ladder whose topics hold records written by another
-		 * consumer group (live locks, or among the latest retry and dead-letter records). Set
-		 * it to false only to start despite records a group left behind after it moved to
-		 * topics of its own; they are never acted on either way.
+		 * consumer group (live locks, or among the latest retry and dead-letter records).
+		 * Set it to false only to start despite records a group left behind after it
+		 * moved to topics of its own; they are never acted on either way.
 		 */
 		private boolean checkOwnerAtStartup = true;
 
 		/**
 		 * Whether startup first looks for records the listener's group left in the retry
-		 * topics of releases that named a ladder after its main topic alone ({topic}.retry.{delay}),
-		 * and refuses while some wait there. Set it to false only when the group never used those
-		 * topics (other groups on an earlier release still do).
+		 * topics of releases that named a ladder after its main topic alone
+		 * ({topic}.retry.{delay}), and refuses while some wait there. Set it to false
+		 * only when the group never used those topics (other groups on an earlier release
+		 * still do).
 		 */
 		private boolean checkUnscopedAtStartup = true;
 
@@ -568,16 +579,17 @@ public class ResilienceProperties {
 		private Duration dlqRetention = Duration.ofDays(28);
 
 		/**
-		 * Segment time of created lock topics: compaction only cleans closed segments, so a
-		 * short segment keeps the lock topic close to the number of live locks.
+		 * Segment time of created lock topics: compaction only cleans closed segments, so
+		 * a short segment keeps the lock topic close to the number of live locks.
 		 */
 		@NotNull
 		@MinDuration("1ms")
 		private Duration lockSegment = Duration.ofMinutes(10);
 
 		/**
-		 * How long tombstones of released locks stay in created lock topics. Must be longer
-		 * than the time a lock tailer may take to read the topic from the beginning.
+		 * How long tombstones of released locks stay in created lock topics. Must be
+		 * longer than the time a lock tailer may take to read the topic from the
+		 * beginning.
 		 */
 		@NotNull
 		@MinDuration("0ms")
@@ -683,9 +695,9 @@ public class ResilienceProperties {
 		private int concurrency = 4;
 
 		/**
-		 * Whether the listeners' workers are virtual threads, which needs Java 21 or later.
-		 * Unset follows spring.threads.virtual.enabled; false keeps platform threads even
-		 * when that is on.
+		 * Whether the listeners' workers are virtual threads, which needs Java 21 or
+		 * later. Unset follows spring.threads.virtual.enabled; false keeps platform
+		 * threads even when that is on.
 		 */
 		private @Nullable Boolean virtualThreads;
 
@@ -726,34 +738,34 @@ public class ResilienceProperties {
 		private Duration recheckInterval = Duration.ofSeconds(5);
 
 		/**
-		 * A retry due later than this is parked: its payload is dropped from memory and the
-		 * record is read again from its stage shortly before it is due. Keeps memory bounded
-		 * when a stage holds more waiting records than the in-flight bound.
+		 * A retry due later than this is parked: its payload is dropped from memory and
+		 * the record is read again from its stage shortly before it is due. Keeps memory
+		 * bounded when a stage holds more waiting records than the in-flight bound.
 		 */
 		@NotNull
 		@MinDuration("1s")
 		private Duration parkAfter = Duration.ofSeconds(10);
 
 		/**
-		 * How long the result of a listener method that returns one that completes later (a
-		 * CompletableFuture, a CompletionStage, a Mono, a Kotlin suspend function) is waited
-		 * for before the attempt fails with an AttemptTimeoutException; a listener's
-		 * attemptTimeout overrides it.
+		 * How long the result of a listener method that returns one that completes later
+		 * (a CompletableFuture, a CompletionStage, a Mono, a Kotlin suspend function) is
+		 * waited for before the attempt fails with an AttemptTimeoutException; a
+		 * listener's attemptTimeout overrides it.
 		 */
 		@NotNull
 		@MinDuration("1ms")
 		private Duration attemptTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * The most records in one call of a batch listener's method; a listener's batchSize
-		 * overrides it.
+		 * The most records in one call of a batch listener's method; a listener's
+		 * batchSize overrides it.
 		 */
 		@Min(1)
 		private int batchSize = 500;
 
 		/**
-		 * How long a batch listener's batch that is not full waits for more records that may
-		 * run; 0 takes the records that are ready.
+		 * How long a batch listener's batch that is not full waits for more records that
+		 * may run; 0 takes the records that are ready.
 		 */
 		@NotNull
 		@MinDuration("0ms")
@@ -761,8 +773,9 @@ public class ResilienceProperties {
 
 		/**
 		 * What a call of a batch listener's method means when it throws anything but a
-		 * BatchListenerFailedException: bisect splits the batch in halves that run again until
-		 * each failing record failed alone; fail-all fails every record of the batch.
+		 * BatchListenerFailedException: bisect splits the batch in halves that run again
+		 * until each failing record failed alone; fail-all fails every record of the
+		 * batch.
 		 */
 		@NotNull
 		private BatchSettings.Failure batchFailure = BatchSettings.Failure.BISECT;
@@ -875,8 +888,8 @@ public class ResilienceProperties {
 		private Duration tailerPollTimeout = Duration.ofMillis(100);
 
 		/**
-		 * How long a lock write or a retry publish may take before it fails (the record is
-		 * then delivered again).
+		 * How long a lock write or a retry publish may take before it fails (the record
+		 * is then delivered again).
 		 */
 		@NotNull
 		@MinDuration("1ms")

@@ -12,13 +12,14 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
 
 /**
- * What the library reads as resources or reaches by reflection, for an application processed
- * ahead of time into a native image. Registered in {@code META-INF/spring/aot.factories}.
+ * What the library reads as resources or reaches by reflection, for an application
+ * processed ahead of time into a native image. Registered in
+ * {@code META-INF/spring/aot.factories}.
  * <p>
  * The listener methods, which the library invokes reflectively, are covered by
- * {@link io.github.kafkaresilience.OrderedRetryListener}, a {@code @Reflective} annotation as
- * spring-kafka's {@code @KafkaListener} is; the {@code kafka.resilience.*} properties by Spring
- * Boot's processing of configuration properties.
+ * {@link io.github.kafkaresilience.OrderedRetryListener}, a {@code @Reflective}
+ * annotation as spring-kafka's {@code @KafkaListener} is; the {@code kafka.resilience.*}
+ * properties by Spring Boot's processing of configuration properties.
  *
  * @since 0.1.0
  */
@@ -30,7 +31,8 @@ final class ResilienceRuntimeHints implements RuntimeHintsRegistrar {
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
 		hints.resources().registerPattern(SCHEMA_SCRIPTS);
-		// Java 21 API for virtual-thread workers, called by reflection so that the library
+		// Java 21 API for virtual-thread workers, called by reflection so that the
+		// library
 		// still runs on Java 17 (WorkerThreads)
 		hints.reflection()
 			.registerType(Thread.class, (type) -> type.withMethod("isVirtual", List.of(), ExecutableMode.INVOKE))

@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Completed idempotency keys must be remembered longer than a claim holds, or a key whose
- * claim still holds could be forgotten. The violation is reported on {@code retention}, so
- * that the failure names that property and its value.
+ * claim still holds could be forgotten. The violation is reported on {@code retention},
+ * so that the failure names that property and its value.
  */
 @Documented
 @Target(ElementType.TYPE)
@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
 	class Validator implements ConstraintValidator<RetentionLongerThanLease, ResilienceProperties.Idempotency> {
 
 		@Override
-		public boolean isValid(ResilienceProperties.@Nullable Idempotency idempotency, ConstraintValidatorContext context) {
+		public boolean isValid(ResilienceProperties.@Nullable Idempotency idempotency,
+				ConstraintValidatorContext context) {
 			if (idempotency == null) {
 				return true;
 			}

@@ -14,9 +14,9 @@ import org.springframework.core.Ordered;
 /**
  * Stops an application on Spring Boot 3 or older with a report that names the Spring Boot
  * versions the library supports, before the auto-configuration fails to load its classes.
- * Registered in {@code META-INF/spring.factories}, which Spring Boot 3 reads as well; it uses
- * only API that Spring Boot 3 and 4 both have. It lets the application start when the version
- * cannot be read (classes run from a directory, a repackaged Spring Boot).
+ * Registered in {@code META-INF/spring.factories}, which Spring Boot 3 reads as well; it
+ * uses only API that Spring Boot 3 and 4 both have. It lets the application start when
+ * the version cannot be read (classes run from a directory, a repackaged Spring Boot).
  *
  * @since 0.1.0
  */
@@ -52,8 +52,9 @@ final class SpringBootVersionCheck implements ApplicationContextInitializer<Conf
 	}
 
 	/**
-	 * Whether the library runs on this Spring Boot version; {@code true} when the version is
-	 * unknown or cannot be read, so that only a version known to be too old stops the application.
+	 * Whether the library runs on this Spring Boot version; {@code true} when the version
+	 * is unknown or cannot be read, so that only a version known to be too old stops the
+	 * application.
 	 * @param version the Spring Boot version, such as {@code 4.1.1} or {@code 4.2.0-M1}
 	 * @return whether the version is supported or unknown
 	 */
@@ -75,8 +76,8 @@ final class SpringBootVersionCheck implements ApplicationContextInitializer<Conf
 	}
 
 	/**
-	 * The application runs on a Spring Boot the library does not support. Its message holds the
-	 * description and the action of the report, for logs without the report.
+	 * The application runs on a Spring Boot the library does not support. Its message
+	 * holds the description and the action of the report, for logs without the report.
 	 */
 	static final class UnsupportedSpringBootException extends IllegalStateException {
 
@@ -108,10 +109,11 @@ final class SpringBootVersionCheck implements ApplicationContextInitializer<Conf
 	}
 
 	/**
-	 * Shows {@link UnsupportedSpringBootException} as Spring Boot's failure report. Registered in
-	 * {@code META-INF/spring.factories}.
+	 * Shows {@link UnsupportedSpringBootException} as Spring Boot's failure report.
+	 * Registered in {@code META-INF/spring.factories}.
 	 */
-	static final class UnsupportedSpringBootFailureAnalyzer extends AbstractFailureAnalyzer<UnsupportedSpringBootException> {
+	static final class UnsupportedSpringBootFailureAnalyzer
+			extends AbstractFailureAnalyzer<UnsupportedSpringBootException> {
 
 		@Override
 		protected FailureAnalysis analyze(Throwable rootFailure, UnsupportedSpringBootException cause) {

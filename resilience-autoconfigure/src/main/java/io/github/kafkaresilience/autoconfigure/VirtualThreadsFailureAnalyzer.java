@@ -4,8 +4,8 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Shows the refusal of virtual worker threads on a Java runtime without them as Spring Boot's
- * failure report. Registered in {@code META-INF/spring.factories}.
+ * Shows the refusal of virtual worker threads on a Java runtime without them as Spring
+ * Boot's failure report. Registered in {@code META-INF/spring.factories}.
  */
 class VirtualThreadsFailureAnalyzer extends AbstractFailureAnalyzer<VirtualThreadsUnavailableException> {
 

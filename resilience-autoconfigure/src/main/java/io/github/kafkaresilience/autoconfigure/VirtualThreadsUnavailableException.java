@@ -1,8 +1,8 @@
 package io.github.kafkaresilience.autoconfigure;
 
 /**
- * {@code kafka.resilience.consumer.virtual-threads=true} on a Java runtime without virtual
- * threads (before 21). Says what is wrong and what to do, which
+ * {@code kafka.resilience.consumer.virtual-threads=true} on a Java runtime without
+ * virtual threads (before 21). Says what is wrong and what to do, which
  * {@link VirtualThreadsFailureAnalyzer} shows as the description and action of the failed
  * startup; the message holds both.
  */

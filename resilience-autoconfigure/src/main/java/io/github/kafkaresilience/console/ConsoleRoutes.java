@@ -15,12 +15,12 @@ import org.springframework.web.servlet.function.ServerRequest;
 import org.springframework.web.servlet.function.ServerResponse;
 
 /**
- * Serves the operator's console: one self-contained page (HTML, a script and a style sheet
- * from this jar, nothing from elsewhere) at {@code path}, and its settings at
- * {@code path/settings}: where the {@code kafkaresilience} endpoint is, whether actions are
- * enabled, and the CSRF token the page sends with its actions when Spring Security gives one.
- * Everything the page shows and does goes through that endpoint, so Actuator's exposure and
- * the application's security rules apply to it as to any client.
+ * Serves the operator's console: one self-contained page (HTML, a script and a style
+ * sheet from this jar, nothing from elsewhere) at {@code path}, and its settings at
+ * {@code path/settings}: where the {@code kafkaresilience} endpoint is, whether actions
+ * are enabled, and the CSRF token the page sends with its actions when Spring Security
+ * gives one. Everything the page shows and does goes through that endpoint, so Actuator's
+ * exposure and the application's security rules apply to it as to any client.
  *
  * @since 0.1.0
  */
@@ -29,8 +29,8 @@ public final class ConsoleRoutes {
 	private static final String ASSETS = "io/github/kafkaresilience/console/";
 
 	/**
-	 * What the page may load and do: its own files only, nothing inline, no plugins, no base
-	 * URL of its own, forms only to itself, and no framing.
+	 * What the page may load and do: its own files only, nothing inline, no plugins, no
+	 * base URL of its own, forms only to itself, and no framing.
 	 */
 	static final String CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; object-src 'none'; "
 			+ "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -51,15 +51,17 @@ public final class ConsoleRoutes {
 		ClassPathResource page = new ClassPathResource(ASSETS + "index.html");
 		return RouterFunctions.route()
 			.GET(path, (request) -> ServerResponse.status(302).header("Location", path + "/").build())
-			.GET(path + "/", (request) -> ServerResponse.ok()
-				.contentType(MediaType.TEXT_HTML)
-				.cacheControl(CacheControl.noStore())
-				.header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-				.body(page))
-			.GET(path + "/settings", (request) -> ServerResponse.ok()
-				.contentType(MediaType.APPLICATION_JSON)
-				.cacheControl(CacheControl.noStore())
-				.body(settings(request, endpointPath, actionsEnabled)))
+			.GET(path + "/",
+					(request) -> ServerResponse.ok()
+						.contentType(MediaType.TEXT_HTML)
+						.cacheControl(CacheControl.noStore())
+						.header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+						.body(page))
+			.GET(path + "/settings",
+					(request) -> ServerResponse.ok()
+						.contentType(MediaType.APPLICATION_JSON)
+						.cacheControl(CacheControl.noStore())
+						.body(settings(request, endpointPath, actionsEnabled)))
 			.add(RouterFunctions.resources(path + "/assets/**", new ClassPathResource(ASSETS + "assets/")))
 			.build();
 	}
@@ -73,8 +75,8 @@ public final class ConsoleRoutes {
 	}
 
 	/**
-	 * The header and token of Spring Security's {@code CsrfToken}, read by name so that Spring
-	 * Security stays optional; {@code null} without one.
+	 * The header and token of Spring Security's {@code CsrfToken}, read by name so that
+	 * Spring Security stays optional; {@code null} without one.
 	 */
 	private static @Nullable Map<String, String> csrf(@Nullable Object token) {
 		if (token == null) {

@@ -12,10 +12,11 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * The headers of the responses of the {@code kafkaresilience} endpoint and the console that an
- * Actuator operation cannot set itself: {@code X-Content-Type-Options: nosniff} on each (Spring
- * Security adds it too when present; this filter adds it without), and {@code Retry-After} on
- * a 429, which the endpoint answers while another read of the same ladder runs.
+ * The headers of the responses of the {@code kafkaresilience} endpoint and the console
+ * that an Actuator operation cannot set itself: {@code X-Content-Type-Options: nosniff}
+ * on each (Spring Security adds it too when present; this filter adds it without), and
+ * {@code Retry-After} on a 429, which the endpoint answers while another read of the same
+ * ladder runs.
  *
  * @since 0.1.0
  */

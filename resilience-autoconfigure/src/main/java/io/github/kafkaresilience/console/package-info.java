@@ -1,6 +1,6 @@
 /**
- * The operator's console: a page served by the application over the {@code kafkaresilience}
- * endpoint.
+ * The operator's console: a page served by the application over the
+ * {@code kafkaresilience} endpoint.
  */
 @NullMarked
 package io.github.kafkaresilience.console;

@@ -3,8 +3,8 @@ package io.github.kafkaresilience.container;
 import io.github.kafkaresilience.lock.Lock;
 
 /**
- * The admission of a replayed dead letter's pending lock (docs/PROTOCOL.md, rule 2.0), in its
- * key's turn behind the records of its key taken from the partition so far.
+ * The admission of a replayed dead letter's pending lock (docs/PROTOCOL.md, rule 2.0), in
+ * its key's turn behind the records of its key taken from the partition so far.
  */
 final class AdmissionTask extends KeyedTask {
 

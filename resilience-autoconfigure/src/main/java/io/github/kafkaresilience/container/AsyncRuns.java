@@ -13,15 +13,17 @@ import io.github.kafkaresilience.support.Futures;
 
 /**
  * Runs the records of a listener whose method returns a result that completes later: the
- * method is called on the worker whose turn the record has, which is let go once it returned;
- * the record is {@link RecordState#AWAITING} and its key stays busy until the result
- * completes. The completion, on whatever thread completes the result, only queues the end of
- * the attempt ({@link Task.Completion}), which a worker takes in its turn: the attempt is
- * finished and the rest of the record's step taken there, never on the completing thread.
+ * method is called on the worker whose turn the record has, which is let go once it
+ * returned; the record is {@link RecordState#AWAITING} and its key stays busy until the
+ * result completes. The completion, on whatever thread completes the result, only queues
+ * the end of the attempt ({@link Task.Completion}), which a worker takes in its turn: the
+ * attempt is finished and the rest of the record's step taken there, never on the
+ * completing thread.
  * <p>
- * A pending result counts as a handler run under way on its partition ({@link PendingResults}):
- * a revocation lets it complete and its record be committed, up to the shutdown timeout, as it
- * lets a running handler finish; so does stopping the container.
+ * A pending result counts as a handler run under way on its partition
+ * ({@link PendingResults}): a revocation lets it complete and its record be committed, up
+ * to the shutdown timeout, as it lets a running handler finish; so does stopping the
+ * container.
  */
 final class AsyncRuns {
 
@@ -47,7 +49,10 @@ final class AsyncRuns {
 
 	private final Outcomes outcomes;
 
-	/** The records whose result is pending, until the rest of their step was taken or given up. */
+	/**
+	 * The records whose result is pending, until the rest of their step was taken or
+	 * given up.
+	 */
 	private final PendingResults pending;
 
 	AsyncRuns(Map<StageRouter, AsyncRecordHandler> handlers, Workers workers, PendingResults pending,
@@ -59,9 +64,9 @@ final class AsyncRuns {
 	}
 
 	/**
-	 * Calls the handler on a record its route let run now, on this worker, and lets the worker
-	 * go: the record waits for its result. Nothing runs when the record's partition is being
-	 * revoked: its next owner runs it.
+	 * Calls the handler on a record its route let run now, on this worker, and lets the
+	 * worker go: the record waits for its result. Nothing runs when the record's
+	 * partition is being revoked: its next owner runs it.
 	 */
 	void start(RecordTask task, ReadyRun run) {
 		AsyncRecordHandler handler = this.handlers.get(task.work.route.router());

@@ -19,10 +19,10 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
  * The rebalance callbacks of a container's consumer, behind the {@link SyncBarrier}: an
- * assigned partition starts at its committed offset, paused until the lock view is current;
- * a revoked one lets its writes under way finish and commits before it is dropped. The
- * application's own rebalance listener runs in the same callbacks, and its failure does not
- * keep the library from committing, dropping or pausing partitions.
+ * assigned partition starts at its committed offset, paused until the lock view is
+ * current; a revoked one lets its writes under way finish and commits before it is
+ * dropped. The application's own rebalance listener runs in the same callbacks, and its
+ * failure does not keep the library from committing, dropping or pausing partitions.
  */
 final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
@@ -37,15 +37,19 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
 		/**
 		 * Whether a partition the group never committed on is read from its beginning: a
-		 * retry topic is the library's own, and a record moved there before the first fetch
-		 * must not be skipped, whatever the application's {@code auto.offset.reset}.
+		 * retry topic is the library's own, and a record moved there before the first
+		 * fetch must not be skipped, whatever the application's
+		 * {@code auto.offset.reset}.
 		 */
 		boolean readFromBeginning(TopicPartition partition);
 
 		/** Lets the writes under way of revoked partitions finish, and commits them. */
 		void revoking(Collection<TopicPartition> partitions);
 
-		/** The assignment changed: partitions were {@code kind} ("assigned", "revoked", "lost"). */
+		/**
+		 * The assignment changed: partitions were {@code kind} ("assigned", "revoked",
+		 * "lost").
+		 */
 		void changed(String kind, Collection<TopicPartition> partitions);
 
 		/** A partition's barrier opened after {@code waited}: it may be resumed. */
@@ -87,7 +91,8 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 	@Override
 	public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
 		logger.info("Listener '" + this.id + "' revoked " + revoked);
-		callUser("onPartitionsRevokedBeforeCommit", (user) -> user.onPartitionsRevokedBeforeCommit(this.consumer, revoked));
+		callUser("onPartitionsRevokedBeforeCommit",
+				(user) -> user.onPartitionsRevokedBeforeCommit(this.consumer, revoked));
 		try {
 			this.assignments.revoking(revoked);
 		}
@@ -95,7 +100,8 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 			logger.warn("Listener '" + this.id + "' could not commit revoked partitions", ex);
 		}
 		drop(revoked, "revoked");
-		callUser("onPartitionsRevokedAfterCommit", (user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
+		callUser("onPartitionsRevokedAfterCommit",
+				(user) -> user.onPartitionsRevokedAfterCommit(this.consumer, revoked));
 	}
 
 	@Override
@@ -126,11 +132,11 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
 	/**
 	 * Starts every assigned partition at its committed offset. A consumer keeps its fetch
-	 * position for a partition it gets back in a rebalance, but the records it had fetched
-	 * past the commit were dropped with the revoked partition and must be read again. Retry
-	 * topics are the library's own: a group that has never committed on one reads it from the
-	 * beginning whatever the application's auto.offset.reset, or a record moved there before
-	 * the first fetch would be skipped.
+	 * position for a partition it gets back in a rebalance, but the records it had
+	 * fetched past the commit were dropped with the revoked partition and must be read
+	 * again. Retry topics are the library's own: a group that has never committed on one
+	 * reads it from the beginning whatever the application's auto.offset.reset, or a
+	 * record moved there before the first fetch would be skipped.
 	 */
 	private void seekToCommitted(Collection<TopicPartition> assigned) {
 		if (assigned.isEmpty()) {
@@ -165,8 +171,9 @@ final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 			return;
 		}
 		if (ex != null || waited == null) {
-			logger.warn("Listener '" + this.id + "' could not sync the lock table for " + work.partition
-					+ "; trying again", ex);
+			logger.warn(
+					"Listener '" + this.id + "' could not sync the lock table for " + work.partition + "; trying again",
+					ex);
 			closeBarrier(work);
 			return;
 		}

@@ -23,24 +23,26 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Gathers the records of a batch listener that may run now into batches, one main topic at a
- * time, and runs each batch on a worker: the records the routes of its main topic and stages
- * let run (docs/PROTOCOL.md, rule 10). A record in a batch is the head of its key, or rides
- * right behind the record of its key before it: records of the main topic queued behind a head
- * whose key has no lock, which run only if every record of their key before them in the batch
- * succeeded. So a batch never holds two records of one key that could be reordered; it may
- * hold records of every partition of the main topic and of its stages.
+ * Gathers the records of a batch listener that may run now into batches, one main topic
+ * at a time, and runs each batch on a worker: the records the routes of its main topic
+ * and stages let run (docs/PROTOCOL.md, rule 10). A record in a batch is the head of its
+ * key, or rides right behind the record of its key before it: records of the main topic
+ * queued behind a head whose key has no lock, which run only if every record of their key
+ * before them in the batch succeeded. So a batch never holds two records of one key that
+ * could be reordered; it may hold records of every partition of the main topic and of its
+ * stages.
  * <p>
- * A batch is run once it is full ({@code size} records), or when the gathering is due: with
- * no wait, once the records being routed and those whose turn it is have been routed (it gives way to them up to
- * {@value #MAX_GIVE_WAY} times), so it takes what is ready; with a wait, that long after its
- * first record arrived.
- * Each record's outcome then takes the rest of its step on its own, as after the run of a
- * single record; a record the batch did not get to is routed again, without an attempt.
+ * A batch is run once it is full ({@code size} records), or when the gathering is due:
+ * with no wait, once the records being routed and those whose turn it is have been routed
+ * (it gives way to them up to {@value #MAX_GIVE_WAY} times), so it takes what is ready;
+ * with a wait, that long after its first record arrived. Each record's outcome then takes
+ * the rest of its step on its own, as after the run of a single record; a record the
+ * batch did not get to is routed again, without an attempt.
  * <p>
- * A batch whose method returns a result that completes later lets its worker go once called;
- * its records stay taken, and their partitions count it as a handler run under way
- * ({@link PendingResults}), until its result completed and a worker took their outcomes.
+ * A batch whose method returns a result that completes later lets its worker go once
+ * called; its records stay taken, and their partitions count it as a handler run under
+ * way ({@link PendingResults}), until its result completed and a worker took their
+ * outcomes.
  */
 final class BatchRuns {
 
@@ -50,10 +52,15 @@ final class BatchRuns {
 	/** What becomes of a record once its batch ran, or did not get to it. */
 	interface Outcomes {
 
-		/** The handler ran on the record in {@code batch}: its step goes on with {@code result}. */
+		/**
+		 * The handler ran on the record in {@code batch}: its step goes on with
+		 * {@code result}.
+		 */
 		void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos, AttemptObservation.Batch batch);
 
-		/** The batch did not get to the record: it is routed again, without an attempt. */
+		/**
+		 * The batch did not get to the record: it is routed again, without an attempt.
+		 */
 		void notRun(RecordTask task);
 
 	}
@@ -72,12 +79,15 @@ final class BatchRuns {
 
 	private final Map<StageRouter, AsyncBatchHandler> handlers;
 
-	/** The batches whose result is pending, until their records' steps were taken or given up. */
+	/**
+	 * The batches whose result is pending, until their records' steps were taken or given
+	 * up.
+	 */
 	private final PendingResults pending;
 
 	/**
-	 * @param busy whether records are being routed, or wait for their turn: a gathering that
-	 * takes what is ready gives way to them
+	 * @param busy whether records are being routed, or wait for their turn: a gathering
+	 * that takes what is ready gives way to them
 	 */
 	BatchRuns(String id, BatchSettings settings, Map<StageRouter, AsyncBatchHandler> handlers, Workers workers,
 			PendingResults pending, BooleanSupplier busy, Outcomes outcomes) {
@@ -95,8 +105,8 @@ final class BatchRuns {
 	}
 
 	/**
-	 * Adds a record its route let run now to the batch of its main topic; runs the batch on
-	 * this worker if that made it full.
+	 * Adds a record its route let run now to the batch of its main topic; runs the batch
+	 * on this worker if that made it full.
 	 */
 	void add(RecordTask task, ReadyRun run) {
 		StageRouter router = task.work.route.router();
@@ -123,9 +133,10 @@ final class BatchRuns {
 	}
 
 	/**
-	 * Lets the records of the key queued behind a ready record ride in its batch, right after
-	 * it, as many as the batch has room for and the router lets run on the same view: they run
-	 * if it succeeds (docs/PROTOCOL.md, rule 10). The batch is never taken apart between them.
+	 * Lets the records of the key queued behind a ready record ride in its batch, right
+	 * after it, as many as the batch has room for and the router lets run on the same
+	 * view: they run if it succeeds (docs/PROTOCOL.md, rule 10). The batch is never taken
+	 * apart between them.
 	 */
 	private void ride(RecordTask head, ReadyRun run, Gathering gathering) {
 		int room = this.settings.size() - gathering.ready.size();
@@ -147,9 +158,9 @@ final class BatchRuns {
 	}
 
 	/**
-	 * The most times a due gathering gives way to records whose turn it is, so that the records
-	 * a poll handed out together are routed into one batch although a worker routed the first of
-	 * them before the poll thread had handed out the rest.
+	 * The most times a due gathering gives way to records whose turn it is, so that the
+	 * records a poll handed out together are routed into one batch although a worker
+	 * routed the first of them before the poll thread had handed out the rest.
 	 */
 	static final int MAX_GIVE_WAY = 16;
 
@@ -165,10 +176,14 @@ final class BatchRuns {
 		}
 	}
 
-	/** The gathering is due: runs what it holds, up to a batch, and keeps gathering the rest. */
+	/**
+	 * The gathering is due: runs what it holds, up to a batch, and keeps gathering the
+	 * rest.
+	 */
 	private void flush(Gathering gathering) {
 		if (this.settings.maxWait().isZero() && this.busy.getAsBoolean() && gathering.gaveWay < MAX_GIVE_WAY) {
-			gathering.gaveWay++; // records whose turn it is may join: this flush goes behind them
+			gathering.gaveWay++; // records whose turn it is may join: this flush goes
+									// behind them
 			this.workers.submit(Task.action(() -> flush(gathering)));
 			return;
 		}
@@ -191,7 +206,8 @@ final class BatchRuns {
 		List<Ready> batch = new ArrayList<>(gathered.size());
 		for (Ready ready : gathered) {
 			if (!ready.task.work.isRevoked() && ready.task.work.runs.begin()) {
-				batch.add(ready); // a revoked partition's records are delivered to its new owner
+				batch.add(ready); // a revoked partition's records are delivered to its
+									// new owner
 			}
 		}
 		boolean later = false;
@@ -211,7 +227,8 @@ final class BatchRuns {
 
 	/**
 	 * Runs a batch whose records' partitions count it among their runs under way; returns
-	 * whether its result completes later, its runs then ending once its outcomes were taken.
+	 * whether its result completes later, its runs then ending once its outcomes were
+	 * taken.
 	 */
 	private boolean runCounted(StageRouter router, List<Ready> batch) {
 		if (batch.isEmpty() || this.workers.stopping()) {
@@ -233,25 +250,33 @@ final class BatchRuns {
 			ran(router, batch, observed, start, result);
 			return false;
 		}
-		// the worker is let go; the records stay taken, their partitions count the batch as a run under way
+		// the worker is let go; the records stay taken, their partitions count the batch
+		// as a run under way
 		PendingResults.Pending pending = this.pending.add(batch.size(), () -> endRuns(batch));
 		result.whenComplete((ignored, ex) -> this.pending.completed(pending, this.workers,
 				() -> ran(router, batch, observed, start, result)));
 		return true;
 	}
 
-	/** Runs what follows a batch's completed result on a worker, also while the workers hold or stop. */
+	/**
+	 * Runs what follows a batch's completed result on a worker, also while the workers
+	 * hold or stop.
+	 */
 	private void onWorker(Runnable task) {
 		if (!this.workers.submitCompletion(task)) {
 			throw new RejectedExecutionException("Listener '" + this.id + "' stopped");
 		}
 	}
 
-	/** The batch could not run at all (not the method's failure, which is a result): every record runs again later. */
+	/**
+	 * The batch could not run at all (not the method's failure, which is a result): every
+	 * record runs again later.
+	 */
 	private void notRun(List<Ready> batch, AttemptObservation.Batch observed, Throwable ex) {
 		observed.ended(ex);
-		logger.error("Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; "
-				+ "they run again", ex);
+		logger.error(
+				"Listener '" + this.id + "' could not run a batch of " + batch.size() + " records; " + "they run again",
+				ex);
 		for (Ready ready : batch) {
 			if (!ready.rider) {
 				this.workers.submitLater(ready.task, 1000);
@@ -262,7 +287,9 @@ final class BatchRuns {
 		}
 	}
 
-	/** A batch's result completed: each record takes the rest of its step, on this worker. */
+	/**
+	 * A batch's result completed: each record takes the rest of its step, on this worker.
+	 */
 	private void ran(StageRouter router, List<Ready> batch, AttemptObservation.Batch observed, long start,
 			CompletableFuture<BatchResult> completed) {
 		BatchResult ran;
@@ -277,7 +304,8 @@ final class BatchRuns {
 		long nanos = System.nanoTime() - start;
 		router.batchRan(batch.size(), ran.bisections(), nanos);
 		List<@Nullable HandlerResult> results = inKeyOrder(batch, ran.results());
-		// a rider that did not run waits behind its head again before any outcome lets its head go
+		// a rider that did not run waits behind its head again before any outcome lets
+		// its head go
 		List<RecordTask> handOut = new ArrayList<>();
 		for (int i = 0; i < batch.size(); i++) {
 			Ready ready = batch.get(i);
@@ -306,9 +334,9 @@ final class BatchRuns {
 	}
 
 	/**
-	 * The outcomes of a batch's records as the protocol takes them: a record after one of its
-	 * key that did not succeed did not run, whatever the handler said, since it may not run
-	 * before that one is done (docs/PROTOCOL.md, rule 10).
+	 * The outcomes of a batch's records as the protocol takes them: a record after one of
+	 * its key that did not succeed did not run, whatever the handler said, since it may
+	 * not run before that one is done (docs/PROTOCOL.md, rule 10).
 	 */
 	static List<@Nullable HandlerResult> inKeyOrder(List<Ready> batch, List<@Nullable HandlerResult> results) {
 		List<@Nullable HandlerResult> ordered = new ArrayList<>(batch.size());
@@ -318,7 +346,8 @@ final class BatchRuns {
 			if (ready.rider) {
 				HandlerResult before = ordered.get(i - 1);
 				if (before == null || before.outcome() != HandlerResult.Outcome.SUCCESS) {
-					result = null; // riders follow their head, or the rider before them, directly
+					result = null; // riders follow their head, or the rider before them,
+									// directly
 				}
 			}
 			ordered.add(result);
@@ -328,8 +357,9 @@ final class BatchRuns {
 
 	/**
 	 * A record of a batch.
-	 * @param rider whether it rides behind the record before it in the batch, an earlier record
-	 * of its key
+	 *
+	 * @param rider whether it rides behind the record before it in the batch, an earlier
+	 * record of its key
 	 */
 	record Ready(RecordTask task, ReadyRun run, boolean rider) {
 	}

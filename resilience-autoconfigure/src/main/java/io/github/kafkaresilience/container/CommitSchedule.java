@@ -13,10 +13,10 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * When a container commits the offsets of the records done: every commit interval, and as it
- * lets go of partitions (those revoked, or all of them on shutdown) once their writes under
- * way have settled. A failed commit is logged; a later one commits the same offsets or further
- * ones. Poll thread only.
+ * When a container commits the offsets of the records done: every commit interval, and as
+ * it lets go of partitions (those revoked, or all of them on shutdown) once their writes
+ * under way have settled. A failed commit is logged; a later one commits the same offsets
+ * or further ones. Poll thread only.
  */
 final class CommitSchedule {
 
@@ -55,8 +55,8 @@ final class CommitSchedule {
 	/**
 	 * The commit of every interval: commits the offsets of some partitions that may be
 	 * committed now, or has them committed soon without waiting (in {@code transaction}
-	 * mode). A failure is logged, but for a wakeup: the container is stopping, and the caller
-	 * ends what it does.
+	 * mode). A failure is logged, but for a wakeup: the container is stopping, and the
+	 * caller ends what it does.
 	 */
 	void commit(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> which) {
 		commit(consumer, which, false);
@@ -76,10 +76,12 @@ final class CommitSchedule {
 			throw ex;
 		}
 		catch (RebalanceInProgressException ex) {
-			// a cooperative or consumer-protocol rebalance under way: the partitions that stay
+			// a cooperative or consumer-protocol rebalance under way: the partitions that
+			// stay
 			// are committed at the next interval, those that go when they are revoked
 			if (logger.isDebugEnabled()) {
-				logger.debug("Listener '" + this.id + "' commits the offsets of " + which + " after the rebalance under way");
+				logger.debug("Listener '" + this.id + "' commits the offsets of " + which
+						+ " after the rebalance under way");
 			}
 		}
 		catch (RuntimeException ex) {
@@ -87,7 +89,9 @@ final class CommitSchedule {
 		}
 	}
 
-	/** The last commit of revoked partitions, once their writes under way have settled. */
+	/**
+	 * The last commit of revoked partitions, once their writes under way have settled.
+	 */
 	void revoking(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> revoked) {
 		awaitSettling(revoked);
 		commit(consumer, revoked, true);
@@ -95,9 +99,9 @@ final class CommitSchedule {
 
 	/**
 	 * The last commit on shutdown, once every write under way has settled; a failure is
-	 * logged. The stop's wakeup, asked for while the poll loop was not in a poll, is raised by
-	 * this commit, the consumer's next blocking call: the commit is made again, the wakeup
-	 * being spent.
+	 * logged. The stop's wakeup, asked for while the poll loop was not in a poll, is
+	 * raised by this commit, the consumer's next blocking call: the commit is made again,
+	 * the wakeup being spent.
 	 * @param assigned the partitions assigned still
 	 */
 	void shutdown(Consumer<byte[], byte[]> consumer, Collection<TopicPartition> assigned) {
@@ -116,11 +120,11 @@ final class CommitSchedule {
 	}
 
 	/**
-	 * Lets the writes under way of some partitions (all when {@code null}) finish before their
-	 * last commit: a clean stop or a revocation then does not deliver their records again, and
-	 * a move of this instance never lands after the partition's next owner has started (it
-	 * would find the lock unknown, or moving on). Bounded by the shutdown timeout; the writes
-	 * themselves are bounded by the write timeouts.
+	 * Lets the writes under way of some partitions (all when {@code null}) finish before
+	 * their last commit: a clean stop or a revocation then does not deliver their records
+	 * again, and a move of this instance never lands after the partition's next owner has
+	 * started (it would find the lock unknown, or moving on). Bounded by the shutdown
+	 * timeout; the writes themselves are bounded by the write timeouts.
 	 */
 	private void awaitSettling(@Nullable Collection<TopicPartition> which) {
 		if (!this.settling.await(which, this.settings.shutdownTimeout())) {

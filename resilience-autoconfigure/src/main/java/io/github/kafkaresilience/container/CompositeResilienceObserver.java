@@ -11,8 +11,8 @@ import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Tells several observers everything, in order: the meters and the health indicator, and any
- * of the application's own.
+ * Tells several observers everything, in order: the meters and the health indicator, and
+ * any of the application's own.
  */
 final class CompositeResilienceObserver implements ResilienceObserver {
 

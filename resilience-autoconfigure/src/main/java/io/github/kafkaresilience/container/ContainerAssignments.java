@@ -12,9 +12,10 @@ import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * What the rebalance callbacks of one poll loop's consumer do to its container, on its poll
- * thread: the partitions assigned get their work, those revoked let their handler runs end and
- * commit, and the container's observers and waiting records hear of the change.
+ * What the rebalance callbacks of one poll loop's consumer do to its container, on its
+ * poll thread: the partitions assigned get their work, those revoked let their handler
+ * runs end and commit, and the container's observers and waiting records hear of the
+ * change.
  */
 final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
@@ -47,9 +48,10 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 	private final boolean resumeNearBound;
 
 	/**
-	 * @param resumeNearBound whether a partition paused at its bound resumes once an eighth of
-	 * it is free, not half: for a listener whose results complete later, whose records in
-	 * flight wait on something else than the workers, so that the wait is spent full
+	 * @param resumeNearBound whether a partition paused at its bound resumes once an
+	 * eighth of it is free, not half: for a listener whose results complete later, whose
+	 * records in flight wait on something else than the workers, so that the wait is
+	 * spent full
 	 */
 	ContainerAssignments(String id, Map<String, OrderedRetryContainer.Route> routes, ContainerSettings settings,
 			Partitions partitions, PollLoop loop, OffsetCommitter committer, ContainerOffsets offsets,
@@ -78,8 +80,7 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 
 	@Override
 	public boolean readFromBeginning(TopicPartition partition) {
-		return this.routes.get(partition.topic()).router().plan()
-			.stageOf(partition.topic()) > 0;
+		return this.routes.get(partition.topic()).router().plan().stageOf(partition.topic()) > 0;
 	}
 
 	/**
@@ -97,9 +98,8 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 			}
 		}
 		if (!HandlerRuns.closeAndAwait(runs, this.settings.shutdownTimeout())) {
-			logger.warn("Listener '" + this.id + "' gives up " + partitions + " with handlers "
-					+ "still running after " + this.settings.shutdownTimeout()
-					+ ": their records run again on the next owner");
+			logger.warn("Listener '" + this.id + "' gives up " + partitions + " with handlers " + "still running after "
+					+ this.settings.shutdownTimeout() + ": their records run again on the next owner");
 		}
 		this.loop.commits().revoking(this.loop.consumer(), partitions);
 	}
@@ -118,10 +118,10 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 
 	@Override
 	public void opened(PartitionWork work, Duration waited) {
-		this.observer.barrierOpened(this.id,
-				work.route.registry().ownership().group(), work.partition, waited);
+		this.observer.barrierOpened(this.id, work.route.registry().ownership().group(), work.partition, waited);
 		if (work.route.router().plan().stageOf(work.partition.topic()) == 0) {
-			work.route.registry().pending(work.partition.partition())
+			work.route.registry()
+				.pending(work.partition.partition())
 				.forEach((lock) -> this.intake.admissionNeeded(work.route, lock));
 		}
 	}

@@ -20,11 +20,12 @@ import org.springframework.kafka.event.ContainerStoppedEvent;
 import org.springframework.kafka.event.ListenerContainerIdleEvent;
 
 /**
- * Publishes spring-kafka's container events for one consumer of a container, from its poll
- * thread, with the container as their source: an application listening for them hears an
- * ordered-retry listener as it hears a {@code @KafkaListener} of as many consumers (its main
- * topics' and their stages'), each with its consumer started, paused, resumed, idle and stopped
- * events. A listener that throws is logged and does not stop the container.
+ * Publishes spring-kafka's container events for one consumer of a container, from its
+ * poll thread, with the container as their source: an application listening for them
+ * hears an ordered-retry listener as it hears a {@code @KafkaListener} of as many
+ * consumers (its main topics' and their stages'), each with its consumer started, paused,
+ * resumed, idle and stopped events. A listener that throws is logged and does not stop
+ * the container.
  */
 final class ContainerEvents {
 
@@ -64,8 +65,8 @@ final class ContainerEvents {
 	}
 
 	/**
-	 * After a poll: publishes an idle event when no record came for the idle interval, and
-	 * again each interval while none comes.
+	 * After a poll: publishes an idle event when no record came for the idle interval,
+	 * and again each interval while none comes.
 	 */
 	void polled(int records, Consumer<?, ?> consumer, boolean paused) {
 		long now = System.nanoTime();
@@ -74,7 +75,8 @@ final class ContainerEvents {
 			return;
 		}
 		if (this.idleNanos <= 0 || now - this.lastRecordsNanos < this.idleNanos
-				|| (this.lastIdleEventNanos > this.lastRecordsNanos && now - this.lastIdleEventNanos < this.idleNanos)) {
+				|| (this.lastIdleEventNanos > this.lastRecordsNanos
+						&& now - this.lastIdleEventNanos < this.idleNanos)) {
 			return;
 		}
 		this.lastIdleEventNanos = now;
@@ -86,7 +88,8 @@ final class ContainerEvents {
 
 	/** The events of another consumer of the same container: its idle time is its own. */
 	ContainerEvents forConsumer() {
-		return new ContainerEvents(this.container, this.publisher, (this.idleNanos > 0) ? Duration.ofNanos(this.idleNanos) : null);
+		return new ContainerEvents(this.container, this.publisher,
+				(this.idleNanos > 0) ? Duration.ofNanos(this.idleNanos) : null);
 	}
 
 	/** A consumer is closed. */

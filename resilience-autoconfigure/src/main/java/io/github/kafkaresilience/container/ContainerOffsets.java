@@ -16,8 +16,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The offsets of a container's assigned partitions: what may be committed (never below what
- * was committed in this assignment) and what was; a view may be narrowed to some partitions.
+ * The offsets of a container's assigned partitions: what may be committed (never below
+ * what was committed in this assignment) and what was; a view may be narrowed to some
+ * partitions.
  */
 final class ContainerOffsets implements CommittableOffsets {
 
@@ -52,7 +53,10 @@ final class ContainerOffsets implements CommittableOffsets {
 		return new ContainerOffsets(this.id, this.partitions, which, this.root);
 	}
 
-	/** Notes a consumer's group metadata, read on its poll thread, for the topics it reads. */
+	/**
+	 * Notes a consumer's group metadata, read on its poll thread, for the topics it
+	 * reads.
+	 */
 	void noteGroup(ConsumerGroupMetadata group, Collection<String> topics) {
 		for (String topic : topics) {
 			this.root.groups.put(topic, group);

@@ -11,10 +11,10 @@ import java.util.function.ToIntBiFunction;
 import io.github.kafkaresilience.ladder.Delivery;
 
 /**
- * One run of a container, from start to stop, as its poll loops see it: its committer started
- * once, before either loop subscribes, the polled records handed to the container, and where
- * the loops are in stopping (the last to stop polling drains the workers; the last to close
- * its consumer ends the run).
+ * One run of a container, from start to stop, as its poll loops see it: its committer
+ * started once, before either loop subscribes, the polled records handed to the
+ * container, and where the loops are in stopping (the last to stop polling drains the
+ * workers; the last to close its consumer ends the run).
  */
 final class ContainerRun implements PollLoop.Container {
 
@@ -48,8 +48,9 @@ final class ContainerRun implements PollLoop.Container {
 	 * @param finish the container's last part of stopping, once every consumer is closed
 	 * @param drainTimeout how long a loop waits for the drain before its last commit
 	 */
-	ContainerRun(int loops, BooleanSupplier running, Runnable start, ToIntBiFunction<PartitionWork, List<Delivery>> take,
-			Runnable drain, Runnable finish, Duration drainTimeout) {
+	ContainerRun(int loops, BooleanSupplier running, Runnable start,
+			ToIntBiFunction<PartitionWork, List<Delivery>> take, Runnable drain, Runnable finish,
+			Duration drainTimeout) {
 		this.polling = new AtomicInteger(loops);
 		this.open = new AtomicInteger(loops);
 		this.running = running;
@@ -65,7 +66,10 @@ final class ContainerRun implements PollLoop.Container {
 		return this.running.getAsBoolean();
 	}
 
-	/** Starts the committer on the first loop's thread; the other loops wait for it to end. */
+	/**
+	 * Starts the committer on the first loop's thread; the other loops wait for it to
+	 * end.
+	 */
 	@Override
 	public synchronized void beforeSubscribing(PollLoop loop) {
 		if (!this.started) {

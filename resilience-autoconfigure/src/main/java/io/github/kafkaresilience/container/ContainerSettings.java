@@ -4,6 +4,7 @@ import java.time.Duration;
 
 /**
  * How a container consumes.
+ *
  * @param concurrency worker threads: the most records that run at once
  * @param maxInFlightPerPartition records of one partition in flight before it is paused
  * @param pollTimeout how long one poll waits for records
@@ -14,12 +15,13 @@ import java.time.Duration;
  * @param parkAfter a retry due later than this is parked: dropped from memory and read
  * again from its stage shortly before it is due
  * @param virtualThreads whether the workers are virtual threads (Java 21 or later): a
- * handler that waits on I/O then holds no operating system thread, and the concurrency may
- * be in the thousands; platform threads otherwise
+ * handler that waits on I/O then holds no operating system thread, and the concurrency
+ * may be in the thousands; platform threads otherwise
  * @since 0.1.0
  */
-public record ContainerSettings(int concurrency, int maxInFlightPerPartition, Duration pollTimeout, Duration commitInterval,
-		Duration shutdownTimeout, Duration recheckInterval, Duration parkAfter, boolean virtualThreads) {
+public record ContainerSettings(int concurrency, int maxInFlightPerPartition, Duration pollTimeout,
+		Duration commitInterval, Duration shutdownTimeout, Duration recheckInterval, Duration parkAfter,
+		boolean virtualThreads) {
 
 	public ContainerSettings {
 		if (concurrency < 1) {

@@ -9,9 +9,9 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The figures of a container that its meters and the actuator endpoint read: depth and lag
- * of each partition, records held and parked, the busiest key, closed barriers and stopped
- * partitions. Computed from the partitions on each call.
+ * The figures of a container that its meters and the actuator endpoint read: depth and
+ * lag of each partition, records held and parked, the busiest key, closed barriers and
+ * stopped partitions. Computed from the partitions on each call.
  */
 final class ContainerStats {
 
@@ -22,8 +22,9 @@ final class ContainerStats {
 	}
 
 	/**
-	 * Notes the end offset of each partition assigned to a consumer as of its last fetch (no
-	 * request: the fetch responses carry it), for {@link #lag}. On that consumer's poll thread.
+	 * Notes the end offset of each partition assigned to a consumer as of its last fetch
+	 * (no request: the fetch responses carry it), for {@link #lag}. On that consumer's
+	 * poll thread.
 	 */
 	void noteEndOffsets(Consumer<?, ?> consumer, java.util.Collection<PartitionWork> assigned) {
 		for (PartitionWork work : assigned) {

@@ -13,10 +13,10 @@ import io.github.kafkaresilience.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 
 /**
- * How a listener keeps the writes of a move consistent: the lock, the published record and
- * the source offset (docs/PROTOCOL.md, rule 9). The one place that knows the two modes: it
- * supplies each listener's lock store, publisher and offset committer, and the settings its
- * consumer needs.
+ * How a listener keeps the writes of a move consistent: the lock, the published record
+ * and the source offset (docs/PROTOCOL.md, rule 9). The one place that knows the two
+ * modes: it supplies each listener's lock store, publisher and offset committer, and the
+ * settings its consumer needs.
  *
  * @since 0.1.0
  */
@@ -26,8 +26,8 @@ public abstract class DualWriteStrategy {
 	}
 
 	/**
-	 * Lock first, publish second, undone when the publish fails; offsets are committed by the
-	 * consumer.
+	 * Lock first, publish second, undone when the publish fails; offsets are committed by
+	 * the consumer.
 	 * @param publisher publishes to the ladder's topics
 	 * @return the strategy
 	 */
@@ -36,8 +36,8 @@ public abstract class DualWriteStrategy {
 	}
 
 	/**
-	 * The lock writes, publishes and offset commits of steps go in Kafka transactions of each
-	 * listener's own, and its consumer reads committed records only.
+	 * The lock writes, publishes and offset commits of steps go in Kafka transactions of
+	 * each listener's own, and its consumer reads committed records only.
 	 * @param producers creates the transactional producers
 	 * @param instanceId this instance's id: the transactional ids are
 	 * {@code kafka-resilience-<instance id>-<listener id>-<n>}, stable across restarts
@@ -150,7 +150,10 @@ public abstract class DualWriteStrategy {
 			return DualWrite.TRANSACTION;
 		}
 
-		/** An aborted move must never be seen: its stage record, or the offsets it skipped. */
+		/**
+		 * An aborted move must never be seen: its stage record, or the offsets it
+		 * skipped.
+		 */
 		@Override
 		public Map<String, Object> consumerSettings() {
 			return Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

@@ -6,10 +6,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.github.kafkaresilience.lock.OperatorCommand;
 
 /**
- * The records that wait in memory for their due time. Each is handed back to the workers once:
- * when its due time comes, or earlier when an operator's command names the lock it carries
- * (docs/PROTOCOL.md, rule 11), so that the command is acted on now rather than when the
- * record comes due.
+ * The records that wait in memory for their due time. Each is handed back to the workers
+ * once: when its due time comes, or earlier when an operator's command names the lock it
+ * carries (docs/PROTOCOL.md, rule 11), so that the command is acted on now rather than
+ * when the record comes due.
  */
 final class DueWaiters {
 

@@ -9,8 +9,8 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * How the poll loop rides out failed polls. A lasting failure (a missing ACL, rejected
- * credentials) fails every poll at once: the loop pauses after each failure, longer after each
- * further one in a row, or it would spin and flood the log. Poll thread only.
+ * credentials) fails every poll at once: the loop pauses after each failure, longer after
+ * each further one in a row, or it would spin and flood the log. Poll thread only.
  */
 final class FailedPolls {
 
@@ -41,8 +41,8 @@ final class FailedPolls {
 	}
 
 	/**
-	 * A poll failed: logs it and pauses the loop, until the pause is over or the container
-	 * stops ({@link Backpressure#wakeAll()}).
+	 * A poll failed: logs it and pauses the loop, until the pause is over or the
+	 * container stops ({@link Backpressure#wakeAll()}).
 	 * @param ex what the poll threw
 	 * @param running whether the container is running still
 	 * @return the pause, in milliseconds

@@ -6,10 +6,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The handler runs under way on one partition's records, so that its revocation can let them
- * end before the partition's last commit: a record whose handler was running when the
- * partition was revoked is then committed, not handled again by the next owner. Once a
- * revocation begins, no new run starts; the next owner runs those records.
+ * The handler runs under way on one partition's records, so that its revocation can let
+ * them end before the partition's last commit: a record whose handler was running when
+ * the partition was revoked is then committed, not handled again by the next owner. Once
+ * a revocation begins, no new run starts; the next owner runs those records.
  */
 final class HandlerRuns {
 
@@ -45,8 +45,8 @@ final class HandlerRuns {
 	}
 
 	/**
-	 * Closes each of {@code runs} and waits until none of them runs, up to {@code timeout};
-	 * returns false when some were still running.
+	 * Closes each of {@code runs} and waits until none of them runs, up to
+	 * {@code timeout}; returns false when some were still running.
 	 */
 	static boolean closeAndAwait(Collection<HandlerRuns> runs, Duration timeout) {
 		runs.forEach(HandlerRuns::close);

@@ -7,8 +7,9 @@ import io.github.kafkaresilience.ladder.Delivery;
 
 /**
  * The records a poll returned past a partition's bound, in offset order: taken once the
- * partition has room again, before anything the consumer returns later, so the consumer keeps
- * what it has fetched and does not read it again. At most one poll's records. Poll thread only.
+ * partition has room again, before anything the consumer returns later, so the consumer
+ * keeps what it has fetched and does not read it again. At most one poll's records. Poll
+ * thread only.
  */
 final class HeldBack {
 

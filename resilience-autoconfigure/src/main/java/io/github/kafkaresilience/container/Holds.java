@@ -8,8 +8,8 @@ import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Who holds a container's workers, and the tasks held meanwhile: while anyone holds them, a
- * task that becomes ready waits here instead of running, in the order it was held.
+ * Who holds a container's workers, and the tasks held meanwhile: while anyone holds them,
+ * a task that becomes ready waits here instead of running, in the order it was held.
  */
 final class Holds {
 
@@ -48,8 +48,8 @@ final class Holds {
 	}
 
 	/**
-	 * Lets the tasks that become ready run again on a restart, whoever held them before: a
-	 * holder that still holds says so again.
+	 * Lets the tasks that become ready run again on a restart, whoever held them before:
+	 * a holder that still holds says so again.
 	 */
 	void restart() {
 		this.held = false;
@@ -69,8 +69,8 @@ final class Holds {
 	}
 
 	/**
-	 * Takes the task held longest that {@code fits}; {@code null} when none does. Tasks of
-	 * revoked partitions are dropped on the way.
+	 * Takes the task held longest that {@code fits}; {@code null} when none does. Tasks
+	 * of revoked partitions are dropped on the way.
 	 */
 	@Nullable KeyedTask take(Predicate<KeyedTask> fits) {
 		for (Iterator<KeyedTask> held = this.tasks.iterator(); held.hasNext();) {

@@ -11,10 +11,11 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A container's housekeeping: while it runs, the reapers of its main topics look for zombie
- * locks every interval, on a thread of their own. Each start makes them anew, with an admin
- * client of their own that is closed after the consumer, so a container stopped and started
- * again does not look through a closed client. Does nothing for a container without reaping.
+ * A container's housekeeping: while it runs, the reapers of its main topics look for
+ * zombie locks every interval, on a thread of their own. Each start makes them anew, with
+ * an admin client of their own that is closed after the consumer, so a container stopped
+ * and started again does not look through a closed client. Does nothing for a container
+ * without reaping.
  */
 final class Housekeeping {
 
@@ -61,9 +62,9 @@ final class Housekeeping {
 	}
 
 	/**
-	 * Closes the reapers' admin client, once the container's consumer is closed, and once a
-	 * look under way (interrupted by {@link #stop()}) has ended, for up to {@link #LOOK_END}:
-	 * no look goes on through a closed client.
+	 * Closes the reapers' admin client, once the container's consumer is closed, and once
+	 * a look under way (interrupted by {@link #stop()}) has ended, for up to
+	 * {@link #LOOK_END}: no look goes on through a closed client.
 	 */
 	void closeAdmin() {
 		awaitLookEnded();

@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A partition's tasks in flight in one queue per key: the head of a key's queue runs, the
  * others wait for their turn in offset order, but for the records that ride in the head's
- * batch. A task without a key queues behind nothing. Not thread-safe: its partition's monitor
- * guards it.
+ * batch. A task without a key queues behind nothing. Not thread-safe: its partition's
+ * monitor guards it.
  */
 final class KeyQueues {
 
@@ -33,9 +33,9 @@ final class KeyQueues {
 	}
 
 	/**
-	 * A task is done: takes it off its key's queue, and returns the next task of its key when
-	 * that one runs now. A rider done before the record ahead of it leaves the queue, and that
-	 * record hands out the next one.
+	 * A task is done: takes it off its key's queue, and returns the next task of its key
+	 * when that one runs now. A rider done before the record ahead of it leaves the
+	 * queue, and that record hands out the next one.
 	 */
 	@Nullable KeyedTask done(KeyedTask task) {
 		ArrayDeque<KeyedTask> queue = queueOf(task);
@@ -72,8 +72,9 @@ final class KeyQueues {
 	}
 
 	/**
-	 * The queued records right behind a head, none of them an admission, at most {@code most},
-	 * as long as {@code fits} lets each in: those that may ride in its batch.
+	 * The queued records right behind a head, none of them an admission, at most
+	 * {@code most}, as long as {@code fits} lets each in: those that may ride in its
+	 * batch.
 	 */
 	List<RecordTask> riders(RecordTask head, int most, Predicate<RecordTask> fits) {
 		ArrayDeque<KeyedTask> queue = queueOf(head);
@@ -84,7 +85,8 @@ final class KeyQueues {
 		Iterator<KeyedTask> behind = queue.iterator();
 		behind.next();
 		while (behind.hasNext() && riders.size() < most) {
-			// a record whose failed run waits for its key's turn to take the rest of its step rides no more
+			// a record whose failed run waits for its key's turn to take the rest of its
+			// step rides no more
 			if (!(behind.next() instanceof RecordTask next) || next.state() != RecordState.QUEUED || !fits.test(next)) {
 				break;
 			}

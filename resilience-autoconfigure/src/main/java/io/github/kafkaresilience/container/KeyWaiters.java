@@ -9,8 +9,8 @@ import org.apache.kafka.common.utils.Bytes;
 
 /**
  * The tasks that wait for their key: a lock of another record of their key is moving on
- * (docs/PROTOCOL.md, rule 2.5). A change of the key in the lock table wakes them, and so does a recheck
- * after {@code recheck-interval}, in case a change went unnoticed.
+ * (docs/PROTOCOL.md, rule 2.5). A change of the key in the lock table wakes them, and so
+ * does a recheck after {@code recheck-interval}, in case a change went unnoticed.
  */
 final class KeyWaiters {
 

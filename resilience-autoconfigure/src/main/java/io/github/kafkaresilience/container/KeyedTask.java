@@ -4,10 +4,10 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A task that takes its turn in its key's queue of its partition: a record, or the admission
- * of a replay. Besides its kind's state, it keeps how its routing has gone so far: how many
- * times in a row it failed (for the backoff) and whether the lock tailer has caught up with
- * its lock partition since it was taken or last failed.
+ * A task that takes its turn in its key's queue of its partition: a record, or the
+ * admission of a replay. Besides its kind's state, it keeps how its routing has gone so
+ * far: how many times in a row it failed (for the backoff) and whether the lock tailer
+ * has caught up with its lock partition since it was taken or last failed.
  */
 abstract sealed class KeyedTask implements Task permits RecordTask, AdmissionTask {
 
@@ -28,8 +28,9 @@ abstract sealed class KeyedTask implements Task permits RecordTask, AdmissionTas
 	}
 
 	/**
-	 * Whether the lock tailer has caught up with the task's lock partition since it was taken
-	 * or its routing last failed: a lock it names that is still unknown was released.
+	 * Whether the lock tailer has caught up with the task's lock partition since it was
+	 * taken or its routing last failed: a lock it names that is still unknown was
+	 * released.
 	 */
 	final boolean tailerSynced() {
 		return this.routing.tailerSynced();
@@ -47,7 +48,8 @@ abstract sealed class KeyedTask implements Task permits RecordTask, AdmissionTas
 
 	/**
 	 * The task's routing (or the tailer's catching up for it) failed: a write it reported
-	 * failed may have landed, so the tailer must catch up again. Returns the failures in a row.
+	 * failed may have landed, so the tailer must catch up again. Returns the failures in
+	 * a row.
 	 */
 	final int countFailure() {
 		Routing failed = new Routing(this.routing.failures() + 1, false);

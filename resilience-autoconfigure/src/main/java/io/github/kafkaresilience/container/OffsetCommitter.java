@@ -12,18 +12,18 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * How a listener commits: the writes of a record's step and the offsets of the records it has
- * finished. With the consumer ({@code compensate} mode) a step's writes are its own and
- * offsets are committed by the consumer; with transactions ({@code transaction} mode) the
- * writes of steps and the offsets of their records commit together.
+ * How a listener commits: the writes of a record's step and the offsets of the records it
+ * has finished. With the consumer ({@code compensate} mode) a step's writes are its own
+ * and offsets are committed by the consumer; with transactions ({@code transaction} mode)
+ * the writes of steps and the offsets of their records commit together.
  *
  * @since 0.1.0
  */
 interface OffsetCommitter extends AutoCloseable {
 
 	/**
-	 * Called on the poll thread before the consumer subscribes: a committer that commits in
-	 * transactions initialises its producers (or logs why it cannot yet).
+	 * Called on the poll thread before the consumer subscribes: a committer that commits
+	 * in transactions initialises its producers (or logs why it cannot yet).
 	 */
 	default void start() {
 	}
@@ -88,7 +88,10 @@ interface OffsetCommitter extends AutoCloseable {
 
 	}
 
-	/** Steps that write join transactions, which commit their offsets; other offsets commit in one of their own. */
+	/**
+	 * Steps that write join transactions, which commit their offsets; other offsets
+	 * commit in one of their own.
+	 */
 	final class Transactional implements OffsetCommitter {
 
 		private final TransactionalWrites transactions;
@@ -112,7 +115,10 @@ interface OffsetCommitter extends AutoCloseable {
 			this.transactions.commitOffsets(offsets);
 		}
 
-		/** The committer thread commits them, with the next transaction if one is open: the poll thread goes on. */
+		/**
+		 * The committer thread commits them, with the next transaction if one is open:
+		 * the poll thread goes on.
+		 */
 		@Override
 		public void commitSoon(Consumer<byte[], byte[]> consumer, CommittableOffsets offsets) {
 			this.transactions.commitOffsetsLater(offsets);

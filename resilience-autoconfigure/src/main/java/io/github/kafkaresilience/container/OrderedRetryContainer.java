@@ -29,15 +29,15 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 
 /**
- * Runs one {@code @OrderedRetryListener}: a consumer of its main topics and one of their retry
- * topics, each in the listener's group with a poll loop of its own ({@link PollLoop}) that never
- * sleeps or blocks on a record, and workers that run records concurrently across keys and in
- * order within a key of a partition.
+ * Runs one {@code @OrderedRetryListener}: a consumer of its main topics and one of their
+ * retry topics, each in the listener's group with a poll loop of its own
+ * ({@link PollLoop}) that never sleeps or blocks on a record, and workers that run
+ * records concurrently across keys and in order within a key of a partition.
  * <p>
- * A record that waits (for its due time, for its predecessor, or for the lock tailer) holds
- * up only its own key in its partition, and no thread. Offsets are committed at the
- * contiguous boundary: the lowest offset not yet done. A partition with too many records in
- * flight is paused until they drain.
+ * A record that waits (for its due time, for its predecessor, or for the lock tailer)
+ * holds up only its own key in its partition, and no thread. Offsets are committed at the
+ * contiguous boundary: the lowest offset not yet done. A partition with too many records
+ * in flight is paused until they drain.
  *
  * @since 0.1.0
  */
@@ -50,19 +50,23 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Zombie lock reaping for the container's main topics: every {@code interval}, through the
-	 * reapers {@code open} makes at each start (their admin client is closed at stop).
+	 * Zombie lock reaping for the container's main topics: every {@code interval},
+	 * through the reapers {@code open} makes at each start (their admin client is closed
+	 * at stop).
 	 */
 	public record Reaping(Duration interval, Supplier<Reapers> open) {
 	}
 
-	/** The reapers of one run of the container, one per main topic, and their admin client. */
+	/**
+	 * The reapers of one run of the container, one per main topic, and their admin
+	 * client.
+	 */
 	public record Reapers(List<LockReaper> reapers, AutoCloseable admin) {
 	}
 
 	/**
-	 * Creates the container's consumers, both in the listener's group: one for its main topics,
-	 * one for their retry topics.
+	 * Creates the container's consumers, both in the listener's group: one for its main
+	 * topics, one for their retry topics.
 	 */
 	public record Consumers(Supplier<Consumer<byte[], byte[]>> main, Supplier<Consumer<byte[], byte[]>> retries) {
 	}
@@ -103,7 +107,10 @@ public class OrderedRetryContainer {
 
 	private final Callbacks assignmentCallbacks;
 
-	/** The poll loops of the current run: the main topics' and, with retry stages, the stages'. */
+	/**
+	 * The poll loops of the current run: the main topics' and, with retry stages, the
+	 * stages'.
+	 */
 	private volatile List<PollLoop> loops = List.of();
 
 	private ContainerEvents events = ContainerEvents.NONE;
@@ -111,13 +118,12 @@ public class OrderedRetryContainer {
 	private volatile @Nullable OutageHold outage;
 
 	/**
-	 * @param writes how the listener's steps write and its offsets commit: by the consumer,
-	 * or in transactions that also carry the writes of steps
+	 * @param writes how the listener's steps write and its offsets commit: by the
+	 * consumer, or in transactions that also carry the writes of steps
 	 */
-	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic,
-			Consumers consumerFactory, SyncBarrier barrier,
-			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
-			@Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
+	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic, Consumers consumerFactory,
+			SyncBarrier barrier, @Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings,
+			Clock clock, @Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
 		this.committer = writes.committer();
 		this.id = id;
 		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
@@ -143,10 +149,10 @@ public class OrderedRetryContainer {
 
 	/**
 	 * Lets the container park retries that are due later than
-	 * {@link ContainerSettings#parkAfter()}: instead of holding them, it reads them again with a
-	 * consumer of its own (assigned, never in the group, never committing) shortly before
-	 * they are due. Without it, a partition whose in-flight records all wait stays paused
-	 * until they are due.
+	 * {@link ContainerSettings#parkAfter()}: instead of holding them, it reads them again
+	 * with a consumer of its own (assigned, never in the group, never committing) shortly
+	 * before they are due. Without it, a partition whose in-flight records all wait stays
+	 * paused until they are due.
 	 * @param rereaders creates that consumer
 	 */
 	public synchronized void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
@@ -154,8 +160,8 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Holds this listener's records while {@code breaker} is open, instead of moving them into
-	 * the ladder; the breaker must observe this listener's handler.
+	 * Holds this listener's records while {@code breaker} is open, instead of moving them
+	 * into the ladder; the breaker must observe this listener's handler.
 	 */
 	public synchronized void holdOnOutage(OutageBreaker breaker) {
 		OutageHold hold = new OutageHold(breaker, this.runner.workers(), this.pauseRequest, () -> load().inFlight());
@@ -164,9 +170,9 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Runs this listener's records in batches: the records its routes let run now are gathered
-	 * per main topic and run through that topic's batch handler; each route's router must
-	 * {@link StageRouter.Builder#batchRuns(boolean) run in batches}.
+	 * Runs this listener's records in batches: the records its routes let run now are
+	 * gathered per main topic and run through that topic's batch handler; each route's
+	 * router must {@link StageRouter.Builder#batchRuns(boolean) run in batches}.
 	 * @param settings how batches are gathered
 	 * @param handlers the batch handler of each main topic's router
 	 */
@@ -177,9 +183,9 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Runs this listener's records in batches, as {@link #runInBatches}, with batch handlers
-	 * whose results complete later: a worker calls the handler and is let go; the batch's
-	 * records wait until its result completes.
+	 * Runs this listener's records in batches, as {@link #runInBatches}, with batch
+	 * handlers whose results complete later: a worker calls the handler and is let go;
+	 * the batch's records wait until its result completes.
 	 * @param settings how batches are gathered
 	 * @param handlers the batch handler of each main topic's router
 	 */
@@ -188,15 +194,15 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Runs this listener's records with handlers whose results complete later: a worker calls
-	 * the handler and is let go; the record's key waits until its result completes. Each
-	 * route's router must {@link StageRouter.Builder#batchRuns(boolean) leave the runs} to the
-	 * container.
+	 * Runs this listener's records with handlers whose results complete later: a worker
+	 * calls the handler and is let go; the record's key waits until its result completes.
+	 * Each route's router must {@link StageRouter.Builder#batchRuns(boolean) leave the
+	 * runs} to the container.
 	 * @param handlers the handler of each main topic's router
-	 * @param repliesInTransactions whether the listener sends replies ({@code @SendTo}) in
-	 * {@code transaction} mode: the step after a record's attempt then waits until the records
-	 * before it in its partition are done, so that its transaction commits the reply with an
-	 * offset past the record, which no owner runs again
+	 * @param repliesInTransactions whether the listener sends replies ({@code @SendTo})
+	 * in {@code transaction} mode: the step after a record's attempt then waits until the
+	 * records before it in its partition are done, so that its transaction commits the
+	 * reply with an offset past the record, which no owner runs again
 	 */
 	public synchronized void runAsync(Map<StageRouter, AsyncRecordHandler> handlers, boolean repliesInTransactions) {
 		this.runner.runAsync(handlers, repliesInTransactions);
@@ -211,7 +217,10 @@ public class OrderedRetryContainer {
 		return (pending != null) ? pending.records() : null;
 	}
 
-	/** How this listener's batches are gathered, or {@code null} when it runs records one at a time. */
+	/**
+	 * How this listener's batches are gathered, or {@code null} when it runs records one
+	 * at a time.
+	 */
 	public @Nullable BatchSettings batchSettings() {
 		BatchRuns batches = this.runner.batchRuns();
 		return (batches != null) ? batches.settings() : null;
@@ -224,8 +233,8 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Whether the listener runs on half its workers after an outage, its breaker having closed
-	 * less than {@code kafka.resilience.outage.ramp-up} ago.
+	 * Whether the listener runs on half its workers after an outage, its breaker having
+	 * closed less than {@code kafka.resilience.outage.ramp-up} ago.
 	 */
 	public boolean isRampingUp() {
 		OutageHold hold = this.outage;
@@ -253,10 +262,10 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Stops handing out new records: the consumer's partitions are paused, records already
-	 * running finish, and records waiting (for a due time, their key or the tailer) wait on
-	 * until {@link #resume()}. Locks stay as they are, so every key keeps its order; the
-	 * consumer keeps polling, so it stays in its group.
+	 * Stops handing out new records: the consumer's partitions are paused, records
+	 * already running finish, and records waiting (for a due time, their key or the
+	 * tailer) wait on until {@link #resume()}. Locks stay as they are, so every key keeps
+	 * its order; the consumer keeps polling, so it stays in its group.
 	 */
 	public void pause() {
 		this.pauseRequest.pause();
@@ -313,8 +322,8 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * Stops dispatching, waits for running handlers (up to the shutdown timeout), commits what
-	 * is done and closes the consumers.
+	 * Stops dispatching, waits for running handlers (up to the shutdown timeout), commits
+	 * what is done and closes the consumers.
 	 */
 	public void stop() {
 		List<PollLoop> loops;
@@ -341,17 +350,18 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * The records of an assigned partition not done yet: from the first one pending to the end
-	 * of the partition as of the last fetch. For a stage topic this is its depth: retries
-	 * waiting or running. Empty for a partition not assigned here or not fetched from yet.
+	 * The records of an assigned partition not done yet: from the first one pending to
+	 * the end of the partition as of the last fetch. For a stage topic this is its depth:
+	 * retries waiting or running. Empty for a partition not assigned here or not fetched
+	 * from yet.
 	 */
 	public OptionalLong lag(TopicPartition partition) {
 		return this.stats.lag(partition);
 	}
 
 	/**
-	 * Registers a callback run on the poll thread after every change of the assignment, for
-	 * meters per partition.
+	 * Registers a callback run on the poll thread after every change of the assignment,
+	 * for meters per partition.
 	 */
 	public void onAssignmentChanged(Runnable callback) {
 		this.assignmentCallbacks.add(callback);
@@ -371,8 +381,8 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * How long ago the last poll of the consumer that polled least recently returned: what
-	 * {@code max.poll.interval.ms} bounds. Zero before the first poll.
+	 * How long ago the last poll of the consumer that polled least recently returned:
+	 * what {@code max.poll.interval.ms} bounds. Zero before the first poll.
 	 */
 	public Duration sinceLastPoll() {
 		Duration longest = Duration.ZERO;
@@ -384,22 +394,23 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * The partitions this container stopped consuming because a record in them can be neither
-	 * moved on nor dead-lettered, each with the reason: the record, the topic that refused it
-	 * and the setting to raise. A partition stays stopped until it is assigned again (after a
-	 * restart or a rebalance), which delivers the record again.
+	 * The partitions this container stopped consuming because a record in them can be
+	 * neither moved on nor dead-lettered, each with the reason: the record, the topic
+	 * that refused it and the setting to raise. A partition stays stopped until it is
+	 * assigned again (after a restart or a rebalance), which delivers the record again.
 	 */
 	public Map<TopicPartition, String> stoppedPartitions() {
 		return this.stats.stoppedPartitions();
 	}
 
 	/**
-	 * What the container holds, for meters: records in memory, parked records and the deepest
-	 * key (records of one key waiting in one partition, the sign of a hot key).
+	 * What the container holds, for meters: records in memory, parked records and the
+	 * deepest key (records of one key waiting in one partition, the sign of a hot key).
+	 *
 	 * @param inFlight records held in memory, running or waiting
 	 * @param parked records parked: pending, not held, to be read again
-	 * @param busiestPartitionInFlight records held by the partition that holds the most (what
-	 * {@code max-in-flight-per-partition} bounds)
+	 * @param busiestPartitionInFlight records held by the partition that holds the most
+	 * (what {@code max-in-flight-per-partition} bounds)
 	 * @param busiestKeyDepth records of the busiest key of any partition, held or parked
 	 */
 	public record Load(long inFlight, long parked, int busiestPartitionInFlight, int busiestKeyDepth) {
@@ -411,9 +422,9 @@ public class OrderedRetryContainer {
 	}
 
 	/**
-	 * The container's part of stopping, once every loop stopped polling: the re-reader stops and
-	 * the workers finish what runs (up to the shutdown timeout); each loop then commits its
-	 * partitions and closes its consumer.
+	 * The container's part of stopping, once every loop stopped polling: the re-reader
+	 * stops and the workers finish what runs (up to the shutdown timeout); each loop then
+	 * commits its partitions and closes its consumer.
 	 */
 	private void drain() {
 		this.runner.waits().stopParking();

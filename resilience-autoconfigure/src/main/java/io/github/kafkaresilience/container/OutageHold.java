@@ -9,13 +9,13 @@ import io.github.kafkaresilience.outage.OutageBreaker;
 
 /**
  * How a container holds while its outage breaker is open: the poll thread pauses the main
- * topics' partitions (no record is taken from them), the workers hold every task that becomes
- * ready (retries read from the stages and those that come due wait in memory), and a
- * record whose run fails transiently is held instead of moved into the ladder. Its offset
- * stays pending, so no commit passes it, and its locks stay as they are. Now and then the
- * record held longest that runs its handler runs as a probe; a success closes the breaker,
- * and everything held runs, each key's records in their order, on half the workers for the
- * ramp-up and then on all of them. The hold is local to the instance: a
+ * topics' partitions (no record is taken from them), the workers hold every task that
+ * becomes ready (retries read from the stages and those that come due wait in memory),
+ * and a record whose run fails transiently is held instead of moved into the ladder. Its
+ * offset stays pending, so no commit passes it, and its locks stay as they are. Now and
+ * then the record held longest that runs its handler runs as a probe; a success closes
+ * the breaker, and everything held runs, each key's records in their order, on half the
+ * workers for the ramp-up and then on all of them. The hold is local to the instance: a
  * rebalance or a crash meanwhile leaves held records uncommitted, to be delivered again.
  */
 final class OutageHold implements RecordHold {
@@ -54,17 +54,17 @@ final class OutageHold implements RecordHold {
 	}
 
 	/**
-	 * Whether the listener runs on part of its workers, the breaker having closed less than
-	 * the ramp-up ago.
+	 * Whether the listener runs on part of its workers, the breaker having closed less
+	 * than the ramp-up ago.
 	 */
 	boolean rampingUp() {
 		return this.workers.limit() < this.workers.concurrency();
 	}
 
 	/**
-	 * Lets half the workers (at least one) run the records held, until the ramp-up is over, so
-	 * that a dependency that just came back is not hit by the whole backlog at once. Set before
-	 * the held records are released, so that they start on that many.
+	 * Lets half the workers (at least one) run the records held, until the ramp-up is
+	 * over, so that a dependency that just came back is not hit by the whole backlog at
+	 * once. Set before the held records are released, so that they start on that many.
 	 */
 	private void rampUp() {
 		long millis = this.breaker.settings().rampUp().toMillis();
@@ -88,8 +88,8 @@ final class OutageHold implements RecordHold {
 	}
 
 	/**
-	 * Looks at a record's step after its run: returns true when the record is held (its run
-	 * failed for the outage), and closes or keeps the hold when the run was a probe.
+	 * Looks at a record's step after its run: returns true when the record is held (its
+	 * run failed for the outage), and closes or keeps the hold when the run was a probe.
 	 */
 	@Override
 	public boolean heldAfter(RecordTask task, Step step) {
@@ -97,7 +97,8 @@ final class OutageHold implements RecordHold {
 		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
 		if (failure != null && this.breaker.holds(failure)) {
 			if (probe) {
-				this.breaker.probeFailed(failure.failure()); // the next probe waits longer
+				this.breaker.probeFailed(failure.failure()); // the next probe waits
+																// longer
 			}
 			this.workers.holdBack(task);
 			return true;
@@ -108,8 +109,9 @@ final class OutageHold implements RecordHold {
 	/**
 	 * Puts off the failure handling of a record of the main topic whose run failed
 	 * transiently, until the breaker can tell a burst from an outage (see
-	 * {@link OutageBreaker#deferral}); returns whether it did. When it is due, the breaker
-	 * looks again, and the failure handling runs, or is held if the breaker opened.
+	 * {@link OutageBreaker#deferral}); returns whether it did. When it is due, the
+	 * breaker looks again, and the failure handling runs, or is held if the breaker
+	 * opened.
 	 */
 	@Override
 	public boolean defers(RecordTask task, Step step) {
@@ -128,8 +130,8 @@ final class OutageHold implements RecordHold {
 	}
 
 	/**
-	 * Whether the failure handling of a record whose run failed before the breaker opened is
-	 * held instead: once the breaker is open, no record moves into the ladder.
+	 * Whether the failure handling of a record whose run failed before the breaker opened
+	 * is held instead: once the breaker is open, no record moves into the ladder.
 	 */
 	@Override
 	public boolean holdsFailureHandling(RecordTask task, HandlerResult failure) {
@@ -145,10 +147,11 @@ final class OutageHold implements RecordHold {
 	}
 
 	/**
-	 * Runs the record held longest that runs its handler, and schedules the next probe, whatever
-	 * this one's outcome (its route may fail, or end without running the handler): the probes
-	 * go on until the breaker closes. When no record at all has been in flight for two probes in
-	 * a row (a rebalance gave the held records' partitions away), the breaker half opens.
+	 * Runs the record held longest that runs its handler, and schedules the next probe,
+	 * whatever this one's outcome (its route may fail, or end without running the
+	 * handler): the probes go on until the breaker closes. When no record at all has been
+	 * in flight for two probes in a row (a rebalance gave the held records' partitions
+	 * away), the breaker half opens.
 	 */
 	private void probe() {
 		if (!this.breaker.isOpen()) {
@@ -175,8 +178,8 @@ final class OutageHold implements RecordHold {
 	/**
 	 * Whether a held record runs the handler when routed, and so can tell whether the
 	 * dependency is back: a retry, or a record of the main topic whose key is not in the
-	 * ladder. Another record of the main topic would follow its key into the ladder, a move
-	 * that the hold is there to spare.
+	 * ladder. Another record of the main topic would follow its key into the ladder, a
+	 * move that the hold is there to spare.
 	 */
 	private static boolean runsItsHandler(KeyedTask held) {
 		if (!(held instanceof RecordTask task)) {

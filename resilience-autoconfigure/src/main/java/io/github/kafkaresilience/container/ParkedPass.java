@@ -8,29 +8,33 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What one pass of the re-reader takes back of a partition's parked records, which it reads in
- * offset order from the first one. Two kinds of pass:
+ * What one pass of the re-reader takes back of a partition's parked records, which it
+ * reads in offset order from the first one. Two kinds of pass:
  * <ul>
- * <li>a pass for due records takes back each record that is nearly due and stops at the first
- * one that is not (a later retry of the same stage is due later still), unless an earlier record
- * of its key was taken back in the same pass;</li>
- * <li>a pass for operators' commands (docs/PROTOCOL.md, rule 11) takes back every parked record
- * of the keys whose records the commands name, whatever their due time, and leaves every other
- * key's records parked, whatever theirs.</li>
+ * <li>a pass for due records takes back each record that is nearly due and stops at the
+ * first one that is not (a later retry of the same stage is due later still), unless an
+ * earlier record of its key was taken back in the same pass;</li>
+ * <li>a pass for operators' commands (docs/PROTOCOL.md, rule 11) takes back every parked
+ * record of the keys whose records the commands name, whatever their due time, and leaves
+ * every other key's records parked, whatever theirs.</li>
  * </ul>
- * Either way a pass takes back a key's parked records from its first one on, in offset order,
- * and no record while an earlier one of its key stays parked: taken back, it would queue ahead
- * of that record in its key's queue, where records run in offset order, and wait for it for
- * ever if that record's lock comes before its own (a follower parked behind its head; a head
- * re-appended to the last stage behind its own followers). A pass the partition cuts short (no
- * room in its in-flight bound) keeps that order too: nothing after the refused record is taken.
+ * Either way a pass takes back a key's parked records from its first one on, in offset
+ * order, and no record while an earlier one of its key stays parked: taken back, it would
+ * queue ahead of that record in its key's queue, where records run in offset order, and
+ * wait for it for ever if that record's lock comes before its own (a follower parked
+ * behind its head; a head re-appended to the last stage behind its own followers). A pass
+ * the partition cuts short (no room in its in-flight bound) keeps that order too: nothing
+ * after the refused record is taken.
  */
 final class ParkedPass {
 
 	/** What becomes of one parked record read in the pass. */
 	enum Verdict {
 
-		/** To be taken back: handed to its partition; the pass ends if the partition refuses it. */
+		/**
+		 * To be taken back: handed to its partition; the pass ends if the partition
+		 * refuses it.
+		 */
 		TAKE,
 
 		/** Left parked; the pass goes on. */
@@ -94,7 +98,10 @@ final class ParkedPass {
 		return Verdict.TAKE;
 	}
 
-	/** When the next pass for due records should look, once this one stopped; epoch millis. */
+	/**
+	 * When the next pass for due records should look, once this one stopped; epoch
+	 * millis.
+	 */
 	long resumeAt() {
 		return this.resumeAt;
 	}

@@ -11,9 +11,10 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A partition's parked records, as the re-reader sees them: which offsets are parked, which
- * keys have parked records (a later record of such a key parks too), and when to read them
- * again. The offsets are the partition's; every method runs under the partition's monitor.
+ * A partition's parked records, as the re-reader sees them: which offsets are parked,
+ * which keys have parked records (a later record of such a key parks too), and when to
+ * read them again. The offsets are the partition's; every method runs under the
+ * partition's monitor.
  */
 final class ParkedRecords {
 
@@ -36,7 +37,10 @@ final class ParkedRecords {
 		this.bound = bound;
 	}
 
-	/** Counts {@code count} parked records of {@code key}, to be read again by {@code at}. Under the monitor. */
+	/**
+	 * Counts {@code count} parked records of {@code key}, to be read again by {@code at}.
+	 * Under the monitor.
+	 */
 	void add(@Nullable Bytes key, int count, long at) {
 		if (key != null) {
 			this.keys.merge(key, count, Integer::sum);
@@ -77,7 +81,9 @@ final class ParkedRecords {
 		}
 	}
 
-	/** When the re-reader should look next, after a pass was not started at {@code now}. */
+	/**
+	 * When the re-reader should look next, after a pass was not started at {@code now}.
+	 */
 	long nextLook(long now, long idleMillis) {
 		synchronized (this.work) {
 			if (this.work.isRevoked() || this.offsets.parkedCount() == 0 || this.lookAt > now) {
@@ -129,8 +135,8 @@ final class ParkedRecords {
 	}
 
 	/**
-	 * Parked offsets in [from, to) that a read from {@code from} skipped are gone from the
-	 * log (deleted by retention): they are done, and returned.
+	 * Parked offsets in [from, to) that a read from {@code from} skipped are gone from
+	 * the log (deleted by retention): they are done, and returned.
 	 */
 	List<Long> doneIfGone(long from, long to) {
 		synchronized (this.work) {

@@ -15,17 +15,19 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One assigned partition: its records in flight in per-key queues (a key's records run one
- * at a time, in offset order), its parked records, the replays waiting for their turn, its
- * offsets, and the flags the poll loop reads. Every change happens under its monitor; a
- * revoked partition takes no more change.
+ * One assigned partition: its records in flight in per-key queues (a key's records run
+ * one at a time, in offset order), its parked records, the replays waiting for their
+ * turn, its offsets, and the flags the poll loop reads. Every change happens under its
+ * monitor; a revoked partition takes no more change.
  */
 final class PartitionWork {
 
 	/** What became of a record handed to the partition. */
 	enum Taken {
 
-		/** The partition is at its in-flight bound, or revoked: the record was not taken. */
+		/**
+		 * The partition is at its in-flight bound, or revoked: the record was not taken.
+		 */
 		REFUSED,
 
 		/** Taken, behind an earlier record of its key. */
@@ -43,16 +45,20 @@ final class PartitionWork {
 
 	final OrderedRetryContainer.Route route;
 
-	/** Records in flight before the partition is paused: {@code max-in-flight-per-partition}. */
+	/**
+	 * Records in flight before the partition is paused:
+	 * {@code max-in-flight-per-partition}.
+	 */
 	private final int bound;
 
-	/** The records in flight at or below which a partition paused at its bound resumes. */
+	/**
+	 * The records in flight at or below which a partition paused at its bound resumes.
+	 */
 	private final int resumeAt;
 
 	private final PartitionOffsets offsets = new PartitionOffsets();
 
 	private final KeyQueues keyQueues = new KeyQueues();
-
 
 	/** The replays whose admission waits in a key queue here, by lock id. */
 	private final Set<String> admissions = new HashSet<>();
@@ -97,8 +103,8 @@ final class PartitionWork {
 	}
 
 	/**
-	 * @param resumeAt the records in flight at or below which a partition paused at its bound
-	 * resumes
+	 * @param resumeAt the records in flight at or below which a partition paused at its
+	 * bound resumes
 	 */
 	PartitionWork(TopicPartition partition, OrderedRetryContainer.Route route, int bound, int resumeAt) {
 		this.partition = partition;
@@ -113,8 +119,9 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Whether the consumer may fetch from the partition, as far as the partition goes: its
-	 * barrier is open, it is not paused at its bound and not stopped. Poll thread only.
+	 * Whether the consumer may fetch from the partition, as far as the partition goes:
+	 * its barrier is open, it is not paused at its bound and not stopped. Poll thread
+	 * only.
 	 */
 	boolean mayFetch() {
 		return this.barrierOpen && !this.boundPaused && this.stopped == null;
@@ -142,11 +149,11 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Takes a poll's records of this partition in offset order, as many as its bound lets in,
-	 * under one acquisition of the monitor: a worker finishing a record takes it too, so a
-	 * monitor taken once per record would keep the poll thread waiting behind the workers.
-	 * Adds the tasks that run now to {@code run} and those parked behind their key to
-	 * {@code parked}; returns how many records were taken.
+	 * Takes a poll's records of this partition in offset order, as many as its bound lets
+	 * in, under one acquisition of the monitor: a worker finishing a record takes it too,
+	 * so a monitor taken once per record would keep the poll thread waiting behind the
+	 * workers. Adds the tasks that run now to {@code run} and those parked behind their
+	 * key to {@code parked}; returns how many records were taken.
 	 */
 	synchronized int takeAll(List<Delivery> records, List<RecordTask> run, List<RecordTask> parked) {
 		int taken = 0;
@@ -168,10 +175,11 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Parks a task that waits for a due time far ahead, with every record of its key queued
-	 * behind it: their offsets stay pending (no commit passes them) but the tasks are let go.
-	 * Returns false when the partition has as many parked runs as its bound: the task then
-	 * waits in memory. A revoked partition takes nothing and says it parked.
+	 * Parks a task that waits for a due time far ahead, with every record of its key
+	 * queued behind it: their offsets stay pending (no commit passes them) but the tasks
+	 * are let go. Returns false when the partition has as many parked runs as its bound:
+	 * the task then waits in memory. A revoked partition takes nothing and says it
+	 * parked.
 	 * @param lookAt when the re-reader should read the parked records again, epoch millis
 	 */
 	synchronized boolean park(RecordTask task, long lookAt) {
@@ -185,7 +193,8 @@ final class PartitionWork {
 		ArrayDeque<KeyedTask> queue = this.keyQueues.remove(task.key);
 		if (queue != null) {
 			for (KeyedTask queued : queue) {
-				RecordTask record = (RecordTask) queued; // an admission waits for no due time
+				RecordTask record = (RecordTask) queued; // an admission waits for no due
+															// time
 				this.offsets.park(record.delivery.offset());
 				record.become(RecordState.PARKED);
 				parked++;
@@ -201,9 +210,9 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Takes back a parked record read again, behind the records of its key taken back before
-	 * it; refused when the partition is at its bound (or revoked, or the offset is not
-	 * parked): the record stays parked.
+	 * Takes back a parked record read again, behind the records of its key taken back
+	 * before it; refused when the partition is at its bound (or revoked, or the offset is
+	 * not parked): the record stays parked.
 	 */
 	synchronized Taken unpark(RecordTask task) {
 		if (this.revoked || this.offsets.inFlight() >= this.bound || !this.offsets.unpark(task.delivery.offset())) {
@@ -214,9 +223,9 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Queues the admission of a replay's pending lock in its key's turn, behind the records of
-	 * its key taken so far; returns it when it runs now, {@code null} when it waits its turn
-	 * or is queued already.
+	 * Queues the admission of a replay's pending lock in its key's turn, behind the
+	 * records of its key taken so far; returns it when it runs now, {@code null} when it
+	 * waits its turn or is queued already.
 	 */
 	synchronized @Nullable AdmissionTask queueAdmission(Lock pending) {
 		if (this.revoked || !this.admissions.add(pending.id())) {
@@ -236,9 +245,9 @@ final class PartitionWork {
 	}
 
 	/**
-	 * A record is done: returns the next task of its key, if one runs now. A rider whose batch
-	 * ran it may be done before the record ahead of it: it leaves its key's queue, and the
-	 * record ahead hands out the next one.
+	 * A record is done: returns the next task of its key, if one runs now. A rider whose
+	 * batch ran it may be done before the record ahead of it: it leaves its key's queue,
+	 * and the record ahead hands out the next one.
 	 */
 	synchronized @Nullable KeyedTask done(RecordTask task) {
 		if (this.revoked) {
@@ -250,12 +259,12 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Lets records queued behind a ready head of its key ride in its batch (docs/PROTOCOL.md,
-	 * rule 10): the queued records right behind it in its key's queue, none of them an
-	 * admission, at most {@code most}, as long as {@code fits} lets each in. They become
-	 * {@link RecordState#RIDING}: they stay queued, in order, and are not handed out when the
-	 * records before them are done; each is let go by {@link #done} once it ran, or by
-	 * {@link #unride} when its batch did not get to it.
+	 * Lets records queued behind a ready head of its key ride in its batch
+	 * (docs/PROTOCOL.md, rule 10): the queued records right behind it in its key's queue,
+	 * none of them an admission, at most {@code most}, as long as {@code fits} lets each
+	 * in. They become {@link RecordState#RIDING}: they stay queued, in order, and are not
+	 * handed out when the records before them are done; each is let go by {@link #done}
+	 * once it ran, or by {@link #unride} when its batch did not get to it.
 	 */
 	synchronized List<RecordTask> riders(RecordTask head, int most, java.util.function.Predicate<RecordTask> fits) {
 		List<RecordTask> riders = this.revoked ? List.of() : this.keyQueues.riders(head, most, fits);
@@ -265,7 +274,8 @@ final class PartitionWork {
 
 	/**
 	 * A rider's batch did not get to it: it waits in its key's queue, handed out when the
-	 * records before it are done, or now if it is first of its key. Returns it when it runs now.
+	 * records before it are done, or now if it is first of its key. Returns it when it
+	 * runs now.
 	 */
 	synchronized @Nullable RecordTask unride(RecordTask rider) {
 		rider.become(RecordState.QUEUED);
@@ -283,9 +293,10 @@ final class PartitionWork {
 	}
 
 	/**
-	 * A record's step failed: returns whether it waits in its key's queue behind an earlier
-	 * record (it rode in that one's batch), {@link RecordState#QUEUED} to be routed again in
-	 * its turn; otherwise it is {@link RecordState#WAITING} for a backoff.
+	 * A record's step failed: returns whether it waits in its key's queue behind an
+	 * earlier record (it rode in that one's batch), {@link RecordState#QUEUED} to be
+	 * routed again in its turn; otherwise it is {@link RecordState#WAITING} for a
+	 * backoff.
 	 */
 	synchronized boolean routeFailed(RecordTask task) {
 		boolean behind = isBehind(task);
@@ -306,14 +317,17 @@ final class PartitionWork {
 		return task.startRun();
 	}
 
-	/** Moves a record to {@code state}, one of the transitions {@link RecordState#next()} allows. */
+	/**
+	 * Moves a record to {@code state}, one of the transitions {@link RecordState#next()}
+	 * allows.
+	 */
 	void advance(RecordTask task, RecordState state) {
 		task.become(state);
 	}
 
 	/**
-	 * A record handed back to the workers is {@link RecordState#QUEUED}, unless it waits for
-	 * the rest of its failed step.
+	 * A record handed back to the workers is {@link RecordState#QUEUED}, unless it waits
+	 * for the rest of its failed step.
 	 */
 	void handBack(RecordTask task) {
 		RecordState state = task.state();
@@ -323,15 +337,17 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Revokes the partition: it takes no more change. Returns the offset to restart from if
-	 * it is assigned again before a commit, or -1.
+	 * Revokes the partition: it takes no more change. Returns the offset to restart from
+	 * if it is assigned again before a commit, or -1.
 	 */
 	synchronized long revoke() {
 		this.revoked = true;
 		return this.offsets.committable();
 	}
 
-	/** The partition starts at its committed offset: a replay admitted now goes behind it. */
+	/**
+	 * The partition starts at its committed offset: a replay admitted now goes behind it.
+	 */
 	synchronized void startsAt(long committedOffset) {
 		this.lastTaken = Math.max(this.lastTaken, committedOffset - 1);
 	}
@@ -341,18 +357,18 @@ final class PartitionWork {
 	}
 
 	/**
-	 * Whether the partition has drained to where it resumes (half its bound, or nearer it for a
-	 * listener whose results complete later): paused at its bound, it resumes.
+	 * Whether the partition has drained to where it resumes (half its bound, or nearer it
+	 * for a listener whose results complete later): paused at its bound, it resumes.
 	 */
 	synchronized boolean hasRoom() {
 		return this.offsets.inFlight() <= this.resumeAt;
 	}
 
 	/**
-	 * Whether the poll loop has something to take or resume: the partition drained to where it
-	 * resumes, or it has room for the records it holds back (for them all, or for an eighth of
-	 * its bound), so that the workers are kept supplied from memory while it drains, without
-	 * the poll loop taking them one at a time.
+	 * Whether the poll loop has something to take or resume: the partition drained to
+	 * where it resumes, or it has room for the records it holds back (for them all, or
+	 * for an eighth of its bound), so that the workers are kept supplied from memory
+	 * while it drains, without the poll loop taking them one at a time.
 	 */
 	synchronized boolean canTakeMore() {
 		int inFlight = this.offsets.inFlight();

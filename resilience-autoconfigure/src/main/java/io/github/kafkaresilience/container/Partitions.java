@@ -12,10 +12,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The partitions assigned to a container's consumers, and where each dropped one was when it
- * was let go: a partition assigned back before its commit restarts there. Each consumer sees
- * its own partitions through a {@link #side side}, kept as they change, so that its poll loop
- * goes through them without filtering at every turn.
+ * The partitions assigned to a container's consumers, and where each dropped one was when
+ * it was let go: a partition assigned back before its commit restarts there. Each
+ * consumer sees its own partitions through a {@link #side side}, kept as they change, so
+ * that its poll loop goes through them without filtering at every turn.
  */
 final class Partitions {
 
@@ -26,8 +26,8 @@ final class Partitions {
 	private final List<Side> sides = new CopyOnWriteArrayList<>();
 
 	/**
-	 * The partitions of the topics {@code topics} accepts, as they are assigned and dropped: what
-	 * one consumer of the container holds.
+	 * The partitions of the topics {@code topics} accepts, as they are assigned and
+	 * dropped: what one consumer of the container holds.
 	 */
 	Side side(Predicate<String> topics) {
 		Side side = new Side(topics);
@@ -60,7 +60,10 @@ final class Partitions {
 		return this.assigned.keySet();
 	}
 
-	/** Revokes and forgets partitions, noting where each was. On the poll thread of their consumer. */
+	/**
+	 * Revokes and forgets partitions, noting where each was. On the poll thread of their
+	 * consumer.
+	 */
 	void drop(Collection<TopicPartition> partitions) {
 		for (TopicPartition tp : partitions) {
 			PartitionWork work = this.assigned.remove(tp);

@@ -12,20 +12,24 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The application's request to pause a listener, or the listener's hold during an outage, and
- * how the container carries either out: the workers hold the tasks that become ready, and the
- * poll thread of each of the container's consumers settles its partitions' pauses in one place
- * ({@link Consumption#settle}), against these requests and each partition's own reasons. The
- * consumers keep polling meanwhile, so they stay in their group.
+ * The application's request to pause a listener, or the listener's hold during an outage,
+ * and how the container carries either out: the workers hold the tasks that become ready,
+ * and the poll thread of each of the container's consumers settles its partitions' pauses
+ * in one place ({@link Consumption#settle}), against these requests and each partition's
+ * own reasons. The consumers keep polling meanwhile, so they stay in their group.
  */
 final class PauseRequest {
 
 	private final Workers workers;
 
-	/** Whether the application asked the container to pause; the poll thread applies it. */
+	/**
+	 * Whether the application asked the container to pause; the poll thread applies it.
+	 */
 	private volatile boolean requested;
 
-	/** Whether the listener holds for an outage; the poll thread applies it as a pause. */
+	/**
+	 * Whether the listener holds for an outage; the poll thread applies it as a pause.
+	 */
 	private volatile boolean outage;
 
 	/** Whether a partition is of a main topic, not of a stage. */
@@ -38,8 +42,8 @@ final class PauseRequest {
 
 	/**
 	 * @param workers the workers to hold
-	 * @param mainTopic whether a partition is of a main topic: during an outage those stay
-	 * paused, the stages' are read on
+	 * @param mainTopic whether a partition is of a main topic: during an outage those
+	 * stay paused, the stages' are read on
 	 */
 	PauseRequest(Workers workers, Predicate<TopicPartition> mainTopic) {
 		this.workers = workers;
@@ -47,30 +51,37 @@ final class PauseRequest {
 	}
 
 	/**
-	 * Asks for a pause: the workers hold the tasks that become ready from now on (the running
-	 * ones finish) and the poll thread pauses the partitions at its next settling.
+	 * Asks for a pause: the workers hold the tasks that become ready from now on (the
+	 * running ones finish) and the poll thread pauses the partitions at its next
+	 * settling.
 	 */
 	void pause() {
 		this.requested = true;
 		this.workers.hold(Holds.APPLICATION);
 	}
 
-	/** Withdraws the request: the workers run the held tasks, and the partitions are resumed. */
+	/**
+	 * Withdraws the request: the workers run the held tasks, and the partitions are
+	 * resumed.
+	 */
 	void resume() {
 		this.requested = false;
 		this.workers.release(Holds.APPLICATION);
 	}
 
 	/**
-	 * Holds the listener for an outage: as a pause, but the application's own pause and resume
-	 * neither end nor outlast it.
+	 * Holds the listener for an outage: as a pause, but the application's own pause and
+	 * resume neither end nor outlast it.
 	 */
 	void holdForOutage() {
 		this.outage = true;
 		this.workers.hold(Holds.OUTAGE);
 	}
 
-	/** Ends the hold for an outage: the listener runs again unless the application paused it. */
+	/**
+	 * Ends the hold for an outage: the listener runs again unless the application paused
+	 * it.
+	 */
 	void endOutageHold() {
 		this.outage = false;
 		this.workers.release(Holds.OUTAGE);
@@ -92,18 +103,22 @@ final class PauseRequest {
 		this.outage = false;
 	}
 
-	/** How one consumer of the container carries out the request: it pauses its partitions. */
+	/**
+	 * How one consumer of the container carries out the request: it pauses its
+	 * partitions.
+	 */
 	Consumption consumption() {
 		return new Consumption();
 	}
 
 	/**
 	 * The only place where the container pauses and resumes a consumer's partitions: once
-	 * per poll, and in the assignment callback, it pauses each assigned partition that has a
-	 * reason to be paused and resumes each paused one that has none. The reasons: the
-	 * application's pause (every partition), the outage hold (main-topic partitions), and the
-	 * partition's own ({@link PartitionWork#mayFetch()}: its barrier closed, its in-flight bound
-	 * reached, or stopped at a record that can go nowhere). Poll thread only.
+	 * per poll, and in the assignment callback, it pauses each assigned partition that
+	 * has a reason to be paused and resumes each paused one that has none. The reasons:
+	 * the application's pause (every partition), the outage hold (main-topic partitions),
+	 * and the partition's own ({@link PartitionWork#mayFetch()}: its barrier closed, its
+	 * in-flight bound reached, or stopped at a record that can go nowhere). Poll thread
+	 * only.
 	 */
 	final class Consumption {
 
@@ -117,17 +132,17 @@ final class PauseRequest {
 		}
 
 		/**
-		 * Whether the consumer's partitions are paused for the request: nothing may resume one
-		 * meanwhile.
+		 * Whether the consumer's partitions are paused for the request: nothing may
+		 * resume one meanwhile.
 		 */
 		boolean held() {
 			return this.applied;
 		}
 
 		/**
-		 * Pauses the assigned partitions that have a reason to be paused and resumes the paused
-		 * ones that have none, and publishes the paused and resumed events of the application's
-		 * pause and of the outage hold.
+		 * Pauses the assigned partitions that have a reason to be paused and resumes the
+		 * paused ones that have none, and publishes the paused and resumed events of the
+		 * application's pause and of the outage hold.
 		 * @param consumer the consumer
 		 * @param partitions the partitions assigned to it
 		 * @param events publishes the paused and resumed events
@@ -164,7 +179,8 @@ final class PauseRequest {
 					events.paused(assigned);
 				}
 				else {
-					events.resumed(resuming.stream().filter((partition) -> !outage || !PauseRequest.this.mainTopic.test(partition))
+					events.resumed(resuming.stream()
+						.filter((partition) -> !outage || !PauseRequest.this.mainTopic.test(partition))
 						.toList());
 				}
 			}

@@ -8,10 +8,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The handler results of a listener that are pending: a record's, or a batch's. Each counts
- * as a handler run under way on its records' partitions ({@link HandlerRuns}) until it is
- * settled once, by its completion or when given up, so that a revocation and a stop wait for
- * it as for a running handler.
+ * The handler results of a listener that are pending: a record's, or a batch's. Each
+ * counts as a handler run under way on its records' partitions ({@link HandlerRuns})
+ * until it is settled once, by its completion or when given up, so that a revocation and
+ * a stop wait for it as for a running handler.
  */
 final class PendingResults {
 
@@ -70,15 +70,16 @@ final class PendingResults {
 
 	/**
 	 * Gives up the results still pending, once the workers stopped: their records are
-	 * delivered again after the restart; their partitions' revocations no longer wait for them.
+	 * delivered again after the restart; their partitions' revocations no longer wait for
+	 * them.
 	 */
 	void giveUpAll() {
 		this.pending.forEach(this::giveUp);
 	}
 
 	/**
-	 * Waits up to {@code timeout} for the pending results to complete and what follows them
-	 * to run, while the container stops; returns false when some were still pending.
+	 * Waits up to {@code timeout} for the pending results to complete and what follows
+	 * them to run, while the container stops; returns false when some were still pending.
 	 */
 	boolean await(Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();

@@ -23,17 +23,18 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One consumer of a container in its group, and the loop that polls it on a thread of its own:
- * it subscribes to some of the container's topics (its main topics, or their stages), hands the
- * records it polls to the container's workers within each partition's in-flight bound, pauses
- * and resumes its partitions (at their bound, for the application's pause, during an outage
- * hold) and commits their offsets. The loop never sleeps or blocks on a record.
+ * One consumer of a container in its group, and the loop that polls it on a thread of its
+ * own: it subscribes to some of the container's topics (its main topics, or their
+ * stages), hands the records it polls to the container's workers within each partition's
+ * in-flight bound, pauses and resumes its partitions (at their bound, for the
+ * application's pause, during an outage hold) and commits their offsets. The loop never
+ * sleeps or blocks on a record.
  * <p>
- * A container reads its main topics and their stages with consumers of their own, so that the
- * group's assignor balances each over the instances whatever it is: with one subscription of
- * all the topics, an assignor that balances the count of partitions per member (the
- * {@code consumer} protocol's {@code uniform}) may give one instance every partition of the
- * main topic and the others only stages.
+ * A container reads its main topics and their stages with consumers of their own, so that
+ * the group's assignor balances each over the instances whatever it is: with one
+ * subscription of all the topics, an assignor that balances the count of partitions per
+ * member (the {@code consumer} protocol's {@code uniform}) may give one instance every
+ * partition of the main topic and the others only stages.
  */
 final class PollLoop {
 
@@ -49,13 +50,21 @@ final class PollLoop {
 		/** Called on the loop's thread before its consumer subscribes. */
 		void beforeSubscribing(PollLoop loop);
 
-		/** Hands polled records of a partition to it, in order; returns how many it took. */
+		/**
+		 * Hands polled records of a partition to it, in order; returns how many it took.
+		 */
 		int take(PartitionWork work, List<Delivery> records);
 
-		/** The loop stopped polling: the container's last work (draining its workers) may begin. */
+		/**
+		 * The loop stopped polling: the container's last work (draining its workers) may
+		 * begin.
+		 */
 		void stoppedPolling(PollLoop loop);
 
-		/** Waits until the container's workers are drained and their writes settled, before the last commit. */
+		/**
+		 * Waits until the container's workers are drained and their writes settled,
+		 * before the last commit.
+		 */
 		void awaitDrained();
 
 		/** The loop's consumer is closed. */
@@ -105,7 +114,8 @@ final class PollLoop {
 
 	/**
 	 * @param id the listener's id
-	 * @param name what the consumer reads, for its thread's name: {@code main} or {@code retries}
+	 * @param name what the consumer reads, for its thread's name: {@code main} or
+	 * {@code retries}
 	 * @param topics the topics it subscribes to
 	 * @param consumer the consumer, closed when the loop ends
 	 * @param partitions the partitions assigned to it, as the container keeps them
@@ -132,7 +142,10 @@ final class PollLoop {
 		this.thread = new Thread(this::run, "kafka-resilience-" + id + "-" + name);
 	}
 
-	/** Subscribes with {@code listener} (made for this loop's consumer) and starts polling. */
+	/**
+	 * Subscribes with {@code listener} (made for this loop's consumer) and starts
+	 * polling.
+	 */
 	void start(ConsumerRebalanceListener listener) {
 		this.rebalanceListener = listener;
 		this.thread.start();
@@ -159,8 +172,8 @@ final class PollLoop {
 	}
 
 	/**
-	 * Pauses the assigned partitions that have a reason to be paused and resumes the others:
-	 * before every poll, and in the assignment callback. Poll thread only.
+	 * Pauses the assigned partitions that have a reason to be paused and resumes the
+	 * others: before every poll, and in the assignment callback. Poll thread only.
 	 */
 	void settlePauses() {
 		this.pause.settle(this.consumer, this.partitions.all(), this.events);
@@ -183,7 +196,10 @@ final class PollLoop {
 		this.consumer.wakeup();
 	}
 
-	/** Waits for the loop's thread to end, up to {@code timeout}; an interrupt ends the wait. */
+	/**
+	 * Waits for the loop's thread to end, up to {@code timeout}; an interrupt ends the
+	 * wait.
+	 */
 	void join(Duration timeout) {
 		try {
 			this.thread.join(timeout.toMillis());
@@ -243,8 +259,8 @@ final class PollLoop {
 	}
 
 	/**
-	 * The loop's end: once the container's workers are drained, commits what is done of its
-	 * partitions and closes its consumer, on its own thread.
+	 * The loop's end: once the container's workers are drained, commits what is done of
+	 * its partitions and closes its consumer, on its own thread.
 	 */
 	private void close() {
 		this.container.stoppedPolling(this);
@@ -271,9 +287,9 @@ final class PollLoop {
 	}
 
 	/**
-	 * Hands a partition's polled records to the workers, up to its in-flight bound: at the
-	 * bound the partition is paused and the rest are held back until it has room again, so it
-	 * never holds more than the bound in flight.
+	 * Hands a partition's polled records to the workers, up to its in-flight bound: at
+	 * the bound the partition is paused and the rest are held back until it has room
+	 * again, so it never holds more than the bound in flight.
 	 */
 	private void dispatch(TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> records) {
 		PartitionWork work = this.partitions.get(tp);

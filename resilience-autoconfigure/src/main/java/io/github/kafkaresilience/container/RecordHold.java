@@ -4,9 +4,10 @@ import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.Step;
 
 /**
- * The one seam where a policy may hold a record back instead of letting its step go on: after
- * its run, before its failure handling, and when its failure handling would begin. The outage
- * hold is one ({@link OutageHold}); a listener without it holds nothing ({@link #NONE}).
+ * The one seam where a policy may hold a record back instead of letting its step go on:
+ * after its run, before its failure handling, and when its failure handling would begin.
+ * The outage hold is one ({@link OutageHold}); a listener without it holds nothing
+ * ({@link #NONE}).
  */
 interface RecordHold {
 
@@ -34,8 +35,8 @@ interface RecordHold {
 	boolean heldAfter(RecordTask task, Step step);
 
 	/**
-	 * Whether the failure handling of a record whose run failed is put off (it is then queued
-	 * later); returns false to let it be queued now.
+	 * Whether the failure handling of a record whose run failed is put off (it is then
+	 * queued later); returns false to let it be queued now.
 	 */
 	boolean defers(RecordTask task, Step step);
 

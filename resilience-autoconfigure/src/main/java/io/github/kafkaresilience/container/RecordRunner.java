@@ -26,13 +26,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * Runs the records (and replay admissions) of a container's partitions, each in its key's
  * turn: routes a record through its ladder and does what the route says. A record that is
- * done lets the next of its key run; one whose writes are under way frees its worker and holds
- * its key until they complete; one due later is parked or scheduled; one whose key is moving
- * on waits for the key; one that needs a fresher lock view waits for the tailer. A record
- * whose handler failed hands the rest of its step (what the failure means, and its writes) to
- * the workers' failure handling, which waits behind the records whose turn it is; a record
- * that is done returns the next of its key for its worker to run in the same turn. A record
- * whose step fails is routed again after a backoff.
+ * done lets the next of its key run; one whose writes are under way frees its worker and
+ * holds its key until they complete; one due later is parked or scheduled; one whose key
+ * is moving on waits for the key; one that needs a fresher lock view waits for the
+ * tailer. A record whose handler failed hands the rest of its step (what the failure
+ * means, and its writes) to the workers' failure handling, which waits behind the records
+ * whose turn it is; a record that is done returns the next of its key for its worker to
+ * run in the same turn. A record whose step fails is routed again after a backoff.
  */
 final class RecordRunner {
 
@@ -49,7 +49,10 @@ final class RecordRunner {
 
 	private final ContainerOffsets offsets;
 
-	/** Tells a partition's consumer that one of its records is done: it may have room again. */
+	/**
+	 * Tells a partition's consumer that one of its records is done: it may have room
+	 * again.
+	 */
 	private final java.util.function.Consumer<PartitionWork> recordDone;
 
 	private final Workers workers;
@@ -66,18 +69,24 @@ final class RecordRunner {
 	private volatile @Nullable AsyncRuns asyncRuns;
 
 	/**
-	 * Where the steps after the attempts of a {@code @SendTo} listener in {@code transaction}
-	 * mode wait for the records before them, or {@code null} for another listener.
+	 * Where the steps after the attempts of a {@code @SendTo} listener in
+	 * {@code transaction} mode wait for the records before them, or {@code null} for
+	 * another listener.
 	 */
 	private volatile @Nullable OffsetLine offsetLine;
 
-	/** The handler results that complete later and are pending: of records, or of batches. */
+	/**
+	 * The handler results that complete later and are pending: of records, or of batches.
+	 */
 	private final PendingResults pending = new PendingResults();
 
 	/** Whether the handlers' results complete later. */
 	private volatile boolean resultsLater;
 
-	/** Tasks being run by a worker now, counted for a listener that runs its records in batches. */
+	/**
+	 * Tasks being run by a worker now, counted for a listener that runs its records in
+	 * batches.
+	 */
 	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
 
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
@@ -119,23 +128,23 @@ final class RecordRunner {
 		this.batches = new BatchRuns(this.id, settings, handlers, this.workers, this.pending,
 				() -> this.workers.hasReadyTasks() || this.routing.get() > 0, new BatchRuns.Outcomes() {
 
-			@Override
-			public void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
-					io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
-				ranInBatch(task, run, result, nanos, batch);
-			}
+					@Override
+					public void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
+							io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+						ranInBatch(task, run, result, nanos, batch);
+					}
 
-			@Override
-			public void notRun(RecordTask task) {
-				RecordRunner.this.workers.submit(task);
-			}
+					@Override
+					public void notRun(RecordTask task) {
+						RecordRunner.this.workers.submit(task);
+					}
 
-		});
+				});
 	}
 
 	/**
-	 * Runs the records whose route lets them run with a handler whose result completes later:
-	 * no worker is held while a result is pending.
+	 * Runs the records whose route lets them run with a handler whose result completes
+	 * later: no worker is held while a result is pending.
 	 */
 	void runAsync(Map<StageRouter, AsyncRecordHandler> handlers, boolean repliesInTransactions) {
 		this.resultsLater = true;
@@ -143,23 +152,30 @@ final class RecordRunner {
 		this.offsetLine = repliesInTransactions ? new OffsetLine() : null;
 	}
 
-	/** The handler results pending, or {@code null} for a listener whose handler returns when done. */
+	/**
+	 * The handler results pending, or {@code null} for a listener whose handler returns
+	 * when done.
+	 */
 	@Nullable PendingResults pendingResults() {
 		return this.resultsLater ? this.pending : null;
 	}
 
-	/** Runs records in batches, or {@code null} for a listener that runs them one at a time. */
+	/**
+	 * Runs records in batches, or {@code null} for a listener that runs them one at a
+	 * time.
+	 */
 	@Nullable BatchRuns batchRuns() {
 		return this.batches;
 	}
 
 	/**
-	 * Runs a task on a worker; returns the next task of its key when the task is done and that
-	 * one may run at once, for the worker to run in the same turn.
+	 * Runs a task on a worker; returns the next task of its key when the task is done and
+	 * that one may run at once, for the worker to run in the same turn.
 	 */
 	private @Nullable KeyedTask run(KeyedTask task) {
 		if (this.batches == null) {
-			return runCounted(task); // only a batch's gathering asks how many records are being routed
+			return runCounted(task); // only a batch's gathering asks how many records are
+										// being routed
 		}
 		this.routing.incrementAndGet();
 		try {
@@ -191,7 +207,8 @@ final class RecordRunner {
 					(rest != null) ? rest : () -> route.router().route(task.delivery, task.tailerSynced(), true),
 					this.offsets);
 			if (step.kind() != Step.Kind.SETTLING && step.kind() != Step.Kind.FAILED) {
-				task.stepTaken(); // writes under way count as a success only once they complete
+				task.stepTaken(); // writes under way count as a success only once they
+									// complete
 			}
 		}
 		catch (RuntimeException ex) {
@@ -204,10 +221,10 @@ final class RecordRunner {
 	/**
 	 * Whether a main-topic record that follows its key into the ladder waits in its
 	 * partition's offset line, as a completed result does: its move then commits with an
-	 * offset past it. Committed below it, the move would leave the record to be read again
-	 * after a crash, once its key has left the ladder and no lock tells that it was moved, and
-	 * run as a new record: its reply would be committed twice. A probe of an outage does not
-	 * wait, for the hold waits for it.
+	 * offset past it. Committed below it, the move would leave the record to be read
+	 * again after a crash, once its key has left the ladder and no lock tells that it was
+	 * moved, and run as a new record: its reply would be committed twice. A probe of an
+	 * outage does not wait, for the hold waits for it.
 	 */
 	private boolean awaitsItsTurn(RecordTask task, OrderedRetryContainer.Route route) {
 		OffsetLine line = this.offsetLine;
@@ -222,10 +239,10 @@ final class RecordRunner {
 	}
 
 	/**
-	 * Does what a record's step says; returns the next task of its key when the record is done
-	 * and that one may run at once.
-	 * @param first whether the step is the record's first since it was routed (not the rest of
-	 * a failed run's step)
+	 * Does what a record's step says; returns the next task of its key when the record is
+	 * done and that one may run at once.
+	 * @param first whether the step is the record's first since it was routed (not the
+	 * rest of a failed run's step)
 	 */
 	private @Nullable KeyedTask proceed(RecordTask task, Step step, OrderedRetryContainer.Route route,
 			List<Lock> before, boolean first) {
@@ -249,9 +266,11 @@ final class RecordRunner {
 				this.waits.forKey(task, route, before);
 			}
 			case FAILED -> {
-				// the rest of the step waits until no record of another key waits for its turn
+				// the rest of the step waits until no record of another key waits for its
+				// turn
 				if (task.work.failed(task, new RecordTask.PendingFailure(step.failure(), step.rest()))) {
-					return null; // a rider: its failure is handled in its key's turn, once the records ahead are done
+					return null; // a rider: its failure is handled in its key's turn,
+									// once the records ahead are done
 				}
 				if (!hold.defers(task, step)) {
 					this.workers.submitFailure(task);
@@ -273,15 +292,15 @@ final class RecordRunner {
 	private BatchRuns batches() {
 		BatchRuns batches = this.batches;
 		if (batches == null) {
-			throw new IllegalStateException("Listener '" + this.id + "' runs records one at a time, but its router "
-					+ "left a run to a batch");
+			throw new IllegalStateException(
+					"Listener '" + this.id + "' runs records one at a time, but its router " + "left a run to a batch");
 		}
 		return batches;
 	}
 
 	/**
-	 * A batch ran a record: the rest of its step runs as after a single record's run, and a
-	 * next record of its key that may run now is handed to the workers.
+	 * A batch ran a record: the rest of its step runs as after a single record's run, and
+	 * a next record of its key that may run now is handed to the workers.
 	 */
 	private void ranInBatch(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
 			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
@@ -289,9 +308,9 @@ final class RecordRunner {
 	}
 
 	/**
-	 * Takes the rest of a record's step after its handler ran outside the router (in a batch,
-	 * or with a result that completed later), as after a single record's run, and hands a
-	 * next record of its key that may run now to the workers.
+	 * Takes the rest of a record's step after its handler ran outside the router (in a
+	 * batch, or with a result that completed later), as after a single record's run, and
+	 * hands a next record of its key that may run now to the workers.
 	 */
 	private void takeRest(RecordTask task, Supplier<Step> rest) {
 		Step step;
@@ -312,27 +331,28 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A record's result completed: on a worker, the attempt is finished and the rest of its
-	 * step runs as after a single record's run; a next record of its key that may run now is
-	 * handed to the workers.
+	 * A record's result completed: on a worker, the attempt is finished and the rest of
+	 * its step runs as after a single record's run; a next record of its key that may run
+	 * now is handed to the workers.
 	 */
-	private void completed(RecordTask task, ReadyRun run, Completion completion,
-			long nanos, Attempt attempt) {
+	private void completed(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt) {
 		OffsetLine line = this.offsetLine;
 		if (line != null && task.work.firstPending() != task.delivery.offset()) {
-			// its replies commit with an offset past it, once the records before it are done
-			line.await(task.work, task.delivery.offset(), () -> this.workers
-				.submitCompletion(() -> completedInLine(task, run, completion, nanos, attempt)));
+			// its replies commit with an offset past it, once the records before it are
+			// done
+			line.await(task.work, task.delivery.offset(),
+					() -> this.workers.submitCompletion(() -> completedInLine(task, run, completion, nanos, attempt)));
 			return;
 		}
 		takeStep(task, run, completion, nanos, attempt);
 	}
 
 	/**
-	 * The step of a record whose turn in its partition's offset line came. It is a handler run
-	 * of its own: once the partition's revocation began it does not run (its next owner runs
-	 * the record, whose replies were not sent), since its transaction would commit after the
-	 * revocation's last commit, and the next owner would run the record again.
+	 * The step of a record whose turn in its partition's offset line came. It is a
+	 * handler run of its own: once the partition's revocation began it does not run (its
+	 * next owner runs the record, whose replies were not sent), since its transaction
+	 * would commit after the revocation's last commit, and the next owner would run the
+	 * record again.
 	 */
 	private void completedInLine(RecordTask task, ReadyRun run, Completion completion, long nanos, Attempt attempt) {
 		if (!task.work.runs.begin()) {
@@ -363,8 +383,8 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A step after a successful attempt, whose replies are written with it: the record is done
-	 * only once they were sent, and a reply that could not be sent fails the step.
+	 * A step after a successful attempt, whose replies are written with it: the record is
+	 * done only once they were sent, and a reply that could not be sent fails the step.
 	 */
 	private static Step withReplies(Step step, CompletableFuture<?> replies) {
 		if (replies.isDone() && !replies.isCompletedExceptionally()) {
@@ -378,13 +398,14 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A step failed, or its writes did: the record is routed again after a backoff, unless it
-	 * can go nowhere. A write that reported a failure may have landed (its acknowledgement was
-	 * lost), and the undo of it may have failed too; this instance's table has not seen it. So the
-	 * record is routed again only once the tailer has caught up with its lock partition, as a
-	 * redelivery after a crash is behind the sync barrier: it then finds the lock its failed step
-	 * wrote and finishes that move (docs/PROTOCOL.md, rules 1.1 and 2.3), or finds it released, instead of writing
-	 * a second lock beside it or bringing a released one back.
+	 * A step failed, or its writes did: the record is routed again after a backoff,
+	 * unless it can go nowhere. A write that reported a failure may have landed (its
+	 * acknowledgement was lost), and the undo of it may have failed too; this instance's
+	 * table has not seen it. So the record is routed again only once the tailer has
+	 * caught up with its lock partition, as a redelivery after a crash is behind the sync
+	 * barrier: it then finds the lock its failed step wrote and finishes that move
+	 * (docs/PROTOCOL.md, rules 1.1 and 2.3), or finds it released, instead of writing a
+	 * second lock beside it or bringing a released one back.
 	 */
 	private void routeFailed(RecordTask task, Throwable ex) {
 		if (StageRouter.isUnpublishable(ex)) {
@@ -392,7 +413,8 @@ final class RecordRunner {
 			return;
 		}
 		if (task.work.routeFailed(task)) {
-			// a rider whose step failed while the record ahead of it is not done: it is routed
+			// a rider whose step failed while the record ahead of it is not done: it is
+			// routed
 			// again in its turn, when that one is done
 			logger.warn("Listener '" + this.id + "' could not take the step of " + task + " after its batch; "
 					+ "it is routed again in its key's turn", ex);
@@ -406,9 +428,9 @@ final class RecordRunner {
 	}
 
 	/**
-	 * A record whose writes are under way frees its worker at once (docs/PROTOCOL.md, rule 6): it stays at
-	 * the head of its key's queue, so the key's later records wait, and its offset stays
-	 * pending, so no commit passes it, until the writes complete.
+	 * A record whose writes are under way frees its worker at once (docs/PROTOCOL.md,
+	 * rule 6): it stays at the head of its key's queue, so the key's later records wait,
+	 * and its offset stays pending, so no commit passes it, until the writes complete.
 	 */
 	private void settle(RecordTask task, CompletableFuture<?> writes) {
 		task.work.advance(task, RecordState.SETTLING);
@@ -429,11 +451,11 @@ final class RecordRunner {
 
 	/**
 	 * Stops a partition at a record that can go nowhere (neither its next topic nor the
-	 * dead-letter topic takes it): trying again cannot help until a setting is raised, and
-	 * going on would only pile up records that are done but cannot be committed past it. The
-	 * record stays pending, so the committed offset stays below it and it is delivered again
-	 * after a restart or a rebalance; the partition is paused, and the records already handed
-	 * out finish.
+	 * dead-letter topic takes it): trying again cannot help until a setting is raised,
+	 * and going on would only pile up records that are done but cannot be committed past
+	 * it. The record stays pending, so the committed offset stays below it and it is
+	 * delivered again after a restart or a rebalance; the partition is paused, and the
+	 * records already handed out finish.
 	 */
 	private void stop(RecordTask task, Throwable ex) {
 		PartitionWork work = task.work;
@@ -453,9 +475,9 @@ final class RecordRunner {
 	}
 
 	/**
-	 * Admits a replay in its key's turn, on a lock view caught up with its lock partition, so
-	 * that a lock another owner admitted meanwhile (and that may have moved on) is not written
-	 * back.
+	 * Admits a replay in its key's turn, on a lock view caught up with its lock
+	 * partition, so that a lock another owner admitted meanwhile (and that may have moved
+	 * on) is not written back.
 	 */
 	private @Nullable KeyedTask admit(AdmissionTask task) {
 		LockRegistry registry = task.work.route.registry();
@@ -489,6 +511,5 @@ final class RecordRunner {
 		}
 		return next;
 	}
-
 
 }

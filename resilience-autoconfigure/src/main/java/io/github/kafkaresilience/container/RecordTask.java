@@ -19,7 +19,10 @@ final class RecordTask extends KeyedTask {
 
 	private volatile RecordState state = RecordState.QUEUED;
 
-	/** While {@link RecordState#FAILURE_PENDING}: what the failed run gave and the rest of its step. */
+	/**
+	 * While {@link RecordState#FAILURE_PENDING}: what the failed run gave and the rest of
+	 * its step.
+	 */
 	private volatile @Nullable PendingFailure failure;
 
 	RecordTask(PartitionWork work, Delivery delivery) {
@@ -37,7 +40,10 @@ final class RecordTask extends KeyedTask {
 		this.state = next;
 	}
 
-	/** Moves the record to {@link RecordState#FAILURE_PENDING} with what its failed run gave. */
+	/**
+	 * Moves the record to {@link RecordState#FAILURE_PENDING} with what its failed run
+	 * gave.
+	 */
 	void failWith(PendingFailure failure) {
 		this.failure = failure;
 		become(RecordState.FAILURE_PENDING);
@@ -45,8 +51,8 @@ final class RecordTask extends KeyedTask {
 
 	/**
 	 * Starts a run of the record: returns the rest of the step its failed run left, or
-	 * {@code null} when it is routed afresh. A probe stays {@link RecordState#PROBING} while it
-	 * runs.
+	 * {@code null} when it is routed afresh. A probe stays {@link RecordState#PROBING}
+	 * while it runs.
 	 */
 	@Nullable PendingFailure startRun() {
 		RecordState state = this.state;
@@ -60,8 +66,8 @@ final class RecordTask extends KeyedTask {
 	}
 
 	/**
-	 * Whether an operator's command names this record: the lock its {@code lock.id} header
-	 * names, at its stage and offset (docs/PROTOCOL.md, rule 11).
+	 * Whether an operator's command names this record: the lock its {@code lock.id}
+	 * header names, at its stage and offset (docs/PROTOCOL.md, rule 11).
 	 */
 	boolean isNamedBy(OperatorCommand command) {
 		return command.partition() == this.delivery.partition() && command.position().offset() == this.delivery.offset()
@@ -69,7 +75,9 @@ final class RecordTask extends KeyedTask {
 				&& command.lockId().equals(RetryHeaders.text(this.delivery.headers(), RetryHeaders.LOCK_ID));
 	}
 
-	/** Whether an operator's command names the lock this record carries, at this record. */
+	/**
+	 * Whether an operator's command names the lock this record carries, at this record.
+	 */
 	boolean commandPending() {
 		String lockId = RetryHeaders.text(this.delivery.headers(), RetryHeaders.LOCK_ID);
 		return lockId != null && this.work.route.registry().commandsOf(lockId).stream().anyMatch(this::isNamedBy);
@@ -82,6 +90,7 @@ final class RecordTask extends KeyedTask {
 
 	/**
 	 * What a record's failed run gave, and the rest of its step, until a worker takes it.
+	 *
 	 * @param result the failed run's result
 	 * @param rest the rest of the step
 	 */

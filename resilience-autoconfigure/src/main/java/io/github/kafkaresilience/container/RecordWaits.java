@@ -14,9 +14,10 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where a container's records wait without a worker: for their due time (in memory, or parked
- * to be read again from the log when it is far), for a change of their key's locks, or for the
- * lock tailer to catch up. Each is handed back to the workers when its wait ends.
+ * Where a container's records wait without a worker: for their due time (in memory, or
+ * parked to be read again from the log when it is far), for a change of their key's
+ * locks, or for the lock tailer to catch up. Each is handed back to the workers when its
+ * wait ends.
  */
 final class RecordWaits {
 
@@ -36,7 +37,10 @@ final class RecordWaits {
 
 	private final String id;
 
-	/** Creates the re-reader's consumer at each start, or {@code null} when nothing is parked. */
+	/**
+	 * Creates the re-reader's consumer at each start, or {@code null} when nothing is
+	 * parked.
+	 */
 	private volatile @Nullable Supplier<Consumer<byte[], byte[]>> rereaders;
 
 	private volatile @Nullable Rereader rereader;
@@ -58,12 +62,18 @@ final class RecordWaits {
 		return this.dueWaiters;
 	}
 
-	/** Parks far-off retries, read again at each run by a consumer that {@code rereaders} creates. */
+	/**
+	 * Parks far-off retries, read again at each run by a consumer that {@code rereaders}
+	 * creates.
+	 */
 	void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
 		this.rereaders = rereaders;
 	}
 
-	/** Starts the re-reader of a run, if retries are parked; it hands each record read again to {@code unpark}. */
+	/**
+	 * Starts the re-reader of a run, if retries are parked; it hands each record read
+	 * again to {@code unpark}.
+	 */
 	void startParking(Partitions partitions, BiPredicate<PartitionWork, Delivery> unpark) {
 		Supplier<Consumer<byte[], byte[]>> rereaders = this.rereaders;
 		if (rereaders != null) {
@@ -94,8 +104,8 @@ final class RecordWaits {
 	}
 
 	/**
-	 * Makes a record wait for its due time: parked when it is far and parking has room, in
-	 * memory otherwise. A command that names it meanwhile wakes it.
+	 * Makes a record wait for its due time: parked when it is far and parking has room,
+	 * in memory otherwise. A command that names it meanwhile wakes it.
 	 */
 	void until(RecordTask task, long dueAt) {
 		if (park(task, dueAt)) {
@@ -124,7 +134,9 @@ final class RecordWaits {
 		});
 	}
 
-	/** Makes a record wait for a change of its key's locks, or for the recheck interval. */
+	/**
+	 * Makes a record wait for a change of its key's locks, or for the recheck interval.
+	 */
 	void forKey(RecordTask task, OrderedRetryContainer.Route route, List<Lock> before) {
 		this.keyWaiters.add(task);
 		if (!route.registry().locksOf(task.key).equals(before)) {
@@ -135,9 +147,9 @@ final class RecordWaits {
 	}
 
 	/**
-	 * Parks the head of a key that waits for a due time far ahead, with every record of its
-	 * key queued behind it. Returns false when parking is off, the due time is near or the
-	 * partition's parking bound is reached; the task then waits in memory.
+	 * Parks the head of a key that waits for a due time far ahead, with every record of
+	 * its key queued behind it. Returns false when parking is off, the due time is near
+	 * or the partition's parking bound is reached; the task then waits in memory.
 	 */
 	private boolean park(RecordTask task, long dueAt) {
 		Rereader rereader = this.rereader;
@@ -149,7 +161,8 @@ final class RecordWaits {
 		}
 		rereader.wake();
 		if (task.key != null && task.commandPending()) {
-			rereader.commanded(task.work, task.key); // a command arrived while we were looking
+			rereader.commanded(task.work, task.key); // a command arrived while we were
+														// looking
 		}
 		return true;
 	}

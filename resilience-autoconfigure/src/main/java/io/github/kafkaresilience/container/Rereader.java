@@ -26,13 +26,13 @@ import org.apache.kafka.common.utils.Bytes;
 
 /**
  * Reads parked records again, with a consumer of its own (assigned, never in the group,
- * never committing), when they are nearly due and their partition has room in its in-flight
- * bound. Operators' commands on parked records (docs/PROTOCOL.md, rule 11) ask for passes of
- * their own, one per partition for the keys of all the commands that arrived meanwhile, before
- * the passes for due records. A pass reads from the partition's first parked record; what it
- * takes back is the {@link ParkedPass}'s decision; it ends after the last parked record. A
- * parked offset the log no longer holds (deleted by retention) is done: there is nothing left
- * to run, and the reaper releases its lock.
+ * never committing), when they are nearly due and their partition has room in its
+ * in-flight bound. Operators' commands on parked records (docs/PROTOCOL.md, rule 11) ask
+ * for passes of their own, one per partition for the keys of all the commands that
+ * arrived meanwhile, before the passes for due records. A pass reads from the partition's
+ * first parked record; what it takes back is the {@link ParkedPass}'s decision; it ends
+ * after the last parked record. A parked offset the log no longer holds (deleted by
+ * retention) is done: there is nothing left to run, and the reaper releases its lock.
  */
 final class Rereader {
 
@@ -78,11 +78,12 @@ final class Rereader {
 	 * @param settings the container's settings
 	 * @param clock the clock due times are read against
 	 * @param dueTime when a parked record of a partition may run, epoch millis
-	 * @param unpark hands a parked record read again back to its partition; false when the
-	 * partition has no room (the record stays parked)
+	 * @param unpark hands a parked record read again back to its partition; false when
+	 * the partition has no room (the record stays parked)
 	 */
 	Rereader(String id, Consumer<byte[], byte[]> consumer, Partitions partitions, ContainerSettings settings,
-			Clock clock, ToLongBiFunction<PartitionWork, Delivery> dueTime, BiPredicate<PartitionWork, Delivery> unpark) {
+			Clock clock, ToLongBiFunction<PartitionWork, Delivery> dueTime,
+			BiPredicate<PartitionWork, Delivery> unpark) {
 		this.id = id;
 		this.consumer = consumer;
 		this.partitions = partitions;
@@ -107,8 +108,8 @@ final class Rereader {
 	}
 
 	/**
-	 * Reads the parked records of a key of a partition again now: an operator's command names
-	 * one of them.
+	 * Reads the parked records of a key of a partition again now: an operator's command
+	 * names one of them.
 	 */
 	void commanded(PartitionWork work, Bytes key) {
 		this.commanded.add(new Commanded(work, key));
@@ -160,7 +161,9 @@ final class Rereader {
 		}
 	}
 
-	/** Reads a partition's parked records again if it is time; returns when to look next. */
+	/**
+	 * Reads a partition's parked records again if it is time; returns when to look next.
+	 */
 	long visit(PartitionWork work) {
 		long now = this.clock.millis();
 		OptionalLong from = work.parked.startPass(now);
@@ -182,8 +185,9 @@ final class Rereader {
 	}
 
 	/**
-	 * One pass for the parked records of {@code keys} in a partition, which operators' commands
-	 * name. A pass cut short (no room in the partition, a failed read) asks again for its keys.
+	 * One pass for the parked records of {@code keys} in a partition, which operators'
+	 * commands name. A pass cut short (no room in the partition, a failed read) asks
+	 * again for its keys.
 	 */
 	void passForCommands(PartitionWork work, Set<Bytes> keys) {
 		Set<Bytes> parked = new HashSet<>();
@@ -198,7 +202,8 @@ final class Rereader {
 		}
 		boolean complete;
 		try {
-			// a pass that read past the last parked record looks no more; one cut short looks again soon
+			// a pass that read past the last parked record looks no more; one cut short
+			// looks again soon
 			complete = pass(work, from, ParkedPass.forCommands(parked)) == Long.MAX_VALUE;
 		}
 		catch (WakeupException ex) {

@@ -9,30 +9,39 @@ import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Hears what the containers do that an operator wants to see: what the ladder does with each
- * record, barrier waits, reaped locks, polls and rebalances.
- * The metrics module implements it with Micrometer; every method does nothing by default.
+ * Hears what the containers do that an operator wants to see: what the ladder does with
+ * each record, barrier waits, reaped locks, polls and rebalances. The metrics module
+ * implements it with Micrometer; every method does nothing by default.
  *
  * @since 0.1.0
  */
 public interface ResilienceObserver {
 
-	/** A partition's sync barrier opened after {@code waited}; {@code group} owns its ladder. */
+	/**
+	 * A partition's sync barrier opened after {@code waited}; {@code group} owns its
+	 * ladder.
+	 */
 	default void barrierOpened(String listenerId, String group, TopicPartition partition, Duration waited) {
 	}
 
-	/** A zombie lock of {@code group}'s ladder on {@code mainTopic} was released by the reaper. */
+	/**
+	 * A zombie lock of {@code group}'s ladder on {@code mainTopic} was released by the
+	 * reaper.
+	 */
 	default void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
 	}
 
-	/** Who hears what {@code group}'s ladder on {@code mainTopic} does with each record of a listener. */
+	/**
+	 * Who hears what {@code group}'s ladder on {@code mainTopic} does with each record of
+	 * a listener.
+	 */
 	default LadderObserver ladder(String listenerId, String group, String mainTopic) {
 		return LadderObserver.NONE;
 	}
 
 	/**
-	 * The listener's consumer is about to poll again, {@code sinceLastPoll} after its last poll
-	 * returned: what {@code max.poll.interval.ms} bounds.
+	 * The listener's consumer is about to poll again, {@code sinceLastPoll} after its
+	 * last poll returned: what {@code max.poll.interval.ms} bounds.
 	 */
 	default void polling(String listenerId, Duration sinceLastPoll) {
 	}

@@ -7,19 +7,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Whose turn it is on a container's workers. Tasks wait in two queues: records whose turn it
- * is (and the container's actions), and the failure handling of records whose handler just
- * failed. A record whose turn it is goes before any failure handling, so a key whose next
- * record is ready never waits behind the failure handling of other keys (docs/PROTOCOL.md,
- * "Guarantees"); failure handling gets one turn in {@value #FAILURE_TURN} while records wait,
- * so it is never starved, and at most {@code concurrency - 1} workers handle failures at once,
- * so one is always free for a ready record.
+ * Whose turn it is on a container's workers. Tasks wait in two queues: records whose turn
+ * it is (and the container's actions), and the failure handling of records whose handler
+ * just failed. A record whose turn it is goes before any failure handling, so a key whose
+ * next record is ready never waits behind the failure handling of other keys
+ * (docs/PROTOCOL.md, "Guarantees"); failure handling gets one turn in
+ * {@value #FAILURE_TURN} while records wait, so it is never starved, and at most
+ * {@code concurrency - 1} workers handle failures at once, so one is always free for a
+ * ready record.
  */
 final class Turns {
 
 	/**
-	 * While both queues hold tasks, one turn in this many goes to failure handling: a record
-	 * whose turn it is waits behind at most one failure handled per worker in this many turns.
+	 * While both queues hold tasks, one turn in this many goes to failure handling: a
+	 * record whose turn it is waits behind at most one failure handled per worker in this
+	 * many turns.
 	 */
 	static final int FAILURE_TURN = 8;
 
@@ -29,7 +31,10 @@ final class Turns {
 	/** Records whose handler failed, waiting for the rest of their step. */
 	private final Queue<RecordTask> failing = new ConcurrentLinkedQueue<>();
 
-	/** The most workers that handle failures at once: all but one, when there are two or more. */
+	/**
+	 * The most workers that handle failures at once: all but one, when there are two or
+	 * more.
+	 */
 	private final int failureWorkers;
 
 	/** How many workers are handling a failure now: at most {@link #failureWorkers}. */
@@ -61,9 +66,10 @@ final class Turns {
 	}
 
 	/**
-	 * The next task for a worker: a record whose turn it is, before any failure handling but
-	 * for failure handling's share of turns; {@code null} when there is none this worker may
-	 * take. A failure handling taken counts among those under way until {@link #failureHandled}.
+	 * The next task for a worker: a record whose turn it is, before any failure handling
+	 * but for failure handling's share of turns; {@code null} when there is none this
+	 * worker may take. A failure handling taken counts among those under way until
+	 * {@link #failureHandled}.
 	 */
 	@Nullable Task next() {
 		boolean failuresWait = !this.failing.isEmpty();
@@ -101,7 +107,10 @@ final class Turns {
 		this.failing.clear();
 	}
 
-	/** Counts one more in {@code count} unless it is at {@code limit}; returns whether it did. */
+	/**
+	 * Counts one more in {@code count} unless it is at {@code limit}; returns whether it
+	 * did.
+	 */
 	static boolean claim(AtomicInteger count, int limit) {
 		int now;
 		do {

@@ -15,13 +15,14 @@ import org.springframework.core.task.VirtualThreadTaskExecutor;
 /**
  * The kind of thread a container's workers are, and the pool that makes them, named
  * {@code kafka-resilience-<id>-worker-<n>}. Platform workers are a fixed pool of
- * {@code concurrency} threads. Virtual workers (Java 21 or later) are a new virtual thread
- * for each drainer of the ready tasks: the drainers are at most {@code concurrency}, which
- * may then be in the thousands, and a handler that waits on I/O frees its carrier thread.
+ * {@code concurrency} threads. Virtual workers (Java 21 or later) are a new virtual
+ * thread for each drainer of the ready tasks: the drainers are at most
+ * {@code concurrency}, which may then be in the thousands, and a handler that waits on
+ * I/O frees its carrier thread.
  * <p>
  * Java 17 is the baseline, so nothing here names a Java 21 type: the virtual threads come
- * from Spring's {@link VirtualThreadTaskExecutor} and the executor that starts one per task
- * is looked up when first needed.
+ * from Spring's {@link VirtualThreadTaskExecutor} and the executor that starts one per
+ * task is looked up when first needed.
  */
 enum WorkerThreads {
 
@@ -54,7 +55,10 @@ enum WorkerThreads {
 	/** Logs under the container's name, as operators configure it. */
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
-	/** Above this many platform workers a listener warns that virtual threads may suit it better. */
+	/**
+	 * Above this many platform workers a listener warns that virtual threads may suit it
+	 * better.
+	 */
 	static final int MANY_PLATFORM_THREADS = 256;
 
 	/**
@@ -83,8 +87,8 @@ enum WorkerThreads {
 			return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
 		}
 		catch (ReflectiveOperationException ex) {
-			throw new IllegalStateException("Could not ask whether a thread is virtual on Java "
-					+ Runtime.version().feature(), ex);
+			throw new IllegalStateException(
+					"Could not ask whether a thread is virtual on Java " + Runtime.version().feature(), ex);
 		}
 	}
 
@@ -99,8 +103,8 @@ enum WorkerThreads {
 	}
 
 	/**
-	 * Virtual threads named {@code prefix} followed by 1, 2, ... (virtual threads are always
-	 * daemons).
+	 * Virtual threads named {@code prefix} followed by 1, 2, ... (virtual threads are
+	 * always daemons).
 	 * @throws IllegalStateException before Java 21
 	 */
 	static ThreadFactory virtual(String prefix) {
@@ -118,7 +122,9 @@ enum WorkerThreads {
 		return "kafka-resilience-" + id + "-worker-";
 	}
 
-	/** Java 21's {@code Executors.newThreadPerTaskExecutor}: a thread per task, none kept. */
+	/**
+	 * Java 21's {@code Executors.newThreadPerTaskExecutor}: a thread per task, none kept.
+	 */
 	private static ExecutorService threadPerTask(ThreadFactory threads) {
 		requireVirtual();
 		try {

@@ -14,13 +14,14 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads that run a container's tasks, and its timer. At most {@code concurrency} workers
- * take tasks in their {@link Turns}: records whose turn it is ({@link #submit}) before the
- * failure handling of records whose handler just failed ({@link #submitFailure}), but for
- * failure handling's share of turns. While the workers are held ({@link Holds}), ready tasks
- * wait. A worker is started only when fewer are draining. While records arrive faster
- * than the workers finish them, no worker sleeps and no record costs a thread hand-off.
- * Restartable: {@link #start()} after {@link #stop(Duration)} makes new threads.
+ * The threads that run a container's tasks, and its timer. At most {@code concurrency}
+ * workers take tasks in their {@link Turns}: records whose turn it is ({@link #submit})
+ * before the failure handling of records whose handler just failed
+ * ({@link #submitFailure}), but for failure handling's share of turns. While the workers
+ * are held ({@link Holds}), ready tasks wait. A worker is started only when fewer are
+ * draining. While records arrive faster than the workers finish them, no worker sleeps
+ * and no record costs a thread hand-off. Restartable: {@link #start()} after
+ * {@link #stop(Duration)} makes new threads.
  */
 final class Workers {
 
@@ -33,13 +34,16 @@ final class Workers {
 
 	private final WorkerThreads threads;
 
-	/** Runs a task; returns the next task of its key when that may run at once, or {@code null}. */
+	/**
+	 * Runs a task; returns the next task of its key when that may run at once, or
+	 * {@code null}.
+	 */
 	private final Function<KeyedTask, @Nullable KeyedTask> runner;
 
 	/**
-	 * The most records of one key a worker runs in one turn: a key whose next record is ready
-	 * when its record is done runs it at once, instead of going to the back of the queue behind
-	 * every record queued meanwhile, up to this many.
+	 * The most records of one key a worker runs in one turn: a key whose next record is
+	 * ready when its record is done runs it at once, instead of going to the back of the
+	 * queue behind every record queued meanwhile, up to this many.
 	 */
 	static final int KEY_TURN = 32;
 
@@ -50,7 +54,10 @@ final class Workers {
 	/** How many workers are draining the turns: at most {@link #limit}. */
 	private final AtomicInteger draining = new AtomicInteger();
 
-	/** The most workers that drain at once: {@code concurrency}, less while an outage's ramp lasts. */
+	/**
+	 * The most workers that drain at once: {@code concurrency}, less while an outage's
+	 * ramp lasts.
+	 */
 	private volatile int limit;
 
 	private volatile boolean stopping = true;
@@ -72,9 +79,9 @@ final class Workers {
 	 * @param id the listener id, for thread names and logs
 	 * @param concurrency the most tasks that run at once
 	 * @param threads the kind of thread the workers are
-	 * @param runner runs one task and returns the next task of its key when that may run at once
-	 * (its record is done), or {@code null}; what it throws is logged and leaves the record
-	 * pending
+	 * @param runner runs one task and returns the next task of its key when that may run
+	 * at once (its record is done), or {@code null}; what it throws is logged and leaves
+	 * the record pending
 	 */
 	Workers(String id, int concurrency, WorkerThreads threads, Function<KeyedTask, @Nullable KeyedTask> runner) {
 		this.id = id;
@@ -100,9 +107,9 @@ final class Workers {
 	}
 
 	/**
-	 * Lets at most {@code workers} (at least one, at most {@code concurrency}) run tasks from
-	 * now on: those running beyond it finish their task first. Raising it starts workers for
-	 * the tasks that wait.
+	 * Lets at most {@code workers} (at least one, at most {@code concurrency}) run tasks
+	 * from now on: those running beyond it finish their task first. Raising it starts
+	 * workers for the tasks that wait.
 	 */
 	void limit(int workers) {
 		int bounded = Math.max(1, Math.min(workers, this.concurrency));
@@ -128,8 +135,8 @@ final class Workers {
 	}
 
 	/**
-	 * Stops the timer and waits for the running tasks up to {@code timeout}; returns false if
-	 * some were still running (they are interrupted).
+	 * Stops the timer and waits for the running tasks up to {@code timeout}; returns
+	 * false if some were still running (they are interrupted).
 	 */
 	boolean stop(Duration timeout) {
 		this.stopping = true;
@@ -153,8 +160,8 @@ final class Workers {
 	}
 
 	/**
-	 * Holds the tasks that become ready from now on, until every holder has released them: the
-	 * running ones finish.
+	 * Holds the tasks that become ready from now on, until every holder has released
+	 * them: the running ones finish.
 	 * @param holder {@link Holds#APPLICATION} or {@link Holds#OUTAGE}
 	 */
 	void hold(int holder) {
@@ -162,8 +169,8 @@ final class Workers {
 	}
 
 	/**
-	 * Withdraws a holder's hold: once no one holds them, runs the held tasks, in the order they
-	 * were held, and the tasks that become ready from now on.
+	 * Withdraws a holder's hold: once no one holds them, runs the held tasks, in the
+	 * order they were held, and the tasks that become ready from now on.
 	 */
 	void release(int holder) {
 		this.holds.release(holder);
@@ -175,7 +182,10 @@ final class Workers {
 		return this.holds;
 	}
 
-	/** Runs a task as a probe: although the workers hold, it runs (its key's next tasks do not). */
+	/**
+	 * Runs a task as a probe: although the workers hold, it runs (its key's next tasks do
+	 * not).
+	 */
 	void submitProbe(KeyedTask task) {
 		if (this.stopping || task.work.isRevoked()) {
 			return;
@@ -187,7 +197,10 @@ final class Workers {
 		startDrainer();
 	}
 
-	/** Holds a task until the workers are released; runs it now if they were released meanwhile. */
+	/**
+	 * Holds a task until the workers are released; runs it now if they were released
+	 * meanwhile.
+	 */
 	void holdBack(KeyedTask task) {
 		this.holds.add(task);
 		if (!this.holds.isHeld()) {
@@ -202,16 +215,17 @@ final class Workers {
 	}
 
 	/**
-	 * Makes a task ready to run, unless stopping or its partition was revoked. An action is
-	 * never held: it runs in its turn although the workers hold. A record whose failed run
-	 * waits for the rest of its step goes to the failure handling.
+	 * Makes a task ready to run, unless stopping or its partition was revoked. An action
+	 * is never held: it runs in its turn although the workers hold. A record whose failed
+	 * run waits for the rest of its step goes to the failure handling.
 	 */
 	void submit(Task task) {
 		if (this.stopping || task.revoked()) {
 			return;
 		}
 		if (task instanceof RecordTask record && record.state() == RecordState.FAILURE_PENDING) {
-			submitFailure(record); // a rider whose run failed in its batch, in its key's turn now
+			submitFailure(record); // a rider whose run failed in its batch, in its key's
+									// turn now
 			return;
 		}
 		if (task instanceof KeyedTask keyed) {
@@ -228,8 +242,9 @@ final class Workers {
 	}
 
 	/**
-	 * Makes tasks ready to run, as {@link #submit} does, all of them queued before any runs: a
-	 * poll's records are routed in their order, and a batch gathered from them takes them all.
+	 * Makes tasks ready to run, as {@link #submit} does, all of them queued before any
+	 * runs: a poll's records are routed in their order, and a batch gathered from them
+	 * takes them all.
 	 */
 	void submitAll(java.util.List<? extends KeyedTask> tasks) {
 		if (this.stopping) {
@@ -252,9 +267,9 @@ final class Workers {
 	}
 
 	/**
-	 * Queues the failure handling of a record whose handler failed: the rest of its step runs
-	 * once no record waits for its turn, or in failure handling's share of turns. A record held
-	 * or paused still has its failure handled: its run had begun.
+	 * Queues the failure handling of a record whose handler failed: the rest of its step
+	 * runs once no record waits for its turn, or in failure handling's share of turns. A
+	 * record held or paused still has its failure handled: its run had begun.
 	 */
 	void submitFailure(RecordTask task) {
 		if (this.stopping || task.work.isRevoked()) {
@@ -277,9 +292,9 @@ final class Workers {
 	}
 
 	/**
-	 * Queues the end of an attempt whose result completed, called on the completing thread: it
-	 * runs in its turn although the workers hold or stop taking records; returns false when the
-	 * workers have stopped (it will not run).
+	 * Queues the end of an attempt whose result completed, called on the completing
+	 * thread: it runs in its turn although the workers hold or stop taking records;
+	 * returns false when the workers have stopped (it will not run).
 	 */
 	boolean submitCompletion(Runnable completion) {
 		ExecutorService pool = this.pool;
@@ -344,14 +359,16 @@ final class Workers {
 			finally {
 				this.draining.decrementAndGet();
 			}
-			// a task added after the queues looked empty, while every drainer was still counted
+			// a task added after the queues looked empty, while every drainer was still
+			// counted
 		}
 		while (this.turns.hasWork() && claimDrainer());
 	}
 
 	/**
-	 * Runs the records of a key that become ready one after the other on this worker, up to
-	 * {@value #KEY_TURN} in one turn: the next of them then waits at the back of the queue.
+	 * Runs the records of a key that become ready one after the other on this worker, up
+	 * to {@value #KEY_TURN} in one turn: the next of them then waits at the back of the
+	 * queue.
 	 */
 	private void runKeyTurn(@Nullable KeyedTask next) {
 		for (int ran = 1; next != null; ran++) {
@@ -369,7 +386,10 @@ final class Workers {
 		}
 	}
 
-	/** Runs a task unless it may not run now; returns the next of its key that may run at once. */
+	/**
+	 * Runs a task unless it may not run now; returns the next of its key that may run at
+	 * once.
+	 */
 	private @Nullable KeyedTask run(Task next) {
 		if (next instanceof Task.Completion completion) {
 			runAction(completion.run(), completion);

@@ -9,8 +9,8 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A record read from a dead-letter topic, with the protocol headers that say where it came
- * from and why it failed. A header that is absent or unreadable is {@code null}.
+ * A record read from a dead-letter topic, with the protocol headers that say where it
+ * came from and why it failed. A header that is absent or unreadable is {@code null}.
  *
  * @param topic the dead-letter topic
  * @param partition its partition
@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * @param errorException {@code error.exception}: the exception class of the last failure
  * @param errorMessage {@code error.message}
  * @param errorTimestamp {@code error.timestamp}
- * @param dlqReason {@code dlq.reason}: {@code permanent}, {@code exhausted} or {@code poison}
+ * @param dlqReason {@code dlq.reason}: {@code permanent}, {@code exhausted} or
+ * {@code poison}
  * @since 0.1.0
  */
 public record DeadLetter(String topic, int partition, long offset, Instant timestamp, byte @Nullable [] key,
@@ -42,11 +43,14 @@ public record DeadLetter(String topic, int partition, long offset, Instant times
 		Headers headers = record.headers();
 		return new DeadLetter(record.topic(), record.partition(), record.offset(),
 				Instant.ofEpochMilli(record.timestamp()), record.key(), record.value(), headers,
-				RetryHeaders.text(headers, RetryHeaders.ORIGINAL_TOPIC), integer(headers, RetryHeaders.ORIGINAL_PARTITION),
-				number(headers, RetryHeaders.ORIGINAL_OFFSET), RetryHeaders.text(headers, RetryHeaders.PREVIOUS_TOPIC),
-				RetryHeaders.retryCount(headers), RetryHeaders.text(headers, RetryHeaders.ERROR_CLASS),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_EXCEPTION), RetryHeaders.text(headers, RetryHeaders.ERROR_MESSAGE),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_TIMESTAMP), RetryHeaders.text(headers, RetryHeaders.DLQ_REASON));
+				RetryHeaders.text(headers, RetryHeaders.ORIGINAL_TOPIC),
+				integer(headers, RetryHeaders.ORIGINAL_PARTITION), number(headers, RetryHeaders.ORIGINAL_OFFSET),
+				RetryHeaders.text(headers, RetryHeaders.PREVIOUS_TOPIC), RetryHeaders.retryCount(headers),
+				RetryHeaders.text(headers, RetryHeaders.ERROR_CLASS),
+				RetryHeaders.text(headers, RetryHeaders.ERROR_EXCEPTION),
+				RetryHeaders.text(headers, RetryHeaders.ERROR_MESSAGE),
+				RetryHeaders.text(headers, RetryHeaders.ERROR_TIMESTAMP),
+				RetryHeaders.text(headers, RetryHeaders.DLQ_REASON));
 	}
 
 	/** The key as UTF-8 text, or {@code null} when the record has none. */

@@ -20,13 +20,13 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads a dead-letter topic for an operator: the newest dead letters that match a filter (the
- * same filter a replay takes, so that what is listed is what a replay of the selection sends),
- * or one dead letter by its place. It reads with a consumer of its own, without a group and
- * read committed, from the filter's {@code since} (or the beginning) to the end as of the
- * start, or until it read as many records as a request allows; dead letters of another group
- * are not listed. A page keeps only the rows it returns, never the values and headers of the
- * records it read.
+ * Reads a dead-letter topic for an operator: the newest dead letters that match a filter
+ * (the same filter a replay takes, so that what is listed is what a replay of the
+ * selection sends), or one dead letter by its place. It reads with a consumer of its own,
+ * without a group and read committed, from the filter's {@code since} (or the beginning)
+ * to the end as of the start, or until it read as many records as a request allows; dead
+ * letters of another group are not listed. A page keeps only the rows it returns, never
+ * the values and headers of the records it read.
  *
  * @since 0.1.0
  */
@@ -52,12 +52,13 @@ public final class DeadLetterBrowser {
 	}
 
 	/**
-	 * The newest dead letters of {@code filter.from()} that match {@code filter}, newest first,
-	 * each kept only as the row {@code row} makes of it (the records read are not kept).
+	 * The newest dead letters of {@code filter.from()} that match {@code filter}, newest
+	 * first, each kept only as the row {@code row} makes of it (the records read are not
+	 * kept).
 	 * @param owner the group that owns the topic: dead letters of any other are left out
 	 * @param limit the most to return, 1 or more
-	 * @param maxScanned the most records to read; the page says where the read stopped when it
-	 * stopped there before the end
+	 * @param maxScanned the most records to read; the page says where the read stopped
+	 * when it stopped there before the end
 	 * @param row what to keep of a dead letter that matches
 	 */
 	public <T> Page<T> browse(ReplayRequest filter, Ownership owner, int limit, long maxScanned,
@@ -85,8 +86,9 @@ public final class DeadLetterBrowser {
 				var records = consumer.poll(POLL_TIMEOUT);
 				if (records.isEmpty()) {
 					if (System.nanoTime() - lastProgress > STALL_TIMEOUT.toNanos()) {
-						throw new IllegalStateException("Could not read '" + filter.from() + "' to its end: nothing arrived for "
-								+ STALL_TIMEOUT.toSeconds() + " s on " + reading);
+						throw new IllegalStateException(
+								"Could not read '" + filter.from() + "' to its end: nothing arrived for "
+										+ STALL_TIMEOUT.toSeconds() + " s on " + reading);
 					}
 					continue;
 				}
@@ -106,7 +108,8 @@ public final class DeadLetterBrowser {
 					DeadLetter letter = DeadLetter.of(record);
 					if (filter.matches(letter)) {
 						matched++;
-						newest.add(new Kept<>(letter.timestamp(), letter.partition(), letter.offset(), row.apply(letter)));
+						newest.add(
+								new Kept<>(letter.timestamp(), letter.partition(), letter.offset(), row.apply(letter)));
 						if (newest.size() > limit) {
 							newest.poll();
 						}
@@ -121,8 +124,8 @@ public final class DeadLetterBrowser {
 	}
 
 	/**
-	 * The dead letter at {@code offset} of {@code partition}, or {@code null} when the topic
-	 * holds none there (never written, past retention, or another group's).
+	 * The dead letter at {@code offset} of {@code partition}, or {@code null} when the
+	 * topic holds none there (never written, past retention, or another group's).
 	 */
 	public @Nullable DeadLetter read(String topic, int partition, long offset, Ownership owner) {
 		try (Consumer<byte[], byte[]> consumer = this.consumers.create(this.config)) {
@@ -162,11 +165,12 @@ public final class DeadLetterBrowser {
 
 	/**
 	 * A page of dead letters.
+	 *
 	 * @param letters the rows of the newest that matched, newest first
 	 * @param matched how many matched among the records read
 	 * @param scanned how many records were read
-	 * @param stoppedAt where the read stopped in each partition it did not read to its end,
-	 * when it reached its limit first; empty when it read everything
+	 * @param stoppedAt where the read stopped in each partition it did not read to its
+	 * end, when it reached its limit first; empty when it read everything
 	 */
 	public record Page<T>(List<T> letters, long matched, long scanned, List<ScanPosition> stoppedAt) {
 

@@ -29,11 +29,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Reads the dead-letter topics and calls the {@link DlqHandler} for every dead letter of the
- * listener's group: one consumer and thread per listener, in a group of its own
- * ({@code <listener group>.dlq-handler}), committing after each batch it handled. A record of
- * another group is skipped and counted in {@code kafka.resilience.foreign.records}. It starts
- * after the listeners and stops before them.
+ * Reads the dead-letter topics and calls the {@link DlqHandler} for every dead letter of
+ * the listener's group: one consumer and thread per listener, in a group of its own
+ * ({@code <listener group>.dlq-handler}), committing after each batch it handled. A
+ * record of another group is skipped and counted in
+ * {@code kafka.resilience.foreign.records}. It starts after the listeners and stops
+ * before them.
  *
  * @since 0.1.0
  */
@@ -49,12 +50,15 @@ public class DlqDispatcher implements SmartLifecycle {
 
 	/**
 	 * Dead-letter topics of one listener, read by one consumer.
+	 *
 	 * @param listenerId the listener
-	 * @param dlqTopics its dead-letter topics, each with the check of which dead letters its group
-	 * owns: those of another group are skipped and counted, never handed to the handler
+	 * @param dlqTopics its dead-letter topics, each with the check of which dead letters
+	 * its group owns: those of another group are skipped and counted, never handed to the
+	 * handler
 	 * @param consumers creates the consumer
 	 */
-	public record Source(String listenerId, Map<String, Ownership> dlqTopics, Supplier<Consumer<byte[], byte[]>> consumers) {
+	public record Source(String listenerId, Map<String, Ownership> dlqTopics,
+			Supplier<Consumer<byte[], byte[]>> consumers) {
 
 		public Source {
 			dlqTopics = Map.copyOf(dlqTopics);
@@ -79,8 +83,8 @@ public class DlqDispatcher implements SmartLifecycle {
 	private volatile boolean running;
 
 	/**
-	 * @param sources the dead-letter topics to read, asked for when starting (the listeners'
-	 * topics are known once they run)
+	 * @param sources the dead-letter topics to read, asked for when starting (the
+	 * listeners' topics are known once they run)
 	 * @param handler the handler to call
 	 * @param pollTimeout how long one poll waits
 	 */
@@ -127,14 +131,17 @@ public class DlqDispatcher implements SmartLifecycle {
 	}
 
 	/**
-	 * The end offset of each dead-letter partition read here, as of the last fetch (-1 before
-	 * the first): the number of dead letters ever written to it.
+	 * The end offset of each dead-letter partition read here, as of the last fetch (-1
+	 * before the first): the number of dead letters ever written to it.
 	 */
 	public Map<TopicPartition, Long> endOffsets() {
 		return Map.copyOf(this.endOffsets);
 	}
 
-	/** Registers a callback run after the dead-letter partitions read here changed, for meters. */
+	/**
+	 * Registers a callback run after the dead-letter partitions read here changed, for
+	 * meters.
+	 */
 	public void onAssignmentChanged(Runnable callback) {
 		this.assignmentCallbacks.add(callback);
 	}
@@ -210,7 +217,8 @@ public class DlqDispatcher implements SmartLifecycle {
 						// stopping
 					}
 					catch (RuntimeException ex) {
-						// a failure that lasts (a missing ACL, rejected credentials) fails every poll at
+						// a failure that lasts (a missing ACL, rejected credentials)
+						// fails every poll at
 						// once: pause, or the loop would spin and flood the log
 						Duration pause = Backoff.after(++this.failedPolls, FIRST_BACKOFF, MAX_BACKOFF);
 						logger.error("Dead-letter handler of listener '" + this.source.listenerId()
@@ -225,7 +233,9 @@ public class DlqDispatcher implements SmartLifecycle {
 					this.consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
 				}
 				catch (RuntimeException ex) {
-					logger.warn("Dead-letter handler of listener '" + this.source.listenerId() + "' did not close cleanly", ex);
+					logger.warn(
+							"Dead-letter handler of listener '" + this.source.listenerId() + "' did not close cleanly",
+							ex);
 				}
 			}
 		}
@@ -242,7 +252,8 @@ public class DlqDispatcher implements SmartLifecycle {
 
 		private void handle(ConsumerRecord<byte[], byte[]> record) {
 			Ownership ownership = this.source.dlqTopics().get(record.topic());
-			if (ownership != null && !ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
+			if (ownership != null
+					&& !ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
 				return; // another group's dead letter: its own handler reports it
 			}
 			DeadLetter deadLetter = DeadLetter.of(record);
@@ -251,7 +262,8 @@ public class DlqDispatcher implements SmartLifecycle {
 			}
 			catch (Exception ex) {
 				DlqDispatcher.this.failures.incrementAndGet();
-				logger.error("Dead-letter handler failed on " + deadLetter + "; going on with the next dead letter", ex);
+				logger.error("Dead-letter handler failed on " + deadLetter + "; going on with the next dead letter",
+						ex);
 			}
 		}
 
@@ -269,9 +281,10 @@ public class DlqDispatcher implements SmartLifecycle {
 		}
 
 		/**
-		 * The position of a partition if the consumer knows it without asking the broker. After
-		 * a broker restart or a leader change the consumer validates its positions again before
-		 * it fetches, and until then {@code position} with no time to wait throws.
+		 * The position of a partition if the consumer knows it without asking the broker.
+		 * After a broker restart or a leader change the consumer validates its positions
+		 * again before it fetches, and until then {@code position} with no time to wait
+		 * throws.
 		 */
 		private @Nullable Long knownPosition(TopicPartition partition) {
 			try {

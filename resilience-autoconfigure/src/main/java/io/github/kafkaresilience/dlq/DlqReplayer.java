@@ -37,19 +37,21 @@ import org.apache.kafka.common.errors.InterruptException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Sends dead letters back into their consumer group's ladder, on an operator's request only:
- * never automatically.
+ * Sends dead letters back into their consumer group's ladder, on an operator's request
+ * only: never automatically.
  * <p>
- * A replay reads the dead-letter topic from its beginning (or from {@code since}) up to its end
- * as of the start of the replay, without a consumer group and without committing, and sends
- * every dead letter of the group that matches the request to stage 1 of the group's ladder on
- * the main topic, in the dead letter's own partition, at most {@code ratePerSecond} a second.
- * It never writes to the main topic: the other groups that read it never see a replay. A
- * replayed record keeps its key, value and user headers and its {@code original.*} headers; its
- * {@code retry.count} is {@code 0}, and {@code replay.from-dlq} ({@code topic/partition/offset}
- * of the dead letter), {@code replay.timestamp} and {@code owner.group} are added. The other
- * protocol headers are dropped. The group's instances take it in behind every record of its key
- * still in the ladder (docs/PROTOCOL.md, rule 2.0). Dead letters of another group are skipped and counted.
+ * A replay reads the dead-letter topic from its beginning (or from {@code since}) up to
+ * its end as of the start of the replay, without a consumer group and without committing,
+ * and sends every dead letter of the group that matches the request to stage 1 of the
+ * group's ladder on the main topic, in the dead letter's own partition, at most
+ * {@code ratePerSecond} a second. It never writes to the main topic: the other groups
+ * that read it never see a replay. A replayed record keeps its key, value and user
+ * headers and its {@code original.*} headers; its {@code retry.count} is {@code 0}, and
+ * {@code replay.from-dlq} ({@code topic/partition/offset} of the dead letter),
+ * {@code replay.timestamp} and {@code owner.group} are added. The other protocol headers
+ * are dropped. The group's instances take it in behind every record of its key still in
+ * the ladder (docs/PROTOCOL.md, rule 2.0). Dead letters of another group are skipped and
+ * counted.
  * <p>
  * Only committed dead letters are read: one written by an aborted transaction was never a
  * dead letter. Neither topic is ever created by a replay.
@@ -66,10 +68,15 @@ public final class DlqReplayer {
 
 	private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
-	/** How long polls may return nothing while the end of the dead-letter topic is not reached. */
+	/**
+	 * How long polls may return nothing while the end of the dead-letter topic is not
+	 * reached.
+	 */
 	private static final Duration STALL_TIMEOUT = Duration.ofMinutes(1);
 
-	/** How long to wait for a send that the producer already completed (after a flush). */
+	/**
+	 * How long to wait for a send that the producer already completed (after a flush).
+	 */
 	private static final Duration SEND_TIMEOUT = Duration.ofMinutes(1);
 
 	private final ConsumerClients consumers;
@@ -92,7 +99,8 @@ public final class DlqReplayer {
 
 		/**
 		 * The ladder of a consumer group on a main topic.
-		 * @param group the group, or {@code null} for the only one that consumes the topic
+		 * @param group the group, or {@code null} for the only one that consumes the
+		 * topic
 		 * @param mainTopic the main topic
 		 * @throws IllegalArgumentException when there is no such ladder, or no single one
 		 */
@@ -103,7 +111,8 @@ public final class DlqReplayer {
 	/**
 	 * @param consumers creates the consumer of a replay, from the application's consumer
 	 * settings (bootstrap servers, security)
-	 * @param producers creates the producer of a replay, from the application's producer settings
+	 * @param producers creates the producer of a replay, from the application's producer
+	 * settings
 	 * @param ratePerSecond at most this many records are sent per second
 	 * @param clock the clock of {@code replay.timestamp}
 	 * @param ladders finds the ladder of a request's group and main topic
@@ -112,7 +121,8 @@ public final class DlqReplayer {
 			Ladders ladders) {
 		this.ladders = ladders;
 		if (!(ratePerSecond > 0)) {
-			throw new IllegalArgumentException("The replay rate must be above 0 records per second but was " + ratePerSecond);
+			throw new IllegalArgumentException(
+					"The replay rate must be above 0 records per second but was " + ratePerSecond);
 		}
 		this.consumers = consumers;
 		this.producers = producers;
@@ -124,8 +134,8 @@ public final class DlqReplayer {
 	}
 
 	/**
-	 * Runs a replay and returns once every matching dead letter is sent and acknowledged (or,
-	 * on a dry run, counted).
+	 * Runs a replay and returns once every matching dead letter is sent and acknowledged
+	 * (or, on a dry run, counted).
 	 * @throws IllegalArgumentException when {@code from} or {@code to} does not exist
 	 * @throws IllegalStateException when a send fails, or the replay is interrupted (its
 	 * interrupt flag is then set again); the message says how many were sent
@@ -135,10 +145,10 @@ public final class DlqReplayer {
 	}
 
 	/**
-	 * Runs a replay that reads at most {@code maxScanned} records of the dead-letter topic: it
-	 * stops there, and the report says where it stopped in each partition it did not read to
-	 * its end. Meant for dry runs asked over the web, which must not read a topic of millions
-	 * of records for one request.
+	 * Runs a replay that reads at most {@code maxScanned} records of the dead-letter
+	 * topic: it stops there, and the report says where it stopped in each partition it
+	 * did not read to its end. Meant for dry runs asked over the web, which must not read
+	 * a topic of millions of records for one request.
 	 * @throws IllegalArgumentException when {@code from} or {@code to} does not exist
 	 * @throws IllegalStateException when a send fails, or the replay is interrupted (its
 	 * interrupt flag is then set again); the message says how many were sent
@@ -161,12 +171,15 @@ public final class DlqReplayer {
 	}
 
 	private static Map<String, Object> replayConsumerConfig(Map<String, Object> base) {
-		// groupless starts at earliest: a seek below the log start (retention ran meanwhile) reads
+		// groupless starts at earliest: a seek below the log start (retention ran
+		// meanwhile) reads
 		// from the first dead letter left
 		Map<String, Object> config = ConsumerSettings.groupless(base, CLIENT_ID);
-		// looking a topic up must not create it: a mistyped name is an error, not a new topic
+		// looking a topic up must not create it: a mistyped name is an error, not a new
+		// topic
 		config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-		// a dead letter of an aborted transaction was never one (its record was redelivered)
+		// a dead letter of an aborted transaction was never one (its record was
+		// redelivered)
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		return Collections.unmodifiableMap(config);
 	}
@@ -223,13 +236,16 @@ public final class DlqReplayer {
 			this.progress = new ScanProgress(maxScanned);
 			this.ladder = DlqReplayer.this.ladders.ladder(request.group(), request.to());
 			if (this.ladder.stages().isEmpty()) {
-				throw new IllegalArgumentException("The ladder of " + this.ladder.describe() + " has no retry stage, and a "
+				throw new IllegalArgumentException("The ladder of " + this.ladder.describe()
+						+ " has no retry stage, and a "
 						+ "replay sends dead letters back through stage 1 (the main topic is read by other groups too); "
 						+ "give the listener a delay to replay its dead letters");
 			}
 			this.target = this.ladder.stage(1).topic();
-			// a dead letter without an owner is another group's only on a dead-letter topic named
-			// after the group: an unscoped one may hold those of a release before the header existed
+			// a dead letter without an owner is another group's only on a dead-letter
+			// topic named
+			// after the group: an unscoped one may hold those of a release before the
+			// header existed
 			this.ownership = new Ownership(this.ladder.group(),
 					this.ladder.scoped() && request.from().equals(this.ladder.dlqTopic()), List.of(request.from()));
 		}
@@ -239,8 +255,10 @@ public final class DlqReplayer {
 			try {
 				List<TopicPartition> partitions = TopicReads.partitionsOf(consumer, this.request.from(),
 						"Dead-letter topic '%s' does not exist; check the topic to replay from ('from')");
-				this.targetPartitions = TopicReads.partitionsOf(consumer, this.target, "Retry topic '%s' of "
-						+ this.ladder.describe().replace("%", "%%") + " does not exist; start the listener once to create it")
+				this.targetPartitions = TopicReads
+					.partitionsOf(consumer, this.target,
+							"Retry topic '%s' of " + this.ladder.describe().replace("%", "%%")
+									+ " does not exist; start the listener once to create it")
 					.size();
 				consumer.assign(partitions);
 				Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
@@ -270,7 +288,8 @@ public final class DlqReplayer {
 				interrupted();
 			}
 			finally {
-				// no group to leave, nothing to commit: do not wait for the fetch still in flight
+				// no group to leave, nothing to commit: do not wait for the fetch still
+				// in flight
 				consumer.close(CloseOptions.timeout(Duration.ZERO));
 			}
 			if (this.interrupted) {
@@ -293,7 +312,8 @@ public final class DlqReplayer {
 					this.stoppedAt = this.progress.stoppedAt(reading, ends);
 					return;
 				}
-				// position, not the last record seen: transaction markers and aborted records
+				// position, not the last record seen: transaction markers and aborted
+				// records
 				// are skipped without being returned
 				Set<TopicPartition> done = new HashSet<>();
 				for (TopicPartition partition : reading) {
@@ -310,7 +330,8 @@ public final class DlqReplayer {
 				if (records.isEmpty()) {
 					if (System.nanoTime() - lastProgress > STALL_TIMEOUT.toNanos()) {
 						throw new IllegalStateException("Could not read dead-letter topic '" + this.request.from()
-								+ "' to its end: nothing arrived for " + STALL_TIMEOUT.toSeconds() + " s on " + reading);
+								+ "' to its end: nothing arrived for " + STALL_TIMEOUT.toSeconds() + " s on "
+								+ reading);
 					}
 					continue;
 				}
@@ -351,9 +372,9 @@ public final class DlqReplayer {
 				return;
 			}
 			if (letter.partition() >= this.targetPartitions) {
-				throw new IllegalStateException("Dead letter " + letter + " is in partition " + letter.partition() + " but '"
-						+ this.target + "' has " + this.targetPartitions + " partitions; a dead letter goes back to its own "
-						+ "partition, where its key lives");
+				throw new IllegalStateException("Dead letter " + letter + " is in partition " + letter.partition()
+						+ " but '" + this.target + "' has " + this.targetPartitions
+						+ " partitions; a dead letter goes back to its own " + "partition, where its key lives");
 			}
 			ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.target, letter.partition(), null,
 					letter.key(), letter.value(), RetryHeaders.forReplay(letter.headers(), letter.topic(),
@@ -377,8 +398,8 @@ public final class DlqReplayer {
 		}
 
 		/**
-		 * Waits until the next send is due: the i-th send is not made before i / rate seconds
-		 * after the first one.
+		 * Waits until the next send is due: the i-th send is not made before i / rate
+		 * seconds after the first one.
 		 * @return whether to send; {@code false} when the thread was interrupted
 		 */
 		private boolean pace() {
@@ -387,7 +408,8 @@ public final class DlqReplayer {
 				this.firstSendNanos = now;
 			}
 			// bounded so that the sum cannot overflow, however slow the rate
-			long delay = (long) Math.min(this.sends * 1_000_000_000d / DlqReplayer.this.ratePerSecond, Long.MAX_VALUE / 2);
+			long delay = (long) Math.min(this.sends * 1_000_000_000d / DlqReplayer.this.ratePerSecond,
+					Long.MAX_VALUE / 2);
 			long due = this.firstSendNanos + delay;
 			while (due - now > 0 && !Thread.currentThread().isInterrupted()) {
 				LockSupport.parkNanos(due - now);
@@ -400,7 +422,10 @@ public final class DlqReplayer {
 			return true;
 		}
 
-		/** Counts the acknowledged sends at the head of the pending ones; all of them when flushed. */
+		/**
+		 * Counts the acknowledged sends at the head of the pending ones; all of them when
+		 * flushed.
+		 */
 		private void acknowledge(boolean flushed) {
 			while (!this.pending.isEmpty() && (flushed || this.pending.peek().future().isDone())) {
 				Sent sent = this.pending.poll();
@@ -410,9 +435,10 @@ public final class DlqReplayer {
 				}
 				catch (KafkaException ex) {
 					this.stopped = true;
-					throw new IllegalStateException("Could not replay dead letter " + sent.coordinates() + " (written at "
-							+ sent.letter().timestamp() + ") to '" + this.target + "': the replay sent and had"
-							+ " acknowledged " + this.published + " dead letter(s) before it, and may have sent some after"
+					throw new IllegalStateException("Could not replay dead letter " + sent.coordinates()
+							+ " (written at " + sent.letter().timestamp() + ") to '" + this.target
+							+ "': the replay sent and had" + " acknowledged " + this.published
+							+ " dead letter(s) before it, and may have sent some after"
 							+ " it; a replay sends again whatever it already sent, so narrow the next one to resume",
 							(ex.getCause() != null) ? ex.getCause() : ex);
 				}

@@ -8,9 +8,9 @@ import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The default {@link DlqHandler}: one line of JSON per dead letter, at WARN, on the logger
- * {@value #LOGGER}. The line says where the dead letter is, where it was born, where it failed
- * last and why; it never holds the payload, only its size. For example:
+ * The default {@link DlqHandler}: one line of JSON per dead letter, at WARN, on the
+ * logger {@value #LOGGER}. The line says where the dead letter is, where it was born,
+ * where it failed last and why; it never holds the payload, only its size. For example:
  * <pre>
  * {"event":"dead-letter","dlq.topic":"orders.dlq","dlq.partition":2,"dlq.offset":41,
  *  "dlq.timestamp":"2026-11-21T10:15:30.120Z","key":"customer-7","original.topic":"orders",
@@ -36,7 +36,10 @@ public class IncidentLogDlqHandler implements DlqHandler {
 		logger.warn(incidentLine(deadLetter));
 	}
 
-	/** The incident line of a dead letter: one JSON object on one line, without the payload. */
+	/**
+	 * The incident line of a dead letter: one JSON object on one line, without the
+	 * payload.
+	 */
 	public static String incidentLine(DeadLetter deadLetter) {
 		Map<String, Object> line = new LinkedHashMap<>();
 		line.put("event", "dead-letter");

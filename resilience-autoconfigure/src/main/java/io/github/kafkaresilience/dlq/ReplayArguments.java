@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.convert.DurationStyle;
 
 /**
- * Reads a replay request from text: the arguments of the {@code replay} command line and the
- * fields of the endpoint's replay operation.
+ * Reads a replay request from text: the arguments of the {@code replay} command line and
+ * the fields of the endpoint's replay operation.
  * <p>
  * A time ({@code since}, {@code until}) is either a duration before now ({@code 90s},
  * {@code 30m}, {@code 1h}, {@code 2d}, {@code PT1H}) or an instant in RFC 3339
@@ -46,8 +46,8 @@ public final class ReplayArguments {
 			  --dry-run                    count the matching dead letters, send nothing
 			Spring properties (--spring.kafka.bootstrap-servers=..., --kafka.resilience.replay.rate=...) may follow.""";
 
-	private static final List<String> VALUED = List.of("from", "to", "group", "since", "until", "error-class", "exception",
-			"reason", "key", "original-partition", "original-offset");
+	private static final List<String> VALUED = List.of("from", "to", "group", "since", "until", "error-class",
+			"exception", "reason", "key", "original-partition", "original-offset");
 
 	private static final String DRY_RUN = "dry-run";
 
@@ -62,7 +62,8 @@ public final class ReplayArguments {
 	 * Reads the arguments that follow {@code replay} on the command line. Both
 	 * {@code --name value} and {@code --name=value} work. Arguments naming a property
 	 * ({@code --spring.kafka.bootstrap-servers=...}) are left to Spring Boot.
-	 * @throws IllegalArgumentException for an unknown option, a missing value or a bad one
+	 * @throws IllegalArgumentException for an unknown option, a missing value or a bad
+	 * one
 	 */
 	public static ReplayRequest parse(List<String> args, Clock clock) {
 		Map<String, String> values = new LinkedHashMap<>();
@@ -100,13 +101,14 @@ public final class ReplayArguments {
 		if (from == null || to == null) {
 			throw new IllegalArgumentException("A replay needs --from and --to\n" + USAGE);
 		}
-		return request(from, to, values.get("group"), values.get("since"), values.get("until"), values.get("error-class"),
-				values.get("exception"), values.get("reason"), values.get("key"), values.get("original-partition"),
-				values.get("original-offset"), dryRun, clock);
+		return request(from, to, values.get("group"), values.get("since"), values.get("until"),
+				values.get("error-class"), values.get("exception"), values.get("reason"), values.get("key"),
+				values.get("original-partition"), values.get("original-offset"), dryRun, clock);
 	}
 
 	/**
-	 * Builds a request from text fields, any of them but {@code from} and {@code to} absent.
+	 * Builds a request from text fields, any of them but {@code from} and {@code to}
+	 * absent.
 	 * @throws IllegalArgumentException for a value that cannot be read
 	 */
 	public static ReplayRequest request(String from, String to, @Nullable String group, @Nullable String since,
@@ -114,8 +116,8 @@ public final class ReplayArguments {
 			@Nullable String key, @Nullable String originalPartition, @Nullable String originalOffset, boolean dryRun,
 			Clock clock) {
 		return new ReplayRequest(from, to, (group != null) ? group.trim() : null, time("since", since, clock),
-				time("until", until, clock),
-				oneOf("error-class", errorClass, ERROR_CLASSES), exception, oneOf("reason", reason, REASONS), key,
+				time("until", until, clock), oneOf("error-class", errorClass, ERROR_CLASSES), exception,
+				oneOf("reason", reason, REASONS), key,
 				number("original-partition", originalPartition, Integer.MAX_VALUE).map(Long::intValue).orElse(null),
 				number("original-offset", originalOffset, Long.MAX_VALUE).orElse(null), dryRun);
 	}

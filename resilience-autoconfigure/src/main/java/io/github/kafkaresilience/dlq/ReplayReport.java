@@ -7,9 +7,11 @@ import java.util.List;
  * What a replay did.
  *
  * @param request the request it ran
- * @param scanned dead letters read from the dead-letter topic (up to its end as of the start)
- * @param foreign dead letters skipped because another consumer group owns them (or, on a dead-letter
- * topic named after the group, because they have no {@code owner.group} header)
+ * @param scanned dead letters read from the dead-letter topic (up to its end as of the
+ * start)
+ * @param foreign dead letters skipped because another consumer group owns them (or, on a
+ * dead-letter topic named after the group, because they have no {@code owner.group}
+ * header)
  * @param matched dead letters of the group that passed every filter
  * @param target the topic the dead letters were sent to: stage 1 of the group's ladder
  * @param published dead letters sent to the target topic and acknowledged; 0 on a dry run
@@ -41,8 +43,8 @@ public record ReplayReport(ReplayRequest request, long scanned, long foreign, lo
 		return "Replay " + this.request + " into '" + this.target + "': scanned " + this.scanned
 				+ ((this.foreign > 0) ? " (" + this.foreign + " of another group, skipped)" : "")
 				+ (isComplete() ? "" : " and stopped at its limit, at " + this.stoppedAt) + ", matched " + this.matched
-				+ ", " + (this.request.dryRun() ? "published nothing (dry run)" : "published " + this.published) + " in "
-				+ this.took.toMillis() + " ms";
+				+ ", " + (this.request.dryRun() ? "published nothing (dry run)" : "published " + this.published)
+				+ " in " + this.took.toMillis() + " ms";
 	}
 
 }

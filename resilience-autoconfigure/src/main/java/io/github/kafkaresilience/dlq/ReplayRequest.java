@@ -7,28 +7,29 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.StringUtils;
 
 /**
- * What to replay: the dead letters of {@code from} that match every filter given, sent back
- * into the ladder of consumer group {@code group} on main topic {@code to}. A {@code null}
- * filter matches everything.
+ * What to replay: the dead letters of {@code from} that match every filter given, sent
+ * back into the ladder of consumer group {@code group} on main topic {@code to}. A
+ * {@code null} filter matches everything.
  * <p>
- * A replay never writes to the main topic, which other groups read too: it sends each dead
- * letter to stage 1 of the group's own ladder, where the group's instances give it a lock
- * behind every record of its key still in the ladder (docs/PROTOCOL.md, rule 2.0). Dead letters of another
- * group are skipped and counted.
+ * A replay never writes to the main topic, which other groups read too: it sends each
+ * dead letter to stage 1 of the group's own ladder, where the group's instances give it a
+ * lock behind every record of its key still in the ladder (docs/PROTOCOL.md, rule 2.0).
+ * Dead letters of another group are skipped and counted.
  *
  * @param from the dead-letter topic to read
  * @param to the main topic whose ladder the dead letters go back to
- * @param group the consumer group whose ladder it is, or {@code null} for the only group that
- * consumes {@code to} in this application
+ * @param group the consumer group whose ladder it is, or {@code null} for the only group
+ * that consumes {@code to} in this application
  * @param since only dead letters written to {@code from} at or after this instant
  * @param until only dead letters written to {@code from} before this instant
- * @param errorClass only dead letters whose {@code error.class} is this ({@code transient} or
- * {@code permanent})
+ * @param errorClass only dead letters whose {@code error.class} is this
+ * ({@code transient} or {@code permanent})
  * @param exception only dead letters whose {@code error.exception} is this class name
  * @param reason only dead letters whose {@code dlq.reason} is this ({@code permanent},
  * {@code exhausted} or {@code poison})
  * @param key only dead letters whose key, read as UTF-8, is this
- * @param originalPartition only dead letters born in this partition ({@code original.partition})
+ * @param originalPartition only dead letters born in this partition
+ * ({@code original.partition})
  * @param originalOffset only dead letters born at this offset ({@code original.offset})
  * @param dryRun count the matching dead letters without sending anything
  * @since 0.1.0
@@ -45,7 +46,8 @@ public record ReplayRequest(String from, String to, @Nullable String group, @Nul
 			throw new IllegalArgumentException("A replay needs the dead-letter topic to read ('from')");
 		}
 		if (!StringUtils.hasText(to)) {
-			throw new IllegalArgumentException("A replay needs the main topic whose ladder the dead letters go back to ('to')");
+			throw new IllegalArgumentException(
+					"A replay needs the main topic whose ladder the dead letters go back to ('to')");
 		}
 		if (from.equals(to)) {
 			throw new IllegalArgumentException("A replay cannot send '" + from + "' to itself");
@@ -58,7 +60,10 @@ public record ReplayRequest(String from, String to, @Nullable String group, @Nul
 		}
 	}
 
-	/** Every dead letter of {@code from}, sent back to {@code to}: narrow it with the {@code with...} methods. */
+	/**
+	 * Every dead letter of {@code from}, sent back to {@code to}: narrow it with the
+	 * {@code with...} methods.
+	 */
 	public static ReplayRequest of(String from, String to) {
 		return new ReplayRequest(from, to, null, null, null, null, null, null, null, null, null, false);
 	}
@@ -89,28 +94,28 @@ public record ReplayRequest(String from, String to, @Nullable String group, @Nul
 	}
 
 	public ReplayRequest withReason(@Nullable String reason) {
-		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass, this.exception,
-				reason, this.key, this.originalPartition, this.originalOffset, this.dryRun);
+		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass,
+				this.exception, reason, this.key, this.originalPartition, this.originalOffset, this.dryRun);
 	}
 
 	public ReplayRequest withKey(@Nullable String key) {
-		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass, this.exception,
-				this.reason, key, this.originalPartition, this.originalOffset, this.dryRun);
+		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass,
+				this.exception, this.reason, key, this.originalPartition, this.originalOffset, this.dryRun);
 	}
 
 	public ReplayRequest withOriginalPartition(@Nullable Integer originalPartition) {
-		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass, this.exception,
-				this.reason, this.key, originalPartition, this.originalOffset, this.dryRun);
+		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass,
+				this.exception, this.reason, this.key, originalPartition, this.originalOffset, this.dryRun);
 	}
 
 	public ReplayRequest withOriginalOffset(@Nullable Long originalOffset) {
-		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass, this.exception,
-				this.reason, this.key, this.originalPartition, originalOffset, this.dryRun);
+		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass,
+				this.exception, this.reason, this.key, this.originalPartition, originalOffset, this.dryRun);
 	}
 
 	public ReplayRequest withDryRun(boolean dryRun) {
-		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass, this.exception,
-				this.reason, this.key, this.originalPartition, this.originalOffset, dryRun);
+		return new ReplayRequest(this.from, this.to, this.group, this.since, this.until, this.errorClass,
+				this.exception, this.reason, this.key, this.originalPartition, this.originalOffset, dryRun);
 	}
 
 	/** Whether a dead letter passes every filter of this request. */

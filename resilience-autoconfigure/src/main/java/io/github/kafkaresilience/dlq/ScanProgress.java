@@ -11,9 +11,9 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * How far a read of a dead-letter topic got, for the browser and the replay alike: the records
- * scanned, whether the limit of a request is reached, and the next offset of each partition,
- * so that a scan that stops early can say where.
+ * How far a read of a dead-letter topic got, for the browser and the replay alike: the
+ * records scanned, whether the limit of a request is reached, and the next offset of each
+ * partition, so that a scan that stops early can say where.
  */
 final class ScanProgress {
 
@@ -56,8 +56,8 @@ final class ScanProgress {
 	}
 
 	/**
-	 * Where the scan stopped in each partition of {@code reading} it did not read to its end;
-	 * empty when it read everything.
+	 * Where the scan stopped in each partition of {@code reading} it did not read to its
+	 * end; empty when it read everything.
 	 */
 	List<ScanPosition> stoppedAt(Set<TopicPartition> reading, Map<TopicPartition, Long> ends) {
 		List<ScanPosition> stopped = new ArrayList<>();

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * @param scope the listener the key belongs to
  * @param key the idempotency key
  * @param status whether the attempt may run
- * @param token identifies this attempt's claim, {@code null} unless {@link Status#CLAIMED}
+ * @param token identifies this attempt's claim, {@code null} unless
+ * {@link Status#CLAIMED}
  * @param since when the key was completed or the holding claim was taken
  * @since 0.1.0
  */

@@ -4,8 +4,8 @@ import java.time.Instant;
 
 /**
  * The failure of an attempt whose record's idempotency key is held by another attempt (on
- * another instance, or by one that crashed and whose lease has not run out). It is transient:
- * the record takes its next retry stage and claims again when it is due.
+ * another instance, or by one that crashed and whose lease has not run out). It is
+ * transient: the record takes its next retry stage and claims again when it is due.
  *
  * @since 0.1.0
  */

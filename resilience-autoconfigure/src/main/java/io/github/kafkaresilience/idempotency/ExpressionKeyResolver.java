@@ -13,8 +13,8 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
  * An {@link IdempotencyKeyResolver} that evaluates a SpEL expression on the record: the
- * record is the root object ({@code value.paymentId}, {@code key}, {@code headers}) and beans
- * are reachable with {@code @name} ({@code @fileHashes.of(value)}).
+ * record is the root object ({@code value.paymentId}, {@code key}, {@code headers}) and
+ * beans are reachable with {@code @name} ({@code @fileHashes.of(value)}).
  *
  * @since 0.1.0
  */
@@ -37,8 +37,8 @@ final class ExpressionKeyResolver implements IdempotencyKeyResolver {
 			this.expression = new SpelExpressionParser().parseExpression(expression);
 		}
 		catch (ParseException ex) {
-			throw new IllegalArgumentException("The idempotency key expression '" + expression + "' does not parse: "
-					+ ex.getMessage(), ex);
+			throw new IllegalArgumentException(
+					"The idempotency key expression '" + expression + "' does not parse: " + ex.getMessage(), ex);
 		}
 		StandardEvaluationContext context = new StandardEvaluationContext();
 		if (beanFactory != null) {

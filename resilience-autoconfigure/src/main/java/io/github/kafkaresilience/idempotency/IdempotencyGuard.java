@@ -15,8 +15,9 @@ import org.springframework.transaction.support.TransactionOperations;
 
 /**
  * Runs a listener's handler at most once per idempotency key, as far as the store knows:
- * claims the record's key first, skips the record when its key was completed, completes the
- * key when the handler succeeds and releases it when the handler fails, so that a retry runs.
+ * claims the record's key first, skips the record when its key was completed, completes
+ * the key when the handler succeeds and releases it when the handler fails, so that a
+ * retry runs.
  * <p>
  * With a transaction, the handler and the completion of its key run in one transaction: a
  * handler whose database writes join it commits them together with the key, or neither.
@@ -44,8 +45,8 @@ public class IdempotencyGuard {
 	 * @param store where claims are kept
 	 * @param keys gives a record's idempotency key
 	 * @param lease how long a claim holds before another attempt may take it over
-	 * @param transactions runs the handler and the completion of its key in one transaction,
-	 * or {@code null} to complete the key after the handler returns
+	 * @param transactions runs the handler and the completion of its key in one
+	 * transaction, or {@code null} to complete the key after the handler returns
 	 * @param observer hears skipped records and held keys
 	 */
 	public IdempotencyGuard(String scope, IdempotencyStore store, IdempotencyKeyResolver keys, Duration lease,
@@ -62,8 +63,9 @@ public class IdempotencyGuard {
 	 * Runs the handler of a record unless its key was completed.
 	 * @param record the deserialized record
 	 * @param handler runs the listener method and says how it went
-	 * @return the handler's result; success for a skipped record; a transient failure when the
-	 * key is held elsewhere or the store failed; a permanent one when no key can be found
+	 * @return the handler's result; success for a skipped record; a transient failure
+	 * when the key is held elsewhere or the store failed; a permanent one when no key can
+	 * be found
 	 */
 	public HandlerResult run(ConsumerRecord<?, ?> record, Supplier<HandlerResult> handler) {
 		Admission admission = admit(record);
@@ -73,7 +75,8 @@ public class IdempotencyGuard {
 		}
 		HandlerResult result;
 		try {
-			// one record is a call of its own: its claim completed with its success, in the transaction if any
+			// one record is a call of its own: its claim completed with its success, in
+			// the transaction if any
 			result = callCompleting(handler,
 					(outcome) -> (outcome.outcome() == HandlerResult.Outcome.SUCCESS) ? List.of(claim) : List.of());
 		}
@@ -87,12 +90,13 @@ public class IdempotencyGuard {
 	}
 
 	/**
-	 * Ends the attempt of a record whose method's result completed later, run under a claim
-	 * from {@link #admit}: completes the claim when the attempt succeeded, releases it
-	 * otherwise. Call it on a thread that may block on the store.
+	 * Ends the attempt of a record whose method's result completed later, run under a
+	 * claim from {@link #admit}: completes the claim when the attempt succeeded, releases
+	 * it otherwise. Call it on a thread that may block on the store.
 	 * @param claim the record's claim
 	 * @param result how the attempt went
-	 * @return {@code result}, or a failure when the claim of a success could not be completed
+	 * @return {@code result}, or a failure when the claim of a success could not be
+	 * completed
 	 */
 	public HandlerResult finish(Claim claim, HandlerResult result) {
 		HandlerResult outcome = result;
@@ -113,8 +117,8 @@ public class IdempotencyGuard {
 	 * Claims a record's idempotency key before its batch runs.
 	 * @param record the deserialized record
 	 * @return the claim, when the record may run; otherwise what the record's outcome is
-	 * without running: success for a key completed before, a transient failure when the key is
-	 * held elsewhere or the store failed, a permanent one when no key can be found
+	 * without running: success for a key completed before, a transient failure when the
+	 * key is held elsewhere or the store failed, a permanent one when no key can be found
 	 */
 	public Admission admit(ConsumerRecord<?, ?> record) {
 		String key;
@@ -134,7 +138,9 @@ public class IdempotencyGuard {
 			claim = this.store.claim(this.scope, key, this.lease);
 		}
 		catch (RuntimeException ex) {
-			return Admission.decided(HandlerResult.failed(ex)); // the store is down: a transient failure, retried
+			return Admission.decided(HandlerResult.failed(ex)); // the store is down: a
+																// transient failure,
+																// retried
 		}
 		if (claim.status() == Claim.Status.COMPLETED) {
 			this.observer.skipped();
@@ -192,7 +198,8 @@ public class IdempotencyGuard {
 			this.store.release(claim);
 		}
 		catch (RuntimeException ex) {
-			// the claim stays until its lease runs out; until then the record's retries find it held
+			// the claim stays until its lease runs out; until then the record's retries
+			// find it held
 			if (result.failure() != null) {
 				result.failure().addSuppressed(ex);
 			}
@@ -203,6 +210,7 @@ public class IdempotencyGuard {
 
 	/**
 	 * What the guard decided about a record before it runs.
+	 *
 	 * @param decided the record's outcome without running, {@code null} when it may run
 	 * @param claim the claim the record runs under, {@code null} when it does not run
 	 */

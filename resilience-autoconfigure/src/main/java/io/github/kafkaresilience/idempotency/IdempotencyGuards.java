@@ -17,8 +17,8 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.transaction.support.TransactionOperations;
 
 /**
- * Creates the idempotency guards of the listeners that opt in, and forgets old keys in their
- * store on a schedule once the first guard exists.
+ * Creates the idempotency guards of the listeners that opt in, and forgets old keys in
+ * their store on a schedule once the first guard exists.
  *
  * @since 0.1.0
  */
@@ -46,6 +46,7 @@ public class IdempotencyGuards implements DisposableBean {
 
 	/**
 	 * How guards behave.
+	 *
 	 * @param enabled whether listeners that do not say otherwise are guarded
 	 * @param lease how long a claim holds before another attempt may take it over
 	 * @param retention how long completed keys are remembered
@@ -61,14 +62,14 @@ public class IdempotencyGuards implements DisposableBean {
 	 * expression
 	 * @param beanFactory resolves the {@code @name} references of listeners' key
 	 * expressions, or {@code null}
-	 * @param transactions runs handlers and completions in one transaction, or {@code null}
+	 * @param transactions runs handlers and completions in one transaction, or
+	 * {@code null}
 	 * @param observers gives the observer of a listener id and main topic
 	 * @param clock the clock of the expiry
 	 */
 	public IdempotencyGuards(Settings settings, Supplier<IdempotencyStore> stores,
 			Function<String, IdempotencyKeyResolver> defaultKeys, @Nullable BeanFactory beanFactory,
-			@Nullable TransactionOperations transactions, IdempotencyObserver.Factory observers,
-			Clock clock) {
+			@Nullable TransactionOperations transactions, IdempotencyObserver.Factory observers, Clock clock) {
 		this.settings = settings;
 		this.stores = stores;
 		this.defaultKeys = defaultKeys;
@@ -81,8 +82,10 @@ public class IdempotencyGuards implements DisposableBean {
 	/**
 	 * The guard of a listener's main topic.
 	 * @param listenerId the listener, the scope of its keys
-	 * @param idempotent whether the listener opted in or out, {@code null} for the default
-	 * @param keyExpression the listener's key expression, {@code null} for the default key
+	 * @param idempotent whether the listener opted in or out, {@code null} for the
+	 * default
+	 * @param keyExpression the listener's key expression, {@code null} for the default
+	 * key
 	 * @param mainTopic the main topic
 	 * @return the guard, or {@code null} when the listener is not guarded
 	 */
@@ -91,13 +94,14 @@ public class IdempotencyGuards implements DisposableBean {
 		boolean guarded = (idempotent != null) ? idempotent : this.settings.enabled();
 		if (!guarded) {
 			if (keyExpression != null) {
-				throw new IllegalStateException("Listener '" + listenerId + "' sets idempotencyKey but is not idempotent;"
-						+ " set idempotent = \"true\" on it or kafka.resilience.idempotency.enabled=true");
+				throw new IllegalStateException(
+						"Listener '" + listenerId + "' sets idempotencyKey but is not idempotent;"
+								+ " set idempotent = \"true\" on it or kafka.resilience.idempotency.enabled=true");
 			}
 			return null;
 		}
-		IdempotencyKeyResolver keys = (keyExpression != null) ? new ExpressionKeyResolver(keyExpression, this.beanFactory)
-				: this.defaultKeys.apply(mainTopic);
+		IdempotencyKeyResolver keys = (keyExpression != null)
+				? new ExpressionKeyResolver(keyExpression, this.beanFactory) : this.defaultKeys.apply(mainTopic);
 		return new IdempotencyGuard(listenerId, store(), keys, this.settings.lease(), this.transactions,
 				this.observers.observer(listenerId, mainTopic));
 	}
@@ -135,7 +139,8 @@ public class IdempotencyGuards implements DisposableBean {
 			return forgotten;
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not forget old idempotency keys; trying again in " + this.settings.cleanupInterval(), ex);
+			logger.warn("Could not forget old idempotency keys; trying again in " + this.settings.cleanupInterval(),
+					ex);
 			return 0;
 		}
 	}

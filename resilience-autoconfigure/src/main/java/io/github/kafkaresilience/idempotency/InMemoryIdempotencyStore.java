@@ -8,8 +8,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * An {@link IdempotencyStore} in this JVM's memory: for tests and for a single instance that
- * accepts forgetting its keys when it restarts. Instances do not share it.
+ * An {@link IdempotencyStore} in this JVM's memory: for tests and for a single instance
+ * that accepts forgetting its keys when it restarts. Instances do not share it.
  *
  * @since 0.1.0
  */
@@ -40,7 +40,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		if (entry.completed()) {
 			return Claim.completed(scope, key, entry.since());
 		}
-		return token.equals(entry.token()) ? Claim.claimed(scope, key, token, now) : Claim.held(scope, key, entry.since());
+		return token.equals(entry.token()) ? Claim.claimed(scope, key, token, now)
+				: Claim.held(scope, key, entry.since());
 	}
 
 	@Override

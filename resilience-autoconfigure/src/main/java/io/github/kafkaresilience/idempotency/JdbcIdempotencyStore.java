@@ -14,14 +14,16 @@ import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
- * An {@link IdempotencyStore} in one database table, shared by every instance. The table's
- * primary key {@code (scope, idempotency_key)} decides races: of two attempts that insert a
- * claim at once, the database lets one through. Completing a claim is an update that joins
- * the caller's transaction, so it commits or rolls back with the handler's own writes.
+ * An {@link IdempotencyStore} in one database table, shared by every instance. The
+ * table's primary key {@code (scope, idempotency_key)} decides races: of two attempts
+ * that insert a claim at once, the database lets one through. Completing a claim is an
+ * update that joins the caller's transaction, so it commits or rolls back with the
+ * handler's own writes.
  * <p>
- * The schema scripts ship in this package ({@code schema-<platform>.sql}). Times are epoch
- * milliseconds of the instances' clocks; keep them in sync (NTP) to well under the lease.
- * Keys longer than {@value #MAX_KEY_LENGTH} characters are stored as their SHA-256.
+ * The schema scripts ship in this package ({@code schema-<platform>.sql}). Times are
+ * epoch milliseconds of the instances' clocks; keep them in sync (NTP) to well under the
+ * lease. Keys longer than {@value #MAX_KEY_LENGTH} characters are stored as their
+ * SHA-256.
  *
  * @since 0.1.0
  */
@@ -70,7 +72,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 	@Override
 	public Claim claim(String scope, String key, Duration lease) {
 		String stored = stored(key);
-		// a row can disappear (released, expired) or be taken over between the statements:
+		// a row can disappear (released, expired) or be taken over between the
+		// statements:
 		// look again, a few times, until one of them sees a stable state
 		for (int round = 0; round < 5; round++) {
 			long now = this.clock.millis();
@@ -98,8 +101,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				return Claim.claimed(scope, key, token, Instant.ofEpochMilli(now));
 			}
 		}
-		throw new IllegalStateException("Could not claim idempotency key '" + key + "' of '" + scope
-				+ "': its row in " + TABLE + " kept changing");
+		throw new IllegalStateException("Could not claim idempotency key '" + key + "' of '" + scope + "': its row in "
+				+ TABLE + " kept changing");
 	}
 
 	@Override

@@ -5,15 +5,16 @@ import java.util.concurrent.CompletableFuture;
 import io.github.kafkaresilience.support.Futures;
 
 /**
- * Runs the user's handler on a record whose listener method returns a result that completes
- * later (a {@code CompletableFuture}, a {@code CompletionStage}, a {@code Mono}, or a Kotlin
- * {@code suspend} function): the method is called on the calling worker, which is let go as
- * soon as it returned; the attempt ends when its result completes.
+ * Runs the user's handler on a record whose listener method returns a result that
+ * completes later (a {@code CompletableFuture}, a {@code CompletionStage}, a
+ * {@code Mono}, or a Kotlin {@code suspend} function): the method is called on the
+ * calling worker, which is let go as soon as it returned; the attempt ends when its
+ * result completes.
  * <p>
  * The result completes on any thread (the application's executor, Netty's, Reactor's, the
- * coroutine dispatcher's), with what {@link Completion#finish() finishes} the attempt: the
- * writes an attempt's end needs (an idempotency claim completed or released) are done by
- * {@code finish}, which the caller runs on one of its workers, never on the completing
+ * coroutine dispatcher's), with what {@link Completion#finish() finishes} the attempt:
+ * the writes an attempt's end needs (an idempotency claim completed or released) are done
+ * by {@code finish}, which the caller runs on one of its workers, never on the completing
  * thread.
  *
  * @since 0.2.0
@@ -25,9 +26,9 @@ public interface AsyncRecordHandler {
 	 * Calls the handler on a record, on the calling thread.
 	 * @param delivery the record
 	 * @return completes once the attempt's result did: normally, with what finishes the
-	 * attempt. A failure to call the method, or a result that completed exceptionally, is a
-	 * {@link Completion} that gives the failed {@link HandlerResult}; the future itself does
-	 * not complete exceptionally.
+	 * attempt. A failure to call the method, or a result that completed exceptionally, is
+	 * a {@link Completion} that gives the failed {@link HandlerResult}; the future itself
+	 * does not complete exceptionally.
 	 */
 	CompletableFuture<Completion> start(Delivery delivery);
 
@@ -52,10 +53,11 @@ public interface AsyncRecordHandler {
 
 	/**
 	 * How an attempt ended.
+	 *
 	 * @param result the attempt's outcome
-	 * @param replies completes once the replies a successful attempt sends (a {@code @SendTo}
-	 * method's) were sent: part of the writes of the record's step, which is not done before
-	 * they are; complete at once when there are none
+	 * @param replies completes once the replies a successful attempt sends (a
+	 * {@code @SendTo} method's) were sent: part of the writes of the record's step, which
+	 * is not done before they are; complete at once when there are none
 	 */
 	record Finished(HandlerResult result, CompletableFuture<?> replies) {
 

@@ -7,11 +7,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * What running a batch handler gave.
  *
- * @param results the outcome of each record of the batch, in the batch's order; {@code null}
- * for a record that did not run (the method failed on an earlier one and named it, or an
- * earlier record of its key did not succeed)
- * @param bisections how many times the batch, or a part of it, was split in halves to find
- * the records that fail on their own
+ * @param results the outcome of each record of the batch, in the batch's order;
+ * {@code null} for a record that did not run (the method failed on an earlier one and
+ * named it, or an earlier record of its key did not succeed)
+ * @param bisections how many times the batch, or a part of it, was split in halves to
+ * find the records that fail on their own
  * @since 0.2.0
  */
 public record BatchResult(List<@Nullable HandlerResult> results, int bisections) {

@@ -16,7 +16,10 @@ public enum DlqReason {
 	/** The record could not be deserialized, or its protocol headers are unreadable. */
 	POISON("poison"),
 
-	/** An operator sent the head of a held key to the dead-letter topic (docs/PROTOCOL.md, rule 11). */
+	/**
+	 * An operator sent the head of a held key to the dead-letter topic (docs/PROTOCOL.md,
+	 * rule 11).
+	 */
 	OPERATOR("operator");
 
 	private final String value;

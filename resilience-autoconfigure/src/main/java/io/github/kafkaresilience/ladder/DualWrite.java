@@ -15,9 +15,9 @@ public enum DualWrite {
 	COMPENSATE,
 
 	/**
-	 * The lock writes, the publish and the source offset commit go in one Kafka transaction;
-	 * lock and retry topics are read committed and an instance that lost its partitions cannot
-	 * commit.
+	 * The lock writes, the publish and the source offset commit go in one Kafka
+	 * transaction; lock and retry topics are read committed and an instance that lost its
+	 * partitions cannot commit.
 	 */
 	TRANSACTION
 

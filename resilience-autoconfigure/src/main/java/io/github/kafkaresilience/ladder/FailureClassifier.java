@@ -5,9 +5,9 @@ import java.util.List;
 import io.github.kafkaresilience.PermanentFailureException;
 
 /**
- * Tells permanent failures (dead-lettered at once) from transient ones (retried): a failure is
- * permanent when it, or one of its causes, is a {@link PermanentFailureException} or an
- * instance of a configured permanent type.
+ * Tells permanent failures (dead-lettered at once) from transient ones (retried): a
+ * failure is permanent when it, or one of its causes, is a
+ * {@link PermanentFailureException} or an instance of a configured permanent type.
  *
  * @since 0.1.0
  */

@@ -2,11 +2,11 @@ package io.github.kafkaresilience.ladder;
 
 /**
  * A test hook called between the steps of a move, so that a test can make a step fail or
- * stop the process exactly there. Throwing a {@link RuntimeException} makes the step fail as
- * if the broker had failed it; halting the JVM is a crash between two steps.
+ * stop the process exactly there. Throwing a {@link RuntimeException} makes the step fail
+ * as if the broker had failed it; halting the JVM is a crash between two steps.
  * <p>
- * Applications never need one: the default does nothing. A test registers a bean of this type
- * to reach the failures the protocol must survive (docs/PROTOCOL.md, rule 6).
+ * Applications never need one: the default does nothing. A test registers a bean of this
+ * type to reach the failures the protocol must survive (docs/PROTOCOL.md, rule 6).
  *
  * @since 0.1.0
  */
@@ -24,14 +24,14 @@ public interface FaultInjection {
 		LOCK_WRITTEN,
 
 		/**
-		 * The record is published, its lock is not confirmed yet. Throwing here is a publish
-		 * that reported a failure although the broker has the record.
+		 * The record is published, its lock is not confirmed yet. Throwing here is a
+		 * publish that reported a failure although the broker has the record.
 		 */
 		PUBLISHED,
 
 		/**
-		 * A publish failed and the lock is about to be put back ({@code compensate} mode).
-		 * Throwing here is a compensation that fails too.
+		 * A publish failed and the lock is about to be put back ({@code compensate}
+		 * mode). Throwing here is a compensation that fails too.
 		 */
 		COMPENSATING,
 

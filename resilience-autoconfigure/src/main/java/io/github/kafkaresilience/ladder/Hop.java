@@ -7,19 +7,23 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a record's hop to a retry stage or the dead-letter topic says about it in its protocol
- * headers (docs/PROTOCOL.md, "Headers"). Where it goes is the step's: a stage, or the dead-letter topic with a
- * reason. It holds no record, so a refusal remembered for a later transaction holds no bytes.
+ * What a record's hop to a retry stage or the dead-letter topic says about it in its
+ * protocol headers (docs/PROTOCOL.md, "Headers"). Where it goes is the step's: a stage,
+ * or the dead-letter topic with a reason. It holds no record, so a refusal remembered for
+ * a later transaction holds no bytes.
  *
  * @param fromMain whether the record leaves the main topic (its first hop)
  * @param retryCount the attempts that failed so far
- * @param lockId the lock the record carries or is to carry, {@code null} for a record without
- * a key
+ * @param lockId the lock the record carries or is to carry, {@code null} for a record
+ * without a key
  * @param failure the failure that makes it move, {@code null} for a forward or a follower
  */
 record Hop(boolean fromMain, int retryCount, @Nullable String lockId, @Nullable FailureInfo failure) {
 
-	/** The hop of the record that {@code moving} moves: its count, lock and failure are the lock's. */
+	/**
+	 * The hop of the record that {@code moving} moves: its count, lock and failure are
+	 * the lock's.
+	 */
 	static Hop of(Lock moving, boolean fromMain) {
 		return new Hop(fromMain, moving.retryCount(), moving.id(), moving.failure());
 	}
@@ -32,7 +36,8 @@ record Hop(boolean fromMain, int retryCount, @Nullable String lockId, @Nullable 
 	/**
 	 * The headers {@code record} is sent on with.
 	 * @param record the record that hops
-	 * @param reason the {@code dlq.reason} of a dead letter, {@code null} for a hop to a stage
+	 * @param reason the {@code dlq.reason} of a dead letter, {@code null} for a hop to a
+	 * stage
 	 * @param owner the group that owns the ladder
 	 */
 	Headers headers(Delivery record, @Nullable DlqReason reason, Ownership owner) {

@@ -2,11 +2,11 @@ package io.github.kafkaresilience.ladder;
 
 /**
  * Hears what one main topic's ladder does with each record, for metrics. Called on the
- * worker threads, once per record, so implementations must be cheap and thread-safe; every
- * method does nothing by default.
+ * worker threads, once per record, so implementations must be cheap and thread-safe;
+ * every method does nothing by default.
  * <p>
- * In {@code transaction} mode a call may describe work whose transaction is then aborted and
- * done again, so the counts are at least what happened.
+ * In {@code transaction} mode a call may describe work whose transaction is then aborted
+ * and done again, so the counts are at least what happened.
  *
  * @since 0.1.0
  */

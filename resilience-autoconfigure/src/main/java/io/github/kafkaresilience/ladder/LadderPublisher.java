@@ -23,9 +23,10 @@ import org.springframework.beans.factory.DisposableBean;
  * Publishes records to the retry and dead-letter topics of this instance's ladders in
  * {@code compensate} mode, with a producer of its own.
  * <p>
- * The producer sends on the records the main topics accepted, with a few headers more: when
- * a main topic accepts larger records than Kafka's default and the application did not set
- * {@code max.request.size}, the producer allows that size plus 16 KiB for the headers.
+ * The producer sends on the records the main topics accepted, with a few headers more:
+ * when a main topic accepts larger records than Kafka's default and the application did
+ * not set {@code max.request.size}, the producer allows that size plus 16 KiB for the
+ * headers.
  *
  * @since 0.1.0
  */
@@ -33,7 +34,9 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 
 	private static final Log logger = LogFactory.getLog(LadderPublisher.class);
 
-	/** Kafka's default {@code message.max.bytes}: what a topic accepts unless configured. */
+	/**
+	 * Kafka's default {@code message.max.bytes}: what a topic accepts unless configured.
+	 */
 	private static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12;
 
 	private final ProducerClients producers;
@@ -46,7 +49,9 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 
 	private final Sends sends;
 
-	/** The largest record the producer must send, from the main topics provisioned so far. */
+	/**
+	 * The largest record the producer must send, from the main topics provisioned so far.
+	 */
 	private int largestRecord;
 
 	/**
@@ -63,8 +68,8 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 	}
 
 	/**
-	 * Notes that the producer must send on the records of a main topic that accepts records
-	 * of {@code maxMessageBytes}; only a topic above Kafka's default matters.
+	 * Notes that the producer must send on the records of a main topic that accepts
+	 * records of {@code maxMessageBytes}; only a topic above Kafka's default matters.
 	 */
 	public synchronized void allowRecordsOf(String mainTopic, int maxMessageBytes) {
 		if (maxMessageBytes <= DEFAULT_MAX_MESSAGE_BYTES) {
@@ -84,9 +89,10 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 		if (needed > this.largestRecord) {
 			this.largestRecord = needed;
 			if (this.producer != null) {
-				logger.warn("Topic '" + mainTopic + "' accepts records up to " + maxMessageBytes + " bytes but the retry "
-						+ "publisher already runs: records larger than it allows can be neither retried nor "
-						+ "dead-lettered until the next start");
+				logger
+					.warn("Topic '" + mainTopic + "' accepts records up to " + maxMessageBytes + " bytes but the retry "
+							+ "publisher already runs: records larger than it allows can be neither retried nor "
+							+ "dead-lettered until the next start");
 			}
 		}
 	}
@@ -94,15 +100,17 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 	@Override
 	public long publish(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value, Headers headers) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
-		return KafkaFutures.await(producer().send(record), this.publishTimeout,
-				"publish to '" + topic + "' partition " + partition).offset();
+		return KafkaFutures
+			.await(producer().send(record), this.publishTimeout, "publish to '" + topic + "' partition " + partition)
+			.offset();
 	}
 
 	@Override
 	public CompletableFuture<Long> sending(String topic, int partition, byte @Nullable [] key, byte @Nullable [] value,
 			Headers headers) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
-		return this.sends.send(producer(), record, this.publishTimeout, "publish to '" + topic + "' partition " + partition)
+		return this.sends
+			.send(producer(), record, this.publishTimeout, "publish to '" + topic + "' partition " + partition)
 			.thenApply(RecordMetadata::offset);
 	}
 

@@ -1,10 +1,10 @@
 package io.github.kafkaresilience.ladder;
 
 /**
- * A ladder refused to start: its topics, its consumer group or what an earlier release left
- * behind would break the order or lose records. It says what is wrong ({@link #problem()})
- * and what to do about it ({@link #action()}), which Spring Boot shows as the description and
- * action of a failed startup; the message holds both.
+ * A ladder refused to start: its topics, its consumer group or what an earlier release
+ * left behind would break the order or lose records. It says what is wrong
+ * ({@link #problem()}) and what to do about it ({@link #action()}), which Spring Boot
+ * shows as the description and action of a failed startup; the message holds both.
  *
  * @since 0.1.0
  */

@@ -23,20 +23,24 @@ import org.jspecify.annotations.Nullable;
 /**
  * The writes that carry out a record's step, each started from the completion of the one
  * before and returned as a future: a move (write the lock as moving, publish the record,
- * confirm the lock at the offset the broker gave it), a dead letter, a release. When a write
- * fails, {@code compensate} mode undoes the lock write before failing; in {@code transaction}
- * mode the caller aborts the transaction instead. A record a retry topic refuses as too large
- * is dead-lettered instead of moved ({@link Refusal}).
+ * confirm the lock at the offset the broker gave it), a dead letter, a release. When a
+ * write fails, {@code compensate} mode undoes the lock write before failing; in
+ * {@code transaction} mode the caller aborts the transaction instead. A record a retry
+ * topic refuses as too large is dead-lettered instead of moved ({@link Refusal}).
  * <p>
- * The publishes of a step that follows a run of the handler go through its {@link Attempt},
- * which observes them as part of it; the other steps pass {@link Attempt#NONE}.
+ * The publishes of a step that follows a run of the handler go through its
+ * {@link Attempt}, which observes them as part of it; the other steps pass
+ * {@link Attempt#NONE}.
  */
 final class Moves {
 
 	// operators know these messages by the router's category (docs/OPERATIONS.md)
 	private static final Log logger = LogFactory.getLog(StageRouter.class);
 
-	/** At most this many refusals are remembered: a record whose partition was revoked never comes back. */
+	/**
+	 * At most this many refusals are remembered: a record whose partition was revoked
+	 * never comes back.
+	 */
 	private static final int MAX_REFUSALS = 1000;
 
 	private final LadderPlan plan;
@@ -58,16 +62,17 @@ final class Moves {
 	private final LadderObserver observer;
 
 	/**
-	 * In {@link DualWrite#TRANSACTION} mode, the records whose move a topic refused as too
-	 * large, by {@link Delivery#toString() position}: the failed send dooms the transaction,
-	 * so the record is dead-lettered in the next one, when it is routed again.
+	 * In {@link DualWrite#TRANSACTION} mode, the records whose move a topic refused as
+	 * too large, by {@link Delivery#toString() position}: the failed send dooms the
+	 * transaction, so the record is dead-lettered in the next one, when it is routed
+	 * again.
 	 */
 	private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
 
 	/**
 	 * @param observer hears of each dead letter, for metrics
-	 * @param monitor what a confirmation holds while it checks the lock and starts its write:
-	 * the router, so that the confirmations of one router take turns
+	 * @param monitor what a confirmation holds while it checks the lock and starts its
+	 * write: the router, so that the confirmations of one router take turns
 	 */
 	Moves(LadderPlan plan, LockStore locks, RecordPublisher publisher, Clock clock, DualWrite dualWrite,
 			FaultInjection faults, Ownership ownership, LadderObserver observer, Object monitor) {
@@ -83,23 +88,24 @@ final class Moves {
 	}
 
 	/**
-	 * Moves a lock created for a main-topic record to its stage. If the publish fails, the new
-	 * lock is released again (nothing else refers to it yet) and the record is redelivered.
-	 * When the lock write itself reports a failure it may still have landed: it is released
-	 * too, or the redelivery would create a second lock and leave this one moving forever.
+	 * Moves a lock created for a main-topic record to its stage. If the publish fails,
+	 * the new lock is released again (nothing else refers to it yet) and the record is
+	 * redelivered. When the lock write itself reports a failure it may still have landed:
+	 * it is released too, or the redelivery would create a second lock and leave this one
+	 * moving forever.
 	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a follower
 	 */
 	CompletableFuture<Void> moveNewLock(Lock moving, Delivery record, Attempt attempt) {
-		return undoOnFailure(Futures.call(() -> this.locks.writing(moving)),
-				() -> this.locks.releasing(moving), moving, record)
-			.thenCompose((ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving),
-					attempt));
+		return undoOnFailure(Futures.call(() -> this.locks.writing(moving)), () -> this.locks.releasing(moving), moving,
+				record)
+			.thenCompose(
+					(ignored) -> publishThenConfirm(moving, record, true, () -> this.locks.releasing(moving), attempt));
 	}
 
 	/**
 	 * Moves a lock already in the ladder. If the publish fails the lock goes back to its
-	 * confirmed position (releasing it would let its key's later records overtake it) and the
-	 * record is redelivered.
+	 * confirmed position (releasing it would let its key's later records overtake it) and
+	 * the record is redelivered.
 	 * @param lock the lock as it is
 	 * @param moving the lock on its way, moving {@code record}
 	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a forward
@@ -110,7 +116,10 @@ final class Moves {
 					(ignored) -> publishThenConfirm(moving, record, false, () -> this.locks.writing(lock), attempt));
 	}
 
-	/** Finishes a move that an earlier delivery of this record started (docs/PROTOCOL.md, rules 1.1 and 2.3). */
+	/**
+	 * Finishes a move that an earlier delivery of this record started (docs/PROTOCOL.md,
+	 * rules 1.1 and 2.3).
+	 */
 	CompletableFuture<Void> completeMove(Lock moving, Delivery record, boolean fromMain) {
 		Hop hop = Hop.of(moving, fromMain);
 		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, moving.stage(), Attempt.NONE));
@@ -129,19 +138,22 @@ final class Moves {
 	 */
 	CompletableFuture<Void> publishWithoutLock(Delivery record, Hop hop, int toStage, Attempt attempt) {
 		CompletableFuture<Long> published = Futures.call(() -> publish(record, hop, toStage, attempt));
-		return published.handle((offset, ex) -> (ex == null) ? Futures.done()
-				: publishFailed(ex, record, hop, toStage, attempt, CompletableFuture::failedFuture))
+		return published
+			.handle((offset, ex) -> (ex == null) ? Futures.done()
+					: publishFailed(ex, record, hop, toStage, attempt, CompletableFuture::failedFuture))
 			.thenCompose(Function.identity());
 	}
 
 	/**
-	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the future
-	 * fails with an {@link UnpublishableRecordException}: the record can go nowhere.
-	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a record dead-lettered
-	 * without running
+	 * Publishes a dead letter. When the dead-letter topic refuses it as too large, the
+	 * future fails with an {@link UnpublishableRecordException}: the record can go
+	 * nowhere.
+	 * @param attempt the attempt that failed, or {@link Attempt#NONE} for a record
+	 * dead-lettered without running
 	 */
 	CompletableFuture<Void> deadLetter(Delivery record, Hop hop, DlqReason reason, Attempt attempt) {
-		// only an operator's dead letter may have no failure to tell: a follower that never ran
+		// only an operator's dead letter may have no failure to tell: a follower that
+		// never ran
 		FailureInfo failure = hop.failure();
 		if (failure == null && reason != DlqReason.OPERATOR) {
 			throw new NullPointerException("a dead letter tells its failure");
@@ -159,12 +171,14 @@ final class Moves {
 			if (tooLarge == null) {
 				return CompletableFuture.<Void>failedFuture(cause);
 			}
-			return CompletableFuture.<Void>failedFuture(
-					new Refusal(this.plan.dlqTopic(), tooLarge, hop).unpublishable(record, cause));
+			return CompletableFuture
+				.<Void>failedFuture(new Refusal(this.plan.dlqTopic(), tooLarge, hop).unpublishable(record, cause));
 		}).thenCompose(Function.identity());
 	}
 
-	/** Dead-letters a retry-topic record whose protocol headers make no sense, as poison. */
+	/**
+	 * Dead-letters a retry-topic record whose protocol headers make no sense, as poison.
+	 */
 	CompletableFuture<Void> deadLetterMalformed(Delivery record, Hop hop, String problem) {
 		logger.warn("Record " + record + " has " + problem + "; sending it to '" + this.plan.dlqTopic() + "'");
 		return deadLetter(record, hop, DlqReason.POISON, Attempt.NONE);
@@ -175,16 +189,18 @@ final class Moves {
 	}
 
 	/**
-	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 11) once the step it
-	 * asked for is done. Its tombstone is housekeeping: the lock has moved on or is released, so
-	 * the command is void wherever it is read, and a failed tombstone is left to the reaper's
-	 * pass rather than make the record's step fail.
+	 * Ends an operator command that was acted on (docs/PROTOCOL.md, rule 11) once the
+	 * step it asked for is done. Its tombstone is housekeeping: the lock has moved on or
+	 * is released, so the command is void wherever it is read, and a failed tombstone is
+	 * left to the reaper's pass rather than make the record's step fail.
 	 */
 	CompletableFuture<Void> finish(OperatorCommand command) {
-		logger.info("Acted on operator command " + command.id() + " (" + command.action().value() + " by '" + command.by()
-				+ "') on lock " + command.lockId() + " at " + command.position() + " of '" + this.plan.mainTopic() + "'");
+		logger.info("Acted on operator command " + command.id() + " (" + command.action().value() + " by '"
+				+ command.by() + "') on lock " + command.lockId() + " at " + command.position() + " of '"
+				+ this.plan.mainTopic() + "'");
 		return this.locks.finishing(command).exceptionally((ex) -> {
-			logger.warn("Could not end operator command " + command.id() + "; it is void, and the reaper's pass ends it",
+			logger.warn(
+					"Could not end operator command " + command.id() + "; it is void, and the reaper's pass ends it",
 					ex);
 			return null;
 		});
@@ -195,7 +211,10 @@ final class Moves {
 		this.locks.write(pending);
 	}
 
-	/** Whether a publish of the record was refused, so that its next route dead-letters it. */
+	/**
+	 * Whether a publish of the record was refused, so that its next route dead-letters
+	 * it.
+	 */
 	boolean wasRefused(Delivery record) {
 		return !this.refusals.isEmpty() && this.refusals.containsKey(record.toString());
 	}
@@ -218,8 +237,9 @@ final class Moves {
 
 	/**
 	 * The second half of a move whose lock is written: publishes the record to the lock's
-	 * stage, then confirms the lock there. A publish refused as too large dead-letters the
-	 * record instead; any other failed publish undoes the lock write and fails the move.
+	 * stage, then confirms the lock there. A publish refused as too large dead-letters
+	 * the record instead; any other failed publish undoes the lock write and fails the
+	 * move.
 	 */
 	private CompletableFuture<Void> publishThenConfirm(Lock moving, Delivery record, boolean fromMain,
 			Supplier<CompletableFuture<Void>> undo, Attempt attempt) {
@@ -241,9 +261,9 @@ final class Moves {
 	}
 
 	/**
-	 * After the publish of a record's move to {@code toStage} failed: a record a topic refused
-	 * as too large is dead-lettered instead ({@link #refused}); any other failure goes to
-	 * {@code otherwise}.
+	 * After the publish of a record's move to {@code toStage} failed: a record a topic
+	 * refused as too large is dead-lettered instead ({@link #refused}); any other failure
+	 * goes to {@code otherwise}.
 	 */
 	private CompletableFuture<Void> publishFailed(Throwable ex, Delivery record, Hop hop, int toStage, Attempt attempt,
 			Function<Throwable, CompletableFuture<Void>> otherwise) {
@@ -258,12 +278,12 @@ final class Moves {
 	}
 
 	/**
-	 * A retry topic (or the producer) refused a record as too large: it cannot be retried, so
-	 * it is dead-lettered as a permanent failure and its lock, if any, released. The key's
-	 * later records keep waiting behind every earlier record still in the ladder, so none
-	 * overtakes a record that will still be handled; the refused record itself is finished.
-	 * In a transaction the failed send dooms the transaction: the record is dead-lettered in
-	 * the next one, when it is routed again.
+	 * A retry topic (or the producer) refused a record as too large: it cannot be
+	 * retried, so it is dead-lettered as a permanent failure and its lock, if any,
+	 * released. The key's later records keep waiting behind every earlier record still in
+	 * the ladder, so none overtakes a record that will still be handled; the refused
+	 * record itself is finished. In a transaction the failed send dooms the transaction:
+	 * the record is dead-lettered in the next one, when it is routed again.
 	 */
 	private CompletableFuture<Void> refused(Delivery record, Refusal refusal, RuntimeException ex, Attempt attempt) {
 		if (this.dualWrite == DualWrite.TRANSACTION) {
@@ -279,9 +299,10 @@ final class Moves {
 	}
 
 	/**
-	 * Dead-letters a record a topic refused as too large, with the refusal as its failure, and
-	 * releases the lock it carries or was to carry. The lock goes last: after a crash before
-	 * it, the redelivered record finds its move unfinished and comes here again.
+	 * Dead-letters a record a topic refused as too large, with the refusal as its
+	 * failure, and releases the lock it carries or was to carry. The lock goes last:
+	 * after a crash before it, the redelivered record finds its move unfinished and comes
+	 * here again.
 	 */
 	private CompletableFuture<Void> deadLetterRefused(Delivery record, Refusal refusal, Attempt attempt) {
 		String message = refusal.deadLettered(record, this.plan.dlqTopic());
@@ -293,9 +314,9 @@ final class Moves {
 	}
 
 	/**
-	 * Confirms a move, unless the lock changed meanwhile: another delivery of the same source
-	 * record may have completed the move, and the lock may even be released already; a late
-	 * confirmation must not bring it back.
+	 * Confirms a move, unless the lock changed meanwhile: another delivery of the same
+	 * source record may have completed the move, and the lock may even be released
+	 * already; a late confirmation must not bring it back.
 	 */
 	private CompletableFuture<Void> confirm(Lock moving, long offset) {
 		synchronized (this.monitor) {
@@ -310,24 +331,28 @@ final class Moves {
 	}
 
 	/**
-	 * When {@code write} fails, undoes it ({@code compensate} mode) and fails with the write's
-	 * failure; in {@code transaction} mode the caller aborts the transaction instead.
+	 * When {@code write} fails, undoes it ({@code compensate} mode) and fails with the
+	 * write's failure; in {@code transaction} mode the caller aborts the transaction
+	 * instead.
 	 */
 	private CompletableFuture<Void> undoOnFailure(CompletableFuture<Void> write, Supplier<CompletableFuture<Void>> undo,
 			Lock moving, Delivery record) {
-		return write.handle((ignored, ex) -> (ex == null) ? Futures.done() : undoThenFail(undo, moving, record, Futures.cause(ex)))
+		return write.handle(
+				(ignored, ex) -> (ex == null) ? Futures.done() : undoThenFail(undo, moving, record, Futures.cause(ex)))
 			.thenCompose(Function.identity());
 	}
 
 	/**
-	 * Undoes a lock write after a failed step and fails with the step's failure. A failed undo
-	 * leaves the lock in flight; the record's redelivery completes the move. An {@link Error}
-	 * is not undone: it fails at once.
+	 * Undoes a lock write after a failed step and fails with the step's failure. A failed
+	 * undo leaves the lock in flight; the record's redelivery completes the move. An
+	 * {@link Error} is not undone: it fails at once.
 	 */
 	private CompletableFuture<Void> undoThenFail(Supplier<CompletableFuture<Void>> undo, Lock moving, Delivery record,
 			Throwable cause) {
 		if (this.dualWrite == DualWrite.TRANSACTION || !(cause instanceof RuntimeException)) {
-			return CompletableFuture.failedFuture(cause); // the caller aborts the transaction, and the lock write with it
+			return CompletableFuture.failedFuture(cause); // the caller aborts the
+															// transaction, and the lock
+															// write with it
 		}
 		return Futures.call(() -> {
 			this.faults.at(FaultInjection.Point.COMPENSATING, record);

@@ -6,14 +6,15 @@ import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 
 /**
  * A record the rules let run now, in a listener that runs its records itself
- * ({@link StageRouter.Builder#batchRuns(boolean)}): the caller runs the handler on it, in a
- * batch together with other ready records or alone with a result that completes later, then
- * tells the outcome with {@link #ran}, which takes the rest of the record's step. A record the batch did not get to is routed again from the start,
- * without an attempt counted.
+ * ({@link StageRouter.Builder#batchRuns(boolean)}): the caller runs the handler on it, in
+ * a batch together with other ready records or alone with a result that completes later,
+ * then tells the outcome with {@link #ran}, which takes the rest of the record's step. A
+ * record the batch did not get to is routed again from the start, without an attempt
+ * counted.
  * <p>
- * The record's attempt is observed in its own trace once its outcome is known, so that the
- * sends that carry it on continue that trace; the time the call took is observed once for the
- * batch.
+ * The record's attempt is observed in its own trace once its outcome is known, so that
+ * the sends that carry it on continue that trace; the time the call took is observed once
+ * for the batch.
  *
  * @since 0.2.0
  */
@@ -54,9 +55,9 @@ public final class ReadyRun {
 
 	/**
 	 * The handler ran on the record: takes the rest of its step, as
-	 * {@link StageRouter#route(Delivery, boolean, boolean)} takes it after running the handler
-	 * on a single record. Call it with the lock view and, in {@code transaction} mode, inside
-	 * the step's transaction, as the route that returned this run was.
+	 * {@link StageRouter#route(Delivery, boolean, boolean)} takes it after running the
+	 * handler on a single record. Call it with the lock view and, in {@code transaction}
+	 * mode, inside the step's transaction, as the route that returned this run was.
 	 * @param result the record's outcome
 	 * @param nanos the record's share of the batch call's time
 	 * @return what to do with the record next
@@ -76,9 +77,10 @@ public final class ReadyRun {
 
 	/**
 	 * Starts the record's attempt before its handler is called on it alone, for a handler
-	 * whose result completes later: the attempt is the calling thread's current observation
-	 * until {@link Attempt#called()}, and is observed until {@link #ran(HandlerResult, long, Attempt)}
-	 * ends it, so that it spans the call and the wait for its result.
+	 * whose result completes later: the attempt is the calling thread's current
+	 * observation until {@link Attempt#called()}, and is observed until
+	 * {@link #ran(HandlerResult, long, Attempt)} ends it, so that it spans the call and
+	 * the wait for its result.
 	 * @return the attempt, to pass to {@link #ran(HandlerResult, long, Attempt)}
 	 */
 	public Attempt startAttempt() {

@@ -14,8 +14,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The protocol headers written on every record sent to a retry or dead-letter topic: their
- * names and how they are written and read (UTF-8 text).
+ * The protocol headers written on every record sent to a retry or dead-letter topic:
+ * their names and how they are written and read (UTF-8 text).
  *
  * @since 0.1.0
  */
@@ -23,8 +23,8 @@ public final class RetryHeaders {
 
 	/**
 	 * Room for the protocol headers a hop adds to a record: a topic of the ladder accepts
-	 * this much more than its main topic, and the publisher allows it on top of the largest
-	 * record.
+	 * this much more than its main topic, and the publisher allows it on top of the
+	 * largest record.
 	 */
 	public static final int HEADER_ALLOWANCE = 16 * 1024;
 
@@ -66,7 +66,8 @@ public final class RetryHeaders {
 
 	private static final Set<String> ERRORS = Set.of(ERROR_CLASS, ERROR_MESSAGE, ERROR_EXCEPTION, ERROR_TIMESTAMP);
 
-	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON, Ownership.HEADER);
+	private static final Set<String> PER_HOP = Set.of(RETRY_COUNT, PREVIOUS_TOPIC, LOCK_ID, DLQ_REASON,
+			Ownership.HEADER);
 
 	private static final Set<String> ORIGINS = Set.of(ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET);
 
@@ -89,10 +90,11 @@ public final class RetryHeaders {
 	}
 
 	/**
-	 * The headers of a record leaving {@code sourceTopic} for a retry or dead-letter topic.
-	 * User headers travel unchanged; protocol headers on a main-topic record are not trusted
-	 * and are dropped, except the {@code original.*} headers of a replayed dead letter (they
-	 * say where the record was born, nothing more; routing never reads them).
+	 * The headers of a record leaving {@code sourceTopic} for a retry or dead-letter
+	 * topic. User headers travel unchanged; protocol headers on a main-topic record are
+	 * not trusted and are dropped, except the {@code original.*} headers of a replayed
+	 * dead letter (they say where the record was born, nothing more; routing never reads
+	 * them).
 	 * @param source the headers of the record being sent on
 	 * @param fromMain whether the record comes from the main topic (its first hop)
 	 * @param sourceTopic the topic the record comes from
@@ -111,8 +113,7 @@ public final class RetryHeaders {
 		boolean replayed = fromMain && replayedBirthplace(source, sourceTopic, partition, offset) != null;
 		for (Header header : source) {
 			String name = header.key();
-			boolean drop = fromMain
-					? PROTOCOL.contains(name) && !(replayed && ORIGINS.contains(name))
+			boolean drop = fromMain ? PROTOCOL.contains(name) && !(replayed && ORIGINS.contains(name))
 					: PER_HOP.contains(name) || (failure != null && ERRORS.contains(name));
 			if (!drop) {
 				headers.add(header);
@@ -141,14 +142,15 @@ public final class RetryHeaders {
 	}
 
 	/**
-	 * The headers of a dead letter sent back into its group's ladder by a replay: the record
-	 * enters stage 1 as a replay entry (docs/PROTOCOL.md, rule 2.0). User headers travel unchanged, in their
-	 * order, and so do the {@code original.*} headers; the other protocol headers and the
-	 * {@code replay.*} headers of an earlier replay are dropped. {@code retry.count} starts again
-	 * at {@code 0}, {@code previous.topic} names the dead-letter topic, {@code replay.from-dlq}
-	 * and {@code replay.timestamp} say which dead letter this is and when it was replayed, and
-	 * {@code owner.group} names the group whose ladder it enters. It carries no
-	 * {@code lock.id}: the instance that reads it gives it a lock.
+	 * The headers of a dead letter sent back into its group's ladder by a replay: the
+	 * record enters stage 1 as a replay entry (docs/PROTOCOL.md, rule 2.0). User headers
+	 * travel unchanged, in their order, and so do the {@code original.*} headers; the
+	 * other protocol headers and the {@code replay.*} headers of an earlier replay are
+	 * dropped. {@code retry.count} starts again at {@code 0}, {@code previous.topic}
+	 * names the dead-letter topic, {@code replay.from-dlq} and {@code replay.timestamp}
+	 * say which dead letter this is and when it was replayed, and {@code owner.group}
+	 * names the group whose ladder it enters. It carries no {@code lock.id}: the instance
+	 * that reads it gives it a lock.
 	 * @param dlqHeaders the headers of the dead letter
 	 * @param dlqTopic the dead-letter topic
 	 * @param dlqPartition the partition of the dead letter
@@ -174,7 +176,10 @@ public final class RetryHeaders {
 		return owner.stamp(headers);
 	}
 
-	/** Whether a stage record is a replay entry: a dead letter sent back, not yet given a lock. */
+	/**
+	 * Whether a stage record is a replay entry: a dead letter sent back, not yet given a
+	 * lock.
+	 */
 	public static boolean isReplayEntry(Headers headers) {
 		return text(headers, REPLAY_FROM_DLQ) != null && headers.lastHeader(LOCK_ID) == null;
 	}
@@ -201,10 +206,10 @@ public final class RetryHeaders {
 	/**
 	 * The birthplace a main-topic record names as a dead letter sent back by a replay, or
 	 * {@code null} when it is not one. A replay names its dead letter in
-	 * {@code replay.from-dlq} and is written to its birthplace's partition, after it; a record
-	 * whose {@code original.*} headers name another topic or partition, or a later offset, is
-	 * not taken for a replay. Its {@code original.*} headers then travel on, so that its
-	 * retries keep the birthplace of the record's first attempt.
+	 * {@code replay.from-dlq} and is written to its birthplace's partition, after it; a
+	 * record whose {@code original.*} headers name another topic or partition, or a later
+	 * offset, is not taken for a replay. Its {@code original.*} headers then travel on,
+	 * so that its retries keep the birthplace of the record's first attempt.
 	 * @param headers the record's headers
 	 * @param topic the main topic it was read from
 	 * @param partition its partition
@@ -236,7 +241,10 @@ public final class RetryHeaders {
 		return (header != null && header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : null;
 	}
 
-	/** The {@code retry.count} of a stage record, or {@code null} when it is missing or not a count. */
+	/**
+	 * The {@code retry.count} of a stage record, or {@code null} when it is missing or
+	 * not a count.
+	 */
 	public static @Nullable Integer retryCount(Headers headers) {
 		String text = text(headers, RETRY_COUNT);
 		if (text == null) {
@@ -257,8 +265,8 @@ public final class RetryHeaders {
 		if (errorClass == null) {
 			return null;
 		}
-		return new FailureInfo(errorClass, orEmpty(text(headers, ERROR_MESSAGE)), orEmpty(text(headers, ERROR_EXCEPTION)),
-				orEmpty(text(headers, ERROR_TIMESTAMP)));
+		return new FailureInfo(errorClass, orEmpty(text(headers, ERROR_MESSAGE)),
+				orEmpty(text(headers, ERROR_EXCEPTION)), orEmpty(text(headers, ERROR_TIMESTAMP)));
 	}
 
 	private static String orEmpty(@Nullable String text) {

@@ -15,10 +15,11 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The protocol's rules for a record (docs/PROTOCOL.md, rules 1 and 2): from the record, its headers, this
- * instance's lock table and the clock, what happens to it next. It reads the lock table, and
- * only what a rule asks, in the rule's order; it writes nothing, runs no handler and waits for
- * nothing. The {@link StageRouter} carries out what it decides.
+ * The protocol's rules for a record (docs/PROTOCOL.md, rules 1 and 2): from the record,
+ * its headers, this instance's lock table and the clock, what happens to it next. It
+ * reads the lock table, and only what a rule asks, in the rule's order; it writes
+ * nothing, runs no handler and waits for nothing. The {@link StageRouter} carries out
+ * what it decides.
  */
 final class RoutingRules {
 
@@ -36,7 +37,8 @@ final class RoutingRules {
 	private final double jitter;
 
 	/** Rules without jitter. */
-	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock, Supplier<String> lockIds) {
+	RoutingRules(LadderPlan plan, LockStore locks, FailureClassifier classifier, Clock clock,
+			Supplier<String> lockIds) {
 		this(plan, locks, classifier, clock, lockIds, 0);
 	}
 
@@ -77,12 +79,16 @@ final class RoutingRules {
 		return new Decision.Run(0, 0, null);
 	}
 
-	/** A record of {@code stage}, which the caller found to be owned by this group (docs/PROTOCOL.md, rule 2). */
+	/**
+	 * A record of {@code stage}, which the caller found to be owned by this group
+	 * (docs/PROTOCOL.md, rule 2).
+	 */
 	Decision fromStage(Delivery record, int stage, boolean tailerSynced) {
 		Integer retryCount = RetryHeaders.retryCount(record.headers());
 		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
 		Bytes key = record.businessKey();
-		// a dead letter sent back by a replay: it gets a lock named after where it entered
+		// a dead letter sent back by a replay: it gets a lock named after where it
+		// entered
 		boolean entry = stage == 1 && key != null && RetryHeaders.isReplayEntry(record.headers());
 		if (entry) {
 			lockId = replayLockId(record);
@@ -90,7 +96,8 @@ final class RoutingRules {
 		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
 			return malformed((retryCount != null) ? retryCount : 0,
 					"missing or unreadable protocol headers (retry.count="
-							+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT) + ", lock.id=" + lockId + ")");
+							+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT) + ", lock.id=" + lockId
+							+ ")");
 		}
 		if (lockId == null) {
 			return runWhenDue(record, stage, retryCount, null);
@@ -108,15 +115,18 @@ final class RoutingRules {
 			return malformed(retryCount, "a lock.id that names lock " + lockId + " of another key");
 		}
 		if (lock.isPending()) {
-			return Decision.WAIT_FOR_KEY; // until the owner of its main-topic partition admits it
+			return Decision.WAIT_FOR_KEY; // until the owner of its main-topic partition
+											// admits it
 		}
 		Position here = new Position(stage, record.offset());
 		if (lock.isMoving()) {
 			if (here.equals(lock.from())) {
 				return new Decision.CompleteMove(lock, false);
 			}
-			// only a copy the unfinished move may have published can become the carrier: one
-			// in the target stage and, when the move re-appends to its own stage, after the source
+			// only a copy the unfinished move may have published can become the carrier:
+			// one
+			// in the target stage and, when the move re-appends to its own stage, after
+			// the source
 			boolean mayCarry = stage == lock.stage() && (lock.from().stage() != stage || here.isAfter(lock.from()));
 			return mayCarry ? Decision.WAIT_FOR_KEY : skipStale(tailerSynced);
 		}
@@ -136,10 +146,11 @@ final class RoutingRules {
 	}
 
 	/**
-	 * What follows the handler's run on a record (docs/PROTOCOL.md, rules 1.3 and 2.5): success releases its
-	 * lock; failure moves it to the next stage (the last stage repeats) or, when it is
-	 * permanent, the record poison or the attempts exhausted, to the dead-letter topic. A
-	 * main-topic record of a key that fails gets its first lock here.
+	 * What follows the handler's run on a record (docs/PROTOCOL.md, rules 1.3 and 2.5):
+	 * success releases its lock; failure moves it to the next stage (the last stage
+	 * repeats) or, when it is permanent, the record poison or the attempts exhausted, to
+	 * the dead-letter topic. A main-topic record of a key that fails gets its first lock
+	 * here.
 	 */
 	Decision afterRun(Delivery record, Decision.Run run, HandlerResult result) {
 		Lock lock = run.lock();
@@ -153,7 +164,8 @@ final class RoutingRules {
 			FailureInfo poison = RetryHeaders.failure(ex, true, now());
 			return new Decision.DeadLetter(new Hop(fromMain, run.retryCount(), lockId, poison), DlqReason.POISON, lock);
 		}
-		// a count read from a retry topic can be as large as an int goes; it must not wrap around
+		// a count read from a retry topic can be as large as an int goes; it must not
+		// wrap around
 		int attempts = (run.retryCount() < Integer.MAX_VALUE) ? run.retryCount() + 1 : run.retryCount();
 		boolean permanent = this.classifier.isPermanent(ex);
 		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
@@ -176,9 +188,10 @@ final class RoutingRules {
 	}
 
 	/**
-	 * The earliest time a record may run, from the record alone: its due time when it is a
-	 * retry read from a stage, 0 for any other (a record of the main topic, a follower, or one
-	 * whose protocol headers are unreadable and go to the dead-letter topic at once).
+	 * The earliest time a record may run, from the record alone: its due time when it is
+	 * a retry read from a stage, 0 for any other (a record of the main topic, a follower,
+	 * or one whose protocol headers are unreadable and go to the dead-letter topic at
+	 * once).
 	 */
 	long earliestRun(Delivery record) {
 		int stage = this.plan.stageOf(record.topic());
@@ -190,10 +203,10 @@ final class RoutingRules {
 	}
 
 	/**
-	 * When a retry read from a stage comes due: its stage's delay after it was written, plus,
-	 * with jitter, a share of the delay drawn from the record's place in its topic. The draw
-	 * is the same on every instance and every delivery of the record, so a record comes due
-	 * at one time wherever it is read, parked or read again.
+	 * When a retry read from a stage comes due: its stage's delay after it was written,
+	 * plus, with jitter, a share of the delay drawn from the record's place in its topic.
+	 * The draw is the same on every instance and every delivery of the record, so a
+	 * record comes due at one time wherever it is read, parked or read again.
 	 */
 	long dueAt(Delivery record, int stage) {
 		long delay = this.plan.stage(stage).delay().toMillis();
@@ -212,23 +225,29 @@ final class RoutingRules {
 
 	/** The lock id of a replay entry: the same for every delivery of the record. */
 	static String replayLockId(Delivery record) {
-		return UUID.nameUUIDFromBytes((record.topic() + "/" + record.partition() + "/" + record.offset())
-			.getBytes(StandardCharsets.UTF_8)).toString();
+		return UUID
+			.nameUUIDFromBytes((record.topic() + "/" + record.partition() + "/" + record.offset())
+				.getBytes(StandardCharsets.UTF_8))
+			.toString();
 	}
 
 	/**
-	 * Runs the head of a key (or a record without a key) once it is due: a retry waits for its
-	 * stage's delay after it was written; a follower ({@code retry.count=0}) runs at once. An
-	 * operator's command on the head's lock at this record runs it now, or dead-letters it.
+	 * Runs the head of a key (or a record without a key) once it is due: a retry waits
+	 * for its stage's delay after it was written; a follower ({@code retry.count=0}) runs
+	 * at once. An operator's command on the head's lock at this record runs it now, or
+	 * dead-letters it.
 	 */
 	private Decision runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
 		OperatorCommand command = (lock != null) ? this.locks.commandFor(lock) : null;
 		if (command != null) {
-			// an operator's command on this head (docs/PROTOCOL.md, rule 11): it holds only while
+			// an operator's command on this head (docs/PROTOCOL.md, rule 11): it holds
+			// only while
 			// the lock is confirmed at this record, which the table just said it is
 			if (command.action() == OperatorCommand.Action.DEAD_LETTER_NOW) {
-				// no new failure: the record keeps the error headers of its last one, if it ran
-				return new Decision.DeadLetter(new Hop(false, retryCount, lock.id(), RetryHeaders.failure(record.headers())),
+				// no new failure: the record keeps the error headers of its last one, if
+				// it ran
+				return new Decision.DeadLetter(
+						new Hop(false, retryCount, lock.id(), RetryHeaders.failure(record.headers())),
 						DlqReason.OPERATOR, lock, command);
 			}
 			return new Decision.Run(stage, retryCount, lock, command);
@@ -243,22 +262,26 @@ final class RoutingRules {
 	}
 
 	/**
-	 * Takes a replayed dead letter into its key's order (docs/PROTOCOL.md, rule 2.0): it gets
-	 * a lock, pending until the instance that owns its main-topic partition admits it behind
-	 * every record of its key taken from there so far; until then it waits. Its lock id comes from
-	 * where it entered, so a redelivery finds the lock an earlier delivery wrote. Once the lock
-	 * is released it is forgotten: a redelivery after that enters again, which runs the record
-	 * again, as any redelivery may.
+	 * Takes a replayed dead letter into its key's order (docs/PROTOCOL.md, rule 2.0): it
+	 * gets a lock, pending until the instance that owns its main-topic partition admits
+	 * it behind every record of its key taken from there so far; until then it waits. Its
+	 * lock id comes from where it entered, so a redelivery finds the lock an earlier
+	 * delivery wrote. Once the lock is released it is forgotten: a redelivery after that
+	 * enters again, which runs the record again, as any redelivery may.
 	 */
 	private Decision enter(Delivery record, String lockId, boolean tailerSynced) {
 		if (!tailerSynced) {
-			return Decision.WAIT_FOR_TAILER; // an earlier delivery may have written the lock already
+			return Decision.WAIT_FOR_TAILER; // an earlier delivery may have written the
+												// lock already
 		}
 		return new Decision.Enter(
 				Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
 	}
 
-	/** A retry-topic record whose protocol headers make no sense goes to the dead-letter topic as poison. */
+	/**
+	 * A retry-topic record whose protocol headers make no sense goes to the dead-letter
+	 * topic as poison.
+	 */
 	private Decision malformed(int retryCount, String problem) {
 		return new Decision.Malformed(
 				new Hop(false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now())),
@@ -266,9 +289,9 @@ final class RoutingRules {
 	}
 
 	/**
-	 * A record judged a stale copy is skipped only on a view of the locks that is current:
-	 * another instance may have moved the lock to this very record after this table last
-	 * heard of it.
+	 * A record judged a stale copy is skipped only on a view of the locks that is
+	 * current: another instance may have moved the lock to this very record after this
+	 * table last heard of it.
 	 */
 	private static Decision skipStale(boolean tailerSynced) {
 		return tailerSynced ? Decision.DONE : Decision.WAIT_FOR_TAILER;

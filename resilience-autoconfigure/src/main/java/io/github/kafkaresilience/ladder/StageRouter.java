@@ -17,24 +17,25 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Decides, for one record of a main or stage topic, what happens to it: run the handler,
- * become a follower of a locked key, wait for its due time or its predecessor, move on to the
- * next stage, be forwarded behind its predecessor, go to the dead-letter topic, or be skipped
- * as a stale copy.
+ * become a follower of a locked key, wait for its due time or its predecessor, move on to
+ * the next stage, be forwarded behind its predecessor, go to the dead-letter topic, or be
+ * skipped as a stale copy.
  * <p>
- * Every step is safe to repeat after a crash at any point: a move writes the lock first, then
- * publishes, then confirms the lock's new position, and a record that finds its own move
- * unfinished completes it. When this method throws, nothing was committed and the record must
- * be delivered again.
+ * Every step is safe to repeat after a crash at any point: a move writes the lock first,
+ * then publishes, then confirms the lock's new position, and a record that finds its own
+ * move unfinished completes it. When this method throws, nothing was committed and the
+ * record must be delivered again.
  * <p>
- * A record that a retry topic (or the producer) refuses as too large cannot be retried: it is
- * dead-lettered as {@code permanent}, with a {@code RecordTooLargeException} that names the
- * refusing topic and the setting to raise, and its lock is released, as after any permanent
- * failure. When the dead-letter topic refuses it too, an {@link UnpublishableRecordException}
- * is thrown: the record can go nowhere until a setting is raised.
+ * A record that a retry topic (or the producer) refuses as too large cannot be retried:
+ * it is dead-lettered as {@code permanent}, with a {@code RecordTooLargeException} that
+ * names the refusing topic and the setting to raise, and its lock is released, as after
+ * any permanent failure. When the dead-letter topic refuses it too, an
+ * {@link UnpublishableRecordException} is thrown: the record can go nowhere until a
+ * setting is raised.
  * <p>
  * The router runs the handler and ties three parts together: {@code RoutingRules} decides
- * what the protocol says happens to the record, {@code Moves} makes the writes that carry it
- * out, and {@code Refusal} says what a refusal as too large means.
+ * what the protocol says happens to the record, {@code Moves} makes the writes that carry
+ * it out, and {@code Refusal} says what a refusal as too large means.
  *
  * @since 0.1.0
  */
@@ -89,15 +90,17 @@ public class StageRouter {
 	}
 
 	/**
-	 * Takes the next step for a record. The writes of a step are started here and not waited
-	 * for: a step that writes returns {@link Step.Kind#SETTLING} with their future, and the
-	 * record is finished only when that future completes. Its failure means what an exception
-	 * thrown here means: nothing of the step can be relied on, and the record must be routed
-	 * again. Writes that were already complete when this method returns (a store that writes
-	 * before it returns) make it return {@link Step#done()} or throw, as if awaited.
+	 * Takes the next step for a record. The writes of a step are started here and not
+	 * waited for: a step that writes returns {@link Step.Kind#SETTLING} with their
+	 * future, and the record is finished only when that future completes. Its failure
+	 * means what an exception thrown here means: nothing of the step can be relied on,
+	 * and the record must be routed again. Writes that were already complete when this
+	 * method returns (a store that writes before it returns) make it return
+	 * {@link Step#done()} or throw, as if awaited.
 	 * @param record the record
-	 * @param tailerSynced whether the lock tailer has caught up with the lock partition since
-	 * this record was read (a lock the record names that is still unknown was released)
+	 * @param tailerSynced whether the lock tailer has caught up with the lock partition
+	 * since this record was read (a lock the record names that is still unknown was
+	 * released)
 	 * @return what to do with the record next
 	 */
 	public Step route(Delivery record, boolean tailerSynced) {
@@ -105,62 +108,66 @@ public class StageRouter {
 	}
 
 	/**
-	 * Takes the next step for a record, as {@link #route(Delivery, boolean)} does, or stops
-	 * short after a failed run of the handler.
+	 * Takes the next step for a record, as {@link #route(Delivery, boolean)} does, or
+	 * stops short after a failed run of the handler.
 	 * @param record the record
-	 * @param tailerSynced whether the lock tailer has caught up with the lock partition since
-	 * this record was read
+	 * @param tailerSynced whether the lock tailer has caught up with the lock partition
+	 * since this record was read
 	 * @param deferFailures whether a failed run of the handler returns
-	 * {@link Step.Kind#FAILED} at once, leaving what the failure means and its writes to the
-	 * step's {@link Step#rest()}, for the caller to run when it chooses
+	 * {@link Step.Kind#FAILED} at once, leaving what the failure means and its writes to
+	 * the step's {@link Step#rest()}, for the caller to run when it chooses
 	 * @return what to do with the record next
 	 */
 	public Step route(Delivery record, boolean tailerSynced, boolean deferFailures) {
 		int stage = this.plan.stageOf(record.topic());
 		if (stage < 0) {
-			throw new IllegalArgumentException("Topic '" + record.topic() + "' is not part of the ladder of '"
-					+ this.plan.mainTopic() + "'");
+			throw new IllegalArgumentException(
+					"Topic '" + record.topic() + "' is not part of the ladder of '" + this.plan.mainTopic() + "'");
 		}
 		if (stage > 0 && !this.ownership.owns(record.topic(), record.partition(), record.offset(), record.headers())) {
-			return Step.done(); // another group's record (docs/PROTOCOL.md, rule 2.0): not run, not dead-lettered
+			return Step.done(); // another group's record (docs/PROTOCOL.md, rule 2.0):
+								// not run, not dead-lettered
 		}
 		CompletableFuture<Void> refused = this.moves.deadLetterIfRefused(record);
 		if (refused != null) {
 			return settle(Step.settling(refused));
 		}
-		Decision decision = (stage == 0) ? this.rules.fromMain(record) : this.rules.fromStage(record, stage, tailerSynced);
+		Decision decision = (stage == 0) ? this.rules.fromMain(record)
+				: this.rules.fromStage(record, stage, tailerSynced);
 		return settle(carryOut(decision, record, Attempt.NONE, deferFailures));
 	}
 
 	/**
-	 * The earliest time a record may run, from the record alone: its due time when it is a
-	 * retry read from a stage, 0 for any other (a record of the main topic, a follower, or one
-	 * whose protocol headers are unreadable and go to the dead-letter topic at once).
+	 * The earliest time a record may run, from the record alone: its due time when it is
+	 * a retry read from a stage, 0 for any other (a record of the main topic, a follower,
+	 * or one whose protocol headers are unreadable and go to the dead-letter topic at
+	 * once).
 	 */
 	public long earliestRun(Delivery record) {
 		return this.rules.earliestRun(record);
 	}
 
 	/**
-	 * Whether a failure of {@link #route} means that the record can go nowhere: the dead-letter
-	 * topic, or the producer, refuses it as too large. Nothing was committed, and routing it
-	 * again cannot succeed until a setting is raised.
+	 * Whether a failure of {@link #route} means that the record can go nowhere: the
+	 * dead-letter topic, or the producer, refuses it as too large. Nothing was committed,
+	 * and routing it again cannot succeed until a setting is raised.
 	 */
 	public static boolean isUnpublishable(Throwable failure) {
 		return failure instanceof UnpublishableRecordException;
 	}
 
 	/**
-	 * Admits a replayed dead letter's pending lock into its key's order (docs/PROTOCOL.md, rule 2.0): done by
-	 * the instance that owns the key's main-topic partition, in the key's turn. Call it on a
-	 * lock view that has caught up with the lock partition, so that a lock admitted or moved on
-	 * meanwhile is not written back.
+	 * Admits a replayed dead letter's pending lock into its key's order
+	 * (docs/PROTOCOL.md, rule 2.0): done by the instance that owns the key's main-topic
+	 * partition, in the key's turn. Call it on a lock view that has caught up with the
+	 * lock partition, so that a lock admitted or moved on meanwhile is not written back.
 	 * @param locks the ladder's locks
 	 * @param lockId the pending lock
-	 * @param lastTaken the offset of the last record of the partition taken from the main topic
-	 * before the admission's turn came, or -1
+	 * @param lastTaken the offset of the last record of the partition taken from the main
+	 * topic before the admission's turn came, or -1
 	 * @param now the time of the change
-	 * @return whether the lock was admitted now; {@code false} when it is gone or already admitted
+	 * @return whether the lock was admitted now; {@code false} when it is gone or already
+	 * admitted
 	 */
 	public static boolean admitReplay(LockStore locks, String lockId, long lastTaken, Instant now) {
 		return ReplayAdmission.admit(locks, lockId, lastTaken, now);
@@ -186,14 +193,16 @@ public class StageRouter {
 			}
 			Attempt started = this.attempts.start(record, run.stage());
 			HandlerResult result = handle(record, run.stage(), started);
-			// after a run, the rules decide a write or the end: nothing runs the handler again
+			// after a run, the rules decide a write or the end: nothing runs the handler
+			// again
 			Supplier<Step> rest = () -> afterRun(record, run, result, started);
 			boolean failed = result.outcome() != HandlerResult.Outcome.SUCCESS;
 			return (deferFailures && failed) ? Step.failed(result, () -> settle(rest.get())) : rest.get();
 		}
 		if (decision instanceof Decision.Enter enter) {
 			this.moves.writePending(enter.pending());
-			return Step.waitForKey(); // until the owner of its main-topic partition admits it
+			return Step.waitForKey(); // until the owner of its main-topic partition
+										// admits it
 		}
 		return Step.settling(writes(decision, record, attempt));
 	}
@@ -234,14 +243,15 @@ public class StageRouter {
 
 	/**
 	 * The run of a record of the main topic queued behind a ready one of its key, in the
-	 * same batch (docs/PROTOCOL.md, rule 10): {@code next} may run right after {@code head}
-	 * if {@code head} succeeds, when {@code head} is a record of the main topic whose key has no
-	 * lock, so that its success writes nothing, and the rules let {@code next} run now on the
-	 * same view. Decides without writing anything; {@code null} when {@code next} must wait for
-	 * its own route once {@code head} is done.
+	 * same batch (docs/PROTOCOL.md, rule 10): {@code next} may run right after
+	 * {@code head} if {@code head} succeeds, when {@code head} is a record of the main
+	 * topic whose key has no lock, so that its success writes nothing, and the rules let
+	 * {@code next} run now on the same view. Decides without writing anything;
+	 * {@code null} when {@code next} must wait for its own route once {@code head} is
+	 * done.
 	 * @param head a ready record, the head of its key
-	 * @param next the record of its key taken right after it (or after an earlier such record)
-	 * from the same partition
+	 * @param next the record of its key taken right after it (or after an earlier such
+	 * record) from the same partition
 	 */
 	public @Nullable ReadyRun readyBehind(ReadyRun head, Delivery next) {
 		Decision.Run run = head.run();
@@ -255,7 +265,8 @@ public class StageRouter {
 	}
 
 	/**
-	 * A batch ran a ready record: observes its attempt, which has ended, and counts its run.
+	 * A batch ran a ready record: observes its attempt, which has ended, and counts its
+	 * run.
 	 * @return the attempt, for the sends that carry the record on
 	 */
 	Attempt attempted(Delivery record, int stage, HandlerResult result, long nanos, AttemptObservation.Batch batch) {
@@ -277,7 +288,8 @@ public class StageRouter {
 	}
 
 	/**
-	 * Starts observing a call of the batch listener's method on ready records of this ladder.
+	 * Starts observing a call of the batch listener's method on ready records of this
+	 * ladder.
 	 * @see AttemptObservation#startBatch(int)
 	 */
 	public AttemptObservation.Batch startBatch(int records) {
@@ -293,8 +305,9 @@ public class StageRouter {
 	}
 
 	/**
-	 * The rest of a record's step once the handler ran it (alone or in a batch); after a run
-	 * that an operator's {@code retry-now} asked for, the command ends once the step is done.
+	 * The rest of a record's step once the handler ran it (alone or in a batch); after a
+	 * run that an operator's {@code retry-now} asked for, the command ends once the step
+	 * is done.
 	 */
 	Step afterRun(Delivery record, Decision.Run run, HandlerResult result, Attempt attempt) {
 		Step step = settle(carryOut(this.rules.afterRun(record, run, result), record, attempt, false));
@@ -322,7 +335,9 @@ public class StageRouter {
 		return result;
 	}
 
-	/** A step whose writes are already complete is done, or throws what they failed with. */
+	/**
+	 * A step whose writes are already complete is done, or throws what they failed with.
+	 */
 	private static Step settle(Step step) {
 		CompletableFuture<?> writes = step.writes();
 		if (writes == null || !writes.isDone()) {
@@ -333,9 +348,10 @@ public class StageRouter {
 	}
 
 	/**
-	 * Builds a {@link StageRouter}. The defaults: no failure is permanent, the system clock in
-	 * UTC, random lock ids, {@link DualWrite#COMPENSATE}, no faults, the plan's ownership, no
-	 * follower listener, no observers, a handler run per record and no jitter.
+	 * Builds a {@link StageRouter}. The defaults: no failure is permanent, the system
+	 * clock in UTC, random lock ids, {@link DualWrite#COMPENSATE}, no faults, the plan's
+	 * ownership, no follower listener, no observers, a handler run per record and no
+	 * jitter.
 	 *
 	 * @since 0.1.0
 	 */
@@ -399,9 +415,10 @@ public class StageRouter {
 		}
 
 		/**
-		 * How the caller keeps a move's writes consistent: with {@link DualWrite#TRANSACTION}
-		 * every write of one call is in a transaction that the caller aborts when the router
-		 * throws, so a failed publish is not compensated by the router.
+		 * How the caller keeps a move's writes consistent: with
+		 * {@link DualWrite#TRANSACTION} every write of one call is in a transaction that
+		 * the caller aborts when the router throws, so a failed publish is not
+		 * compensated by the router.
 		 */
 		public Builder dualWrite(DualWrite dualWrite) {
 			this.dualWrite = dualWrite;
@@ -422,7 +439,8 @@ public class StageRouter {
 
 		/**
 		 * Who hears of each record of the main topic that follows its key into the ladder
-		 * without running: the outage breaker counts it with the failures, since its key is held.
+		 * without running: the outage breaker counts it with the failures, since its key
+		 * is held.
 		 */
 		public Builder followers(java.util.function.Consumer<Delivery> followers) {
 			this.followers = followers;
@@ -436,8 +454,8 @@ public class StageRouter {
 		}
 
 		/**
-		 * What observes each run of the handler and the sends that carry a record on from it,
-		 * for tracing.
+		 * What observes each run of the handler and the sends that carry a record on from
+		 * it, for tracing.
 		 */
 		public Builder attempts(AttemptObservation attempts) {
 			this.attempts = attempts;
@@ -445,10 +463,12 @@ public class StageRouter {
 		}
 
 		/**
-		 * Whether the router leaves the runs of the handler to its caller, for a listener that
-		 * runs its records in batches or whose handler's results complete later: a record the rules let run now is not run by the router,
-		 * and {@link StageRouter#route(Delivery, boolean, boolean)} returns
-		 * {@link Step.Kind#READY} with its {@link ReadyRun} instead; the handler is not called.
+		 * Whether the router leaves the runs of the handler to its caller, for a listener
+		 * that runs its records in batches or whose handler's results complete later: a
+		 * record the rules let run now is not run by the router, and
+		 * {@link StageRouter#route(Delivery, boolean, boolean)} returns
+		 * {@link Step.Kind#READY} with its {@link ReadyRun} instead; the handler is not
+		 * called.
 		 */
 		public Builder batchRuns(boolean batchRuns) {
 			this.batchRuns = batchRuns;
@@ -456,14 +476,16 @@ public class StageRouter {
 		}
 
 		/**
-		 * Spreads the due times of retries by up to {@code share} of their stage's delay, drawn
-		 * from each record's place in its stage topic (the same wherever and however often it is
-		 * read), so that keys that failed together do not come due together.
+		 * Spreads the due times of retries by up to {@code share} of their stage's delay,
+		 * drawn from each record's place in its stage topic (the same wherever and
+		 * however often it is read), so that keys that failed together do not come due
+		 * together.
 		 * @param share between 0 (none, the default) and 1
 		 */
 		public Builder dueTimeJitter(double share) {
 			if (!(share >= 0 && share <= 1)) {
-				throw new IllegalArgumentException("kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
+				throw new IllegalArgumentException(
+						"kafka.resilience.retry.jitter must be between 0 and 1, was " + share);
 			}
 			this.dueTimeJitter = share;
 			return this;

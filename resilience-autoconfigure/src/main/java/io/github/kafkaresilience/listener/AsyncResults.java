@@ -19,9 +19,10 @@ import org.springframework.util.ClassUtils;
 
 /**
  * The results of listener methods that complete later, as spring-kafka takes them from a
- * {@code @KafkaListener} method: a {@link CompletableFuture} or any {@link CompletionStage},
- * a {@link Mono} when Reactor is on the class path, and a Kotlin {@code suspend} function,
- * which spring-kafka's handler-method factory invokes as a {@code Mono}.
+ * {@code @KafkaListener} method: a {@link CompletableFuture} or any
+ * {@link CompletionStage}, a {@link Mono} when Reactor is on the class path, and a Kotlin
+ * {@code suspend} function, which spring-kafka's handler-method factory invokes as a
+ * {@code Mono}.
  */
 final class AsyncResults {
 
@@ -42,8 +43,9 @@ final class AsyncResults {
 	 * The value a listener method returned as a future.
 	 * @param returned what the method returned
 	 * @param description names the method in a failure
-	 * @return a future that completes as the result does; it may be cancelled, which cancels a
-	 * {@code Mono}'s subscription and a {@code CompletableFuture} the method returned
+	 * @return a future that completes as the result does; it may be cancelled, which
+	 * cancels a {@code Mono}'s subscription and a {@code CompletableFuture} the method
+	 * returned
 	 */
 	static CompletableFuture<?> toFuture(@Nullable Object returned, String description) {
 		if (returned instanceof CompletableFuture<?> future) {
@@ -55,8 +57,8 @@ final class AsyncResults {
 		if (REACTOR_PRESENT && ReactorResults.isPublisher(returned)) {
 			return ReactorResults.toFuture(returned);
 		}
-		return CompletableFuture.failedFuture(new IllegalStateException("Listener method " + description
-				+ " returned " + ((returned != null) ? returned.getClass().getName() : "null")
+		return CompletableFuture.failedFuture(new IllegalStateException("Listener method " + description + " returned "
+				+ ((returned != null) ? returned.getClass().getName() : "null")
 				+ " instead of a result that completes later"));
 	}
 

@@ -18,11 +18,11 @@ import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.messaging.Message;
 
 /**
- * One call of a batch listener's method on records of a batch, and how it ended: the method
- * returned (or its result completed normally); it named a failed record with a
+ * One call of a batch listener's method on records of a batch, and how it ended: the
+ * method returned (or its result completed normally); it named a failed record with a
  * {@link BatchListenerFailedException}, thrown or as its result's failure; it failed as a
- * whole; or the records could not be converted and it did not run. {@link BatchHandlerInvoker}
- * makes the calls and gives the records their outcomes.
+ * whole; or the records could not be converted and it did not run.
+ * {@link BatchHandlerInvoker} makes the calls and gives the records their outcomes.
  */
 final class BatchCalls {
 
@@ -44,7 +44,10 @@ final class BatchCalls {
 		this.attemptTimeout = attemptTimeout;
 	}
 
-	/** Whether the method takes the records as {@code ConsumerRecords}, which orders them by partition. */
+	/**
+	 * Whether the method takes the records as {@code ConsumerRecords}, which orders them
+	 * by partition.
+	 */
 	boolean isConsumerRecords() {
 		return this.method.isConsumerRecords();
 	}
@@ -60,7 +63,8 @@ final class BatchCalls {
 	}
 
 	/**
-	 * Calls a method whose result completes later once on records of a batch, on this thread.
+	 * Calls a method whose result completes later once on records of a batch, on this
+	 * thread.
 	 * @param batch the records, in batch order
 	 * @return completes, never exceptionally, with how the result completed; a result not
 	 * complete within the attempt timeout is cancelled and fails every record of the call
@@ -71,16 +75,20 @@ final class BatchCalls {
 			return CompletableFuture.completedFuture(invocation.ended);
 		}
 		Duration timeout = this.attemptTimeout;
-		return AsyncResults.outcome(AsyncResults.toFuture(invocation.returned, this.description), timeout,
-				(value, failure) -> (failure != null) ? failedCall(failure, invocation.prepared, failure) : Call.SUCCEEDED,
-				() -> Call.unsplittable(new AttemptTimeoutException("The result of listener method " + this.description
-						+ " for a batch of " + batch.size() + " records did not complete within the attempt timeout of "
-						+ timeout, timeout)));
+		return AsyncResults
+			.outcome(AsyncResults.toFuture(invocation.returned, this.description), timeout,
+					(value, failure) -> (failure != null) ? failedCall(failure, invocation.prepared, failure)
+							: Call.SUCCEEDED,
+					() -> Call
+						.unsplittable(new AttemptTimeoutException(
+								"The result of listener method " + this.description + " for a batch of " + batch.size()
+										+ " records did not complete within the attempt timeout of " + timeout,
+								timeout)));
 	}
 
 	/**
-	 * Invokes the method on records of a batch, with the group on the thread (the converter
-	 * and the method read it from there, as on a listener container's thread).
+	 * Invokes the method on records of a batch, with the group on the thread (the
+	 * converter and the method read it from there, as on a listener container's thread).
 	 */
 	private Invocation invoke(List<ConsumerRecord<Object, Object>> batch) {
 		KafkaUtils.setConsumerGroupId(this.groupId);
@@ -108,15 +116,18 @@ final class BatchCalls {
 
 	/**
 	 * A call of the method.
+	 *
 	 * @param prepared the records, as the method got them
-	 * @param ended how the call ended, when it did before a result: the records could not be
-	 * converted, or the method threw
+	 * @param ended how the call ended, when it did before a result: the records could not
+	 * be converted, or the method threw
 	 * @param returned what the method returned, otherwise
 	 */
 	private record Invocation(Prepared prepared, @Nullable Call ended, @Nullable Object returned) {
 	}
 
-	/** The records of a call, as the method gets them, or why the method cannot get them. */
+	/**
+	 * The records of a call, as the method gets them, or why the method cannot get them.
+	 */
 	private Prepared prepare(List<ConsumerRecord<Object, Object>> batch) {
 		BatchMethodAdapter.Data data = this.method.data(batch);
 		Message<?> message;
@@ -128,7 +139,8 @@ final class BatchCalls {
 		}
 		Map<Integer, Throwable> unconverted = BatchMethodAdapter.conversionFailures(message);
 		if (!unconverted.isEmpty()) {
-			// the converter left the payloads of records it could not read empty: they are poison
+			// the converter left the payloads of records it could not read empty: they
+			// are poison
 			Map.Entry<Integer, Throwable> first = unconverted.entrySet().iterator().next();
 			return Prepared.refused((batch.size() == 1) ? Call.unconvertible(first.getValue())
 					: Call.unconvertible(new PoisonInBatch()));
@@ -148,13 +160,16 @@ final class BatchCalls {
 				ConsumerRecord<Object, Object> failed = prepared.data.order().get(index);
 				return Call.stoppedAt(prepared.batch.indexOf(failed), causeOf(named));
 			}
-			logger.warn("Listener method " + this.description + " named a failed record "
-					+ "that is not in its batch (" + named.getMessage() + "); the batch failed as a whole");
+			logger.warn("Listener method " + this.description + " named a failed record " + "that is not in its batch ("
+					+ named.getMessage() + "); the batch failed as a whole");
 		}
 		return Call.failed(failure);
 	}
 
-	/** The exception the method named a failed record with, in the cause chain of its failure. */
+	/**
+	 * The exception the method named a failed record with, in the cause chain of its
+	 * failure.
+	 */
 	private static @Nullable BatchListenerFailedException named(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof BatchListenerFailedException named) {
@@ -167,7 +182,10 @@ final class BatchCalls {
 		return null;
 	}
 
-	/** The index, in the order the method got them, of the record the method named; -1 if none. */
+	/**
+	 * The index, in the order the method got them, of the record the method named; -1 if
+	 * none.
+	 */
 	private static int indexOf(BatchListenerFailedException named, List<ConsumerRecord<Object, Object>> order) {
 		ConsumerRecord<?, ?> record = named.getRecord();
 		if (record == null) {
@@ -184,7 +202,10 @@ final class BatchCalls {
 		return -1;
 	}
 
-	/** What a named record failed with: the exception's cause, or the exception without one. */
+	/**
+	 * What a named record failed with: the exception's cause, or the exception without
+	 * one.
+	 */
 	private static Throwable causeOf(BatchListenerFailedException named) {
 		Throwable cause = named.getCause();
 		return (cause != null) ? cause : named;
@@ -192,12 +213,15 @@ final class BatchCalls {
 
 	/**
 	 * How one call of the method ended.
+	 *
 	 * @param stoppedAt the index (in the part called) of the record the method named as
 	 * failed, or -1
-	 * @param failure what the call or the named record failed with, {@code null} on success
-	 * @param unconvertible whether the records could not be converted, and the method did not run
-	 * @param unsplittable whether every record of the call failed with {@code failure}, which
-	 * splitting cannot tell apart (the idempotency store failed)
+	 * @param failure what the call or the named record failed with, {@code null} on
+	 * success
+	 * @param unconvertible whether the records could not be converted, and the method did
+	 * not run
+	 * @param unsplittable whether every record of the call failed with {@code failure},
+	 * which splitting cannot tell apart (the idempotency store failed)
 	 */
 	record Call(int stoppedAt, @Nullable Throwable failure, boolean unconvertible, boolean unsplittable) {
 
@@ -228,10 +252,12 @@ final class BatchCalls {
 
 	/**
 	 * The records of one call.
+	 *
 	 * @param batch the records, in batch order
 	 * @param data what the method is given
 	 * @param message what its parameters are resolved from
-	 * @param refused how the call ended without the method, when the records cannot be converted
+	 * @param refused how the call ended without the method, when the records cannot be
+	 * converted
 	 */
 	private record Prepared(List<ConsumerRecord<Object, Object>> batch, BatchMethodAdapter.Data data,
 			Message<?> message, @Nullable Call refused) {
@@ -243,7 +269,10 @@ final class BatchCalls {
 
 	}
 
-	/** The converter could not read some records of a part: the part is split to find them. */
+	/**
+	 * The converter could not read some records of a part: the part is split to find
+	 * them.
+	 */
 	private static final class PoisonInBatch extends PermanentFailureException {
 
 		PoisonInBatch() {

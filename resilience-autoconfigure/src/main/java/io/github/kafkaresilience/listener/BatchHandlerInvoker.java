@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 
 /**
- * Runs a batch listener's method on a batch of records that may all run now, and gives each
- * record its own outcome (docs/PROTOCOL.md, rule 10):
+ * Runs a batch listener's method on a batch of records that may all run now, and gives
+ * each record its own outcome (docs/PROTOCOL.md, rule 10):
  * <ul>
  * <li>records that cannot be read are poison and do not reach the method: a deserializer
  * failed, or the converter could not convert them;</li>
@@ -34,22 +34,23 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
  * completed after the call, in the guard's transaction when it has one;</li>
  * <li>the method returns: every record it got succeeded;</li>
  * <li>it throws a {@link BatchListenerFailedException}, naming a record by index or by
- * itself: the records before it (in the order the method got them) succeeded, it failed with
- * the exception's cause, and the records after it did not run;</li>
- * <li>it throws anything else: with {@link BatchSettings.Failure#BISECT}, the batch is split
- * in halves that run again, until each failing record failed alone, so that only records that
- * fail on their own fail; with {@link BatchSettings.Failure#FAIL_ALL}, every record it got
- * failed with the exception.</li>
+ * itself: the records before it (in the order the method got them) succeeded, it failed
+ * with the exception's cause, and the records after it did not run;</li>
+ * <li>it throws anything else: with {@link BatchSettings.Failure#BISECT}, the batch is
+ * split in halves that run again, until each failing record failed alone, so that only
+ * records that fail on their own fail; with {@link BatchSettings.Failure#FAIL_ALL}, every
+ * record it got failed with the exception.</li>
  * </ul>
- * A record of a half that runs again ran before: a bisected batch runs records more than once
- * (at-least-once, as always), and only the last run counts as an attempt.
+ * A record of a half that runs again ran before: a bisected batch runs records more than
+ * once (at-least-once, as always), and only the last run counts as an attempt.
  * <p>
- * A method whose result completes later ({@link #start}) is called on the calling worker; its
- * result stands for its return: completed normally, every record it got succeeded;
+ * A method whose result completes later ({@link #start}) is called on the calling worker;
+ * its result stands for its return: completed normally, every record it got succeeded;
  * exceptionally, as the exception it would have thrown, by the rules above. A result not
- * complete within the attempt timeout is cancelled, and every record of the call failed with
- * an {@link AttemptTimeoutException}; a split does not tell such records apart. What follows a
- * completion (the call on a half, the claims) runs on the worker executor the caller gives.
+ * complete within the attempt timeout is cancelled, and every record of the call failed
+ * with an {@link AttemptTimeoutException}; a split does not tell such records apart. What
+ * follows a completion (the call on a half, the claims) runs on the worker executor the
+ * caller gives.
  */
 final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
@@ -107,7 +108,8 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		}
 		return ran.handle((stopped, ex) -> {
 			if (ex != null) {
-				// what follows the completion could not run (the caller stopped): none of them ran
+				// what follows the completion could not run (the caller stopped): none of
+				// them ran
 				Arrays.fill(run.results, null);
 			}
 			run.conclude();
@@ -115,7 +117,10 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		});
 	}
 
-	/** Reads the records and takes their claims; a record that cannot run has its outcome already. */
+	/**
+	 * Reads the records and takes their claims; a record that cannot run has its outcome
+	 * already.
+	 */
 	private Run admit(List<Delivery> deliveries) {
 		Run run = new Run(deliveries.size());
 		for (int i = 0; i < deliveries.size(); i++) {
@@ -152,7 +157,9 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
 		final @Nullable Claim[] claims;
 
-		/** Each record's key in its partition, {@code null} for a record without a key. */
+		/**
+		 * Each record's key in its partition, {@code null} for a record without a key.
+		 */
 		final @Nullable KeyOf[] keys;
 
 		/** The records that may run, in the order the method gets them. */
@@ -170,12 +177,13 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		}
 
 		/**
-		 * The records of a part that may still run: a record after one of its key that did not
-		 * succeed (failed alone, or is poison) does not, since it may not run before that one is
-		 * done (docs/PROTOCOL.md, rule 10).
+		 * The records of a part that may still run: a record after one of its key that
+		 * did not succeed (failed alone, or is poison) does not, since it may not run
+		 * before that one is done (docs/PROTOCOL.md, rule 10).
 		 */
 		List<Integer> runnable(List<Integer> part) {
-			Map<KeyOf, Integer> stops = null; // the first record of each key that did not succeed
+			Map<KeyOf, Integer> stops = null; // the first record of each key that did not
+												// succeed
 			for (int i = 0; i < this.results.length; i++) {
 				HandlerResult result = this.results[i];
 				if (result != null && result.outcome() != HandlerResult.Outcome.SUCCESS && this.keys[i] != null) {
@@ -199,8 +207,9 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		}
 
 		/**
-		 * A record after one of its key that did not succeed did not run: a call that failed as a
-		 * whole, or failed every record, counts for none of them (docs/PROTOCOL.md, rule 10).
+		 * A record after one of its key that did not succeed did not run: a call that
+		 * failed as a whole, or failed every record, counts for none of them
+		 * (docs/PROTOCOL.md, rule 10).
 		 */
 		void notRunBehindFailures() {
 			java.util.Set<KeyOf> stopped = new java.util.HashSet<>();
@@ -219,7 +228,10 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 			}
 		}
 
-		/** The runs are over: records behind a failure of their key did not run, and the claims of those that did not succeed are released. */
+		/**
+		 * The runs are over: records behind a failure of their key did not run, and the
+		 * claims of those that did not succeed are released.
+		 */
 		void conclude() {
 			notRunBehindFailures();
 			releaseUnsucceeded();
@@ -231,9 +243,9 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		}
 
 		/**
-		 * Runs the method on records of the batch (by index, in batch order) until each has an
-		 * outcome or a record was named as failed; returns whether one was, so that nothing
-		 * after it runs.
+		 * Runs the method on records of the batch (by index, in batch order) until each
+		 * has an outcome or a record was named as failed; returns whether one was, so
+		 * that nothing after it runs.
 		 */
 		boolean run(List<Integer> called) {
 			List<Integer> part = runnable(called);
@@ -249,8 +261,8 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		}
 
 		/**
-		 * As {@link #run}, for a method whose result completes later: each call's outcome is
-		 * taken, and the next call made, on {@code worker}.
+		 * As {@link #run}, for a method whose result completes later: each call's outcome
+		 * is taken, and the next call made, on {@code worker}.
 		 */
 		CompletableFuture<Boolean> runLater(List<Integer> called, Executor worker) {
 			List<Integer> part = runnable(called);
@@ -263,16 +275,16 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 					return CompletableFuture.completedFuture(stopped);
 				}
 				int half = part.size() / 2;
-				return runLater(part.subList(0, half), worker).thenComposeAsync(
-						(first) -> first ? CompletableFuture.completedFuture(true)
-								: runLater(part.subList(half, part.size()), worker),
+				return runLater(part.subList(0, half), worker).thenComposeAsync((first) -> first
+						? CompletableFuture.completedFuture(true) : runLater(part.subList(half, part.size()), worker),
 						worker);
 			}, worker);
 		}
 
 		/**
-		 * Gives the records of a call their outcomes; returns whether a record was named as
-		 * failed, or {@code null} when the part is to be split in halves that run again.
+		 * Gives the records of a call their outcomes; returns whether a record was named
+		 * as failed, or {@code null} when the part is to be split in halves that run
+		 * again.
 		 */
 		private @Nullable Boolean settle(List<Integer> part, BatchCalls.Call call) {
 			if (call.stoppedAt() >= 0) {
@@ -287,7 +299,8 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				return false;
 			}
 			if (call.unsplittable()) {
-				// the call's outcome could not be kept: each of its records failed, as after a single run
+				// the call's outcome could not be kept: each of its records failed, as
+				// after a single run
 				Throwable failed = call.failure();
 				part.forEach((i) -> this.results[i] = HandlerResult.failed(failed));
 				return false;
@@ -333,7 +346,10 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 			return call;
 		}
 
-		/** Calls the method once on records of the batch, completing the keys of those that succeed. */
+		/**
+		 * Calls the method once on records of the batch, completing the keys of those
+		 * that succeed.
+		 */
 		private BatchCalls.Call call(List<Integer> part) {
 			IdempotencyGuard guard = BatchHandlerInvoker.this.guard;
 			if (guard == null) {
@@ -343,8 +359,10 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				return completing(guard, part);
 			}
 			catch (RuntimeException ex) {
-				// the store failed to complete the keys of the records that succeeded: as for a
-				// single record, the attempt failed, transiently, and the records run again later
+				// the store failed to complete the keys of the records that succeeded: as
+				// for a
+				// single record, the attempt failed, transiently, and the records run
+				// again later
 				return BatchCalls.Call.unsplittable(ex);
 			}
 		}
@@ -374,7 +392,9 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 			return batch;
 		}
 
-		/** Orders records by their partition, in the order the partitions first appear. */
+		/**
+		 * Orders records by their partition, in the order the partitions first appear.
+		 */
 		void groupByPartition(List<Integer> runnable) {
 			List<String> partitions = new ArrayList<>();
 			for (int i : runnable) {
@@ -387,7 +407,10 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				.comparingInt((i) -> partitions.indexOf(this.records[i].topic() + "-" + this.records[i].partition())));
 		}
 
-		/** Releases the idempotency claims of records that did not succeed, so that they run again. */
+		/**
+		 * Releases the idempotency claims of records that did not succeed, so that they
+		 * run again.
+		 */
 		void releaseUnsucceeded() {
 			IdempotencyGuard guard = BatchHandlerInvoker.this.guard;
 			if (guard == null) {
@@ -404,7 +427,9 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 
 	}
 
-	/** A record's key in its partition: the records of one key in a batch run in order. */
+	/**
+	 * A record's key in its partition: the records of one key in a batch run in order.
+	 */
 	private record KeyOf(String topic, int partition, Bytes key) {
 
 		static @Nullable KeyOf of(Delivery delivery) {

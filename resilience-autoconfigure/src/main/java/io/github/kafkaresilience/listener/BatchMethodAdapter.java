@@ -20,14 +20,15 @@ import org.springframework.messaging.support.MessageBuilder;
 
 /**
  * Invokes a batch listener method the way spring-kafka invokes the method of a
- * {@code @KafkaListener(batch = "true")}: the records become one message through the batch
- * message converter (or a list of messages, one per record through the record message
- * converter, for a {@code List<Message<?>>} parameter), unless the method takes the records
- * themselves, as a {@code List<ConsumerRecord>} or as {@code ConsumerRecords}; the resolvers
- * of the handler-method factory give each parameter.
+ * {@code @KafkaListener(batch = "true")}: the records become one message through the
+ * batch message converter (or a list of messages, one per record through the record
+ * message converter, for a {@code List<Message<?>>} parameter), unless the method takes
+ * the records themselves, as a {@code List<ConsumerRecord>} or as
+ * {@code ConsumerRecords}; the resolvers of the handler-method factory give each
+ * parameter.
  * <p>
- * Conversion and invocation are two steps, so that records the converter cannot read are told
- * apart from a method that fails. There is no acknowledgment, consumer or reply.
+ * Conversion and invocation are two steps, so that records the converter cannot read are
+ * told apart from a method that fails. There is no acknowledgment, consumer or reply.
  */
 final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Object, Object> {
 
@@ -36,24 +37,27 @@ final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Obje
 		super(bean, method);
 		setBatchMessageConverter(messaging.batchMessageConverter());
 		setMessageConverter(messaging.messageConverter());
-		setHandlerMethod(new HandlerAdapter(messaging.handlerMethodFactory().createInvocableHandlerMethod(bean, method)));
+		setHandlerMethod(
+				new HandlerAdapter(messaging.handlerMethodFactory().createInvocableHandlerMethod(bean, method)));
 	}
 
 	/**
-	 * What the method is given for the records: the records as {@code ConsumerRecords}, when
-	 * it takes them so, else their list.
+	 * What the method is given for the records: the records as {@code ConsumerRecords},
+	 * when it takes them so, else their list.
 	 * @param records the deserialized records, in the order of the batch
 	 * @return the data and the records in the order the method sees them
 	 */
 	Data data(List<ConsumerRecord<Object, Object>> records) {
 		if (!isConsumerRecords()) {
-			// the method gets a list of its own: were it to reorder or empty the list, the
+			// the method gets a list of its own: were it to reorder or empty the list,
+			// the
 			// records it names would still be found in the order it got them
 			return new Data(new ArrayList<>(records), records);
 		}
 		Map<TopicPartition, List<ConsumerRecord<Object, Object>>> byPartition = new LinkedHashMap<>();
 		for (ConsumerRecord<Object, Object> record : records) {
-			byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new ArrayList<>())
+			byPartition
+				.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new ArrayList<>())
 				.add(record);
 		}
 		ConsumerRecords<Object, Object> polled = new ConsumerRecords<>(byPartition, Map.of());
@@ -84,7 +88,8 @@ final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Obje
 
 	/**
 	 * The records the batch converter could not convert: it reports them in the
-	 * {@code KafkaHeaders.CONVERSION_FAILURES} header, by index, and leaves their payloads empty.
+	 * {@code KafkaHeaders.CONVERSION_FAILURES} header, by index, and leaves their
+	 * payloads empty.
 	 * @param message what {@link #toMessage} gave
 	 * @return the index and failure of each record the converter failed on
 	 */
@@ -115,6 +120,7 @@ final class BatchMethodAdapter extends BatchMessagingMessageListenerAdapter<Obje
 
 	/**
 	 * What the method is given.
+	 *
 	 * @param data the records, as a list or as {@code ConsumerRecords}
 	 * @param order the records in the order the method sees them
 	 */

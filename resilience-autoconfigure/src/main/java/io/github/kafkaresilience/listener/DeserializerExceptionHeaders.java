@@ -10,12 +10,13 @@ import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 import org.springframework.kafka.support.serializer.SerializationUtils;
 
 /**
- * Reads the failure an {@link ErrorHandlingDeserializer} reports instead of throwing: when its
- * delegate fails it returns {@code null} (or what its failure function gives) and puts the
- * exception, serialized, in the {@link SerializationUtils#KEY_DESERIALIZER_EXCEPTION_HEADER key}
- * or {@link SerializationUtils#VALUE_DESERIALIZER_EXCEPTION_HEADER value} exception header of
- * the headers it was given. Such a record could not be deserialized, however the method would
- * take its value.
+ * Reads the failure an {@link ErrorHandlingDeserializer} reports instead of throwing:
+ * when its delegate fails it returns {@code null} (or what its failure function gives)
+ * and puts the exception, serialized, in the
+ * {@link SerializationUtils#KEY_DESERIALIZER_EXCEPTION_HEADER key} or
+ * {@link SerializationUtils#VALUE_DESERIALIZER_EXCEPTION_HEADER value} exception header
+ * of the headers it was given. Such a record could not be deserialized, however the
+ * method would take its value.
  *
  * @since 0.1.0
  */
@@ -27,10 +28,10 @@ final class DeserializerExceptionHeaders {
 	}
 
 	/**
-	 * The failure the deserializers of a record reported in its headers, the key's first, or
-	 * {@code null}. Only a header they added counts: one the record arrived with was written
-	 * by someone else (an {@link ErrorHandlingDeserializer} removes it before it deserializes,
-	 * and spring-kafka does not trust it either).
+	 * The failure the deserializers of a record reported in its headers, the key's first,
+	 * or {@code null}. Only a header they added counts: one the record arrived with was
+	 * written by someone else (an {@link ErrorHandlingDeserializer} removes it before it
+	 * deserializes, and spring-kafka does not trust it either).
 	 * @param arrived the headers the record arrived with
 	 * @param deserialized the copy of them the deserializers were given, as they left it
 	 * @param key the raw key
@@ -69,9 +70,8 @@ final class DeserializerExceptionHeaders {
 		}
 		// its own message is always "failed to deserialize": say what failed and why
 		Throwable cause = decoded.getCause();
-		return new DeserializationException(
-				"failed to deserialize the " + part + ((cause != null) ? ": " + cause : ""), decoded.getData(), isKey,
-				cause);
+		return new DeserializationException("failed to deserialize the " + part + ((cause != null) ? ": " + cause : ""),
+				decoded.getData(), isKey, cause);
 	}
 
 	private static boolean arrivedWith(Headers arrived, Header header) {
@@ -83,8 +83,8 @@ final class DeserializerExceptionHeaders {
 		return false;
 	}
 
-	private static DeserializationException unreadable(String name, String part, byte @Nullable [] data,
-			boolean isKey, @Nullable RuntimeException cause) {
+	private static DeserializationException unreadable(String name, String part, byte @Nullable [] data, boolean isKey,
+			@Nullable RuntimeException cause) {
 		return new DeserializationException("The " + part + " deserializer reported a failure in header '" + name
 				+ "', which cannot be read" + ((cause != null) ? " (" + cause.getMessage() + ")" : "")
 				+ "; the record is taken as one whose " + part + " cannot be deserialized", data, isKey, cause);

@@ -30,30 +30,33 @@ import org.springframework.messaging.handler.invocation.MethodArgumentResolution
 
 /**
  * Deserializes a record with the application's deserializers and invokes the listener
- * method through spring-kafka's messaging infrastructure, as a {@code @KafkaListener} method
- * is invoked ({@link ListenerMessaging}): the parameters may be the payload, headers, the
- * {@link Message}, the {@link ConsumerRecord} or its metadata.
+ * method through spring-kafka's messaging infrastructure, as a {@code @KafkaListener}
+ * method is invoked ({@link ListenerMessaging}): the parameters may be the payload,
+ * headers, the {@link Message}, the {@link ConsumerRecord} or its metadata.
  * <p>
  * A record that cannot be read is reported as poison and the method does not run: a
- * deserializer threw, an {@link ErrorHandlingDeserializer} reported its delegate's failure in
- * an exception header (the poison's failure is then that {@link DeserializationException},
- * with the delegate's exception as its cause), or the record message converter failed. A
- * parameter that cannot be resolved from a record that could be read (a payload of another
- * type than the parameter's that cannot be converted, a {@code @Valid} payload that is not
- * valid, a tombstone for a required payload) is a permanent failure; any other failure is the
- * method's own exception. With an {@link IdempotencyGuard}, the method runs only for records
- * whose idempotency key was not completed before.
+ * deserializer threw, an {@link ErrorHandlingDeserializer} reported its delegate's
+ * failure in an exception header (the poison's failure is then that
+ * {@link DeserializationException}, with the delegate's exception as its cause), or the
+ * record message converter failed. A parameter that cannot be resolved from a record that
+ * could be read (a payload of another type than the parameter's that cannot be converted,
+ * a {@code @Valid} payload that is not valid, a tombstone for a required payload) is a
+ * permanent failure; any other failure is the method's own exception. With an
+ * {@link IdempotencyGuard}, the method runs only for records whose idempotency key was
+ * not completed before.
  * <p>
- * Records are deserialized as if read from their main topic, also when they come from a retry
- * topic, so that topic-based schema lookups keep working. The method is told where the record
- * was read: on a retry, {@code KafkaHeaders.RECEIVED_TOPIC} and {@code OFFSET} name the retry
- * topic and the record's offset there, and the {@code original.*} headers its birthplace.
+ * Records are deserialized as if read from their main topic, also when they come from a
+ * retry topic, so that topic-based schema lookups keep working. The method is told where
+ * the record was read: on a retry, {@code KafkaHeaders.RECEIVED_TOPIC} and {@code OFFSET}
+ * name the retry topic and the record's offset there, and the {@code original.*} headers
+ * its birthplace.
  * <p>
- * The deserializers, the idempotency key and the method see a copy of the record's headers:
- * a deserializer may remove headers (the JSON deserializer removes its type headers) or add
- * some, and the method sees them as the deserializers left them, as a {@code @KafkaListener}
- * does. The {@link Delivery}'s own headers stay as the record arrived: its retries and its
- * dead letter carry them, and its next attempt deserializes from them again.
+ * The deserializers, the idempotency key and the method see a copy of the record's
+ * headers: a deserializer may remove headers (the JSON deserializer removes its type
+ * headers) or add some, and the method sees them as the deserializers left them, as a
+ * {@code @KafkaListener} does. The {@link Delivery}'s own headers stay as the record
+ * arrived: its retries and its dead letter carry them, and its next attempt deserializes
+ * from them again.
  *
  * @since 0.1.0
  */
@@ -72,15 +75,19 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	/** How long a result that completes later is waited for. */
 	private final Duration attemptTimeout;
 
-	/** Sends the replies of a {@code @SendTo} method, in the record's step; {@code null} for others. */
+	/**
+	 * Sends the replies of a {@code @SendTo} method, in the record's step; {@code null}
+	 * for others.
+	 */
 	private final @Nullable RecordPublisher replyPublisher;
 
 	/**
 	 * How a {@code @SendTo} method's replies are made and sent.
-	 * @param replies makes them as spring-kafka makes a {@code @KafkaListener}'s, with the
-	 * application's serializers
-	 * @param publisher sends them as a write of the record's step (in {@code transaction} mode,
-	 * in its transaction)
+	 *
+	 * @param replies makes them as spring-kafka makes a {@code @KafkaListener}'s, with
+	 * the application's serializers
+	 * @param publisher sends them as a write of the record's step (in {@code transaction}
+	 * mode, in its transaction)
 	 */
 	record ReplyRoute(Replies replies, RecordPublisher publisher) {
 	}
@@ -102,9 +109,9 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 
 	/**
 	 * As above, for a method that may send replies.
-	 * @param replies makes and sends the replies of a {@code @SendTo} method, or {@code null}
-	 * for an invoker that sends none (the router's handler of a listener whose attempts the
-	 * container runs: it is never called)
+	 * @param replies makes and sends the replies of a {@code @SendTo} method, or
+	 * {@code null} for an invoker that sends none (the router's handler of a listener
+	 * whose attempts the container runs: it is never called)
 	 */
 	HandlerInvoker(ListenerEndpoint endpoint, String mainTopic, ListenerMessaging messaging,
 			Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer, @Nullable IdempotencyGuard guard,
@@ -126,7 +133,8 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 		if (record == null) {
 			return read.poison();
 		}
-		// the converter and the method read the group from the thread, as on a listener container's thread
+		// the converter and the method read the group from the thread, as on a listener
+		// container's thread
 		KafkaUtils.setConsumerGroupId(this.groupId);
 		try {
 			Message<?> message;
@@ -136,7 +144,8 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 			catch (RuntimeException ex) {
 				return HandlerResult.poison(ex);
 			}
-			return (this.guard != null) ? this.guard.run(record, () -> invoke(record, message)) : invoke(record, message);
+			return (this.guard != null) ? this.guard.run(record, () -> invoke(record, message))
+					: invoke(record, message);
 		}
 		finally {
 			KafkaUtils.clearConsumerGroupId();
@@ -146,10 +155,10 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * The record is read, its claim taken and the method called on the calling thread; the
-	 * attempt ends when the method's result completes, or fails with an
-	 * {@link AttemptTimeoutException} (and the result is cancelled) when it did not complete
-	 * within the attempt timeout. The claim is completed or released by the
+	 * The record is read, its claim taken and the method called on the calling thread;
+	 * the attempt ends when the method's result completes, or fails with an
+	 * {@link AttemptTimeoutException} (and the result is cancelled) when it did not
+	 * complete within the attempt timeout. The claim is completed or released by the
 	 * {@link Completion}, on the worker that finishes the attempt.
 	 */
 	@Override
@@ -185,9 +194,10 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	}
 
 	/**
-	 * Finishes an attempt once the method's result completed, on a worker, in the record's
-	 * step: makes the replies of a successful {@code @SendTo} method (an attempt whose replies
-	 * cannot be made fails), completes or releases the record's claim, then sends the replies.
+	 * Finishes an attempt once the method's result completed, on a worker, in the
+	 * record's step: makes the replies of a successful {@code @SendTo} method (an attempt
+	 * whose replies cannot be made fails), completes or releases the record's claim, then
+	 * sends the replies.
 	 */
 	private Finished finish(ConsumerRecord<Object, Object> record, Message<?> message, @Nullable Claim claim,
 			Called called) {
@@ -216,34 +226,47 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 
 	/**
 	 * How a call of the method went once its result completed.
+	 *
 	 * @param result success, or the failure
-	 * @param value the result's value on success, what a {@code @SendTo} method replies with
+	 * @param value the result's value on success, what a {@code @SendTo} method replies
+	 * with
 	 */
 	private record Called(HandlerResult result, @Nullable Object value) {
 	}
 
-	/** Calls the method; the future completes, never exceptionally, with how its result completed. */
+	/**
+	 * Calls the method; the future completes, never exceptionally, with how its result
+	 * completed.
+	 */
 	private CompletableFuture<Called> call(ConsumerRecord<Object, Object> record, Message<?> message) {
 		Object returned;
 		try {
 			returned = this.method.invoke(record, message);
 		}
 		catch (ListenerExecutionFailedException ex) {
-			return CompletableFuture.completedFuture(new Called(HandlerResult.failed(failure(ex, this.description)), null));
+			return CompletableFuture
+				.completedFuture(new Called(HandlerResult.failed(failure(ex, this.description)), null));
 		}
 		catch (Error ex) {
 			return CompletableFuture.completedFuture(new Called(HandlerResult.failed(ex), null));
 		}
 		if (!AsyncResults.isAsync(this.method.method())) {
-			return CompletableFuture.completedFuture(new Called(HandlerResult.success(), returned)); // a @SendTo method that returns once done
+			return CompletableFuture.completedFuture(new Called(HandlerResult.success(), returned)); // a
+																										// @SendTo
+																										// method
+																										// that
+																										// returns
+																										// once
+																										// done
 		}
 		return AsyncResults.outcome(AsyncResults.toFuture(returned, this.description), this.attemptTimeout,
 				(value, failure) -> (failure != null) ? new Called(HandlerResult.failed(failure), null)
 						: new Called(HandlerResult.success(), value),
-				() -> new Called(HandlerResult.failed(new AttemptTimeoutException("The result of listener method "
-						+ this.description + " for " + record.topic() + "-" + record.partition() + "@" + record.offset()
-						+ " did not complete within the attempt timeout of " + this.attemptTimeout, this.attemptTimeout)),
-						null));
+				() -> new Called(HandlerResult.failed(new AttemptTimeoutException(
+						"The result of listener method " + this.description + " for " + record.topic() + "-"
+								+ record.partition() + "@" + record.offset()
+								+ " did not complete within the attempt timeout of " + this.attemptTimeout,
+						this.attemptTimeout)), null));
 	}
 
 	private HandlerResult invoke(ConsumerRecord<Object, Object> record, Message<?> message) {
@@ -261,21 +284,22 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 	}
 
 	/**
-	 * The failure of an invocation: a parameter that cannot be resolved from the record fails
-	 * every attempt alike, and is permanent (spring-kafka's error handlers do not retry these
-	 * either); otherwise the method's own exception.
+	 * The failure of an invocation: a parameter that cannot be resolved from the record
+	 * fails every attempt alike, and is permanent (spring-kafka's error handlers do not
+	 * retry these either); otherwise the method's own exception.
 	 */
 	static Throwable failure(ListenerExecutionFailedException ex, String description) {
 		Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
 		// spring-kafka wraps a conversion failure in one more, which says nothing
-		if (cause instanceof MessageConversionException && cause.getCause() instanceof MessageConversionException inner) {
+		if (cause instanceof MessageConversionException
+				&& cause.getCause() instanceof MessageConversionException inner) {
 			cause = inner;
 		}
 		// a @Valid payload that is not valid, or a required one that is a tombstone, is a
 		// MethodArgumentNotValidException, one of these
 		if (cause instanceof MethodArgumentResolutionException || cause instanceof MessageConversionException) {
-			return new PermanentFailureException("Listener method " + description
-					+ " cannot take the record: " + cause.getMessage(), cause);
+			return new PermanentFailureException(
+					"Listener method " + description + " cannot take the record: " + cause.getMessage(), cause);
 		}
 		return cause;
 	}

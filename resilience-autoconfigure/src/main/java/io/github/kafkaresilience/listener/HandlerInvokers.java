@@ -28,9 +28,9 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Creates the {@link HandlerInvoker} of each listener and main topic: the method invoked as
- * spring-kafka invokes {@code @KafkaListener} methods, the application's deserializers and
- * the listener's idempotency guard.
+ * Creates the {@link HandlerInvoker} of each listener and main topic: the method invoked
+ * as spring-kafka invokes {@code @KafkaListener} methods, the application's deserializers
+ * and the listener's idempotency guard.
  */
 final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandlerFactory {
 
@@ -40,7 +40,10 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 
 	private final IdempotencyGuards idempotencyGuards;
 
-	/** Whose serializers serialize the replies of {@code @SendTo} methods, or {@code null}. */
+	/**
+	 * Whose serializers serialize the replies of {@code @SendTo} methods, or
+	 * {@code null}.
+	 */
 	private final @Nullable ProducerFactory<?, ?> producerFactory;
 
 	HandlerInvokers(Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
@@ -57,9 +60,8 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 		this.producerFactory = producerFactory;
 		// asked for when the first handler is created, as the listeners start: the
 		// KafkaListenerConfigurers have run by then
-		this.messaging = SingletonSupplier.of(
-				() -> ListenerMessaging.asForKafkaListeners(kafkaListenerProcessor.get(), messageConverter.get(),
-					batchMessageConverter.get()));
+		this.messaging = SingletonSupplier.of(() -> ListenerMessaging.asForKafkaListeners(kafkaListenerProcessor.get(),
+				messageConverter.get(), batchMessageConverter.get()));
 		this.consumerFactory = consumerFactory;
 		this.idempotencyGuards = idempotencyGuards;
 	}
@@ -70,8 +72,8 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 	}
 
 	@Override
-	public AsyncBatchHandler createAsyncBatch(ListenerEndpoint endpoint, String mainTopic, BatchSettings.Failure failure,
-			Duration attemptTimeout) {
+	public AsyncBatchHandler createAsyncBatch(ListenerEndpoint endpoint, String mainTopic,
+			BatchSettings.Failure failure, Duration attemptTimeout) {
 		return batchInvoker(endpoint, mainTopic, failure, attemptTimeout);
 	}
 
@@ -98,8 +100,8 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 				throw new IllegalStateException("Listener '" + endpoint.id() + "' has @SendTo, but its handlers were "
 						+ "created without a ProducerFactory to make its replies with");
 			}
-			route = new HandlerInvoker.ReplyRoute(new Replies(this.producerFactory, this.messaging.get().messageConverter()),
-					replies);
+			route = new HandlerInvoker.ReplyRoute(
+					new Replies(this.producerFactory, this.messaging.get().messageConverter()), replies);
 		}
 		return new HandlerInvoker(endpoint, mainTopic, this.messaging.get(), deserializer(this.consumerFactory, true),
 				deserializer(this.consumerFactory, false), guard(endpoint, mainTopic), attemptTimeout, route);
@@ -116,19 +118,20 @@ final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandle
 
 	/**
 	 * The application's key or value deserializer: the instance its consumer factory was
-	 * given, or else one of the configured class (a {@link StringDeserializer} when none is
-	 * configured), configured with the factory's properties.
+	 * given, or else one of the configured class (a {@link StringDeserializer} when none
+	 * is configured), configured with the factory's properties.
 	 */
 	static Deserializer<?> deserializer(ConsumerFactory<?, ?> factory, boolean isKey) {
 		if (factory instanceof DefaultKafkaConsumerFactory<?, ?> defaultFactory) {
-			Deserializer<?> instance = isKey ? defaultFactory.getKeyDeserializer() : defaultFactory.getValueDeserializer();
+			Deserializer<?> instance = isKey ? defaultFactory.getKeyDeserializer()
+					: defaultFactory.getValueDeserializer();
 			if (instance != null) {
 				return instance;
 			}
 		}
 		Map<String, Object> config = factory.getConfigurationProperties();
-		Object configured = config.get(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG
-				: ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+		Object configured = config
+			.get(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG : ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 		Deserializer<?> deserializer = instantiate(configured);
 		deserializer.configure(config, isKey);
 		return deserializer;

@@ -15,17 +15,21 @@ import org.springframework.messaging.Message;
 /**
  * Invokes a listener method the way spring-kafka invokes the method of a record
  * {@code @KafkaListener}: the record becomes a {@link Message} through the record message
- * converter (unless no parameter needs one), and the resolvers of the handler-method factory
- * give each parameter from it, the record itself and its {@code ConsumerRecordMetadata}.
+ * converter (unless no parameter needs one), and the resolvers of the handler-method
+ * factory give each parameter from it, the record itself and its
+ * {@code ConsumerRecordMetadata}.
  * <p>
  * Conversion and invocation are two steps, so that a record the converter cannot read is
- * told apart from a method that fails. There is no acknowledgment or consumer; the method's
- * return value is awaited when it is a result that completes later, and makes the replies of
- * a {@code @SendTo} method.
+ * told apart from a method that fails. There is no acknowledgment or consumer; the
+ * method's return value is awaited when it is a result that completes later, and makes
+ * the replies of a {@code @SendTo} method.
  */
 final class ListenerMethodAdapter extends RecordMessagingMessageListenerAdapter<Object, Object> {
 
-	/** Takes down the replies of a {@code @SendTo} method, or {@code null} for a method that sends none. */
+	/**
+	 * Takes down the replies of a {@code @SendTo} method, or {@code null} for a method
+	 * that sends none.
+	 */
 	private final @Nullable Replies replies;
 
 	private final Method listenerMethod;
@@ -46,7 +50,8 @@ final class ListenerMethodAdapter extends RecordMessagingMessageListenerAdapter<
 		super(bean, method);
 		this.listenerMethod = method;
 		setMessageConverter(messaging.messageConverter());
-		setHandlerMethod(new HandlerAdapter(messaging.handlerMethodFactory().createInvocableHandlerMethod(bean, method)));
+		setHandlerMethod(
+				new HandlerAdapter(messaging.handlerMethodFactory().createInvocableHandlerMethod(bean, method)));
 		if (replyTopic != null && replies != null) {
 			setReplyTopic(replyTopic);
 			setReplyTemplate(replies);
@@ -68,8 +73,8 @@ final class ListenerMethodAdapter extends RecordMessagingMessageListenerAdapter<
 	}
 
 	/**
-	 * The replies to a record that the method's result makes, as spring-kafka makes those of
-	 * a {@code @KafkaListener}'s: none for a {@code null} result.
+	 * The replies to a record that the method's result makes, as spring-kafka makes those
+	 * of a {@code @KafkaListener}'s: none for a {@code null} result.
 	 * @param result what the method returned, or its completed result's value
 	 * @param record the deserialized record
 	 * @param message its message, from {@link #toMessage}

@@ -26,10 +26,10 @@ import org.springframework.messaging.handler.annotation.SendTo;
 
 /**
  * Refuses, at startup, a listener method that takes or returns what makes sense for a
- * {@code @KafkaListener} but not here: the library acknowledges and commits by itself, owns
- * the consumer, hands a record listener's method one record at a time and a batch listener's
- * method a batch, and must know when an attempt ended: when the method returns, or when the
- * result a record listener's method returned completes.
+ * {@code @KafkaListener} but not here: the library acknowledges and commits by itself,
+ * owns the consumer, hands a record listener's method one record at a time and a batch
+ * listener's method a batch, and must know when an attempt ended: when the method
+ * returns, or when the result a record listener's method returned completes.
  */
 final class ListenerMethodSignature {
 
@@ -40,8 +40,8 @@ final class ListenerMethodSignature {
 	 * Checks the parameters and the return type of a listener method.
 	 * @param method the listener method
 	 * @param where names the method in a refusal
-	 * @throws IllegalStateException naming what the method cannot have, why, and what to use
-	 * instead
+	 * @throws IllegalStateException naming what the method cannot have, why, and what to
+	 * use instead
 	 */
 	static void check(Method method, String where) {
 		check(method, where, false);
@@ -51,10 +51,10 @@ final class ListenerMethodSignature {
 	 * Checks the parameters and the return type of a listener method.
 	 * @param method the listener method
 	 * @param where names the method in a refusal
-	 * @param batch whether the method is a batch listener's: it must then take the batch, as a
-	 * {@code List} or {@code ConsumerRecords}
-	 * @throws IllegalStateException naming what the method cannot have, why, and what to use
-	 * instead
+	 * @param batch whether the method is a batch listener's: it must then take the batch,
+	 * as a {@code List} or {@code ConsumerRecords}
+	 * @throws IllegalStateException naming what the method cannot have, why, and what to
+	 * use instead
 	 */
 	static void check(Method method, String where, boolean batch) {
 		boolean takesBatch = false;
@@ -118,7 +118,8 @@ final class ListenerMethodSignature {
 			return refusal;
 		}
 		if (ConsumerRecordMetadata.class.isAssignableFrom(parameter.getParameterType())) {
-			// spring-kafka gives it to record listeners only: every call would fail to resolve it
+			// spring-kafka gives it to record listeners only: every call would fail to
+			// resolve it
 			return "takes ConsumerRecordMetadata, " + which(parameter) + ", which describes one record, but the "
 					+ "method is a batch listener's and gets a batch. Take the records as a List of ConsumerRecords, "
 					+ "or the lists of their headers, e.g. @Header(KafkaHeaders.OFFSET) List<Long>";
@@ -138,7 +139,10 @@ final class ListenerMethodSignature {
 				+ ")";
 	}
 
-	/** Why no listener method can take a parameter (the acknowledgment, the consumer), or {@code null}. */
+	/**
+	 * Why no listener method can take a parameter (the acknowledgment, the consumer), or
+	 * {@code null}.
+	 */
 	private static @Nullable String clientRefusal(MethodParameter parameter, boolean batch) {
 		Class<?> type = parameter.getParameterType();
 		String header = headerName(parameter);

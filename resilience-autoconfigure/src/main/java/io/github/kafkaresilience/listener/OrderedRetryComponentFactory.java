@@ -19,13 +19,14 @@ import io.github.kafkaresilience.topics.LadderTopics;
 import org.apache.kafka.clients.admin.Admin;
 
 /**
- * Creates the parts an {@link OrderedRetryContainerFactory} assembles a container from: for
- * each ladder of a listener its provisioned topics, its lock registry and its router, and for
- * the listener its outage breaker and the reaping of its zombie locks. Override a method to
- * provide another implementation or to change what it creates, and give the subclass to the
- * factory with {@link OrderedRetryContainerFactory#setComponentFactory}; in a Spring Boot
- * application, a bean of this type is given to the auto-configured factory. spring-kafka's
- * {@code RetryTopicComponentFactory} does the same for its retry topics.
+ * Creates the parts an {@link OrderedRetryContainerFactory} assembles a container from:
+ * for each ladder of a listener its provisioned topics, its lock registry and its router,
+ * and for the listener its outage breaker and the reaping of its zombie locks. Override a
+ * method to provide another implementation or to change what it creates, and give the
+ * subclass to the factory with {@link OrderedRetryContainerFactory#setComponentFactory};
+ * in a Spring Boot application, a bean of this type is given to the auto-configured
+ * factory. spring-kafka's {@code RetryTopicComponentFactory} does the same for its retry
+ * topics.
  *
  * @since 0.1.0
  */
@@ -57,7 +58,8 @@ public class OrderedRetryComponentFactory {
 
 	/**
 	 * The outage breaker of a listener whose outage mode is enabled; it observes the
-	 * listener's handlers, and the container holds the listener's records while it is open.
+	 * listener's handlers, and the container holds the listener's records while it is
+	 * open.
 	 * @param endpoint the listener
 	 * @param settings its outage mode
 	 * @param classifier tells permanent failures from transient ones
@@ -72,10 +74,10 @@ public class OrderedRetryComponentFactory {
 	/**
 	 * The router of a ladder of a listener.
 	 * @param endpoint the listener
-	 * @param router the router as the container factory configured it: the ladder's locks and
-	 * publisher in the factory's dual-write mode, the listener's handler, and the factory's
-	 * classifier, clock, observers, jitter and faults; an override may change parts before it
-	 * builds it
+	 * @param router the router as the container factory configured it: the ladder's locks
+	 * and publisher in the factory's dual-write mode, the listener's handler, and the
+	 * factory's classifier, clock, observers, jitter and faults; an override may change
+	 * parts before it builds it
 	 * @return the router, built
 	 */
 	public StageRouter stageRouter(ListenerEndpoint endpoint, StageRouter.Builder router) {

@@ -5,8 +5,8 @@ import io.github.kafkaresilience.container.OrderedRetryContainer;
 /**
  * Customizes each {@link OrderedRetryContainer} an {@link OrderedRetryContainerFactory}
  * creates, before it starts, as spring-kafka's {@code ContainerCustomizer} does for a
- * {@code @KafkaListener}'s container. Beans of this type are applied to the auto-configured
- * factory in their {@code @Order}.
+ * {@code @KafkaListener}'s container. Beans of this type are applied to the
+ * auto-configured factory in their {@code @Order}.
  *
  * @since 0.1.0
  */

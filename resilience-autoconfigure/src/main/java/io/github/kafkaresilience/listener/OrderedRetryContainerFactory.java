@@ -50,12 +50,12 @@ import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 
 /**
- * Creates the {@link OrderedRetryContainer} of an {@code @OrderedRetryListener} endpoint, as
- * spring-kafka's listener container factory does for a {@code @KafkaListener}: with its
- * settings, its dual-write strategy, its observers and the customizers, applied in order. An
- * application gets one, {@code orderedRetryContainerFactory}, configured from
- * {@code kafka.resilience.*}; a listener that names another in {@code containerFactory} gets
- * that one's. Another factory is made the way Spring Boot makes the first:
+ * Creates the {@link OrderedRetryContainer} of an {@code @OrderedRetryListener} endpoint,
+ * as spring-kafka's listener container factory does for a {@code @KafkaListener}: with
+ * its settings, its dual-write strategy, its observers and the customizers, applied in
+ * order. An application gets one, {@code orderedRetryContainerFactory}, configured from
+ * {@code kafka.resilience.*}; a listener that names another in {@code containerFactory}
+ * gets that one's. Another factory is made the way Spring Boot makes the first:
  * <pre class="code">
  * &#64;Bean
  * OrderedRetryContainerFactory transactional(OrderedRetryContainerFactoryConfigurer configurer) {
@@ -64,10 +64,9 @@ import org.springframework.kafka.support.converter.RecordMessageConverter;
  *     factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION));
  *     return factory;
  * }
- * </pre>
- * The parts of each container, its ladders' topics, lock registries and routers, its outage
- * breaker and its reaping, come from an {@link OrderedRetryComponentFactory}, which an
- * application may override.
+ * </pre> The parts of each container, its ladders' topics, lock registries and routers,
+ * its outage breaker and its reaping, come from an {@link OrderedRetryComponentFactory},
+ * which an application may override.
  *
  * @since 0.1.0
  */
@@ -118,6 +117,7 @@ public class OrderedRetryContainerFactory {
 
 	/**
 	 * How zombie locks are reaped.
+	 *
 	 * @param interval how often each listener looks for zombie locks
 	 * @param grace how long a lock must be unchanged before it may be reaped
 	 * @param admins creates the admin client a listener's reapers share
@@ -149,14 +149,15 @@ public class OrderedRetryContainerFactory {
 		 * @param endpoint the listener, whose method takes a batch
 		 * @param mainTopic the main topic
 		 * @param failure what a call that fails without naming its failed record means
-		 * @param attemptTimeout how long a call's result is waited for before the call fails
+		 * @param attemptTimeout how long a call's result is waited for before the call
+		 * fails
 		 * @return the handler
 		 */
 		default AsyncBatchHandler createAsyncBatch(ListenerEndpoint endpoint, String mainTopic,
 				BatchSettings.Failure failure, Duration attemptTimeout) {
-			throw new UnsupportedOperationException(getClass().getName() + " creates no batch handlers whose results "
-					+ "complete later; listener '" + endpoint.id() + "' returns "
-					+ endpoint.method().getReturnType().getSimpleName());
+			throw new UnsupportedOperationException(
+					getClass().getName() + " creates no batch handlers whose results " + "complete later; listener '"
+							+ endpoint.id() + "' returns " + endpoint.method().getReturnType().getSimpleName());
 		}
 
 		/**
@@ -171,19 +172,23 @@ public class OrderedRetryContainerFactory {
 		 */
 		default AsyncRecordHandler createAsync(ListenerEndpoint endpoint, String mainTopic, Duration attemptTimeout,
 				RecordPublisher replies) {
-			throw new UnsupportedOperationException(getClass().getName() + " creates no handlers whose results "
-					+ "complete later; listener '" + endpoint.id() + "' returns " + endpoint.method().getReturnType().getSimpleName());
+			throw new UnsupportedOperationException(
+					getClass().getName() + " creates no handlers whose results " + "complete later; listener '"
+							+ endpoint.id() + "' returns " + endpoint.method().getReturnType().getSimpleName());
 		}
 
 		/**
 		 * Handlers that invoke each listener's method as spring-kafka invokes a record
 		 * {@code @KafkaListener} method, after deserializing its records with the
-		 * application's deserializers, once per idempotency key where the listener asks for it.
-		 * @param kafkaListenerProcessor the application's {@code @KafkaListener} processor,
-		 * whose handler-method factory is used, or {@code null} for spring-kafka's default;
-		 * asked for once, when the first handler is created
-		 * @param messageConverter the application's record message converter, or {@code null}
-		 * @param consumerFactory the application's consumer factory, whose deserializers are used
+		 * application's deserializers, once per idempotency key where the listener asks
+		 * for it.
+		 * @param kafkaListenerProcessor the application's {@code @KafkaListener}
+		 * processor, whose handler-method factory is used, or {@code null} for
+		 * spring-kafka's default; asked for once, when the first handler is created
+		 * @param messageConverter the application's record message converter, or
+		 * {@code null}
+		 * @param consumerFactory the application's consumer factory, whose deserializers
+		 * are used
 		 * @param idempotencyGuards the guards of the listeners that ask for idempotency
 		 * @return the factory
 		 */
@@ -196,9 +201,10 @@ public class OrderedRetryContainerFactory {
 		}
 
 		/**
-		 * As {@link #invokingListenerMethods(Supplier, Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
-		 * with the producer factory whose serializers serialize the replies of {@code @SendTo}
-		 * methods.
+		 * As
+		 * {@link #invokingListenerMethods(Supplier, Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
+		 * with the producer factory whose serializers serialize the replies of
+		 * {@code @SendTo} methods.
 		 * @param producerFactory the application's producer factory
 		 */
 		static RecordHandlerFactory invokingListenerMethods(
@@ -211,10 +217,12 @@ public class OrderedRetryContainerFactory {
 		}
 
 		/**
-		 * As {@link #invokingListenerMethods(Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
+		 * As
+		 * {@link #invokingListenerMethods(Supplier, Supplier, ConsumerFactory, IdempotencyGuards)},
 		 * with the batch message converter a batch listener's records are converted with.
 		 * @param batchMessageConverter the application's batch message converter, or
-		 * {@code null} for a {@code BatchMessagingMessageConverter} over the record converter
+		 * {@code null} for a {@code BatchMessagingMessageConverter} over the record
+		 * converter
 		 */
 		static RecordHandlerFactory invokingListenerMethods(
 				Supplier<@Nullable KafkaListenerAnnotationBeanPostProcessor<?, ?>> kafkaListenerProcessor,
@@ -227,7 +235,10 @@ public class OrderedRetryContainerFactory {
 
 	}
 
-	/** Creates what observes the attempts of an endpoint's records on one of its main topics. */
+	/**
+	 * Creates what observes the attempts of an endpoint's records on one of its main
+	 * topics.
+	 */
 	@FunctionalInterface
 	public interface AttemptObservationFactory {
 
@@ -237,19 +248,20 @@ public class OrderedRetryContainerFactory {
 
 	/**
 	 * What every container of an application shares.
+	 *
 	 * @param lockCoordinator the lock registries of this instance
 	 * @param ladderTopics names and provisions the ladders' topics
 	 * @param publisher publishes to the ladders' topics in {@code compensate} mode
-	 * @param syncBarrier keeps freshly assigned partitions paused until their locks are current
+	 * @param syncBarrier keeps freshly assigned partitions paused until their locks are
+	 * current
 	 * @param handlers creates the handlers of the listeners' methods
 	 * @param consumerClients creates consumers from the application's settings
 	 * @param producerClients creates producers from the application's settings
 	 * @param instanceId this instance's id
 	 */
 	public record Engine(LockCoordinator lockCoordinator, LadderTopics ladderTopics, LadderPublisher publisher,
-			SyncBarrier syncBarrier,
-			RecordHandlerFactory handlers, ConsumerClients consumerClients, ProducerClients producerClients,
-			String instanceId) {
+			SyncBarrier syncBarrier, RecordHandlerFactory handlers, ConsumerClients consumerClients,
+			ProducerClients producerClients, String instanceId) {
 	}
 
 	/** What every container of this factory shares with the application's others. */
@@ -257,7 +269,10 @@ public class OrderedRetryContainerFactory {
 		this.engine = engine;
 	}
 
-	/** How the containers consume; a listener's {@code concurrency} overrides the one here. */
+	/**
+	 * How the containers consume; a listener's {@code concurrency} overrides the one
+	 * here.
+	 */
 	public void setContainerSettings(ContainerSettings containerSettings) {
 		this.containerSettings = containerSettings;
 	}
@@ -276,9 +291,10 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * How long a listener method's result that completes later (a {@code CompletableFuture},
-	 * a {@code Mono}, a Kotlin {@code suspend} function) is waited for before its attempt
-	 * fails; a listener's {@code attemptTimeout} overrides it. Positive.
+	 * How long a listener method's result that completes later (a
+	 * {@code CompletableFuture}, a {@code Mono}, a Kotlin {@code suspend} function) is
+	 * waited for before its attempt fails; a listener's {@code attemptTimeout} overrides
+	 * it. Positive.
 	 */
 	public void setAttemptTimeout(Duration attemptTimeout) {
 		if (attemptTimeout.isZero() || attemptTimeout.isNegative()) {
@@ -298,14 +314,17 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * The stage delays of listeners that name none; none at all sends every record that fails
-	 * to the dead-letter topic.
+	 * The stage delays of listeners that name none; none at all sends every record that
+	 * fails to the dead-letter topic.
 	 */
 	public void setDelays(List<Duration> delays) {
 		this.delays = List.copyOf(delays);
 	}
 
-	/** The attempts of listeners that name none; {@code null} for one more than the stages. */
+	/**
+	 * The attempts of listeners that name none; {@code null} for one more than the
+	 * stages.
+	 */
 	public void setMaxAttempts(@Nullable Integer maxAttempts) {
 		this.maxAttempts = maxAttempts;
 	}
@@ -321,8 +340,9 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * The outage mode of each listener, by listener id: while its breaker is open, a listener
-	 * holds its records instead of moving them into the ladder. By default no listener holds.
+	 * The outage mode of each listener, by listener id: while its breaker is open, a
+	 * listener holds its records instead of moving them into the ladder. By default no
+	 * listener holds.
 	 */
 	public void setOutageSettings(Function<String, OutageSettings> outageSettings) {
 		this.outageSettings = outageSettings;
@@ -377,8 +397,9 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * Makes containers publish a {@code ListenerContainerIdleEvent} when they have received no
-	 * record for this long, as {@code spring.kafka.listener.idle-event-interval} does.
+	 * Makes containers publish a {@code ListenerContainerIdleEvent} when they have
+	 * received no record for this long, as
+	 * {@code spring.kafka.listener.idle-event-interval} does.
 	 */
 	public void setIdleEventInterval(@Nullable Duration idleEventInterval) {
 		this.idleEventInterval = idleEventInterval;
@@ -395,8 +416,9 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * Creates the parts of each container: its ladders' topics, lock registries and routers,
-	 * its outage breaker and its reaping. By default a plain {@link OrderedRetryComponentFactory}.
+	 * Creates the parts of each container: its ladders' topics, lock registries and
+	 * routers, its outage breaker and its reaping. By default a plain
+	 * {@link OrderedRetryComponentFactory}.
 	 */
 	public void setComponentFactory(OrderedRetryComponentFactory componentFactory) {
 		this.componentFactory = componentFactory;
@@ -466,13 +488,13 @@ public class OrderedRetryContainerFactory {
 			Object required = settings.get(name);
 			if (required != null && !required.toString().equals(value)) {
 				throw new IllegalStateException("Listener '" + endpoint.id() + "' sets " + name + "=" + value
-						+ " in its properties, but its dual-write mode " + getDualWrite().mode() + " needs " + name + "="
-						+ required);
+						+ " in its properties, but its dual-write mode " + getDualWrite().mode() + " needs " + name
+						+ "=" + required);
 			}
 			settings.put(name, value);
 		});
-		return new ListenerConsumers(engine().consumerClients(), endpoint.id(), endpoint.groupId(), engine().instanceId(),
-				settings);
+		return new ListenerConsumers(engine().consumerClients(), endpoint.id(), endpoint.groupId(),
+				engine().instanceId(), settings);
 	}
 
 	/**
@@ -480,8 +502,8 @@ public class OrderedRetryContainerFactory {
 	 * {@link LadderTopics#checkOwnership}.
 	 * @param endpoint the listener
 	 * @param plans its ladders, provisioned
-	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
-	 * latest records
+	 * @param timeout how long the check may wait for a lock tailer to catch up, and for
+	 * the latest records
 	 */
 	public void checkOwnership(ListenerEndpoint endpoint, List<LadderPlan> plans, Duration timeout) {
 		Supplier<Consumer<byte[], byte[]>> consumers = consumers(endpoint).ownershipCheck();
@@ -494,15 +516,16 @@ public class OrderedRetryContainerFactory {
 	}
 
 	/**
-	 * Creates the container of an endpoint from the parts the
-	 * {@link #setComponentFactory component factory} creates: its ladders' topics provisioned,
-	 * their lock registries (their tailers started) and a router per main topic, its outage
-	 * breaker and its reaping; the container is not started.
+	 * Creates the container of an endpoint from the parts the {@link #setComponentFactory
+	 * component factory} creates: its ladders' topics provisioned, their lock registries
+	 * (their tailers started) and a router per main topic, its outage breaker and its
+	 * reaping; the container is not started.
 	 * @param endpoint the listener
 	 * @param events where the container publishes its events, or {@code null}
 	 * @return the container, customized
 	 */
-	public OrderedRetryContainer createContainer(ListenerEndpoint endpoint, @Nullable ApplicationEventPublisher events) {
+	public OrderedRetryContainer createContainer(ListenerEndpoint endpoint,
+			@Nullable ApplicationEventPublisher events) {
 		ContainerSettings settings = getContainerSettings();
 		if (endpoint.concurrency() != null) {
 			settings = settings.withConcurrency(endpoint.concurrency());
@@ -523,8 +546,8 @@ public class OrderedRetryContainerFactory {
 			ladders.add(route);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 			if (endpoint.batch() && endpoint.async()) {
-				AsyncBatchHandler handler = engine().handlers().createAsyncBatch(endpoint, topic,
-						this.batchSettings.failure(), attemptTimeout(endpoint));
+				AsyncBatchHandler handler = engine().handlers()
+					.createAsyncBatch(endpoint, topic, this.batchSettings.failure(), attemptTimeout(endpoint));
 				asyncBatchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 			else if (endpoint.batch()) {
@@ -532,16 +555,16 @@ public class OrderedRetryContainerFactory {
 				batchHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 			else if (endpoint.async()) {
-				AsyncRecordHandler handler = engine().handlers().createAsync(endpoint, topic, attemptTimeout(endpoint),
-						writes.publisher());
+				AsyncRecordHandler handler = engine().handlers()
+					.createAsync(endpoint, topic, attemptTimeout(endpoint), writes.publisher());
 				asyncHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 		}
 		OrderedRetryContainer.Reaping reaping = (this.reaper != null)
 				? this.componentFactory.reaping(endpoint, ladders, this.reaper, this.clock, this.observer) : null;
 		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes,
-				new OrderedRetryContainer.Consumers(consumers.listener(), consumers.retries()),
-				engine().syncBarrier(), this.rebalanceListener, settings, this.clock, reaping, this.observer, writes);
+				new OrderedRetryContainer.Consumers(consumers.listener(), consumers.retries()), engine().syncBarrier(),
+				this.rebalanceListener, settings, this.clock, reaping, this.observer, writes);
 		if (this.parking) {
 			container.parkWith(consumers.rereader());
 		}
@@ -554,8 +577,7 @@ public class OrderedRetryContainerFactory {
 			}
 		}
 		else if (endpoint.async()) {
-			container.runAsync(asyncHandlers,
-					endpoint.replyTopic() != null && writes.mode() == DualWrite.TRANSACTION);
+			container.runAsync(asyncHandlers, endpoint.replyTopic() != null && writes.mode() == DualWrite.TRANSACTION);
 		}
 		if (breaker != null) {
 			container.holdOnOutage(breaker);
@@ -567,13 +589,16 @@ public class OrderedRetryContainerFactory {
 		return container;
 	}
 
-	/** How an endpoint's batches are gathered: this factory's settings, with its own size if it sets one. */
+	/**
+	 * How an endpoint's batches are gathered: this factory's settings, with its own size
+	 * if it sets one.
+	 */
 	public BatchSettings batchSettings(ListenerEndpoint endpoint) {
 		return (endpoint.batchSize() != null) ? this.batchSettings.withSize(endpoint.batchSize()) : this.batchSettings;
 	}
 
-	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,
-			@Nullable OutageBreaker breaker) {
+	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan,
+			DualWriteStrategy.Writes writes, @Nullable OutageBreaker breaker) {
 		String topic = plan.mainTopic();
 		LadderTopics.Provisioned provisioned = this.componentFactory.provision(ladderTopics(), plan);
 		engine().publisher().allowRecordsOf(topic, provisioned.maxMessageBytes());

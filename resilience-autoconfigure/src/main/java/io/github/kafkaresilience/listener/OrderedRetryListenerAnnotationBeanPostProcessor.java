@@ -33,9 +33,10 @@ import org.springframework.util.StringUtils;
 
 /**
  * Finds {@code @OrderedRetryListener} methods on beans, refuses those whose parameters or
- * return type make no sense here (an acknowledgment, the consumer, a batch, a result completed
- * later), resolves their attributes ({@code ${...}} placeholders and {@code #{...}}
- * expressions) and registers them with the {@link OrderedRetryListenerRegistry}.
+ * return type make no sense here (an acknowledgment, the consumer, a batch, a result
+ * completed later), resolves their attributes ({@code ${...}} placeholders and
+ * {@code #{...}} expressions) and registers them with the
+ * {@link OrderedRetryListenerRegistry}.
  *
  * @since 0.1.0
  */
@@ -89,17 +90,16 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 					+ " but is no batch listener; set batch = \"true\" or remove batchSize");
 		}
 		String attemptTimeoutText = resolve(annotation.attemptTimeout());
-		Duration attemptTimeout = StringUtils.hasText(attemptTimeoutText) ? parseDuration(attemptTimeoutText.trim(),
-				"attemptTimeout", where)
-				: null;
+		Duration attemptTimeout = StringUtils.hasText(attemptTimeoutText)
+				? parseDuration(attemptTimeoutText.trim(), "attemptTimeout", where) : null;
 		if (attemptTimeout != null && !AsyncResults.isAsync(method)) {
 			throw new IllegalStateException(where + " has attemptTimeout " + attemptTimeoutText.trim() + " but returns "
 					+ method.getReturnType().getSimpleName() + ", not a result that completes later; remove "
 					+ "attemptTimeout, or return a CompletableFuture, a CompletionStage or a Mono");
 		}
 		if (attemptTimeout != null && (attemptTimeout.isZero() || attemptTimeout.isNegative())) {
-			throw new IllegalStateException(where + " has attemptTimeout " + attemptTimeoutText.trim()
-					+ "; it must be positive");
+			throw new IllegalStateException(
+					where + " has attemptTimeout " + attemptTimeoutText.trim() + "; it must be positive");
 		}
 		String id = resolve(annotation.id());
 		if (!StringUtils.hasText(id)) {
@@ -145,9 +145,9 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	/**
 	 * The topic of a method's {@code @SendTo}, resolved as spring-kafka resolves a
-	 * {@code @KafkaListener}'s: placeholders and {@code #{...}} now, a {@code !{...}} expression
-	 * per reply; empty for the request's {@code KafkaHeaders.REPLY_TOPIC}; {@code null} without
-	 * {@code @SendTo}.
+	 * {@code @KafkaListener}'s: placeholders and {@code #{...}} now, a {@code !{...}}
+	 * expression per reply; empty for the request's {@code KafkaHeaders.REPLY_TOPIC};
+	 * {@code null} without {@code @SendTo}.
 	 */
 	private @Nullable String replyTopic(Method method, String where) {
 		SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(method, SendTo.class);
@@ -163,7 +163,9 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return (topic != null) ? topic.trim() : "";
 	}
 
-	/** The {@code properties} of a listener, read as {@code @KafkaListener} reads its own. */
+	/**
+	 * The {@code properties} of a listener, read as {@code @KafkaListener} reads its own.
+	 */
 	private Map<String, String> consumerProperties(String[] entries, String where) {
 		Properties properties = new Properties();
 		for (String entry : entries) {
@@ -191,8 +193,8 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 			return DurationStyle.detectAndParse(text);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(where + " has " + attribute + " '" + text
-					+ "', which is not a duration (use 30s, 5m, 1h)", ex);
+			throw new IllegalStateException(
+					where + " has " + attribute + " '" + text + "', which is not a duration (use 30s, 5m, 1h)", ex);
 		}
 	}
 
@@ -203,8 +205,8 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
 			case "true" -> true;
 			case "false" -> false;
-			default -> throw new IllegalStateException(where + " has " + attribute + " '" + text
-					+ "', which is neither true nor false");
+			default -> throw new IllegalStateException(
+					where + " has " + attribute + " '" + text + "', which is neither true nor false");
 		};
 	}
 
@@ -215,7 +217,8 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		try {
 			int value = Integer.parseInt(text.trim());
 			if (value < min) {
-				throw new IllegalStateException(where + " has " + attribute + " " + value + " but it must be at least " + min);
+				throw new IllegalStateException(
+						where + " has " + attribute + " " + value + " but it must be at least " + min);
 			}
 			return value;
 		}

@@ -25,8 +25,8 @@ import org.springframework.kafka.support.converter.RecordMessageConverter;
 /**
  * Holds the {@code @OrderedRetryListener} endpoints found in the context and runs their
  * containers: each is created by its {@link OrderedRetryContainerFactory} (the one its
- * {@code containerFactory} names, or the default one), which provisions the ladders and starts
- * their lock tailers; the registry starts, pauses, resumes and stops them.
+ * {@code containerFactory} names, or the default one), which provisions the ladders and
+ * starts their lock tailers; the registry starts, pauses, resumes and stops them.
  *
  * @since 0.1.0
  */
@@ -61,8 +61,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	/**
 	 * @param defaultFactory creates the containers of listeners that name no factory
-	 * @param factories the factory of a given bean name, for listeners that name one; fails
-	 * when there is none
+	 * @param factories the factory of a given bean name, for listeners that name one;
+	 * fails when there is none
 	 */
 	public OrderedRetryListenerRegistry(OrderedRetryContainerFactory defaultFactory,
 			Function<String, OrderedRetryContainerFactory> factories) {
@@ -72,11 +72,11 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Checks at the first start that no other consumer group wrote to the listeners' ladder
-	 * topics; see {@link LadderTopics#checkOwnership}. Without it, records of other groups are
-	 * only skipped and counted as they are read.
-	 * @param timeout how long the check may wait for a lock tailer to catch up, and for the
-	 * latest records
+	 * Checks at the first start that no other consumer group wrote to the listeners'
+	 * ladder topics; see {@link LadderTopics#checkOwnership}. Without it, records of
+	 * other groups are only skipped and counted as they are read.
+	 * @param timeout how long the check may wait for a lock tailer to catch up, and for
+	 * the latest records
 	 */
 	public synchronized void checkOwnershipAtStartup(Duration timeout) {
 		this.ownershipCheckTimeout = timeout;
@@ -104,8 +104,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Registers an endpoint; called while the context starts. Listeners of different consumer
-	 * groups may consume one topic: each group has a ladder of its own.
+	 * Registers an endpoint; called while the context starts. Listeners of different
+	 * consumer groups may consume one topic: each group has a ladder of its own.
 	 * @throws IllegalStateException when its id is taken, or one of its topics is already
 	 * consumed in its group
 	 */
@@ -116,8 +116,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		}
 		for (ListenerEndpoint other : this.endpoints) {
 			if (other.id().equals(endpoint.id())) {
-				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id() + "' ("
-						+ other.method() + " and " + endpoint.method() + "); give each a distinct id");
+				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id()
+						+ "' (" + other.method() + " and " + endpoint.method() + "); give each a distinct id");
 			}
 			if (!other.groupId().equals(endpoint.groupId())) {
 				continue;
@@ -139,13 +139,19 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		return List.copyOf(this.endpoints);
 	}
 
-	/** Calls {@code listener} with every container created so far and with each one created later. */
+	/**
+	 * Calls {@code listener} with every container created so far and with each one
+	 * created later.
+	 */
 	public synchronized void onContainer(java.util.function.Consumer<OrderedRetryContainer> listener) {
 		this.containerListeners.add(listener);
 		this.containers.values().forEach(listener);
 	}
 
-	/** The ladders of a listener, one per topic it consumes; empty before the listener started. */
+	/**
+	 * The ladders of a listener, one per topic it consumes; empty before the listener
+	 * started.
+	 */
 	public synchronized List<LadderPlan> plans(String listenerId) {
 		return this.plans.getOrDefault(listenerId, List.of());
 	}
@@ -160,8 +166,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Pauses a listener: it takes no new records, its running records finish and its waiting
-	 * ones wait; locks stay, so every key keeps its order. It stays in its consumer group.
+	 * Pauses a listener: it takes no new records, its running records finish and its
+	 * waiting ones wait; locks stay, so every key keeps its order. It stays in its
+	 * consumer group.
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
@@ -199,8 +206,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	private OrderedRetryContainer containerOrFail(String id) {
 		OrderedRetryContainer container = container(id);
 		if (container == null) {
-			throw new IllegalArgumentException("No @OrderedRetryListener has the id '" + id + "'"
-					+ (this.running ? "; listeners: " + this.containers.keySet() : " (the listeners have not started)"));
+			throw new IllegalArgumentException("No @OrderedRetryListener has the id '" + id + "'" + (this.running
+					? "; listeners: " + this.containers.keySet() : " (the listeners have not started)"));
 		}
 		return container;
 	}
@@ -230,8 +237,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Starts a listener, typically one whose {@code autoStartup} is false, once the registry
-	 * has started (it provisions the ladders and starts the lock tailers).
+	 * Starts a listener, typically one whose {@code autoStartup} is false, once the
+	 * registry has started (it provisions the ladders and starts the lock tailers).
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
@@ -240,8 +247,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Stops a listener: it finishes its running records, commits and leaves its group. Its
-	 * locks stay; another instance, or this one started again, goes on with them.
+	 * Stops a listener: it finishes its running records, commits and leaves its group.
+	 * Its locks stay; another instance, or this one started again, goes on with them.
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
@@ -251,8 +258,9 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	/**
 	 * Refuses to start when another group wrote to a ladder's topics, before any consumer
-	 * joins its group: it waits for the lock tailers to catch up once (the sync barrier would
-	 * hold every partition for as long) and reads the latest retry and dead-letter records.
+	 * joins its group: it waits for the lock tailers to catch up once (the sync barrier
+	 * would hold every partition for as long) and reads the latest retry and dead-letter
+	 * records.
 	 */
 	private void checkOwnership() {
 		if (this.ownershipCheckTimeout == null) {
@@ -276,8 +284,8 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * Whether the listeners start with the application context; off when the application runs
-	 * a one-off command such as a replay.
+	 * Whether the listeners start with the application context; off when the application
+	 * runs a one-off command such as a replay.
 	 */
 	public void setAutoStartup(boolean autoStartup) {
 		this.autoStartup = autoStartup;
@@ -294,12 +302,12 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	}
 
 	/**
-	 * The ladder of a consumer group on a main topic, as one of this application's listeners
-	 * names it (whether or not it runs).
+	 * The ladder of a consumer group on a main topic, as one of this application's
+	 * listeners names it (whether or not it runs).
 	 * @param group the consumer group, or {@code null} for the only group that consumes
 	 * {@code mainTopic} here
-	 * @throws IllegalArgumentException when no listener here consumes the topic in that group,
-	 * or several groups do and none was named
+	 * @throws IllegalArgumentException when no listener here consumes the topic in that
+	 * group, or several groups do and none was named
 	 */
 	public synchronized LadderPlan ladder(@Nullable String group, String mainTopic) {
 		return this.ladderPlans.ladder(this.endpoints, group, mainTopic);

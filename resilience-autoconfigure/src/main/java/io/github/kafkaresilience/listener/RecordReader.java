@@ -67,6 +67,7 @@ final class RecordReader {
 
 	/**
 	 * A record read.
+	 *
 	 * @param record the deserialized record, {@code null} for poison
 	 * @param poison the poison result, {@code null} when the record was read
 	 */

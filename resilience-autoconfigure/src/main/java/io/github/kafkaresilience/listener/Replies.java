@@ -22,12 +22,13 @@ import org.springframework.util.ClassUtils;
 
 /**
  * The replies of a {@code @SendTo} listener method, made as spring-kafka makes a
- * {@code @KafkaListener}'s: spring-kafka's listener adapter builds them (the reply topic from
- * {@code @SendTo} or the request's {@code KafkaHeaders.REPLY_TOPIC}, the correlation id, the
- * reply partition and the key, a {@code Message} the method returned) and sends them through
- * this template, which only takes them down; they are serialized with the application's
- * producer factory's serializers and sent by the library, as one more write of the record's
- * step, so that in {@code transaction} mode they commit with the record's offset.
+ * {@code @KafkaListener}'s: spring-kafka's listener adapter builds them (the reply topic
+ * from {@code @SendTo} or the request's {@code KafkaHeaders.REPLY_TOPIC}, the correlation
+ * id, the reply partition and the key, a {@code Message} the method returned) and sends
+ * them through this template, which only takes them down; they are serialized with the
+ * application's producer factory's serializers and sent by the library, as one more write
+ * of the record's step, so that in {@code transaction} mode they commit with the record's
+ * offset.
  */
 final class Replies extends KafkaTemplate<Object, Object> {
 
@@ -38,9 +39,10 @@ final class Replies extends KafkaTemplate<Object, Object> {
 	private final Serializer<Object> valueSerializer;
 
 	/**
-	 * @param producerFactory the application's producer factory: its serializers serialize the
-	 * replies; it makes no producer here
-	 * @param messageConverter converts a {@code Message} the method returned into a record
+	 * @param producerFactory the application's producer factory: its serializers
+	 * serialize the replies; it makes no producer here
+	 * @param messageConverter converts a {@code Message} the method returned into a
+	 * record
 	 */
 	@SuppressWarnings({ "this-escape", "unchecked" })
 	Replies(ProducerFactory<?, ?> producerFactory, RecordMessageConverter messageConverter) {
@@ -67,8 +69,8 @@ final class Replies extends KafkaTemplate<Object, Object> {
 		}
 		List<ProducerRecord<byte[], byte[]>> serialized = new ArrayList<>(records.size());
 		for (ProducerRecord<Object, Object> record : records) {
-			byte[] key = (record.key() != null) ? this.keySerializer.serialize(record.topic(), record.headers(), record.key())
-					: null;
+			byte[] key = (record.key() != null)
+					? this.keySerializer.serialize(record.topic(), record.headers(), record.key()) : null;
 			byte[] value = (record.value() != null)
 					? this.valueSerializer.serialize(record.topic(), record.headers(), record.value()) : null;
 			serialized.add(new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), key, value,
@@ -91,8 +93,8 @@ final class Replies extends KafkaTemplate<Object, Object> {
 	}
 
 	/**
-	 * The application's key or value serializer: the one its producer factory supplies, or
-	 * else one of the configured class (a {@link ByteArraySerializer} when none is
+	 * The application's key or value serializer: the one its producer factory supplies,
+	 * or else one of the configured class (a {@link ByteArraySerializer} when none is
 	 * configured), configured with the factory's properties.
 	 */
 	@SuppressWarnings("unchecked")

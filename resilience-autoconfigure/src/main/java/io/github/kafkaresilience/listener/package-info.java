@@ -1,7 +1,7 @@
 /**
- * The listener side: annotation processing, the endpoints it finds, the invocation of listener
- * methods through spring-kafka's messaging infrastructure, and the registry that creates and
- * runs a container for each listener.
+ * The listener side: annotation processing, the endpoints it finds, the invocation of
+ * listener methods through spring-kafka's messaging infrastructure, and the registry that
+ * creates and runs a container for each listener.
  */
 @NullMarked
 package io.github.kafkaresilience.listener;

@@ -9,12 +9,12 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The pending operator commands of one lock topic (docs/PROTOCOL.md, rule 11), by command id
- * and by the lock they name. Like the lock table it is versioned by the offset of each
- * command's record, so that this instance's own writes apply at once and the older records the
- * tailer reads later change nothing; a tombstone is remembered until the tailer has read past
- * it. Commands are rare (an operator's clicks), so plain maps do. Not thread-safe: the
- * {@link LockTable} that holds it guards it.
+ * The pending operator commands of one lock topic (docs/PROTOCOL.md, rule 11), by command
+ * id and by the lock they name. Like the lock table it is versioned by the offset of each
+ * command's record, so that this instance's own writes apply at once and the older
+ * records the tailer reads later change nothing; a tombstone is remembered until the
+ * tailer has read past it. Commands are rare (an operator's clicks), so plain maps do.
+ * Not thread-safe: the {@link LockTable} that holds it guards it.
  */
 final class CommandBook {
 
@@ -45,7 +45,10 @@ final class CommandBook {
 		return true;
 	}
 
-	/** Forgets the tombstones of a partition below the tailer's position: no older record can follow. */
+	/**
+	 * Forgets the tombstones of a partition below the tailer's position: no older record
+	 * can follow.
+	 */
 	void tailerReached(int partition, long position) {
 		this.byId.values().removeIf((v) -> v.command() == null && v.partition() == partition && v.offset() < position);
 	}
@@ -71,8 +74,8 @@ final class CommandBook {
 	}
 
 	/**
-	 * The command to act on for {@code lock}: the first written of those that apply to it as it
-	 * is now, or {@code null}.
+	 * The command to act on for {@code lock}: the first written of those that apply to it
+	 * as it is now, or {@code null}.
 	 */
 	@Nullable OperatorCommand commandFor(Lock lock) {
 		List<OperatorCommand> commands = this.byLock.get(lock.id());

@@ -12,8 +12,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Reads and writes operator command records (docs/PROTOCOL.md, rule 11): the Kafka key is
- * {@code cmd:<id>}, the headers are a lock record's (business key, writer, owning group), and
- * the value is a small versioned JSON document; a tombstone ends the command.
+ * {@code cmd:<id>}, the headers are a lock record's (business key, writer, owning group),
+ * and the value is a small versioned JSON document; a tombstone ends the command.
  *
  * @since 0.1.0
  */
@@ -45,7 +45,8 @@ public final class CommandCodec {
 	 * @param partition the lock partition the record was read from
 	 * @param headers the record headers (must hold the business key)
 	 * @param value the record value, not a tombstone
-	 * @throws IllegalArgumentException when the record is not a command this codec understands
+	 * @throws IllegalArgumentException when the record is not a command this codec
+	 * understands
 	 */
 	public static OperatorCommand decode(String recordKey, int partition, Headers headers, byte[] value) {
 		if (!OperatorCommand.isCommandKey(recordKey)) {
@@ -54,15 +55,16 @@ public final class CommandCodec {
 		String id = recordKey.substring(OperatorCommand.KEY_PREFIX.length());
 		Bytes key = LockCodec.businessKey(headers);
 		if (key == null) {
-			throw new IllegalArgumentException("Command record '" + recordKey + "' has no '" + LockCodec.BUSINESS_KEY
-					+ "' header");
+			throw new IllegalArgumentException(
+					"Command record '" + recordKey + "' has no '" + LockCodec.BUSINESS_KEY + "' header");
 		}
 		JsonNode doc;
 		try {
 			doc = MAPPER.readTree(value);
 		}
 		catch (JacksonException ex) {
-			throw new IllegalArgumentException("Command record '" + recordKey + "' is not JSON: " + ex.getMessage(), ex);
+			throw new IllegalArgumentException("Command record '" + recordKey + "' is not JSON: " + ex.getMessage(),
+					ex);
 		}
 		if (doc == null || !doc.isObject()) {
 			throw new IllegalArgumentException("Command record '" + recordKey + "' is not a JSON object");
@@ -81,8 +83,8 @@ public final class CommandCodec {
 					requested);
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalArgumentException("Command record '" + recordKey + "' is not a valid command: "
-					+ ex.getMessage(), ex);
+			throw new IllegalArgumentException(
+					"Command record '" + recordKey + "' is not a valid command: " + ex.getMessage(), ex);
 		}
 	}
 

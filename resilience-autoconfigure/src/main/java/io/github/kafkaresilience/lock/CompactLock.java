@@ -7,13 +7,13 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A live lock as a {@link LockTable} stores it: the fields of a {@link Lock} as primitives in
- * one object, with the version bookkeeping of {@link LockVersion}. A {@code Lock} holds a
- * string id, a {@code Bytes} around the key, an {@code Instant}, a boxed offset and a
- * {@code Position}, five objects besides itself; this holds the id as two longs, the key's
- * bytes (one array shared by the live locks of a key) and nothing else, except the failure of
- * a move in flight, which is rare and short-lived and kept as it came. {@link #toLock()} gives
- * back an equal {@code Lock}.
+ * A live lock as a {@link LockTable} stores it: the fields of a {@link Lock} as
+ * primitives in one object, with the version bookkeeping of {@link LockVersion}. A
+ * {@code Lock} holds a string id, a {@code Bytes} around the key, an {@code Instant}, a
+ * boxed offset and a {@code Position}, five objects besides itself; this holds the id as
+ * two longs, the key's bytes (one array shared by the live locks of a key) and nothing
+ * else, except the failure of a move in flight, which is rare and short-lived and kept as
+ * it came. {@link #toLock()} gives back an equal {@code Lock}.
  */
 final class CompactLock extends LockVersion {
 
@@ -28,10 +28,14 @@ final class CompactLock extends LockVersion {
 
 	final int stage;
 
-	/** {@code at} when the lock is confirmed; the offset of {@code from} while it moves. */
+	/**
+	 * {@code at} when the lock is confirmed; the offset of {@code from} while it moves.
+	 */
 	private final long stageOffset;
 
-	/** The stage of {@code from} while the lock moves, {@link #NONE} when it is confirmed. */
+	/**
+	 * The stage of {@code from} while the lock moves, {@link #NONE} when it is confirmed.
+	 */
 	private final int fromStage;
 
 	private final int retryCount;
@@ -42,7 +46,10 @@ final class CompactLock extends LockVersion {
 
 	private final int updatedNanos;
 
-	/** A replay's entry, {@link #NONE} for a record born in the main topic: {@link Lock#sequence()}. */
+	/**
+	 * A replay's entry, {@link #NONE} for a record born in the main topic:
+	 * {@link Lock#sequence()}.
+	 */
 	final long sequence;
 
 	/**
@@ -50,7 +57,8 @@ final class CompactLock extends LockVersion {
 	 * @param partition the lock partition of the record
 	 * @param offset the offset of the record
 	 * @param lock the lock the record holds
-	 * @param key the lock's key bytes, the array of another live lock of the key if it has one
+	 * @param key the lock's key bytes, the array of another live lock of the key if it
+	 * has one
 	 */
 	CompactLock(LockId id, int partition, long offset, Lock lock, byte[] key) {
 		super(id, partition, offset);
@@ -81,7 +89,10 @@ final class CompactLock extends LockVersion {
 		return this.originOffset == Lock.PENDING;
 	}
 
-	/** Whether this is the lock of the record born at {@code originOffset} of the main topic. */
+	/**
+	 * Whether this is the lock of the record born at {@code originOffset} of the main
+	 * topic.
+	 */
 	boolean isBornAt(long originOffset) {
 		return this.originOffset == originOffset && this.sequence == NONE;
 	}
@@ -93,7 +104,10 @@ final class CompactLock extends LockVersion {
 				: LockId.compare(this.idHigh, this.idLow, this.idText, other.idHigh, other.idLow, other.idText);
 	}
 
-	/** Orders by origin offset, then sequence; 0 for every lock of that origin and sequence. */
+	/**
+	 * Orders by origin offset, then sequence; 0 for every lock of that origin and
+	 * sequence.
+	 */
 	int compareByOrigin(long originOffset, long sequence) {
 		int byOffset = Long.compare(this.originOffset, originOffset);
 		return (byOffset != 0) ? byOffset : Long.compare(this.sequence, sequence);

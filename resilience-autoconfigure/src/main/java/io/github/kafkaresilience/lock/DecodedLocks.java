@@ -4,9 +4,10 @@ import java.util.AbstractList;
 import java.util.RandomAccess;
 
 /**
- * Locks of a {@link LockTable} as a list that turns each into a {@link Lock} when it is read:
- * a key with many locks or a snapshot of the whole table costs an array of references, not a
- * {@code Lock} per lock up front. The array is a copy, so the table may change meanwhile.
+ * Locks of a {@link LockTable} as a list that turns each into a {@link Lock} when it is
+ * read: a key with many locks or a snapshot of the whole table costs an array of
+ * references, not a {@code Lock} per lock up front. The array is a copy, so the table may
+ * change meanwhile.
  */
 final class DecodedLocks extends AbstractList<Lock> implements RandomAccess {
 

@@ -1,8 +1,8 @@
 package io.github.kafkaresilience.lock;
 
 /**
- * The failure that made a record move, kept with an in-flight move so that a move completed
- * after a crash writes the same error headers.
+ * The failure that made a record move, kept with an in-flight move so that a move
+ * completed after a crash writes the same error headers.
  *
  * @param errorClass {@code transient} or {@code permanent}
  * @param message the exception message (may be empty)

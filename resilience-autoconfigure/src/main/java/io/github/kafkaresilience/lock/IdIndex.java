@@ -1,8 +1,9 @@
 package io.github.kafkaresilience.lock;
 
 /**
- * The versions a {@link LockTable} remembers, by lock id: each live lock and each remembered
- * release. A live lock found here holds its key, which leads to the {@link KeyIndex}.
+ * The versions a {@link LockTable} remembers, by lock id: each live lock and each
+ * remembered release. A live lock found here holds its key, which leads to the
+ * {@link KeyIndex}.
  */
 final class IdIndex extends ProbingIndex<LockId> {
 
@@ -24,7 +25,10 @@ final class IdIndex extends ProbingIndex<LockId> {
 		add(version, version.idHash());
 	}
 
-	/** Puts {@code version} in {@code slot}, the slot of its id, or adds it when that is -1. */
+	/**
+	 * Puts {@code version} in {@code slot}, the slot of its id, or adds it when that is
+	 * -1.
+	 */
 	void put(int slot, LockVersion version) {
 		if (slot >= 0) {
 			replace(slot, version);

@@ -5,10 +5,11 @@ import java.time.Instant;
 import java.time.LocalDate;
 
 /**
- * Reads the times of lock records, which {@link Instant#toString()} wrote: the tailer reads
- * every lock record, and {@link Instant#parse} (a general {@code DateTimeFormatter}) took half
- * of its time in a failure storm. Text of exactly that form is read here; anything else goes
- * to {@link Instant#parse}, so what it accepts and refuses is unchanged.
+ * Reads the times of lock records, which {@link Instant#toString()} wrote: the tailer
+ * reads every lock record, and {@link Instant#parse} (a general
+ * {@code DateTimeFormatter}) took half of its time in a failure storm. Text of exactly
+ * that form is read here; anything else goes to {@link Instant#parse}, so what it accepts
+ * and refuses is unchanged.
  */
 final class InstantText {
 
@@ -17,13 +18,18 @@ final class InstantText {
 	private InstantText() {
 	}
 
-	/** The instant {@code text} names: {@code Instant.parse(text)}, faster for its own output. */
+	/**
+	 * The instant {@code text} names: {@code Instant.parse(text)}, faster for its own
+	 * output.
+	 */
 	static Instant parse(String text) {
 		Instant instant = parseCanonical(text);
 		return (instant != null) ? instant : Instant.parse(text);
 	}
 
-	/** {@code yyyy-MM-ddTHH:mm:ss[.f{1,9}]Z} with a year of four digits, or {@code null}. */
+	/**
+	 * {@code yyyy-MM-ddTHH:mm:ss[.f{1,9}]Z} with a year of four digits, or {@code null}.
+	 */
 	private static Instant parseCanonical(String text) {
 		int length = text.length();
 		if (length < 20 || length > 30 || text.charAt(4) != '-' || text.charAt(7) != '-' || text.charAt(10) != 'T'
@@ -57,7 +63,10 @@ final class InstantText {
 		}
 	}
 
-	/** The decimal number in {@code text[from, to)}, or -1 when a character is not a digit. */
+	/**
+	 * The decimal number in {@code text[from, to)}, or -1 when a character is not a
+	 * digit.
+	 */
 	private static int digits(String text, int from, int to) {
 		int value = 0;
 		for (int i = from; i < to; i++) {

@@ -7,9 +7,10 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The live locks of a {@link LockTable} by business key, each key's locks ordered by origin
- * ({@link Lock#BY_ORIGIN}). A key with one lock (almost every key) takes one slot holding that
- * lock; a key with more takes one slot holding a {@link Several}, an array sorted by origin.
+ * The live locks of a {@link LockTable} by business key, each key's locks ordered by
+ * origin ({@link Lock#BY_ORIGIN}). A key with one lock (almost every key) takes one slot
+ * holding that lock; a key with more takes one slot holding a {@link Several}, an array
+ * sorted by origin.
  */
 final class KeyIndex extends ProbingIndex<byte[]> {
 
@@ -24,8 +25,8 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 	}
 
 	/**
-	 * The key bytes to store for a new lock of {@code key}: the array the key's live locks
-	 * share if it has any, so that a key is held once.
+	 * The key bytes to store for a new lock of {@code key}: the array the key's live
+	 * locks share if it has any, so that a key is held once.
 	 */
 	byte[] sharedKey(Bytes key) {
 		int slot = slotOf(key.get(), key.hashCode());
@@ -63,7 +64,10 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 		}
 	}
 
-	/** The live locks of {@code key}, oldest origin first; allocates nothing when it has none. */
+	/**
+	 * The live locks of {@code key}, oldest origin first; allocates nothing when it has
+	 * none.
+	 */
 	List<Lock> locksOf(Bytes key) {
 		int slot = slotOf(key.get(), key.hashCode());
 		if (slot < 0) {
@@ -77,7 +81,9 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 		return new DecodedLocks(Arrays.copyOf(several.locks, several.size));
 	}
 
-	/** The live lock of the record born at {@code originOffset} of the main topic, if any. */
+	/**
+	 * The live lock of the record born at {@code originOffset} of the main topic, if any.
+	 */
 	@Nullable CompactLock bornAt(Bytes key, long originOffset) {
 		int slot = slotOf(key.get(), key.hashCode());
 		if (slot < 0) {
@@ -153,7 +159,9 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 			return true;
 		}
 
-		/** The index of {@code lock}, or where it would go: the first lock not before it. */
+		/**
+		 * The index of {@code lock}, or where it would go: the first lock not before it.
+		 */
 		private int insertionPoint(CompactLock lock) {
 			int low = 0;
 			int high = this.size;
@@ -169,7 +177,10 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 			return low;
 		}
 
-		/** The index of the first lock whose origin is not below ({@code originOffset}, {@code sequence}). */
+		/**
+		 * The index of the first lock whose origin is not below ({@code originOffset},
+		 * {@code sequence}).
+		 */
 		int firstFrom(long originOffset, long sequence) {
 			int low = 0;
 			int high = this.size;

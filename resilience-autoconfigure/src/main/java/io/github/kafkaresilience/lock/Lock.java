@@ -8,18 +8,18 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One live lock of a business key: the record born at {@code origin} in the main topic is in
- * the ladder. {@code at} is the offset of the record that carries the lock in the topic of
- * {@code stage}; while a move is in flight {@code at} is absent and {@code from} names the
- * record being moved.
+ * One live lock of a business key: the record born at {@code origin} in the main topic is
+ * in the ladder. {@code at} is the offset of the record that carries the lock in the
+ * topic of {@code stage}; while a move is in flight {@code at} is absent and {@code from}
+ * names the record being moved.
  * <p>
- * A dead letter replayed into the ladder was not born in the main topic at a place of its own:
- * its lock names the stage 1 offset where it entered ({@code entry}) and is <em>pending</em>
- * until the instance that owns its main-topic partition admits it, giving it the origin of
- * the main topic's last record it had taken and moving the entry to the end of stage 1
- * (docs/PROTOCOL.md, rule 2.0). Locks of a key are ordered by
- * origin offset, then entry (a replay comes after the main-topic record of the same origin),
- * then id; a pending lock comes after every admitted one.
+ * A dead letter replayed into the ladder was not born in the main topic at a place of its
+ * own: its lock names the stage 1 offset where it entered ({@code entry}) and is
+ * <em>pending</em> until the instance that owns its main-topic partition admits it,
+ * giving it the origin of the main topic's last record it had taken and moving the entry
+ * to the end of stage 1 (docs/PROTOCOL.md, rule 2.0). Locks of a key are ordered by
+ * origin offset, then entry (a replay comes after the main-topic record of the same
+ * origin), then id; a pending lock comes after every admitted one.
  *
  * @param id the lock id (a random UUID, the Kafka key of the lock record)
  * @param key the business key (raw record key bytes)
@@ -31,8 +31,8 @@ import org.jspecify.annotations.Nullable;
  * @param retryCount the {@code retry.count} of the carrying record
  * @param failure the failure that caused an in-flight move, if any
  * @param updated when this version was written
- * @param entry for the lock of a replayed dead letter, the offset in stage 1 where it entered
- * the ladder; {@code null} for a record born in the main topic
+ * @param entry for the lock of a replayed dead letter, the offset in stage 1 where it
+ * entered the ladder; {@code null} for a record born in the main topic
  * @since 0.1.0
  */
 public record Lock(String id, Bytes key, int originPartition, long originOffset, int stage, @Nullable Long at,
@@ -53,7 +53,8 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 			throw new IllegalArgumentException("A lock's stage starts at 1 but was " + stage);
 		}
 		if ((at == null) == (from == null)) {
-			throw new IllegalArgumentException("A lock has either 'at' or 'from', not " + ((at == null) ? "neither" : "both"));
+			throw new IllegalArgumentException(
+					"A lock has either 'at' or 'from', not " + ((at == null) ? "neither" : "both"));
 		}
 		if (originOffset == PENDING && entry == null) {
 			throw new IllegalArgumentException("Only the lock of a replayed dead letter is pending admission");
@@ -77,18 +78,20 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 		return new Lock(id, key, partition, PENDING, 1, entry, null, 0, null, now, entry);
 	}
 
-	/** Whether this is a replay's lock that its main-topic partition has not admitted yet. */
+	/**
+	 * Whether this is a replay's lock that its main-topic partition has not admitted yet.
+	 */
 	public boolean isPending() {
 		return this.originOffset == PENDING;
 	}
 
 	/**
-	 * This pending lock, admitted behind the main-topic record at {@code originOffset}, and
-	 * moving its entry record to the end of stage 1. Records of its key may have entered stage
-	 * 1 after the entry did (followers published since), and with this origin they come before
-	 * the replay; carried where it entered, the replay would sit before its predecessors in
-	 * stage 1 and could wait for a move whose source is queued behind it. Written again at the
-	 * end of the stage, it is behind every one of them.
+	 * This pending lock, admitted behind the main-topic record at {@code originOffset},
+	 * and moving its entry record to the end of stage 1. Records of its key may have
+	 * entered stage 1 after the entry did (followers published since), and with this
+	 * origin they come before the replay; carried where it entered, the replay would sit
+	 * before its predecessors in stage 1 and could wait for a move whose source is queued
+	 * behind it. Written again at the end of the stage, it is behind every one of them.
 	 */
 	public Lock admittedAfter(long originOffset, Instant now) {
 		if (!isPending()) {
@@ -98,7 +101,10 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 				this.retryCount, null, now, this.entry);
 	}
 
-	/** Tells apart locks of one origin offset: -1 for a main-topic record, the entry for a replay. */
+	/**
+	 * Tells apart locks of one origin offset: -1 for a main-topic record, the entry for a
+	 * replay.
+	 */
 	long sequence() {
 		return (this.entry != null) ? this.entry : -1;
 	}
@@ -131,7 +137,8 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 	}
 
 	/**
-	 * This lock with its move confirmed: the record now sits at {@code offset} of its stage.
+	 * This lock with its move confirmed: the record now sits at {@code offset} of its
+	 * stage.
 	 */
 	public Lock confirmedAt(long offset, Instant now) {
 		return new Lock(this.id, this.key, this.originPartition, this.originOffset, this.stage, offset, null,
@@ -143,7 +150,8 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 		String origin = isPending() ? "pending" : Long.toString(this.originOffset);
 		return "Lock[" + this.id + " origin=" + this.originPartition + "/" + origin
 				+ ((this.entry != null) ? " replay entry=" + this.entry : "") + " stage=" + this.stage
-				+ ((this.at != null) ? " at=" + this.at : " from=" + this.from) + " retryCount=" + this.retryCount + "]";
+				+ ((this.at != null) ? " at=" + this.at : " from=" + this.from) + " retryCount=" + this.retryCount
+				+ "]";
 	}
 
 }

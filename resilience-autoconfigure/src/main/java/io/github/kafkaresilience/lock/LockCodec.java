@@ -18,9 +18,9 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Reads and writes lock records: the Kafka key is the lock id, the headers carry the business
- * key, the writer's coordinator id and the owning group, and the value is a small versioned JSON document (a
- * tombstone releases the lock).
+ * Reads and writes lock records: the Kafka key is the lock id, the headers carry the
+ * business key, the writer's coordinator id and the owning group, and the value is a
+ * small versioned JSON document (a tombstone releases the lock).
  *
  * @since 0.1.0
  */
@@ -55,8 +55,8 @@ public final class LockCodec {
 	}
 
 	/**
-	 * The headers of a lock record or tombstone: the business key, the writer and the group
-	 * that owns the lock topic.
+	 * The headers of a lock record or tombstone: the business key, the writer and the
+	 * group that owns the lock topic.
 	 */
 	public static Headers headers(Bytes businessKey, String coordinatorId, Ownership owner) {
 		RecordHeaders headers = new RecordHeaders();
@@ -104,7 +104,8 @@ public final class LockCodec {
 	 * @param headers the record headers (must hold the business key)
 	 * @param value the record value, not a tombstone
 	 * @return the lock
-	 * @throws IllegalArgumentException when the record is not a lock record this codec understands
+	 * @throws IllegalArgumentException when the record is not a lock record this codec
+	 * understands
 	 */
 	public static Lock decode(String id, Headers headers, byte[] value) {
 		Bytes key = businessKey(headers);
@@ -136,7 +137,8 @@ public final class LockCodec {
 			throw new IllegalArgumentException("Lock record '" + id + "' has an unreadable 'updated' time", ex);
 		}
 		int originPartition = (int) smallNumber(doc, "origin.partition", id);
-		// a replayed dead letter's lock names where it entered the ladder, and has no origin
+		// a replayed dead letter's lock names where it entered the ladder, and has no
+		// origin
 		// offset until its main-topic partition admits it
 		Long entry = doc.containsKey("origin.replay") ? number(doc, "origin.replay", id) : null;
 		long originOffset = (entry != null && !doc.containsKey("origin.offset")) ? Lock.PENDING
@@ -151,11 +153,11 @@ public final class LockCodec {
 	}
 
 	/**
-	 * The fields of a lock document, read as tokens (the tailer reads every lock record: a tree
-	 * of nodes per record cost it a tenth of a failure storm's samples). The fields of the
-	 * objects at the top are named {@code object.field}; a whole number is a {@code Long}, another
-	 * scalar its text, an object at the top {@link #OBJECT}, anything else {@link #OTHER}. A
-	 * value that is not an object has no fields.
+	 * The fields of a lock document, read as tokens (the tailer reads every lock record:
+	 * a tree of nodes per record cost it a tenth of a failure storm's samples). The
+	 * fields of the objects at the top are named {@code object.field}; a whole number is
+	 * a {@code Long}, another scalar its text, an object at the top {@link #OBJECT},
+	 * anything else {@link #OTHER}. A value that is not an object has no fields.
 	 */
 	private static Map<String, Object> fields(JsonParser parser) {
 		Map<String, Object> fields = new HashMap<>();
@@ -178,7 +180,10 @@ public final class LockCodec {
 			JsonToken token = parser.nextToken();
 			if (token == JsonToken.START_OBJECT && prefix.isEmpty()) {
 				if (fields.containsKey(field)) {
-					fields.keySet().removeIf((known) -> known.startsWith(field + ".")); // the last one counts
+					fields.keySet().removeIf((known) -> known.startsWith(field + ".")); // the
+																						// last
+																						// one
+																						// counts
 				}
 				fields.put(field, OBJECT);
 				readObject(parser, field + ".", fields);
@@ -214,7 +219,8 @@ public final class LockCodec {
 	private static long smallNumber(Map<String, Object> doc, String field, String id) {
 		long value = number(doc, field, id);
 		if (value < 0 || value > Integer.MAX_VALUE) {
-			throw new IllegalArgumentException("Lock record '" + id + "' has '" + name(field) + "' out of range: " + value);
+			throw new IllegalArgumentException(
+					"Lock record '" + id + "' has '" + name(field) + "' out of range: " + value);
 		}
 		return value;
 	}

@@ -19,9 +19,9 @@ import org.apache.kafka.clients.producer.Producer;
 import org.springframework.beans.factory.DisposableBean;
 
 /**
- * Owns the lock registries of this instance, one per ladder (consumer group and main topic): each has its lock table, its
- * tailer and shares one idempotent producer for lock writes. Lock records carry this
- * instance's stable coordinator id.
+ * Owns the lock registries of this instance, one per ladder (consumer group and main
+ * topic): each has its lock table, its tailer and shares one idempotent producer for lock
+ * writes. Lock records carry this instance's stable coordinator id.
  *
  * @since 0.1.0
  */
@@ -87,13 +87,12 @@ public class LockCoordinator implements DisposableBean {
 		boolean[] created = new boolean[1];
 		LockRegistry registry = this.registries.computeIfAbsent(lockTopic, (topic) -> {
 			LockTable table = new LockTable();
-			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer, this::createEndOffsetsConsumer,
-					this.tailerPollTimeout,
-					ownership);
+			LockTailer tailer = new LockTailer(lockTopic, partitions, table, this::createConsumer,
+					this::createEndOffsetsConsumer, this.tailerPollTimeout, ownership);
 			tailer.start();
 			created[0] = true;
-			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.sends, this.instanceId, this.writeTimeout,
-					ownership);
+			return new LockRegistry(mainTopic, lockTopic, table, tailer, producer(), this.sends, this.instanceId,
+					this.writeTimeout, ownership);
 		});
 		if (created[0]) {
 			this.registryListeners.forEach((listener) -> listener.accept(registry));
@@ -102,7 +101,8 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	/**
-	 * Calls {@code listener} with every registry, those started so far and those started later.
+	 * Calls {@code listener} with every registry, those started so far and those started
+	 * later.
 	 */
 	public void onRegistry(java.util.function.Consumer<LockRegistry> listener) {
 		this.registryListeners.add(listener);
@@ -132,14 +132,16 @@ public class LockCoordinator implements DisposableBean {
 
 	private Consumer<byte[], byte[]> createConsumer() {
 		Map<String, Object> config = new HashMap<>(this.consumerConfig);
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.incrementAndGet());
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG,
+				config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.incrementAndGet());
 		return this.consumers.create(config);
 	}
 
 	/** A consumer that reads nothing, for the high watermarks of the lock partitions. */
 	private Consumer<byte[], byte[]> createEndOffsetsConsumer() {
 		Map<String, Object> config = new HashMap<>(this.consumerConfig);
-		config.put(ConsumerConfig.CLIENT_ID_CONFIG, config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.get() + "-ends");
+		config.put(ConsumerConfig.CLIENT_ID_CONFIG,
+				config.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-" + this.tailers.get() + "-ends");
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
 		return this.consumers.create(config);
 	}

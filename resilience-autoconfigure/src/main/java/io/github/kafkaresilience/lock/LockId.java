@@ -6,9 +6,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A lock id as the {@link LockTable} keeps it: two longs when the id is a UUID in its
- * canonical lower-case form (every id the library writes, {@code UUID.randomUUID().toString()}),
- * the string itself otherwise, so that any id read from the lock topic comes back exactly as
- * it was written.
+ * canonical lower-case form (every id the library writes,
+ * {@code UUID.randomUUID().toString()}), the string itself otherwise, so that any id read
+ * from the lock topic comes back exactly as it was written.
  *
  * @param high the first 16 hex digits of a UUID id
  * @param low the last 16 hex digits of a UUID id
@@ -52,7 +52,10 @@ record LockId(long high, long low, @Nullable String text) {
 		return (text != null) ? text.hashCode() : Long.hashCode(high ^ low);
 	}
 
-	/** Orders ids as their strings do, which for two UUIDs is by their digits as unsigned numbers. */
+	/**
+	 * Orders ids as their strings do, which for two UUIDs is by their digits as unsigned
+	 * numbers.
+	 */
 	static int compare(long high, long low, @Nullable String text, long otherHigh, long otherLow,
 			@Nullable String otherText) {
 		if (text == null && otherText == null) {

@@ -18,13 +18,14 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Releases zombie locks: live locks whose record can no longer be consumed, so that nothing
- * would ever release them and their key would wait forever. A confirmed lock is a zombie when
- * its carrier's offset lies below the group's committed offset or the partition's log start
- * (retention shorter than a delay, a manual offset reset); a moving lock is one when its
- * source record has been committed or deleted. Only locks unchanged for a grace period are
- * considered, and each is checked again on a caught-up table before its tombstone is written.
- * Every reaped lock means a record was lost outside the protocol, so each is logged at ERROR.
+ * Releases zombie locks: live locks whose record can no longer be consumed, so that
+ * nothing would ever release them and their key would wait forever. A confirmed lock is a
+ * zombie when its carrier's offset lies below the group's committed offset or the
+ * partition's log start (retention shorter than a delay, a manual offset reset); a moving
+ * lock is one when its source record has been committed or deleted. Only locks unchanged
+ * for a grace period are considered, and each is checked again on a caught-up table
+ * before its tombstone is written. Every reaped lock means a record was lost outside the
+ * protocol, so each is logged at ERROR.
  *
  * @since 0.1.0
  */
@@ -56,8 +57,8 @@ public class LockReaper {
 
 	private final Consumer<Lock> onReaped;
 
-	public LockReaper(String groupId, StageTopics topics, LockRegistry registry, Admin admin, Duration grace, Clock clock,
-			Consumer<Lock> onReaped) {
+	public LockReaper(String groupId, StageTopics topics, LockRegistry registry, Admin admin, Duration grace,
+			Clock clock, Consumer<Lock> onReaped) {
 		this.groupId = groupId;
 		this.topics = topics;
 		this.registry = registry;
@@ -87,7 +88,8 @@ public class LockReaper {
 				this.admin.listConsumerGroupOffsets(this.groupId).partitionsToOffsetAndMetadata());
 		Map<TopicPartition, OffsetSpec> wanted = new HashMap<>();
 		candidates.forEach((lock) -> wanted.put(recordOf(lock), OffsetSpec.earliest()));
-		Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> logStarts = get(this.admin.listOffsets(wanted).all());
+		Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> logStarts = get(
+				this.admin.listOffsets(wanted).all());
 		int reaped = 0;
 		for (Lock lock : candidates) {
 			TopicPartition partition = recordOf(lock);
@@ -99,8 +101,9 @@ public class LockReaper {
 			if (gone && stillTheSame(lock)) {
 				this.registry.release(lock);
 				reaped++;
-				logger.error("Released zombie lock " + lock + " of key " + lock.key() + " in '" + this.registry.mainTopic()
-						+ "': its record " + partition + "@" + offset + " can no longer be consumed (group offset "
+				logger.error("Released zombie lock " + lock + " of key " + lock.key() + " in '"
+						+ this.registry.mainTopic() + "': its record " + partition + "@" + offset
+						+ " can no longer be consumed (group offset "
 						+ ((groupOffset != null) ? groupOffset.offset() : "none") + ", log start "
 						+ ((logStart != null) ? logStart.offset() : "unknown") + "). The record was lost outside the "
 						+ "retry protocol: check retention against the retry delays and for manual offset resets");
@@ -113,8 +116,8 @@ public class LockReaper {
 	/**
 	 * Ends the operator commands that are void (docs/PROTOCOL.md, rule 11): their lock is
 	 * released, moving, or confirmed elsewhere than where the command saw it. The acting
-	 * instance ends the commands it acted on; this pass ends the rest, judged on a table caught
-	 * up with the command's lock partition.
+	 * instance ends the commands it acted on; this pass ends the rest, judged on a table
+	 * caught up with the command's lock partition.
 	 * @return the number of commands ended
 	 */
 	int endVoidCommands() {

@@ -17,10 +17,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The lock registry of one ladder (a consumer group on a main topic), backed by its
- * compacted lock topic: an in-memory table of the live locks kept current by a tailer that
- * reads the topic, and durable writes that are applied to the table as soon as the broker
- * acknowledges them. Other packages reach the table and the tailer only through it, so both
- * stay package-private and free to change.
+ * compacted lock topic: an in-memory table of the live locks kept current by a tailer
+ * that reads the topic, and durable writes that are applied to the table as soon as the
+ * broker acknowledges them. Other packages reach the table and the tailer only through
+ * it, so both stay package-private and free to change.
  *
  * @since 0.1.0
  */
@@ -44,8 +44,9 @@ public final class LockRegistry implements LockStore {
 
 	private final Sends sends;
 
-	LockRegistry(String mainTopic, String lockTopic, LockTable table, LockTailer tailer, Producer<byte[], byte[]> producer,
-			Sends sends, String coordinatorId, Duration writeTimeout, Ownership ownership) {
+	LockRegistry(String mainTopic, String lockTopic, LockTable table, LockTailer tailer,
+			Producer<byte[], byte[]> producer, Sends sends, String coordinatorId, Duration writeTimeout,
+			Ownership ownership) {
 		this.sends = sends;
 		this.ownership = ownership;
 		this.mainTopic = mainTopic;
@@ -65,7 +66,9 @@ public final class LockRegistry implements LockStore {
 		return this.lockTopic;
 	}
 
-	/** The group that owns this lock topic, and the check of records read from its ladder. */
+	/**
+	 * The group that owns this lock topic, and the check of records read from its ladder.
+	 */
 	public Ownership ownership() {
 		return this.ownership;
 	}
@@ -76,16 +79,16 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * Completes once the tailer has applied lock partition {@code partition} up to its end
-	 * offset as of (at least) the moment of this call.
+	 * Completes once the tailer has applied lock partition {@code partition} up to its
+	 * end offset as of (at least) the moment of this call.
 	 */
 	public CompletableFuture<Void> catchUp(int partition) {
 		return this.tailer.catchUp(partition);
 	}
 
 	/**
-	 * Whether the tailer has read every lock partition up to its end offset as of its start:
-	 * until then this instance's view of the locks is incomplete.
+	 * Whether the tailer has read every lock partition up to its end offset as of its
+	 * start: until then this instance's view of the locks is incomplete.
 	 */
 	public boolean hasCaughtUp() {
 		return this.tailer.hasCaughtUp();
@@ -101,18 +104,18 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * The live locks that other consumer groups wrote to the lock topic, as far as the tailer
-	 * has read, counted by group: none of them is applied, each means another group shares the
-	 * topic (or did, and left locks behind).
+	 * The live locks that other consumer groups wrote to the lock topic, as far as the
+	 * tailer has read, counted by group: none of them is applied, each means another
+	 * group shares the topic (or did, and left locks behind).
 	 */
 	public Map<String, Integer> foreignLocks() {
 		return this.tailer.foreignLocks();
 	}
 
 	/**
-	 * Lock records that the tailer could not read and skipped since it started: no key, not
-	 * JSON, another document version, a missing header or field. A record is counted each time
-	 * it is read, so one left in the topic counts again after a restart.
+	 * Lock records that the tailer could not read and skipped since it started: no key,
+	 * not JSON, another document version, a missing header or field. A record is counted
+	 * each time it is read, so one left in the topic counts again after a restart.
 	 */
 	public long skippedRecords() {
 		return this.tailer.skippedRecords();
@@ -137,14 +140,16 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * The {@code n} live locks written longest ago (those whose record has sat longest at its
-	 * stage), oldest first.
+	 * The {@code n} live locks written longest ago (those whose record has sat longest at
+	 * its stage), oldest first.
 	 */
 	public List<Lock> oldest(int n) {
 		return this.table.oldest(n);
 	}
 
-	/** The pending locks of replays in lock partition {@code partition}, for admission. */
+	/**
+	 * The pending locks of replays in lock partition {@code partition}, for admission.
+	 */
 	public List<Lock> pending(int partition) {
 		return this.table.pending(partition);
 	}
@@ -160,9 +165,10 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * Writes an operator command (docs/PROTOCOL.md, rule 11) to the lock topic, in its lock's
-	 * partition. The future completes once the command is durable and this instance's table
-	 * holds it; from then on whichever instance holds the record acts on it.
+	 * Writes an operator command (docs/PROTOCOL.md, rule 11) to the lock topic, in its
+	 * lock's partition. The future completes once the command is durable and this
+	 * instance's table holds it; from then on whichever instance holds the record acts on
+	 * it.
 	 */
 	public CompletableFuture<Void> submit(OperatorCommand command) {
 		return sendCommand(command, CommandCodec.encode(command));
@@ -227,18 +233,19 @@ public final class LockRegistry implements LockStore {
 
 	@Override
 	public CompletableFuture<Void> writing(Lock lock) {
-		return sending(lock, LockCodec.encode(lock)).thenAccept((offset) ->
-				this.table.apply(lock.originPartition(), offset, lock.id(), lock));
+		return sending(lock, LockCodec.encode(lock))
+			.thenAccept((offset) -> this.table.apply(lock.originPartition(), offset, lock.id(), lock));
 	}
 
 	@Override
 	public CompletableFuture<Void> releasing(Lock lock) {
-		return sending(lock, null).thenAccept((offset) -> this.table.apply(lock.originPartition(), offset, lock.id(), null));
+		return sending(lock, null)
+			.thenAccept((offset) -> this.table.apply(lock.originPartition(), offset, lock.id(), null));
 	}
 
 	/**
-	 * The lock record that writes {@code lock}, or releases it, for a caller that sends it
-	 * itself (in a transaction); it then reports the write with {@link #written}.
+	 * The lock record that writes {@code lock}, or releases it, for a caller that sends
+	 * it itself (in a transaction); it then reports the write with {@link #written}.
 	 * @param lock the lock
 	 * @param release whether the record is the lock's tombstone
 	 * @return the record to send
@@ -248,8 +255,8 @@ public final class LockRegistry implements LockStore {
 	}
 
 	/**
-	 * Applies a lock record sent with {@link #recordOf} once it is committed, so that this
-	 * instance sees its own write before the tailer reads it.
+	 * Applies a lock record sent with {@link #recordOf} once it is committed, so that
+	 * this instance sees its own write before the tailer reads it.
 	 * @param lock the lock
 	 * @param release whether the record was the lock's tombstone
 	 * @param offset the offset of the record in the lock topic
@@ -263,7 +270,8 @@ public final class LockRegistry implements LockStore {
 	}
 
 	private CompletableFuture<Long> sending(Lock lock, byte @Nullable [] value) {
-		return this.sends.send(this.producer, record(lock, value), this.writeTimeout, what(lock)).thenApply(RecordMetadata::offset);
+		return this.sends.send(this.producer, record(lock, value), this.writeTimeout, what(lock))
+			.thenApply(RecordMetadata::offset);
 	}
 
 	private ProducerRecord<byte[], byte[]> record(Lock lock, byte @Nullable [] value) {
@@ -273,9 +281,10 @@ public final class LockRegistry implements LockStore {
 
 	private CompletableFuture<Void> sendCommand(OperatorCommand command, byte @Nullable [] value) {
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(this.lockTopic, command.partition(), null,
-				CommandCodec.encodeKey(command), value, LockCodec.headers(command.key(), this.coordinatorId, this.ownership));
-		String what = ((value != null) ? "write" : "end") + " operator command " + command.id() + " to '" + this.lockTopic
-				+ "'";
+				CommandCodec.encodeKey(command), value,
+				LockCodec.headers(command.key(), this.coordinatorId, this.ownership));
+		String what = ((value != null) ? "write" : "end") + " operator command " + command.id() + " to '"
+				+ this.lockTopic + "'";
 		return this.sends.send(this.producer, record, this.writeTimeout, what)
 			.thenAccept((metadata) -> this.table.applyCommand(command.partition(), metadata.offset(), command.id(),
 					(value != null) ? command : null));

@@ -22,19 +22,19 @@ import org.jspecify.annotations.Nullable;
  * The in-memory view of one lock topic: the set of live locks, by id and by business key
  * (ordered by origin).
  * <p>
- * Every change is versioned by the offset of the lock record that made it, and a change older
- * than what the table holds for that lock id is ignored. That makes applying idempotent
- * (replays, duplicates and compacted logs give the same table) and lets the instance apply its
- * own writes at once: they stay as an overlay, and the older records the tailer reads later
- * can neither resurrect nor regress them. Tombstones are remembered until the tailer has read
- * past them, for the same reason.
+ * Every change is versioned by the offset of the lock record that made it, and a change
+ * older than what the table holds for that lock id is ignored. That makes applying
+ * idempotent (replays, duplicates and compacted logs give the same table) and lets the
+ * instance apply its own writes at once: they stay as an overlay, and the older records
+ * the tailer reads later can neither resurrect nor regress them. Tombstones are
+ * remembered until the tailer has read past them, for the same reason.
  * <p>
- * A table may hold millions of locks (every record of every locked key after a long outage of
- * a dependency), in every instance. It keeps each as a {@code CompactLock}, primitives in one
- * object, and indexes them in two open-addressing tables of references (by id, and by key
- * with a key's locks sorted by origin), and turns them back into {@link Lock}s when they are
- * read. A lookup of a key without locks, the question asked of nearly every record of the
- * main topic, allocates nothing.
+ * A table may hold millions of locks (every record of every locked key after a long
+ * outage of a dependency), in every instance. It keeps each as a {@code CompactLock},
+ * primitives in one object, and indexes them in two open-addressing tables of references
+ * (by id, and by key with a key's locks sorted by origin), and turns them back into
+ * {@link Lock}s when they are read. A lookup of a key without locks, the question asked
+ * of nearly every record of the main topic, allocates nothing.
  *
  * @since 0.1.0
  */
@@ -46,7 +46,9 @@ final class LockTable {
 
 	private final Map<Integer, Long> tailerPositions = new HashMap<>();
 
-	/** The remembered tombstones of each partition by offset, so forgetting them is cheap. */
+	/**
+	 * The remembered tombstones of each partition by offset, so forgetting them is cheap.
+	 */
 	private final Map<Integer, TreeMap<Long, LockVersion>> tombstones = new HashMap<>();
 
 	private final List<Consumer<Bytes>> listeners = new CopyOnWriteArrayList<>();
@@ -55,16 +57,21 @@ final class LockTable {
 
 	private final List<Consumer<OperatorCommand>> commandListeners = new CopyOnWriteArrayList<>();
 
-	/** The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md, rule 11). */
+	/**
+	 * The pending operator commands, kept beside the locks they name (docs/PROTOCOL.md,
+	 * rule 11).
+	 */
 	private final CommandBook commands = new CommandBook();
 
 	/**
-	 * Whether a command was ever applied: until then the router's look-up for one, made for
-	 * every head that runs, takes no lock.
+	 * Whether a command was ever applied: until then the router's look-up for one, made
+	 * for every head that runs, takes no lock.
 	 */
 	private volatile boolean anyCommands;
 
-	/** The ids of the live pending locks: replays waiting for admission (rare, so few). */
+	/**
+	 * The ids of the live pending locks: replays waiting for admission (rare, so few).
+	 */
 	private final Set<String> pendingIds = new HashSet<>();
 
 	private long version;
@@ -86,8 +93,10 @@ final class LockTable {
 		boolean pending = lock != null && lock.isPending();
 		synchronized (this) {
 			if (offset < this.tailerPositions.getOrDefault(partition, 0L)) {
-				// the tailer has read it, and what followed it: an acknowledgement of our own write
-				// that came late, after a later release of the lock was applied and forgotten
+				// the tailer has read it, and what followed it: an acknowledgement of our
+				// own write
+				// that came late, after a later release of the lock was applied and
+				// forgotten
 				return false;
 			}
 			int slot = this.byId.slotOf(lockId);
@@ -160,7 +169,8 @@ final class LockTable {
 		while (below.hasNext()) {
 			LockVersion tombstone = below.next();
 			int slot = this.byId.slotOf(tombstone.lockId());
-			// the id may have a newer version by now; only that very tombstone is forgotten
+			// the id may have a newer version by now; only that very tombstone is
+			// forgotten
 			if (slot >= 0 && this.byId.versionAt(slot) == tombstone) {
 				this.byId.removeAt(slot);
 			}
@@ -208,7 +218,8 @@ final class LockTable {
 		boolean changed;
 		synchronized (this) {
 			this.anyCommands = true;
-			// one the tailer read already, with what followed it, is an acknowledgement that came late
+			// one the tailer read already, with what followed it, is an acknowledgement
+			// that came late
 			changed = offset >= this.tailerPositions.getOrDefault(partition, 0L)
 					&& this.commands.apply(partition, offset, id, command);
 			if (changed) {
@@ -224,8 +235,9 @@ final class LockTable {
 	}
 
 	/**
-	 * The pending command to act on for {@code lock} as it is now (confirmed where the command
-	 * saw it), the first written when there are several; {@code null} when none applies.
+	 * The pending command to act on for {@code lock} as it is now (confirmed where the
+	 * command saw it), the first written when there are several; {@code null} when none
+	 * applies.
 	 */
 	@Nullable OperatorCommand commandFor(Lock lock) {
 		if (!this.anyCommands) {
@@ -273,8 +285,8 @@ final class LockTable {
 	}
 
 	/**
-	 * The live lock of the record born at {@code originOffset} of the main topic, if any; a
-	 * replay's lock is never one (it was not born there).
+	 * The live lock of the record born at {@code originOffset} of the main topic, if any;
+	 * a replay's lock is never one (it was not born there).
 	 */
 	synchronized @Nullable Lock byOrigin(Bytes key, long originOffset) {
 		CompactLock lock = this.byKey.bornAt(key, originOffset);
@@ -289,7 +301,9 @@ final class LockTable {
 		return (predecessor != null) ? predecessor.toLock() : null;
 	}
 
-	/** The pending locks of replays in lock partition {@code partition}, for admission. */
+	/**
+	 * The pending locks of replays in lock partition {@code partition}, for admission.
+	 */
 	synchronized List<Lock> pending(int partition) {
 		if (this.pendingIds.isEmpty()) {
 			return List.of();
@@ -352,7 +366,10 @@ final class LockTable {
 		return List.copyOf(new DecodedLocks(oldest));
 	}
 
-	/** Increases with every change: a reader can tell whether anything changed since it looked. */
+	/**
+	 * Increases with every change: a reader can tell whether anything changed since it
+	 * looked.
+	 */
 	synchronized long version() {
 		return this.version;
 	}

@@ -33,17 +33,18 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads a lock topic from the beginning, without a consumer group, and applies every record in
- * log order to a {@link LockTable}. Callers can wait, without blocking a thread, until the
- * tailer has read a lock partition up to its end offset as of the moment they ask.
+ * Reads a lock topic from the beginning, without a consumer group, and applies every
+ * record in log order to a {@link LockTable}. Callers can wait, without blocking a
+ * thread, until the tailer has read a lock partition up to its end offset as of the
+ * moment they ask.
  * <p>
- * That end offset is the partition's high watermark, not its last stable offset: the tailer
- * reads committed records only, and in {@code transaction} mode the transactions of several
- * instances interleave in a lock partition. A lock committed behind another instance's open
- * transaction lies past the last stable offset, while its record in a retry topic (or the
- * offset committed with it) can already be read. A catch-up therefore lasts until every
- * transaction open at the moment of asking has ended, so that every lock committed before
- * that moment is in the table.
+ * That end offset is the partition's high watermark, not its last stable offset: the
+ * tailer reads committed records only, and in {@code transaction} mode the transactions
+ * of several instances interleave in a lock partition. A lock committed behind another
+ * instance's open transaction lies past the last stable offset, while its record in a
+ * retry topic (or the offset committed with it) can already be read. A catch-up therefore
+ * lasts until every transaction open at the moment of asking has ended, so that every
+ * lock committed before that moment is in the table.
  *
  * @since 0.1.0
  */
@@ -93,7 +94,10 @@ final class LockTailer {
 
 	private volatile Consumer<byte[], byte[]> consumer;
 
-	/** Reads every partition's high watermark: assigned nothing, it never fetches a record. */
+	/**
+	 * Reads every partition's high watermark: assigned nothing, it never fetches a
+	 * record.
+	 */
 	private volatile @Nullable Consumer<byte[], byte[]> endOffsets;
 
 	private Thread thread;
@@ -103,8 +107,8 @@ final class LockTailer {
 	/**
 	 * @param consumerFactory creates the consumer that reads the topic, reading committed
 	 * records only
-	 * @param endOffsetsFactory creates a consumer that reads uncommitted records, whose end
-	 * offsets are the partitions' high watermarks
+	 * @param endOffsetsFactory creates a consumer that reads uncommitted records, whose
+	 * end offsets are the partitions' high watermarks
 	 */
 	LockTailer(String topic, int partitions, LockTable table, Supplier<Consumer<byte[], byte[]>> consumerFactory,
 			Supplier<Consumer<byte[], byte[]>> endOffsetsFactory, Duration pollTimeout, Ownership ownership) {
@@ -131,8 +135,8 @@ final class LockTailer {
 	}
 
 	/**
-	 * Whether this tailer has read every lock partition up to its end offset as of its start:
-	 * until then this instance's view of the locks is incomplete.
+	 * Whether this tailer has read every lock partition up to its end offset as of its
+	 * start: until then this instance's view of the locks is incomplete.
 	 */
 	boolean hasCaughtUp() {
 		CompletableFuture<Void> started = this.started;
@@ -140,8 +144,8 @@ final class LockTailer {
 	}
 
 	/**
-	 * Completes once this tailer has applied lock partition {@code partition} up to its end
-	 * offset as of (at least) the moment of this call.
+	 * Completes once this tailer has applied lock partition {@code partition} up to its
+	 * end offset as of (at least) the moment of this call.
 	 */
 	CompletableFuture<Void> catchUp(int partition) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
@@ -153,7 +157,9 @@ final class LockTailer {
 		return done;
 	}
 
-	/** Completes once every lock partition is read up to its end offset as of this call. */
+	/**
+	 * Completes once every lock partition is read up to its end offset as of this call.
+	 */
 	CompletableFuture<Void> catchUpAll() {
 		List<CompletableFuture<Void>> all = new ArrayList<>();
 		for (int p = 0; p < this.partitions; p++) {
@@ -163,18 +169,19 @@ final class LockTailer {
 	}
 
 	/**
-	 * Lock records that could not be read and were skipped since this tailer started: no key,
-	 * not JSON, another document version, a missing header or field. A record is counted each
-	 * time it is read, so one left in the topic counts again after a restart.
+	 * Lock records that could not be read and were skipped since this tailer started: no
+	 * key, not JSON, another document version, a missing header or field. A record is
+	 * counted each time it is read, so one left in the topic counts again after a
+	 * restart.
 	 */
 	long skippedRecords() {
 		return this.skippedRecords.get();
 	}
 
 	/**
-	 * The live locks that other consumer groups wrote to this lock topic, as far as this tailer
-	 * has read, counted by group: none of them is applied, each means another group shares the
-	 * topic (or did, and left locks behind).
+	 * The live locks that other consumer groups wrote to this lock topic, as far as this
+	 * tailer has read, counted by group: none of them is applied, each means another
+	 * group shares the topic (or did, and left locks behind).
 	 */
 	Map<String, Integer> foreignLocks() {
 		Map<String, Integer> byGroup = new TreeMap<>();
@@ -183,8 +190,8 @@ final class LockTailer {
 	}
 
 	/**
-	 * Waits until this tailer has read every lock partition up to its end offset as of its
-	 * start.
+	 * Waits until this tailer has read every lock partition up to its end offset as of
+	 * its start.
 	 * @return whether it has, within {@code timeout}
 	 */
 	boolean awaitCaughtUp(Duration timeout) {
@@ -256,10 +263,12 @@ final class LockTailer {
 				}
 				catch (RuntimeException ex) {
 					if (this.running) {
-						// a lasting failure (a missing ACL, rejected credentials) fails every poll at
+						// a lasting failure (a missing ACL, rejected credentials) fails
+						// every poll at
 						// once: pause, or the loop would spin and flood the log
 						long pause = Backoff.after(++failures, FIRST_BACKOFF, MAX_BACKOFF).toMillis();
-						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying in " + pause + " ms", ex);
+						logger.warn("Lock tailer for '" + this.topic + "' failed to poll; retrying in " + pause + " ms",
+								ex);
 						pauseAfterFailure(pause);
 					}
 				}
@@ -298,12 +307,17 @@ final class LockTailer {
 		for (CatchUp request; (request = this.requests.poll()) != null;) {
 			batch.add(request);
 		}
-		List<TopicPartition> partitions = batch.stream().map((r) -> new TopicPartition(this.topic, r.partition())).distinct().toList();
+		List<TopicPartition> partitions = batch.stream()
+			.map((r) -> new TopicPartition(this.topic, r.partition()))
+			.distinct()
+			.toList();
 		Map<TopicPartition, Long> ends;
 		try {
 			if (!endOffsets.assignment().containsAll(partitions)) {
-				// assigned, never polled: it fetches nothing, and a partition it looks up is its
-				// own (the client warns of every look-up of a partition it was not assigned)
+				// assigned, never polled: it fetches nothing, and a partition it looks up
+				// is its
+				// own (the client warns of every look-up of a partition it was not
+				// assigned)
 				Set<TopicPartition> assigned = new HashSet<>(endOffsets.assignment());
 				assigned.addAll(partitions);
 				endOffsets.assign(assigned);
@@ -338,10 +352,10 @@ final class LockTailer {
 	}
 
 	/**
-	 * Applies one lock record. Anyone with write access can put anything on the lock topic, so
-	 * a record that cannot be applied is skipped rather than allowed to throw: the position has
-	 * already moved past the whole batch, and an exception here would lose every later record
-	 * of it.
+	 * Applies one lock record. Anyone with write access can put anything on the lock
+	 * topic, so a record that cannot be applied is skipped rather than allowed to throw:
+	 * the position has already moved past the whole batch, and an exception here would
+	 * lose every later record of it.
 	 */
 	private void applySafely(ConsumerRecord<byte[], byte[]> record) {
 		try {
@@ -358,7 +372,8 @@ final class LockTailer {
 			return;
 		}
 		if (record.key() == null || record.key().length == 0) {
-			// the library never writes one, and a compacted topic keeps an empty key as a real key
+			// the library never writes one, and a compacted topic keeps an empty key as a
+			// real key
 			skip(record, "it has no key (the lock id)");
 			return;
 		}
@@ -374,10 +389,14 @@ final class LockTailer {
 			this.table.apply(record.partition(), record.offset(), id, null);
 			return;
 		}
-		this.table.apply(record.partition(), record.offset(), id, LockCodec.decode(id, record.headers(), record.value()));
+		this.table.apply(record.partition(), record.offset(), id,
+				LockCodec.decode(id, record.headers(), record.value()));
 	}
 
-	/** Keeps count of the live locks of another group, for the startup check; never applied. */
+	/**
+	 * Keeps count of the live locks of another group, for the startup check; never
+	 * applied.
+	 */
 	private void noteForeign(ConsumerRecord<byte[], byte[]> record) {
 		String owner = Ownership.ownerOf(record.headers());
 		if (owner == null || record.key() == null) {

@@ -8,17 +8,17 @@ import org.apache.kafka.common.utils.Bytes;
 
 /**
  * An operator's command on one live lock (docs/PROTOCOL.md, rule 11): run the record that
- * carries it now, or dead-letter that record now. It is a record of the lock topic, in the
- * lock's partition, keyed {@code cmd:<id>}; it names the lock and the position at which the
- * operator saw it confirmed, and it is acted on only while the lock is still confirmed there,
- * by whichever instance holds the record at that position.
+ * carries it now, or dead-letter that record now. It is a record of the lock topic, in
+ * the lock's partition, keyed {@code cmd:<id>}; it names the lock and the position at
+ * which the operator saw it confirmed, and it is acted on only while the lock is still
+ * confirmed there, by whichever instance holds the record at that position.
  *
  * @param id the command's own id (a random UUID; its record's key is {@code cmd:<id>})
  * @param action what to do with the record
  * @param lockId the lock the command is about
  * @param key the lock's business key (raw record key bytes)
- * @param partition the lock's partition (its lock partition, and its record's partition in
- * every topic of the ladder)
+ * @param partition the lock's partition (its lock partition, and its record's partition
+ * in every topic of the ladder)
  * @param position the lock's confirmed position as the operator saw it
  * @param by who asked: the authenticated principal, or {@code anonymous}
  * @param requested when the command was accepted
@@ -39,8 +39,8 @@ public record OperatorCommand(String id, Action action, String lockId, Bytes key
 		Objects.requireNonNull(by, "by");
 		Objects.requireNonNull(requested, "requested");
 		if (position.stage() < 1) {
-			throw new IllegalArgumentException("A command names a lock's position in a retry stage (1..n), not stage "
-					+ position.stage());
+			throw new IllegalArgumentException(
+					"A command names a lock's position in a retry stage (1..n), not stage " + position.stage());
 		}
 		if (partition < 0) {
 			throw new IllegalArgumentException("A partition cannot be negative but was " + partition);
@@ -48,7 +48,8 @@ public record OperatorCommand(String id, Action action, String lockId, Bytes key
 	}
 
 	/**
-	 * A new command on {@code lock} as it is now: the lock must be confirmed at its stage.
+	 * A new command on {@code lock} as it is now: the lock must be confirmed at its
+	 * stage.
 	 * @throws IllegalArgumentException when the lock is moving or pending admission
 	 */
 	public static OperatorCommand on(Lock lock, Action action, String by, String id, Instant now) {
@@ -70,7 +71,10 @@ public record OperatorCommand(String id, Action action, String lockId, Bytes key
 		return recordKey.startsWith(KEY_PREFIX);
 	}
 
-	/** Whether {@code lock} is still where this command found it: confirmed at the same position. */
+	/**
+	 * Whether {@code lock} is still where this command found it: confirmed at the same
+	 * position.
+	 */
 	public boolean appliesTo(Lock lock) {
 		return lock.id().equals(this.lockId) && !lock.isPending() && this.position.equals(lock.position());
 	}
@@ -78,13 +82,22 @@ public record OperatorCommand(String id, Action action, String lockId, Bytes key
 	/** What a command asks for. */
 	public enum Action {
 
-		/** The record runs without waiting for its due time; the attempt counts as any other. */
+		/**
+		 * The record runs without waiting for its due time; the attempt counts as any
+		 * other.
+		 */
 		RETRY_NOW,
 
-		/** The record goes to the dead-letter topic with {@code dlq.reason=operator}; its lock is released. */
+		/**
+		 * The record goes to the dead-letter topic with {@code dlq.reason=operator}; its
+		 * lock is released.
+		 */
 		DEAD_LETTER_NOW;
 
-		/** The action's name on the wire and in the API: {@code retry-now}, {@code dead-letter-now}. */
+		/**
+		 * The action's name on the wire and in the API: {@code retry-now},
+		 * {@code dead-letter-now}.
+		 */
 		public String value() {
 			return name().toLowerCase(Locale.ROOT).replace('_', '-');
 		}
@@ -99,8 +112,8 @@ public record OperatorCommand(String id, Action action, String lockId, Bytes key
 					return action;
 				}
 			}
-			throw new IllegalArgumentException("Unknown operator action '" + value + "'; expected retry-now or "
-					+ "dead-letter-now");
+			throw new IllegalArgumentException(
+					"Unknown operator action '" + value + "'; expected retry-now or " + "dead-letter-now");
 		}
 
 	}

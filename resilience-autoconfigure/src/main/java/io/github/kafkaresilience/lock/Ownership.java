@@ -15,12 +15,12 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which records on a ladder's topics belong to its consumer group (docs/PROTOCOL.md, "Topics"). The library
- * writes {@code owner.group} on every record it sends to a stage, dead-letter or lock topic,
- * and acts only on records of its own group: a record of another group, or one without the
- * header on a ladder whose names contain the group, is never run, applied or dead-lettered
- * again. Each such record is counted per topic, and the first one of each partition is logged
- * with both group names.
+ * Which records on a ladder's topics belong to its consumer group (docs/PROTOCOL.md,
+ * "Topics"). The library writes {@code owner.group} on every record it sends to a stage,
+ * dead-letter or lock topic, and acts only on records of its own group: a record of
+ * another group, or one without the header on a ladder whose names contain the group, is
+ * never run, applied or dead-lettered again. Each such record is counted per topic, and
+ * the first one of each partition is logged with both group names.
  *
  * @since 0.1.0
  */
@@ -45,8 +45,9 @@ public final class Ownership {
 
 	/**
 	 * @param group the consumer group that owns the ladder
-	 * @param required whether a record without the header is foreign: true when the ladder's
-	 * names contain the group, so that no release before the header existed wrote there
+	 * @param required whether a record without the header is foreign: true when the
+	 * ladder's names contain the group, so that no release before the header existed
+	 * wrote there
 	 * @param topics the ladder's own topics (stages, dead letters, locks), for the meters
 	 */
 	public Ownership(String group, boolean required, List<String> topics) {
@@ -84,8 +85,8 @@ public final class Ownership {
 	}
 
 	/**
-	 * Whether a record read from one of the ladder's topics belongs to this group. A record
-	 * that does not is counted, and the first one of its partition logged.
+	 * Whether a record read from one of the ladder's topics belongs to this group. A
+	 * record that does not is counted, and the first one of its partition logged.
 	 */
 	public boolean owns(String topic, int partition, long offset, Headers headers) {
 		String owner = ownerOf(headers);
@@ -95,14 +96,17 @@ public final class Ownership {
 		this.foreign.computeIfAbsent(topic, (t) -> new LongAdder()).increment();
 		if (this.reported.add(new TopicPartition(topic, partition))) {
 			logger.warn("Skipping record " + topic + "-" + partition + "@" + offset + ": " + whose(owner)
-					+ ", but this ladder belongs to group '" + this.group + "'. It is not run, applied or dead-lettered. "
-					+ "Further such records of " + topic + "-" + partition + " are only counted in "
-					+ "kafka.resilience.foreign.records. " + advice(owner));
+					+ ", but this ladder belongs to group '" + this.group
+					+ "'. It is not run, applied or dead-lettered. " + "Further such records of " + topic + "-"
+					+ partition + " are only counted in " + "kafka.resilience.foreign.records. " + advice(owner));
 		}
 		return false;
 	}
 
-	/** Records of other groups (or without an owner where one is required) read from {@code topic}. */
+	/**
+	 * Records of other groups (or without an owner where one is required) read from
+	 * {@code topic}.
+	 */
 	public long foreignRecords(String topic) {
 		LongAdder count = this.foreign.get(topic);
 		return (count != null) ? count.sum() : 0;
@@ -114,8 +118,9 @@ public final class Ownership {
 	}
 
 	private static String advice(@Nullable String owner) {
-		return (owner != null) ? "Two consumer groups use the same ladder topics: give each its own names "
-				+ "(kafka.resilience.topics.retry-template, dlq-template and lock-template with {group})"
+		return (owner != null)
+				? "Two consumer groups use the same ladder topics: give each its own names "
+						+ "(kafka.resilience.topics.retry-template, dlq-template and lock-template with {group})"
 				: "Only the library writes to a ladder's topics";
 	}
 

@@ -1,9 +1,9 @@
 package io.github.kafkaresilience.lock;
 
 /**
- * A place in the ladder: a stage (0 is the main topic) and an offset in that stage's topic
- * partition. Positions order by stage, then offset: a record at a later position leaves the
- * ladder later.
+ * A place in the ladder: a stage (0 is the main topic) and an offset in that stage's
+ * topic partition. Positions order by stage, then offset: a record at a later position
+ * leaves the ladder later.
  *
  * @param stage the stage, 0 for the main topic
  * @param offset the offset in the stage topic's partition

@@ -4,12 +4,12 @@ import java.util.function.Consumer;
 
 /**
  * A hash table of entries that carry their own key, with open addressing: an array of
- * references probed linearly, beside an array of the entries' hashes, and no node per entry nor
- * boxed key, which is what keeps an index of a million locks at about 8 bytes per lock (a
- * {@code HashMap} spends 40). A lookup compares hashes in the dense array and looks at an
- * entry only when its hash matches, so a key that is not there costs about one cache miss.
- * Removing an entry moves the entries of its run back, so no deleted marker is left behind.
- * The caller synchronizes.
+ * references probed linearly, beside an array of the entries' hashes, and no node per
+ * entry nor boxed key, which is what keeps an index of a million locks at about 8 bytes
+ * per lock (a {@code HashMap} spends 40). A lookup compares hashes in the dense array and
+ * looks at an entry only when its hash matches, so a key that is not there costs about
+ * one cache miss. Removing an entry moves the entries of its run back, so no deleted
+ * marker is left behind. The caller synchronizes.
  *
  * @param <K> the key that looks entries up
  */
@@ -73,7 +73,8 @@ abstract class ProbingIndex<K> {
 		int mask = slots.length - 1;
 		int free = slot;
 		for (int i = (free + 1) & mask; codes[i] != FREE; i = (i + 1) & mask) {
-			// an entry may fill the free slot if that slot lies on its way from home to where it is
+			// an entry may fill the free slot if that slot lies on its way from home to
+			// where it is
 			if (((i - codes[i]) & mask) >= ((i - free) & mask)) {
 				slots[free] = slots[i];
 				codes[free] = codes[i];
@@ -94,7 +95,9 @@ abstract class ProbingIndex<K> {
 		this.size = 0;
 	}
 
-	/** Calls {@code action} with every entry, in no order; it must not change the table. */
+	/**
+	 * Calls {@code action} with every entry, in no order; it must not change the table.
+	 */
 	final void forEach(Consumer<Object> action) {
 		for (Object entry : this.slots) {
 			if (entry != null) {
@@ -127,8 +130,8 @@ abstract class ProbingIndex<K> {
 
 	/**
 	 * A hash spread over all bits (the key hashes, {@code Arrays.hashCode} of keys like
-	 * "order-17", are far from random), never {@link #FREE}. Its low bits are an entry's home
-	 * slot.
+	 * "order-17", are far from random), never {@link #FREE}. Its low bits are an entry's
+	 * home slot.
 	 */
 	private static int code(int hash) {
 		int h = hash;

@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Meters of the dead-letter topics as the {@link DlqDispatcher} reads them:
  * {@code kafka.resilience.dlq.end.offset} per dead-letter partition read by this instance
- * (dead letters ever written there) and {@code kafka.resilience.dlq.handler.failures} (dead
- * letters the handler threw on).
+ * (dead letters ever written there) and {@code kafka.resilience.dlq.handler.failures}
+ * (dead letters the handler threw on).
  *
  * @since 0.1.0
  */
@@ -25,8 +25,8 @@ public class DlqMetrics implements MeterBinder {
 	private final Supplier<@Nullable DlqDispatcher> dispatchers;
 
 	/**
-	 * @param dispatchers the dispatcher, or {@code null} when dead letters are not handled (then
-	 * there is nothing to measure)
+	 * @param dispatchers the dispatcher, or {@code null} when dead letters are not
+	 * handled (then there is nothing to measure)
 	 */
 	public DlqMetrics(Supplier<@Nullable DlqDispatcher> dispatchers) {
 		this.dispatchers = dispatchers;

@@ -8,9 +8,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Meters of the idempotency guards, by listener and main topic:
- * {@code kafka.resilience.idempotency.skipped} (records whose key was completed before, not
- * handled again) and {@code kafka.resilience.idempotency.held} (records whose key another
- * attempt held; they were retried later).
+ * {@code kafka.resilience.idempotency.skipped} (records whose key was completed before,
+ * not handled again) and {@code kafka.resilience.idempotency.held} (records whose key
+ * another attempt held; they were retried later).
  *
  * @since 0.1.0
  */
@@ -30,7 +30,8 @@ public class IdempotencyMetrics implements MeterBinder, IdempotencyObserver.Fact
 			@Override
 			public void skipped() {
 				count("kafka.resilience.idempotency.skipped",
-						"Records not handled because their idempotency key was completed before", listenerId, mainTopic);
+						"Records not handled because their idempotency key was completed before", listenerId,
+						mainTopic);
 			}
 
 			@Override

@@ -23,22 +23,23 @@ import org.jspecify.annotations.Nullable;
 /**
  * Meters of what the listeners do with records, as a {@link ResilienceObserver}:
  * <ul>
- * <li>{@code kafka.resilience.handler} (timer) and {@code kafka.resilience.attempts} (counter):
- * handler runs by {@code stage} read from (0 is the main topic) and {@code outcome}
- * ({@code success}, {@code failure}, {@code poison});</li>
- * <li>{@code kafka.resilience.followers.forwarded} (counter): records of locked keys sent to the
- * first stage behind their key without running;</li>
+ * <li>{@code kafka.resilience.handler} (timer) and {@code kafka.resilience.attempts}
+ * (counter): handler runs by {@code stage} read from (0 is the main topic) and
+ * {@code outcome} ({@code success}, {@code failure}, {@code poison});</li>
+ * <li>{@code kafka.resilience.followers.forwarded} (counter): records of locked keys sent
+ * to the first stage behind their key without running;</li>
  * <li>{@code kafka.resilience.dlq.records} (counter): dead letters by {@code reason} and
  * {@code error.class};</li>
- * <li>{@code kafka.resilience.consumer.poll.interval} (timer): time between two polls;</li>
+ * <li>{@code kafka.resilience.consumer.poll.interval} (timer): time between two
+ * polls;</li>
  * <li>{@code kafka.resilience.consumer.rebalances} (counter): rebalance callbacks by
  * {@code kind} ({@code assigned}, {@code revoked}, {@code lost});</li>
- * <li>for batch listeners, {@code kafka.resilience.batch.size} (distribution summary): records
- * per batch; {@code kafka.resilience.batch} (timer): time per batch;
+ * <li>for batch listeners, {@code kafka.resilience.batch.size} (distribution summary):
+ * records per batch; {@code kafka.resilience.batch} (timer): time per batch;
  * {@code kafka.resilience.batch.bisections} (counter): splits of failed batches.</li>
  * </ul>
- * Tags are bounded: listener id, consumer group, main topic, stage, outcome, reason, error class; never a key
- * or an offset.
+ * Tags are bounded: listener id, consumer group, main topic, stage, outcome, reason,
+ * error class; never a key or an offset.
  *
  * @since 0.1.0
  */
@@ -62,8 +63,10 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 	public void polling(String listenerId, Duration sinceLastPoll) {
 		MeterRegistry current = this.registry;
 		if (current != null) {
-			this.pollIntervals.computeIfAbsent(listenerId, (id) -> Timer.builder("kafka.resilience.consumer.poll.interval")
-				.description("Time between two polls of a listener's consumer; at max.poll.interval.ms it leaves its group")
+			this.pollIntervals.computeIfAbsent(listenerId, (id) -> Timer
+				.builder("kafka.resilience.consumer.poll.interval")
+				.description(
+						"Time between two polls of a listener's consumer; at max.poll.interval.ms it leaves its group")
 				.tag("listener", id)
 				.register(current)).record(sinceLastPoll);
 		}
@@ -99,7 +102,9 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 
 		private final String mainTopic;
 
-		/** The meters of each stage and outcome, by {@code stage * outcomes + outcome}. */
+		/**
+		 * The meters of each stage and outcome, by {@code stage * outcomes + outcome}.
+		 */
 		private final Map<Integer, Attempts> attempts = new ConcurrentHashMap<>();
 
 		private final Map<String, Counter> deadLetters = new ConcurrentHashMap<>();
@@ -130,7 +135,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 			Tags tags = Tags.of("listener", this.listenerId, "group", this.group, "topic", this.mainTopic, "stage",
 					Integer.toString(stage), "outcome", outcome.name().toLowerCase(Locale.ROOT));
 			Timer handler = Timer.builder("kafka.resilience.handler")
-				.description("Time the handler took on a record, by the stage it was read from (0: the main topic) and outcome")
+				.description(
+						"Time the handler took on a record, by the stage it was read from (0: the main topic) and outcome")
 				.tags(tags)
 				.register(registry);
 			Counter count = Counter.builder("kafka.resilience.attempts")
@@ -149,17 +155,19 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 			BatchMeters meters = this.batches;
 			if (meters == null) {
 				Tags tags = Tags.of("listener", this.listenerId, "group", this.group, "topic", this.mainTopic);
-				meters = new BatchMeters(DistributionSummary.builder("kafka.resilience.batch.size")
-					.description("Records in each batch a batch listener's method was called with")
-					.baseUnit("records")
-					.tags(tags)
-					.register(current),
+				meters = new BatchMeters(
+						DistributionSummary.builder("kafka.resilience.batch.size")
+							.description("Records in each batch a batch listener's method was called with")
+							.baseUnit("records")
+							.tags(tags)
+							.register(current),
 						Timer.builder("kafka.resilience.batch")
 							.description("Time a batch listener took on a batch, its bisections included")
 							.tags(tags)
 							.register(current),
 						Counter.builder("kafka.resilience.batch.bisections")
-							.description("Splits of a failed batch in halves to find the records that fail on their own")
+							.description(
+									"Splits of a failed batch in halves to find the records that fail on their own")
 							.tags(tags)
 							.register(current));
 				this.batches = meters;
@@ -180,7 +188,8 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 			Counter counter = this.forwarded;
 			if (counter == null) {
 				counter = Counter.builder("kafka.resilience.followers.forwarded")
-					.description("Records of a locked key sent to the first stage behind the key's earlier records, unrun")
+					.description(
+							"Records of a locked key sent to the first stage behind the key's earlier records, unrun")
 					.tag("listener", this.listenerId)
 					.tag("group", this.group)
 					.tag("topic", this.mainTopic)
@@ -196,15 +205,17 @@ public class LadderMetrics implements MeterBinder, ResilienceObserver {
 			if (current == null) {
 				return;
 			}
-			this.deadLetters.computeIfAbsent(reason.value() + "|" + errorClass,
-					(k) -> Counter.builder("kafka.resilience.dlq.records")
-						.description("Records sent to the dead-letter topic, by dlq.reason and the class of the last failure")
-						.tag("listener", this.listenerId)
-						.tag("group", this.group)
-						.tag("topic", this.mainTopic)
-						.tag("reason", reason.value())
-						.tag("error.class", errorClass)
-						.register(current))
+			this.deadLetters
+				.computeIfAbsent(reason.value() + "|" + errorClass, (k) -> Counter
+					.builder("kafka.resilience.dlq.records")
+					.description(
+							"Records sent to the dead-letter topic, by dlq.reason and the class of the last failure")
+					.tag("listener", this.listenerId)
+					.tag("group", this.group)
+					.tag("topic", this.mainTopic)
+					.tag("reason", reason.value())
+					.tag("error.class", errorClass)
+					.register(current))
 				.increment();
 		}
 

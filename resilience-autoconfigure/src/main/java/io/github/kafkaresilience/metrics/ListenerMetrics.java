@@ -19,8 +19,9 @@ import org.apache.kafka.common.TopicPartition;
  * {@code kafka.resilience.consumer.parked} (retries parked until they are nearly due),
  * {@code kafka.resilience.consumer.partition.in.flight.max} (records held by the fullest
  * partition, what {@code max-in-flight-per-partition} bounds) and
- * {@code kafka.resilience.consumer.key.depth.max} (records of the busiest key waiting in one
- * partition: a hot key); and {@code kafka.resilience.consumer.lag} per assigned partition.
+ * {@code kafka.resilience.consumer.key.depth.max} (records of the busiest key waiting in
+ * one partition: a hot key); and {@code kafka.resilience.consumer.lag} per assigned
+ * partition.
  *
  * @since 0.1.0
  */
@@ -52,7 +53,10 @@ public class ListenerMetrics implements MeterBinder {
 		bindLag(registry, container, groupOf(container));
 	}
 
-	/** The consumer group of a container's listener: its stages belong to that group's ladders. */
+	/**
+	 * The consumer group of a container's listener: its stages belong to that group's
+	 * ladders.
+	 */
 	private String groupOf(OrderedRetryContainer container) {
 		return this.listeners.endpoints()
 			.stream()
@@ -63,9 +67,9 @@ public class ListenerMetrics implements MeterBinder {
 	}
 
 	/**
-	 * {@code kafka.resilience.consumer.lag}, one gauge per partition assigned to the listener
-	 * here (main topic and stages), renewed after every rebalance so partitions owned by other
-	 * instances do not show.
+	 * {@code kafka.resilience.consumer.lag}, one gauge per partition assigned to the
+	 * listener here (main topic and stages), renewed after every rebalance so partitions
+	 * owned by other instances do not show.
 	 */
 	private static void bindLag(MeterRegistry registry, OrderedRetryContainer container, String group) {
 		MultiGauge lag = MultiGauge.builder("kafka.resilience.consumer.lag")
@@ -77,8 +81,8 @@ public class ListenerMetrics implements MeterBinder {
 		Runnable renew = () -> lag.register(container.assignment()
 			.stream()
 			.map((partition) -> MultiGauge.Row.of(
-					Tags.of("topic", partition.topic(), "partition", Integer.toString(partition.partition())), container,
-					(c) -> lagOf(c, partition)))
+					Tags.of("topic", partition.topic(), "partition", Integer.toString(partition.partition())),
+					container, (c) -> lagOf(c, partition)))
 			.toList(), true);
 		container.onAssignmentChanged(renew);
 		renew.run();

@@ -21,12 +21,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * Meters of the lock registries, per ladder (group and main topic):
  * {@code kafka.resilience.locks.active} (live locks), {@code kafka.resilience.locks.keys}
- * (keys with at least one live lock) and {@code kafka.resilience.locks.oldest.age} (seconds since
- * the live lock changed longest ago), gauges, {@code kafka.resilience.locks.skipped} (lock
- * records the tailer could not read) and {@code kafka.resilience.foreign.records} (records of
- * another group found on one of the ladder's topics), function counters; and, as a
- * {@link ResilienceObserver}, {@code kafka.resilience.barrier.wait} (timer) and
- * {@code kafka.resilience.locks.reaped} (counter).
+ * (keys with at least one live lock) and {@code kafka.resilience.locks.oldest.age}
+ * (seconds since the live lock changed longest ago), gauges,
+ * {@code kafka.resilience.locks.skipped} (lock records the tailer could not read) and
+ * {@code kafka.resilience.foreign.records} (records of another group found on one of the
+ * ladder's topics), function counters; and, as a {@link ResilienceObserver},
+ * {@code kafka.resilience.barrier.wait} (timer) and {@code kafka.resilience.locks.reaped}
+ * (counter).
  *
  * @since 0.1.0
  */
@@ -75,8 +76,8 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	/**
-	 * Seconds since the live lock changed longest ago, 0 with none. Each reading goes through
-	 * the live locks once, as the endpoint's oldest locks do.
+	 * Seconds since the live lock changed longest ago, 0 with none. Each reading goes
+	 * through the live locks once, as the endpoint's oldest locks do.
 	 */
 	private static double oldestAgeSeconds(LockRegistry locks) {
 		List<Lock> oldest = locks.oldest(1);
@@ -114,8 +115,9 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 		Ownership ownership = locks.ownership();
 		for (String topic : ownership.topics()) {
 			FunctionCounter.builder("kafka.resilience.foreign.records", ownership, (o) -> o.foreignRecords(topic))
-				.description("Records of another consumer group, or without an owner.group header where one is required, "
-						+ "read from one of this group's ladder topics; none was run, applied or dead-lettered")
+				.description(
+						"Records of another consumer group, or without an owner.group header where one is required, "
+								+ "read from one of this group's ladder topics; none was run, applied or dead-lettered")
 				.tag("group", group)
 				.tag("topic", topic)
 				.register(registry);

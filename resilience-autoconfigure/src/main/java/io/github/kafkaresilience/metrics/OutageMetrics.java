@@ -9,11 +9,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 /**
- * Meters of outage mode, tagged with the listener's id: {@code kafka.resilience.outage.holding}
- * (1 while the listener holds its records for an outage, 0 otherwise),
- * {@code kafka.resilience.outage.held} (records held in memory, for an outage or a pause) and
- * {@code kafka.resilience.outage.opened} (times the breaker opened). Listeners whose outage
- * mode is off get none.
+ * Meters of outage mode, tagged with the listener's id:
+ * {@code kafka.resilience.outage.holding} (1 while the listener holds its records for an
+ * outage, 0 otherwise), {@code kafka.resilience.outage.held} (records held in memory, for
+ * an outage or a pause) and {@code kafka.resilience.outage.opened} (times the breaker
+ * opened). Listeners whose outage mode is off get none.
  *
  * @since 0.1.0
  */

@@ -10,9 +10,9 @@ import org.springframework.kafka.support.micrometer.KafkaRecordReceiverContext;
 
 /**
  * The context of an attempt's observation: spring-kafka's context of a record a listener
- * receives (the record as it was read, with its raw key and value, the listener id and the
- * consumer group), plus the stage the record was read from and, once the listener method has
- * run, the attempt's outcome.
+ * receives (the record as it was read, with its raw key and value, the listener id and
+ * the consumer group), plus the stage the record was read from and, once the listener
+ * method has run, the attempt's outcome.
  *
  * @since 0.1.0
  */
@@ -36,14 +36,17 @@ public class AttemptContext extends KafkaRecordReceiverContext {
 		this.stage = stage;
 	}
 
-	/** The stage the record was read from: 0 for the main topic, 1 for the first retry topic. */
+	/**
+	 * The stage the record was read from: 0 for the main topic, 1 for the first retry
+	 * topic.
+	 */
 	public int getStage() {
 		return this.stage;
 	}
 
 	/**
-	 * What the listener method gave: {@code null} while it runs, and when the attempt ended
-	 * without a result (the record is routed again).
+	 * What the listener method gave: {@code null} while it runs, and when the attempt
+	 * ended without a result (the record is routed again).
 	 */
 	public HandlerResult.@Nullable Outcome getOutcome() {
 		return this.outcome;

@@ -13,11 +13,11 @@ import org.springframework.kafka.support.micrometer.KafkaRecordReceiverContext;
 /**
  * The observation of an attempt, named and tagged as spring-kafka observes a record a
  * {@code @KafkaListener} receives ({@code spring.kafka.listener}, contextual name
- * {@code <topic read> process}), plus two low-cardinality key values: the stage the record
- * was read from ({@value #STAGE}: {@code 0} for the main topic, {@code 1} for the first retry
- * topic...) and what the listener method gave ({@value #OUTCOME}: {@code success},
- * {@code failure}, {@code poison}, or {@code unknown} while it runs and when the attempt ended
- * without a result).
+ * {@code <topic read> process}), plus two low-cardinality key values: the stage the
+ * record was read from ({@value #STAGE}: {@code 0} for the main topic, {@code 1} for the
+ * first retry topic...) and what the listener method gave ({@value #OUTCOME}:
+ * {@code success}, {@code failure}, {@code poison}, or {@code unknown} while it runs and
+ * when the attempt ended without a result).
  *
  * @since 0.1.0
  */

@@ -25,13 +25,13 @@ import org.springframework.kafka.support.micrometer.KafkaTemplateObservation.Def
 /**
  * Observes the attempts of one listener's records on one main topic with Micrometer, as
  * spring-kafka observes a {@code @KafkaListener}: each attempt is a
- * {@link KafkaListenerObservation#LISTENER_OBSERVATION listener observation} of the record as
- * it was read, whose parent a tracer takes from the record's headers, and which is the current
- * observation while the listener method runs. The sends that carry a record from an attempt to
- * its next stage or to the dead-letter topic are
- * {@link KafkaTemplateObservation#TEMPLATE_OBSERVATION template observations}, children of the
- * attempt: a tracer writes their context into the record's headers, so the next attempt
- * continues the trace.
+ * {@link KafkaListenerObservation#LISTENER_OBSERVATION listener observation} of the
+ * record as it was read, whose parent a tracer takes from the record's headers, and which
+ * is the current observation while the listener method runs. The sends that carry a
+ * record from an attempt to its next stage or to the dead-letter topic are
+ * {@link KafkaTemplateObservation#TEMPLATE_OBSERVATION template observations}, children
+ * of the attempt: a tracer writes their context into the record's headers, so the next
+ * attempt continues the trace.
  *
  * @since 0.1.0
  */
@@ -58,8 +58,8 @@ public class ObservedAttempts implements AttemptObservation {
 
 	/**
 	 * @param registry where the observations go
-	 * @param convention names and tags the attempts' observations, or {@code null} for the
-	 * registry's convention, or {@link DefaultAttemptObservationConvention}
+	 * @param convention names and tags the attempts' observations, or {@code null} for
+	 * the registry's convention, or {@link DefaultAttemptObservationConvention}
 	 * @param listenerId the listener's id
 	 * @param groupId the listener's consumer group
 	 * @param clusterId the Kafka cluster id, asked for by every observation, so it should
@@ -77,8 +77,8 @@ public class ObservedAttempts implements AttemptObservation {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * An attempt the registry does not observe (it has no handler, or a predicate declines it)
-	 * is {@link Attempt#NONE}: its sends are not observed either.
+	 * An attempt the registry does not observe (it has no handler, or a predicate
+	 * declines it) is {@link Attempt#NONE}: its sends are not observed either.
 	 */
 	@Override
 	public Attempt start(Delivery record, int stage) {
@@ -110,9 +110,9 @@ public class ObservedAttempts implements AttemptObservation {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * The batch is an observation named {@value #BATCH_OBSERVATION}, tagged with the listener,
-	 * its group, the number of records and an id ({@value #BATCH_ID}) that each of its records'
-	 * attempts carries too.
+	 * The batch is an observation named {@value #BATCH_OBSERVATION}, tagged with the
+	 * listener, its group, the number of records and an id ({@value #BATCH_ID}) that each
+	 * of its records' attempts carries too.
 	 */
 	@Override
 	public Batch startBatch(int records) {
@@ -162,7 +162,10 @@ public class ObservedAttempts implements AttemptObservation {
 
 		private final AttemptContext context;
 
-		/** Whether the scope was closed: when the handler returned a result that completes later. */
+		/**
+		 * Whether the scope was closed: when the handler returned a result that completes
+		 * later.
+		 */
 		private boolean scopeClosed;
 
 		ObservedAttempt(Observation observation, Observation.Scope scope, AttemptContext context) {
@@ -206,9 +209,9 @@ public class ObservedAttempts implements AttemptObservation {
 		}
 
 		/**
-		 * Observes the send as a child of this attempt, as {@code KafkaTemplate} observes its
-		 * sends; starting the observation writes its context into the record's headers,
-		 * replacing the propagation headers the record arrived with.
+		 * Observes the send as a child of this attempt, as {@code KafkaTemplate} observes
+		 * its sends; starting the observation writes its context into the record's
+		 * headers, replacing the propagation headers the record arrived with.
 		 */
 		@Override
 		public CompletableFuture<Long> sending(RecordPublisher publisher, String topic, int partition,

@@ -3,15 +3,15 @@ package io.github.kafkaresilience.outage;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The first attempts of a listener since its latest transient failure began an episode: how
- * many there were, how many failed transiently, across which keys. An episode starts with a
- * transient failure when none runs, and lasts at most a window; successes before it do not
- * count, so that a long healthy stretch does not hide an outage that begins after it, and the
- * breaker asks it for a minimum duration, so that a burst (many keys failing at once while
- * others still succeed, which on a freshly started instance may open with a stretch of
- * failures only) is not taken for an outage. The breaker guards it, but for
- * {@link #running()} and {@link #succeeded()}, which a healthy listener calls for every record
- * and which take no lock.
+ * The first attempts of a listener since its latest transient failure began an episode:
+ * how many there were, how many failed transiently, across which keys. An episode starts
+ * with a transient failure when none runs, and lasts at most a window; successes before
+ * it do not count, so that a long healthy stretch does not hide an outage that begins
+ * after it, and the breaker asks it for a minimum duration, so that a burst (many keys
+ * failing at once while others still succeed, which on a freshly started instance may
+ * open with a stretch of failures only) is not taken for an outage. The breaker guards
+ * it, but for {@link #running()} and {@link #succeeded()}, which a healthy listener calls
+ * for every record and which take no lock.
  */
 final class FailureEpisode {
 
@@ -29,9 +29,9 @@ final class FailureEpisode {
 	private final LongAdder successes = new LongAdder();
 
 	/**
-	 * The keys whose first attempt failed in this episode: only records held behind one of
-	 * those count, not those of keys held since before it (after a restart, a backlog of keys
-	 * in the ladder would look like an outage).
+	 * The keys whose first attempt failed in this episode: only records held behind one
+	 * of those count, not those of keys held since before it (after a restart, a backlog
+	 * of keys in the ladder would look like an outage).
 	 */
 	private final java.util.Set<Integer> episodeKeys = new java.util.HashSet<>();
 
@@ -74,9 +74,10 @@ final class FailureEpisode {
 	}
 
 	/**
-	 * Counts a record that could not run because its key is held (it follows its key into the
-	 * ladder) as a failure of the running episode, when its key's first attempt failed in this
-	 * episode; otherwise does nothing: a key held since before says nothing about now.
+	 * Counts a record that could not run because its key is held (it follows its key into
+	 * the ladder) as a failure of the running episode, when its key's first attempt
+	 * failed in this episode; otherwise does nothing: a key held since before says
+	 * nothing about now.
 	 */
 	void held(int keyHash) {
 		if (this.running && this.episodeKeys.contains(keyHash)) {

@@ -26,14 +26,14 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Tells, for one listener, a dependency that is down for every key from failures of some keys.
- * It watches every run of the handler: it opens when nearly every first attempt failed
- * transiently across several keys for a while ({@link OutageSettings}), or at once when the
- * handler says
- * that its dependency is unavailable ({@link DependencyUnavailableException}, or Resilience4j's
- * {@code CallNotPermittedException}). While it is open, the listener holds its records instead
- * of moving them into the ladder, and runs one of them now and then as a probe; the probe's
- * success closes it. Thread-safe.
+ * Tells, for one listener, a dependency that is down for every key from failures of some
+ * keys. It watches every run of the handler: it opens when nearly every first attempt
+ * failed transiently across several keys for a while ({@link OutageSettings}), or at once
+ * when the handler says that its dependency is unavailable
+ * ({@link DependencyUnavailableException}, or Resilience4j's
+ * {@code CallNotPermittedException}). While it is open, the listener holds its records
+ * instead of moving them into the ladder, and runs one of them now and then as a probe;
+ * the probe's success closes it. Thread-safe.
  *
  * @since 0.1.0
  */
@@ -41,7 +41,9 @@ public final class OutageBreaker {
 
 	private static final Log logger = LogFactory.getLog(OutageBreaker.class);
 
-	/** Resilience4j's exception for a call its open circuit breaker did not let through. */
+	/**
+	 * Resilience4j's exception for a call its open circuit breaker did not let through.
+	 */
 	static final String CALL_NOT_PERMITTED = "io.github.resilience4j.circuitbreaker.CallNotPermittedException";
 
 	private final String listenerId;
@@ -57,9 +59,9 @@ public final class OutageBreaker {
 	private volatile boolean open;
 
 	/**
-	 * Half open: the hold ended without a probe (no record was held to probe with, as after a
-	 * rebalance during the hold), and the next first attempt decides: a transient failure
-	 * opens the breaker again at once, a success closes it.
+	 * Half open: the hold ended without a probe (no record was held to probe with, as
+	 * after a rebalance during the hold), and the next first attempt decides: a transient
+	 * failure opens the breaker again at once, a success closes it.
 	 */
 	private volatile boolean halfOpen;
 
@@ -67,7 +69,9 @@ public final class OutageBreaker {
 
 	private volatile @Nullable Instant openedAt;
 
-	/** The latest transient failure of a first attempt, for the reason the breaker gives. */
+	/**
+	 * The latest transient failure of a first attempt, for the reason the breaker gives.
+	 */
 	private volatile @Nullable Throwable lastFailure;
 
 	/** Probes that failed since the breaker opened. */
@@ -87,11 +91,12 @@ public final class OutageBreaker {
 	}
 
 	/**
-	 * The listener's handler for one main topic, with every run's outcome seen by this breaker.
-	 * Only first attempts, of records read from the main topic, count in its window: retries
-	 * are of records that failed already, so when traffic thins out they are mostly of the keys
-	 * that keep failing, and would make a few bad keys look like an outage. A failure saying
-	 * that the dependency is unavailable opens it from any attempt.
+	 * The listener's handler for one main topic, with every run's outcome seen by this
+	 * breaker. Only first attempts, of records read from the main topic, count in its
+	 * window: retries are of records that failed already, so when traffic thins out they
+	 * are mostly of the keys that keep failing, and would make a few bad keys look like
+	 * an outage. A failure saying that the dependency is unavailable opens it from any
+	 * attempt.
 	 */
 	public RecordHandler observing(RecordHandler handler, String mainTopic) {
 		return (delivery) -> {
@@ -102,8 +107,9 @@ public final class OutageBreaker {
 	}
 
 	/**
-	 * A handler whose results complete later, whose records' outcomes this breaker counts once
-	 * they completed, as {@link #observing(RecordHandler, String)} counts a record handler's.
+	 * A handler whose results complete later, whose records' outcomes this breaker counts
+	 * once they completed, as {@link #observing(RecordHandler, String)} counts a record
+	 * handler's.
 	 */
 	public AsyncRecordHandler observing(AsyncRecordHandler handler, String mainTopic) {
 		return (delivery) -> handler.start(delivery).thenApply((completion) -> () -> {
@@ -127,8 +133,8 @@ public final class OutageBreaker {
 
 	/**
 	 * A batch handler whose results complete later, whose records' outcomes this breaker
-	 * counts once the batch's result completed, as {@link #observing(BatchHandler, String)}
-	 * counts them.
+	 * counts once the batch's result completed, as
+	 * {@link #observing(BatchHandler, String)} counts them.
 	 */
 	public AsyncBatchHandler observing(AsyncBatchHandler handler, String mainTopic) {
 		return (records, worker) -> handler.start(records, worker).thenApply((ran) -> {
@@ -151,8 +157,8 @@ public final class OutageBreaker {
 	 * A record of the main topic follows its key into the ladder without running, its key
 	 * being held: while transient failures are being counted, it counts with them. In an
 	 * outage every key fails once and is held from then on, so its later records are what
-	 * keeps showing the outage; without them a listener with fewer keys than the attempts the
-	 * breaker needs would never open it.
+	 * keeps showing the outage; without them a listener with fewer keys than the attempts
+	 * the breaker needs would never open it.
 	 */
 	public void followed(Delivery record) {
 		if (!this.settings.enabled() || this.open || !this.episode.running()) {
@@ -171,12 +177,13 @@ public final class OutageBreaker {
 	}
 
 	/**
-	 * How long to put off the failure handling of a first attempt that failed transiently: until
-	 * the failure episode it belongs to has lasted the minimum duration, when the breaker can
-	 * tell a burst from an outage. If it opens by then, the record is held instead of moved, and
-	 * its key stays out of the ladder; otherwise its failure is handled as usual, that much
-	 * later. {@code -1} when the failure is not put off: outage mode off, the breaker open
-	 * (the record is held at once), or a failure that is not transient.
+	 * How long to put off the failure handling of a first attempt that failed
+	 * transiently: until the failure episode it belongs to has lasted the minimum
+	 * duration, when the breaker can tell a burst from an outage. If it opens by then,
+	 * the record is held instead of moved, and its key stays out of the ladder; otherwise
+	 * its failure is handled as usual, that much later. {@code -1} when the failure is
+	 * not put off: outage mode off, the breaker open (the record is held at once), or a
+	 * failure that is not transient.
 	 */
 	public long deferral(@Nullable HandlerResult result) {
 		if (!this.settings.enabled() || this.open || result == null || result.failure() == null
@@ -194,9 +201,9 @@ public final class OutageBreaker {
 
 	/**
 	 * Looks at the running failure episode now, without waiting for another record: opens
-	 * the breaker when it says that every key fails. Called when put-off failure handling is
-	 * due, since records held behind a failing record wait in memory and are not counted as
-	 * they come in.
+	 * the breaker when it says that every key fails. Called when put-off failure handling
+	 * is due, since records held behind a failing record wait in memory and are not
+	 * counted as they come in.
 	 */
 	public void evaluate() {
 		if (!this.settings.enabled() || this.open || !this.episode.running()) {
@@ -211,7 +218,10 @@ public final class OutageBreaker {
 		}
 	}
 
-	/** Tells the container when the breaker opens ({@code true}) or closes ({@code false}). */
+	/**
+	 * Tells the container when the breaker opens ({@code true}) or closes
+	 * ({@code false}).
+	 */
 	public synchronized void onChange(Consumer<Boolean> onChange) {
 		this.onChange = onChange;
 	}
@@ -240,14 +250,15 @@ public final class OutageBreaker {
 	}
 
 	/**
-	 * Whether a run's failure is held instead of handled as a failure: its record stays where it
-	 * is, without an attempt counted, until the breaker closes. A failure saying that the
-	 * dependency is unavailable always is; while the breaker is open, so is every transient
-	 * failure. A permanent failure, or a record that could not be deserialized, never is: those
-	 * belong to the record, not to the dependency.
+	 * Whether a run's failure is held instead of handled as a failure: its record stays
+	 * where it is, without an attempt counted, until the breaker closes. A failure saying
+	 * that the dependency is unavailable always is; while the breaker is open, so is
+	 * every transient failure. A permanent failure, or a record that could not be
+	 * deserialized, never is: those belong to the record, not to the dependency.
 	 */
 	public boolean holds(@Nullable HandlerResult result) {
-		if (!this.settings.enabled() || result == null || result.outcome() != HandlerResult.Outcome.FAILURE || result.failure() == null) {
+		if (!this.settings.enabled() || result == null || result.outcome() != HandlerResult.Outcome.FAILURE
+				|| result.failure() == null) {
 			return false;
 		}
 		Throwable failure = result.failure();
@@ -258,10 +269,10 @@ public final class OutageBreaker {
 	}
 
 	/**
-	 * Ends the hold without a probe, as no record is held to probe with (a rebalance during the
-	 * hold gave the held records' partitions away): records are taken again, and the first
-	 * attempt of a record from the main topic decides. A transient failure opens the breaker
-	 * again at once and is held; a success closes it.
+	 * Ends the hold without a probe, as no record is held to probe with (a rebalance
+	 * during the hold gave the held records' partitions away): records are taken again,
+	 * and the first attempt of a record from the main topic decides. A transient failure
+	 * opens the breaker again at once and is held; a success closes it.
 	 */
 	public void halfOpen(String why) {
 		Consumer<Boolean> notify;
@@ -273,17 +284,19 @@ public final class OutageBreaker {
 			this.halfOpen = true;
 			notify = this.onChange;
 		}
-		logger.info("Listener '" + this.listenerId + "' takes records again to see whether its dependency is back: "
-				+ why);
+		logger.info(
+				"Listener '" + this.listenerId + "' takes records again to see whether its dependency is back: " + why);
 		notify.accept(false);
 	}
 
 	/**
-	 * The pause before the next probe: the probe interval, doubled after each failed probe up
-	 * to the longest, less up to a fifth at random so that instances do not probe together.
+	 * The pause before the next probe: the probe interval, doubled after each failed
+	 * probe up to the longest, less up to a fifth at random so that instances do not
+	 * probe together.
 	 */
 	public synchronized Duration nextProbe() {
-		long millis = Backoff.after(this.failedProbes + 1, this.settings.probeInterval(), this.settings.maxProbeInterval())
+		long millis = Backoff
+			.after(this.failedProbes + 1, this.settings.probeInterval(), this.settings.maxProbeInterval())
 			.toMillis();
 		return Duration.ofMillis(millis - ThreadLocalRandom.current().nextLong(millis / 5 + 1));
 	}
@@ -347,7 +360,8 @@ public final class OutageBreaker {
 			return;
 		}
 		if (!failedTransiently) {
-			this.episode.succeeded(); // no lock: a healthy listener comes here for every record
+			this.episode.succeeded(); // no lock: a healthy listener comes here for every
+										// record
 			return;
 		}
 		Bytes key = delivery.businessKey();
@@ -397,8 +411,8 @@ public final class OutageBreaker {
 
 	/**
 	 * Whether a failure says that the dependency is unavailable: a
-	 * {@link DependencyUnavailableException} or Resilience4j's {@code CallNotPermittedException},
-	 * itself or as a cause.
+	 * {@link DependencyUnavailableException} or Resilience4j's
+	 * {@code CallNotPermittedException}, itself or as a cause.
 	 */
 	public static boolean isUnavailable(Throwable failure) {
 		return unavailable(failure) != null;

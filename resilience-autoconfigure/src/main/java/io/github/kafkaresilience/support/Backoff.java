@@ -3,8 +3,8 @@ package io.github.kafkaresilience.support;
 import java.time.Duration;
 
 /**
- * The pause before trying again after failures in a row: the first pause, doubled after each
- * further failure (at most six times), and never longer than a bound.
+ * The pause before trying again after failures in a row: the first pause, doubled after
+ * each further failure (at most six times), and never longer than a bound.
  *
  * @since 0.1.0
  */

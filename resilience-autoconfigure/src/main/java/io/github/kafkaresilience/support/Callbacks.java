@@ -20,7 +20,9 @@ public final class Callbacks {
 
 	private final String event;
 
-	/** @param event what the callbacks are run on, for the log */
+	/**
+	 * @param event what the callbacks are run on, for the log
+	 */
 	public Callbacks(String event) {
 		this.event = event;
 	}

@@ -14,18 +14,20 @@ import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 
 /**
  * Creates the library's consumers from the application's {@link ConsumerFactory} (Boot's,
- * from {@code spring.kafka.consumer.*}), so that the factory's listeners and post-processors,
- * Boot's client metrics among them, see them as they see the application's own consumers.
+ * from {@code spring.kafka.consumer.*}), so that the factory's listeners and
+ * post-processors, Boot's client metrics among them, see them as they see the
+ * application's own consumers.
  * <p>
  * Each consumer is created by a {@link DefaultKafkaConsumerFactory} made for it: with the
  * settings the library derives from the factory's ({@link #configuration()}, then
  * {@link ConsumerSettings} or the caller's own), byte-array deserializers whatever
- * deserializers the application's factory has, and that factory's listeners, post-processors
- * and bean name, so the listeners get the id {@code <bean name>.<client id>}. A settings
- * override cannot remove a setting (a consumer outside any group has none of the group's), nor
- * replace deserializer instances the factory was given, hence a factory per consumer rather
- * than the application's {@code createConsumer} with overrides. Its post-processors get
- * consumers of byte arrays.
+ * deserializers the application's factory has, and that factory's listeners,
+ * post-processors and bean name, so the listeners get the id
+ * {@code <bean name>.<client id>}. A settings override cannot remove a setting (a
+ * consumer outside any group has none of the group's), nor replace deserializer instances
+ * the factory was given, hence a factory per consumer rather than the application's
+ * {@code createConsumer} with overrides. Its post-processors get consumers of byte
+ * arrays.
  *
  * @since 0.1.0
  */
@@ -55,8 +57,8 @@ public final class ConsumerClients {
 	}
 
 	/**
-	 * Consumers with these settings only, from a factory of their own without listeners or
-	 * post-processors: for tests and tools.
+	 * Consumers with these settings only, from a factory of their own without listeners
+	 * or post-processors: for tests and tools.
 	 * @param config the client settings
 	 * @return the consumer clients
 	 */
@@ -88,8 +90,8 @@ public final class ConsumerClients {
 	}
 
 	/**
-	 * Creates a consumer of byte arrays, which the factory's listeners hear of (and of its
-	 * closing, with {@code close()} or {@code close(CloseOptions)}).
+	 * Creates a consumer of byte arrays, which the factory's listeners hear of (and of
+	 * its closing, with {@code close()} or {@code close(CloseOptions)}).
 	 * @param config its settings, derived from {@link #configuration()}; the deserializer
 	 * settings are ignored
 	 * @return the consumer

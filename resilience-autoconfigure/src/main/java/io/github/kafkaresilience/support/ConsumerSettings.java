@@ -6,10 +6,11 @@ import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 
 /**
- * The settings of the consumers the library reads its own topics with outside any consumer
- * group (lock tailers, re-readers, replays): assigned partitions, no commits, raw bytes,
- * committed records only (in {@code transaction} mode an aborted write was never made; in
- * {@code compensate} mode nothing is written in transactions, so they read the same).
+ * The settings of the consumers the library reads its own topics with outside any
+ * consumer group (lock tailers, re-readers, replays): assigned partitions, no commits,
+ * raw bytes, committed records only (in {@code transaction} mode an aborted write was
+ * never made; in {@code compensate} mode nothing is written in transactions, so they read
+ * the same).
  *
  * @since 0.1.0
  */
@@ -21,9 +22,9 @@ public final class ConsumerSettings {
 	/**
 	 * @param base the application's consumer settings ({@code spring.kafka.consumer.*})
 	 * @param clientId the client id of the consumer
-	 * @return the settings of a consumer without a group that never commits and starts at the
-	 * earliest record when it has no position, reading committed records only; the caller
-	 * passes byte-array deserializers
+	 * @return the settings of a consumer without a group that never commits and starts at
+	 * the earliest record when it has no position, reading committed records only; the
+	 * caller passes byte-array deserializers
 	 */
 	public static Map<String, Object> groupless(Map<String, Object> base, String clientId) {
 		Map<String, Object> config = new HashMap<>(base);

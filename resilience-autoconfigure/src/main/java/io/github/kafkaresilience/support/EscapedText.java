@@ -3,11 +3,11 @@ package io.github.kafkaresilience.support;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Text from outside (a request, a record key) made safe for a log line: control and format
- * characters (Unicode categories Cc, Cf, Zl, Zp, and unpaired surrogates) are written as
- * {@code &#92;uXXXX}, so that a CR or LF cannot start a forged line and a bidi override
- * ({@code U+202E}) or line separator ({@code U+2028}) cannot disguise one. The console's page
- * escapes the same characters the same way.
+ * Text from outside (a request, a record key) made safe for a log line: control and
+ * format characters (Unicode categories Cc, Cf, Zl, Zp, and unpaired surrogates) are
+ * written as {@code &#92;uXXXX}, so that a CR or LF cannot start a forged line and a bidi
+ * override ({@code U+202E}) or line separator ({@code U+2028}) cannot disguise one. The
+ * console's page escapes the same characters the same way.
  *
  * @since 0.1.0
  */
@@ -22,8 +22,9 @@ public final class EscapedText {
 	}
 
 	/**
-	 * {@code value} as text, escaped, cut after {@code maxChars} characters of the original
-	 * (then ending in {@code ...}): for values a request may make as long as it likes.
+	 * {@code value} as text, escaped, cut after {@code maxChars} characters of the
+	 * original (then ending in {@code ...}): for values a request may make as long as it
+	 * likes.
 	 */
 	public static String of(@Nullable Object value, int maxChars) {
 		String text = String.valueOf(value);
@@ -50,11 +51,15 @@ public final class EscapedText {
 		return cut ? result + "..." : result;
 	}
 
-	/** Whether a code point is a control or format character, a line or paragraph separator. */
+	/**
+	 * Whether a code point is a control or format character, a line or paragraph
+	 * separator.
+	 */
 	static boolean isHidden(int codePoint) {
 		return switch (Character.getType(codePoint)) {
 			case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
-					Character.SURROGATE -> true;
+					Character.SURROGATE ->
+				true;
 			default -> false;
 		};
 	}

@@ -23,8 +23,8 @@ public final class Futures {
 	}
 
 	/**
-	 * Runs an awaited write as a future: complete when it returned, failed when it threw a
-	 * {@link RuntimeException}. An {@link Error} is thrown on.
+	 * Runs an awaited write as a future: complete when it returned, failed when it threw
+	 * a {@link RuntimeException}. An {@link Error} is thrown on.
 	 */
 	public static CompletableFuture<Void> of(Runnable write) {
 		try {
@@ -37,8 +37,8 @@ public final class Futures {
 	}
 
 	/**
-	 * Calls a step that starts a write: its future, or a failed one when starting it threw a
-	 * {@link RuntimeException}.
+	 * Calls a step that starts a write: its future, or a failed one when starting it
+	 * threw a {@link RuntimeException}.
 	 */
 	public static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> step) {
 		try {
@@ -61,7 +61,8 @@ public final class Futures {
 
 	/**
 	 * Waits for a future that is done and returns normally when it succeeded; throws its
-	 * failure as it was thrown (a {@link RuntimeException} or an {@link Error}) when it failed.
+	 * failure as it was thrown (a {@link RuntimeException} or an {@link Error}) when it
+	 * failed.
 	 */
 	public static void rethrowIfFailed(CompletableFuture<?> done) {
 		if (!done.isCompletedExceptionally()) {

@@ -22,10 +22,11 @@ public final class KafkaFutures {
 	/**
 	 * @param future the pending result
 	 * @param timeout how long to wait
-	 * @param what what the call does, completing "Could not ..." (e.g. "publish to 'orders.dlq'")
+	 * @param what what the call does, completing "Could not ..." (e.g. "publish to
+	 * 'orders.dlq'")
 	 * @return the result
-	 * @throws KafkaException when the call failed, timed out or the thread was interrupted
-	 * (its interrupt flag is then set again)
+	 * @throws KafkaException when the call failed, timed out or the thread was
+	 * interrupted (its interrupt flag is then set again)
 	 */
 	public static <T> T await(Future<T> future, Duration timeout, String what) {
 		try {

@@ -9,39 +9,43 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 
 /**
- * The client settings of the consumers the library creates for a listener, one per role: the
- * listener's own consumers in its group (one of its main topics, one of their retry topics),
- * the consumer of its dead-letter topics for the
- * {@code DlqHandler}, the re-reader of parked retries and the startup check of its ladder's
- * owners. Each starts from the application's consumer settings ({@link ConsumerClients}) and
- * reads raw bytes (the handler deserializes), with a client id naming the listener, the
- * instance and the role, and never auto-commits.
+ * The client settings of the consumers the library creates for a listener, one per role:
+ * the listener's own consumers in its group (one of its main topics, one of their retry
+ * topics), the consumer of its dead-letter topics for the {@code DlqHandler}, the
+ * re-reader of parked retries and the startup check of its ladder's owners. Each starts
+ * from the application's consumer settings ({@link ConsumerClients}) and reads raw bytes
+ * (the handler deserializes), with a client id naming the listener, the instance and the
+ * role, and never auto-commits.
  *
  * @since 0.1.0
  */
 public final class ListenerConsumers {
 
 	/**
-	 * The {@code fetch.max.wait.ms} of the listener's consumers unless configured. A consumer
-	 * keeps one fetch in flight per broker, and a fetch holding only empty partitions (the
-	 * others paused at their in-flight bound) waits {@code fetch.max.wait.ms} at the broker while
-	 * the records of a partition resumed meanwhile wait behind it. P1 in docs/BENCHMARKS.md (1M
-	 * records, against a plain listener) when this value was chosen: 500 ms (the client's
-	 * default) 0.1-0.3x, 100 ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer
-	 * sends up to 50 empty fetches a second to each broker.
+	 * The {@code fetch.max.wait.ms} of the listener's consumers unless configured. A
+	 * consumer keeps one fetch in flight per broker, and a fetch holding only empty
+	 * partitions (the others paused at their in-flight bound) waits
+	 * {@code fetch.max.wait.ms} at the broker while the records of a partition resumed
+	 * meanwhile wait behind it. P1 in docs/BENCHMARKS.md (1M records, against a plain
+	 * listener) when this value was chosen: 500 ms (the client's default) 0.1-0.3x, 100
+	 * ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer sends up to 50
+	 * empty fetches a second to each broker.
 	 */
 	public static final int FETCH_MAX_WAIT_MS = 20;
 
 	/**
 	 * Consumer settings a listener may not override: the group is the listener's
-	 * {@code groupId}, the library commits, and records reach the handler as bytes that the
-	 * application's consumer factory deserializes.
+	 * {@code groupId}, the library commits, and records reach the handler as bytes that
+	 * the application's consumer factory deserializes.
 	 */
 	public static final Set<String> FIXED = Set.of(ConsumerConfig.GROUP_ID_CONFIG,
 			ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
 			ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
 
-	/** What the retry-topic consumer's client id, and group instance id, add to the main one's. */
+	/**
+	 * What the retry-topic consumer's client id, and group instance id, add to the main
+	 * one's.
+	 */
 	public static final String RETRIES = "-retries";
 
 	private final ConsumerClients clients;
@@ -85,9 +89,9 @@ public final class ListenerConsumers {
 	}
 
 	/**
-	 * The listener's consumer of its retry topics, in its group: with a client id of its own and,
-	 * under static membership, the group instance id of the main topics' consumer with
-	 * {@value #RETRIES} after it, so that the two never fence each other.
+	 * The listener's consumer of its retry topics, in its group: with a client id of its
+	 * own and, under static membership, the group instance id of the main topics'
+	 * consumer with {@value #RETRIES} after it, so that the two never fence each other.
 	 */
 	public Supplier<Consumer<byte[], byte[]>> retries() {
 		return this.clients.supplier(retriesConfiguration());
@@ -117,10 +121,10 @@ public final class ListenerConsumers {
 	}
 
 	/**
-	 * Consumers of the listener's dead-letter topics for the {@code DlqHandler}: a group of
-	 * their own, so each dead letter is handled by one instance, from the earliest dead letter
-	 * the first time, committed ones only (a dead letter of an aborted transaction was never
-	 * one).
+	 * Consumers of the listener's dead-letter topics for the {@code DlqHandler}: a group
+	 * of their own, so each dead letter is handled by one instance, from the earliest
+	 * dead letter the first time, committed ones only (a dead letter of an aborted
+	 * transaction was never one).
 	 */
 	public Supplier<Consumer<byte[], byte[]>> dlqHandler() {
 		Map<String, Object> config = byteConsumerConfig("-dlq-handler");
@@ -132,14 +136,17 @@ public final class ListenerConsumers {
 	}
 
 	/**
-	 * Consumers that read parked retries again: assigned to one partition at a time, outside
-	 * the listener's group, never committing.
+	 * Consumers that read parked retries again: assigned to one partition at a time,
+	 * outside the listener's group, never committing.
 	 */
 	public Supplier<Consumer<byte[], byte[]>> rereader() {
 		return groupless("-rereader");
 	}
 
-	/** Consumers outside the group that read the latest records of the ladder's topics at startup. */
+	/**
+	 * Consumers outside the group that read the latest records of the ladder's topics at
+	 * startup.
+	 */
 	public Supplier<Consumer<byte[], byte[]>> ownershipCheck() {
 		return groupless("-ownership-check");
 	}

@@ -20,23 +20,23 @@ import org.springframework.kafka.core.ProducerPostProcessor;
 /**
  * Creates the library's producers from the application's {@link ProducerFactory} (Boot's,
  * from {@code spring.kafka.producer.*}, or the application's own), so that the factory's
- * post-processors and listeners, Boot's client metrics among them, see them as they see the
- * application's own producers.
+ * post-processors and listeners, Boot's client metrics among them, see them as they see
+ * the application's own producers.
  * <p>
  * A producer is created as the factory creates its own ({@code createRawProducer} of a
- * {@link DefaultKafkaProducerFactory}: the factory's post-processors are applied), with the
- * settings the library derives from the factory's ({@link #configuration()}, then
- * {@link ProducerSettings}) and byte-array serializers whatever serializers the application's
- * factory has. The factory's listeners are told of it, with the id
+ * {@link DefaultKafkaProducerFactory}: the factory's post-processors are applied), with
+ * the settings the library derives from the factory's ({@link #configuration()}, then
+ * {@link ProducerSettings}) and byte-array serializers whatever serializers the
+ * application's factory has. The factory's listeners are told of it, with the id
  * {@code <bean name>.<client id>} the factory gives them, and of its closing through
  * {@link #close(Producer, Duration)}.
  * <p>
- * The library does not take the factory's shared or cached producers ({@code createProducer}):
- * those are wrappers that close themselves on some failures (after which a producer the
- * library holds would refuse every send), return a transactional producer to a cache on
- * {@code close()} and ignore an abort after a failed commit, while the library keeps its
- * producers for the life of the application, replaces a fenced one itself and gives each
- * transactional producer a fixed id.
+ * The library does not take the factory's shared or cached producers
+ * ({@code createProducer}): those are wrappers that close themselves on some failures
+ * (after which a producer the library holds would refuse every send), return a
+ * transactional producer to a cache on {@code close()} and ignore an abort after a failed
+ * commit, while the library keeps its producers for the life of the application, replaces
+ * a fenced one itself and gives each transactional producer a fixed id.
  *
  * @since 0.1.0
  */
@@ -61,8 +61,8 @@ public final class ProducerClients {
 	}
 
 	/**
-	 * Producers with these settings only, from a factory of their own without listeners or
-	 * post-processors: for tests and tools.
+	 * Producers with these settings only, from a factory of their own without listeners
+	 * or post-processors: for tests and tools.
 	 * @param config the client settings
 	 * @return the producer clients
 	 */
@@ -71,8 +71,8 @@ public final class ProducerClients {
 	}
 
 	/**
-	 * The settings the library's producer settings start from: the factory's
-	 * (without a {@code transactional.id}; the factory keeps its prefix apart).
+	 * The settings the library's producer settings start from: the factory's (without a
+	 * {@code transactional.id}; the factory keeps its prefix apart).
 	 * @return a copy, to change
 	 */
 	public Map<String, Object> configuration() {
@@ -107,8 +107,8 @@ public final class ProducerClients {
 	}
 
 	/**
-	 * Closes a producer of {@link #create(Map)} and tells the factory's listeners, even when
-	 * closing fails.
+	 * Closes a producer of {@link #create(Map)} and tells the factory's listeners, even
+	 * when closing fails.
 	 * @param producer the producer
 	 * @param timeout how long to wait for its sends under way
 	 */
@@ -141,7 +141,10 @@ public final class ProducerClients {
 		return new ByteArraySerializer();
 	}
 
-	/** Creates producers as a {@link DefaultKafkaProducerFactory} does, without its wrappers. */
+	/**
+	 * Creates producers as a {@link DefaultKafkaProducerFactory} does, without its
+	 * wrappers.
+	 */
 	private static final class RawProducers extends DefaultKafkaProducerFactory<byte[], byte[]> {
 
 		RawProducers() {

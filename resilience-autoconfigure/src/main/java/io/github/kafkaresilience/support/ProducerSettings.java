@@ -9,9 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The settings of the producers the library writes with. Every protocol write (a lock, a
- * publish to a stage or the dead-letter topic) is confirmed before the next step, so these
- * producers are durable ({@code acks=all}, idempotent) and, unless the application set
- * {@code linger.ms}, send at once: lingering would add its full length to every step.
+ * publish to a stage or the dead-letter topic) is confirmed before the next step, so
+ * these producers are durable ({@code acks=all}, idempotent) and, unless the application
+ * set {@code linger.ms}, send at once: lingering would add its full length to every step.
  *
  * @since 0.1.0
  */
@@ -47,11 +47,12 @@ public final class ProducerSettings {
 	}
 
 	/**
-	 * The settings of a library producer whose writes are given up after {@code giveUpAfter}:
-	 * as {@link #forAwaitedWrites(Map, String, String)}, with the producer's own
-	 * {@code delivery.timeout.ms} (two minutes by default) bounded by it, and
-	 * {@code request.timeout.ms} lowered to fit. Otherwise a write the library has given up
-	 * on, and undone, would still be retried by the producer and could land after its undo.
+	 * The settings of a library producer whose writes are given up after
+	 * {@code giveUpAfter}: as {@link #forAwaitedWrites(Map, String, String)}, with the
+	 * producer's own {@code delivery.timeout.ms} (two minutes by default) bounded by it,
+	 * and {@code request.timeout.ms} lowered to fit. Otherwise a write the library has
+	 * given up on, and undone, would still be retried by the producer and could land
+	 * after its undo.
 	 * @param base the application's producer settings
 	 * @param clientId the client id of the producer
 	 * @param transactionalId the transactional id, or {@code null}
@@ -67,7 +68,8 @@ public final class ProducerSettings {
 		long requestTimeout = Math.min(number(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG), 30_000),
 				deliveryTimeout - linger);
 		if (requestTimeout < 1) {
-			// a linger as long as the timeout leaves no time to send: keep the write within it anyway
+			// a linger as long as the timeout leaves no time to send: keep the write
+			// within it anyway
 			config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
 			requestTimeout = deliveryTimeout;
 		}
@@ -76,7 +78,9 @@ public final class ProducerSettings {
 		return config;
 	}
 
-	/** A numeric client setting as given, or {@code otherwise} when unset or unreadable. */
+	/**
+	 * A numeric client setting as given, or {@code otherwise} when unset or unreadable.
+	 */
 	private static long number(@Nullable Object configured, long otherwise) {
 		if (configured instanceof Number number) {
 			return number.longValue();
@@ -93,8 +97,8 @@ public final class ProducerSettings {
 	}
 
 	/**
-	 * The largest record a producer with these settings sends: its {@code max.request.size},
-	 * or Kafka's default (1 MiB) when not set.
+	 * The largest record a producer with these settings sends: its
+	 * {@code max.request.size}, or Kafka's default (1 MiB) when not set.
 	 * @param config producer settings
 	 * @return the limit in bytes
 	 */
@@ -104,8 +108,9 @@ public final class ProducerSettings {
 	}
 
 	/**
-	 * Settings that let a producer send records of {@code bytes}: its {@code max.request.size}
-	 * is raised to that when the application did not set it, and kept when it did.
+	 * Settings that let a producer send records of {@code bytes}: its
+	 * {@code max.request.size} is raised to that when the application did not set it, and
+	 * kept when it did.
 	 * @param config producer settings
 	 * @param bytes the size of the largest record to send
 	 * @return the settings to create the producer with

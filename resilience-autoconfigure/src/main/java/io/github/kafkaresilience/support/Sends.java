@@ -19,14 +19,15 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Sends records without waiting for them: each send returns a future that completes once the
- * broker has the record, fails with a {@link KafkaException} that says what was being done, or
- * fails when the send takes longer than its timeout.
+ * Sends records without waiting for them: each send returns a future that completes once
+ * the broker has the record, fails with a {@link KafkaException} that says what was being
+ * done, or fails when the send takes longer than its timeout.
  * <p>
- * The futures complete on a thread of this object, never on the producer's network thread, so
- * whatever is chained on them may send again: a send from the network thread can block it on a
- * full buffer that only that thread drains. The continuations are short (a lock table update,
- * the next send of a move), so one thread serves every send of its owner.
+ * The futures complete on a thread of this object, never on the producer's network
+ * thread, so whatever is chained on them may send again: a send from the network thread
+ * can block it on a full buffer that only that thread drains. The continuations are short
+ * (a lock table update, the next send of a move), so one thread serves every send of its
+ * owner.
  *
  * @since 0.1.0
  */
@@ -52,7 +53,8 @@ public final class Sends implements AutoCloseable {
 	 * @param producer the producer
 	 * @param record the record
 	 * @param timeout how long the send may take
-	 * @param what what the send does, completing "Could not ..." (e.g. "publish to 'orders.dlq'")
+	 * @param what what the send does, completing "Could not ..." (e.g. "publish to
+	 * 'orders.dlq'")
 	 * @return the record's metadata, once the broker has it
 	 */
 	public <K, V> CompletableFuture<RecordMetadata> send(Producer<K, V> producer, ProducerRecord<K, V> record,
@@ -60,10 +62,14 @@ public final class Sends implements AutoCloseable {
 		CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
 		ScheduledFuture<?> timer;
 		try {
-			// the producer gives up first (its delivery.timeout.ms is bounded by the same timeout,
-			// see ProducerSettings): this timer only answers for a producer that never calls back
-			timer = this.timeouts.schedule(() -> complete(result, null, new KafkaException("Could not " + what
-					+ " within " + timeout.toMillis() + " ms")), timeout.plus(CALLBACK_GRACE).toMillis(), TimeUnit.MILLISECONDS);
+			// the producer gives up first (its delivery.timeout.ms is bounded by the same
+			// timeout,
+			// see ProducerSettings): this timer only answers for a producer that never
+			// calls back
+			timer = this.timeouts.schedule(
+					() -> complete(result, null,
+							new KafkaException("Could not " + what + " within " + timeout.toMillis() + " ms")),
+					timeout.plus(CALLBACK_GRACE).toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			return CompletableFuture.failedFuture(new KafkaException("Could not " + what + ": closed", ex));

@@ -13,16 +13,18 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The topics of this instance's retry ladders: names them from the configured templates,
- * creates or checks them, and checks at startup that no other consumer group wrote to them.
+ * creates or checks them, and checks at startup that no other consumer group wrote to
+ * them.
  *
  * @since 0.1.0
  */
 public class LadderTopics {
 
 	/**
-	 * Name templates of the library's topics; {@code {group}} is the listener's consumer group,
-	 * {@code {topic}} the main topic and {@code {delay}} the stage delay in its shortest exact
-	 * unit.
+	 * Name templates of the library's topics; {@code {group}} is the listener's consumer
+	 * group, {@code {topic}} the main topic and {@code {delay}} the stage delay in its
+	 * shortest exact unit.
+	 *
 	 * @param retry retry topic template
 	 * @param dlq dead-letter topic template
 	 * @param locks lock topic template
@@ -38,14 +40,17 @@ public class LadderTopics {
 
 	/**
 	 * How the ladders' topics are created and checked.
+	 *
 	 * @param create whether missing topics are created
-	 * @param replicationFactor replication factor of created topics, -1 for the broker default
+	 * @param replicationFactor replication factor of created topics, -1 for the broker
+	 * default
 	 * @param retryRetention retention of retry topics
 	 * @param dlqRetention retention of dead-letter topics
-	 * @param lockSegment segment time of lock topics (compaction only cleans closed segments)
+	 * @param lockSegment segment time of lock topics (compaction only cleans closed
+	 * segments)
 	 * @param lockDeleteRetention how long lock tombstones are kept
-	 * @param checkUnscoped whether a group-scoped ladder first checks that its group has nothing
-	 * waiting under the topic names of releases before group-scoped ladders
+	 * @param checkUnscoped whether a group-scoped ladder first checks that its group has
+	 * nothing waiting under the topic names of releases before group-scoped ladders
 	 */
 	public record Topics(boolean create, short replicationFactor, Duration retryRetention, Duration dlqRetention,
 			Duration lockSegment, Duration lockDeleteRetention, boolean checkUnscoped) {
@@ -90,16 +95,17 @@ public class LadderTopics {
 	}
 
 	/**
-	 * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): refuses to start
-	 * when another consumer group wrote live locks to its lock topic or records among the
-	 * latest of its retry and dead-letter partitions.
+	 * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): refuses to
+	 * start when another consumer group wrote live locks to its lock topic or records
+	 * among the latest of its retry and dead-letter partitions.
 	 * @param plan the ladder, whose lock tailer runs
 	 * @param locks the ladder's locks
-	 * @param consumers creates a consumer outside any group, reading from the earliest offset
-	 * @param timeout how long the lock tailer may take to catch up, and the latest records to
-	 * be read
-	 * @throws LadderStartupException naming the groups, the topics and the fix when another
-	 * group wrote to them
+	 * @param consumers creates a consumer outside any group, reading from the earliest
+	 * offset
+	 * @param timeout how long the lock tailer may take to catch up, and the latest
+	 * records to be read
+	 * @throws LadderStartupException naming the groups, the topics and the fix when
+	 * another group wrote to them
 	 */
 	public void checkOwnership(LadderPlan plan, LockRegistry locks, Supplier<Consumer<byte[], byte[]>> consumers,
 			Duration timeout) {
@@ -108,10 +114,11 @@ public class LadderTopics {
 
 	/**
 	 * What provisioning a ladder found out about its main topic.
-	 * @param partitions the partition count of the main topic, shared by every topic of the
-	 * ladder
-	 * @param maxMessageBytes the main topic's {@code max.message.bytes}: the largest record
-	 * batch it accepts, and so about the largest record the ladder has to move
+	 *
+	 * @param partitions the partition count of the main topic, shared by every topic of
+	 * the ladder
+	 * @param maxMessageBytes the main topic's {@code max.message.bytes}: the largest
+	 * record batch it accepts, and so about the largest record the ladder has to move
 	 */
 	public record Provisioned(int partitions, int maxMessageBytes) {
 	}

@@ -20,12 +20,12 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): an instance whose ladder topics
- * hold records written by another consumer group refuses to start, naming both groups, the
- * topics and the properties that give each group topics of its own. It looks at the live
- * locks the lock tailer found while catching up with the lock topic, and at the latest records
- * of each retry and dead-letter partition. At run time such records are skipped and counted
- * whatever this check found.
+ * The startup check of a ladder's ownership (docs/PROTOCOL.md, "Topics"): an instance
+ * whose ladder topics hold records written by another consumer group refuses to start,
+ * naming both groups, the topics and the properties that give each group topics of its
+ * own. It looks at the live locks the lock tailer found while catching up with the lock
+ * topic, and at the latest records of each retry and dead-letter partition. At run time
+ * such records are skipped and counted whatever this check found.
  *
  */
 final class OwnershipCheck {
@@ -43,9 +43,10 @@ final class OwnershipCheck {
 	private final Duration timeout;
 
 	/**
-	 * @param consumers creates a consumer outside any group, reading from the earliest offset
-	 * @param timeout how long the lock tailer may take to catch up, and the latest records to
-	 * be read
+	 * @param consumers creates a consumer outside any group, reading from the earliest
+	 * offset
+	 * @param timeout how long the lock tailer may take to catch up, and the latest
+	 * records to be read
 	 */
 	OwnershipCheck(Supplier<Consumer<byte[], byte[]>> consumers, Duration timeout) {
 		this.consumers = consumers;
@@ -57,21 +58,25 @@ final class OwnershipCheck {
 	 * @throws LadderStartupException when another group wrote to its topics
 	 */
 	void check(LadderPlan plan, LockRegistry registry) {
-		Map<String, Map<String, Long>> foreign = new TreeMap<>(); // by topic: by group, how many
+		Map<String, Map<String, Long>> foreign = new TreeMap<>(); // by topic: by group,
+																	// how many
 		if (registry.awaitCaughtUp(this.timeout)) {
-			registry.foreignLocks().forEach((group, count) -> foreign
-				.computeIfAbsent(plan.lockTopic() + " (live locks)", (t) -> new TreeMap<>())
-				.put(group, (long) count));
+			registry.foreignLocks()
+				.forEach((group, count) -> foreign
+					.computeIfAbsent(plan.lockTopic() + " (live locks)", (t) -> new TreeMap<>())
+					.put(group, (long) count));
 		}
 		else {
-			logger.warn("The lock tailer of " + plan.describe() + " did not read '" + plan.lockTopic() + "' to its end within "
-					+ this.timeout.toSeconds() + " s; its live locks of other groups are not checked at startup (they are "
+			logger.warn("The lock tailer of " + plan.describe() + " did not read '" + plan.lockTopic()
+					+ "' to its end within " + this.timeout.toSeconds()
+					+ " s; its live locks of other groups are not checked at startup (they are "
 					+ "still never applied, and counted in kafka.resilience.foreign.records)");
 		}
 		List<String> topics = new ArrayList<>();
 		plan.stages().forEach((stage) -> topics.add(stage.topic()));
 		topics.add(plan.dlqTopic());
-		latestOwners(topics, plan.group()).forEach((topic, byGroup) -> foreign.put(topic + " (latest records)", byGroup));
+		latestOwners(topics, plan.group())
+			.forEach((topic, byGroup) -> foreign.put(topic + " (latest records)", byGroup));
 		if (!foreign.isEmpty()) {
 			throw refusal(plan, foreign);
 		}
@@ -112,7 +117,8 @@ final class OwnershipCheck {
 				reading.entrySet().removeIf((entry) -> consumer.position(entry.getKey()) >= entry.getValue());
 			}
 			if (!reading.isEmpty()) {
-				logger.warn("Could not read the latest records of " + reading.keySet() + " within " + this.timeout.toSeconds()
+				logger.warn("Could not read the latest records of " + reading.keySet() + " within "
+						+ this.timeout.toSeconds()
 						+ " s; records of other groups there are not checked at startup (they are still skipped and "
 						+ "counted in kafka.resilience.foreign.records)");
 			}
@@ -121,15 +127,20 @@ final class OwnershipCheck {
 	}
 
 	private static LadderStartupException refusal(LadderPlan plan, Map<String, Map<String, Long>> foreign) {
-		List<String> others = foreign.values().stream().flatMap((byGroup) -> byGroup.keySet().stream()).distinct().toList();
+		List<String> others = foreign.values()
+			.stream()
+			.flatMap((byGroup) -> byGroup.keySet().stream())
+			.distinct()
+			.toList();
 		StringBuilder found = new StringBuilder();
-		foreign.forEach((topic, byGroup) -> byGroup.forEach((owner, count) -> found.append("\n  ")
-			.append(topic)
-			.append(": ")
-			.append(count)
-			.append(" of group '")
-			.append(owner)
-			.append("'")));
+		foreign.forEach((topic,
+				byGroup) -> byGroup.forEach((owner, count) -> found.append("\n  ")
+					.append(topic)
+					.append(": ")
+					.append(count)
+					.append(" of group '")
+					.append(owner)
+					.append("'")));
 		String problem = "The ladder of " + plan.describe() + " holds records written by "
 				+ ((others.size() == 1) ? "group " : "groups ")
 				+ String.join(", ", others.stream().map((other) -> "'" + other + "'").toList()) + ":" + found
@@ -137,8 +148,9 @@ final class OwnershipCheck {
 				+ "dead-letter the other's records.";
 		String action = "Give every group topics of its own: kafka.resilience.topics.retry-template, dlq-template and "
 				+ "lock-template must contain {group} (as the defaults {group}.{topic}.retry.{delay}, {group}.{topic}.dlq "
-				+ "and {group}.{topic}.locks do) in every application that reads '" + plan.mainTopic() + "'. If the other "
-				+ "group no longer writes here and only left these records behind, set " + PROPERTY + "=false to start "
+				+ "and {group}.{topic}.locks do) in every application that reads '" + plan.mainTopic()
+				+ "'. If the other " + "group no longer writes here and only left these records behind, set " + PROPERTY
+				+ "=false to start "
 				+ "anyway: they are never acted on, and counted in kafka.resilience.foreign.records";
 		return new LadderStartupException(problem, action);
 	}

@@ -37,25 +37,27 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Creates the retry, dead-letter and lock topics of a ladder with the main topic's partition
- * count, and checks existing ones. Startup fails, with a {@link LadderStartupException} that
- * names the topic and the fix, when the main topic is missing, a topic has another partition
- * count, the lock topic is not compacted alone, a retry or dead-letter topic is compacted, a
- * retry topic keeps its records for less than twice its delay, or the group still has records
- * waiting under the names of releases before group-scoped ladders ({@link UnscopedLadderCheck}).
+ * Creates the retry, dead-letter and lock topics of a ladder with the main topic's
+ * partition count, and checks existing ones. Startup fails, with a
+ * {@link LadderStartupException} that names the topic and the fix, when the main topic is
+ * missing, a topic has another partition count, the lock topic is not compacted alone, a
+ * retry or dead-letter topic is compacted, a retry topic keeps its records for less than
+ * twice its delay, or the group still has records waiting under the names of releases
+ * before group-scoped ladders ({@link UnscopedLadderCheck}).
  * <p>
  * A hop adds headers to a record, so when the main topic was given its own
- * {@code max.message.bytes}, the retry and dead-letter topics created here accept that much
- * plus {@link RetryHeaders#HEADER_ALLOWANCE}; existing ones that accept less than the main topic are
- * logged.
+ * {@code max.message.bytes}, the retry and dead-letter topics created here accept that
+ * much plus {@link RetryHeaders#HEADER_ALLOWANCE}; existing ones that accept less than
+ * the main topic are logged.
  *
  */
 final class TopicProvisioner {
 
 	private static final Log logger = LogFactory.getLog(TopicProvisioner.class);
 
-
-	/** Kafka's default {@code message.max.bytes}: what a topic accepts unless configured. */
+	/**
+	 * Kafka's default {@code message.max.bytes}: what a topic accepts unless configured.
+	 */
 	static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12;
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -82,12 +84,12 @@ final class TopicProvisioner {
 	}
 
 	/**
-	 * Makes sure every topic of the plan exists, aligned with the main topic and configured
-	 * so that no waiting record is lost. Everything is checked before a missing topic is
-	 * created.
+	 * Makes sure every topic of the plan exists, aligned with the main topic and
+	 * configured so that no waiting record is lost. Everything is checked before a
+	 * missing topic is created.
 	 * @return the main topic's partition count and the size of the records it accepts
-	 * @throws LadderStartupException when a topic is missing or misconfigured, or the group
-	 * still has records under the names of an earlier release
+	 * @throws LadderStartupException when a topic is missing or misconfigured, or the
+	 * group still has records under the names of an earlier release
 	 */
 	public LadderTopics.Provisioned provisionLadder(LadderPlan plan) {
 		try (Admin admin = Admin.create(this.adminConfig)) {
@@ -122,10 +124,14 @@ final class TopicProvisioner {
 					throw missingTopics(plan, missing, partitions);
 				}
 				checkRetryRetention(plan, missing);
-				// the main topic was given a size of its own: a created retry or dead-letter topic
+				// the main topic was given a size of its own: a created retry or
+				// dead-letter topic
 				// gets as much, plus room for the headers of a hop
-				boolean ownSize = mainLimit != null && mainLimit.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
-				Integer ownLimit = ownSize ? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + RetryHeaders.HEADER_ALLOWANCE) : null;
+				boolean ownSize = mainLimit != null
+						&& mainLimit.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
+				Integer ownLimit = ownSize
+						? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)
+						: null;
 				create(admin, missing.stream().map((topic) -> newTopic(plan, topic, partitions, ownLimit)).toList());
 			}
 			if (moved) {
@@ -143,10 +149,12 @@ final class TopicProvisioner {
 		if (topic.equals(plan.lockTopic())) {
 			configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
 			configs.put(TopicConfig.SEGMENT_MS_CONFIG, Long.toString(this.settings.lockSegment().toMillis()));
-			configs.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(this.settings.lockDeleteRetention().toMillis()));
+			configs.put(TopicConfig.DELETE_RETENTION_MS_CONFIG,
+					Long.toString(this.settings.lockDeleteRetention().toMillis()));
 		}
 		else {
-			Duration retention = topic.equals(plan.dlqTopic()) ? this.settings.dlqRetention() : this.settings.retryRetention();
+			Duration retention = topic.equals(plan.dlqTopic()) ? this.settings.dlqRetention()
+					: this.settings.retryRetention();
 			configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_DELETE);
 			configs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()));
 			if (maxMessageBytes != null) {
@@ -165,7 +173,8 @@ final class TopicProvisioner {
 				if (!(ex.getCause() instanceof TopicExistsException)) {
 					throw new KafkaException("Could not create topic '" + topic.name() + "'", ex.getCause());
 				}
-				// another instance created it meanwhile; its partition count is checked next start
+				// another instance created it meanwhile; its partition count is checked
+				// next start
 			}
 			catch (InterruptedException | TimeoutException ex) {
 				throw interrupted("create topic '" + topic.name() + "'", ex);
@@ -174,19 +183,21 @@ final class TopicProvisioner {
 	}
 
 	/**
-	 * The retention the library gives the retry topics it creates must keep their records at
-	 * least twice each one's delay: the rule {@link #checkRetention} applies to existing ones.
-	 * The setting does not matter when every retry topic exists already.
+	 * The retention the library gives the retry topics it creates must keep their records
+	 * at least twice each one's delay: the rule {@link #checkRetention} applies to
+	 * existing ones. The setting does not matter when every retry topic exists already.
 	 */
 	private void checkRetryRetention(LadderPlan plan, List<String> missing) {
 		Duration retention = this.settings.retryRetention();
 		for (LadderPlan.Stage stage : plan.stages()) {
 			Duration needed = stage.delay().multipliedBy(2);
 			if (missing.contains(stage.topic()) && retention.compareTo(needed) < 0) {
-				throw new LadderStartupException("kafka.resilience.topics.retry-retention (" + format(retention)
-						+ ") is the retention of the retry topics the library creates, but retry topic '" + stage.topic()
-						+ "' has a delay of " + format(stage.delay()) + " and must keep its records at least twice as long ("
-						+ format(needed) + "), or records are deleted while they wait and are lost.",
+				throw new LadderStartupException(
+						"kafka.resilience.topics.retry-retention (" + format(retention)
+								+ ") is the retention of the retry topics the library creates, but retry topic '"
+								+ stage.topic() + "' has a delay of " + format(stage.delay())
+								+ " and must keep its records at least twice as long (" + format(needed)
+								+ "), or records are deleted while they wait and are lost.",
 						"Set kafka.resilience.topics.retry-retention to " + format(needed) + " or more (default 7d)");
 			}
 		}
@@ -202,7 +213,8 @@ final class TopicProvisioner {
 		if (topic.equals(plan.lockTopic())) {
 			if (!policy.equals(Set.of(TopicConfig.CLEANUP_POLICY_COMPACT))) {
 				throw new LadderStartupException("Lock topic '" + topic + "' has cleanup.policy="
-						+ (policy.isEmpty() ? "unknown" : policyText) + " but must be compacted only (cleanup.policy=compact): "
+						+ (policy.isEmpty() ? "unknown" : policyText)
+						+ " but must be compacted only (cleanup.policy=compact): "
 						+ "a lock lives as long as its record waits in the ladder, and with 'delete' the broker deletes "
 						+ "locks older than retention.ms, after which their records are skipped as finished and lost.",
 						"Fix: " + alter(topic, "cleanup.policy=compact"));
@@ -224,7 +236,8 @@ final class TopicProvisioner {
 					+ plan.mainTopic() + "' accepts " + mainMaxMessageBytes + ": a larger record "
 					+ ((stage > 0) ? "cannot be retried and goes to '" + plan.dlqTopic() + "' as permanent"
 							: "cannot be dead-lettered, and its partition stops until it can")
-					+ ". Fix: " + alter(topic, "max.message.bytes=" + ((long) mainMaxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)));
+					+ ". Fix: " + alter(topic,
+							"max.message.bytes=" + ((long) mainMaxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)));
 		}
 		if (stage > 0) {
 			checkRetention(plan.stage(stage), config);
@@ -232,12 +245,12 @@ final class TopicProvisioner {
 	}
 
 	/**
-	 * A record waits in a retry topic for the stage's delay, plus the time its key's earlier
-	 * records in that stage take to run; a record whose predecessor moved on to a later stage
-	 * is forwarded there at once, so a retry topic never holds a record for a later stage's
-	 * delay. Its retention must therefore cover its own delay, with a margin for the earlier
-	 * records, consumer lag and restarts: twice the delay, the rule the library applies to
-	 * the retry topics it creates.
+	 * A record waits in a retry topic for the stage's delay, plus the time its key's
+	 * earlier records in that stage take to run; a record whose predecessor moved on to a
+	 * later stage is forwarded there at once, so a retry topic never holds a record for a
+	 * later stage's delay. Its retention must therefore cover its own delay, with a
+	 * margin for the earlier records, consumer lag and restarts: twice the delay, the
+	 * rule the library applies to the retry topics it creates.
 	 */
 	private void checkRetention(LadderPlan.Stage stage, Config config) {
 		long retention = number(entry(config, TopicConfig.RETENTION_MS_CONFIG), -1);
@@ -247,8 +260,9 @@ final class TopicProvisioner {
 			throw new LadderStartupException("Retry topic '" + stage.topic() + "' has retention.ms=" + retention + " ("
 					+ format(Duration.ofMillis(retention)) + ") but its delay is " + format(stage.delay())
 					+ ": a record waits there for the delay plus the time earlier records of its key take, and one "
-					+ "deleted while it waits is lost.", "Keep its records at least twice the delay (" + needed
-							+ " ms). Fix: " + alter(stage.topic(), "retention.ms=" + suggested));
+					+ "deleted while it waits is lost.",
+					"Keep its records at least twice the delay (" + needed + " ms). Fix: "
+							+ alter(stage.topic(), "retention.ms=" + suggested));
 		}
 		long bytes = number(entry(config, TopicConfig.RETENTION_BYTES_CONFIG), -1);
 		if (bytes >= 0) {
@@ -264,12 +278,15 @@ final class TopicProvisioner {
 				+ " --create --topic " + plan.mainTopic() + " --partitions <n>, or a NewTopic bean), or correct the "
 				+ "listener's topics";
 		if (this.settings.create()) {
-			return new LadderStartupException(problem + " The library never creates a main topic: its retry, dead-letter "
-					+ "and lock topics take its partition count, which only you can choose.", action);
+			return new LadderStartupException(
+					problem + " The library never creates a main topic: its retry, dead-letter "
+							+ "and lock topics take its partition count, which only you can choose.",
+					action);
 		}
-		return new LadderStartupException(problem, action + ". As kafka.resilience.topics.create is false, also create "
-				+ plan.ownTopics() + " with the same partition count (the lock topic with cleanup.policy=compact), or set "
-				+ "kafka.resilience.topics.create=true");
+		return new LadderStartupException(problem,
+				action + ". As kafka.resilience.topics.create is false, also create " + plan.ownTopics()
+						+ " with the same partition count (the lock topic with cleanup.policy=compact), or set "
+						+ "kafka.resilience.topics.create=true");
 	}
 
 	private LadderStartupException missingTopics(LadderPlan plan, List<String> missing, int partitions) {
@@ -283,16 +300,18 @@ final class TopicProvisioner {
 	}
 
 	private static LadderStartupException partitionMismatch(LadderPlan plan, String topic, int has, int partitions) {
-		String problem = "Topic '" + topic + "' has " + has + " partitions but '" + plan.mainTopic() + "' has " + partitions
+		String problem = "Topic '" + topic + "' has " + has + " partitions but '" + plan.mainTopic() + "' has "
+				+ partitions
 				+ "; retry, dead-letter and lock topics must match the main topic, as everything about a key lives in the "
 				+ "same partition number of each.";
 		if (has < partitions) {
 			return new LadderStartupException(problem, "If partitions were added to '" + plan.mainTopic()
 					+ "' while records waited in the ladder, drain it first (operations guide, 'Scaling out'); otherwise "
-					+ "give it " + partitions + " partitions: kafka-topics --bootstrap-server " + BROKER + " --alter --topic "
-					+ topic + " --partitions " + partitions);
+					+ "give it " + partitions + " partitions: kafka-topics --bootstrap-server " + BROKER
+					+ " --alter --topic " + topic + " --partitions " + partitions);
 		}
-		return new LadderStartupException(problem, "A topic cannot lose partitions: add partitions to '" + plan.mainTopic()
+		return new LadderStartupException(problem, "A topic cannot lose partitions: add partitions to '"
+				+ plan.mainTopic()
 				+ "' to match (after draining the ladder, operations guide, 'Scaling out'), or delete '" + topic
 				+ "' once nothing in it is still needed (no live locks, no lag on the retry topics, dead letters "
 				+ "replayed) and let the library create it again with " + partitions + " partitions");
@@ -304,8 +323,9 @@ final class TopicProvisioner {
 	}
 
 	/**
-	 * The configurations of topics. One the application may not describe is logged and left
-	 * out, except the lock topic's: its cleanup policy decides whether locks survive.
+	 * The configurations of topics. One the application may not describe is logged and
+	 * left out, except the lock topic's: its cleanup policy decides whether locks
+	 * survive.
 	 */
 	private Map<String, Config> describeConfigs(Admin admin, List<String> topics, String lockTopic) {
 		List<ConfigResource> resources = topics.stream()
@@ -319,11 +339,13 @@ final class TopicProvisioner {
 			}
 			catch (ExecutionException ex) {
 				if (ex.getCause() instanceof AuthorizationException && !resource.name().equals(lockTopic)) {
-					logger.warn("Not allowed to describe the configuration of '" + resource.name() + "'; its retention, "
-							+ "cleanup policy and record size are not checked (grant DescribeConfigs on it)");
+					logger
+						.warn("Not allowed to describe the configuration of '" + resource.name() + "'; its retention, "
+								+ "cleanup policy and record size are not checked (grant DescribeConfigs on it)");
 					continue;
 				}
-				throw new KafkaException("Could not read the configuration of '" + resource.name() + "'", ex.getCause());
+				throw new KafkaException("Could not read the configuration of '" + resource.name() + "'",
+						ex.getCause());
 			}
 			catch (InterruptedException | TimeoutException ex) {
 				throw interrupted("describe the configuration of '" + resource.name() + "'", ex);
@@ -366,7 +388,10 @@ final class TopicProvisioner {
 		}
 	}
 
-	/** The policies of a {@code cleanup.policy} value, a list such as {@code compact,delete}. */
+	/**
+	 * The policies of a {@code cleanup.policy} value, a list such as
+	 * {@code compact,delete}.
+	 */
 	private static Set<String> policy(@Nullable ConfigEntry entry) {
 		if (entry == null || entry.value() == null) {
 			return Set.of();

@@ -30,21 +30,21 @@ import org.apache.kafka.common.errors.GroupIdNotFoundException;
 /**
  * The upgrade check from releases that named a ladder after its main topic alone
  * ({@code T.retry.<delay>}, {@code T.dlq}, {@code T.locks}), so that every group reading
- * {@code T} shared one ladder. It runs before a group-scoped ladder is created or checked, as
- * long as the group has committed nothing on the new ladder's retry topics (once it has, it
- * runs that ladder and the check is done for good):
+ * {@code T} shared one ladder. It runs before a group-scoped ladder is created or
+ * checked, as long as the group has committed nothing on the new ladder's retry topics
+ * (once it has, it runs that ladder and the check is done for good):
  * <ul>
- * <li>a group that never read {@code T}, or where no earlier retry topic exists, has nothing
- * to move;</li>
- * <li>while instances of the group still consume the earlier retry topics, startup refuses: a
- * group changes its ladder's names with every instance stopped, or one key's records could
- * wait in two ladders;</li>
+ * <li>a group that never read {@code T}, or where no earlier retry topic exists, has
+ * nothing to move;</li>
+ * <li>while instances of the group still consume the earlier retry topics, startup
+ * refuses: a group changes its ladder's names with every instance stopped, or one key's
+ * records could wait in two ladders;</li>
  * <li>records in the earlier retry topics past the group's committed offsets (or, on a
  * partition it never committed on, any record) would never be read under the new names:
  * startup refuses, with the steps to drain them under the earlier names first;</li>
- * <li>otherwise the group leaves the earlier topics (its offsets there are deleted; other groups
- * may still use them), and once its own topics exist it commits their start, so that the next
- * start knows the group moved.</li>
+ * <li>otherwise the group leaves the earlier topics (its offsets there are deleted; other
+ * groups may still use them), and once its own topics exist it commits their start, so
+ * that the next start knows the group moved.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -68,8 +68,8 @@ final class UnscopedLadderCheck {
 	 * Checks a ladder, before any of its topics is created or checked.
 	 * @return whether the group's start on its own ladder is still to be marked with
 	 * {@link #markMoved} once the ladder's topics exist
-	 * @throws LadderStartupException when the group has records waiting under the earlier names,
-	 * or instances still consuming them
+	 * @throws LadderStartupException when the group has records waiting under the earlier
+	 * names, or instances still consuming them
 	 */
 	public static boolean check(Admin admin, LadderPlan plan) {
 		if (!plan.scoped() || plan.stages().isEmpty()) {
@@ -90,15 +90,18 @@ final class UnscopedLadderCheck {
 			.stream()
 			.anyMatch((partition) -> partition.topic().equals(plan.mainTopic()) || earlier.contains(partition.topic()));
 		if (earlier.isEmpty() || !readTopic) {
-			return true; // nothing left by an earlier release, or the group never read the topic
+			return true; // nothing left by an earlier release, or the group never read
+							// the topic
 		}
 		List<String> stillThere = membersConsuming(admin, plan.group(), earlier);
 		if (!stillThere.isEmpty()) {
-			throw new LadderStartupException("Instances of consumer group '" + plan.group() + "' ("
-					+ String.join(", ", stillThere) + ") still consume " + earlier + ", the retry topics that releases before "
-					+ "group-scoped ladders used for '" + plan.mainTopic() + "', while this instance would use the ladder of "
-					+ plan.describe() + " (" + plan.stage(1).topic() + ", ...). A group changes its ladder's names with every "
-					+ "instance stopped, or one key's records would wait in two ladders and lose their order.",
+			throw new LadderStartupException(
+					"Instances of consumer group '" + plan.group() + "' (" + String.join(", ", stillThere)
+							+ ") still consume " + earlier + ", the retry topics that releases before "
+							+ "group-scoped ladders used for '" + plan.mainTopic()
+							+ "', while this instance would use the ladder of " + plan.describe() + " ("
+							+ plan.stage(1).topic() + ", ...). A group changes its ladder's names with every "
+							+ "instance stopped, or one key's records would wait in two ladders and lose their order.",
 					"Stop every instance of the group, then start them again on this release");
 		}
 		Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
@@ -117,9 +120,9 @@ final class UnscopedLadderCheck {
 
 	/**
 	 * Marks that the group moved to its own ladder: it commits the start of each of the
-	 * ladder's retry partitions, where it would begin reading them anyway, unless it committed
-	 * there already. If that fails (other instances of the group run already), the next start
-	 * checks again.
+	 * ladder's retry partitions, where it would begin reading them anyway, unless it
+	 * committed there already. If that fails (other instances of the group run already),
+	 * the next start checks again.
 	 */
 	public static void markMoved(Admin admin, LadderPlan plan) {
 		Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
@@ -127,7 +130,8 @@ final class UnscopedLadderCheck {
 		try {
 			get(admin.describeTopics(stages).allTopicNames(), "describe " + stages)
 				.forEach((topic, description) -> description.partitions()
-					.forEach((info) -> earliest.put(new TopicPartition(topic, info.partition()), OffsetSpec.earliest())));
+					.forEach((info) -> earliest.put(new TopicPartition(topic, info.partition()),
+							OffsetSpec.earliest())));
 			Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
 			get(admin.listOffsets(earliest).all(), "read start offsets")
 				.forEach((partition, info) -> start.put(partition, new OffsetAndMetadata(info.offset())));
@@ -135,14 +139,14 @@ final class UnscopedLadderCheck {
 					"commit the start of " + stages + " for group '" + plan.group() + "'");
 		}
 		catch (KafkaException ex) {
-			logger.debug("Could not mark that group '" + plan.group() + "' moved to its own ladder on '" + plan.mainTopic()
-					+ "'; the next start checks the earlier topics again", ex);
+			logger.debug("Could not mark that group '" + plan.group() + "' moved to its own ladder on '"
+					+ plan.mainTopic() + "'; the next start checks the earlier topics again", ex);
 		}
 	}
 
 	/**
-	 * The records of each earlier retry topic past the group's committed offsets; a partition
-	 * it never committed on counts from its start.
+	 * The records of each earlier retry topic past the group's committed offsets; a
+	 * partition it never committed on counts from its start.
 	 */
 	private static Map<String, Long> waiting(Admin admin, Set<String> topics,
 			Map<TopicPartition, OffsetAndMetadata> committed) {
@@ -155,7 +159,8 @@ final class UnscopedLadderCheck {
 				earliest.put(partition, OffsetSpec.earliest());
 			}));
 		Map<TopicPartition, ListOffsetsResultInfo> ends = get(admin.listOffsets(latest).all(), "read end offsets");
-		Map<TopicPartition, ListOffsetsResultInfo> starts = get(admin.listOffsets(earliest).all(), "read start offsets");
+		Map<TopicPartition, ListOffsetsResultInfo> starts = get(admin.listOffsets(earliest).all(),
+				"read start offsets");
 		Map<String, Long> waiting = new TreeMap<>();
 		ends.forEach((partition, end) -> {
 			OffsetAndMetadata offset = committed.get(partition);
@@ -167,7 +172,10 @@ final class UnscopedLadderCheck {
 		return waiting;
 	}
 
-	/** The group's consumer offsets on the earlier topics are deleted: it no longer reads them. */
+	/**
+	 * The group's consumer offsets on the earlier topics are deleted: it no longer reads
+	 * them.
+	 */
 	private static void leave(Admin admin, LadderPlan plan, Collection<TopicPartition> partitions) {
 		if (!partitions.isEmpty()) {
 			try {
@@ -179,11 +187,12 @@ final class UnscopedLadderCheck {
 						+ ", where it has nothing left", ex);
 			}
 		}
-		logger.info("Consumer group '" + plan.group() + "' has nothing waiting in the retry topics that releases before "
-				+ "group-scoped ladders used for '" + plan.mainTopic() + "'; it now uses its own ladder ("
-				+ plan.stage(1).topic() + ", ..., " + plan.dlqTopic() + ", " + plan.lockTopic() + "). Dead letters in '"
-				+ plan.mainTopic() + ".dlq' stay there. Other groups reading '" + plan.mainTopic() + "' may still use the "
-				+ "earlier topics; delete them once none does");
+		logger
+			.info("Consumer group '" + plan.group() + "' has nothing waiting in the retry topics that releases before "
+					+ "group-scoped ladders used for '" + plan.mainTopic() + "'; it now uses its own ladder ("
+					+ plan.stage(1).topic() + ", ..., " + plan.dlqTopic() + ", " + plan.lockTopic()
+					+ "). Dead letters in '" + plan.mainTopic() + ".dlq' stay there. Other groups reading '"
+					+ plan.mainTopic() + "' may still use the " + "earlier topics; delete them once none does");
 	}
 
 	private static LadderStartupException refusal(LadderPlan plan, Map<String, Long> waiting) {
@@ -193,30 +202,39 @@ final class UnscopedLadderCheck {
 		String unscoped = plan.mainTopic() + ".dlq";
 		String problem = "Consumer group '" + plan.group() + "' read '" + plan.mainTopic() + "' before, and " + total
 				+ " record(s) wait in the retry topics that releases before group-scoped ladders used for it: "
-				+ String.join(", ", each) + ". This release names the group's ladder " + plan.stage(1).topic() + ", ..., "
-				+ plan.dlqTopic() + ", " + plan.lockTopic() + " and would never read them: they, and the records of their "
-				+ "keys behind them, would be lost.";
+				+ String.join(", ", each) + ". This release names the group's ladder " + plan.stage(1).topic()
+				+ ", ..., " + plan.dlqTopic() + ", " + plan.lockTopic()
+				+ " and would never read them: they, and the records of their " + "keys behind them, would be lost.";
 		String action = "Drain them under the earlier names first: start this release with "
 				+ "kafka.resilience.topics.retry-template=" + LadderPlan.UNSCOPED_RETRY_TEMPLATE
 				+ ", kafka.resilience.topics.dlq-template=" + LadderPlan.UNSCOPED_DLQ_TEMPLATE
 				+ " and kafka.resilience.topics.lock-template=" + LadderPlan.UNSCOPED_LOCK_TEMPLATE
 				+ " until the group has no lag on these topics (kafka-consumer-groups --bootstrap-server <broker> --describe "
-				+ "--group " + plan.group() + ") and kafka.resilience.locks.active is 0, then stop every instance of the "
-				+ "group, remove the three properties and start again. Dead letters in '" + unscoped + "' stay there; replay "
-				+ "them into the new ladder with: replay --from " + unscoped + " --to " + plan.mainTopic() + " --group "
-				+ plan.group() + ". If none of these records is this group's (the group read '" + plan.mainTopic()
-				+ "' without this library, and other groups still on an earlier release use these topics), set " + PROPERTY
-				+ "=false. See the operations guide, 'Upgrading to group-scoped ladders'";
+				+ "--group " + plan.group()
+				+ ") and kafka.resilience.locks.active is 0, then stop every instance of the "
+				+ "group, remove the three properties and start again. Dead letters in '" + unscoped
+				+ "' stay there; replay " + "them into the new ladder with: replay --from " + unscoped + " --to "
+				+ plan.mainTopic() + " --group " + plan.group()
+				+ ". If none of these records is this group's (the group read '" + plan.mainTopic()
+				+ "' without this library, and other groups still on an earlier release use these topics), set "
+				+ PROPERTY + "=false. See the operations guide, 'Upgrading to group-scoped ladders'";
 		return new LadderStartupException(problem, action);
 	}
 
-	/** The members of a group assigned a partition of one of {@code topics}, by client and host. */
+	/**
+	 * The members of a group assigned a partition of one of {@code topics}, by client and
+	 * host.
+	 */
 	private static List<String> membersConsuming(Admin admin, String group, Set<String> topics) {
-		ConsumerGroupDescription description = get(admin.describeConsumerGroups(List.of(group)).describedGroups().get(group),
+		ConsumerGroupDescription description = get(
+				admin.describeConsumerGroups(List.of(group)).describedGroups().get(group),
 				"describe group '" + group + "'");
 		List<String> members = new ArrayList<>();
 		for (MemberDescription member : description.members()) {
-			if (member.assignment().topicPartitions().stream().anyMatch((partition) -> topics.contains(partition.topic()))) {
+			if (member.assignment()
+				.topicPartitions()
+				.stream()
+				.anyMatch((partition) -> topics.contains(partition.topic()))) {
 				members.add(member.clientId() + "@" + member.host());
 			}
 		}

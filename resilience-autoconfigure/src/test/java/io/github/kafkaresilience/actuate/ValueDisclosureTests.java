@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What of a dead letter a reader is shown: headers that carry credentials never, its value and
- * the application's headers as {@code show-values} says, the library's headers always.
+ * What of a dead letter a reader is shown: headers that carry credentials never, its
+ * value and the application's headers as {@code show-values} says, the library's headers
+ * always.
  */
 class ValueDisclosureTests {
 
@@ -55,9 +56,9 @@ class ValueDisclosureTests {
 		headers.add("Authorization", "Bearer abc".getBytes(StandardCharsets.UTF_8));
 		headers.add("x-request-id", "r-1".getBytes(StandardCharsets.UTF_8));
 		headers.add("dlq.reason", "exhausted".getBytes(StandardCharsets.UTF_8));
-		DeadLetter letter = new DeadLetter("billing.orders.dlq", 0, 7, Instant.EPOCH, "k".getBytes(StandardCharsets.UTF_8),
-				"{\"card\":\"4111\"}".getBytes(StandardCharsets.UTF_8), headers, null, null, null, null, null, null, null,
-				null, null, "exhausted");
+		DeadLetter letter = new DeadLetter("billing.orders.dlq", 0, 7, Instant.EPOCH,
+				"k".getBytes(StandardCharsets.UTF_8), "{\"card\":\"4111\"}".getBytes(StandardCharsets.UTF_8), headers,
+				null, null, null, null, null, null, null, null, null, "exhausted");
 
 		DeadLetterViews.DeadLetterDetail hidden = DeadLetterViews.detail(letter, DEFAULTS, false);
 		assertThat(hidden.value().format()).isEqualTo("hidden");

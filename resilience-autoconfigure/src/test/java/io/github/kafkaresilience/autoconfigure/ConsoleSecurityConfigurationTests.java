@@ -18,10 +18,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * How the endpoint's actions are secured, without a broker: with Spring Security they need
- * the role; without it, enabling them fails startup, with Boot's description and action,
- * unless the application says that anyone may take them. And the console's reading settings
- * bind with their documented defaults.
+ * How the endpoint's actions are secured, without a broker: with Spring Security they
+ * need the role; without it, enabling them fails startup, with Boot's description and
+ * action, unless the application says that anyone may take them. And the console's
+ * reading settings bind with their documented defaults.
  */
 class ConsoleSecurityConfigurationTests {
 
@@ -92,8 +92,9 @@ class ConsoleSecurityConfigurationTests {
 					"proxy-authorization", "*token*", "*secret*", "*password*", "*api-key*");
 			assertThat(console.isAllowAnonymousActions()).isFalse();
 		});
-		this.runner.withPropertyValues("kafka.resilience.console.scan-limit=500",
-				"kafka.resilience.console.show-values=never", "kafka.resilience.console.masked-headers=x-signature")
+		this.runner
+			.withPropertyValues("kafka.resilience.console.scan-limit=500", "kafka.resilience.console.show-values=never",
+					"kafka.resilience.console.masked-headers=x-signature")
 			.run((context) -> {
 				ConsoleProperties console = context.getBean(ResilienceProperties.class).getConsole();
 				assertThat(console.getScanLimit()).isEqualTo(500);

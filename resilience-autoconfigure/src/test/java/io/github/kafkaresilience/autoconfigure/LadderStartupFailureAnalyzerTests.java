@@ -40,7 +40,8 @@ class LadderStartupFailureAnalyzerTests {
 	void theMessageOfARefusalHoldsBothForLogsWithoutTheReport() {
 		LadderStartupException refusal = refusal();
 
-		assertThat(refusal).hasMessage(refusal.problem() + " " + refusal.action()).isInstanceOf(IllegalStateException.class);
+		assertThat(refusal).hasMessage(refusal.problem() + " " + refusal.action())
+			.isInstanceOf(IllegalStateException.class);
 	}
 
 	@Test
@@ -63,10 +64,13 @@ class LadderStartupFailureAnalyzerTests {
 	private static LadderStartupException refusal() {
 		return catchThrowableOfType(LadderStartupException.class,
 				() -> LadderPlan.of("billing service/eu", "orders", List.of(Duration.ofSeconds(30)), null,
-						LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE));
+						LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE,
+						LadderPlan.DEFAULT_LOCK_TEMPLATE));
 	}
 
-	/** How a refusal reaches Boot: the registry refuses to start, and so does the context. */
+	/**
+	 * How a refusal reaches Boot: the registry refuses to start, and so does the context.
+	 */
 	private static Throwable startFailed(Throwable refusal) {
 		return new ApplicationContextException("Failed to start bean 'orderedRetryListenerRegistry'", refusal);
 	}

@@ -147,8 +147,10 @@ class OrderedRetryAutoConfigurationTests {
 
 	@Test
 	void aUserLockCoordinatorWins() {
-		this.runner.withBean("userLockCoordinator", LockCoordinator.class, () -> new LockCoordinator("user",
-				ConsumerClients.of(Map.of()), ProducerClients.of(Map.of()), Duration.ofMillis(100), Duration.ofSeconds(1)))
+		this.runner
+			.withBean("userLockCoordinator", LockCoordinator.class,
+					() -> new LockCoordinator("user", ConsumerClients.of(Map.of()), ProducerClients.of(Map.of()),
+							Duration.ofMillis(100), Duration.ofSeconds(1)))
 			.run((context) -> {
 				assertThat(context).hasSingleBean(LockCoordinator.class).hasBean("userLockCoordinator");
 				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("user");
@@ -158,9 +160,11 @@ class OrderedRetryAutoConfigurationTests {
 
 	@Test
 	void aUserLadderTopicsAndPublisherWin() {
-		this.runner.withBean("userLadderTopics", LadderTopics.class, () -> new LadderTopics(LadderTopics.Naming.defaults(),
-				Map.of(), new LadderTopics.Topics(false, (short) -1, Duration.ofDays(1), Duration.ofDays(1),
-						Duration.ofMinutes(1), Duration.ofHours(1))))
+		this.runner
+			.withBean("userLadderTopics", LadderTopics.class,
+					() -> new LadderTopics(LadderTopics.Naming.defaults(), Map.of(),
+							new LadderTopics.Topics(false, (short) -1, Duration.ofDays(1), Duration.ofDays(1),
+									Duration.ofMinutes(1), Duration.ofHours(1))))
 			.withBean("userLadderPublisher", LadderPublisher.class,
 					() -> new LadderPublisher(ProducerClients.of(Map.of()), "user", Duration.ofSeconds(1)))
 			.run((context) -> assertThat(context).hasSingleBean(LadderTopics.class)
@@ -252,20 +256,21 @@ class OrderedRetryAutoConfigurationTests {
 		ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null,
 				null, new Object(), Object.class.getMethod("toString"));
 		this.runner.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted")
-			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class)
-				.consumers(endpoint)
-				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
+			.run((context) -> assertThat(
+					context.getBean(OrderedRetryContainerFactory.class).consumers(endpoint).listenerConfiguration())
+				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
 		this.runner
 			.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted",
 					"kafka.resilience.dual-write=transaction")
-			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class)
-				.consumers(endpoint)
-				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+			.run((context) -> assertThat(
+					context.getBean(OrderedRetryContainerFactory.class).consumers(endpoint).listenerConfiguration())
+				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
 	}
 
 	@Test
 	void theLibrarysOwnConsumersOutsideTheGroupReadCommittedRecordsOnlyInEitherMode() {
-		assertThat(ConsumerSettings.groupless(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"), "tailer"))
+		assertThat(
+				ConsumerSettings.groupless(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"), "tailer"))
 			.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 	}
 
@@ -273,9 +278,8 @@ class OrderedRetryAutoConfigurationTests {
 
 	@Test
 	void retryPropertiesBind() {
-		this.runner
-			.withPropertyValues("kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=5",
-					"kafka.resilience.retry.permanent-exceptions=java.lang.IllegalArgumentException,java.io.IOException")
+		this.runner.withPropertyValues("kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=5",
+				"kafka.resilience.retry.permanent-exceptions=java.lang.IllegalArgumentException,java.io.IOException")
 			.run((context) -> {
 				ResilienceProperties.Retry retry = context.getBean(ResilienceProperties.class).getRetry();
 				assertThat(retry.getDelays()).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(2));
@@ -310,9 +314,10 @@ class OrderedRetryAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("kafka.resilience.topics.create=false", "kafka.resilience.topics.replication-factor=3",
 					"kafka.resilience.topics.retry-template=retry.{topic}.{delay}",
-					"kafka.resilience.topics.dlq-template=dlq.{topic}", "kafka.resilience.topics.lock-template=locks.{topic}",
-					"kafka.resilience.topics.retry-retention=2d", "kafka.resilience.topics.dlq-retention=90d",
-					"kafka.resilience.topics.lock-segment=1m", "kafka.resilience.topics.lock-delete-retention=2h")
+					"kafka.resilience.topics.dlq-template=dlq.{topic}",
+					"kafka.resilience.topics.lock-template=locks.{topic}", "kafka.resilience.topics.retry-retention=2d",
+					"kafka.resilience.topics.dlq-retention=90d", "kafka.resilience.topics.lock-segment=1m",
+					"kafka.resilience.topics.lock-delete-retention=2h")
 			.run((context) -> {
 				ResilienceProperties.Topics topics = context.getBean(ResilienceProperties.class).getTopics();
 				assertThat(topics.isCreate()).isFalse();
@@ -324,7 +329,8 @@ class OrderedRetryAutoConfigurationTests {
 				assertThat(topics.getDlqRetention()).isEqualTo(Duration.ofDays(90));
 				assertThat(topics.getLockSegment()).isEqualTo(Duration.ofMinutes(1));
 				assertThat(topics.getLockDeleteRetention()).isEqualTo(Duration.ofHours(2));
-				assertThat(context.getBean(LadderTopics.class).plan("billing", "orders", List.of(Duration.ofMinutes(5)), null)
+				assertThat(context.getBean(LadderTopics.class)
+					.plan("billing", "orders", List.of(Duration.ofMinutes(5)), null)
 					.ownTopics()).containsExactly("retry.orders.5m", "dlq.orders", "locks.orders");
 			});
 	}
@@ -333,10 +339,10 @@ class OrderedRetryAutoConfigurationTests {
 	void consumerAndLockPropertiesBind() {
 		this.runner
 			.withPropertyValues("kafka.resilience.consumer.concurrency=8",
-					"kafka.resilience.consumer.max-in-flight-per-partition=50", "kafka.resilience.consumer.poll-timeout=250ms",
-					"kafka.resilience.consumer.commit-interval=2s", "kafka.resilience.consumer.shutdown-timeout=1m",
-					"kafka.resilience.consumer.recheck-interval=3s", "kafka.resilience.locks.tailer-poll-timeout=50ms",
-					"kafka.resilience.locks.write-timeout=7s")
+					"kafka.resilience.consumer.max-in-flight-per-partition=50",
+					"kafka.resilience.consumer.poll-timeout=250ms", "kafka.resilience.consumer.commit-interval=2s",
+					"kafka.resilience.consumer.shutdown-timeout=1m", "kafka.resilience.consumer.recheck-interval=3s",
+					"kafka.resilience.locks.tailer-poll-timeout=50ms", "kafka.resilience.locks.write-timeout=7s")
 			.run((context) -> {
 				ResilienceProperties properties = context.getBean(ResilienceProperties.class);
 				ResilienceProperties.Consumer consumer = properties.getConsumer();
@@ -353,11 +359,10 @@ class OrderedRetryAutoConfigurationTests {
 
 	@Test
 	void theConfiguredInstanceIdIsTheCoordinatorId() {
-		this.runner.withPropertyValues("kafka.resilience.instance-id=pod-7")
-			.run((context) -> {
-				assertThat(context.getBean(ResilienceProperties.class).getInstanceId()).isEqualTo("pod-7");
-				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("pod-7");
-			});
+		this.runner.withPropertyValues("kafka.resilience.instance-id=pod-7").run((context) -> {
+			assertThat(context.getBean(ResilienceProperties.class).getInstanceId()).isEqualTo("pod-7");
+			assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("pod-7");
+		});
 	}
 
 	// --- disabled
@@ -473,8 +478,9 @@ class OrderedRetryAutoConfigurationTests {
 
 			})
 			.run((context) -> {
-				attemptObservation(context).start(new Delivery("billing.orders.retry.1s", 0, 5, 0L, null, null,
-						new RecordHeaders()), 1).ended(HandlerResult.success());
+				attemptObservation(context)
+					.start(new Delivery("billing.orders.retry.1s", 0, 5, 0L, null, null, new RecordHeaders()), 1)
+					.ended(HandlerResult.success());
 				assertThat(stopped).singleElement().isInstanceOfSatisfying(AttemptContext.class, (attempt) -> {
 					assertThat(attempt.getName()).isEqualTo("orders.attempts");
 					assertThat(attempt.getLowCardinalityKeyValue("kafka.resilience.stage").getValue()).isEqualTo("1");
@@ -517,8 +523,8 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void withoutActuatorOrHealthTheContextStartsWithoutThem() {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=kafkaresilience")
-			.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate",
-					"org.springframework.boot.health"))
+			.withClassLoader(
+					new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(ResilienceHealthIndicator.class)
 				.doesNotHaveBean(KafkaResilienceEndpoint.class)
@@ -531,8 +537,10 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void theReplayCommandKeepsTheListenersFromStarting() {
 		this.runner.withPropertyValues("kafka.resilience.command=replay")
-			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isFalse());
-		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isTrue());
+			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup())
+				.isFalse());
+		this.runner
+			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isTrue());
 	}
 
 	// --- registration

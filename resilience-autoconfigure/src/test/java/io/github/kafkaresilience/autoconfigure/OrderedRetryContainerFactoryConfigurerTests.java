@@ -46,8 +46,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		.withPropertyValues("spring.kafka.bootstrap-servers=localhost:1");
 
 	/**
-	 * Every property the configurer maps onto a factory: a value other than its default, and
-	 * what the factory then says.
+	 * Every property the configurer maps onto a factory: a value other than its default,
+	 * and what the factory then says.
 	 */
 	private static final Map<String, Mapped> MAPPED = mapped();
 
@@ -71,7 +71,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.health.poll-gap-warning", "ResilienceHealthIndicator"),
 			Map.entry("kafka.resilience.replay.rate", "DlqReplayer"),
 			Map.entry("kafka.resilience.locks.tailer-poll-timeout", "LockCoordinator"),
-			Map.entry("kafka.resilience.locks.write-timeout", "LockCoordinator, LadderPublisher and the engine's transactions"),
+			Map.entry("kafka.resilience.locks.write-timeout",
+					"LockCoordinator, LadderPublisher and the engine's transactions"),
 			Map.entry("kafka.resilience.topics.check-owner-at-startup", "OrderedRetryListenerRegistry"),
 			Map.entry("kafka.resilience.idempotency.enabled", "IdempotencyGuards"),
 			Map.entry("kafka.resilience.idempotency.lease", "IdempotencyGuards"),
@@ -83,13 +84,17 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.idempotency.jdbc.platform", "the idempotency schema initializer"),
 			Map.entry("kafka.resilience.idempotency.jdbc.schema", "the idempotency schema initializer"));
 
-	/** The ladder's names and provisioning: LadderTopics, which every factory's engine shares. */
+	/**
+	 * The ladder's names and provisioning: LadderTopics, which every factory's engine
+	 * shares.
+	 */
 	private static final String TOPICS = "kafka.resilience.topics.";
 
 	@Test
 	void everyPropertyIsMappedOntoTheFactoryOrBelongsToANamedOtherBean() throws Exception {
 		Set<String> properties = new TreeSet<>();
-		try (InputStream metadata = new ClassPathResource("META-INF/spring-configuration-metadata.json").getInputStream()) {
+		try (InputStream metadata = new ClassPathResource("META-INF/spring-configuration-metadata.json")
+			.getInputStream()) {
 			for (JsonNode property : new ObjectMapper().readTree(metadata).get("properties")) {
 				String name = property.get("name").asText();
 				if (name.startsWith("kafka.resilience.")) {
@@ -100,7 +105,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		List<String> unaccounted = new ArrayList<>();
 		for (String property : properties) {
 			boolean accounted = MAPPED.containsKey(property) || NOT_THE_FACTORYS.containsKey(property)
-					|| (property.startsWith(TOPICS) && !property.equals("kafka.resilience.topics.check-owner-at-startup"));
+					|| (property.startsWith(TOPICS)
+							&& !property.equals("kafka.resilience.topics.check-owner-at-startup"));
 			if (!accounted) {
 				unaccounted.add(property);
 			}
@@ -112,18 +118,21 @@ class OrderedRetryContainerFactoryConfigurerTests {
 	@Test
 	void theConfigurerMapsEachOfItsPropertiesOntoTheFactory() {
 		// on Java 21 or later spring.threads.virtual.enabled makes workers virtual unless
-		// kafka.resilience.consumer.virtual-threads says otherwise; before 21 they never are
+		// kafka.resilience.consumer.virtual-threads says otherwise; before 21 they never
+		// are
 		boolean virtualByDefault = JavaVersion.getJavaVersion().isEqualOrNewerThan(JavaVersion.TWENTY_ONE);
 		ApplicationContextRunner runner = this.runner.withPropertyValues("spring.threads.virtual.enabled=true");
 		runner.run((defaults) -> {
 			OrderedRetryContainerFactory factory = defaults.getBean(OrderedRetryContainerFactory.class);
 			MAPPED.forEach((property, mapped) -> {
 				if (virtualByDefault || !property.equals("kafka.resilience.consumer.virtual-threads")) {
-					assertThat(mapped.read().apply(factory)).as(property + " by default").isNotEqualTo(mapped.expected());
+					assertThat(mapped.read().apply(factory)).as(property + " by default")
+						.isNotEqualTo(mapped.expected());
 				}
 			});
 		});
-		// the reaper's settings matter only while it is enabled: its switch is tried on its own
+		// the reaper's settings matter only while it is enabled: its switch is tried on
+		// its own
 		String reaperSwitch = "kafka.resilience.reaper.enabled";
 		List<String> values = MAPPED.entrySet()
 			.stream()
@@ -159,23 +168,26 @@ class OrderedRetryContainerFactoryConfigurerTests {
 	@Test
 	void aListenerNamingNoFactoryBeanIsRefusedNamingTheFactory() {
 		this.runner.run((context) -> {
-			ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null,
-					null, true, new Object(), Object.class.getMethod("toString"), "missing", Map.of());
+			ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null,
+					null, null, true, new Object(), Object.class.getMethod("toString"), "missing", Map.of());
 			assertThatIllegalStateException()
 				.isThrownBy(() -> context.getBean(OrderedRetryListenerRegistry.class).factory(endpoint))
 				.withMessageContaining("'orders'")
-				.withMessageContaining("names containerFactory 'missing', which is no OrderedRetryContainerFactory bean");
+				.withMessageContaining(
+						"names containerFactory 'missing', which is no OrderedRetryContainerFactory bean");
 		});
 	}
 
 	@Test
 	void aSecondFactoryMadeWithTheConfigurerLeavesTheDefaultOneInPlace() {
 		this.runner.withUserConfiguration(SecondFactoryConfiguration.class).run((context) -> {
-			assertThat(context.getBeansOfType(OrderedRetryContainerFactory.class)).containsOnlyKeys(
-					OrderedRetryAutoConfiguration.CONTAINER_FACTORY, "transactional");
-			assertThat(context.getBean(OrderedRetryAutoConfiguration.CONTAINER_FACTORY, OrderedRetryContainerFactory.class)
-				.getDualWrite()
-				.mode()).isEqualTo(DualWrite.COMPENSATE);
+			assertThat(context.getBeansOfType(OrderedRetryContainerFactory.class))
+				.containsOnlyKeys(OrderedRetryAutoConfiguration.CONTAINER_FACTORY, "transactional");
+			assertThat(
+					context.getBean(OrderedRetryAutoConfiguration.CONTAINER_FACTORY, OrderedRetryContainerFactory.class)
+						.getDualWrite()
+						.mode())
+				.isEqualTo(DualWrite.COMPENSATE);
 			assertThat(context.getBean("transactional", OrderedRetryContainerFactory.class).getDualWrite().mode())
 				.isEqualTo(DualWrite.TRANSACTION);
 		});
@@ -198,13 +210,15 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		this.runner.withBean(OrderedRetryComponentFactory.class, () -> components)
 			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
 				.isSameAs(components));
-		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
-			.isExactlyInstanceOf(OrderedRetryComponentFactory.class));
+		this.runner
+			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
+				.isExactlyInstanceOf(OrderedRetryComponentFactory.class));
 	}
 
 	private static Map<String, Mapped> mapped() {
 		Map<String, Mapped> mapped = new LinkedHashMap<>();
-		mapped.put("kafka.resilience.consumer.concurrency", new Mapped("7", 7, (f) -> f.getContainerSettings().concurrency()));
+		mapped.put("kafka.resilience.consumer.concurrency",
+				new Mapped("7", 7, (f) -> f.getContainerSettings().concurrency()));
 		mapped.put("kafka.resilience.consumer.max-in-flight-per-partition",
 				new Mapped("77", 77, (f) -> f.getContainerSettings().maxInFlightPerPartition()));
 		mapped.put("kafka.resilience.consumer.poll-timeout",
@@ -224,20 +238,24 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				new Mapped("7ms", Duration.ofMillis(7), (f) -> f.getBatchSettings().maxWait()));
 		mapped.put("kafka.resilience.consumer.batch-failure",
 				new Mapped("fail-all", BatchSettings.Failure.FAIL_ALL, (f) -> f.getBatchSettings().failure()));
-		// virtual-threads=true needs Java 21: false against spring.threads.virtual.enabled=true shows the mapping
+		// virtual-threads=true needs Java 21: false against
+		// spring.threads.virtual.enabled=true shows the mapping
 		mapped.put("kafka.resilience.consumer.virtual-threads",
 				new Mapped("false", false, (f) -> f.getContainerSettings().virtualThreads()));
-		mapped.put("kafka.resilience.retry.delays",
-				new Mapped("7s,8s", List.of(Duration.ofSeconds(7), Duration.ofSeconds(8)), OrderedRetryContainerFactory::getDelays));
-		mapped.put("kafka.resilience.retry.max-attempts", new Mapped("7", 7, OrderedRetryContainerFactory::getMaxAttempts));
-		mapped.put("kafka.resilience.retry.jitter", new Mapped("0.5", 0.5, OrderedRetryContainerFactory::getDueTimeJitter));
+		mapped.put("kafka.resilience.retry.delays", new Mapped("7s,8s",
+				List.of(Duration.ofSeconds(7), Duration.ofSeconds(8)), OrderedRetryContainerFactory::getDelays));
+		mapped.put("kafka.resilience.retry.max-attempts",
+				new Mapped("7", 7, OrderedRetryContainerFactory::getMaxAttempts));
+		mapped.put("kafka.resilience.retry.jitter",
+				new Mapped("0.5", 0.5, OrderedRetryContainerFactory::getDueTimeJitter));
 		mapped.put("kafka.resilience.retry.permanent-exceptions", new Mapped("java.time.DateTimeException", true,
 				(f) -> f.getClassifier().isPermanent(new java.time.DateTimeException("bad date"))));
 		mapped.put("kafka.resilience.dual-write",
 				new Mapped("transaction", DualWrite.TRANSACTION, (f) -> f.getDualWrite().mode()));
-		mapped.put("kafka.resilience.reaper.enabled", new Mapped("false", null, OrderedRetryContainerFactory::getReaper));
-		mapped.put("kafka.resilience.reaper.interval",
-				new Mapped("7m", Duration.ofMinutes(7), (f) -> (f.getReaper() != null) ? f.getReaper().interval() : null));
+		mapped.put("kafka.resilience.reaper.enabled",
+				new Mapped("false", null, OrderedRetryContainerFactory::getReaper));
+		mapped.put("kafka.resilience.reaper.interval", new Mapped("7m", Duration.ofMinutes(7),
+				(f) -> (f.getReaper() != null) ? f.getReaper().interval() : null));
 		mapped.put("kafka.resilience.reaper.grace",
 				new Mapped("7m", Duration.ofMinutes(7), (f) -> (f.getReaper() != null) ? f.getReaper().grace() : null));
 		mapped.put("kafka.resilience.outage.enabled",
@@ -250,7 +268,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				new Mapped("77", 77, (f) -> f.outageSettings("any").minimumAttempts()));
 		mapped.put("kafka.resilience.outage.failure-rate",
 				new Mapped("0.7", 0.7, (f) -> f.outageSettings("any").failureRate()));
-		mapped.put("kafka.resilience.outage.minimum-keys", new Mapped("7", 7, (f) -> f.outageSettings("any").minimumKeys()));
+		mapped.put("kafka.resilience.outage.minimum-keys",
+				new Mapped("7", 7, (f) -> f.outageSettings("any").minimumKeys()));
 		mapped.put("kafka.resilience.outage.probe-interval",
 				new Mapped("7s", Duration.ofSeconds(7), (f) -> f.outageSettings("any").probeInterval()));
 		mapped.put("kafka.resilience.outage.max-probe-interval",
@@ -264,6 +283,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 
 	/**
 	 * A property the configurer maps.
+	 *
 	 * @param value a value other than its default, {@code null} for one set through the
 	 * property named in {@link #entry}
 	 * @param expected what the factory says with it
@@ -289,8 +309,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		}
 
 		static ListenerEndpoint endpoint() throws NoSuchMethodException {
-			return new ListenerEndpoint("orders", "billing", List.of("orders"), null,
-					null, null, null, null, new Object(), Object.class.getMethod("toString"));
+			return new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null, null,
+					new Object(), Object.class.getMethod("toString"));
 		}
 
 	}

@@ -73,7 +73,8 @@ class ResiliencePropertiesValidationTests {
 	@Test
 	void aPollGapShareOutsideZeroToOneNamesTheProperty() {
 		this.runner.withPropertyValues("kafka.resilience.health.poll-gap-warning=1.5")
-			.run(refused("kafka.resilience.health.pollGapWarning", "must be a share of max.poll.interval.ms, at most 1"));
+			.run(refused("kafka.resilience.health.pollGapWarning",
+					"must be a share of max.poll.interval.ms, at most 1"));
 		this.runner.withPropertyValues("kafka.resilience.health.poll-gap-warning=0")
 			.run(refused("kafka.resilience.health.pollGapWarning", "must be a share of max.poll.interval.ms above 0"));
 	}
@@ -90,8 +91,10 @@ class ResiliencePropertiesValidationTests {
 
 	@Test
 	void anIdempotencyRetentionNotLongerThanTheLeaseIsReportedOnTheRetention() {
-		this.runner.withPropertyValues("kafka.resilience.idempotency.lease=10m", "kafka.resilience.idempotency.retention=10m")
-			.run(refused("kafka.resilience.idempotency.retention", "must be longer than kafka.resilience.idempotency.lease"));
+		this.runner
+			.withPropertyValues("kafka.resilience.idempotency.lease=10m", "kafka.resilience.idempotency.retention=10m")
+			.run(refused("kafka.resilience.idempotency.retention",
+					"must be longer than kafka.resilience.idempotency.lease"));
 		this.runner.withPropertyValues("kafka.resilience.idempotency.lease=0s")
 			.run(refused("kafka.resilience.idempotency.lease", "must be at least 1ms"));
 	}
@@ -118,7 +121,8 @@ class ResiliencePropertiesValidationTests {
 		this.runner.withPropertyValues("kafka.resilience.outage.failure-rate=1.2")
 			.run(refused("kafka.resilience.outage.failureRate", "must be a share of the attempts, at most 1"));
 		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-keys=0")
-			.run(refused("kafka.resilience.outage.listeners[orders].minimumKeys", "must be greater than or equal to 1"));
+			.run(refused("kafka.resilience.outage.listeners[orders].minimumKeys",
+					"must be greater than or equal to 1"));
 	}
 
 	@Test
@@ -126,8 +130,9 @@ class ResiliencePropertiesValidationTests {
 		this.runner.withPropertyValues("kafka.resilience.outage.listeners.orders.minimum-keys=30")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
-				.hasStackTraceContaining("kafka.resilience.outage: minimum-keys must be between 1 and minimum-attempts (20), "
-						+ "was 30 (kafka.resilience.outage.listeners.orders)"));
+				.hasStackTraceContaining(
+						"kafka.resilience.outage: minimum-keys must be between 1 and minimum-attempts (20), "
+								+ "was 30 (kafka.resilience.outage.listeners.orders)"));
 		this.runner
 			.withPropertyValues("kafka.resilience.outage.listeners.orders.enabled=false",
 					"kafka.resilience.outage.listeners.payments.probe-interval=5s")
@@ -136,14 +141,16 @@ class ResiliencePropertiesValidationTests {
 
 	@Test
 	void withoutABeanValidationProviderTheApplicationStillStarts() {
-		// the constraints are optional: the starter brings a provider, the auto-configure module does not need one
+		// the constraints are optional: the starter brings a provider, the auto-configure
+		// module does not need one
 		this.runner.withClassLoader(new FilteredClassLoader("jakarta.validation", "org.hibernate.validator"))
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(ResilienceProperties.class));
 	}
 
 	@Test
 	void everyBadValueIsReportedAtOnce() {
-		this.runner.withPropertyValues("kafka.resilience.consumer.concurrency=0", "kafka.resilience.locks.write-timeout=0s")
+		this.runner
+			.withPropertyValues("kafka.resilience.consumer.concurrency=0", "kafka.resilience.locks.write-timeout=0s")
 			.run((context) -> description(context).contains("Property: kafka.resilience.consumer.concurrency")
 				.contains("Property: kafka.resilience.locks.writeTimeout"));
 	}

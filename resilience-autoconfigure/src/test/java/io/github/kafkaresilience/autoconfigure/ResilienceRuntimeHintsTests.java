@@ -25,8 +25,8 @@ import org.springframework.messaging.handler.annotation.Header;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application processed ahead of time (for a native image) can still read what the library
- * reads as resources and reach what it reaches by reflection.
+ * An application processed ahead of time (for a native image) can still read what the
+ * library reads as resources and reach what it reaches by reflection.
  */
 class ResilienceRuntimeHintsTests {
 

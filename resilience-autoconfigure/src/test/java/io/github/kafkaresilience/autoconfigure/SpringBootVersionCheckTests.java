@@ -59,7 +59,8 @@ class SpringBootVersionCheckTests {
 		assertThat(builtWith).as("update SpringBootVersionCheck.SUPPORTED and the README's Requirements")
 			.startsWith("4.1.");
 		assertThat(SpringBootVersionCheck.isSupported(builtWith)).isTrue();
-		assertThatNoException().isThrownBy(() -> new SpringBootVersionCheck().initialize(new GenericApplicationContext()));
+		assertThatNoException()
+			.isThrownBy(() -> new SpringBootVersionCheck().initialize(new GenericApplicationContext()));
 	}
 
 	@Test

@@ -14,9 +14,10 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Whether the listeners' workers are virtual threads: {@code kafka.resilience.consumer.virtual-threads}
- * when set, {@code spring.threads.virtual.enabled} otherwise (on Java 21 or later, as Boot
- * reads it), and an explicit request for them refused at startup before Java 21, with Boot's
+ * Whether the listeners' workers are virtual threads:
+ * {@code kafka.resilience.consumer.virtual-threads} when set,
+ * {@code spring.threads.virtual.enabled} otherwise (on Java 21 or later, as Boot reads
+ * it), and an explicit request for them refused at startup before Java 21, with Boot's
  * description and action.
  */
 class VirtualThreadsConfigurationTests {
@@ -36,7 +37,9 @@ class VirtualThreadsConfigurationTests {
 
 	@Test
 	void falseKeepsPlatformThreadsEvenWhenBootsVirtualThreadsAreOn() {
-		this.runner.withPropertyValues("kafka.resilience.consumer.virtual-threads=false", "spring.threads.virtual.enabled=true")
+		this.runner
+			.withPropertyValues("kafka.resilience.consumer.virtual-threads=false",
+					"spring.threads.virtual.enabled=true")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(context.getBean(ResilienceProperties.class).getConsumer().getVirtualThreads()).isFalse();
@@ -56,8 +59,9 @@ class VirtualThreadsConfigurationTests {
 	@Test
 	@EnabledForJreRange(min = JRE.JAVA_21)
 	void onJava21ThePropertyAloneMakesTheWorkersVirtual() {
-		this.runner.withPropertyValues("kafka.resilience.consumer.virtual-threads=true",
-				"kafka.resilience.consumer.concurrency=2000")
+		this.runner
+			.withPropertyValues("kafka.resilience.consumer.virtual-threads=true",
+					"kafka.resilience.consumer.concurrency=2000")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(context.getBean(ResilienceProperties.class).getConsumer().getVirtualThreads()).isTrue();
@@ -82,9 +86,10 @@ class VirtualThreadsConfigurationTests {
 			assertThat(context).hasFailed();
 			FailureAnalysis analysis = StartupFailures.analysis(context.getStartupFailure());
 			assertThat(analysis).isNotNull();
-			assertThat(analysis.getDescription()).isEqualTo("kafka.resilience.consumer.virtual-threads is true, but virtual "
-					+ "threads need Java 21 or later and this application runs on Java " + System.getProperty("java.version")
-					+ ".");
+			assertThat(analysis.getDescription())
+				.isEqualTo("kafka.resilience.consumer.virtual-threads is true, but virtual "
+						+ "threads need Java 21 or later and this application runs on Java "
+						+ System.getProperty("java.version") + ".");
 			assertThat(analysis.getAction()).startsWith("Run the application on Java 21 or later, or remove "
 					+ "kafka.resilience.consumer.virtual-threads (or set it to false)");
 			assertThat(analysis.getCause()).isInstanceOf(VirtualThreadsUnavailableException.class);
@@ -96,10 +101,12 @@ class VirtualThreadsConfigurationTests {
 		assertThat(new VirtualThreadsFailureAnalyzer().analyze(new IllegalStateException("something else"))).isNull();
 	}
 
-	/** What the auto-configuration decided, from the context's properties and environment. */
+	/**
+	 * What the auto-configuration decided, from the context's properties and environment.
+	 */
 	private static boolean virtualWorkers(AssertableApplicationContext context) {
-		return OrderedRetryContainerFactoryConfiguration.virtualWorkers(context.getBean(ResilienceProperties.class).getConsumer(),
-				context.getEnvironment());
+		return OrderedRetryContainerFactoryConfiguration
+			.virtualWorkers(context.getBean(ResilienceProperties.class).getConsumer(), context.getEnvironment());
 	}
 
 }

@@ -23,9 +23,10 @@ import static org.mockito.Mockito.mock;
 /**
  * A partition at its in-flight bound is paused (the poll loop's settling carries out what
  * backpressure marks), and resumed once drained to half of it (or to where it was told to
- * resume) if its barrier is open and it was not stopped; records held back at the bound are
- * taken as soon as there is room; the poll loop is told when there is room, for a poll or for
- * the records held back, and polls briefly while a partition is paused at its bound.
+ * resume) if its barrier is open and it was not stopped; records held back at the bound
+ * are taken as soon as there is room; the poll loop is told when there is room, for a
+ * poll or for the records held back, and polls briefly while a partition is paused at its
+ * bound.
  */
 class BackpressureTests {
 
@@ -58,15 +59,18 @@ class BackpressureTests {
 	void aPartitionAtItsBoundIsPausedAndResumedAtHalfOfIt() {
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
-		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
-			.as("some partitions wait for room: a brief poll").isEqualTo(Backpressure.BRIEF_POLL);
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
+				() -> true))
+			.as("some partitions wait for room: a brief poll")
+			.isEqualTo(Backpressure.BRIEF_POLL);
 		Records.done(this.full, task(this.full, 0, "k0"));
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).containsExactly(P0);
 		Records.done(this.full, task(this.full, 1, "k1"));
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).isEmpty();
-		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false, () -> true))
+		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
+				() -> true))
 			.isEqualTo(Duration.ofSeconds(1));
 	}
 
@@ -87,7 +91,8 @@ class BackpressureTests {
 		Records.done(this.full, task(this.full, 0, "k0"));
 		Records.done(this.full, task(this.full, 1, "k1"));
 		apply(List.of(this.full), true);
-		assertThat(this.consumer.paused()).as("every partition, for the application's pause").containsExactlyInAnyOrder(P0, P1);
+		assertThat(this.consumer.paused()).as("every partition, for the application's pause")
+			.containsExactlyInAnyOrder(P0, P1);
 		assertThat(this.full.boundPaused).isFalse();
 	}
 
@@ -156,12 +161,14 @@ class BackpressureTests {
 		Records.done(this.full, task(this.full, 1, "k1"));
 		assertThat(this.backpressure.awaitRoom(List.of(this.full, this.empty), Duration.ofSeconds(1), (work) -> false,
 				() -> true))
-			.as("drained to half when the loop looked").isEqualTo(Duration.ofSeconds(1));
+			.as("drained to half when the loop looked")
+			.isEqualTo(Duration.ofSeconds(1));
 		this.backpressure.takeHeldBack(List.of(this.full, this.empty), false, take);
 		apply(List.of(this.full, this.empty), false);
 		assertThat(this.consumer.paused()).as("full again with what it held back").containsExactly(P0);
 		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
-			.as("its workers cannot wake a poll: brief, not the whole timeout").isEqualTo(Backpressure.BRIEF_POLL);
+			.as("its workers cannot wake a poll: brief, not the whole timeout")
+			.isEqualTo(Backpressure.BRIEF_POLL);
 
 		for (long offset = 2; offset < 6; offset++) {
 			Records.done(this.full, task(this.full, offset, "k" + offset));
@@ -174,7 +181,8 @@ class BackpressureTests {
 		assertThat(Backpressure.pollTimeout(List.of(this.full, this.empty), Duration.ofSeconds(1)))
 			.isEqualTo(Duration.ofSeconds(1));
 		assertThat(Backpressure.pollTimeout(List.of(this.full), Duration.ofMillis(5)))
-			.as("never longer than the configured timeout").isEqualTo(Duration.ofMillis(5));
+			.as("never longer than the configured timeout")
+			.isEqualTo(Duration.ofMillis(5));
 	}
 
 	@Test
@@ -196,7 +204,8 @@ class BackpressureTests {
 		AtomicInteger waits = new AtomicInteger();
 		assertThat(this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> true,
 				() -> waits.incrementAndGet() > 0))
-			.as("no partition is full any more: a whole poll").isEqualTo(Duration.ofMinutes(5));
+			.as("no partition is full any more: a whole poll")
+			.isEqualTo(Duration.ofMinutes(5));
 		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
 	}
 
@@ -216,7 +225,8 @@ class BackpressureTests {
 		assertThat(work.canTakeMore()).as("room for both, 14 in flight: far from half").isTrue();
 		assertThat(this.backpressure.awaitRoom(List.of(work), Duration.ofMinutes(5), (w) -> true,
 				() -> waits.incrementAndGet() > 0))
-			.as("not full: the records held back are taken before the poll").isEqualTo(Duration.ofMinutes(5));
+			.as("not full: the records held back are taken before the poll")
+			.isEqualTo(Duration.ofMinutes(5));
 		assertThat(waits).as("it did not wait for the room it has").hasValue(0);
 		this.backpressure.takeHeldBack(List.of(work), false, recording(taken));
 		assertThat(taken).hasSize(18);
@@ -239,8 +249,9 @@ class BackpressureTests {
 	}
 
 	/**
-	 * As the poll loop does before a poll: marks the partitions at their bound, then settles
-	 * the consumer's pauses over both partitions, with the listener held paused or not.
+	 * As the poll loop does before a poll: marks the partitions at their bound, then
+	 * settles the consumer's pauses over both partitions, with the listener held paused
+	 * or not.
 	 */
 	private void apply(List<PartitionWork> partitions, boolean held) {
 		this.backpressure.mark(partitions);
@@ -311,10 +322,12 @@ class BackpressureTests {
 		long start = System.nanoTime();
 		Duration timeout = this.backpressure.awaitRoom(List.of(this.full), Duration.ofMinutes(5), (work) -> false,
 				() -> {
-					waiting.countDown(); // the loop waits now: the worker drains the partition
+					waiting.countDown(); // the loop waits now: the worker drains the
+											// partition
 					return true;
 				});
-		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("woken by the worker").isLessThan(Duration.ofMinutes(5));
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("woken by the worker")
+			.isLessThan(Duration.ofMinutes(5));
 		assertThat(timeout).isEqualTo(Backpressure.BRIEF_POLL);
 		worker.join();
 	}

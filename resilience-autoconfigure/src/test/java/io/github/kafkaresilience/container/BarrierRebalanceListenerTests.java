@@ -30,9 +30,9 @@ import static org.mockito.BDDMockito.given;
 import static org.mockito.Mockito.mock;
 
 /**
- * The rebalance callbacks behind the sync barrier: an assigned partition stays paused until
- * the lock view has caught up and starts at its committed offset; a revoked one is committed
- * before it is dropped, whatever the application's listener does.
+ * The rebalance callbacks behind the sync barrier: an assigned partition stays paused
+ * until the lock view has caught up and starts at its committed offset; a revoked one is
+ * committed before it is dropped, whatever the application's listener does.
  */
 class BarrierRebalanceListenerTests {
 
@@ -98,7 +98,8 @@ class BarrierRebalanceListenerTests {
 		assertThat(this.consumer.paused()).isEmpty();
 		assertThat(this.events).last().isEqualTo("opened orders-0");
 		// a replay admitted now goes behind the committed offset
-		AdmissionTask admission = work.queueAdmission(Lock.pendingReplay("L", Bytes.wrap(new byte[] { 1 }), 0, 3, Instant.EPOCH));
+		AdmissionTask admission = work
+			.queueAdmission(Lock.pendingReplay("L", Bytes.wrap(new byte[] { 1 }), 0, 3, Instant.EPOCH));
 		assertThat(admission).isNotNull();
 		assertThat(admission.lastTaken).isEqualTo(39);
 	}
@@ -176,7 +177,10 @@ class BarrierRebalanceListenerTests {
 		assertThat(this.assignments.askedFromBeginning).containsExactlyInAnyOrder(MAIN, STAGE);
 	}
 
-	/** Runs the actions queued for the poll thread, then settles the pauses, as the poll loop does before a poll. */
+	/**
+	 * Runs the actions queued for the poll thread, then settles the pauses, as the poll
+	 * loop does before a poll.
+	 */
 	private void runPollThread() {
 		for (Runnable action; (action = this.pollThread.poll()) != null;) {
 			action.run();
@@ -224,9 +228,9 @@ class BarrierRebalanceListenerTests {
 		@Override
 		public void settlePauses() {
 			this.pauses.settle(BarrierRebalanceListenerTests.this.consumer,
-					BarrierRebalanceListenerTests.this.partitions.all(), new ContainerEvents(mock(OrderedRetryContainer.class),
-							(event) -> {
-							}, null));
+					BarrierRebalanceListenerTests.this.partitions.all(),
+					new ContainerEvents(mock(OrderedRetryContainer.class), (event) -> {
+					}, null));
 		}
 
 		@Override

@@ -33,8 +33,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The container commits the done offsets every commit interval, and the last ones of
- * partitions it lets go of once their writes under way have settled (for no longer than the
- * shutdown timeout); a failed commit goes no further, but for a wakeup outside shutdown.
+ * partitions it lets go of once their writes under way have settled (for no longer than
+ * the shutdown timeout); a failed commit goes no further, but for a wakeup outside
+ * shutdown.
  */
 class CommitScheduleTests {
 
@@ -121,9 +122,9 @@ class CommitScheduleTests {
 	}
 
 	/**
-	 * A wakeup asked for while the poll loop was not in a poll (the container stopping) is
-	 * raised by the consumer's next blocking call, the last commit: that commit is made all
-	 * the same, so that a clean stop hands on no record to run again.
+	 * A wakeup asked for while the poll loop was not in a poll (the container stopping)
+	 * is raised by the consumer's next blocking call, the last commit: that commit is
+	 * made all the same, so that a clean stop hands on no record to run again.
 	 */
 	@Test
 	void aWakeupLeftPendingByTheStopDoesNotCostTheLastCommit() {
@@ -142,7 +143,8 @@ class CommitScheduleTests {
 		this.settling.add(writes, P0);
 		Thread committing = Thread.currentThread();
 		Thread writer = new Thread(() -> {
-			await().atMost(SHUTDOWN_TIMEOUT).pollInterval(Duration.ofMillis(5))
+			await().atMost(SHUTDOWN_TIMEOUT)
+				.pollInterval(Duration.ofMillis(5))
 				.until(() -> committing.getState() == Thread.State.TIMED_WAITING);
 			Records.done(this.p0, task);
 			writes.complete(null);
@@ -209,8 +211,12 @@ class CommitScheduleTests {
 	}
 
 	private static List<String> described(CommittableOffsets offsets) {
-		return offsets.committable().entrySet().stream().map((entry) -> entry.getKey() + "@" + entry.getValue().offset())
-			.sorted().toList();
+		return offsets.committable()
+			.entrySet()
+			.stream()
+			.map((entry) -> entry.getKey() + "@" + entry.getValue().offset())
+			.sorted()
+			.toList();
 	}
 
 	private CommitSchedule commits(Duration shutdownTimeout) {
@@ -218,8 +224,8 @@ class CommitScheduleTests {
 	}
 
 	private CommitSchedule commits(OffsetCommitter committer, Duration shutdownTimeout) {
-		return new CommitSchedule("orders", committer, new ContainerOffsets("orders", this.partitions),
-				this.settling, new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
+		return new CommitSchedule("orders", committer, new ContainerOffsets("orders", this.partitions), this.settling,
+				new ContainerSettings(1, 10, Duration.ofMillis(100), COMMIT_INTERVAL, shutdownTimeout,
 						Duration.ofSeconds(1), Duration.ofSeconds(10), false),
 				this.clock);
 	}

@@ -16,7 +16,10 @@ final class ContainerSources {
 	private ContainerSources() {
 	}
 
-	/** The names of the container's source files (its sub-packages' too) in which {@code pattern} is found. */
+	/**
+	 * The names of the container's source files (its sub-packages' too) in which
+	 * {@code pattern} is found.
+	 */
 	static List<String> filesMatching(Pattern pattern) {
 		try (Stream<Path> files = Files.walk(CONTAINER)) {
 			return files.filter((file) -> file.toString().endsWith(".java"))

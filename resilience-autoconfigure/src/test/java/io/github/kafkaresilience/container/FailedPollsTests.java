@@ -9,9 +9,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * After each failed poll the loop pauses, twice as long after each further failure in a row
- * up to a bound, briefly again after a poll that succeeded, and no longer once the container
- * stops.
+ * After each failed poll the loop pauses, twice as long after each further failure in a
+ * row up to a bound, briefly again after a poll that succeeded, and no longer once the
+ * container stops.
  */
 class FailedPollsTests {
 
@@ -49,7 +49,10 @@ class FailedPollsTests {
 		stopping.join();
 	}
 
-	/** The pauses after {@code failures} failed polls in a row, of a container that stopped. */
+	/**
+	 * The pauses after {@code failures} failed polls in a row, of a container that
+	 * stopped.
+	 */
 	private Long[] pauses(int failures) {
 		Long[] pauses = new Long[failures];
 		for (int i = 0; i < failures; i++) {

@@ -23,9 +23,9 @@ import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.verify;
 
 /**
- * The reapers look for zombie locks every interval on a thread of their own, go on after a
- * look that failed and are interrupted on stop; their admin client is closed, and a failure to
- * close it goes no further.
+ * The reapers look for zombie locks every interval on a thread of their own, go on after
+ * a look that failed and are interrupted on stop; their admin client is closed, and a
+ * failure to close it goes no further.
  */
 class HousekeepingTests {
 
@@ -107,7 +107,8 @@ class HousekeepingTests {
 		AtomicInteger closedWhenTheLookEnded = new AtomicInteger(-1);
 		willAnswer((invocation) -> {
 			looking.countDown();
-			// a look that does not stop at once when interrupted, as a call to the broker under way
+			// a look that does not stop at once when interrupted, as a call to the broker
+			// under way
 			boolean ended = false;
 			while (!ended) {
 				try {

@@ -32,7 +32,8 @@ class OffsetCommitterTests {
 		this.consumer.assign(List.of(ORDERS_0));
 		RecordingOffsets book = new RecordingOffsets(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 		this.committer.commit(this.consumer, book);
-		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).containsEntry(ORDERS_0, new OffsetAndMetadata(42));
+		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).containsEntry(ORDERS_0,
+				new OffsetAndMetadata(42));
 		assertThat(book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 	}
 

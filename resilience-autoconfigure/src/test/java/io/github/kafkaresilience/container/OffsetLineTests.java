@@ -11,8 +11,9 @@ import static io.github.kafkaresilience.container.Records.work;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The step of a {@code @SendTo} record in {@code transaction} mode waits until the records
- * before it in its partition are done, so that the offset its transaction commits passes it.
+ * The step of a {@code @SendTo} record in {@code transaction} mode waits until the
+ * records before it in its partition are done, so that the offset its transaction commits
+ * passes it.
  */
 class OffsetLineTests {
 

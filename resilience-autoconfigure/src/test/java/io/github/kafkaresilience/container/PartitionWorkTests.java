@@ -99,7 +99,8 @@ class PartitionWorkTests {
 		List.of(a0, a1, a2, a3).forEach(work::take);
 		assertThat(work.riders(a0, 5, (next) -> next != a2)).containsExactly(a1);
 		assertThat(work.unride(a1)).isNull();
-		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7, Instant.EPOCH);
+		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7,
+				Instant.EPOCH);
 		assertThat(work.queueAdmission(pending)).as("queued behind a3").isNull();
 		RecordTask a5 = task(work, 5, "a");
 		assertThat(work.take(a5)).isEqualTo(Taken.QUEUED);
@@ -131,13 +132,14 @@ class PartitionWorkTests {
 
 	@Test
 	void aPollsRecordsAreTakenInOrderUpToTheBoundAndOnlyTheFirstOfEachKeyRuns() {
-		List<Delivery> polled = List.of(record(ORDERS_0, 0, "a"), record(ORDERS_0, 1, "a"),
-				record(ORDERS_0, 2, "b"), record(ORDERS_0, 3, "c"), record(ORDERS_0, 4, "d"));
+		List<Delivery> polled = List.of(record(ORDERS_0, 0, "a"), record(ORDERS_0, 1, "a"), record(ORDERS_0, 2, "b"),
+				record(ORDERS_0, 3, "c"), record(ORDERS_0, 4, "d"));
 		List<RecordTask> run = new ArrayList<>();
 		assertThat(this.work.takeAll(polled, run, new java.util.ArrayList<>())).as("the bound is 4").isEqualTo(4);
 		assertThat(run).extracting((task) -> task.delivery.offset()).containsExactly(0L, 2L, 3L);
 		assertThat(this.work.isFull()).isTrue();
-		assertThat(this.work.takeAll(polled.subList(4, 5), run, new java.util.ArrayList<>())).as("full: nothing taken").isZero();
+		assertThat(this.work.takeAll(polled.subList(4, 5), run, new java.util.ArrayList<>())).as("full: nothing taken")
+			.isZero();
 		assertThat(Records.done(this.work, run.get(0))).extracting(Records::offset).isEqualTo(1L);
 	}
 
@@ -203,7 +205,8 @@ class PartitionWorkTests {
 	void aReplayIsAdmittedInItsKeysTurnAndOnlyOnce() {
 		RecordTask a0 = task(this.work, 0, "a");
 		this.work.take(a0);
-		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7, Instant.EPOCH);
+		Lock pending = Lock.pendingReplay("lock-1", Bytes.wrap("a".getBytes(StandardCharsets.UTF_8)), 0, 7,
+				Instant.EPOCH);
 		assertThat(this.work.queueAdmission(pending)).as("behind a0").isNull();
 		assertThat(this.work.queueAdmission(pending)).as("queued already").isNull();
 		AdmissionTask admission = (AdmissionTask) Records.done(this.work, a0);

@@ -8,7 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The partitions of a container's two consumers: each side sees the partitions of its own
- * topics as they are assigned and dropped, and a dropped partition is remembered where it was.
+ * topics as they are assigned and dropped, and a dropped partition is remembered where it
+ * was.
  */
 class PartitionsTests {
 

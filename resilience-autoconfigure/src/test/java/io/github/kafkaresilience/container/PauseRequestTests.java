@@ -22,11 +22,11 @@ import static org.mockito.Mockito.verifyNoMoreInteractions;
 
 /**
  * The one place where a consumer's partitions are paused and resumed: each partition is
- * paused while it has a reason (its barrier closed, its bound reached, stopped) and resumed
- * when it has none; the application's pause request holds the workers and pauses every
- * assigned partition, a partition assigned meanwhile too, with one paused event; resuming
- * releases the workers and resumes only the partitions free to be fetched from, with a
- * resumed event.
+ * paused while it has a reason (its barrier closed, its bound reached, stopped) and
+ * resumed when it has none; the application's pause request holds the workers and pauses
+ * every assigned partition, a partition assigned meanwhile too, with one paused event;
+ * resuming releases the workers and resumes only the partitions free to be fetched from,
+ * with a resumed event.
  */
 class PauseRequestTests {
 
@@ -128,7 +128,8 @@ class PauseRequestTests {
 		this.consumer0.settle(this.consumer, this.partitions, this.events);
 		assertThat(this.consumer.paused()).containsExactlyInAnyOrder(BEHIND_BARRIER, AT_BOUND, STOPPED);
 		assertThat(this.consumer0.held()).isFalse();
-		assertThat(this.published).hasSize(2).last()
+		assertThat(this.published).hasSize(2)
+			.last()
 			.isInstanceOfSatisfying(ConsumerResumedEvent.class,
 					(event) -> assertThat(event.getPartitions()).containsExactly(OPEN));
 		this.consumer0.settle(this.consumer, this.partitions, this.events);
@@ -148,8 +149,8 @@ class PauseRequestTests {
 	}
 
 	/**
-	 * The main topics' consumer and the stages' each pause their own partitions for one request,
-	 * each with its paused event, and resume them.
+	 * The main topics' consumer and the stages' each pause their own partitions for one
+	 * request, each with its paused event, and resume them.
 	 */
 	@Test
 	void eachConsumerOfTheContainerPausesAndResumesItsOwnPartitions() {

@@ -48,7 +48,8 @@ class RecordStateTests {
 			if (next.startsWith("as `")) {
 				Matcher same = STATE.matcher(next);
 				assertThat(same.find()).isTrue();
-				next = documented.get(RecordState.valueOf(same.group(1))).stream()
+				next = documented.get(RecordState.valueOf(same.group(1)))
+					.stream()
 					.map((s) -> "`" + s + "`")
 					.reduce((a, b) -> a + ", " + b)
 					.orElse("none");

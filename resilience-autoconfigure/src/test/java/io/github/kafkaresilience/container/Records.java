@@ -31,7 +31,10 @@ final class Records {
 		return new RecordTask(work, record(work.partition, offset, key));
 	}
 
-	/** Finishes a record of a partition, running it first if it is only queued, as a worker would. */
+	/**
+	 * Finishes a record of a partition, running it first if it is only queued, as a
+	 * worker would.
+	 */
 	static @Nullable KeyedTask done(PartitionWork work, RecordTask task) {
 		if (task.state() == RecordState.QUEUED) {
 			work.advance(task, RecordState.RUNNING);

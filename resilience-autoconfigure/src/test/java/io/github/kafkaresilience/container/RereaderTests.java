@@ -22,18 +22,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The re-reader hands parked records back to their partition when they are nearly due, in
  * offset order, stops at the first one not nearly due unless an earlier record of its key
- * went back in the same pass, and takes parked offsets the log no longer holds as done. For
- * operators' commands it hands back the commanded records with their keys' records behind
- * them, and nothing of any other key.
+ * went back in the same pass, and takes parked offsets the log no longer holds as done.
+ * For operators' commands it hands back the commanded records with their keys' records
+ * behind them, and nothing of any other key.
  */
 class RereaderTests {
 
 	private static final long NOW = 1_000_000;
 
 	/** Reads again 2 s before the due time: half of park-after, at most 2 s. */
-	private static final ContainerSettings SETTINGS = new ContainerSettings(1, 10,
-			Duration.ofMillis(5), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1),
-			Duration.ofSeconds(10), false);
+	private static final ContainerSettings SETTINGS = new ContainerSettings(1, 10, Duration.ofMillis(5),
+			Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(10), false);
 
 	private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
 
@@ -102,10 +101,11 @@ class RereaderTests {
 	}
 
 	/**
-	 * Heads of keys a, b and c wait an hour in a stage, each with a follower behind it that may
-	 * run at once but waits for its head. A command on c's head hands back c's records only: the
-	 * others' followers stay parked behind their heads, where taken back alone they would queue
-	 * ahead of them. Commands on a's and b's heads hand back both keys, each head first.
+	 * Heads of keys a, b and c wait an hour in a stage, each with a follower behind it
+	 * that may run at once but waits for its head. A command on c's head hands back c's
+	 * records only: the others' followers stay parked behind their heads, where taken
+	 * back alone they would queue ahead of them. Commands on a's and b's heads hand back
+	 * both keys, each head first.
 	 */
 	@Test
 	void aCommandPassHandsBackTheCommandedKeysAndNothingOfAnotherKey() {
@@ -129,9 +129,10 @@ class RereaderTests {
 	}
 
 	/**
-	 * A head re-appended to the last stage sits behind its own follower there: a command on it
-	 * hands back the follower first, then the head, as they were read, so that neither queues
-	 * ahead of the other out of order; another key between them stays parked.
+	 * A head re-appended to the last stage sits behind its own follower there: a command
+	 * on it hands back the follower first, then the head, as they were read, so that
+	 * neither queues ahead of the other out of order; another key between them stays
+	 * parked.
 	 */
 	@Test
 	void aCommandPassHandsBackAKeysRecordsFromItsFirstParkedOne() {
@@ -181,7 +182,10 @@ class RereaderTests {
 		assertThat(this.work.parked.isParked(offset)).isTrue();
 	}
 
-	/** The records the log holds, polled once the re-reader has assigned itself the partition. */
+	/**
+	 * The records the log holds, polled once the re-reader has assigned itself the
+	 * partition.
+	 */
 	private void inTheLog(long... offsets) {
 		this.consumer.schedulePollTask(() -> {
 			for (long offset : offsets) {

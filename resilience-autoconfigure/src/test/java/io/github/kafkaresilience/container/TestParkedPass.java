@@ -7,9 +7,9 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A real {@link ParkedPass} for the simulation, which models parking with the decisions the
- * re-reader takes: the pass is package-private, and the library reaches it only through
- * {@link Rereader}.
+ * A real {@link ParkedPass} for the simulation, which models parking with the decisions
+ * the re-reader takes: the pass is package-private, and the library reaches it only
+ * through {@link Rereader}.
  */
 public final class TestParkedPass {
 

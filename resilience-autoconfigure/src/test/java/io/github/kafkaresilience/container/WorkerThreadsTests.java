@@ -20,9 +20,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * Platform workers are a fixed pool of named daemon threads on every Java; virtual workers
- * (Java 21 or later) are a new named virtual thread per task, so that a thousand handlers that
- * wait can all run at once, and before Java 21 they are refused.
+ * Platform workers are a fixed pool of named daemon threads on every Java; virtual
+ * workers (Java 21 or later) are a new named virtual thread per task, so that a thousand
+ * handlers that wait can all run at once, and before Java 21 they are refused.
  */
 class WorkerThreadsTests {
 
@@ -65,7 +65,8 @@ class WorkerThreadsTests {
 			threads.add(Thread.currentThread());
 			allRunning.countDown();
 			try {
-				// each task waits, as a handler waits on I/O, until all of them are running
+				// each task waits, as a handler waits on I/O, until all of them are
+				// running
 				if (allRunning.await(SETTLE.toSeconds(), TimeUnit.SECONDS)) {
 					ran.add(Records.offset(task));
 				}
@@ -110,7 +111,10 @@ class WorkerThreadsTests {
 				Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(10), false));
 	}
 
-	/** Runs {@code tasks} tasks on {@code pool}, shuts it down, and returns the threads they ran on. */
+	/**
+	 * Runs {@code tasks} tasks on {@code pool}, shuts it down, and returns the threads
+	 * they ran on.
+	 */
 	private static Set<Thread> threadsThatRan(ExecutorService pool, int tasks) throws InterruptedException {
 		Set<Thread> threads = ConcurrentHashMap.newKeySet();
 		try {

@@ -21,18 +21,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the workers guarantee a key whose record is ready (docs/PROTOCOL.md, "Guarantees"): it runs before the
- * failure handling of other keys queued ahead of it, and a key's next record that is ready when
- * its record is done runs in the same turn, up to {@value Workers#KEY_TURN}; failure handling
- * still gets one turn in {@value Turns#FAILURE_TURN} while records wait, and never every
- * worker. Each test holds the
- * workers at a gate while it queues, so the order is decided by the queues alone, not by timing.
+ * What the workers guarantee a key whose record is ready (docs/PROTOCOL.md,
+ * "Guarantees"): it runs before the failure handling of other keys queued ahead of it,
+ * and a key's next record that is ready when its record is done runs in the same turn, up
+ * to {@value Workers#KEY_TURN}; failure handling still gets one turn in
+ * {@value Turns#FAILURE_TURN} while records wait, and never every worker. Each test holds
+ * the workers at a gate while it queues, so the order is decided by the queues alone, not
+ * by timing.
  */
 class WorkersSchedulingTests {
 
 	private final PartitionWork work = work(ORDERS_0, 10_000);
 
-	/** What ran, in order: {@code r<offset>} for a record's turn, {@code f<offset>} for failure handling. */
+	/**
+	 * What ran, in order: {@code r<offset>} for a record's turn, {@code f<offset>} for
+	 * failure handling.
+	 */
 	private final List<String> order = new CopyOnWriteArrayList<>();
 
 	private final CountDownLatch gateReached = new CountDownLatch(1);
@@ -71,8 +75,8 @@ class WorkersSchedulingTests {
 		IntStream.rangeClosed(1, 20).forEach((offset) -> this.workers.submit(task(this.work, offset, "k" + offset)));
 		this.gateOpen.countDown();
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 23);
-		assertThat(this.order).containsExactly("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "f101", "r8", "r9", "r10",
-				"r11", "r12", "r13", "r14", "f102", "r15", "r16", "r17", "r18", "r19", "r20");
+		assertThat(this.order).containsExactly("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "f101", "r8", "r9",
+				"r10", "r11", "r12", "r13", "r14", "f102", "r15", "r16", "r17", "r18", "r19", "r20");
 	}
 
 	@Test
@@ -100,7 +104,8 @@ class WorkersSchedulingTests {
 
 	@Test
 	void aKeysNextReadyRecordRunsInTheSameTurnUpToThirtyTwoRecords() throws InterruptedException {
-		// key a's records 1 to 40 each find the next one ready when done; key b's record queued behind the first
+		// key a's records 1 to 40 each find the next one ready when done; key b's record
+		// queued behind the first
 		start(1, (Function<RecordTask, RecordTask>) (task) -> {
 			long offset = task.delivery.offset();
 			return (offset >= 1 && offset < 40) ? task(this.work, offset + 1, "a") : null;
@@ -119,7 +124,8 @@ class WorkersSchedulingTests {
 
 	@Test
 	void aFailureHandlerLeavesTheNextRecordOfItsKeyToTheQueue() throws InterruptedException {
-		start(1, (Function<RecordTask, RecordTask>) (task) -> (task.state() == RecordState.FAILURE_PENDING) ? task(this.work, 2, "failing1") : null);
+		start(1, (Function<RecordTask, RecordTask>) (task) -> (task.state() == RecordState.FAILURE_PENDING)
+				? task(this.work, 2, "failing1") : null);
 		closeGate();
 		this.workers.submitFailure(failed(1));
 		this.workers.submit(task(this.work, 3, "other"));
@@ -162,8 +168,8 @@ class WorkersSchedulingTests {
 	}
 
 	/**
-	 * Starts workers that note each task they run, after {@code action}; task 0 is the gate:
-	 * it keeps its worker until the gate opens.
+	 * Starts workers that note each task they run, after {@code action}; task 0 is the
+	 * gate: it keeps its worker until the gate opens.
 	 */
 	private void start(int concurrency, Consumer<RecordTask> action) {
 		start(concurrency, (task) -> {
@@ -172,7 +178,10 @@ class WorkersSchedulingTests {
 		});
 	}
 
-	/** Starts workers as above whose runner returns the next task of its key to run at once. */
+	/**
+	 * Starts workers as above whose runner returns the next task of its key to run at
+	 * once.
+	 */
 	private void start(int concurrency, Function<RecordTask, RecordTask> action) {
 		this.workers = new Workers("scheduling", concurrency, WorkerThreads.PLATFORM, (next) -> {
 			RecordTask task = (RecordTask) next;
@@ -188,13 +197,18 @@ class WorkersSchedulingTests {
 		this.workers.start();
 	}
 
-	/** Occupies the only worker with the gate task, so what is submitted next only queues. */
+	/**
+	 * Occupies the only worker with the gate task, so what is submitted next only queues.
+	 */
 	private void closeGate() throws InterruptedException {
 		this.workers.submit(task(this.work, 0, "gate"));
 		assertThat(this.gateReached.await(10, TimeUnit.SECONDS)).isTrue();
 	}
 
-	/** A record of a key of its own whose handler failed: the rest of its step waits to run. */
+	/**
+	 * A record of a key of its own whose handler failed: the rest of its step waits to
+	 * run.
+	 */
 	private RecordTask failed(long offset) {
 		return failing(this.work, offset, "failing" + offset);
 	}

@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The workers run every task submitted, never more at once than their concurrency, go on past
- * a task that throws, and run nothing once stopping or for a revoked partition.
+ * The workers run every task submitted, never more at once than their concurrency, go on
+ * past a task that throws, and run nothing once stopping or for a revoked partition.
  */
 class WorkersTests {
 
@@ -56,15 +56,17 @@ class WorkersTests {
 	@Test
 	void everyTaskRunsOnAtMostConcurrencyThreadsAndAThrowingTaskStopsNoOther() {
 		this.workers.start();
-		IntStream.range(0, 2_000).parallel().forEach((offset) -> this.workers.submit(task(this.work, offset, "k" + offset)));
+		IntStream.range(0, 2_000)
+			.parallel()
+			.forEach((offset) -> this.workers.submit(task(this.work, offset, "k" + offset)));
 		await().atMost(Duration.ofSeconds(30)).until(() -> this.ran.size() == 2_000 - 20);
 		assertThat(this.ran).doesNotContain(13L, 113L, 1913L);
 		assertThat(this.mostAtOnce.get()).isBetween(1, 3);
 	}
 
 	/**
-	 * A lowered limit (an outage's ramp) bounds the tasks that run at once, the workers beyond
-	 * it stopping after their task; raised again, every worker runs.
+	 * A lowered limit (an outage's ramp) bounds the tasks that run at once, the workers
+	 * beyond it stopping after their task; raised again, every worker runs.
 	 */
 	@Test
 	void aLimitBoundsTheTasksAtOnceUntilItIsRaised() throws InterruptedException {
@@ -134,7 +136,8 @@ class WorkersTests {
 			await().atMost(Duration.ofSeconds(10)).until(() -> done.size() == 100);
 			IntStream.range(200, 300).forEach((offset) -> limited.submit(task(this.work, offset, "k" + offset)));
 			await().atMost(Duration.ofSeconds(10)).until(() -> done.size() == 200);
-			assertThat(mostAfterLowering.get()).as("tasks at once submitted after the limit was lowered to one").isOne();
+			assertThat(mostAfterLowering.get()).as("tasks at once submitted after the limit was lowered to one")
+				.isOne();
 		}
 		finally {
 			limited.stop(Duration.ofSeconds(5));

@@ -30,10 +30,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The documentation cannot drift from the code: the property tables of README.md and
- * docs/CONFIGURATION.md list exactly the properties of the generated configuration metadata,
- * with its defaults, docs/METRICS.md names every meter the code registers, docs/TRACING.md
- * the names and key values of the observations, and every place the code cites the protocol
- * names a rule or a section that docs/PROTOCOL.md has.
+ * docs/CONFIGURATION.md list exactly the properties of the generated configuration
+ * metadata, with its defaults, docs/METRICS.md names every meter the code registers,
+ * docs/TRACING.md the names and key values of the observations, and every place the code
+ * cites the protocol names a rule or a section that docs/PROTOCOL.md has.
  */
 class DocumentationTests {
 
@@ -41,20 +41,28 @@ class DocumentationTests {
 
 	private static final Path ROOT = MODULE.getParent();
 
-	private static final Pattern ROW = Pattern.compile("^\\| `(kafka\\.resilience\\.[a-z.-]+)` \\| ([^|]*) \\|", Pattern.MULTILINE);
+	private static final Pattern ROW = Pattern.compile("^\\| `(kafka\\.resilience\\.[a-z.-]+)` \\| ([^|]*) \\|",
+			Pattern.MULTILINE);
 
 	private static final Pattern METER = Pattern.compile("\"(kafka\\.resilience\\.[a-z.]+)\"");
 
-	/** How the code cites the protocol: {@code docs/PROTOCOL.md, } then what it refers to. */
+	/**
+	 * How the code cites the protocol: {@code docs/PROTOCOL.md, } then what it refers to.
+	 */
 	private static final String PROTOCOL_CITATION = "docs/PROTOCOL" + ".md, ";
 
-	/** One thing a citation refers to: {@code rule 2}, {@code rule 2.5}, a further number of a list, or a heading. */
+	/**
+	 * One thing a citation refers to: {@code rule 2}, {@code rule 2.5}, a further number
+	 * of a list, or a heading.
+	 */
 	private static final Pattern REFERENCE = Pattern.compile("(?:rules? )?(\\d+)(?:\\.(\\d+))?|\"([^\"]+)\"");
 
 	/** What joins the references of one citation: {@code rules 1, 2 and 6}. */
 	private static final Pattern JOINT = Pattern.compile(", | and ");
 
-	/** A rule named outside a citation, so without saying where the rule is written down. */
+	/**
+	 * A rule named outside a citation, so without saying where the rule is written down.
+	 */
 	private static final Pattern LOOSE_RULE = Pattern.compile("\\brules? \\d");
 
 	/** Any mention of the protocol page, which must be the start of a citation. */
@@ -131,8 +139,8 @@ class DocumentationTests {
 				}
 			}
 		}
-		assertThat(wrong).as("'\u00a7' numbers, which docs/PROTOCOL.md does not have: cite %srule n or a heading",
-				PROTOCOL_CITATION)
+		assertThat(wrong)
+			.as("'\u00a7' numbers, which docs/PROTOCOL.md does not have: cite %srule n or a heading", PROTOCOL_CITATION)
 			.isEmpty();
 	}
 
@@ -140,7 +148,8 @@ class DocumentationTests {
 		Map<String, String> documented = new LinkedHashMap<>();
 		Matcher row = ROW.matcher(Files.readString(document));
 		while (row.find()) {
-			assertThat(documented.put(row.group(1), row.group(2).trim())).as("%s listed twice in %s", row.group(1), document)
+			assertThat(documented.put(row.group(1), row.group(2).trim()))
+				.as("%s listed twice in %s", row.group(1), document)
 				.isNull();
 		}
 		Map<String, String> metadata = metadata();
@@ -154,7 +163,10 @@ class DocumentationTests {
 		});
 	}
 
-	/** The library's properties and their defaults, from the configuration processor's output. */
+	/**
+	 * The library's properties and their defaults, from the configuration processor's
+	 * output.
+	 */
 	private static Map<String, String> metadata() throws IOException {
 		Path file = MODULE.resolve("target/classes/META-INF/spring-configuration-metadata.json");
 		JsonNode root = JsonMapper.builder().build().readTree(Files.readString(file));
@@ -171,8 +183,8 @@ class DocumentationTests {
 	}
 
 	/**
-	 * Adds to {@code wrong} every citation of the protocol in a source that names what the page
-	 * does not have, and every other way of citing it.
+	 * Adds to {@code wrong} every citation of the protocol in a source that names what
+	 * the page does not have, and every other way of citing it.
 	 * @return the number of citations in the source
 	 */
 	private static int checkCitations(Path source, ProtocolPage page, List<String> wrong) throws IOException {
@@ -217,7 +229,10 @@ class DocumentationTests {
 		return citations;
 	}
 
-	/** The reference after {@code end} in the same citation ({@code , 2} or {@code  and "Topics"}), or {@code null}. */
+	/**
+	 * The reference after {@code end} in the same citation ({@code , 2} or
+	 * {@code  and "Topics"}), or {@code null}.
+	 */
 	private static @Nullable Matcher nextReference(String text, int end) {
 		Matcher joint = JOINT.matcher(text).region(end, text.length());
 		if (!joint.lookingAt()) {
@@ -231,9 +246,14 @@ class DocumentationTests {
 	private static List<Path> javaSources() throws IOException {
 		try (Stream<Path> paths = Files.walk(ROOT)) {
 			List<Path> sources = paths.filter((path) -> path.toString().endsWith(".java"))
-				.filter((path) -> ROOT.relativize(path).toString().contains("src" + path.getFileSystem().getSeparator()))
-				.filter((path) -> !ROOT.relativize(path).toString().contains("target" + path.getFileSystem().getSeparator()))
-				.filter((path) -> !path.getFileName().toString().equals(DocumentationTests.class.getSimpleName() + ".java"))
+				.filter((
+						path) -> ROOT.relativize(path).toString().contains("src" + path.getFileSystem().getSeparator()))
+				.filter((path) -> !ROOT.relativize(path)
+					.toString()
+					.contains("target" + path.getFileSystem().getSeparator()))
+				.filter((path) -> !path.getFileName()
+					.toString()
+					.equals(DocumentationTests.class.getSimpleName() + ".java"))
 				.sorted()
 				.toList();
 			assertThat(sources).as("Java sources under %s", ROOT).hasSizeGreaterThan(100);
@@ -271,7 +291,10 @@ class DocumentationTests {
 
 	}
 
-	/** The rules of docs/PROTOCOL.md (with the numbers of the list items of each) and its headings. */
+	/**
+	 * The rules of docs/PROTOCOL.md (with the numbers of the list items of each) and its
+	 * headings.
+	 */
 	private record ProtocolPage(Map<Integer, Set<Integer>> rules, Set<String> headings) {
 
 		private static final Pattern HEADING = Pattern.compile("^#{2,3} (.+)$", Pattern.MULTILINE);
@@ -302,7 +325,8 @@ class DocumentationTests {
 				if (number < 0) {
 					continue;
 				}
-				int end = (i + 1 < sections.size()) ? text.lastIndexOf('\n', sections.get(i + 1)[1] - 1) : text.length();
+				int end = (i + 1 < sections.size()) ? text.lastIndexOf('\n', sections.get(i + 1)[1] - 1)
+						: text.length();
 				Set<Integer> items = new TreeSet<>();
 				Matcher item = ITEM.matcher(text).region(sections.get(i)[1], Math.max(end, sections.get(i)[1]));
 				while (item.find()) {
@@ -313,7 +337,10 @@ class DocumentationTests {
 			return new ProtocolPage(rules, headings);
 		}
 
-		/** What is wrong with a reference to this page, or {@code null} when the page has it. */
+		/**
+		 * What is wrong with a reference to this page, or {@code null} when the page has
+		 * it.
+		 */
 		@Nullable String problem(Matcher reference) {
 			if (reference.group(3) != null) {
 				return this.headings.contains(reference.group(3)) ? null

@@ -19,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * What the guard decides for one record, without a broker: which key it claims, what it does
- * when the key resolver, the store or the handler fails, and what it tells its observer.
+ * What the guard decides for one record, without a broker: which key it claims, what it
+ * does when the key resolver, the store or the handler fails, and what it tells its
+ * observer.
  */
 class GuardDecisionsTests {
 
@@ -47,7 +48,8 @@ class GuardDecisionsTests {
 		IdempotencyKeyResolver keys = IdempotencyKeyResolver.birthplace("orders");
 
 		assertThat(keys.keyOf(record("orders", 1, 40))).isEqualTo("orders/1/40");
-		assertThat(keys.keyOf(withBirthplace(record("orders.retry.30s", 1, 7), "orders", 1, 40))).isEqualTo("orders/1/40");
+		assertThat(keys.keyOf(withBirthplace(record("orders.retry.30s", 1, 7), "orders", 1, 40)))
+			.isEqualTo("orders/1/40");
 		assertThat(keys.keyOf(withBirthplace(record("orders", 1, 90), "orders", 1, 40)))
 			.as("original.* forged on a main-topic record")
 			.isEqualTo("orders/1/90");
@@ -172,8 +174,8 @@ class GuardDecisionsTests {
 	void aKeyExpressionOnAListenerThatIsNotIdempotentFailsStartup() {
 		IdempotencyGuards guards = new IdempotencyGuards(
 				new IdempotencyGuards.Settings(false, Duration.ofMinutes(5), Duration.ofDays(7), Duration.ofHours(1)),
-				() -> this.store, IdempotencyKeyResolver::birthplace, null,
-				null, (listener, topic) -> IdempotencyObserver.NONE, Clock.systemUTC());
+				() -> this.store, IdempotencyKeyResolver::birthplace, null, null,
+				(listener, topic) -> IdempotencyObserver.NONE, Clock.systemUTC());
 		try {
 			assertThat(guards.guard("payments", null, null, "orders")).isNull();
 			assertThat(guards.guard("payments", true, null, "orders")).isNotNull();

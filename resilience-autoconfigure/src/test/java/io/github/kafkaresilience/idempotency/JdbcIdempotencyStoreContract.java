@@ -26,10 +26,12 @@ abstract class JdbcIdempotencyStoreContract extends IdempotencyStoreContract {
 	static void createSchema(DataSource dataSource) {
 		IdempotencyJdbcProperties properties = new IdempotencyJdbcProperties();
 		properties.setInitializeSchema(DatabaseInitializationMode.ALWAYS);
-		assertThat(new PropertiesBasedDataSourceScriptDatabaseInitializer<>(dataSource, properties).initializeDatabase())
+		assertThat(
+				new PropertiesBasedDataSourceScriptDatabaseInitializer<>(dataSource, properties).initializeDatabase())
 			.isTrue();
 		// a second start runs the script again and must not fail on the existing table
-		assertThat(new PropertiesBasedDataSourceScriptDatabaseInitializer<>(dataSource, properties).initializeDatabase())
+		assertThat(
+				new PropertiesBasedDataSourceScriptDatabaseInitializer<>(dataSource, properties).initializeDatabase())
 			.isTrue();
 	}
 

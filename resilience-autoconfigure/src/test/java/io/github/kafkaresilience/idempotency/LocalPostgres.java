@@ -18,10 +18,10 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.util.FileSystemUtils;
 
 /**
- * A PostgreSQL server for tests: the one named by {@code KAFKA_RESILIENCE_TEST_POSTGRES_URL}
- * (with {@code _USER} and {@code _PASSWORD}), or else a throwaway one started from the
- * PostgreSQL binaries installed on this machine, in a temporary directory on a free port.
- * Without either, there is none.
+ * A PostgreSQL server for tests: the one named by
+ * {@code KAFKA_RESILIENCE_TEST_POSTGRES_URL} (with {@code _USER} and {@code _PASSWORD}),
+ * or else a throwaway one started from the PostgreSQL binaries installed on this machine,
+ * in a temporary directory on a free port. Without either, there is none.
  */
 final class LocalPostgres implements AutoCloseable {
 
@@ -52,7 +52,10 @@ final class LocalPostgres implements AutoCloseable {
 		this.asPostgresUser = asPostgresUser;
 	}
 
-	/** The configured server, a throwaway one, or {@code null} when PostgreSQL is not installed. */
+	/**
+	 * The configured server, a throwaway one, or {@code null} when PostgreSQL is not
+	 * installed.
+	 */
 	static @Nullable LocalPostgres startIfAvailable() throws IOException, InterruptedException {
 		String configured = System.getenv(URL_VARIABLE);
 		if (configured != null && !configured.isBlank()) {
@@ -70,15 +73,16 @@ final class LocalPostgres implements AutoCloseable {
 			run(List.of("chown", "postgres", directory.toString()), directory, false);
 		}
 		Path data = directory.resolve("data");
-		run(List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-A", "trust", "-U", "postgres",
-				"-E", "UTF8", "--no-sync"), directory, root);
+		run(List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-A", "trust", "-U", "postgres", "-E",
+				"UTF8", "--no-sync"), directory, root);
 		int port;
 		try (ServerSocket socket = new ServerSocket(0)) {
 			port = socket.getLocalPort();
 		}
-		run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", directory.resolve("server.log").toString(),
-				"-w", "-t", "60", "-o", "-p " + port + " -k " + directory + " -c listen_addresses=127.0.0.1 -c fsync=off",
-				"start"), directory, root);
+		run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l",
+				directory.resolve("server.log").toString(), "-w", "-t", "60", "-o",
+				"-p " + port + " -k " + directory + " -c listen_addresses=127.0.0.1 -c fsync=off", "start"), directory,
+				root);
 		String url = "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
 		return new LocalPostgres(url, "postgres", "", "a throwaway PostgreSQL from " + bin + " on port " + port,
 				directory, bin, root);

@@ -14,9 +14,10 @@ import org.junit.jupiter.api.TestInfo;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The JDBC store on PostgreSQL: the server named by {@code KAFKA_RESILIENCE_TEST_POSTGRES_URL},
- * or a throwaway one started from the binaries installed here. Where PostgreSQL is not
- * installed, each test is reported as skipped, with the reason.
+ * The JDBC store on PostgreSQL: the server named by
+ * {@code KAFKA_RESILIENCE_TEST_POSTGRES_URL}, or a throwaway one started from the
+ * binaries installed here. Where PostgreSQL is not installed, each test is reported as
+ * skipped, with the reason.
  */
 class PostgresIdempotencyStoreTests extends JdbcIdempotencyStoreContract {
 

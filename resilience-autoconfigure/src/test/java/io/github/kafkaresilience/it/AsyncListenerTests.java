@@ -36,10 +36,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * Listener methods whose result completes later: a {@code CompletableFuture}, a
  * {@code CompletionStage} and a {@code Mono}, completed on another thread, and a Kotlin
- * {@code suspend} function ({@code SuspendListener}, compiled by the Kotlin Maven plugin),
- * record by record and in batches (a batch's failed result names its failed record). An
- * attempt ends when its result completes; a failed result retries its record along the
- * ladder in its key's order, and no worker is held while results are pending.
+ * {@code suspend} function ({@code SuspendListener}, compiled by the Kotlin Maven
+ * plugin), record by record and in batches (a batch's failed result names its failed
+ * record). An attempt ends when its result completes; a failed result retries its record
+ * along the ladder in its key's order, and no worker is held while results are pending.
  */
 @UsesSharedBroker
 class AsyncListenerTests {
@@ -56,7 +56,10 @@ class AsyncListenerTests {
 	/** How long each result takes to complete. */
 	static volatile long completeAfterMillis = 20;
 
-	/** Results pending now, the most pending at once, and how often one key had two pending. */
+	/**
+	 * Results pending now, the most pending at once, and how often one key had two
+	 * pending.
+	 */
 	static final AtomicInteger pending = new AtomicInteger();
 
 	static final AtomicInteger mostPending = new AtomicInteger();
@@ -66,8 +69,9 @@ class AsyncListenerTests {
 	static final Map<String, AtomicInteger> pendingByKey = new ConcurrentHashMap<>();
 
 	/**
-	 * When set, the future listener's results start their wait only once this many are pending
-	 * at once ({@link #gate}), so that reaching them does not depend on the machine's speed.
+	 * When set, the future listener's results start their wait only once this many are
+	 * pending at once ({@link #gate}), so that reaching them does not depend on the
+	 * machine's speed.
 	 */
 	static volatile int gateAt;
 
@@ -86,8 +90,8 @@ class AsyncListenerTests {
 	void failedResultsRetryInTheirKeysOrderAndAnExhaustedOneIsDeadLettered(String kind) {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE).failTransiently("X", 1);
-		try (ConfigurableApplicationContext context = start(kind, topic,
-				"kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=3")) {
+		try (ConfigurableApplicationContext context = start(kind, topic, "kafka.resilience.retry.delays=1s,2s",
+				"kafka.resilience.retry.max-attempts=3")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
 			SharedBroker.send(topic, "k", "C");
@@ -103,7 +107,8 @@ class AsyncListenerTests {
 			assertThat(script.journal().stream().filter((a) -> a.key().equals("k")).map(Script.Attempt::value).toList())
 				.containsExactly("A", "A", "A", "B", "C");
 			assertThat(script.journal().stream().filter((a) -> a.key().equals("j")).map(Script.Attempt::topic).toList())
-				.as("Y follows X into the ladder").containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "1s"));
+				.as("Y follows X into the ladder")
+				.containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "1s"));
 			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(1));
 			ConsumerRecord<byte[], byte[]> dead = SharedBroker.readAll(Names.dlq(topic)).get(0);
 			assertThat(new String(dead.value())).isEqualTo("A");
@@ -124,16 +129,18 @@ class AsyncListenerTests {
 		String topic = SharedBroker.newTopic(1);
 		Script script = Script.forTopic(topic);
 		hangs.put("HANG", new AtomicInteger(1));
-		try (ConfigurableApplicationContext context = start("future", topic,
-				"kafka.resilience.retry.delays=1s", "kafka.resilience.consumer.attempt-timeout=500ms")) {
+		try (ConfigurableApplicationContext context = start("future", topic, "kafka.resilience.retry.delays=1s",
+				"kafka.resilience.consumer.attempt-timeout=500ms")) {
 			SharedBroker.send(topic, "h", "HANG");
 			SharedBroker.send(topic, "h", "AFTER");
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("h")).containsExactly("HANG", "AFTER"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.firstSuccesses("h")).containsExactly("HANG", "AFTER"));
 			ConsumerRecord<byte[], byte[]> retry = SharedBroker.readAll(Names.retry(topic, "1s")).get(0);
 			assertThat(new String(retry.value())).isEqualTo("HANG");
 			assertThat(headers(retry)).containsEntry("error.exception", AttemptTimeoutException.class.getName())
 				.containsEntry("retry.count", "1");
-			assertThat(headers(retry).get("error.message")).contains("did not complete within the attempt timeout of PT0.5S");
+			assertThat(headers(retry).get("error.message"))
+				.contains("did not complete within the attempt timeout of PT0.5S");
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -150,18 +157,20 @@ class AsyncListenerTests {
 		Script script = Script.forTopic(topic);
 		completeAfterMillis = 200;
 		mostPending.set(0);
-		// no result starts its 200 ms before all 5,000 are pending: a library that cannot have them
+		// no result starts its 200 ms before all 5,000 are pending: a library that cannot
+		// have them
 		// all in flight at once never opens the gate
 		gateAt = keys;
-		try (ConfigurableApplicationContext context = start("future", topic,
-				"kafka.resilience.consumer.concurrency=4",
+		try (ConfigurableApplicationContext context = start("future", topic, "kafka.resilience.consumer.concurrency=4",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + keys,
 				"spring.kafka.consumer.max-poll-records=" + keys,
 				"management.endpoints.web.exposure.include=kafkaresilience")) {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			AtomicInteger mostShown = new AtomicInteger();
-			await().atMost(WAIT).untilAsserted(() -> assertThat(gate).as("all %,d results pending at once (the most "
-					+ "so far: %,d)", keys, mostPending.get()).isDone());
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(gate)
+					.as("all %,d results pending at once (the most " + "so far: %,d)", keys, mostPending.get())
+					.isDone());
 			await().atMost(WAIT).until(() -> {
 				Integer shown = endpoint.resilience().listeners().get(0).pendingResults();
 				mostShown.accumulateAndGet((shown != null) ? shown : -1, Math::max);
@@ -169,7 +178,9 @@ class AsyncListenerTests {
 			});
 			assertThat(mostPending.get()).as("results pending at once").isEqualTo(keys);
 			assertThat(mostShown.get()).as("pending results the endpoint showed at most").isPositive();
-			long workers = Thread.getAllStackTraces().keySet().stream()
+			long workers = Thread.getAllStackTraces()
+				.keySet()
+				.stream()
 				.filter((thread) -> thread.getName().startsWith("kafka-resilience-async-" + topic + "-worker"))
 				.count();
 			assertThat(workers).as("worker threads").isBetween(1L, 4L);
@@ -326,7 +337,9 @@ class AsyncListenerTests {
 		@OrderedRetryListener(id = "async-${test.topic}", topics = "${test.topic}", batch = "true")
 		Mono<Void> mono(List<ConsumerRecord<String, String>> records) {
 			List<String> keys = calledBatch(records);
-			return Mono.delay(Duration.ofMillis(completeAfterMillis)).doOnNext((tick) -> handleBatch(records, keys)).then();
+			return Mono.delay(Duration.ofMillis(completeAfterMillis))
+				.doOnNext((tick) -> handleBatch(records, keys))
+				.then();
 		}
 
 	}
@@ -347,15 +360,16 @@ class AsyncListenerTests {
 	}
 
 	/**
-	 * Completes a batch's result: the script handles its records in order, and a record it
-	 * fails is named, the records after it not run.
+	 * Completes a batch's result: the script handles its records in order, and a record
+	 * it fails is named, the records after it not run.
 	 */
 	static void handleBatch(List<ConsumerRecord<String, String>> records, List<String> keys) {
 		try {
 			for (ConsumerRecord<String, String> record : records) {
 				try {
-					Script.forTopic(record.headers().lastHeader("original.topic") != null
-							? new String(record.headers().lastHeader("original.topic").value()) : record.topic())
+					Script
+						.forTopic(record.headers().lastHeader("original.topic") != null
+								? new String(record.headers().lastHeader("original.topic").value()) : record.topic())
 						.handle(record);
 				}
 				catch (RuntimeException ex) {
@@ -385,8 +399,9 @@ class AsyncListenerTests {
 	/** Completes a result: the script handles the record, and may fail it. */
 	static void handle(ConsumerRecord<String, String> record, String key) {
 		try {
-			Script.forTopic(record.headers().lastHeader("original.topic") != null
-					? new String(record.headers().lastHeader("original.topic").value()) : record.topic())
+			Script
+				.forTopic(record.headers().lastHeader("original.topic") != null
+						? new String(record.headers().lastHeader("original.topic").value()) : record.topic())
 				.handle(record);
 		}
 		finally {

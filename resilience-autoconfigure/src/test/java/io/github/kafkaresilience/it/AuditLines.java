@@ -9,9 +9,9 @@ import ch.qos.logback.core.read.ListAppender;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lines logged on {@code kafka.resilience.audit} from now on, at INFO and above, as an
- * operator's log would hold them. Start it once the application is up: Boot's logging set-up at startup removes
- * appenders added before.
+ * The lines logged on {@code kafka.resilience.audit} from now on, at INFO and above, as
+ * an operator's log would hold them. Start it once the application is up: Boot's logging
+ * set-up at startup removes appenders added before.
  */
 final class AuditLines implements AutoCloseable {
 
@@ -36,7 +36,9 @@ final class AuditLines implements AutoCloseable {
 	/** Each line as written: level and message. */
 	List<String> lines() {
 		synchronized (this.appender) {
-			return this.appender.list.stream().map((event) -> event.getLevel() + " " + event.getFormattedMessage()).toList();
+			return this.appender.list.stream()
+				.map((event) -> event.getLevel() + " " + event.getFormattedMessage())
+				.toList();
 		}
 	}
 

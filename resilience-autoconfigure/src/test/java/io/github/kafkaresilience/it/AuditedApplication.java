@@ -44,15 +44,16 @@ import org.springframework.messaging.handler.annotation.SendTo;
  * partition, so its order is the order in which attempts finished).
  * <p>
  * A value {@code key:seq:rule} is handled by rule: {@code ok} succeeds, {@code tN} fails
- * transiently while its {@code retry.count} is below N, {@code p} fails permanently. Where
- * several consumer groups read one topic, a value may give each group its rule, as in
- * {@code key:seq:A=t2,C=p}: an instance follows the rule of its {@code test.label}, and
- * succeeds where none is given. A dead letter sent back by a replay always succeeds, as it
- * would once the bug that failed it is fixed. While the file named by {@code test.outage-file}
- * exists, every attempt fails transiently, whatever its rule: a dependency down for every key.
+ * transiently while its {@code retry.count} is below N, {@code p} fails permanently.
+ * Where several consumer groups read one topic, a value may give each group its rule, as
+ * in {@code key:seq:A=t2,C=p}: an instance follows the rule of its {@code test.label},
+ * and succeeds where none is given. A dead letter sent back by a replay always succeeds,
+ * as it would once the bug that failed it is fixed. While the file named by
+ * {@code test.outage-file} exists, every attempt fails transiently, whatever its rule: a
+ * dependency down for every key.
  * <p>
- * An audit line reads {@code value|topic|retryCount|ok or fail|instance|replay or -}; it goes
- * to {@code test.audit-topic}, by default {@code <topic>.audit}.
+ * An audit line reads {@code value|topic|retryCount|ok or fail|instance|replay or -}; it
+ * goes to {@code test.audit-topic}, by default {@code <topic>.audit}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -88,7 +89,10 @@ public class AuditedApplication {
 
 		private final String auditTopic;
 
-		/** While this file exists, every attempt fails: the dependency is down for every key. */
+		/**
+		 * While this file exists, every attempt fails: the dependency is down for every
+		 * key.
+		 */
 		private final @Nullable Path outageFile;
 
 		AuditedListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
@@ -99,10 +103,12 @@ public class AuditedApplication {
 			this.maxLatencyMillis = maxLatencyMillis;
 			this.label = label;
 			this.auditTopic = auditTopic.isEmpty() ? auditTopic(topic) : auditTopic;
-			// acks=all and idempotent: an audit line survives a broker kill and is never written twice
-			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG,
-					"all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-					(int) AUDIT_DELIVERY_TIMEOUT.toMillis()), new StringSerializer(), new StringSerializer());
+			// acks=all and idempotent: an audit line survives a broker kill and is never
+			// written twice
+			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+					ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+					ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) AUDIT_DELIVERY_TIMEOUT.toMillis()),
+					new StringSerializer(), new StringSerializer());
 			this.instance = instance;
 			this.topic = topic;
 		}
@@ -111,7 +117,8 @@ public class AuditedApplication {
 		void handle(ConsumerRecord<String, String> record) throws Exception {
 			if (this.maxLatencyMillis > 0) {
 				// the handler's own work, as a test double: a random pause
-				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(this.maxLatencyMillis + 1)));
+				LockSupport.parkNanos(
+						TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(this.maxLatencyMillis + 1)));
 			}
 			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
@@ -121,9 +128,10 @@ public class AuditedApplication {
 			boolean permanent = rule.equals("p");
 			boolean fail = outage || permanent
 					|| (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
-			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount), fail ? "fail" : "ok",
-					this.instance, replayed ? "replay" : "-");
-			// waits longer than the delivery timeout: a send outliving a failover fails by itself
+			String line = String.join("|", record.value(), record.topic(), Integer.toString(retryCount),
+					fail ? "fail" : "ok", this.instance, replayed ? "replay" : "-");
+			// waits longer than the delivery timeout: a send outliving a failover fails
+			// by itself
 			this.audit.send(new ProducerRecord<>(this.auditTopic, 0, record.key(), line))
 				.get(AUDIT_DELIVERY_TIMEOUT.plusSeconds(10).toMillis(), TimeUnit.MILLISECONDS);
 			if (permanent) {
@@ -138,12 +146,12 @@ public class AuditedApplication {
 
 	/**
 	 * The same rules for a listener whose result completes later ({@code test.async}): a
-	 * {@code CompletableFuture} completed on another thread ({@code future}), a {@code Mono}
-	 * subscribed on Reactor's bounded elastic scheduler ({@code mono}), or a Kotlin
-	 * {@code suspend} function ({@code suspend}, {@code AuditedSuspendListener}); the attempt
-	 * (its audit line and its outcome) happens when the result completes. With {@code reply},
-	 * a method that returns once done and replies {@code re:<value>} to
-	 * {@code <topic>.replies} ({@code @SendTo}).
+	 * {@code CompletableFuture} completed on another thread ({@code future}), a
+	 * {@code Mono} subscribed on Reactor's bounded elastic scheduler ({@code mono}), or a
+	 * Kotlin {@code suspend} function ({@code suspend}, {@code AuditedSuspendListener});
+	 * the attempt (its audit line and its outcome) happens when the result completes.
+	 * With {@code reply}, a method that returns once done and replies {@code re:<value>}
+	 * to {@code <topic>.replies} ({@code @SendTo}).
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty("test.async")
@@ -153,7 +161,9 @@ public class AuditedApplication {
 		private static final java.util.concurrent.Executor completer = java.util.concurrent.Executors
 			.newFixedThreadPool(4);
 
-		/** The attempts, not a bean: its own method would be registered as a listener too. */
+		/**
+		 * The attempts, not a bean: its own method would be registered as a listener too.
+		 */
 		private final AuditedListener attempts;
 
 		AuditedAsyncListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
@@ -208,7 +218,10 @@ public class AuditedApplication {
 
 		}
 
-		/** Replies {@code re:<value>} to {@code <topic>.replies} once an attempt succeeded. */
+		/**
+		 * Replies {@code re:<value>} to {@code <topic>.replies} once an attempt
+		 * succeeded.
+		 */
 		record ReplyingListener(AuditedListener attempts) {
 
 			@OrderedRetryListener(id = "audited-${test.topic}", topics = "${test.topic}")
@@ -234,11 +247,11 @@ public class AuditedApplication {
 	}
 
 	/**
-	 * The same rules for a batch listener ({@code test.batch=true}), standing for one bulk write
-	 * per batch. With {@code test.batch-style=index} it audits the records it got to and names
-	 * the first failing record by its index; with {@code whole} a batch with a failing record
-	 * fails as a whole and audits nothing (its bulk write is rolled back), unless it holds that
-	 * record alone, which it audits as failed.
+	 * The same rules for a batch listener ({@code test.batch=true}), standing for one
+	 * bulk write per batch. With {@code test.batch-style=index} it audits the records it
+	 * got to and names the first failing record by its index; with {@code whole} a batch
+	 * with a failing record fails as a whole and audits nothing (its bulk write is rolled
+	 * back), unless it holds that record alone, which it audits as failed.
 	 */
 	@ConditionalOnProperty(name = "test.batch", havingValue = "true")
 	static class AuditedBatchListener {
@@ -254,8 +267,9 @@ public class AuditedApplication {
 		AuditedBatchListener(@Value("${spring.kafka.bootstrap-servers}") String bootstrap,
 				@Value("${kafka.resilience.instance-id}") String instance, @Value("${test.topic}") String topic,
 				@Value("${test.batch-style:index}") String style) {
-			this.audit = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-					ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true),
+			this.audit = new KafkaProducer<>(
+					Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+							ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true),
 					new StringSerializer(), new StringSerializer());
 			this.instance = instance;
 			this.topic = topic;
@@ -289,7 +303,8 @@ public class AuditedApplication {
 					}
 					throw new BatchListenerFailedException("record " + i + " failed", failure, i);
 				}
-				throw failure; // the batch's bulk write is rolled back: nothing of it is audited
+				throw failure; // the batch's bulk write is rolled back: nothing of it is
+								// audited
 			}
 			write(lines);
 		}
@@ -298,7 +313,8 @@ public class AuditedApplication {
 			List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
 			for (String line : lines) {
 				String key = line.substring(0, line.indexOf('='));
-				sent.add(this.audit.send(new ProducerRecord<>(auditTopic(this.topic), 0, key, line.substring(key.length() + 1))));
+				sent.add(this.audit
+					.send(new ProducerRecord<>(auditTopic(this.topic), 0, key, line.substring(key.length() + 1))));
 			}
 			for (java.util.concurrent.Future<?> future : sent) {
 				future.get(2, TimeUnit.MINUTES);
@@ -308,9 +324,9 @@ public class AuditedApplication {
 	}
 
 	/**
-	 * The rule of a value ({@code key:seq:rule}) for the instances labelled {@code label}: the
-	 * rule itself, or where it names groups ({@code A=t2,C=p}) the one given to the label,
-	 * {@code ok} when none is.
+	 * The rule of a value ({@code key:seq:rule}) for the instances labelled
+	 * {@code label}: the rule itself, or where it names groups ({@code A=t2,C=p}) the one
+	 * given to the label, {@code ok} when none is.
 	 */
 	static String rule(String value, String label) {
 		String rule = value.substring(value.lastIndexOf(':') + 1);
@@ -326,9 +342,9 @@ public class AuditedApplication {
 	}
 
 	/**
-	 * With {@code test.crash-at} (a {@link FaultInjection.Point}) and {@code test.crash-value}
-	 * set, the JVM halts at that point of the move of the record with that value: a crash
-	 * between two steps, with no shutdown hook, commit or undo.
+	 * With {@code test.crash-at} (a {@link FaultInjection.Point}) and
+	 * {@code test.crash-value} set, the JVM halts at that point of the move of the record
+	 * with that value: a crash between two steps, with no shutdown hook, commit or undo.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty("test.crash-at")
@@ -348,14 +364,17 @@ public class AuditedApplication {
 
 	/**
 	 * One line of the audit topic.
+	 *
 	 * @param replayed whether the record handled was a dead letter sent back by a replay
 	 */
-	record Audit(String key, String value, String topic, int retryCount, boolean ok, String instance, boolean replayed) {
+	record Audit(String key, String value, String topic, int retryCount, boolean ok, String instance,
+			boolean replayed) {
 
 		static Audit parse(ConsumerRecord<byte[], byte[]> record) {
 			String[] parts = new String(record.value(), StandardCharsets.UTF_8).split("\\|");
-			return new Audit(new String(record.key(), StandardCharsets.UTF_8), parts[0], parts[1], Integer.parseInt(parts[2]),
-					parts[3].equals("ok"), parts[4], parts.length > 5 && parts[5].equals("replay"));
+			return new Audit(new String(record.key(), StandardCharsets.UTF_8), parts[0], parts[1],
+					Integer.parseInt(parts[2]), parts[3].equals("ok"), parts[4],
+					parts.length > 5 && parts[5].equals("replay"));
 		}
 
 	}

@@ -29,17 +29,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Batch listeners: a batch holds records that may run now, and each record's outcome is its
- * own, whether the method names its failed record or fails as a whole.
+ * Batch listeners: a batch holds records that may run now, and each record's outcome is
+ * its own, whether the method names its failed record or fails as a whole.
  */
 @UsesSharedBroker
 class BatchListenerTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(90);
 
-	/** Values whose marker makes them fail: F on the main topic only, X always, P permanently. */
-	private static final Map<String, String> MARKED = Map.of("k1-2", "F", "k4-0", "F", "k6-7", "F", "k2-3", "X",
-			"k5-1", "P");
+	/**
+	 * Values whose marker makes them fail: F on the main topic only, X always, P
+	 * permanently.
+	 */
+	private static final Map<String, String> MARKED = Map.of("k1-2", "F", "k4-0", "F", "k6-7", "F", "k2-3", "X", "k5-1",
+			"P");
 
 	@Test
 	void recordsNamedByIndexKeepTheirKeysOrderAndOnlyTheirKeysWait() {
@@ -77,7 +80,8 @@ class BatchListenerTests {
 				.collect(Collectors.groupingBy((r) -> r[0], Collectors.mapping((r) -> r[1], Collectors.toList())));
 			await().atMost(WAIT).untilAsserted(() -> assertThat(journal.firstSuccessesByKey()).isEqualTo(expected));
 			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(2));
-			Map<String, Map<String, String>> dead = SharedBroker.readAll(Names.dlq(topic)).stream()
+			Map<String, Map<String, String>> dead = SharedBroker.readAll(Names.dlq(topic))
+				.stream()
 				.collect(Collectors.toMap((r) -> new String(r.value()), OrderedRetryLadderTests::headers));
 			assertThat(dead.get("Xk2-3")).containsEntry("dlq.reason", "exhausted")
 				.containsEntry("retry.count", "3")
@@ -90,7 +94,8 @@ class BatchListenerTests {
 				.containsEntry("retry.count", "1")
 				.containsEntry("previous.topic", topic);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
-			assertThat(journal.batchSizes()).as("records ran in batches").anyMatch((size) -> size > 1)
+			assertThat(journal.batchSizes()).as("records ran in batches")
+				.anyMatch((size) -> size > 1)
 				.allMatch((size) -> size <= 20);
 			assertThat(journal.outOfOrderInOneBatch()).as("batches that held records of one key out of order").isZero();
 		}
@@ -117,7 +122,8 @@ class BatchListenerTests {
 			assertThat(sizes.stream().mapToInt(Integer::intValue).max().getAsInt()).as("batch sizes %s", sizes)
 				.isGreaterThanOrEqualTo(50);
 			journal.firstSuccessesByKey()
-				.forEach((key, values) -> assertThat(values).containsExactly(key + "-0", key + "-1", key + "-2", key + "-3"));
+				.forEach((key, values) -> assertThat(values).containsExactly(key + "-0", key + "-1", key + "-2",
+						key + "-3"));
 		}
 	}
 
@@ -133,7 +139,8 @@ class BatchListenerTests {
 		}
 		try (ConfigurableApplicationContext context = TestApplication.start(BatchApplication.class, topic,
 				"test.autostartup=false")) {
-			SharedBroker.sendAll(topic, records); // a backlog of 5 keys when the listener starts
+			SharedBroker.sendAll(topic, records); // a backlog of 5 keys when the listener
+													// starts
 			context.getBean(OrderedRetryListenerRegistry.class).start("batch-" + topic);
 			await().atMost(WAIT).until(() -> journal.successes() == 1000);
 			List<Integer> sizes = journal.batchSizes();
@@ -168,7 +175,8 @@ class BatchListenerTests {
 				// a batch waits until it is full: the 16 records run as one
 				"kafka.resilience.consumer.batch-wait=5s", "test.autostartup=false")) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
-			SharedBroker.sendAll(topic, records); // one poll's worth when the listener starts
+			SharedBroker.sendAll(topic, records); // one poll's worth when the listener
+													// starts
 			context.getBean(OrderedRetryListenerRegistry.class).start("batch-" + topic);
 			await().atMost(WAIT).until(() -> journal.successes() == 16);
 			assertThat(journal.batchSizes()).as("the first batch held all 16").startsWith(16);
@@ -178,7 +186,8 @@ class BatchListenerTests {
 			assertThat(attempts(meters, topic, "0", "success")).isEqualTo(15);
 			assertThat(attempts(meters, topic, "1", "success")).isEqualTo(1);
 			assertThat(meters.get("kafka.resilience.batch.bisections").tag("topic", topic).counter().count())
-				.as("16 records halved down to the failing one").isEqualTo(4);
+				.as("16 records halved down to the failing one")
+				.isEqualTo(4);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -204,7 +213,10 @@ class BatchListenerTests {
 
 	}
 
-	/** What a topic's batch listener did: its batches, and the records of the calls that succeeded. */
+	/**
+	 * What a topic's batch listener did: its batches, and the records of the calls that
+	 * succeeded.
+	 */
 	static final class Journal {
 
 		private static final Map<String, Journal> journals = new ConcurrentHashMap<>();
@@ -244,9 +256,10 @@ class BatchListenerTests {
 			Map<String, ConsumerRecord<String, String>> last = new java.util.HashMap<>();
 			for (ConsumerRecord<String, String> record : records) {
 				ConsumerRecord<String, String> before = last.put(record.key(), record);
-				if (before != null && (!before.topic().equals(record.topic()) || before.partition() != record.partition()
-						|| before.offset() >= record.offset())) {
-					this.outOfOrderInOneBatch++; // records of one key ride in a batch only in their partition's order
+				if (before != null && (!before.topic().equals(record.topic())
+						|| before.partition() != record.partition() || before.offset() >= record.offset())) {
+					this.outOfOrderInOneBatch++; // records of one key ride in a batch
+													// only in their partition's order
 				}
 			}
 			List<String[]> done = new ArrayList<>();
@@ -291,8 +304,8 @@ class BatchListenerTests {
 		/** Every key's values in the order of their first success. */
 		Map<String, List<String>> firstSuccessesByKey() {
 			return this.successes.stream()
-				.collect(Collectors.groupingBy((s) -> s[0], Collectors.mapping((s) -> s[1],
-						Collectors.collectingAndThen(Collectors.toList(), (list) -> list.stream().distinct().toList()))));
+				.collect(Collectors.groupingBy((s) -> s[0], Collectors.mapping((s) -> s[1], Collectors
+					.collectingAndThen(Collectors.toList(), (list) -> list.stream().distinct().toList()))));
 		}
 
 	}

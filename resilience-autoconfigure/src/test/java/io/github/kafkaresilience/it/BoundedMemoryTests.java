@@ -37,9 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Memory stays bounded when a stage holds far more waiting records than the in-flight bound:
- * retries due later than {@code park-after} are parked (only their offsets are kept, as runs)
- * and read again from the stage shortly before they are due.
+ * Memory stays bounded when a stage holds far more waiting records than the in-flight
+ * bound: retries due later than {@code park-after} are parked (only their offsets are
+ * kept, as runs) and read again from the stage shortly before they are due.
  */
 @UsesSharedBroker
 class BoundedMemoryTests {
@@ -57,11 +57,14 @@ class BoundedMemoryTests {
 		String stage = Names.retry(topic, "1h");
 		String locks = Names.locks(topic);
 		SharedBroker.createTopic(stage, 1, Map.of());
-		SharedBroker.createTopic(locks, 1, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+		SharedBroker.createTopic(locks, 1,
+				Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
 		Script script = Script.forTopic(topic);
 
-		// 100,000 records of 100,000 keys failed once and wait an hour in stage 1; behind them,
-		// a follower of key 'f' whose predecessor has finished: it is its key's head and runs at once
+		// 100,000 records of 100,000 keys failed once and wait an hour in stage 1; behind
+		// them,
+		// a follower of key 'f' whose predecessor has finished: it is its key's head and
+		// runs at once
 		long started = System.nanoTime();
 		writeStage(topic, stage, locks);
 		logger.info("Wrote " + WAITING + " waiting records and their locks in "
@@ -70,7 +73,8 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + BOUND,
 				"kafka.resilience.consumer.park-after=10s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
+				.container("it-" + topic);
 			AtomicLong mostHeld = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
 				OrderedRetryContainer.Load load = container.load();
@@ -78,13 +82,15 @@ class BoundedMemoryTests {
 				return script.succeeded("F") && load.parked() == WAITING;
 			});
 			Script.Attempt follower = script.journal().get(0);
-			logger.info("Follower ran " + Duration.between(Instant.ofEpochMilli(follower.recordTimestamp()), follower.at())
-				.toMillis() + " ms after it was written; most records held " + mostHeld + "; load " + container.load());
+			logger.info("Follower ran "
+					+ Duration.between(Instant.ofEpochMilli(follower.recordTimestamp()), follower.at()).toMillis()
+					+ " ms after it was written; most records held " + mostHeld + "; load " + container.load());
 
 			// only the follower ran: the waiting records are not due for an hour
 			assertThat(script.journal()).extracting(Script.Attempt::value).containsExactly("F");
 			assertThat(follower.topic()).isEqualTo(stage);
-			// every waiting record is parked, none is held beyond the bound, and none is lost:
+			// every waiting record is parked, none is held beyond the bound, and none is
+			// lost:
 			// their offsets keep the committed offset of the stage at the first of them
 			assertThat(mostHeld.get()).isLessThanOrEqualTo(BOUND);
 			assertThat(container.load().parked()).isEqualTo(WAITING);
@@ -103,7 +109,8 @@ class BoundedMemoryTests {
 				records.add(new String[] { "k" + k, "k" + k + "-" + i });
 			}
 		}
-		// each key's first record fails once: 100 heads wait 4 s in stage 1, 1,900 followers behind them
+		// each key's first record fails once: 100 heads wait 4 s in stage 1, 1,900
+		// followers behind them
 		for (int k = 0; k < 100; k++) {
 			script.failTransiently("k" + k + "-0", 1);
 		}
@@ -111,7 +118,8 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=4s",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + bound,
 				"kafka.resilience.consumer.park-after=2s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
+				.container("it-" + topic);
 			SharedBroker.sendAll(topic, records);
 			AtomicLong mostHeld = new AtomicLong();
 			AtomicLong mostParked = new AtomicLong();
@@ -126,10 +134,11 @@ class BoundedMemoryTests {
 			Map<String, List<String>> byKey = script.firstSuccessesByKey();
 			for (int k = 0; k < 100; k++) {
 				int key = k;
-				assertThat(byKey.get("k" + k)).containsExactlyElementsOf(
-						IntStream.range(0, 20).mapToObj((i) -> "k" + key + "-" + i).toList());
+				assertThat(byKey.get("k" + k))
+					.containsExactlyElementsOf(IntStream.range(0, 20).mapToObj((i) -> "k" + key + "-" + i).toList());
 			}
-			// retries were parked, never held beyond the bound, and none ran before it was due
+			// retries were parked, never held beyond the bound, and none ran before it
+			// was due
 			assertThat(mostParked.get()).isGreaterThan(bound);
 			assertThat(mostHeld.get()).isLessThanOrEqualTo(bound);
 			assertThat(script.journal()).filteredOn((attempt) -> attempt.retryCount() > 0)
@@ -145,7 +154,10 @@ class BoundedMemoryTests {
 		}
 	}
 
-	/** Writes what a failed run leaves behind: the waiting records, their locks, and the follower. */
+	/**
+	 * Writes what a failed run leaves behind: the waiting records, their locks, and the
+	 * follower.
+	 */
 	private static void writeStage(String topic, String stage, String locks) throws Exception {
 		Map<String, Object> config = new HashMap<>();
 		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
@@ -166,10 +178,12 @@ class BoundedMemoryTests {
 				String lockId = UUID.randomUUID().toString();
 				Lock lock = new Lock(lockId, Bytes.wrap(key.getBytes()), 0, i, 1, (long) i, null, retryCount,
 						follower ? null : failure, now);
-				sent.add(producer.send(new ProducerRecord<>(locks, 0, LockCodec.encodeId(lockId), LockCodec.encode(lock),
-						LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)))));
-				sent.add(producer.send(new ProducerRecord<>(stage, 0, key.getBytes(), value, RetryHeaders.forHop(
-						new RecordHeaders(), true, topic, 0, i, retryCount, lockId, follower ? null : failure, null, Names.owner(topic)))));
+				sent.add(
+						producer.send(new ProducerRecord<>(locks, 0, LockCodec.encodeId(lockId), LockCodec.encode(lock),
+								LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)))));
+				sent.add(producer.send(new ProducerRecord<>(stage, 0, key.getBytes(), value,
+						RetryHeaders.forHop(new RecordHeaders(), true, topic, 0, i, retryCount, lockId,
+								follower ? null : failure, null, Names.owner(topic)))));
 				if (sent.size() >= 20_000) {
 					awaitAll(sent);
 				}

@@ -22,9 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Reads of a dead-letter topic over the endpoint are bounded: a listing of a DLQ of 200,000
- * records, and a replay dry run, read up to the scan limit and say where they stopped; and one
- * ladder is read by one request at a time, a second answered 429 with {@code Retry-After}.
+ * Reads of a dead-letter topic over the endpoint are bounded: a listing of a DLQ of
+ * 200,000 records, and a replay dry run, read up to the scan limit and say where they
+ * stopped; and one ladder is read by one request at a time, a second answered 429 with
+ * {@code Retry-After}.
  */
 @UsesSharedBroker
 class BoundedReadsTests {
@@ -63,7 +64,8 @@ class BoundedReadsTests {
 			HttpResponse<String> listed = first.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 			assertThat(listed.statusCode()).isEqualTo(200);
 			Map<String, Object> page = ConsoleHttp.json(listed);
-			assertThat(page).containsEntry("complete", false).containsEntry("scanned", 10_000)
+			assertThat(page).containsEntry("complete", false)
+				.containsEntry("scanned", 10_000)
 				.containsEntry("matched", 10_000);
 			assertThat((List<?>) page.get("deadLetters")).hasSize(50);
 			assertStoppedWithinTheTopic(page);
@@ -71,7 +73,8 @@ class BoundedReadsTests {
 			HttpResponse<String> counted = ops.post("/actuator/kafkaresilience", dryRun);
 			assertThat(counted.statusCode()).isEqualTo(200);
 			Map<String, Object> report = ConsoleHttp.json(counted);
-			assertThat(report).containsEntry("complete", false).containsEntry("scanned", 10_000)
+			assertThat(report).containsEntry("complete", false)
+				.containsEntry("scanned", 10_000)
 				.containsEntry("matched", 10_000);
 			assertStoppedWithinTheTopic(report);
 		}
@@ -81,19 +84,23 @@ class BoundedReadsTests {
 	}
 
 	/**
-	 * Where a read stopped: in each partition (none was read to its end), the next offset it
-	 * did not read; read from the beginning, they add up to the records read.
+	 * Where a read stopped: in each partition (none was read to its end), the next offset
+	 * it did not read; read from the beginning, they add up to the records read.
 	 */
 	@SuppressWarnings("unchecked")
 	private static void assertStoppedWithinTheTopic(Map<String, Object> answer) {
 		List<Map<String, Object>> stoppedAt = (List<Map<String, Object>>) answer.get("stoppedAt");
 		assertThat(stoppedAt).extracting((at) -> at.get("partition")).containsExactly(0, 1, 2, 3);
-		assertThat(stoppedAt).allSatisfy((at) -> assertThat(((Number) at.get("offset")).longValue())
-			.isBetween(0L, (long) DEAD_LETTERS / PARTITIONS));
-		assertThat(stoppedAt.stream().mapToLong((at) -> ((Number) at.get("offset")).longValue()).sum()).isEqualTo(10_000);
+		assertThat(stoppedAt).allSatisfy((at) -> assertThat(((Number) at.get("offset")).longValue()).isBetween(0L,
+				(long) DEAD_LETTERS / PARTITIONS));
+		assertThat(stoppedAt.stream().mapToLong((at) -> ((Number) at.get("offset")).longValue()).sum())
+			.isEqualTo(10_000);
 	}
 
-	/** 200,000 small dead letters of the application's group, written at once by one producer. */
+	/**
+	 * 200,000 small dead letters of the application's group, written at once by one
+	 * producer.
+	 */
 	private static void writeDeadLetters(String topic, String dlq) {
 		Map<String, Object> config = new HashMap<>();
 		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());

@@ -47,19 +47,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The only broker of a cluster goes away for a while in the middle of a run, with keys in the
- * ladder, records being handled and more records on their way, and comes back on the same
- * port and log directory. The application rides it out: nothing is lost, every key stays in
- * order, no lock is left behind and the consumer group catches up to the end.
+ * The only broker of a cluster goes away for a while in the middle of a run, with keys in
+ * the ladder, records being handled and more records on their way, and comes back on the
+ * same port and log directory. The application rides it out: nothing is lost, every key
+ * stays in order, no lock is left behind and the consumer group catches up to the end.
  * <p>
- * The broker is a process of its own ({@link KafkaCluster}), killed hard and started again:
- * clients see exactly what they see when a broker host dies (connections reset, then refused)
- * and the broker recovers its logs, consumer groups and producer state from disk.
+ * The broker is a process of its own ({@link KafkaCluster}), killed hard and started
+ * again: clients see exactly what they see when a broker host dies (connections reset,
+ * then refused) and the broker recovers its logs, consumer groups and producer state from
+ * disk.
  * <p>
- * The outage lasts 35 s by default: longer than the library's write timeout (30 s), so lock
- * writes and publishes made during the outage fail while their records still sit in the
- * producers' buffers and land once the broker is back. {@code -Dbroker-outage.seconds=60}
- * runs the full minute (about 100 s in all), longer than the consumers' session timeout too.
+ * The outage lasts 35 s by default: longer than the library's write timeout (30 s), so
+ * lock writes and publishes made during the outage fail while their records still sit in
+ * the producers' buffers and land once the broker is back.
+ * {@code -Dbroker-outage.seconds=60} runs the full minute (about 100 s in all), longer
+ * than the consumers' session timeout too.
  */
 class BrokerOutageTests {
 
@@ -95,32 +97,40 @@ class BrokerOutageTests {
 				long down = System.nanoTime();
 				logger.info("Broker of " + topic + " killed with " + liveLocks(locks) + " live locks and "
 						+ script.journal().size() + " attempts made");
-				// the situation under test: the broker stays away for the outage, then returns
+				// the situation under test: the broker stays away for the outage, then
+				// returns
 				ScheduledFuture<?> restart = outage.schedule(() -> cluster.restart(0), OUTAGE.toMillis(),
 						TimeUnit.MILLISECONDS);
-				// more records arrive meanwhile: their producer waits for the broker to come back
+				// more records arrive meanwhile: their producer waits for the broker to
+				// come back
 				CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> sendAll(cluster, topic, during));
 				await().atMost(OUTAGE.plus(WAIT)).until(restart::isDone);
 				restart.get();
-				logger.info("Broker of " + topic + " back after " + Duration.ofNanos(System.nanoTime() - down).toMillis()
-						+ " ms");
+				logger.info("Broker of " + topic + " back after "
+						+ Duration.ofNanos(System.nanoTime() - down).toMillis() + " ms");
 				sent.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
-				await().atMost(WAIT).untilAsserted(() -> assertThat(unfinished(script, producedByKey, permanent,
-						deadLetters(cluster, topic))).isEmpty());
+				await().atMost(WAIT)
+					.untilAsserted(
+							() -> assertThat(unfinished(script, producedByKey, permanent, deadLetters(cluster, topic)))
+								.isEmpty());
 				producedByKey.forEach((key, values) -> assertThat(script.firstSuccesses(key)).as("key " + key)
 					.containsExactlyElementsOf(values.stream().filter((v) -> !permanent.contains(v)).toList()));
 				List<ConsumerRecord<byte[], byte[]>> deadLetters = cluster.readAll(Names.dlq(topic));
 				assertThat(deadLetters).extracting((record) -> new String(record.value(), StandardCharsets.UTF_8))
 					.containsOnlyElementsOf(permanent)
 					.containsAll(permanent);
-				assertThat(deadLetters).extracting((record) -> RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON))
+				assertThat(deadLetters)
+					.extracting((record) -> RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON))
 					.containsOnly("permanent");
 				await().atMost(WAIT).until(() -> liveLocks(locks) == 0 && ChaosRun.liveLocks(cluster, topic) == 0);
-				await().atMost(WAIT).untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic, topic,
-						Names.retry(topic, "1s"), Names.retry(topic, "2s"))).isEmpty());
-				await().atMost(WAIT).untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic + ".dlq-handler",
-						Names.dlq(topic))).isEmpty());
+				await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(
+							lagging(cluster, "g-" + topic, topic, Names.retry(topic, "1s"), Names.retry(topic, "2s")))
+						.isEmpty());
+				await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic + ".dlq-handler", Names.dlq(topic)))
+						.isEmpty());
 
 				OrderedRetryListenerRegistry listeners = app.getBean(OrderedRetryListenerRegistry.class);
 				OrderedRetryContainer container = listeners.container("it-" + topic);
@@ -129,10 +139,11 @@ class BrokerOutageTests {
 				assertThat(container.isRunning()).isTrue();
 				assertThat(locks.registries()).allSatisfy((registry) -> assertThat(registry.hasCaughtUp()).isTrue());
 				ResilienceHealthIndicator health = app.getBean(ResilienceHealthIndicator.class);
-				await().atMost(WAIT).until(() -> health.health(true).getStatus().equals(Status.UP)
-						&& !health.health(true).getDetails().containsKey("warnings"));
-				logger.info("Outage run of " + topic + ": " + script.journal().size() + " attempts, " + deadLetters.size()
-						+ " dead letters");
+				await().atMost(WAIT)
+					.until(() -> health.health(true).getStatus().equals(Status.UP)
+							&& !health.health(true).getDetails().containsKey("warnings"));
+				logger.info("Outage run of " + topic + ": " + script.journal().size() + " attempts, "
+						+ deadLetters.size() + " dead letters");
 			}
 			finally {
 				outage.shutdownNow();
@@ -141,8 +152,9 @@ class BrokerOutageTests {
 	}
 
 	/**
-	 * Records {@code from} to {@code to} (exclusive) of every key, with their fate written into
-	 * the script: every fourth fails transiently (once or twice), one in eleven fails for good.
+	 * Records {@code from} to {@code to} (exclusive) of every key, with their fate
+	 * written into the script: every fourth fails transiently (once or twice), one in
+	 * eleven fails for good.
 	 */
 	private static List<String[]> records(int from, int to, Script script, Map<String, List<String>> producedByKey,
 			Set<String> permanent) {
@@ -192,14 +204,17 @@ class BrokerOutageTests {
 
 	private static ConfigurableApplicationContext start(KafkaCluster cluster, String topic) {
 		return new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
-			.properties("test.topic=" + topic,
-					"spring.kafka.consumer.group-id=g-" + topic, "spring.kafka.consumer.auto-offset-reset=earliest",
-					"kafka.resilience.instance-id=it-" + topic, "kafka.resilience.retry.delays=1s,2s",
-					// attempts made while the broker is away count against a record's failures but not
-					// against its retry.count: enough attempts that no record runs out of them
+			.properties("test.topic=" + topic, "spring.kafka.consumer.group-id=g-" + topic,
+					"spring.kafka.consumer.auto-offset-reset=earliest", "kafka.resilience.instance-id=it-" + topic,
+					"kafka.resilience.retry.delays=1s,2s",
+					// attempts made while the broker is away count against a record's
+					// failures but not
+					// against its retry.count: enough attempts that no record runs out of
+					// them
 					"kafka.resilience.retry.max-attempts=10", "kafka.resilience.consumer.commit-interval=200ms",
 					"spring.main.banner-mode=off")
-			// an argument: it wins over the spring.kafka.bootstrap-servers system property that
+			// an argument: it wins over the spring.kafka.bootstrap-servers system
+			// property that
 			// the JVM's shared in-process broker sets
 			.run("--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers());
 	}
@@ -208,9 +223,11 @@ class BrokerOutageTests {
 		return locks.registries().stream().mapToInt((registry) -> registry.size()).sum();
 	}
 
-	/** Values neither handled successfully nor, when they fail for good, dead-lettered. */
-	private static List<String> unfinished(Script script, Map<String, List<String>> producedByKey, Set<String> permanent,
-			Set<String> deadLetters) {
+	/**
+	 * Values neither handled successfully nor, when they fail for good, dead-lettered.
+	 */
+	private static List<String> unfinished(Script script, Map<String, List<String>> producedByKey,
+			Set<String> permanent, Set<String> deadLetters) {
 		return producedByKey.values()
 			.stream()
 			.flatMap(List::stream)
@@ -226,12 +243,13 @@ class BrokerOutageTests {
 	}
 
 	/**
-	 * Partitions of {@code topics} on which {@code group}'s committed offset is not yet the end
-	 * offset, with both.
+	 * Partitions of {@code topics} on which {@code group}'s committed offset is not yet
+	 * the end offset, with both.
 	 */
 	private static Map<TopicPartition, String> lagging(KafkaCluster cluster, String group, String... topics)
 			throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()))) {
 			Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
 			for (String name : topics) {
 				for (int p = 0; p < 3; p++) {

@@ -37,11 +37,11 @@ import org.awaitility.core.ConditionTimeoutException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A seeded chaos run: records carry (key, sequence) and a rule the handler follows (succeed,
- * fail transiently N times, fail permanently); application instances run in JVMs of their own
- * and are killed hard and restarted at seeded moments, and so, on a cluster of broker
- * processes, are brokers. The checker then reads every topic and verifies the protocol's
- * promise.
+ * A seeded chaos run: records carry (key, sequence) and a rule the handler follows
+ * (succeed, fail transiently N times, fail permanently); application instances run in
+ * JVMs of their own and are killed hard and restarted at seeded moments, and so, on a
+ * cluster of broker processes, are brokers. The checker then reads every topic and
+ * verifies the protocol's promise.
  */
 final class ChaosRun {
 
@@ -76,19 +76,25 @@ final class ChaosRun {
 		/** Creates a topic replicated as the brokers' default. */
 		void createTopic(String topic, int partitions, Map<String, String> configs);
 
-		/** Sends records (key, value pairs) without waiting for each, then waits for all. */
+		/**
+		 * Sends records (key, value pairs) without waiting for each, then waits for all.
+		 */
 		void sendAll(String topic, List<String[]> keyValues);
 
 		/**
-		 * Every committed record of a topic (all partitions), read from the beginning to the
-		 * current end: records of aborted or open transactions (dual-write 'transaction') are
-		 * left out, as the application's consumers and lock tailer leave them out.
+		 * Every committed record of a topic (all partitions), read from the beginning to
+		 * the current end: records of aborted or open transactions (dual-write
+		 * 'transaction') are left out, as the application's consumers and lock tailer
+		 * leave them out.
 		 */
 		default List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
 			return TopicTail.readAll(bootstrapServers(), topic, true);
 		}
 
-		/** A reader of the committed records of a topic, in steps (see {@link #readAll(String)}). */
+		/**
+		 * A reader of the committed records of a topic, in steps (see
+		 * {@link #readAll(String)}).
+		 */
 		default TopicTail tail(String topic) {
 			return new TopicTail(bootstrapServers(), topic, true);
 		}
@@ -118,12 +124,13 @@ final class ChaosRun {
 	 * @param permanentRate share of records failing permanently
 	 * @param instances instances running at once
 	 * @param kills hard kills (each followed by a restart of the same instance)
-	 * @param brokerKills hard kills of a broker, each followed after a seeded downtime by its
-	 * restart; one at a time (a kill waits until the previous victim is back and in sync)
-	 * @param properties application properties ({@code name=value}) added to those of every
-	 * instance
-	 * @param timeout how long the run may take once every record is produced and every broker
-	 * is back
+	 * @param brokerKills hard kills of a broker, each followed after a seeded downtime by
+	 * its restart; one at a time (a kill waits until the previous victim is back and in
+	 * sync)
+	 * @param properties application properties ({@code name=value}) added to those of
+	 * every instance
+	 * @param timeout how long the run may take once every record is produced and every
+	 * broker is back
 	 */
 	record Plan(long seed, int records, int keys, double transientRate, double permanentRate, int instances, int kills,
 			int brokerKills, List<String> properties, Duration timeout) {
@@ -143,7 +150,10 @@ final class ChaosRun {
 					this.kills, brokerKills, this.properties, this.timeout);
 		}
 
-		/** This plan with more application properties ({@code name=value}), for example a dual-write mode. */
+		/**
+		 * This plan with more application properties ({@code name=value}), for example a
+		 * dual-write mode.
+		 */
 		Plan withProperties(String... properties) {
 			List<String> all = new ArrayList<>(this.properties);
 			all.addAll(List.of(properties));
@@ -164,10 +174,12 @@ final class ChaosRun {
 		public String toString() {
 			return "chaos seed=" + this.seed + " records=" + this.records
 					+ ((this.brokers > 1) ? " brokers=" + this.brokers + " broker-kills=" + this.brokerKills : "")
-					+ " duplicates=" + this.duplicates + " dlq=" + this.deadLetters + " wall=" + this.wallTime.toMillis()
-					+ " ms violations=" + this.violations.size()
-					+ (this.violations.isEmpty() ? "" : " first: " + this.violations.subList(0, Math.min(10, this.violations.size()))
-							+ " done=" + this.done + "/" + this.records + " live locks of unfinished keys: " + this.diagnosis);
+					+ " duplicates=" + this.duplicates + " dlq=" + this.deadLetters + " wall="
+					+ this.wallTime.toMillis() + " ms violations=" + this.violations.size()
+					+ (this.violations.isEmpty() ? ""
+							: " first: " + this.violations.subList(0, Math.min(10, this.violations.size())) + " done="
+									+ this.done + "/" + this.records + " live locks of unfinished keys: "
+									+ this.diagnosis);
 		}
 
 	}
@@ -181,20 +193,21 @@ final class ChaosRun {
 	}
 
 	/**
-	 * Runs a plan on the given brokers: the last report of the checker, clean if every promise
-	 * was kept within the plan's timeout.
+	 * Runs a plan on the given brokers: the last report of the checker, clean if every
+	 * promise was kept within the plan's timeout.
 	 */
 	static Report run(Plan plan, Brokers brokers) throws InterruptedException {
 		if (plan.brokerKills() > 0 && brokers.size() < 2) {
-			throw new IllegalArgumentException("A plan with broker kills needs a cluster of several brokers, not " + brokers.size());
+			throw new IllegalArgumentException(
+					"A plan with broker kills needs a cluster of several brokers, not " + brokers.size());
 		}
 		long start = System.nanoTime();
 		Random random = new Random(plan.seed());
 		String topic = "t" + UUID.randomUUID().toString().substring(0, 8);
 		brokers.createTopic(topic, 3, Map.of());
 		brokers.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
-		List<String> properties = new ArrayList<>(List.of("kafka.resilience.retry.delays=1s,2s",
-				"kafka.resilience.retry.max-attempts=4"));
+		List<String> properties = new ArrayList<>(
+				List.of("kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=4"));
 		properties.addAll(plan.properties());
 		List<InstanceProcess> running = new ArrayList<>();
 		for (int i = 0; i < plan.instances(); i++) {
@@ -217,11 +230,13 @@ final class ChaosRun {
 		while (killAt.size() < plan.kills()) {
 			killAt.add(2 + random.nextInt(batches - 4));
 		}
-		// drawn after every earlier choice, so plans without broker kills replay as before
+		// drawn after every earlier choice, so plans without broker kills replay as
+		// before
 		Map<Integer, BrokerKill> brokerKillAt = new HashMap<>();
 		while (brokerKillAt.size() < plan.brokerKills()) {
 			int batch = 2 + random.nextInt(batches - 4);
-			BrokerKill kill = new BrokerKill(random.nextInt(brokers.size()), Duration.ofMillis(5000 + random.nextInt(10_000)));
+			BrokerKill kill = new BrokerKill(random.nextInt(brokers.size()),
+					Duration.ofMillis(5000 + random.nextInt(10_000)));
 			brokerKillAt.putIfAbsent(batch, kill);
 		}
 		ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor();
@@ -229,15 +244,18 @@ final class ChaosRun {
 		try {
 			int batchSize = (all.size() + batches - 1) / batches;
 			for (int b = 0; b < batches; b++) {
-				List<String[]> batch = all.subList(Math.min(all.size(), b * batchSize), Math.min(all.size(), (b + 1) * batchSize));
+				List<String[]> batch = all.subList(Math.min(all.size(), b * batchSize),
+						Math.min(all.size(), (b + 1) * batchSize));
 				brokers.sendAll(topic, batch);
 				if (brokerKillAt.containsKey(b)) {
 					BrokerKill kill = brokerKillAt.get(b);
-					awaitDone(restart); // one broker down at a time: min.insync.replicas 2 of 3
+					awaitDone(restart); // one broker down at a time: min.insync.replicas
+										// 2 of 3
 					brokers.kill(kill.broker());
 					long killed = System.nanoTime();
 					int batchNumber = b;
-					// creating the situation: the broker stays down while records keep arriving
+					// creating the situation: the broker stays down while records keep
+					// arriving
 					restart = restarts.schedule(() -> {
 						brokers.restart(kill.broker());
 						progress("chaos seed=" + plan.seed() + ": broker " + kill.broker() + " killed after batch "
@@ -249,10 +267,14 @@ final class ChaosRun {
 					int victim = random.nextInt(running.size());
 					running.get(victim).kill();
 					progress("chaos seed=" + plan.seed() + ": instance chaos-" + victim + " killed after batch " + b);
-					Thread.sleep(500 + random.nextInt(1500)); // creating the situation: the instance stays down a while
-					running.set(victim, InstanceProcess.start(brokers.bootstrapServers(), topic, "chaos-" + victim, properties));
+					Thread.sleep(500 + random.nextInt(1500)); // creating the situation:
+																// the instance stays down
+																// a while
+					running.set(victim,
+							InstanceProcess.start(brokers.bootstrapServers(), topic, "chaos-" + victim, properties));
 				}
-				Thread.sleep(200); // paces production: records keep arriving while instances die and return
+				Thread.sleep(200); // paces production: records keep arriving while
+									// instances die and return
 			}
 			awaitDone(restart);
 			progress("chaos seed=" + plan.seed() + ": " + plan.records() + " records produced to " + topic + " after "
@@ -263,8 +285,8 @@ final class ChaosRun {
 					Report report = last.updateAndGet((r) -> checker.check());
 					// progress tells a slow run from a stuck one
 					progress("chaos seed=" + plan.seed() + " at " + report.wallTime().toSeconds() + " s: done "
-							+ report.done() + "/" + report.records() + ", duplicates " + report.duplicates() + ", violations "
-							+ report.violations().size());
+							+ report.done() + "/" + report.records() + ", duplicates " + report.duplicates()
+							+ ", violations " + report.violations().size());
 					return report.violations().isEmpty();
 				});
 			}
@@ -281,8 +303,9 @@ final class ChaosRun {
 	}
 
 	/**
-	 * Notes the progress of a run in {@code target/chaos-progress.log} as it goes (the test's
-	 * own output reaches its report file only in chunks): {@code tail -f} it during a long run.
+	 * Notes the progress of a run in {@code target/chaos-progress.log} as it goes (the
+	 * test's own output reaches its report file only in chunks): {@code tail -f} it
+	 * during a long run.
 	 */
 	private static void progress(String line) {
 		progress("chaos-progress.log", line);
@@ -313,9 +336,9 @@ final class ChaosRun {
 	}
 
 	/**
-	 * Reads the audit, dead-letter and lock topics and lists every broken promise. Each check
-	 * reads only what was written since the one before, so checking often costs the run
-	 * little.
+	 * Reads the audit, dead-letter and lock topics and lists every broken promise. Each
+	 * check reads only what was written since the one before, so checking often costs the
+	 * run little.
 	 */
 	private static final class Checker implements AutoCloseable {
 
@@ -359,7 +382,8 @@ final class ChaosRun {
 				if (audit.ok()) {
 					this.successes++;
 					if (this.succeeded.add(audit.value())) {
-						this.firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>()).add(audit.value());
+						this.firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>())
+							.add(audit.value());
 					}
 				}
 			}
@@ -378,7 +402,8 @@ final class ChaosRun {
 				}
 				if (outcome.equals("p")) {
 					if (!"permanent".equals(this.deadLetters.get(value))) {
-						violations.add(value + " should be dead-lettered as permanent but is " + this.deadLetters.get(value));
+						violations
+							.add(value + " should be dead-lettered as permanent but is " + this.deadLetters.get(value));
 					}
 				}
 				else {
@@ -390,7 +415,8 @@ final class ChaosRun {
 				}
 			});
 			producedByKey.forEach((key, values) -> {
-				List<String> first = this.firstSuccessesByKey.getOrDefault(key, List.of()).stream()
+				List<String> first = this.firstSuccessesByKey.getOrDefault(key, List.of())
+					.stream()
 					.filter((v) -> !this.expected.getOrDefault(v, "ok").equals("p"))
 					.toList();
 				List<String> done = values.stream().filter(this.succeeded::contains).toList();
@@ -402,15 +428,19 @@ final class ChaosRun {
 				violations.add(this.locks.size() + " live locks left");
 			}
 			StringBuilder diagnosis = new StringBuilder();
-			unfinishedKeys.stream().limit(3).forEach((key) -> diagnosis.append(key).append('=')
-				.append(this.locks.locksOf(Bytes.wrap(key.getBytes(StandardCharsets.UTF_8))))
-				.append(' '));
-			int done = (int) this.expected.keySet().stream()
+			unfinishedKeys.stream()
+				.limit(3)
+				.forEach((key) -> diagnosis.append(key)
+					.append('=')
+					.append(this.locks.locksOf(Bytes.wrap(key.getBytes(StandardCharsets.UTF_8))))
+					.append(' '));
+			int done = (int) this.expected.keySet()
+				.stream()
 				.filter((v) -> this.succeeded.contains(v) || this.deadLetters.containsKey(v))
 				.count();
 			return new Report(violations, this.expected.size(), this.successes - this.succeeded.size(),
-					this.deadLetters.size(), Duration.ofNanos(System.nanoTime() - this.start), this.plan.seed(), this.brokers,
-					this.plan.brokerKills(), done, diagnosis.toString().trim());
+					this.deadLetters.size(), Duration.ofNanos(System.nanoTime() - this.start), this.plan.seed(),
+					this.brokers, this.plan.brokerKills(), done, diagnosis.toString().trim());
 		}
 
 		@Override

@@ -10,13 +10,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The long chaos runs, only in the {@code chaos} Maven profile
- * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over 1,000
- * keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one run per
- * seed of {@code -Dchaos.seeds=1,2,3,4,5} and group protocol of
- * {@code -Dchaos.protocols=classic,consumer}; on the shared broker and on a cluster
- * of three broker processes (replication factor 3) one of which is killed and restarted
- * mid-run, each in both dual-write modes. {@code -Dchaos.records} shortens a run, {@code -Dchaos.timeout-minutes}
- * changes how long one may take.
+ * ({@code mvn -B verify -Pchaos -pl resilience-autoconfigure}): 100,000 records over
+ * 1,000 keys, 5 % transient and 0.5 % permanent failures, 3 instances, 2 hard kills, one
+ * run per seed of {@code -Dchaos.seeds=1,2,3,4,5} and group protocol of
+ * {@code -Dchaos.protocols=classic,consumer}; on the shared broker and on a cluster of
+ * three broker processes (replication factor 3) one of which is killed and restarted
+ * mid-run, each in both dual-write modes. {@code -Dchaos.records} shortens a run,
+ * {@code -Dchaos.timeout-minutes} changes how long one may take.
  */
 class ChaosSuiteTests {
 
@@ -41,10 +41,12 @@ class ChaosSuiteTests {
 	}
 
 	@Test
-	void fullChaosRunsOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted() throws InterruptedException {
+	void fullChaosRunsOnAThreeBrokerClusterKeepEveryPromiseWhenABrokerIsKilledAndRestarted()
+			throws InterruptedException {
 		try (KafkaCluster cluster = KafkaCluster.start(3)) {
 			for (ChaosRun.Plan each : plans(timeout(30))) {
-				ChaosRun.Plan plan = each.withBrokerKills(1).withProperties("kafka.resilience.topics.replication-factor=3");
+				ChaosRun.Plan plan = each.withBrokerKills(1)
+					.withProperties("kafka.resilience.topics.replication-factor=3");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
 				System.out.println(report + " " + plan.properties());
 				assertThat(report.violations()).as(report.toString()).isEmpty();
@@ -58,7 +60,8 @@ class ChaosSuiteTests {
 		try (KafkaCluster cluster = KafkaCluster.start(3)) {
 			for (ChaosRun.Plan each : plans(timeout(30))) {
 				ChaosRun.Plan plan = each.withBrokerKills(1)
-					.withProperties("kafka.resilience.topics.replication-factor=3", "kafka.resilience.dual-write=transaction");
+					.withProperties("kafka.resilience.topics.replication-factor=3",
+							"kafka.resilience.dual-write=transaction");
 				ChaosRun.Report report = ChaosRun.run(plan, cluster);
 				System.out.println(report + " " + plan.properties());
 				assertThat(report.violations()).as(report.toString()).isEmpty();
@@ -79,7 +82,10 @@ class ChaosSuiteTests {
 		return plans;
 	}
 
-	/** How long a run may take after production: {@code -Dchaos.timeout-minutes} or the default. */
+	/**
+	 * How long a run may take after production: {@code -Dchaos.timeout-minutes} or the
+	 * default.
+	 */
 	private static Duration timeout(int defaultMinutes) {
 		return Duration.ofMinutes(Integer.getInteger("chaos.timeout-minutes", defaultMinutes));
 	}

@@ -59,9 +59,9 @@ import static org.awaitility.Awaitility.await;
  * Every Kafka client the library creates comes from the application's factories: the
  * listeners of Boot's consumer and producer factories (Boot's client metrics are such
  * listeners) hear of each consumer and producer and of its closing, and the factories'
- * post-processors are applied to each, while the library's own settings still win over the
- * application's (byte arrays whatever the application deserializes and serializes with, no
- * auto commit, durable idempotent writes, committed reads in transaction mode).
+ * post-processors are applied to each, while the library's own settings still win over
+ * the application's (byte arrays whatever the application deserializes and serializes
+ * with, no auto commit, durable idempotent writes, committed reads in transaction mode).
  * <p>
  * What each client was really created with is read from an interceptor the application
  * configures for all its clients: Kafka configures it with the client's settings.
@@ -72,7 +72,8 @@ class ClientsFromFactoriesTests {
 	private static final Duration WAIT = Duration.ofSeconds(60);
 
 	private static final String[] APPLICATION_SETTINGS = {
-			// what the application reads and writes with, which the library's clients must not take
+			// what the application reads and writes with, which the library's clients
+			// must not take
 			"spring.kafka.consumer.value-deserializer=" + JacksonJsonDeserializer.class.getName(),
 			"spring.kafka.producer.value-serializer=" + JacksonJsonSerializer.class.getName(),
 			"spring.kafka.consumer.enable-auto-commit=true", "spring.kafka.producer.acks=1",
@@ -82,10 +83,16 @@ class ClientsFromFactoriesTests {
 			"spring.kafka.producer.properties[interceptor.classes]=" + RecordingProducerInterceptor.class.getName(),
 			"kafka.resilience.retry.delays=1s" };
 
-	/** What each consumer was configured with, by client id, as its interceptor was told; values as text. */
+	/**
+	 * What each consumer was configured with, by client id, as its interceptor was told;
+	 * values as text.
+	 */
 	static final Map<String, Map<String, String>> consumerSettings = new ConcurrentHashMap<>();
 
-	/** What each producer was configured with, by client id, as its interceptor was told; values as text. */
+	/**
+	 * What each producer was configured with, by client id, as its interceptor was told;
+	 * values as text.
+	 */
 	static final Map<String, Map<String, String>> producerSettings = new ConcurrentHashMap<>();
 
 	@Test
@@ -117,7 +124,8 @@ class ClientsFromFactoriesTests {
 				"kafka-resilience-" + id + "-" + id + "-ownership-check",
 				"kafka-resilience-" + id + "-" + id + "-dlq-handler", "kafka-resilience-tailer-" + id + "-1",
 				"kafka-resilience-tailer-" + id + "-1-ends", "kafka-resilience-replay");
-		// a transactional producer per worker (4) and one more; no retry publisher, as every
+		// a transactional producer per worker (4) and one more; no retry publisher, as
+		// every
 		// publish goes in a transaction; the lock writer admits the replay
 		Set<String> transactional = IntStream.rangeClosed(0, 4)
 			.mapToObj((slot) -> "kafka-resilience-" + id + "-" + id + "-" + slot)
@@ -127,19 +135,23 @@ class ClientsFromFactoriesTests {
 			.hasSize(transactional.size() + 2);
 		transactional.forEach((client) -> assertThat(producerSettings.get(client)).as(client)
 			.containsEntry(ProducerConfig.TRANSACTIONAL_ID_CONFIG, client));
-		// every consumer that reads records reads committed ones; the tailer's second consumer
+		// every consumer that reads records reads committed ones; the tailer's second
+		// consumer
 		// reads none, it only asks for the high watermarks of the lock partitions
 		String ends = "kafka-resilience-tailer-" + id + "-1-ends";
-		seen.consumers.stream().filter((client) -> !client.equals(ends)).forEach((client) -> assertThat(
-				consumerSettings.get(client)).as(client).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+		seen.consumers.stream()
+			.filter((client) -> !client.equals(ends))
+			.forEach((client) -> assertThat(consumerSettings.get(client)).as(client)
+				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
 		assertThat(consumerSettings.get(ends)).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
 	}
 
 	/**
-	 * Starts the application, sends a record through a retry stage and one to the dead-letter
-	 * topic, replays that one, and checks what every mode shares: the factories' listeners and
-	 * post-processors saw every client the interceptors saw, each with the library's settings on
-	 * top of the application's, the client metrics showed each, and each was closed at the end.
+	 * Starts the application, sends a record through a retry stage and one to the
+	 * dead-letter topic, replays that one, and checks what every mode shares: the
+	 * factories' listeners and post-processors saw every client the interceptors saw,
+	 * each with the library's settings on top of the application's, the client metrics
+	 * showed each, and each was closed at the end.
 	 * @return the client ids of the library's consumers and producers
 	 */
 	private static Clients run(String topic, String... properties) {
@@ -147,8 +159,10 @@ class ClientsFromFactoriesTests {
 		Observed observed;
 		SimpleMeterRegistry meters;
 		Clients clients;
-		String[] settings = Stream.concat(Stream.of(APPLICATION_SETTINGS), Stream.of(properties)).toArray(String[]::new);
-		try (ConfigurableApplicationContext context = TestApplication.start(ObservedApplication.class, topic, settings)) {
+		String[] settings = Stream.concat(Stream.of(APPLICATION_SETTINGS), Stream.of(properties))
+			.toArray(String[]::new);
+		try (ConfigurableApplicationContext context = TestApplication.start(ObservedApplication.class, topic,
+				settings)) {
 			observed = context.getBean(Observed.class);
 			meters = context.getBean(SimpleMeterRegistry.class);
 			SharedBroker.send(topic, "k1", "retried");
@@ -159,8 +173,10 @@ class ClientsFromFactoriesTests {
 			context.getBean(DlqReplayer.class).replay(ReplayRequest.of(Names.dlq(topic), topic));
 			await().atMost(WAIT).until(() -> script.succeeded("dead"));
 
-			// the application's string deserializers never reached the library's consumers, nor its
-			// JSON serializer the library's producers: the record kept its value on its retry
+			// the application's string deserializers never reached the library's
+			// consumers, nor its
+			// JSON serializer the library's producers: the record kept its value on its
+			// retry
 			assertThat(script.journal()).extracting(Script.Attempt::value)
 				.containsExactlyInAnyOrder("retried", "dead", "retried", "dead");
 
@@ -202,12 +218,17 @@ class ClientsFromFactoriesTests {
 		return clients;
 	}
 
-	/** The client ids in the ids a factory gives its listeners: {@code <bean name>.<client id>}. */
+	/**
+	 * The client ids in the ids a factory gives its listeners:
+	 * {@code <bean name>.<client id>}.
+	 */
 	private static List<String> clientIds(List<String> listenerIds) {
 		return listenerIds.stream().map((id) -> id.substring(id.indexOf('.') + 1)).toList();
 	}
 
-	/** The client ids of the library's clients in the test of {@code topic}, each once. */
+	/**
+	 * The client ids of the library's clients in the test of {@code topic}, each once.
+	 */
 	private static List<String> ofTest(Collection<String> clientIds, String topic) {
 		return clientIds.stream()
 			.filter((id) -> id.contains("-it-" + topic) || id.equals("kafka-resilience-replay"))
@@ -221,10 +242,17 @@ class ClientsFromFactoriesTests {
 		Map<String, Integer> open = new HashMap<>();
 		added.forEach((id) -> open.merge(id, 1, Integer::sum));
 		removed.forEach((id) -> open.merge(id, -1, Integer::sum));
-		return open.entrySet().stream().filter((entry) -> entry.getValue() > 0).map(Map.Entry::getKey).collect(Collectors.toSet());
+		return open.entrySet()
+			.stream()
+			.filter((entry) -> entry.getValue() > 0)
+			.map(Map.Entry::getKey)
+			.collect(Collectors.toSet());
 	}
 
-	/** The {@code spring.id} of every meter of Kafka's client metrics named with {@code prefix}. */
+	/**
+	 * The {@code spring.id} of every meter of Kafka's client metrics named with
+	 * {@code prefix}.
+	 */
 	private static Set<String> clientMetrics(SimpleMeterRegistry meters, String prefix) {
 		return meters.getMeters()
 			.stream()
@@ -248,7 +276,8 @@ class ClientsFromFactoriesTests {
 	/** Client settings as text: a class by its name. */
 	private static Map<String, String> text(Map<String, ?> configs) {
 		Map<String, String> text = new HashMap<>();
-		configs.forEach((key, value) -> text.put(key, (value instanceof Class<?> type) ? type.getName() : String.valueOf(value)));
+		configs.forEach((key, value) -> text.put(key,
+				(value instanceof Class<?> type) ? type.getName() : String.valueOf(value)));
 		return text;
 	}
 
@@ -323,8 +352,8 @@ class ClientsFromFactoriesTests {
 		}
 
 		/**
-		 * Registers the listener beans on Boot's consumer factory with a post-processor and
-		 * Boot's client metrics, and gives it deserializer instances of its own.
+		 * Registers the listener beans on Boot's consumer factory with a post-processor
+		 * and Boot's client metrics, and gives it deserializer instances of its own.
 		 */
 		@Bean
 		@SuppressWarnings("unchecked")
@@ -343,7 +372,10 @@ class ClientsFromFactoriesTests {
 			};
 		}
 
-		/** Registers the listener bean on Boot's producer factory with a post-processor and Boot's client metrics. */
+		/**
+		 * Registers the listener bean on Boot's producer factory with a post-processor
+		 * and Boot's client metrics.
+		 */
 		@Bean
 		@SuppressWarnings("unchecked")
 		DefaultKafkaProducerFactoryCustomizer observedProducers(ProducerFactory.Listener<Object, Object> listener,

@@ -22,9 +22,10 @@ import static org.assertj.core.api.Assertions.fail;
 
 /**
  * Headless Chromium driven by Selenium, from Debian's {@code chromium} and
- * {@code chromium-driver} (which {@code .ci/run} installs): the paths are set, so nothing is
- * looked up or downloaded. {@code -Dconsole.chromium} and {@code -Dconsole.chromedriver} name
- * others. Screenshots go to {@code target/console-screenshots}.
+ * {@code chromium-driver} (which {@code .ci/run} installs): the paths are set, so nothing
+ * is looked up or downloaded. {@code -Dconsole.chromium} and
+ * {@code -Dconsole.chromedriver} name others. Screenshots go to
+ * {@code target/console-screenshots}.
  */
 final class ConsoleBrowser {
 
@@ -54,8 +55,8 @@ final class ConsoleBrowser {
 	}
 
 	/**
-	 * Opens the console and logs in through Spring Security's form as {@code ops} (password
-	 * {@code secret}); returns once the console lists its listeners.
+	 * Opens the console and logs in through Spring Security's form as {@code ops}
+	 * (password {@code secret}); returns once the console lists its listeners.
 	 */
 	static void logIn(WebDriver browser, String console) {
 		browser.get(console);
@@ -67,7 +68,10 @@ final class ConsoleBrowser {
 		waitUntil(browser, ExpectedConditions.numberOfElementsToBeMoreThan(By.cssSelector("#listeners tbody tr"), 0));
 	}
 
-	/** Waits up to a minute for a condition on the page, which refreshes its rows now and then. */
+	/**
+	 * Waits up to a minute for a condition on the page, which refreshes its rows now and
+	 * then.
+	 */
 	static <T> T waitUntil(WebDriver browser, Function<WebDriver, T> condition) {
 		return new WebDriverWait(browser, Duration.ofSeconds(60)).ignoring(StaleElementReferenceException.class)
 			.until(condition::apply);

@@ -24,11 +24,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The operator's console in a real browser (headless Chromium), behind Spring Security's
- * form login, on a real broker: it lists held keys while they are held, retry now runs one
- * before its due time, dead-letter now sends one to the DLQ with {@code dlq.reason=operator}
- * and lets the key's next record run, the DLQ list filters and shows one dead letter, a
- * replay of the selection follows a dry run, and a listener is paused and resumed. Screenshots
- * are kept in {@code target/console-screenshots}.
+ * form login, on a real broker: it lists held keys while they are held, retry now runs
+ * one before its due time, dead-letter now sends one to the DLQ with
+ * {@code dlq.reason=operator} and lets the key's next record run, the DLQ list filters
+ * and shows one dead letter, a replay of the selection follows a dry run, and a listener
+ * is paused and resumed. Screenshots are kept in {@code target/console-screenshots}.
  */
 @UsesSharedBroker
 class ConsoleBrowserTests {
@@ -77,14 +77,17 @@ class ConsoleBrowserTests {
 			ConsoleBrowser.screenshot(this.browser, "held-keys");
 			assertThat(script.attempts("S2")).as("the key's next record waits behind its head").isZero();
 
-			// retry now: the head runs before its due time (an hour away), then its key's next record
+			// retry now: the head runs before its due time (an hour away), then its key's
+			// next record
 			slow.findElement(By.cssSelector("button.retry-now")).click();
 			await().atMost(WAIT).until(() -> script.succeeded("S2"));
 			assertThat(script.firstSuccesses("slow")).containsExactly("S1", "S2");
 			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#held tbody tr[data-key='slow']"), 0));
-			assertThat(this.browser.findElement(By.id("notice")).getText()).contains("retry-now on key slow: accepted (by ops)");
+			assertThat(this.browser.findElement(By.id("notice")).getText())
+				.contains("retry-now on key slow: accepted (by ops)");
 
-			// dead-letter now: the head goes to the DLQ as operator, its key's next record runs
+			// dead-letter now: the head goes to the DLQ as operator, its key's next
+			// record runs
 			heldRow("dead").findElement(By.cssSelector("button.dead-letter-now")).click();
 			this.browser.switchTo().alert().accept();
 			await().atMost(WAIT).until(() -> script.succeeded("D2"));
@@ -118,24 +121,26 @@ class ConsoleBrowserTests {
 			script.succeedFromNowOn("D1");
 			assertThat(this.browser.findElement(By.id("replay")).isEnabled()).isFalse();
 			this.browser.findElement(By.id("replay-dry-run")).click();
-			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.id("replay-result"), "Dry run: 1 dead letters match"));
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.id("replay-result"),
+					"Dry run: 1 dead letters match"));
 			assertThat(script.attempts("D1")).as("a dry run sends nothing").isEqualTo(1);
 			this.browser.findElement(By.id("replay")).click();
 			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.id("replay-result"), "Replayed 1 of 1"));
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.journal())
-				.anyMatch((attempt) -> attempt.value().equals("D1") && attempt.replayed() && attempt.succeeded()));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.journal())
+					.anyMatch((attempt) -> attempt.value().equals("D1") && attempt.replayed() && attempt.succeeded()));
 
 			// pause and resume the listener
 			String listener = "it-" + topic;
 			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
 			listenerRow(listener).findElement(By.cssSelector("button.pause")).click();
-			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector(
-					"#listeners tr[data-listener='" + listener + "'] td.state"), "paused"));
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(
+					By.cssSelector("#listeners tr[data-listener='" + listener + "'] td.state"), "paused"));
 			assertThat(registry.isPauseRequested(listener)).isTrue();
 			ConsoleBrowser.screenshot(this.browser, "paused");
 			listenerRow(listener).findElement(By.cssSelector("button.resume")).click();
-			waitUntil(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector(
-					"#listeners tr[data-listener='" + listener + "'] td.state"), "running"));
+			waitUntil(ExpectedConditions.textToBePresentInElementLocated(
+					By.cssSelector("#listeners tr[data-listener='" + listener + "'] td.state"), "running"));
 			assertThat(registry.isPauseRequested(listener)).isFalse();
 			assertThat(this.browser.findElement(By.id("error")).isDisplayed()).isFalse();
 		}
@@ -168,7 +173,8 @@ class ConsoleBrowserTests {
 		try (ConfigurableApplicationContext context = TestApplication.startWeb(TestApplication.class, topic,
 				"kafka.resilience.retry.delays=1h", "management.endpoints.web.exposure.include=kafkaresilience",
 				"kafka.resilience.console.enabled=true", "kafka.resilience.console.actions-enabled=true",
-				// below the 100 dead letters the page would show: it asks for no more than this
+				// below the 100 dead letters the page would show: it asks for no more
+				// than this
 				"kafka.resilience.console.max-page-size=10", "spring.security.user.name=ops",
 				"spring.security.user.password=secret", "spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
 			// keys with a line separator and a bidi override, and how the page shows them
@@ -182,19 +188,23 @@ class ConsoleBrowserTests {
 			SharedBroker.send(secret);
 			await().atMost(WAIT).until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 1);
 
-			ConsoleBrowser.logIn(this.browser,
-					"http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
+			ConsoleBrowser.logIn(this.browser, "http://localhost:"
+					+ context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
 			// a key with a line separator: escaped in the table and in the confirm dialog
-			await().atMost(WAIT).until(() -> this.browser.findElements(By.cssSelector("#held tbody td.key")).size() == 1);
+			await().atMost(WAIT)
+				.until(() -> this.browser.findElements(By.cssSelector("#held tbody td.key")).size() == 1);
 			WebElement heldKey = this.browser.findElement(By.cssSelector("#held tbody td.key"));
-			waitUntil((browser) -> browser.findElement(By.cssSelector("#held tbody button.dead-letter-now")).isEnabled());
+			waitUntil(
+					(browser) -> browser.findElement(By.cssSelector("#held tbody button.dead-letter-now")).isEnabled());
 			assertThat(heldKey.getText()).isEqualTo(heldShown);
 			this.browser.findElement(By.cssSelector("#held tbody button.dead-letter-now")).click();
-			assertThat(this.browser.switchTo().alert().getText()).contains("key " + heldShown + " to the dead-letter topic");
+			assertThat(this.browser.switchTo().alert().getText())
+				.contains("key " + heldShown + " to the dead-letter topic");
 			this.browser.switchTo().alert().dismiss();
 			assertThat(script.attempts("H1")).isEqualTo(1);
 
-			// a key with a bidi override, escaped; its credentials masked, its value shown to the operator
+			// a key with a bidi override, escaped; its credentials masked, its value
+			// shown to the operator
 			this.browser.findElement(By.id("dlq-search")).click();
 			waitUntil(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#dead-letters tbody tr"), 1));
 			WebElement letter = this.browser.findElement(By.cssSelector("#dead-letters tbody tr"));

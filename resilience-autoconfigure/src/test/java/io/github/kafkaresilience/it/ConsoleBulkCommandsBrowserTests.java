@@ -19,9 +19,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An operator clears a backlog from the console in a real browser (headless Chromium): retry
- * now and dead-letter now clicked on six held keys of one partition, one after the other without
- * waiting for any to act, and every one acts, once.
+ * An operator clears a backlog from the console in a real browser (headless Chromium):
+ * retry now and dead-letter now clicked on six held keys of one partition, one after the
+ * other without waiting for any to act, and every one acts, once.
  */
 @UsesSharedBroker
 class ConsoleBulkCommandsBrowserTests {
@@ -60,7 +60,8 @@ class ConsoleBulkCommandsBrowserTests {
 				SharedBroker.send(topic, key, key + "-0");
 				SharedBroker.send(topic, key, key + "-1");
 			}
-			ConsoleBrowser.logIn(this.browser, "http://localhost:" + context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
+			ConsoleBrowser.logIn(this.browser, "http://localhost:"
+					+ context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
 			// every head confirmed at its stage, parked an hour before its due time
 			waitUntil((browser) -> KEYS.stream().allMatch((key) -> actionable(key)));
 
@@ -80,9 +81,15 @@ class ConsoleBulkCommandsBrowserTests {
 			ConsoleBrowser.screenshot(this.browser, "backlog-cleared");
 			Map<String, List<String>> dlq = SharedBroker.readAll(Names.dlq(topic))
 				.stream()
-				.collect(Collectors.groupingBy((letter) -> new String(letter.key()),
-						Collectors.mapping((letter) -> new String(letter.value()) + "/"
-								+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON), Collectors.toList())));
+				.collect(
+						Collectors
+							.groupingBy(
+									(letter) -> new String(
+											letter.key()),
+									Collectors.mapping(
+											(letter) -> new String(letter.value()) + "/"
+													+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON),
+											Collectors.toList())));
 			for (int i = 0; i < KEYS.size(); i++) {
 				String key = KEYS.get(i);
 				assertThat(script.firstSuccesses(key)).endsWith(key + "-1");

@@ -20,9 +20,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A client of the console and the endpoint over HTTP, as a browser is: anonymous, or logged in
- * through Spring Security's login form with a session, sending the CSRF token the console's
- * settings give with its POSTs.
+ * A client of the console and the endpoint over HTTP, as a browser is: anonymous, or
+ * logged in through Spring Security's login form with a session, sending the CSRF token
+ * the console's settings give with its POSTs.
  */
 final class ConsoleHttp {
 
@@ -49,16 +49,20 @@ final class ConsoleHttp {
 		return new ConsoleHttp(HttpClient.newHttpClient(), base(context));
 	}
 
-	/** A client logged in through the login form as {@code user} (password {@code secret}). */
+	/**
+	 * A client logged in through the login form as {@code user} (password
+	 * {@code secret}).
+	 */
 	static ConsoleHttp logIn(ConfigurableApplicationContext context, String user) throws Exception {
 		String base = base(context);
 		HttpClient client = HttpClient.newBuilder().cookieHandler(new CookieManager()).build();
-		String page = client.send(HttpRequest.newBuilder(URI.create(base + "/login")).build(),
-				HttpResponse.BodyHandlers.ofString()).body();
+		String page = client
+			.send(HttpRequest.newBuilder(URI.create(base + "/login")).build(), HttpResponse.BodyHandlers.ofString())
+			.body();
 		Matcher token = Pattern.compile("name=\"_csrf\"[^>]*value=\"([^\"]+)\"").matcher(page);
 		assertThat(token.find()).as("the login form's CSRF token").isTrue();
-		String form = "username=" + user + "&password=secret&_csrf=" + URLEncoder.encode(token.group(1),
-				StandardCharsets.UTF_8);
+		String form = "username=" + user + "&password=secret&_csrf="
+				+ URLEncoder.encode(token.group(1), StandardCharsets.UTF_8);
 		HttpResponse<String> loggedIn = client.send(HttpRequest.newBuilder(URI.create(base + "/login"))
 			.header("Content-Type", "application/x-www-form-urlencoded")
 			.POST(HttpRequest.BodyPublishers.ofString(form))
@@ -68,7 +72,10 @@ final class ConsoleHttp {
 		return new ConsoleHttp(client, base);
 	}
 
-	/** The console's settings, read with this client's session: where the endpoint is, and its CSRF token. */
+	/**
+	 * The console's settings, read with this client's session: where the endpoint is, and
+	 * its CSRF token.
+	 */
 	@SuppressWarnings("unchecked")
 	Map<String, Object> settings() throws Exception {
 		HttpResponse<String> settings = get("/kafka-resilience/settings");
@@ -83,15 +90,18 @@ final class ConsoleHttp {
 	}
 
 	HttpResponse<String> get(String path, String authorization) throws IOException, InterruptedException {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.base + path)).header("Accept",
-				"application/json");
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.base + path))
+			.header("Accept", "application/json");
 		if (authorization != null) {
 			request.header("Authorization", authorization);
 		}
 		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
-	/** A POST with the CSRF token of the console's settings (read first), as the page sends it. */
+	/**
+	 * A POST with the CSRF token of the console's settings (read first), as the page
+	 * sends it.
+	 */
 	HttpResponse<String> post(String path, String body) throws Exception {
 		if (this.csrf == null) {
 			settings();
@@ -112,7 +122,10 @@ final class ConsoleHttp {
 		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
-	/** The newest dead letter of the test application's ladder on {@code topic}, in full, as the endpoint shows it. */
+	/**
+	 * The newest dead letter of the test application's ladder on {@code topic}, in full,
+	 * as the endpoint shows it.
+	 */
 	@SuppressWarnings("unchecked")
 	Map<String, Object> firstDeadLetter(String topic) throws Exception {
 		String ladder = "?listener=it-" + topic + "&topic=" + topic;

@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The console and the endpoint's actions behind Spring Security, over HTTP: anonymous
  * requests are refused, a state-changing request without the CSRF token is refused, an
- * authenticated user without the configured role is refused, and one with the role and the
- * token gets through; without {@code kafka.resilience.console.enabled} there is no page.
+ * authenticated user without the configured role is refused, and one with the role and
+ * the token gets through; without {@code kafka.resilience.console.enabled} there is no
+ * page.
  */
 @UsesSharedBroker
 class ConsoleSecurityTests {
@@ -40,7 +41,8 @@ class ConsoleSecurityTests {
 			assertThat(session.post(action, body, null).statusCode()).as("no CSRF token").isEqualTo(403);
 
 			Map<String, Object> settings = session.settings();
-			assertThat(settings).containsEntry("endpoint", "/actuator/kafkaresilience").containsEntry("actionsEnabled", true);
+			assertThat(settings).containsEntry("endpoint", "/actuator/kafkaresilience")
+				.containsEntry("actionsEnabled", true);
 			@SuppressWarnings("unchecked")
 			Map<String, String> csrf = (Map<String, String>) settings.get("csrf");
 			assertThat(csrf).containsKey("token").containsEntry("header", "X-CSRF-TOKEN");

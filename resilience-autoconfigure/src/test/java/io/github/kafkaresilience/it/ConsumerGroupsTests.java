@@ -43,11 +43,12 @@ import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A ladder belongs to one consumer group (docs/PROTOCOL.md, "Topics"): two groups of one application on one
- * topic retry in ladders of their own; records of another group on a ladder's topics are never
- * acted on but counted; a ladder another group wrote to refuses to start; an application
- * upgraded from the names of earlier releases refuses until its group drained them; a replay
- * reaches the group whose dead letter it is, behind its key's records still in the ladder.
+ * A ladder belongs to one consumer group (docs/PROTOCOL.md, "Topics"): two groups of one
+ * application on one topic retry in ladders of their own; records of another group on a
+ * ladder's topics are never acted on but counted; a ladder another group wrote to refuses
+ * to start; an application upgraded from the names of earlier releases refuses until its
+ * group drained them; a replay reaches the group whose dead letter it is, behind its
+ * key's records still in the ladder.
  */
 @UsesSharedBroker
 class ConsumerGroupsTests {
@@ -63,27 +64,28 @@ class ConsumerGroupsTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(TwoGroupsApplication.class, topic,
 				"kafka.resilience.retry.delays=1s")) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
-			SharedBroker.sendAll(topic, List.of(new String[] { "k", "k-1" }, new String[] { "k", "k-2" },
-					new String[] { "m", "m-1" }));
+			SharedBroker.sendAll(topic,
+					List.of(new String[] { "k", "k-1" }, new String[] { "k", "k-2" }, new String[] { "m", "m-1" }));
 
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(billing.firstSuccesses("k")).containsExactly("k-1", "k-2");
 				assertThat(audit.firstSuccesses("k")).containsExactly("k-1", "k-2");
 				assertThat(audit.succeeded("m-1") && billing.succeeded("m-1")).isTrue();
 			});
-			await().atMost(WAIT).until(() -> liveLocks(context, BILLING + topic) == 0 && liveLocks(context, AUDIT + topic) == 0);
+			await().atMost(WAIT)
+				.until(() -> liveLocks(context, BILLING + topic) == 0 && liveLocks(context, AUDIT + topic) == 0);
 
-			// billing retried k-1, with k-2 behind it, in its own ladder; audit never left the main topic
+			// billing retried k-1, with k-2 behind it, in its own ladder; audit never
+			// left the main topic
 			assertThat(billing.journal()).filteredOn((attempt) -> attempt.key().equals("k"))
 				.extracting(Script.Attempt::topic)
-				.containsExactly(topic, Names.retry(BILLING + topic, topic, "1s"), Names.retry(BILLING + topic, topic, "1s"));
+				.containsExactly(topic, Names.retry(BILLING + topic, topic, "1s"),
+						Names.retry(BILLING + topic, topic, "1s"));
 			assertThat(audit.journal()).extracting(Script.Attempt::topic).containsOnly(topic);
 			assertThat(audit.journal()).hasSize(3);
-			assertThat(SharedBroker.readAll(Names.retry(BILLING + topic, topic, "1s")))
-				.hasSize(2)
+			assertThat(SharedBroker.readAll(Names.retry(BILLING + topic, topic, "1s"))).hasSize(2)
 				.allSatisfy((record) -> assertThat(owner(record)).isEqualTo(BILLING + topic));
-			assertThat(SharedBroker.readAll(Names.locks(BILLING + topic, topic)))
-				.isNotEmpty()
+			assertThat(SharedBroker.readAll(Names.locks(BILLING + topic, topic))).isNotEmpty()
 				.allSatisfy((record) -> assertThat(owner(record)).isEqualTo(BILLING + topic));
 			for (String ofAudit : List.of(Names.retry(AUDIT + topic, topic, "1s"), Names.dlq(AUDIT + topic, topic),
 					Names.locks(AUDIT + topic, topic))) {
@@ -91,14 +93,17 @@ class ConsumerGroupsTests {
 			}
 			// each ladder has its meters, told apart by group
 			assertThat(meters.find("kafka.resilience.locks.active").tag("topic", topic).gauges()).hasSize(2);
-			assertThat(meters.find("kafka.resilience.attempts").tag("group", BILLING + topic).tag("stage", "1").counter())
+			assertThat(
+					meters.find("kafka.resilience.attempts").tag("group", BILLING + topic).tag("stage", "1").counter())
 				.isNotNull();
 			assertThat(meters.find("kafka.resilience.attempts").tag("group", AUDIT + topic).tag("stage", "1").counter())
 				.isNull();
-			assertThat(meters.find("kafka.resilience.consumer.lag").tag("group", BILLING + topic)
+			assertThat(meters.find("kafka.resilience.consumer.lag")
+				.tag("group", BILLING + topic)
 				.tag("topic", Names.retry(BILLING + topic, topic, "1s"))
 				.gauges()).hasSize(3);
-			assertThat(meters.find("kafka.resilience.consumer.lag").tag("group", AUDIT + topic)
+			assertThat(meters.find("kafka.resilience.consumer.lag")
+				.tag("group", AUDIT + topic)
 				.tag("topic", Names.retry(BILLING + topic, topic, "1s"))
 				.gauges()).isEmpty();
 		}
@@ -119,15 +124,19 @@ class ConsumerGroupsTests {
 
 			// another group's live lock of the key, and one without an owner
 			Lock theirs = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 0, 1, 0L, null, 1, null, Instant.now());
-			Lock nobodys = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 1, 1, 1L, null, 1, null, Instant.now());
-			SharedBroker.send(new ProducerRecord<>(lockTopic, 0, LockCodec.encodeId(theirs.id()), LockCodec.encode(theirs),
-					LockCodec.headers(theirs.key(), "shipping-1", new Ownership("shipping", true, List.of()))));
+			Lock nobodys = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 1, 1, 1L, null, 1, null,
+					Instant.now());
+			SharedBroker
+				.send(new ProducerRecord<>(lockTopic, 0, LockCodec.encodeId(theirs.id()), LockCodec.encode(theirs),
+						LockCodec.headers(theirs.key(), "shipping-1", new Ownership("shipping", true, List.of()))));
 			RecordHeaders unowned = new RecordHeaders();
 			unowned.add(LockCodec.BUSINESS_KEY, bytes(key).get());
-			SharedBroker.send(new ProducerRecord<>(lockTopic, 0, LockCodec.encodeId(nobodys.id()), LockCodec.encode(nobodys),
-					unowned));
-			// their records in our first retry topic, with protocol headers that would run them
-			SharedBroker.send(stageRecord(stage1, key, "THEIRS", "shipping", "retry.count", "1", "lock.id", theirs.id()));
+			SharedBroker.send(new ProducerRecord<>(lockTopic, 0, LockCodec.encodeId(nobodys.id()),
+					LockCodec.encode(nobodys), unowned));
+			// their records in our first retry topic, with protocol headers that would
+			// run them
+			SharedBroker
+				.send(stageRecord(stage1, key, "THEIRS", "shipping", "retry.count", "1", "lock.id", theirs.id()));
 			SharedBroker.send(stageRecord(stage1, key, "NOBODYS", null, "retry.count", "0", "lock.id", nobodys.id()));
 			SharedBroker.send(stageRecord(stage1, null, "THEIRS-KEYLESS", "shipping", "retry.count", "1"));
 
@@ -135,10 +144,12 @@ class ConsumerGroupsTests {
 				assertThat(foreign(meters, topic, stage1)).isEqualTo(3);
 				assertThat(foreign(meters, topic, lockTopic)).isEqualTo(2);
 			});
-			// neither lock holds the key back: its next record runs on the main topic at once
+			// neither lock holds the key back: its next record runs on the main topic at
+			// once
 			SharedBroker.send(topic, key, "K1");
 			await().atMost(WAIT).until(() -> script.succeeded("K1"));
-			assertThat(script.journal()).singleElement().satisfies((attempt) -> assertThat(attempt.topic()).isEqualTo(topic));
+			assertThat(script.journal()).singleElement()
+				.satisfies((attempt) -> assertThat(attempt.topic()).isEqualTo(topic));
 			assertThat(registry.find(theirs.id())).isNull();
 			assertThat(registry.find(nobodys.id())).isNull();
 			assertThat(registry.size()).isZero();
@@ -169,8 +180,8 @@ class ConsumerGroupsTests {
 					+ "' holds records written by group 'shipping'")
 			.withStackTraceContaining(lockTopic + " (live locks): 1 of group 'shipping'")
 			.withStackTraceContaining(stage1 + " (latest records): 1 of group 'shipping'")
-			.withStackTraceContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template must contain "
-					+ "{group}")
+			.withStackTraceContaining(
+					"kafka.resilience.topics.retry-template, dlq-template and lock-template must contain " + "{group}")
 			.withStackTraceContaining("kafka.resilience.topics.check-owner-at-startup=false");
 		assertThat(StartupChecksTests.report(() -> TestApplication.start(topic).close())).satisfies((report) -> {
 			assertThat(report.getDescription()).contains("holds records written by group 'shipping'")
@@ -179,7 +190,8 @@ class ConsumerGroupsTests {
 				.contains("kafka.resilience.topics.check-owner-at-startup=false");
 		});
 
-		// once told that the other group only left them behind, it starts; they are never run
+		// once told that the other group only left them behind, it starts; they are never
+		// run
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		try (ConfigurableApplicationContext context = TestApplication.start(topic,
 				"kafka.resilience.topics.check-owner-at-startup=false")) {
@@ -196,15 +208,18 @@ class ConsumerGroupsTests {
 	}
 
 	@Test
-	void anApplicationUpgradedFromUnscopedNamesIsRefusedUntilItsGroupDrainedThemThenMovesToItsOwnLadder() throws Exception {
+	void anApplicationUpgradedFromUnscopedNamesIsRefusedUntilItsGroupDrainedThemThenMovesToItsOwnLadder()
+			throws Exception {
 		String topic = SharedBroker.newTopic(3);
 		String earlierStage = topic + ".retry.4s";
 		String[] earlierNames = { "kafka.resilience.retry.delays=4s", "kafka.resilience.retry.max-attempts=50",
-				"kafka.resilience.topics.retry-template={topic}.retry.{delay}", "kafka.resilience.topics.dlq-template={topic}.dlq",
+				"kafka.resilience.topics.retry-template={topic}.retry.{delay}",
+				"kafka.resilience.topics.dlq-template={topic}.dlq",
 				"kafka.resilience.topics.lock-template={topic}.locks" };
 		Script script = Script.forTopic(topic).failTransiently("u-1", Integer.MAX_VALUE);
 
-		// the application ran with the names of an earlier release: u-1 failed, u-2 followed it
+		// the application ran with the names of an earlier release: u-1 failed, u-2
+		// followed it
 		try (ConfigurableApplicationContext earlier = TestApplication.start(topic, earlierNames)) {
 			SharedBroker.sendAll(topic, List.of(new String[] { "u", "u-1" }, new String[] { "u", "u-2" }));
 			await().atMost(WAIT).until(() -> SharedBroker.readAll(earlierStage).size() == 2);
@@ -212,11 +227,13 @@ class ConsumerGroupsTests {
 
 		// the upgrade with the new default names refuses, and creates nothing
 		assertThatException().isThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=4s").close())
-			.withStackTraceContaining("Consumer group 'g-" + topic + "' read '" + topic + "' before, and 2 record(s) wait")
+			.withStackTraceContaining(
+					"Consumer group 'g-" + topic + "' read '" + topic + "' before, and 2 record(s) wait")
 			.withStackTraceContaining(earlierStage + " (2)")
 			.withStackTraceContaining("kafka.resilience.topics.retry-template={topic}.retry.{delay}")
 			.withStackTraceContaining("replay --from " + topic + ".dlq --to " + topic + " --group g-" + topic);
-		assertThat(StartupChecksTests.report(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=4s").close()))
+		assertThat(StartupChecksTests
+			.report(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=4s").close()))
 			.satisfies((report) -> {
 				assertThat(report.getDescription()).contains(earlierStage + " (2)").doesNotContain("replay --from");
 				assertThat(report.getAction()).startsWith("Drain them under the earlier names first")
@@ -227,17 +244,20 @@ class ConsumerGroupsTests {
 		// drained under the earlier names...
 		script.succeedFromNowOn("u-1");
 		try (ConfigurableApplicationContext draining = TestApplication.start(topic, earlierNames)) {
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("u")).containsExactly("u-1", "u-2"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.firstSuccesses("u")).containsExactly("u-1", "u-2"));
 			await().atMost(WAIT).until(() -> liveLocks(draining, "g-" + topic) == 0);
 			await().atMost(WAIT).until(() -> totalCommitted("g-" + topic, earlierStage) == 2);
 		}
 		// ...the group moves to its own ladder, and leaves the earlier topics
-		try (ConfigurableApplicationContext upgraded = TestApplication.start(topic, "kafka.resilience.retry.delays=4s")) {
+		try (ConfigurableApplicationContext upgraded = TestApplication.start(topic,
+				"kafka.resilience.retry.delays=4s")) {
 			assertThat(committedTopics("g-" + topic)).doesNotContain(earlierStage).contains(Names.retry(topic, "4s"));
 			SharedBroker.send(topic, "u", "u-3");
 			await().atMost(WAIT).until(() -> script.succeeded("u-3"));
 		}
-		// another group still on an earlier release writes to the earlier topics: it is none of this group's business
+		// another group still on an earlier release writes to the earlier topics: it is
+		// none of this group's business
 		SharedBroker.send(earlierStage, "v", "THEIRS");
 		try (ConfigurableApplicationContext again = TestApplication.start(topic, "kafka.resilience.retry.delays=4s")) {
 			SharedBroker.send(topic, "u", "u-4");
@@ -250,16 +270,21 @@ class ConsumerGroupsTests {
 	@Test
 	void aReplayReachesOnlyTheGroupWhoseDeadLetterItIsBehindItsKeysRecordsStillInTheLadder() {
 		String topic = SharedBroker.newTopic(3);
-		Script billing = Script.forTopic(BILLING + topic).failPermanently("k-1").failTransiently("k-2", Integer.MAX_VALUE);
+		Script billing = Script.forTopic(BILLING + topic)
+			.failPermanently("k-1")
+			.failTransiently("k-2", Integer.MAX_VALUE);
 		Script audit = Script.forTopic(AUDIT + topic);
 		try (ConfigurableApplicationContext context = TestApplication.start(TwoGroupsApplication.class, topic,
 				"kafka.resilience.retry.delays=2s", "kafka.resilience.retry.max-attempts=100")) {
-			SharedBroker.sendAll(topic, List.of(new String[] { "k", "k-1" }, new String[] { "k", "k-2" },
-					new String[] { "k", "k-3" }));
-			// billing: k-1 is a dead letter, k-2 keeps failing in the ladder with k-3 behind it
-			await().atMost(WAIT).until(() -> SharedBroker.readAll(Names.dlq(BILLING + topic, topic)).size() == 1
-					&& liveLocks(context, BILLING + topic) == 2);
-			await().atMost(WAIT).untilAsserted(() -> assertThat(audit.firstSuccesses("k")).containsExactly("k-1", "k-2", "k-3"));
+			SharedBroker.sendAll(topic,
+					List.of(new String[] { "k", "k-1" }, new String[] { "k", "k-2" }, new String[] { "k", "k-3" }));
+			// billing: k-1 is a dead letter, k-2 keeps failing in the ladder with k-3
+			// behind it
+			await().atMost(WAIT)
+				.until(() -> SharedBroker.readAll(Names.dlq(BILLING + topic, topic)).size() == 1
+						&& liveLocks(context, BILLING + topic) == 2);
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(audit.firstSuccesses("k")).containsExactly("k-1", "k-2", "k-3"));
 
 			billing.failPermanently("nothing");
 			ReplayReport report = context.getBean(DlqReplayer.class)
@@ -272,7 +297,8 @@ class ConsumerGroupsTests {
 			billing.succeedFromNowOn("k-2");
 			billing.succeedFromNowOn("k-1");
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(billing.firstSuccesses("k")).containsExactly("k-2", "k-3", "k-1"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(billing.firstSuccesses("k")).containsExactly("k-2", "k-3", "k-1"));
 			await().atMost(WAIT).until(() -> liveLocks(context, BILLING + topic) == 0);
 			assertThat(replays(billing)).isOne();
 			// audit read every record once, from the main topic, and never the replay
@@ -305,7 +331,9 @@ class ConsumerGroupsTests {
 	}
 
 	private static int liveLocks(ConfigurableApplicationContext context, String group) {
-		return context.getBean(LockCoordinator.class).registries().stream()
+		return context.getBean(LockCoordinator.class)
+			.registries()
+			.stream()
 			.filter((registry) -> registry.ownership().group().equals(group))
 			.mapToInt((registry) -> registry.size())
 			.sum();
@@ -315,7 +343,10 @@ class ConsumerGroupsTests {
 		return context.getBean(LockCoordinator.class).registryOf(Names.locks(topic));
 	}
 
-	/** A record on partition 0 of a retry topic, written by someone else than this group's instances. */
+	/**
+	 * A record on partition 0 of a retry topic, written by someone else than this group's
+	 * instances.
+	 */
 	private static ProducerRecord<byte[], byte[]> stageRecord(String stage, String key, String value, String owner,
 			String... headerPairs) {
 		Headers headers = new RecordHeaders();
@@ -338,7 +369,8 @@ class ConsumerGroupsTests {
 	}
 
 	private static Set<String> committedTopics(String group) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
 			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
 				.partitionsToOffsetAndMetadata()
 				.get(30, TimeUnit.SECONDS);
@@ -347,7 +379,8 @@ class ConsumerGroupsTests {
 	}
 
 	private static Set<String> topics() throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
 			return admin.listTopics().names().get(30, TimeUnit.SECONDS);
 		}
 	}
@@ -357,8 +390,9 @@ class ConsumerGroupsTests {
 	}
 
 	/**
-	 * Two services in one application on the same topic: billing and audit, each a group of
-	 * its own ({@code billing-<topic>}, {@code audit-<topic>}), each with its own script.
+	 * Two services in one application on the same topic: billing and audit, each a group
+	 * of its own ({@code billing-<topic>}, {@code audit-<topic>}), each with its own
+	 * script.
 	 */
 	@SpringBootConfiguration
 	@EnableAutoConfiguration

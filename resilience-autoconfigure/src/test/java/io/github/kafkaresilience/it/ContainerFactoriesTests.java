@@ -34,11 +34,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Two listeners in one application through two container factories: the auto-configured one
- * ({@code compensate}) and one of the application's ({@code transaction}, other delays). Each
- * keeps its keys in order, dead-letters what fails for good and leaves no lock behind; only the
- * second writes in transactions; the customizers run on both containers; and the
- * {@code properties} of the first reach its consumer and no other.
+ * Two listeners in one application through two container factories: the auto-configured
+ * one ({@code compensate}) and one of the application's ({@code transaction}, other
+ * delays). Each keeps its keys in order, dead-letters what fails for good and leaves no
+ * lock behind; only the second writes in transactions; the customizers run on both
+ * containers; and the {@code properties} of the first reach its consumer and no other.
  */
 @UsesSharedBroker
 class ContainerFactoriesTests {
@@ -63,7 +63,8 @@ class ContainerFactoriesTests {
 				SharedBroker.send(topic, "bad", "P");
 				SharedBroker.send(topic, "other", "X");
 			}
-			String group = Names.group(plain); // both listeners are in the application's group
+			String group = Names.group(plain); // both listeners are in the application's
+												// group
 			for (String topic : List.of(plain, transactional)) {
 				Script script = Script.forTopic(topic);
 				await().atMost(Duration.ofSeconds(60))
@@ -79,17 +80,22 @@ class ContainerFactoriesTests {
 				await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			}
 			// each ladder has the delays of its own factory
-			assertThat(Script.forTopic(plain).journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic))
-				.containsExactly(plain, Names.retry(group, plain, "1s"));
+			assertThat(Script.forTopic(plain)
+				.journal()
+				.stream()
+				.filter((a) -> a.value().equals("A"))
+				.map(Script.Attempt::topic)).containsExactly(plain, Names.retry(group, plain, "1s"));
 			assertThat(Script.forTopic(transactional)
 				.journal()
 				.stream()
 				.filter((a) -> a.value().equals("A"))
 				.map(Script.Attempt::topic)).containsExactly(transactional, Names.retry(group, transactional, "3s"));
-			assertThat(transactionalIds()).anyMatch((id) -> id.startsWith("kafka-resilience-it-" + plain + "-tx-listener-"))
+			assertThat(transactionalIds())
+				.anyMatch((id) -> id.startsWith("kafka-resilience-it-" + plain + "-tx-listener-"))
 				.noneMatch((id) -> id.contains("-plain-listener-"));
 			assertThat(customized).containsExactlyInAnyOrder("plain-listener", "tx-listener");
-			// the properties of the plain listener reached its consumers (of its main topic and of its
+			// the properties of the plain listener reached its consumers (of its main
+			// topic and of its
 			// retry topics), and only those
 			assertThat(RecordingInterceptor.configs).hasSize(2).allSatisfy((config) -> {
 				assertThat(config.get(ConsumerConfig.CLIENT_ID_CONFIG)).asString().contains("plain-listener");
@@ -99,7 +105,8 @@ class ContainerFactoriesTests {
 	}
 
 	private static List<String> transactionalIds() throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
 			return admin.listTransactions().all().get().stream().map(TransactionListing::transactionalId).toList();
 		}
 	}
@@ -129,9 +136,9 @@ class ContainerFactoriesTests {
 
 		static class Listeners {
 
-			@OrderedRetryListener(id = "plain-listener", topics = "${test.topic}", delays = "1s",
-					properties = { "max.poll.records=7",
-							"interceptor.classes=io.github.kafkaresilience.it.ContainerFactoriesTests$RecordingInterceptor" })
+			@OrderedRetryListener(id = "plain-listener", topics = "${test.topic}", delays = "1s", properties = {
+					"max.poll.records=7",
+					"interceptor.classes=io.github.kafkaresilience.it.ContainerFactoriesTests$RecordingInterceptor" })
 			void plain(ConsumerRecord<String, String> record) {
 				Script.forTopic(originalTopic(record)).handle(record);
 			}

@@ -13,11 +13,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An instance halts between two steps of a move, on a real broker: the JVM stops at once (no
- * shutdown hook, no commit, no undo) right after the lock write, right after the publish, or
- * right before the transaction commits. The test first looks at what the crash left behind,
- * then restarts the same instance and shows the key completing in order with no lock left.
- * Each mode crashes once on the classic group protocol and once on the {@code consumer} one.
+ * An instance halts between two steps of a move, on a real broker: the JVM stops at once
+ * (no shutdown hook, no commit, no undo) right after the lock write, right after the
+ * publish, or right before the transaction commits. The test first looks at what the
+ * crash left behind, then restarts the same instance and shows the key completing in
+ * order with no lock left. Each mode crashes once on the classic group protocol and once
+ * on the {@code consumer} one.
  */
 @UsesSharedBroker
 class CrashBetweenStepsTests {
@@ -25,8 +26,8 @@ class CrashBetweenStepsTests {
 	private static final String FAILING = "k:0:t1";
 
 	@ParameterizedTest(name = "{0} mode, crash at {1}, {2} protocol")
-	@CsvSource({ "compensate, LOCK_WRITTEN, classic", "compensate, PUBLISHED, consumer", "transaction, PUBLISHED, consumer",
-			"transaction, COMMITTING, classic" })
+	@CsvSource({ "compensate, LOCK_WRITTEN, classic", "compensate, PUBLISHED, consumer",
+			"transaction, PUBLISHED, consumer", "transaction, COMMITTING, classic" })
 	void aCrashBetweenTwoStepsOfAMoveIsHealedByTheRestart(String mode, Point point, String protocol) {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(AuditedApplication.auditTopic(topic), 1, Map.of());
@@ -40,11 +41,14 @@ class CrashBetweenStepsTests {
 			await().atMost(Duration.ofSeconds(90)).until(() -> !crashing.isAlive());
 		}
 		int published = (point == Point.LOCK_WRITTEN) ? 0 : 1;
-		assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false)).as("written to the retry topic before the crash")
+		assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false))
+			.as("written to the retry topic before the crash")
 			.hasSize(published);
 		if (transaction) {
-			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).as("visible to read-committed consumers").isEmpty();
-			assertThat(SharedBroker.readAll(Names.locks(topic), true)).as("locks visible to read-committed tailers").isEmpty();
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).as("visible to read-committed consumers")
+				.isEmpty();
+			assertThat(SharedBroker.readAll(Names.locks(topic), true)).as("locks visible to read-committed tailers")
+				.isEmpty();
 		}
 		else {
 			assertThat(ChaosRun.liveLocks(topic)).as("the lock in flight the crash left").isEqualTo(1);
@@ -59,7 +63,10 @@ class CrashBetweenStepsTests {
 		}
 	}
 
-	/** Values of key k in the order of their first successful handling, from the audit topic. */
+	/**
+	 * Values of key k in the order of their first successful handling, from the audit
+	 * topic.
+	 */
 	private static List<String> firstSuccesses(String topic) {
 		return SharedBroker.readAll(AuditedApplication.auditTopic(topic))
 			.stream()

@@ -15,10 +15,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * What the endpoint shows of a dead letter over HTTP, behind Spring Security: headers that
- * carry credentials are masked for every reader, and its value and the application's headers
- * are shown only to a reader with the operator role ({@code show-values: when-authorized}),
- * or to no one ({@code never}).
+ * What the endpoint shows of a dead letter over HTTP, behind Spring Security: headers
+ * that carry credentials are masked for every reader, and its value and the application's
+ * headers are shown only to a reader with the operator role
+ * ({@code show-values: when-authorized}), or to no one ({@code never}).
  */
 @UsesSharedBroker
 class DeadLetterDisclosureTests {
@@ -31,7 +31,8 @@ class DeadLetterDisclosureTests {
 	@Test
 	void aReaderWithoutTheRoleSeesNeitherTheValueNorTheHeadersAndCredentialsAreMaskedForAll() throws Exception {
 		String topic = SharedBroker.newTopic(1);
-		try (ConfigurableApplicationContext context = TestApplication.startWeb(SecuredApplication.class, topic, CONSOLE)) {
+		try (ConfigurableApplicationContext context = TestApplication.startWeb(SecuredApplication.class, topic,
+				CONSOLE)) {
 			deadLetterWithCredentials(topic);
 
 			Map<String, Object> asViewer = ConsoleHttp.logIn(context, "viewer").firstDeadLetter(topic);
@@ -39,7 +40,8 @@ class DeadLetterDisclosureTests {
 				.containsEntry("x-api-token", "******")
 				.containsEntry("x-request-id", "******")
 				.containsEntry("dlq.reason", "permanent");
-			assertThat(value(asViewer)).containsEntry("format", "hidden").containsEntry("content", null)
+			assertThat(value(asViewer)).containsEntry("format", "hidden")
+				.containsEntry("content", null)
 				.containsEntry("bytes", 7);
 			assertThat(asViewer.toString()).doesNotContain("Bearer", "t0k3n", "req-1");
 
@@ -61,11 +63,15 @@ class DeadLetterDisclosureTests {
 			deadLetterWithCredentials(topic);
 			Map<String, Object> asOperator = ConsoleHttp.logIn(context, "ops").firstDeadLetter(topic);
 			assertThat(value(asOperator)).containsEntry("format", "hidden").containsEntry("content", null);
-			assertThat(headers(asOperator)).containsEntry("x-request-id", "******").containsEntry("Authorization", "******");
+			assertThat(headers(asOperator)).containsEntry("x-request-id", "******")
+				.containsEntry("Authorization", "******");
 		}
 	}
 
-	/** A record with credentials in its headers, which fails permanently: a dead letter that keeps them. */
+	/**
+	 * A record with credentials in its headers, which fails permanently: a dead letter
+	 * that keeps them.
+	 */
 	static void deadLetterWithCredentials(String topic) {
 		Script.forTopic(topic).failPermanently("SECRET1");
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, "k".getBytes(StandardCharsets.UTF_8),
@@ -80,8 +86,8 @@ class DeadLetterDisclosureTests {
 	@SuppressWarnings("unchecked")
 	private static Map<String, Object> headers(Map<String, Object> letter) {
 		Map<String, Object> byName = new LinkedHashMap<>();
-		((List<Map<String, Object>>) letter.get("headers")).forEach((header) -> byName.put((String) header.get("name"),
-				header.get("value")));
+		((List<Map<String, Object>>) letter.get("headers"))
+			.forEach((header) -> byName.put((String) header.get("name"), header.get("value")));
 		return byName;
 	}
 

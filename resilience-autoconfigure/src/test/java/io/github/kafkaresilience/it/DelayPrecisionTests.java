@@ -12,8 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A retried record runs again no earlier than its due time (the stage record's timestamp plus
- * the stage delay), and not much later.
+ * A retried record runs again no earlier than its due time (the stage record's timestamp
+ * plus the stage delay), and not much later.
  */
 @UsesSharedBroker
 class DelayPrecisionTests {
@@ -34,7 +34,8 @@ class DelayPrecisionTests {
 			await().atMost(Duration.ofSeconds(60))
 				.until(() -> script.journal().stream().filter(Script.Attempt::succeeded).count() == keys);
 		}
-		List<Long> lateness = script.journal().stream()
+		List<Long> lateness = script.journal()
+			.stream()
 			.filter((a) -> a.topic().equals(Names.retry(topic, "2s")))
 			.map((a) -> a.at().toEpochMilli() - (a.recordTimestamp() + 2000))
 			.sorted()
@@ -42,8 +43,8 @@ class DelayPrecisionTests {
 		assertThat(lateness).hasSize(keys);
 		long p50 = lateness.get(lateness.size() / 2);
 		long p99 = lateness.get((int) Math.ceil(lateness.size() * 0.99) - 1);
-		System.out.printf("Retry lateness with 2 s stages over %d retries: p50=%d ms, p99=%d ms, max=%d ms%n", keys, p50, p99,
-				lateness.get(lateness.size() - 1));
+		System.out.printf("Retry lateness with 2 s stages over %d retries: p50=%d ms, p99=%d ms, max=%d ms%n", keys,
+				p50, p99, lateness.get(lateness.size() - 1));
 		assertThat(lateness.get(0)).as("no retry runs before its due time").isGreaterThanOrEqualTo(0);
 		assertThat(lateness.get(lateness.size() - 1)).isLessThan(2000);
 	}

@@ -61,12 +61,13 @@ class DlqHandlerTests {
 
 			assertThat(line).doesNotContain("\n");
 			Map<String, Object> fields = JsonMapper.builder().build().readValue(line, Map.class);
-			// the payload is nowhere but in the handler's own exception message, which quotes it
+			// the payload is nowhere but in the handler's own exception message, which
+			// quotes it
 			Map<String, Object> withoutMessage = new java.util.HashMap<>(fields);
 			withoutMessage.remove("error.message");
 			assertThat(withoutMessage.toString()).doesNotContain("4111");
-			assertThat(fields).containsOnlyKeys("event", "dlq.topic", "dlq.partition", "dlq.offset", "dlq.timestamp", "key",
-					"original.topic", "original.partition", "original.offset", "previous.topic", "retry.count",
+			assertThat(fields).containsOnlyKeys("event", "dlq.topic", "dlq.partition", "dlq.offset", "dlq.timestamp",
+					"key", "original.topic", "original.partition", "original.offset", "previous.topic", "retry.count",
 					"error.class", "error.exception", "error.message", "error.timestamp", "dlq.reason", "payload.size");
 			assertThat(fields).containsEntry("event", "dead-letter")
 				.containsEntry("dlq.topic", Names.dlq(topic))
@@ -111,7 +112,8 @@ class DlqHandlerTests {
 				assertThat(letter.originalTopic()).isEqualTo(topic);
 				assertThat(letter.retryCount()).isEqualTo(1);
 			});
-			// dead letters another group wrote to this group's dead-letter topic are not this
+			// dead letters another group wrote to this group's dead-letter topic are not
+			// this
 			// group's to report: skipped and counted, never handed to the handler
 			SharedBroker.send(new ProducerRecord<>(Names.dlq(topic), 0, "x".getBytes(StandardCharsets.UTF_8),
 					"THEIRS".getBytes(StandardCharsets.UTF_8),
@@ -124,7 +126,8 @@ class DlqHandlerTests {
 			await().atMost(WAIT).until(() -> seen.size() >= 4);
 			LockRegistry registry = context.getBean(LockCoordinator.class).registryOf(Names.locks(topic));
 			await().atMost(WAIT).until(() -> registry.ownership().foreignRecords(Names.dlq(topic)) == 2);
-			assertThat(seen).hasSize(4).extracting((letter) -> new String(letter.value(), StandardCharsets.UTF_8))
+			assertThat(seen).hasSize(4)
+				.extracting((letter) -> new String(letter.value(), StandardCharsets.UTF_8))
 				.doesNotContain("THEIRS", "NOBODYS");
 		}
 	}

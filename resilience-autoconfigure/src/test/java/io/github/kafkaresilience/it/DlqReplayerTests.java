@@ -59,10 +59,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Replays of dead letters on a real broker: which dead letters each filter selects, that only
- * the group's own dead letters go back, into stage 1 of its ladder and never to the main topic,
- * the headers and partition of a replayed record, dry runs, unknown topics, and a replayed
- * record running through the listener again.
+ * Replays of dead letters on a real broker: which dead letters each filter selects, that
+ * only the group's own dead letters go back, into stage 1 of its ladder and never to the
+ * main topic, the headers and partition of a replayed record, dry runs, unknown topics,
+ * and a replayed record running through the listener again.
  */
 @UsesSharedBroker
 class DlqReplayerTests {
@@ -88,14 +88,16 @@ class DlqReplayerTests {
 	private static final String ARGUMENT = IllegalArgumentException.class.getName();
 
 	/**
-	 * The dead letters every test starts from, written to the partition of their key as the
-	 * ladder writes them ({@code null} original topic: the replay's target). V7 claims another
-	 * original partition than its key's, V8 comes from another topic and V9 names a partition
-	 * the target does not have: those show how the partition of a replayed record is chosen.
+	 * The dead letters every test starts from, written to the partition of their key as
+	 * the ladder writes them ({@code null} original topic: the replay's target). V7
+	 * claims another original partition than its key's, V8 comes from another topic and
+	 * V9 names a partition the target does not have: those show how the partition of a
+	 * replayed record is chosen.
 	 */
 	private static final List<Letter> LETTERS = List.of(
 			new Letter("V1", KEY_A, null, 0, 10, "transient", STATE, "exhausted", 0),
-			new Letter("V2", KEY_A, null, 0, 11, "permanent", PermanentFailureException.class.getName(), "permanent", 1),
+			new Letter("V2", KEY_A, null, 0, 11, "permanent", PermanentFailureException.class.getName(), "permanent",
+					1),
 			new Letter("V3", KEY_B, null, 1, 5, "transient", "java.net.SocketTimeoutException", "exhausted", 2),
 			new Letter("V4", KEY_B, null, 1, 6, "permanent", ARGUMENT, "permanent", 3),
 			new Letter("V5", KEY_C, null, 2, 10, "permanent", "org.apache.kafka.common.errors.SerializationException",
@@ -110,30 +112,36 @@ class DlqReplayerTests {
 		DeadLetters letters = DeadLetters.write();
 		Instant t0 = letters.t0;
 		DlqReplayer replayer = replayer(1000);
-		List<Case> cases = List.of(new Case("no filter", (r) -> r, 9, "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9"),
-				// since seeks each partition to its first dead letter at or after it: fewer are read
-				new Case("since", (r) -> r.withSince(t0.plus(3, ChronoUnit.MINUTES)), 6, "V4", "V5", "V6", "V7", "V8",
-						"V9"),
-				new Case("until", (r) -> r.withUntil(t0.plus(2, ChronoUnit.MINUTES)), 9, "V1", "V2"),
-				new Case("since and until",
-						(r) -> r.withSince(t0.plus(1, ChronoUnit.MINUTES)).withUntil(t0.plus(5, ChronoUnit.MINUTES)), 8,
-						"V2", "V3", "V4", "V5"),
-				new Case("error class transient", (r) -> r.withErrorClass("transient"), 9, "V1", "V3", "V6", "V7", "V9"),
-				new Case("error class permanent", (r) -> r.withErrorClass("permanent"), 9, "V2", "V4", "V5", "V8"),
-				new Case("exception", (r) -> r.withException(STATE), 9, "V1", "V6", "V9"),
-				new Case("reason poison", (r) -> r.withReason("poison"), 9, "V5"),
-				new Case("reason permanent", (r) -> r.withReason("permanent"), 9, "V2", "V4", "V8"),
-				new Case("key", (r) -> r.withKey(KEY_A), 9, "V1", "V2"),
-				new Case("original partition", (r) -> r.withOriginalPartition(2), 9, "V5", "V6", "V7", "V8"),
-				new Case("original offset", (r) -> r.withOriginalOffset(10L), 9, "V1", "V5", "V8"),
-				new Case("original partition and offset", (r) -> r.withOriginalPartition(2).withOriginalOffset(10L), 9,
-						"V5", "V8"),
-				new Case("combined", (r) -> r.withSince(t0.plus(1, ChronoUnit.MINUTES))
-					.withUntil(t0.plus(8, ChronoUnit.MINUTES))
-					.withErrorClass("permanent")
-					.withReason("permanent"), 8, "V2", "V4", "V8"),
-				new Case("key and exception", (r) -> r.withKey(KEY_C).withException(STATE), 9, "V6"),
-				new Case("no match", (r) -> r.withKey("nobody"), 9));
+		List<Case> cases = List
+			.of(new Case("no filter", (r) -> r, 9, "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9"),
+					// since seeks each partition to its first dead letter at or after it:
+					// fewer are read
+					new Case("since", (r) -> r.withSince(t0.plus(3, ChronoUnit.MINUTES)), 6, "V4", "V5", "V6", "V7",
+							"V8", "V9"),
+					new Case("until", (r) -> r.withUntil(t0.plus(2, ChronoUnit.MINUTES)), 9, "V1", "V2"),
+					new Case("since and until",
+							(r) -> r.withSince(t0.plus(1, ChronoUnit.MINUTES))
+								.withUntil(t0.plus(5, ChronoUnit.MINUTES)),
+							8, "V2", "V3", "V4", "V5"),
+					new Case("error class transient", (r) -> r.withErrorClass("transient"), 9, "V1", "V3", "V6", "V7",
+							"V9"),
+					new Case("error class permanent", (r) -> r.withErrorClass("permanent"), 9, "V2", "V4", "V5", "V8"),
+					new Case("exception", (r) -> r.withException(STATE), 9, "V1", "V6", "V9"),
+					new Case("reason poison", (r) -> r.withReason("poison"), 9, "V5"),
+					new Case("reason permanent", (r) -> r.withReason("permanent"), 9, "V2", "V4", "V8"),
+					new Case("key", (r) -> r.withKey(KEY_A), 9, "V1", "V2"),
+					new Case("original partition", (r) -> r.withOriginalPartition(2), 9, "V5", "V6", "V7", "V8"),
+					new Case("original offset", (r) -> r.withOriginalOffset(10L), 9, "V1", "V5", "V8"),
+					new Case("original partition and offset", (r) -> r.withOriginalPartition(2).withOriginalOffset(10L),
+							9, "V5", "V8"),
+					new Case("combined",
+							(r) -> r.withSince(t0.plus(1, ChronoUnit.MINUTES))
+								.withUntil(t0.plus(8, ChronoUnit.MINUTES))
+								.withErrorClass("permanent")
+								.withReason("permanent"),
+							8, "V2", "V4", "V8"),
+					new Case("key and exception", (r) -> r.withKey(KEY_C).withException(STATE), 9, "V6"),
+					new Case("no match", (r) -> r.withKey("nobody"), 9));
 		try (TopicTail target = new TopicTail(SharedBroker.bootstrapServers(), letters.target, false)) {
 			for (Case test : cases) {
 				ReplayReport report = replayer.replay(test.filter.apply(ReplayRequest.of(letters.from, letters.to)));
@@ -218,7 +226,8 @@ class DlqReplayerTests {
 			assertThat(record.timestamp()).as(about + ": written now")
 				.isGreaterThan(letters.t0.plus(letter.minute, ChronoUnit.MINUTES).toEpochMilli());
 		}
-		// always the dead letter's own partition, where its key lives, whatever original.* claims
+		// always the dead letter's own partition, where its key lives, whatever
+		// original.* claims
 		for (Letter letter : LETTERS) {
 			assertThat(replayed.get(letter.value).partition()).as(letter.value).isEqualTo(letter.partition());
 		}
@@ -322,7 +331,8 @@ class DlqReplayerTests {
 		DeadLetters letters = DeadLetters.write();
 		AtomicReference<Throwable> failure = new AtomicReference<>();
 		AtomicBoolean interruptFlag = new AtomicBoolean();
-		// one dead letter every 1000 s: the replay waits for the second one until interrupted
+		// one dead letter every 1000 s: the replay waits for the second one until
+		// interrupted
 		Thread replay = new Thread(() -> {
 			try {
 				replayer(0.001).replay(ReplayRequest.of(letters.from, letters.to));
@@ -349,9 +359,9 @@ class DlqReplayerTests {
 	void aRateOfZeroOrLessIsRejected() {
 		Map<String, Object> config = Map.of();
 		for (double rate : new double[] { 0, -1, Double.NaN }) {
-			assertThatIllegalArgumentException().isThrownBy(() -> new DlqReplayer(ConsumerClients.of(config),
-					ProducerClients.of(config), rate, Clock.systemUTC(),
-					DlqReplayerTests::ladder))
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> new DlqReplayer(ConsumerClients.of(config), ProducerClients.of(config), rate,
+						Clock.systemUTC(), DlqReplayerTests::ladder))
 				.withMessageContaining("rate");
 		}
 	}
@@ -382,15 +392,17 @@ class DlqReplayerTests {
 			ConsumerRecord<String, String> again = replayed(handled).get(0);
 			assertThat(again.key()).isEqualTo("k");
 			assertThat(again.value()).isEqualTo("V");
-			assertThat(again.topic()).as("back through the group's own first stage").isEqualTo(Names.retry(topic, "1s"));
+			assertThat(again.topic()).as("back through the group's own first stage")
+				.isEqualTo(Names.retry(topic, "1s"));
 			assertThat(again.partition()).isEqualTo(first.partition());
 			assertThat(text(again.headers().lastHeader("replay.from-dlq").value()))
 				.isEqualTo(Names.dlq(topic) + "/" + dead.partition() + "/" + dead.offset());
 			assertThat(text(again.headers().lastHeader("trace-id").value())).isEqualTo("t-1");
-			// the replayed record is done once the listener committed past it (the entry, and the
+			// the replayed record is done once the listener committed past it (the entry,
+			// and the
 			// copy its admission wrote at the end of the stage); nothing died again
-			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, Names.retry(topic, "1s"),
-					first.partition()) == 2);
+			await().atMost(WAIT)
+				.until(() -> SharedBroker.committed("g-" + topic, Names.retry(topic, "1s"), first.partition()) == 2);
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(1);
 			assertThat(replayed(handled)).hasSize(1);
 			assertThat(SharedBroker.readAll(topic)).as("nothing was written to the main topic").hasSize(1);
@@ -399,7 +411,9 @@ class DlqReplayerTests {
 	}
 
 	private static List<ConsumerRecord<String, String>> replayed(Handled handled) {
-		return handled.records.stream().filter((record) -> record.headers().lastHeader("replay.from-dlq") != null).toList();
+		return handled.records.stream()
+			.filter((record) -> record.headers().lastHeader("replay.from-dlq") != null)
+			.toList();
 	}
 
 	private static DlqReplayer replayer(double ratePerSecond) {
@@ -409,7 +423,10 @@ class DlqReplayerTests {
 				ratePerSecond, Clock.fixed(REPLAYED_AT, ZoneOffset.UTC), DlqReplayerTests::ladder);
 	}
 
-	/** The ladder of the test listener's group on a topic (one stage of 1s), or of the group named. */
+	/**
+	 * The ladder of the test listener's group on a topic (one stage of 1s), or of the
+	 * group named.
+	 */
 	private static LadderPlan ladder(@Nullable String group, String topic) {
 		return LadderPlan.of((group != null) ? group : Names.group(topic), topic, List.of(Duration.ofSeconds(1)), null,
 				LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
@@ -420,9 +437,9 @@ class DlqReplayerTests {
 	}
 
 	private static List<String> userHeaders(ConsumerRecord<byte[], byte[]> record) {
-		Set<String> protocol = Set.of("retry.count", "error.class", "error.message", "error.exception", "error.timestamp",
-				"previous.topic", "original.topic", "original.partition", "original.offset", "lock.id", "dlq.reason",
-				"replay.from-dlq", "replay.timestamp", "owner.group");
+		Set<String> protocol = Set.of("retry.count", "error.class", "error.message", "error.exception",
+				"error.timestamp", "previous.topic", "original.topic", "original.partition", "original.offset",
+				"lock.id", "dlq.reason", "replay.from-dlq", "replay.timestamp", "owner.group");
 		return Arrays.stream(record.headers().toArray())
 			.filter((header) -> !protocol.contains(header.key()))
 			.map((header) -> header.key() + "=" + text(header.value()))
@@ -442,7 +459,8 @@ class DlqReplayerTests {
 	}
 
 	private static Set<String> topics() {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
 			return admin.listTopics().names().get(30, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
@@ -459,8 +477,8 @@ class DlqReplayerTests {
 	}
 
 	/**
-	 * A crafted dead letter, written {@code minute} minutes after the first one; its original
-	 * topic is the replay's target unless {@code otherOriginalTopic} is set.
+	 * A crafted dead letter, written {@code minute} minutes after the first one; its
+	 * original topic is the replay's target unless {@code otherOriginalTopic} is set.
 	 */
 	private record Letter(String value, String key, @Nullable String otherOriginalTopic, int originalPartition,
 			long originalOffset, String errorClass, String exception, String reason, int minute) {
@@ -519,8 +537,9 @@ class DlqReplayerTests {
 	}
 
 	/**
-	 * The dead letters of {@link #LETTERS} on the dead-letter topic of the test group's ladder
-	 * on a main topic of their own, and the ladder's first retry topic they go back to.
+	 * The dead letters of {@link #LETTERS} on the dead-letter topic of the test group's
+	 * ladder on a main topic of their own, and the ladder's first retry topic they go
+	 * back to.
 	 */
 	private static final class DeadLetters {
 
@@ -546,7 +565,8 @@ class DlqReplayerTests {
 				SharedBroker.send(letter.toRecord(this.from, this.to, this.t0));
 			}
 			for (ConsumerRecord<byte[], byte[]> record : SharedBroker.readAll(this.from)) {
-				this.coordinates.put(text(record.value()), this.from + "/" + record.partition() + "/" + record.offset());
+				this.coordinates.put(text(record.value()),
+						this.from + "/" + record.partition() + "/" + record.offset());
 			}
 		}
 
@@ -559,7 +579,10 @@ class DlqReplayerTests {
 	private record Case(String name, UnaryOperator<ReplayRequest> filter, long scanned, String... expected) {
 	}
 
-	/** What the listener of {@link ReplayApplication} handled, per topic, and whether it fails. */
+	/**
+	 * What the listener of {@link ReplayApplication} handled, per topic, and whether it
+	 * fails.
+	 */
 	static final class Handled {
 
 		private static final Map<String, Handled> BY_TOPIC = new ConcurrentHashMap<>();

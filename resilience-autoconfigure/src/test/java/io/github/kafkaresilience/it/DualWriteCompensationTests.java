@@ -25,9 +25,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Dual write in {@code compensate} mode: when the retry publish fails after the lock was
- * written, the lock is released and the record delivered again; when putting the lock back
- * fails too, the redelivered record finishes the move. Either way nothing is lost, nothing
- * stays locked, and the key keeps its order.
+ * written, the lock is released and the record delivered again; when putting the lock
+ * back fails too, the redelivered record finishes the move. Either way nothing is lost,
+ * nothing stays locked, and the key keeps its order.
  */
 @UsesSharedBroker
 class DualWriteCompensationTests {
@@ -43,10 +43,13 @@ class DualWriteCompensationTests {
 				"kafka.resilience.retry.delays=1s")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
 			assertThat(failingPublishes.get()).as("the injected publish failure happened").isLessThanOrEqualTo(0);
-			// A ran on the main topic twice: once before the failed publish, once after its redelivery
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			// A ran on the main topic twice: once before the failed publish, once after
+			// its redelivery
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(Names.locks(topic));
@@ -66,11 +69,15 @@ class DualWriteCompensationTests {
 				"kafka.resilience.retry.delays=1s")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
 			assertThat(failingMoves.get()).as("the injected publish failure happened").isLessThanOrEqualTo(0);
-			assertThat(failingCompensations.get()).as("the injected compensation failure happened").isLessThanOrEqualTo(0);
-			// the lock stayed in flight; A's redelivery finished the move instead of running A again
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			assertThat(failingCompensations.get()).as("the injected compensation failure happened")
+				.isLessThanOrEqualTo(0);
+			// the lock stayed in flight; A's redelivery finished the move instead of
+			// running A again
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			List<ConsumerRecord<byte[], byte[]>> lockRecords = SharedBroker.readAll(Names.locks(topic));
@@ -89,7 +96,9 @@ class DualWriteCompensationTests {
 	@Import(TestApplication.ScriptedListener.class)
 	static class FailingCompensationApplication {
 
-		/** Fails A's first move after its lock write, then the undo of that lock write. */
+		/**
+		 * Fails A's first move after its lock write, then the undo of that lock write.
+		 */
 		@Bean
 		FaultInjection faultInjection() {
 			return (point, record) -> {
@@ -112,16 +121,20 @@ class DualWriteCompensationTests {
 	@Import(TestApplication.ScriptedListener.class)
 	static class FaultyApplication {
 
-		/** A publisher whose first retry publishes fail, as when the broker rejects them. */
+		/**
+		 * A publisher whose first retry publishes fail, as when the broker rejects them.
+		 */
 		@Bean
 		LadderPublisher ladderPublisher(org.springframework.kafka.core.ProducerFactory<?, ?> producerFactory) {
-			return new LadderPublisher(new ProducerClients(producerFactory, "faulty"), "faulty", Duration.ofSeconds(30)) {
+			return new LadderPublisher(new ProducerClients(producerFactory, "faulty"), "faulty",
+					Duration.ofSeconds(30)) {
 
 				@Override
 				public CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
 						Headers headers) {
 					if (topic.contains(".retry.") && failingPublishes.getAndDecrement() > 0) {
-						return CompletableFuture.failedFuture(new KafkaException("injected: publish to " + topic + " failed"));
+						return CompletableFuture
+							.failedFuture(new KafkaException("injected: publish to " + topic + " failed"));
 					}
 					return super.sending(topic, partition, key, value, headers);
 				}

@@ -13,9 +13,9 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * A consumer interceptor that holds back the records of chosen topics until the test opens the
- * gate: a lock tailer that reads such a topic cannot catch up meanwhile. Installed with
- * {@code spring.kafka.consumer.properties.interceptor.classes}.
+ * A consumer interceptor that holds back the records of chosen topics until the test
+ * opens the gate: a lock tailer that reads such a topic cannot catch up meanwhile.
+ * Installed with {@code spring.kafka.consumer.properties.interceptor.classes}.
  */
 public class GatedLockReads implements ConsumerInterceptor<byte[], byte[]> {
 

@@ -28,9 +28,9 @@ class GroupProtocolsTests {
 	private static final Duration WAIT = Duration.ofSeconds(90);
 
 	/**
-	 * Two instances, then three, of one group on a topic of 4 partitions with two stages: every
-	 * instance holds partitions of the main topic and of the stages, whatever the protocol and
-	 * its assignor.
+	 * Two instances, then three, of one group on a topic of 4 partitions with two stages:
+	 * every instance holds partitions of the main topic and of the stages, whatever the
+	 * protocol and its assignor.
 	 */
 	@ParameterizedTest(name = "{0} protocol, {1}")
 	@CsvSource({ "consumer, uniform", "consumer, range", "classic, org.apache.kafka.clients.consumer.RangeAssignor",
@@ -38,7 +38,8 @@ class GroupProtocolsTests {
 			"classic, org.apache.kafka.clients.consumer.StickyAssignor" })
 	void theMainTopicsPartitionsSpreadOverEveryInstance(String protocol, String assignor) {
 		String topic = SharedBroker.newTopic(4);
-		String assignorProperty = protocol.equals("consumer") ? "group.remote.assignor" : "partition.assignment.strategy";
+		String assignorProperty = protocol.equals("consumer") ? "group.remote.assignor"
+				: "partition.assignment.strategy";
 		List<ConfigurableApplicationContext> started = new ArrayList<>();
 		try {
 			for (int i = 0; i < 3; i++) {
@@ -56,9 +57,9 @@ class GroupProtocolsTests {
 	}
 
 	/**
-	 * Static membership, as a StatefulSet gives it: an instance stopped and started again within
-	 * the session timeout gets its very partitions back, and the other instance sees no
-	 * rebalance meanwhile.
+	 * Static membership, as a StatefulSet gives it: an instance stopped and started again
+	 * within the session timeout gets its very partitions back, and the other instance
+	 * sees no rebalance meanwhile.
 	 */
 	@ParameterizedTest(name = "{0} protocol")
 	@CsvSource({ "classic", "consumer" })
@@ -70,7 +71,8 @@ class GroupProtocolsTests {
 			awaitSpread(topic, List.of(first, second));
 			java.util.concurrent.atomic.AtomicInteger rebalances = new java.util.concurrent.atomic.AtomicInteger();
 			container(second).onAssignmentChanged(rebalances::incrementAndGet);
-			// the group has settled: the consumer protocol may still move a partition after the
+			// the group has settled: the consumer protocol may still move a partition
+			// after the
 			// spread, at a heartbeat (1 s on the test broker); none for 3 s
 			int[] seen = { -1 };
 			await().during(Duration.ofSeconds(3)).atMost(WAIT).until(() -> {
@@ -86,7 +88,8 @@ class GroupProtocolsTests {
 			first.close();
 			first = startStatic(topic, protocol, 0);
 			ConfigurableApplicationContext back = first;
-			await().atMost(WAIT).until(() -> assignment(back).equals(before) && container(back).closedBarriers().isEmpty());
+			await().atMost(WAIT)
+				.until(() -> assignment(back).equals(before) && container(back).closedBarriers().isEmpty());
 			assertThat(assignment(second)).isEqualTo(others);
 			assertThat(rebalances).as("assignment changes of the other instance").hasValue(settled);
 		}
@@ -97,8 +100,9 @@ class GroupProtocolsTests {
 	}
 
 	/**
-	 * An instance with a group instance id of its own; the session timeout is 15 s (the test
-	 * broker's for the {@code consumer} protocol, set on the classic one's consumer).
+	 * An instance with a group instance id of its own; the session timeout is 15 s (the
+	 * test broker's for the {@code consumer} protocol, set on the classic one's
+	 * consumer).
 	 */
 	private static ConfigurableApplicationContext startStatic(String topic, String protocol, int instance) {
 		List<String> properties = new ArrayList<>(List.of("kafka.resilience.instance-id=s" + instance + "-" + topic,
@@ -118,8 +122,9 @@ class GroupProtocolsTests {
 	private static void awaitSpread(String topic, List<ConfigurableApplicationContext> instances) {
 		await().atMost(WAIT).untilAsserted(() -> {
 			List<Set<TopicPartition>> assignments = instances.stream().map(GroupProtocolsTests::assignment).toList();
-			assertThat(assignments.stream().mapToLong(Set::size).sum()).as("every partition of 3 topics, once: "
-					+ assignments).isEqualTo(12);
+			assertThat(assignments.stream().mapToLong(Set::size).sum())
+				.as("every partition of 3 topics, once: " + assignments)
+				.isEqualTo(12);
 			for (Set<TopicPartition> assignment : assignments) {
 				Map<Boolean, Long> byKind = assignment.stream()
 					.collect(Collectors.partitioningBy((tp) -> tp.topic().equals(topic), Collectors.counting()));

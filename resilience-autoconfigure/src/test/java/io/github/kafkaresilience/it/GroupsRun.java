@@ -25,14 +25,16 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A seeded run of several consumer groups reading one main topic, each in application
- * instances of its own (JVMs of their own) and so with a ladder of its own. A record carries a
- * rule per group ({@code key:seq:A=t2,C=p}, see {@link AuditedApplication}), so that one group
- * retries or dead-letters what another handles at once; each group audits to a topic of its
- * own, and a {@link Checker} per group reads that group's audit, dead-letter and lock topics
- * and lists the promises broken to it, independently of the other groups.
+ * instances of its own (JVMs of their own) and so with a ladder of its own. A record
+ * carries a rule per group ({@code key:seq:A=t2,C=p}, see {@link AuditedApplication}), so
+ * that one group retries or dead-letters what another handles at once; each group audits
+ * to a topic of its own, and a {@link Checker} per group reads that group's audit,
+ * dead-letter and lock topics and lists the promises broken to it, independently of the
+ * other groups.
  * <p>
- * {@link ChaosRun} is the run of one group; this one adds what only several groups can break:
- * a record of one group on another's ladder, a replay reaching a group it is not for.
+ * {@link ChaosRun} is the run of one group; this one adds what only several groups can
+ * break: a record of one group on another's ladder, a replay reaching a group it is not
+ * for.
  */
 final class GroupsRun implements AutoCloseable {
 
@@ -41,20 +43,26 @@ final class GroupsRun implements AutoCloseable {
 
 	static final int MAX_ATTEMPTS = 4;
 
-	/** Production is paced in batches, so that records keep arriving while instances die and return. */
+	/**
+	 * Production is paced in batches, so that records keep arriving while instances die
+	 * and return.
+	 */
 	static final int BATCHES = 20;
 
 	private static final String PROGRESS = "three-groups-progress.log";
 
 	/**
 	 * One group's part in a run.
+	 *
 	 * @param label what names the group's rules in a record's value, and its instances
 	 * @param instances instances running at once
-	 * @param transientRate share of records the group fails transiently 1 to 3 times, then handles
-	 * @param exhaustedRate share of records the group fails transiently on every attempt that
-	 * {@link #MAX_ATTEMPTS} allows: dead-lettered as {@code exhausted}
+	 * @param transientRate share of records the group fails transiently 1 to 3 times,
+	 * then handles
+	 * @param exhaustedRate share of records the group fails transiently on every attempt
+	 * that {@link #MAX_ATTEMPTS} allows: dead-lettered as {@code exhausted}
 	 * @param permanentRate share of records the group fails permanently
-	 * @param protocol the group protocol its instances use: {@code classic} or {@code consumer}
+	 * @param protocol the group protocol its instances use: {@code classic} or
+	 * {@code consumer}
 	 */
 	record Group(String label, int instances, double transientRate, double exhaustedRate, double permanentRate,
 			String protocol) {
@@ -97,22 +105,25 @@ final class GroupsRun implements AutoCloseable {
 
 	/**
 	 * What the checker of one group found.
-	 * @param settledAfter how long after the start of the run the group was first found to
-	 * keep every promise, or {@code null} if it never was
+	 *
+	 * @param settledAfter how long after the start of the run the group was first found
+	 * to keep every promise, or {@code null} if it never was
 	 * @param done records handled or dead-lettered
-	 * @param duplicates successful attempts of records (not replays) that had succeeded before
+	 * @param duplicates successful attempts of records (not replays) that had succeeded
+	 * before
 	 * @param deadLetters records of the group's dead-letter topic, by {@code dlq.reason}
-	 * @param distinctDeadLetters records dead-lettered: fewer than the dead letters when an
-	 * instance killed after writing one left its record to be dead-lettered again
-	 * @param ladderAttempts attempts of records read from a retry topic (replays included)
+	 * @param distinctDeadLetters records dead-lettered: fewer than the dead letters when
+	 * an instance killed after writing one left its record to be dead-lettered again
+	 * @param ladderAttempts attempts of records read from a retry topic (replays
+	 * included)
 	 * @param liveLocks locks of the group's lock topic not yet released
 	 * @param auditLines every line of the group's audit topic
 	 * @param replaysHandled distinct replayed records handled successfully
 	 * @param violations every promise broken to the group, empty when it kept them all
 	 */
 	record Report(String label, String group, int records, int done, long duplicates, Map<String, Integer> deadLetters,
-			int distinctDeadLetters, long ladderAttempts, int liveLocks, long auditLines, int replaysHandled, List<String> violations,
-			Duration settledAfter) {
+			int distinctDeadLetters, long ladderAttempts, int liveLocks, long auditLines, int replaysHandled,
+			List<String> violations, Duration settledAfter) {
 
 		int deadLetterCount() {
 			return this.deadLetters.values().stream().mapToInt(Integer::intValue).sum();
@@ -122,18 +133,20 @@ final class GroupsRun implements AutoCloseable {
 		public String toString() {
 			return "group " + this.label + " (" + this.group + "): records=" + this.records + " done=" + this.done
 					+ " duplicates=" + this.duplicates + " dlq=" + deadLetterCount() + " " + this.deadLetters + " ("
-					+ this.distinctDeadLetters + " distinct)"
-					+ " ladder-attempts=" + this.ladderAttempts + " live-locks=" + this.liveLocks + " violations="
-					+ this.violations.size()
-					+ (this.violations.isEmpty() ? "" : " first: " + this.violations.subList(0, Math.min(10, this.violations.size())));
+					+ this.distinctDeadLetters + " distinct)" + " ladder-attempts=" + this.ladderAttempts
+					+ " live-locks=" + this.liveLocks + " violations=" + this.violations.size()
+					+ (this.violations.isEmpty() ? ""
+							: " first: " + this.violations.subList(0, Math.min(10, this.violations.size())));
 		}
 
 	}
 
 	/**
 	 * What the ladder topics of a group hold.
+	 *
 	 * @param records records per topic, tombstones included
-	 * @param foreign every record not owned by the group, as {@code topic-partition@offset owner}
+	 * @param foreign every record not owned by the group, as
+	 * {@code topic-partition@offset owner}
 	 */
 	record LadderContents(Map<String, Integer> records, List<String> foreign) {
 
@@ -166,8 +179,8 @@ final class GroupsRun implements AutoCloseable {
 	}
 
 	/**
-	 * Draws the records of a plan, creates the main topic and each group's audit topic, and
-	 * starts the instances of every group; nothing is produced yet.
+	 * Draws the records of a plan, creates the main topic and each group's audit topic,
+	 * and starts the instances of every group; nothing is produced yet.
 	 */
 	static GroupsRun start(Plan plan) {
 		GroupsRun run = new GroupsRun(plan);
@@ -187,7 +200,10 @@ final class GroupsRun implements AutoCloseable {
 		return run;
 	}
 
-	/** Draws every record: its key, and each group's rule; returns each group's expected outcomes. */
+	/**
+	 * Draws every record: its key, and each group's rule; returns each group's expected
+	 * outcomes.
+	 */
 	private Map<String, Map<String, Outcome>> draw() {
 		Random random = new Random(this.plan.seed());
 		Map<String, Map<String, Outcome>> expected = new HashMap<>();
@@ -198,7 +214,8 @@ final class GroupsRun implements AutoCloseable {
 			Map<String, String> rules = new LinkedHashMap<>();
 			Map<String, Outcome> outcomes = new HashMap<>();
 			for (Group group : this.groups.values()) {
-				// drawn for every group, so that one group's rates do not move another's rules
+				// drawn for every group, so that one group's rates do not move another's
+				// rules
 				double roll = random.nextDouble();
 				int transientFailures = 1 + random.nextInt(3);
 				Outcome outcome = Outcome.HANDLED;
@@ -217,7 +234,10 @@ final class GroupsRun implements AutoCloseable {
 				outcomes.put(group.label(), outcome);
 			}
 			String rule = rules.isEmpty() ? "ok"
-					: rules.entrySet().stream().map((e) -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
+					: rules.entrySet()
+						.stream()
+						.map((e) -> e.getKey() + "=" + e.getValue())
+						.collect(Collectors.joining(","));
 			String value = "key" + key + ":" + (sequence[key]++) + ":" + rule;
 			outcomes.forEach((label, outcome) -> expected.get(label).put(value, outcome));
 			this.records.add(new String[] { "key" + key, value });
@@ -238,7 +258,9 @@ final class GroupsRun implements AutoCloseable {
 		return this.topic + ".audit." + label;
 	}
 
-	/** The ladder of a group, named as the library names it with the default templates. */
+	/**
+	 * The ladder of a group, named as the library names it with the default templates.
+	 */
 	LadderPlan ladder(String label) {
 		return LadderPlan.of(group(label), this.topic, DELAYS, MAX_ATTEMPTS, LadderPlan.DEFAULT_RETRY_TEMPLATE,
 				LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
@@ -248,20 +270,24 @@ final class GroupsRun implements AutoCloseable {
 		return this.checkers.get(label);
 	}
 
-	/** Produces batches {@code from} (inclusive) to {@code to} (exclusive) of {@link #BATCHES}. */
+	/**
+	 * Produces batches {@code from} (inclusive) to {@code to} (exclusive) of
+	 * {@link #BATCHES}.
+	 */
 	void produce(int from, int to) throws InterruptedException {
 		int batchSize = (this.records.size() + BATCHES - 1) / BATCHES;
 		for (int b = from; b < to; b++) {
 			SharedBroker.sendAll(this.topic, this.records.subList(Math.min(this.records.size(), b * batchSize),
 					Math.min(this.records.size(), (b + 1) * batchSize)));
-			Thread.sleep(200); // paces production: records keep arriving while instances die and return
+			Thread.sleep(200); // paces production: records keep arriving while instances
+								// die and return
 		}
 		progress("batches " + from + " to " + (to - 1) + " produced after " + elapsed().toSeconds() + " s");
 	}
 
 	/**
-	 * Kills (SIGKILL) the instance of a group that made the group's last failed attempt: the
-	 * one most likely to hold a key of its own mid-ladder.
+	 * Kills (SIGKILL) the instance of a group that made the group's last failed attempt:
+	 * the one most likely to hold a key of its own mid-ladder.
 	 * @return the id of the instance killed
 	 */
 	String killLastToFail(String label) {
@@ -276,7 +302,10 @@ final class GroupsRun implements AutoCloseable {
 		return victim;
 	}
 
-	/** Starts an instance again with the id it had: it takes over its transactional id and its place. */
+	/**
+	 * Starts an instance again with the id it had: it takes over its transactional id and
+	 * its place.
+	 */
 	void restart(String instanceId) {
 		String label = instanceId.substring(0, instanceId.lastIndexOf('-'));
 		int index = Integer.parseInt(instanceId.substring(instanceId.lastIndexOf('-') + 1));
@@ -286,15 +315,16 @@ final class GroupsRun implements AutoCloseable {
 
 	private InstanceProcess startInstance(String label, String instanceId) {
 		return InstanceProcess.start(SharedBroker.bootstrapServers(), this.topic, group(label), instanceId,
-				List.of("kafka.resilience.retry.delays=" + DELAYS.stream().map((d) -> d.toSeconds() + "s")
-					.collect(Collectors.joining(",")), "kafka.resilience.retry.max-attempts=" + MAX_ATTEMPTS,
-						"test.label=" + label, "test.audit-topic=" + auditTopic(label),
+				List.of("kafka.resilience.retry.delays="
+						+ DELAYS.stream().map((d) -> d.toSeconds() + "s").collect(Collectors.joining(",")),
+						"kafka.resilience.retry.max-attempts=" + MAX_ATTEMPTS, "test.label=" + label,
+						"test.audit-topic=" + auditTopic(label),
 						"spring.kafka.consumer.properties.group.protocol=" + this.groups.get(label).protocol()));
 	}
 
 	/**
-	 * Checks every group until each keeps every promise, at most {@code timeout}; the last
-	 * report of each, clean or not.
+	 * Checks every group until each keeps every promise, at most {@code timeout}; the
+	 * last report of each, clean or not.
 	 */
 	Map<String, Report> awaitSettled(Duration timeout) {
 		try {
@@ -304,8 +334,15 @@ final class GroupsRun implements AutoCloseable {
 				for (String label : this.checkers.keySet()) {
 					Report report = this.checkers.get(label).check();
 					this.lastReports.put(label, report);
-					line.append(' ').append(label).append(" done ").append(report.done()).append('/').append(report.records())
-						.append(" violations ").append(report.violations().size()).append(';');
+					line.append(' ')
+						.append(label)
+						.append(" done ")
+						.append(report.done())
+						.append('/')
+						.append(report.records())
+						.append(" violations ")
+						.append(report.violations().size())
+						.append(';');
 					clean &= report.violations().isEmpty();
 				}
 				progress(line.toString()); // tells a slow run from a stuck one
@@ -321,15 +358,16 @@ final class GroupsRun implements AutoCloseable {
 
 	/**
 	 * Reads every stage, dead-letter and lock topic of a group's ladder to its end, every
-	 * record written included (read uncommitted), and lists those whose {@code owner.group}
-	 * is not the group, tombstones included.
+	 * record written included (read uncommitted), and lists those whose
+	 * {@code owner.group} is not the group, tombstones included.
 	 */
 	LadderContents ladderContents(String label) {
 		String group = group(label);
 		Map<String, Integer> counts = new LinkedHashMap<>();
 		List<String> foreign = new ArrayList<>();
 		for (String ladderTopic : ladder(label).ownTopics()) {
-			List<ConsumerRecord<byte[], byte[]>> all = TopicTail.readAll(SharedBroker.bootstrapServers(), ladderTopic, false);
+			List<ConsumerRecord<byte[], byte[]>> all = TopicTail.readAll(SharedBroker.bootstrapServers(), ladderTopic,
+					false);
 			counts.put(ladderTopic, all.size());
 			for (ConsumerRecord<byte[], byte[]> record : all) {
 				String owner = Ownership.ownerOf(record.headers());
@@ -351,7 +389,10 @@ final class GroupsRun implements AutoCloseable {
 		return Duration.ofNanos(System.nanoTime() - this.start);
 	}
 
-	/** Notes a line in {@code target/three-groups-progress.log}: {@code tail -f} it during a run. */
+	/**
+	 * Notes a line in {@code target/three-groups-progress.log}: {@code tail -f} it during
+	 * a run.
+	 */
 	void progress(String line) {
 		ChaosRun.progress(PROGRESS, "three-groups seed=" + this.plan.seed() + " " + line);
 	}
@@ -363,11 +404,11 @@ final class GroupsRun implements AutoCloseable {
 	}
 
 	/**
-	 * Reads one group's audit, dead-letter and lock topics and lists every promise broken to
-	 * that group: each record handled, or dead-lettered for the reason its rule gives; first
-	 * successes in order per key; no live lock; and for a group that never fails, no attempt
-	 * but from the main topic and no dead letter. Each check reads only what was written since
-	 * the one before.
+	 * Reads one group's audit, dead-letter and lock topics and lists every promise broken
+	 * to that group: each record handled, or dead-lettered for the reason its rule gives;
+	 * first successes in order per key; no live lock; and for a group that never fails,
+	 * no attempt but from the main topic and no dead letter. Each check reads only what
+	 * was written since the one before.
 	 */
 	final class Checker implements AutoCloseable {
 
@@ -387,21 +428,30 @@ final class GroupsRun implements AutoCloseable {
 
 		private final Set<String> succeeded = new HashSet<>();
 
-		/** Replayed records handled successfully, per key in the order of their first success. */
+		/**
+		 * Replayed records handled successfully, per key in the order of their first
+		 * success.
+		 */
 		private final Map<String, List<String>> replaySuccessesByKey = new HashMap<>();
 
 		private final Set<String> replaySucceeded = new HashSet<>();
 
 		private final Map<String, String> deadLetters = new HashMap<>();
 
-		/** Dead letters per key in the order of the dead-letter topic (a key lives in one partition). */
+		/**
+		 * Dead letters per key in the order of the dead-letter topic (a key lives in one
+		 * partition).
+		 */
 		private final Map<String, List<String>> deadLettersByKey = new LinkedHashMap<>();
 
 		private final Map<String, Integer> deadLettersByReason = new LinkedHashMap<>();
 
 		private final TestLockTable locks = new TestLockTable();
 
-		/** Attempts that broke a promise of their own: from a topic the group should not read. */
+		/**
+		 * Attempts that broke a promise of their own: from a topic the group should not
+		 * read.
+		 */
 		private final List<String> strayAttempts = new ArrayList<>();
 
 		private long successes;
@@ -432,21 +482,25 @@ final class GroupsRun implements AutoCloseable {
 				if (!audit.topic().equals(topic())) {
 					this.ladderAttempts++;
 					if (!this.group.fails() && !audit.replayed()) {
-						this.strayAttempts.add(audit.value() + " attempted from " + audit.topic() + " by " + audit.instance());
+						this.strayAttempts
+							.add(audit.value() + " attempted from " + audit.topic() + " by " + audit.instance());
 					}
 				}
 				if (audit.replayed()) {
 					if (!audit.topic().equals(stage1)) {
-						this.strayAttempts.add("replay of " + audit.value() + " read from " + audit.topic() + ", not " + stage1);
+						this.strayAttempts
+							.add("replay of " + audit.value() + " read from " + audit.topic() + ", not " + stage1);
 					}
 					if (audit.ok() && this.replaySucceeded.add(audit.value())) {
-						this.replaySuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>()).add(audit.value());
+						this.replaySuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>())
+							.add(audit.value());
 					}
 				}
 				else if (audit.ok()) {
 					this.successes++;
 					if (this.succeeded.add(audit.value())) {
-						this.firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>()).add(audit.value());
+						this.firstSuccessesByKey.computeIfAbsent(audit.key(), (k) -> new ArrayList<>())
+							.add(audit.value());
 					}
 				}
 				else {
@@ -457,7 +511,8 @@ final class GroupsRun implements AutoCloseable {
 				String value = new String(record.value(), StandardCharsets.UTF_8);
 				String reason = RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON);
 				this.deadLetters.put(value, reason);
-				this.deadLettersByKey.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), (k) -> new ArrayList<>())
+				this.deadLettersByKey
+					.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), (k) -> new ArrayList<>())
 					.add(value);
 				this.deadLettersByReason.merge(String.valueOf(reason), 1, Integer::sum);
 			}
@@ -478,17 +533,21 @@ final class GroupsRun implements AutoCloseable {
 					}
 					continue;
 				}
-				handledByKey.computeIfAbsent(value.substring(0, value.indexOf(':')), (k) -> new ArrayList<>()).add(value);
+				handledByKey.computeIfAbsent(value.substring(0, value.indexOf(':')), (k) -> new ArrayList<>())
+					.add(value);
 				if (!this.succeeded.contains(value)) {
 					violations.add(value + " never succeeded");
 				}
 				if (this.deadLetters.containsKey(value)) {
-					violations.add(value + " should be handled but was dead-lettered as " + this.deadLetters.get(value));
+					violations
+						.add(value + " should be handled but was dead-lettered as " + this.deadLetters.get(value));
 				}
 			}
 			handledByKey.forEach((key, values) -> {
-				// records dead-lettered on purpose never succeed but by a replay: left out of the order
-				List<String> first = this.firstSuccessesByKey.getOrDefault(key, List.of()).stream()
+				// records dead-lettered on purpose never succeed but by a replay: left
+				// out of the order
+				List<String> first = this.firstSuccessesByKey.getOrDefault(key, List.of())
+					.stream()
 					.filter((value) -> this.expected.get(value) == Outcome.HANDLED)
 					.toList();
 				List<String> inOrder = values.stream().filter(this.succeeded::contains).toList();
@@ -503,14 +562,14 @@ final class GroupsRun implements AutoCloseable {
 				this.settledAfter = elapsed();
 			}
 			return new Report(this.group.label(), group(this.group.label()), this.expected.size(), done,
-					this.successes - this.succeeded.size(), Map.copyOf(this.deadLettersByReason), this.deadLetters.size(),
-					this.ladderAttempts,
-					this.locks.size(), this.auditLines, this.replaySucceeded.size(), violations, this.settledAfter);
+					this.successes - this.succeeded.size(), Map.copyOf(this.deadLettersByReason),
+					this.deadLetters.size(), this.ladderAttempts, this.locks.size(), this.auditLines,
+					this.replaySucceeded.size(), violations, this.settledAfter);
 		}
 
 		/**
-		 * What a replay of every dead letter of the group has not yet done: each one handled
-		 * again, per key in the order of the dead-letter topic.
+		 * What a replay of every dead letter of the group has not yet done: each one
+		 * handled again, per key in the order of the dead-letter topic.
 		 */
 		List<String> replayViolations() {
 			check();
@@ -522,13 +581,16 @@ final class GroupsRun implements AutoCloseable {
 					violations.add("key " + key + " replayed " + replayed + " instead of " + distinct);
 				}
 			});
-			this.replaySuccessesByKey.keySet().stream()
+			this.replaySuccessesByKey.keySet()
+				.stream()
 				.filter((key) -> !this.deadLettersByKey.containsKey(key))
 				.forEach((key) -> violations.add("key " + key + " replayed without a dead letter"));
 			return violations;
 		}
 
-		/** The instance that made the last failed attempt read so far, or {@code null}. */
+		/**
+		 * The instance that made the last failed attempt read so far, or {@code null}.
+		 */
 		String lastFailedBy() {
 			check();
 			return this.lastFailedBy;

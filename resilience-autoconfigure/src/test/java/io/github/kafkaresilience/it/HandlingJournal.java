@@ -14,10 +14,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 
 /**
- * What the listeners of a main topic did, whichever instance ran them, and how the handler
- * fails: a value marked {@code X} fails transiently on every attempt, {@code F} on the main
- * topic only, {@code P} permanently; while {@link #down} every record fails, as when the
- * handler's dependency is down.
+ * What the listeners of a main topic did, whichever instance ran them, and how the
+ * handler fails: a value marked {@code X} fails transiently on every attempt, {@code F}
+ * on the main topic only, {@code P} permanently; while {@link #down} every record fails,
+ * as when the handler's dependency is down.
  */
 final class HandlingJournal {
 

@@ -39,7 +39,8 @@ class HealthAndEndpointTests {
 		SharedBroker.send(new ProducerRecord<>(lockTopic, 0, "some-old-lock".getBytes(), null));
 		GatedLockReads.close(lockTopic);
 		Script.forTopic(topic).failTransiently("V-stuck", Integer.MAX_VALUE);
-		// the startup check of the ladder's owners would wait for the lock view the test holds back:
+		// the startup check of the ladder's owners would wait for the lock view the test
+		// holds back:
 		// without it the application starts at once and reports the view as loading
 		try (ConfigurableApplicationContext context = TestApplication.start(topic,
 				"spring.kafka.consumer.properties.interceptor.classes=" + GatedLockReads.class.getName(),
@@ -65,7 +66,8 @@ class HealthAndEndpointTests {
 
 			Map<String, Object> json = JSON.readValue(JSON.writeValueAsString(endpoint.resilience()), Map.class);
 			Map<String, Object> listener = only(json.get("listeners"));
-			assertThat(listener).containsEntry("id", "it-" + topic).containsEntry("group", "g-" + topic)
+			assertThat(listener).containsEntry("id", "it-" + topic)
+				.containsEntry("group", "g-" + topic)
 				.containsEntry("running", true);
 			Map<String, Object> main = only(listener.get("topics"));
 			assertThat(main).containsEntry("topic", topic)
@@ -83,16 +85,18 @@ class HealthAndEndpointTests {
 				.containsEntry("retryCount", 1)
 				.containsEntry("originOffset", 0)
 				.containsEntry("moving", false);
-			// the age is a duration, small and not negative: the lock was written moments ago
+			// the age is a duration, small and not negative: the lock was written moments
+			// ago
 			Duration age = Duration.parse(stuck.get("age").toString());
 			assertThat(age.isNegative()).isFalse();
 			assertThat(age).isLessThan(WAIT.multipliedBy(2));
 			assertThat((Map<String, Object>) main.get("deadLetters")).containsEntry("records", 0)
 				.containsEntry("written", 0);
 
-			// the write operation is a dry run unless told otherwise, and a dry run is a read
-			WebEndpointResponse<Object> answer = endpoint.replay(Names.dlq(topic), null, null, null, null, null, null, null,
-					null, null, null, null, SecurityContext.NONE);
+			// the write operation is a dry run unless told otherwise, and a dry run is a
+			// read
+			WebEndpointResponse<Object> answer = endpoint.replay(Names.dlq(topic), null, null, null, null, null, null,
+					null, null, null, null, null, SecurityContext.NONE);
 			assertThat(answer.getStatus()).isEqualTo(200);
 			ReplayReport dryRun = (ReplayReport) answer.getBody();
 			assertThat(dryRun.request().dryRun()).isTrue();
@@ -105,7 +109,13 @@ class HealthAndEndpointTests {
 	}
 
 	private static long settledLocks(KafkaResilienceEndpoint endpoint) {
-		return endpoint.resilience().listeners().get(0).topics().get(0).locks().oldest()
+		return endpoint.resilience()
+			.listeners()
+			.get(0)
+			.topics()
+			.get(0)
+			.locks()
+			.oldest()
 			.stream()
 			.filter((lock) -> !lock.moving())
 			.count();

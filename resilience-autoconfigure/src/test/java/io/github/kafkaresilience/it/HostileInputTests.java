@@ -35,9 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Records nobody should have written, on a real broker: protocol headers forged on the main
- * topic, garbage on the lock topic and garbage on a retry topic. None of them stops a
- * partition, moves or releases a lock it does not own, or changes the order of a key.
+ * Records nobody should have written, on a real broker: protocol headers forged on the
+ * main topic, garbage on the lock topic and garbage on a retry topic. None of them stops
+ * a partition, moves or releases a lock it does not own, or changes the order of a key.
  */
 @UsesSharedBroker
 class HostileInputTests {
@@ -66,7 +66,8 @@ class HostileInputTests {
 				"kafka.resilience.retry.max-attempts=100",
 				"spring.kafka.consumer.value-deserializer=" + StrictStringDeserializer.class.getName())) {
 			LockRegistry registry = registry(context, topic);
-			SharedBroker.send(topic, victim, "V1"); // offset 0: keeps failing until the test lets it pass
+			SharedBroker.send(topic, victim, "V1"); // offset 0: keeps failing until the
+													// test lets it pass
 			SharedBroker.send(topic, victim, "V2"); // offset 1: its follower
 			await().atMost(WAIT).until(() -> confirmedLocks(registry, victim) == 2);
 			String victimLock = registry.locksOf(bytes(victim)).get(0).id();
@@ -74,15 +75,19 @@ class HostileInputTests {
 			// forged headers, and lock.id names the victim's head lock
 			SharedBroker.send(forgedRecord(topic, forged, "F1", victimLock)); // offset 2
 			SharedBroker.send(topic, forged, "F2"); // offset 3
-			SharedBroker.send(forgedRecord(topic, permanent, "FP", victimLock)); // offset 4
-			SharedBroker.send(forgedRecord(topic, poison, "POISON-F", victimLock)); // offset 5
-			SharedBroker.send(forgedRecord(topic, null, "N1", victimLock)); // offset 6, no key
+			SharedBroker.send(forgedRecord(topic, permanent, "FP", victimLock)); // offset
+																					// 4
+			SharedBroker.send(forgedRecord(topic, poison, "POISON-F", victimLock)); // offset
+																					// 5
+			SharedBroker.send(forgedRecord(topic, null, "N1", victimLock)); // offset 6,
+																			// no key
 
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(script.firstSuccesses(forged)).containsExactly("F1", "F2");
 				assertThat(script.succeeded("N1")).isTrue();
 			});
-			assertThat(script.attempts("F1")).as("a fresh record: its failure on the main topic was its first").isEqualTo(2);
+			assertThat(script.attempts("F1")).as("a fresh record: its failure on the main topic was its first")
+				.isEqualTo(2);
 			assertThat(script.attempts("N1")).isEqualTo(2);
 
 			Map<String, ConsumerRecord<byte[], byte[]>> retried = byValue(SharedBroker.readAll(stage1));
@@ -108,8 +113,9 @@ class HostileInputTests {
 				.containsEntry("error.message", "attempt 1 of N1 fails")
 				.doesNotContainKeys("lock.id", "dlq.reason");
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(byValue(SharedBroker.readAll(Names.dlq(topic))))
-				.containsOnlyKeys("FP", "POISON-F"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(byValue(SharedBroker.readAll(Names.dlq(topic)))).containsOnlyKeys("FP",
+						"POISON-F"));
 			Map<String, ConsumerRecord<byte[], byte[]>> dead = byValue(SharedBroker.readAll(Names.dlq(topic)));
 			assertThat(headers(dead.get("FP"))).containsEntry("dlq.reason", "permanent")
 				.containsEntry("retry.count", "1")
@@ -143,17 +149,20 @@ class HostileInputTests {
 		String key = SharedBroker.keyIn(0, 3, "k-");
 		String other = SharedBroker.keyIn(0, 3, "o-");
 		Headers lockHeaders = LockCodec.headers(bytes(key), "other-instance", Names.owner(topic));
-		String validLock = new String(LockCodec.encode(new Lock("sample", bytes(key), 0, 0, 1, 0L, null, 1, null,
-				Instant.now())), StandardCharsets.UTF_8);
+		String validLock = new String(
+				LockCodec.encode(new Lock("sample", bytes(key), 0, 0, 1, 0L, null, 1, null, Instant.now())),
+				StandardCharsets.UTF_8);
 		RecordHeaders withoutBusinessKey = new RecordHeaders();
 		withoutBusinessKey.add(LockCodec.COORDINATOR_ID, utf8("other-instance"));
-		Names.owner(topic).stamp(withoutBusinessKey); // garbage of its own group: records of others are not read at all
+		Names.owner(topic).stamp(withoutBusinessKey); // garbage of its own group: records
+														// of others are not read at all
 
 		// already in the lock topic when the instance starts
 		sendLockRecord(lockTopic, "g-1", utf8("{not json"), lockHeaders);
 		sendLockRecord(lockTopic, "g-2", utf8(validLock.replace("\"v\":1", "\"v\":2")), lockHeaders);
 		sendLockRecord(lockTopic, "g-3", utf8(validLock), withoutBusinessKey);
-		sendLockRecord(lockTopic, "", null, lockHeaders); // an empty key: a compacted topic refuses none at all
+		sendLockRecord(lockTopic, "", null, lockHeaders); // an empty key: a compacted
+															// topic refuses none at all
 		sendLockRecord(lockTopic, "g-5", new byte[0], lockHeaders);
 
 		Script script = Script.forTopic(topic);
@@ -166,25 +175,35 @@ class HostileInputTests {
 			SharedBroker.send(topic, key, "K0"); // offset 0
 			await().atMost(WAIT).until(() -> script.succeeded("K0"));
 
-			// written while it runs, followed by a lock of another instance on the same partition
+			// written while it runs, followed by a lock of another instance on the same
+			// partition
 			sendLockRecord(lockTopic, "", utf8(validLock), lockHeaders);
 			sendLockRecord(lockTopic, "g-7", utf8("[1,2,3]"), lockHeaders);
-			sendLockRecord(lockTopic, "g-8", utf8(validLock.replace("\"at\":0", "\"at\":0,\"from\":{\"stage\":0,\"offset\":0}")),
-					lockHeaders);
+			sendLockRecord(lockTopic, "g-8",
+					utf8(validLock.replace("\"at\":0", "\"at\":0,\"from\":{\"stage\":0,\"offset\":0}")), lockHeaders);
 			sendLockRecord(lockTopic, "g-9", utf8(validLock.replace("\"stage\":1,", "")), lockHeaders);
-			sendLockRecord(lockTopic, "never-written", null, lockHeaders); // as compaction leaves releases behind
-			Lock foreign = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 0, 1, 0L, null, 1, null, Instant.now());
+			sendLockRecord(lockTopic, "never-written", null, lockHeaders); // as
+																			// compaction
+																			// leaves
+																			// releases
+																			// behind
+			Lock foreign = new Lock(UUID.randomUUID().toString(), bytes(key), 0, 0, 1, 0L, null, 1, null,
+					Instant.now());
 			sendLockRecord(lockTopic, foreign.id(), LockCodec.encode(foreign), lockHeaders);
 
 			await().atMost(WAIT).until(() -> registry.find(foreign.id()) != null);
-			SharedBroker.send(topic, key, "K1"); // offset 1: a follower of the foreign lock
+			SharedBroker.send(topic, key, "K1"); // offset 1: a follower of the foreign
+													// lock
 			SharedBroker.send(topic, other, "O1"); // offset 2
 			await().atMost(WAIT).until(() -> script.succeeded("O1") && confirmedLocks(registry, key) == 2);
 			assertThat(script.attempts("K1")).as("held back by a lock read after the garbage").isZero();
 			assertThat(skipped(meters, topic)).as("a tombstone of an unknown lock is not garbage").isEqualTo(9);
 
-			sendLockRecord(lockTopic, foreign.id(), null, lockHeaders); // the other instance releases it
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses(key)).containsExactly("K0", "K1"));
+			sendLockRecord(lockTopic, foreign.id(), null, lockHeaders); // the other
+																		// instance
+																		// releases it
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.firstSuccesses(key)).containsExactly("K0", "K1"));
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 3);
 			assertThat(skipped(meters, topic)).isEqualTo(9);
@@ -201,7 +220,8 @@ class HostileInputTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(HostileApplication.class, topic,
 				"kafka.resilience.retry.max-attempts=100")) {
 			LockRegistry registry = registry(context, topic);
-			SharedBroker.send(topic, victim, "V1"); // keeps failing until the test lets it pass
+			SharedBroker.send(topic, victim, "V1"); // keeps failing until the test lets
+													// it pass
 			SharedBroker.send(topic, victim, "V2");
 			await().atMost(WAIT).until(() -> confirmedLocks(registry, victim) == 2);
 			String victimLock = registry.locksOf(bytes(victim)).get(0).id();
@@ -214,29 +234,36 @@ class HostileInputTests {
 			sendToStage(stage1, "d-", "G-NEGATIVE-COUNT", "retry.count", "-3", "lock.id", unknownLock);
 			sendToStage(stage1, "e-", "G-OTHER-KEY", "retry.count", "1", "lock.id", victimLock);
 			sendToStage(stage1, null, "G-KEYLESS-LOCK", "retry.count", "0", "lock.id", unknownLock);
-			// a lock that does not exist (released) or is carried elsewhere: stale copies, skipped
+			// a lock that does not exist (released) or is carried elsewhere: stale
+			// copies, skipped
 			// (docs/PROTOCOL.md, rules 2.2 and 2.4)
 			sendToStage(stage1, "f-", "G-RELEASED", "retry.count", "1", "lock.id", unknownLock);
 			SharedBroker.send(stageRecord(stage1, victim, "G-COPY", "retry.count", "0", "lock.id", victimLock));
 
 			String retried = SharedBroker.keyIn(0, 3, "r-");
 			String plain = SharedBroker.keyIn(0, 3, "m-");
-			SharedBroker.send(topic, retried, "R1"); // fails once: retried after the garbage on the same stage partition
+			SharedBroker.send(topic, retried, "R1"); // fails once: retried after the
+														// garbage on the same stage
+														// partition
 			SharedBroker.send(topic, plain, "M1");
 
-			List<String> malformed = List.of("G-NO-LOCK", "G-NO-COUNT", "G-TEXT-COUNT", "G-NEGATIVE-COUNT", "G-OTHER-KEY",
-					"G-KEYLESS-LOCK");
+			List<String> malformed = List.of("G-NO-LOCK", "G-NO-COUNT", "G-TEXT-COUNT", "G-NEGATIVE-COUNT",
+					"G-OTHER-KEY", "G-KEYLESS-LOCK");
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(script.firstSuccesses(retried)).containsExactly("R1");
 				assertThat(script.succeeded("M1")).isTrue();
 				assertThat(byValue(SharedBroker.readAll(Names.dlq(topic)))).containsOnlyKeys(malformed);
 			});
-			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.committed("g-" + topic, stage1, 0))
-				.as("every record of the stage partition is done")
-				.isEqualTo(SharedBroker.readAll(stage1).stream().filter((record) -> record.partition() == 0).count()));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(SharedBroker.committed("g-" + topic, stage1, 0))
+					.as("every record of the stage partition is done")
+					.isEqualTo(
+							SharedBroker.readAll(stage1).stream().filter((record) -> record.partition() == 0).count()));
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 4);
-			assertThat(script.journal().stream().filter((attempt) -> attempt.value().equals("R1")).map(Script.Attempt::topic))
-				.containsExactly(topic, stage1);
+			assertThat(script.journal()
+				.stream()
+				.filter((attempt) -> attempt.value().equals("R1"))
+				.map(Script.Attempt::topic)).containsExactly(topic, stage1);
 			for (String value : List.of("G-NO-LOCK", "G-NO-COUNT", "G-TEXT-COUNT", "G-NEGATIVE-COUNT", "G-OTHER-KEY",
 					"G-KEYLESS-LOCK", "G-RELEASED", "G-COPY")) {
 				assertThat(script.attempts(value)).as("handler runs of " + value).isZero();
@@ -275,7 +302,8 @@ class HostileInputTests {
 		String stage1 = Names.retry(topic, "1s");
 		Script script = Script.forTopic(topic).failTransiently("N-MAX", Integer.MAX_VALUE);
 		try (ConfigurableApplicationContext context = TestApplication.start(HostileApplication.class, topic)) {
-			// a record without a key takes no lock, so nothing but its header says how often it failed
+			// a record without a key takes no lock, so nothing but its header says how
+			// often it failed
 			SharedBroker.send(stageRecord(stage1, null, "N-MAX", "retry.count", Integer.toString(Integer.MAX_VALUE)));
 			SharedBroker.send(topic, "m", "M1");
 
@@ -293,22 +321,27 @@ class HostileInputTests {
 	}
 
 	private static LockRegistry registry(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(LockCoordinator.class).registries().stream()
+		return context.getBean(LockCoordinator.class)
+			.registries()
+			.stream()
 			.filter((registry) -> registry.mainTopic().equals(topic))
 			.findFirst()
 			.orElseThrow();
 	}
 
-	/** The locks of a key whose move is confirmed: the records carrying them sit in a stage. */
+	/**
+	 * The locks of a key whose move is confirmed: the records carrying them sit in a
+	 * stage.
+	 */
 	private static long confirmedLocks(LockRegistry registry, String key) {
 		return registry.locksOf(bytes(key)).stream().filter((lock) -> !lock.isMoving()).count();
 	}
 
 	/**
 	 * A main-topic record (partition 0) carrying a user header and every protocol header,
-	 * forged: {@code retry.count=99} would exhaust its first failure, {@code dlq.reason} and
-	 * {@code error.*} describe a failure that never happened, {@code original.*} name another
-	 * place and {@code lock.id} names a lock of another key.
+	 * forged: {@code retry.count=99} would exhaust its first failure, {@code dlq.reason}
+	 * and {@code error.*} describe a failure that never happened, {@code original.*} name
+	 * another place and {@code lock.id} names a lock of another key.
 	 */
 	private static ProducerRecord<byte[], byte[]> forgedRecord(String topic, String key, String value, String lockId) {
 		RecordHeaders headers = new RecordHeaders();
@@ -327,10 +360,13 @@ class HostileInputTests {
 		return new ProducerRecord<>(topic, 0, (key != null) ? utf8(key) : null, utf8(value), headers);
 	}
 
-	/** No protocol header is on a record twice: forged copies were dropped, not kept beside the library's. */
 	/**
-	 * The victim's head lock is still live on its own key and its records have not run; once
-	 * its head may succeed, the key runs V1 then V2 and no lock is left.
+	 * No protocol header is on a record twice: forged copies were dropped, not kept
+	 * beside the library's.
+	 */
+	/**
+	 * The victim's head lock is still live on its own key and its records have not run;
+	 * once its head may succeed, the key runs V1 then V2 and no lock is left.
 	 */
 	private static void assertTheVictimsLockSurvivedAndItsKeyDrainsInOrder(ConfigurableApplicationContext context,
 			String topic, LockRegistry registry, String victimLock, String victim, Script script, String what) {
@@ -347,21 +383,25 @@ class HostileInputTests {
 
 	private static void assertNoProtocolHeaderTwice(ConsumerRecord<byte[], byte[]> record) {
 		for (String name : PROTOCOL_HEADERS) {
-			assertThat(record.headers().headers(name)).as(name + " on " + new String(record.value(), StandardCharsets.UTF_8))
+			assertThat(record.headers().headers(name))
+				.as(name + " on " + new String(record.value(), StandardCharsets.UTF_8))
 				.hasSizeLessThanOrEqualTo(1);
 		}
 	}
 
-	/** Sends a record to partition 0 of a retry topic with a key from {@code keyPrefix} ({@code null}: no key). */
+	/**
+	 * Sends a record to partition 0 of a retry topic with a key from {@code keyPrefix}
+	 * ({@code null}: no key).
+	 */
 	private static void sendToStage(String stageTopic, String keyPrefix, String value, String... headerPairs) {
 		String key = (keyPrefix != null) ? SharedBroker.keyIn(0, 3, keyPrefix) : null;
 		SharedBroker.send(stageRecord(stageTopic, key, value, headerPairs));
 	}
 
 	/**
-	 * A record written to a retry topic by someone else than the library, but in the name of
-	 * the ladder's group (its {@code owner.group}): garbage the group reads. A record of another
-	 * group is never read at all.
+	 * A record written to a retry topic by someone else than the library, but in the name
+	 * of the ladder's group (its {@code owner.group}): garbage the group reads. A record
+	 * of another group is never read at all.
 	 */
 	private static ProducerRecord<byte[], byte[]> stageRecord(String stageTopic, String key, String value,
 			String... headerPairs) {
@@ -384,8 +424,9 @@ class HostileInputTests {
 	}
 
 	private static Map<String, ConsumerRecord<byte[], byte[]>> byValue(List<ConsumerRecord<byte[], byte[]>> records) {
-		return records.stream().collect(Collectors.toMap((record) -> new String(record.value(), StandardCharsets.UTF_8),
-				(record) -> record));
+		return records.stream()
+			.collect(Collectors.toMap((record) -> new String(record.value(), StandardCharsets.UTF_8),
+					(record) -> record));
 	}
 
 	private static Bytes bytes(String key) {

@@ -32,9 +32,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The idempotency guard on a real broker, with the JDBC store on an embedded H2 database
- * and a handler that charges payments in that database: a failed attempt leaves no charge, a
- * redelivery and a second replay are skipped and counted, a business key runs once, and a
- * claim held elsewhere is waited out through the retry stages.
+ * and a handler that charges payments in that database: a failed attempt leaves no
+ * charge, a redelivery and a second replay are skipped and counted, a business key runs
+ * once, and a claim held elsewhere is waited out through the retry stages.
  */
 @UsesSharedBroker
 class IdempotencyGuardTests {
@@ -51,17 +51,21 @@ class IdempotencyGuardTests {
 				SharedBroker.send(topic, "customer-" + i, "p-" + i);
 			}
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(charges(jdbc)).containsOnlyKeys("p-1", "p-2", "p-3", "p-4"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(charges(jdbc)).containsOnlyKeys("p-1", "p-2", "p-3", "p-4"));
 			await().atMost(WAIT).until(() -> completedKeys(jdbc).size() == 4);
 
-			// the two failed attempts ran the handler, which charged; their transactions rolled back
+			// the two failed attempts ran the handler, which charged; their transactions
+			// rolled back
 			assertThat(script.attempts("p-2")).isEqualTo(3);
 			assertThat(charges(jdbc)).allSatisfy((payment, count) -> assertThat(count).as(payment).isOne());
-			ConsumerRecord<byte[], byte[]> p2 = SharedBroker.readAll(topic).stream()
+			ConsumerRecord<byte[], byte[]> p2 = SharedBroker.readAll(topic)
+				.stream()
 				.filter((record) -> new String(record.value()).equals("p-2"))
 				.findFirst()
 				.orElseThrow();
-			// the retry that succeeded read the record from a retry topic, but completed the key of its birthplace
+			// the retry that succeeded read the record from a retry topic, but completed
+			// the key of its birthplace
 			assertThat(completedKeys(jdbc)).contains(topic + "/" + p2.partition() + "/" + p2.offset());
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 		}
@@ -80,9 +84,11 @@ class IdempotencyGuardTests {
 			await().atMost(WAIT).until(() -> committed(topic) == 6);
 		}
 		// as after a crash before a commit: the group reads every record again
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
-			admin.alterConsumerGroupOffsets("g-" + topic, Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(0),
-					new TopicPartition(topic, 1), new OffsetAndMetadata(0)))
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			admin
+				.alterConsumerGroupOffsets("g-" + topic, Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(0),
+						new TopicPartition(topic, 1), new OffsetAndMetadata(0)))
 				.all()
 				.get();
 		}
@@ -113,10 +119,13 @@ class IdempotencyGuardTests {
 			assertThat(charges(jdbc)).isEmpty();
 			DlqReplayer replayer = context.getBean(DlqReplayer.class);
 
-			assertThat(replayer.replay(ReplayRequest.of(Names.dlq(topic), topic).withDryRun(false)).published()).isOne();
+			assertThat(replayer.replay(ReplayRequest.of(Names.dlq(topic), topic).withDryRun(false)).published())
+				.isOne();
 			await().atMost(WAIT).untilAsserted(() -> assertThat(charges(jdbc)).containsEntry("p-1", 1));
-			assertThat(replayer.replay(ReplayRequest.of(Names.dlq(topic), topic).withDryRun(false)).published()).isOne();
-			// both replays entered the group's first retry topic (each an entry and the copy its
+			assertThat(replayer.replay(ReplayRequest.of(Names.dlq(topic), topic).withDryRun(false)).published())
+				.isOne();
+			// both replays entered the group's first retry topic (each an entry and the
+			// copy its
 			// admission moved to the end of the stage), and both are done there
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, Names.retry(topic, "1s"), 0) == 4);
 
@@ -137,14 +146,17 @@ class IdempotencyGuardTests {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			SharedBroker.send(topic, "web", "p-1");
-			SharedBroker.send(topic, "mobile", "p-1"); // the same payment, sent twice by two clients
+			SharedBroker.send(topic, "mobile", "p-1"); // the same payment, sent twice by
+														// two clients
 			SharedBroker.send(topic, "web", "p-2");
 
-			// the two copies of p-1 may run at once on two workers: the second then finds the key
-			// held, takes a retry stage (and p-2 of its key follows it) and is skipped there
+			// the two copies of p-1 may run at once on two workers: the second then finds
+			// the key
+			// held, takes a retry stage (and p-2 of its key follows it) and is skipped
+			// there
 			await().atMost(WAIT).untilAsserted(() -> assertThat(skipped(meters, topic)).isOne());
-			await().atMost(WAIT).untilAsserted(() -> assertThat(charges(jdbc)).containsOnly(Map.entry("p-1", 1),
-					Map.entry("p-2", 1)));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(charges(jdbc)).containsOnly(Map.entry("p-1", 1), Map.entry("p-2", 1)));
 			await().atMost(WAIT).until(() -> committed(topic) == 3 && liveLocks(context, topic) == 0);
 
 			assertThat(completedKeys(jdbc)).containsExactlyInAnyOrder("p-1", "p-2");
@@ -162,7 +174,8 @@ class IdempotencyGuardTests {
 				"kafka.resilience.retry.delays=2s", "kafka.resilience.retry.max-attempts=6")) {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-			// an instance that crashed while it handled the first record of the topic left its claim
+			// an instance that crashed while it handled the first record of the topic
+			// left its claim
 			jdbc.update("INSERT INTO " + JdbcIdempotencyStore.TABLE
 					+ " (scope, idempotency_key, state, token, updated_at) VALUES (?, ?, 'CLAIMED', 'crashed', ?)",
 					"charge-" + topic, topic + "/0/0", System.currentTimeMillis());
@@ -193,12 +206,14 @@ class IdempotencyGuardTests {
 	}
 
 	private static List<String> completedKeys(JdbcTemplate jdbc) {
-		return jdbc.queryForList("SELECT idempotency_key FROM " + JdbcIdempotencyStore.TABLE + " WHERE state = 'COMPLETED'",
+		return jdbc.queryForList(
+				"SELECT idempotency_key FROM " + JdbcIdempotencyStore.TABLE + " WHERE state = 'COMPLETED'",
 				String.class);
 	}
 
 	private static long committed(String topic) {
-		// a partition without a committed offset counts as 0 (committed gives -1 for it, or for no partition)
+		// a partition without a committed offset counts as 0 (committed gives -1 for it,
+		// or for no partition)
 		return Math.max(0, SharedBroker.committed("g-" + topic, topic, 0))
 				+ Math.max(0, SharedBroker.committed("g-" + topic, topic, 1));
 	}
@@ -225,7 +240,8 @@ class IdempotencyGuardTests {
 
 		ChargingListener(JdbcTemplate jdbc) {
 			this.jdbc = jdbc;
-			jdbc.execute("CREATE TABLE IF NOT EXISTS charges (payment VARCHAR(100) NOT NULL, topic VARCHAR(200) NOT NULL)");
+			jdbc.execute(
+					"CREATE TABLE IF NOT EXISTS charges (payment VARCHAR(100) NOT NULL, topic VARCHAR(200) NOT NULL)");
 		}
 
 		@OrderedRetryListener(id = "charge-${test.topic}", topics = "${test.topic}", idempotent = "true",

@@ -34,15 +34,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Incremental rebalances, with the classic protocol's {@code CooperativeStickyAssignor} and with
- * the {@code consumer} group protocol: when a second instance joins, only the partitions that
- * move to it are revoked from the first, and the sync barrier, parking, commits, the outage
- * hold, batch riders and pending operator commands keep every rule both for the partitions
- * that stay and for the ones that arrive.
+ * Incremental rebalances, with the classic protocol's {@code CooperativeStickyAssignor}
+ * and with the {@code consumer} group protocol: when a second instance joins, only the
+ * partitions that move to it are revoked from the first, and the sync barrier, parking,
+ * commits, the outage hold, batch riders and pending operator commands keep every rule
+ * both for the partitions that stay and for the ones that arrive.
  * <p>
- * What an application sees of its rebalances it sees through a {@link ResilienceObserver} bean
- * ({@link RebalanceHistory}): which partitions were assigned, revoked or lost, and when each
- * partition's barrier opened.
+ * What an application sees of its rebalances it sees through a {@link ResilienceObserver}
+ * bean ({@link RebalanceHistory}): which partitions were assigned, revoked or lost, and
+ * when each partition's barrier opened.
  */
 @UsesSharedBroker
 class IncrementalRebalanceTests {
@@ -58,15 +58,15 @@ class IncrementalRebalanceTests {
 	private static final String CONSUMER = "consumer";
 
 	/**
-	 * Instance A alone holds four keys mid-ladder (a head in the 1 h stage with two followers
-	 * behind it, one key per partition) while steady traffic of other keys flows; instance B
-	 * joins. A gives up exactly the partitions B gets and never revokes, nor reopens the barrier
-	 * of, a partition it keeps; A keeps handling the records of the partitions it keeps while
-	 * the rebalance is under way, each of them once; the records of the partitions that moved are
-	 * handled by B from then on; every key's records run in order and none is lost; and the held
-	 * keys stay held: the same live locks on both instances, every held record parked by
-	 * whichever instance now owns its stage partition, nothing run again and nothing
-	 * dead-lettered.
+	 * Instance A alone holds four keys mid-ladder (a head in the 1 h stage with two
+	 * followers behind it, one key per partition) while steady traffic of other keys
+	 * flows; instance B joins. A gives up exactly the partitions B gets and never
+	 * revokes, nor reopens the barrier of, a partition it keeps; A keeps handling the
+	 * records of the partitions it keeps while the rebalance is under way, each of them
+	 * once; the records of the partitions that moved are handled by B from then on; every
+	 * key's records run in order and none is lost; and the held keys stay held: the same
+	 * live locks on both instances, every held record parked by whichever instance now
+	 * owns its stage partition, nothing run again and nothing dead-lettered.
 	 */
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
@@ -104,9 +104,10 @@ class IncrementalRebalanceTests {
 			}
 			try {
 				sent = sender.sentByKey();
-				await().atMost(WAIT).untilAsserted(() -> assertThat(journal.firstSuccessesByKey(sent.keySet()))
-					.as("every record handled, in order per key")
-					.isEqualTo(sent));
+				await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(journal.firstSuccessesByKey(sent.keySet()))
+						.as("every record handled, in order per key")
+						.isEqualTo(sent));
 
 				Set<TopicPartition> kept = assignment(a);
 				RebalanceHistory historyOfA = a.getBean(RebalanceHistory.class);
@@ -153,10 +154,13 @@ class IncrementalRebalanceTests {
 						.filter((tp) -> tp.topic().equals(stage))
 						.map(TopicPartition::partition)
 						.collect(Collectors.toSet());
-					long heldHere = heldKeys.stream().filter((key) -> stagePartitions.contains(partitionOf(key))).count();
-					await().atMost(WAIT).untilAsserted(() -> assertThat(container(instance).load().parked())
-						.as("held records parked where their stage partition is now: " + stagePartitions)
-						.isEqualTo(3 * heldHere));
+					long heldHere = heldKeys.stream()
+						.filter((key) -> stagePartitions.contains(partitionOf(key)))
+						.count();
+					await().atMost(WAIT)
+						.untilAsserted(() -> assertThat(container(instance).load().parked())
+							.as("held records parked where their stage partition is now: " + stagePartitions)
+							.isEqualTo(3 * heldHere));
 				}
 			}
 			finally {
@@ -166,13 +170,14 @@ class IncrementalRebalanceTests {
 	}
 
 	/**
-	 * Instance A holds its records for an outage of every key (docs/OPERATIONS.md, "A dependency
-	 * is down") under steady traffic; instance B joins. A gives up only the partitions B gets and
-	 * keeps holding the ones it keeps (its breaker stays open, it opened once); B takes the
-	 * records A held of the moved partitions, which A never committed, and holds them too. For
-	 * longer than the whole ladder (1 s + 2 s) no stage record is written and nothing is
-	 * dead-lettered; once the dependency is back every record is handled once, in order per key,
-	 * each by the instance that owns its partition.
+	 * Instance A holds its records for an outage of every key (docs/OPERATIONS.md, "A
+	 * dependency is down") under steady traffic; instance B joins. A gives up only the
+	 * partitions B gets and keeps holding the ones it keeps (its breaker stays open, it
+	 * opened once); B takes the records A held of the moved partitions, which A never
+	 * committed, and holds them too. For longer than the whole ladder (1 s + 2 s) no
+	 * stage record is written and nothing is dead-lettered; once the dependency is back
+	 * every record is handled once, in order per key, each by the instance that owns its
+	 * partition.
 	 */
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
@@ -193,8 +198,8 @@ class IncrementalRebalanceTests {
 				b = start(RecordApplication.class, topic, setup, "b", outage);
 				ConfigurableApplicationContext joined = b;
 				awaitOwner(List.of(a, joined), 3 * PARTITIONS);
-				await().atMost(WAIT).until(() -> container(joined).outageBreaker().isOpen()
-						&& container(joined).heldRecords() > 0);
+				await().atMost(WAIT)
+					.until(() -> container(joined).outageBreaker().isOpen() && container(joined).heldRecords() > 0);
 				await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 					assertThat(container(a).outageBreaker().isOpen()).as("A holds").isTrue();
 					assertThat(container(joined).outageBreaker().isOpen()).as("B holds").isTrue();
@@ -212,9 +217,10 @@ class IncrementalRebalanceTests {
 			try {
 				sent = sender.sentByKey();
 				journal.down(false);
-				await().atMost(WAIT).untilAsserted(() -> assertThat(journal.firstSuccessesByKey(sent.keySet()))
-					.as("every record handled, in order per key")
-					.isEqualTo(sent));
+				await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(journal.firstSuccessesByKey(sent.keySet()))
+						.as("every record handled, in order per key")
+						.isEqualTo(sent));
 				Set<TopicPartition> ofA = assignment(a);
 				for (Map.Entry<String, List<String>> key : sent.entrySet()) {
 					assertThat(journal.handlingsOf(key.getKey())).filteredOn(Handling::succeeded)
@@ -236,13 +242,14 @@ class IncrementalRebalanceTests {
 	}
 
 	/**
-	 * A batch listener: on instance A, the first records of a key ride in its head's batch; the
-	 * head fails, and the key's records go into the ladder behind it (a head that succeeds on
-	 * its first retry, one that fails until its attempts are used up, one record that fails
-	 * permanently, one key per partition of each). Instance B joins while they wait there, and
-	 * more records of the same keys arrive. Every key's records succeed in the order they were
-	 * sent, whichever instance ran them, and the dead-letter topic holds exactly the two kinds of
-	 * records that fail for good, each once.
+	 * A batch listener: on instance A, the first records of a key ride in its head's
+	 * batch; the head fails, and the key's records go into the ladder behind it (a head
+	 * that succeeds on its first retry, one that fails until its attempts are used up,
+	 * one record that fails permanently, one key per partition of each). Instance B joins
+	 * while they wait there, and more records of the same keys arrive. Every key's
+	 * records succeed in the order they were sent, whichever instance ran them, and the
+	 * dead-letter topic holds exactly the two kinds of records that fail for good, each
+	 * once.
 	 */
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
@@ -261,7 +268,8 @@ class IncrementalRebalanceTests {
 		for (int seq = 0; seq < 5; seq++) {
 			for (String key : keys) {
 				String marker = (seq == 0 && key.startsWith("retried-")) ? "F"
-						: (seq == 0 && key.startsWith("exhausted-")) ? "X" : (seq == 1 && key.startsWith("permanent-")) ? "P" : "";
+						: (seq == 0 && key.startsWith("exhausted-")) ? "X"
+								: (seq == 1 && key.startsWith("permanent-")) ? "P" : "";
 				first.add(new String[] { key, marker + key + ":" + seq });
 			}
 		}
@@ -273,12 +281,16 @@ class IncrementalRebalanceTests {
 		}
 		try (ConfigurableApplicationContext a = start(BatchApplication.class, topic, setup, "a",
 				with(ladder, "test.autostartup=false"))) {
-			SharedBroker.sendAll(topic, first); // a backlog: the key's records come in one poll
+			SharedBroker.sendAll(topic, first); // a backlog: the key's records come in
+												// one poll
 			a.getBean(OrderedRetryListenerRegistry.class).start("incr-" + topic);
 			awaitOwner(List.of(a), 3 * PARTITIONS);
-			await().atMost(WAIT).until(() -> first.stream()
-				.filter((record) -> record[1].startsWith("F") || record[1].startsWith("X"))
-				.allMatch((record) -> journal.handlingsOf(record[0]).stream().anyMatch((h) -> h.value().equals(record[1]))));
+			await().atMost(WAIT)
+				.until(() -> first.stream()
+					.filter((record) -> record[1].startsWith("F") || record[1].startsWith("X"))
+					.allMatch((record) -> journal.handlingsOf(record[0])
+						.stream()
+						.anyMatch((h) -> h.value().equals(record[1]))));
 			assertThat(journal.sameKeyInOneBatch()).as("batches in which a key's records rode behind its head")
 				.isPositive();
 			try (ConfigurableApplicationContext b = start(BatchApplication.class, topic, setup, "b", ladder)) {
@@ -298,10 +310,13 @@ class IncrementalRebalanceTests {
 						expected.computeIfAbsent(record[0], (key) -> new ArrayList<>()).add(record[1]);
 					}
 				}
-				await().atMost(WAIT).untilAsserted(() -> assertThat(journal.firstSuccessesByKey(keys))
-					.as("every key's records, in order").isEqualTo(expected));
-				await().atMost(WAIT).untilAsserted(() -> assertThat(deadLetters(topic))
-					.as("dead letters, each once").containsExactlyInAnyOrderElementsOf(dead));
+				await().atMost(WAIT)
+					.untilAsserted(
+							() -> assertThat(journal.firstSuccessesByKey(keys)).as("every key's records, in order")
+								.isEqualTo(expected));
+				await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(deadLetters(topic)).as("dead letters, each once")
+						.containsExactlyInAnyOrderElementsOf(dead));
 				for (ConfigurableApplicationContext instance : List.of(a, b)) {
 					await().atMost(WAIT).until(() -> liveLocks(instance, topic) == 0);
 				}
@@ -314,13 +329,13 @@ class IncrementalRebalanceTests {
 	}
 
 	/**
-	 * Instance A holds eight keys in the 1 h stage, two per partition; an operator pauses A's
-	 * listener and asks for retry now on one head of each partition and dead-letter now on the
-	 * other, so that the commands are still pending when instance B joins. The commands of the
-	 * stage partitions that moved are acted on by B, after its barrier, while A is still paused;
-	 * those of the partitions A kept once A resumes. Each acts exactly once: a retried head runs
-	 * once more, a dead-lettered one not at all and is dead-lettered once, and each key's next
-	 * record runs after it.
+	 * Instance A holds eight keys in the 1 h stage, two per partition; an operator pauses
+	 * A's listener and asks for retry now on one head of each partition and dead-letter
+	 * now on the other, so that the commands are still pending when instance B joins. The
+	 * commands of the stage partitions that moved are acted on by B, after its barrier,
+	 * while A is still paused; those of the partitions A kept once A resumes. Each acts
+	 * exactly once: a retried head runs once more, a dead-lettered one not at all and is
+	 * dead-lettered once, and each key's next record runs after it.
 	 */
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { COOPERATIVE, CONSUMER })
@@ -349,13 +364,14 @@ class IncrementalRebalanceTests {
 			awaitOwner(List.of(a), 2 * PARTITIONS);
 			SharedBroker.sendAll(topic, records);
 			KafkaResilienceEndpoint endpoint = a.getBean(KafkaResilienceEndpoint.class);
-			await().atMost(WAIT).until(() -> heads(endpoint, topic).size() == 2 * PARTITIONS
-					&& container(a).load().parked() == records.size());
+			await().atMost(WAIT)
+				.until(() -> heads(endpoint, topic).size() == 2 * PARTITIONS
+						&& container(a).load().parked() == records.size());
 			Map<String, HeldKeys.HeldKey> heads = heads(endpoint, topic);
 			a.getBean(OrderedRetryListenerRegistry.class).pause("incr-" + topic);
 			for (String key : retried) {
-				assertThat(endpoint.act("retry-now", "incr-" + topic, topic, heads.get(key).lockId(), OPERATOR).getStatus())
-					.isEqualTo(200);
+				assertThat(endpoint.act("retry-now", "incr-" + topic, topic, heads.get(key).lockId(), OPERATOR)
+					.getStatus()).isEqualTo(200);
 			}
 			for (String key : deadLettered) {
 				assertThat(endpoint.act("dead-letter-now", "incr-" + topic, topic, heads.get(key).lockId(), OPERATOR)
@@ -393,9 +409,11 @@ class IncrementalRebalanceTests {
 				}
 
 				a.getBean(OrderedRetryListenerRegistry.class).resume("incr-" + topic);
-				await().atMost(WAIT).until(() -> java.util.stream.Stream.concat(retried.stream(), deadLettered.stream())
-					.allMatch((key) -> journal.successes(key + ":1") == 1));
-				// a little longer: a second run, or a second dead letter, would come now if a command acted twice
+				await().atMost(WAIT)
+					.until(() -> java.util.stream.Stream.concat(retried.stream(), deadLettered.stream())
+						.allMatch((key) -> journal.successes(key + ":1") == 1));
+				// a little longer: a second run, or a second dead letter, would come now
+				// if a command acted twice
 				await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 					Map<String, List<String>> letters = deadLetters(topic).stream()
 						.collect(Collectors.groupingBy((letter) -> letter.substring(1, letter.indexOf(':'))));
@@ -428,7 +446,9 @@ class IncrementalRebalanceTests {
 		}
 	}
 
-	/** The heads of the held keys that show their head and one record behind it, by key. */
+	/**
+	 * The heads of the held keys that show their head and one record behind it, by key.
+	 */
 	@SuppressWarnings("unchecked")
 	private static Map<String, HeldKeys.HeldKey> heads(KafkaResilienceEndpoint endpoint, String topic) {
 		var response = endpoint.view("held", "incr-" + topic, topic, null, null, 50, null, null, null, null, null, null,
@@ -463,7 +483,8 @@ class IncrementalRebalanceTests {
 	private static List<String> deadLetters(String topic) {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
-			.map((letter) -> new String(letter.value()) + "/" + RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+			.map((letter) -> new String(letter.value()) + "/"
+					+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
 			.toList();
 	}
 
@@ -482,7 +503,8 @@ class IncrementalRebalanceTests {
 
 	/** Records in the stage topics of the test's ladder (delays 1 s and 2 s). */
 	private static int ladderRecords(String topic) {
-		return SharedBroker.readAll(Names.retry(topic, "1s")).size() + SharedBroker.readAll(Names.retry(topic, "2s")).size();
+		return SharedBroker.readAll(Names.retry(topic, "1s")).size()
+				+ SharedBroker.readAll(Names.retry(topic, "2s")).size();
 	}
 
 	private static void assertOnlyTheMovedPartitionsWereRevoked(RebalanceHistory historyOfA, Set<TopicPartition> kept,
@@ -509,11 +531,14 @@ class IncrementalRebalanceTests {
 			.collect(Collectors.toSet());
 	}
 
-	/** Starts an instance ({@code a} or {@code b}) of an application on a topic with one of the incremental setups. */
+	/**
+	 * Starts an instance ({@code a} or {@code b}) of an application on a topic with one
+	 * of the incremental setups.
+	 */
 	private static ConfigurableApplicationContext start(Class<?> application, String topic, String setup,
 			String instance, String... more) {
-		List<String> properties = new ArrayList<>(List.of("kafka.resilience.instance-id=" + instance + "-" + topic,
-				"test.instance=" + instance));
+		List<String> properties = new ArrayList<>(
+				List.of("kafka.resilience.instance-id=" + instance + "-" + topic, "test.instance=" + instance));
 		properties.add(setup.equals(CONSUMER) ? "spring.kafka.consumer.properties.group.protocol=consumer"
 				: "spring.kafka.consumer.properties.partition.assignment.strategy="
 						+ "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
@@ -526,12 +551,14 @@ class IncrementalRebalanceTests {
 	}
 
 	/**
-	 * Waits until the instances hold {@code partitions} partitions between them, each its own,
-	 * every instance some of the main topic's, with every barrier open.
+	 * Waits until the instances hold {@code partitions} partitions between them, each its
+	 * own, every instance some of the main topic's, with every barrier open.
 	 */
 	private static void awaitOwner(List<ConfigurableApplicationContext> instances, int partitions) {
 		await().atMost(WAIT).untilAsserted(() -> {
-			List<Set<TopicPartition>> assignments = instances.stream().map(IncrementalRebalanceTests::assignment).toList();
+			List<Set<TopicPartition>> assignments = instances.stream()
+				.map(IncrementalRebalanceTests::assignment)
+				.toList();
 			Set<TopicPartition> all = new HashSet<>();
 			assignments.forEach(all::addAll);
 			assertThat(assignments.stream().mapToInt(Set::size).sum()).as("assignments " + assignments)

@@ -45,7 +45,8 @@ final class InstanceProcess implements AutoCloseable {
 	 * @param bootstrapServers the brokers
 	 * @param topic the main topic
 	 * @param group the consumer group, which names its ladder; given here and not among
-	 * {@code properties}, since Spring Boot would join two values of one option with a comma
+	 * {@code properties}, since Spring Boot would join two values of one option with a
+	 * comma
 	 * @param instanceId the instance id, kept across a restart
 	 * @param properties more application properties ({@code name=value})
 	 * @return the running instance
@@ -64,7 +65,8 @@ final class InstanceProcess implements AutoCloseable {
 		command.add("--spring.kafka.consumer.group-id=" + group);
 		command.add("--spring.kafka.consumer.auto-offset-reset=earliest");
 		if (!properties.contains("spring.kafka.consumer.properties.group.protocol=consumer")) {
-			// the consumer protocol's session timeout is the broker's (SharedBroker, KafkaCluster)
+			// the consumer protocol's session timeout is the broker's (SharedBroker,
+			// KafkaCluster)
 			command.add("--spring.kafka.consumer.properties.session.timeout.ms=6000");
 			command.add("--spring.kafka.consumer.properties.heartbeat.interval.ms=1000");
 		}
@@ -76,7 +78,9 @@ final class InstanceProcess implements AutoCloseable {
 		}
 		try {
 			Path log = Files.createTempFile("instance-" + instanceId + "-", ".log");
-			Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			Process process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(log.toFile())
+				.start();
 			return new InstanceProcess(process, log);
 		}
 		catch (IOException ex) {

@@ -33,8 +33,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Values written by spring-kafka's JSON serializer with its type headers, read through
- * {@link ErrorHandlingDeserializer} and the JSON deserializer, which removes the type headers
- * from the headers it is given: every attempt of a retried record reads the same value again.
+ * {@link ErrorHandlingDeserializer} and the JSON deserializer, which removes the type
+ * headers from the headers it is given: every attempt of a retried record reads the same
+ * value again.
  */
 @UsesSharedBroker
 class JsonRecordsTests {
@@ -48,6 +49,7 @@ class JsonRecordsTests {
 
 	/**
 	 * One handling.
+	 *
 	 * @param id the order id, from a header of the record
 	 * @param key the key the method got
 	 * @param value the value the method got
@@ -58,6 +60,7 @@ class JsonRecordsTests {
 
 	/**
 	 * The value of a record.
+	 *
 	 * @param id the order id, also in the record's {@code order-id} header
 	 * @param key the record key
 	 * @param sequence its place among the records of its key
@@ -95,8 +98,8 @@ class JsonRecordsTests {
 			await().atMost(Duration.ofSeconds(120))
 				.untilAsserted(() -> assertThat(attempts.stream().filter(Attempt::succeeded)).hasSize(RECORDS));
 
-			assertThat(attempts).allSatisfy((attempt) -> assertThat(attempt.value()).as(attempt.id())
-				.isEqualTo(sent.get(attempt.id())));
+			assertThat(attempts).allSatisfy(
+					(attempt) -> assertThat(attempt.value()).as(attempt.id()).isEqualTo(sent.get(attempt.id())));
 			assertThat(attempts.stream().collect(Collectors.groupingBy(Attempt::id, Collectors.counting())))
 				.as("each record fails twice, then succeeds")
 				.allSatisfy((id, count) -> assertThat(count).as(id).isEqualTo(3));

@@ -40,15 +40,16 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A KRaft cluster of real broker processes on loopback, one JVM per node (combined broker and
- * controller, static voters), so that a broker can be killed hard (SIGKILL) and restarted
- * with the same node id, ports and log directory while clients keep running.
+ * A KRaft cluster of real broker processes on loopback, one JVM per node (combined broker
+ * and controller, static voters), so that a broker can be killed hard (SIGKILL) and
+ * restarted with the same node id, ports and log directory while clients keep running.
  * <p>
- * Real processes rather than spring-kafka's multi-broker {@code EmbeddedKafkaKraftBroker}:
- * that one fails at startup here (raft {@code handleUpdateVoterResponse}), and a broker in
- * the test JVM could not be killed without a graceful step anyway. Internal topics and the
- * broker default are replicated to every node (up to 3) with {@code min.insync.replicas} 2,
- * so one node down loses no acknowledged write and blocks no {@code acks=all} producer.
+ * Real processes rather than spring-kafka's multi-broker
+ * {@code EmbeddedKafkaKraftBroker}: that one fails at startup here (raft
+ * {@code handleUpdateVoterResponse}), and a broker in the test JVM could not be killed
+ * without a graceful step anyway. Internal topics and the broker default are replicated
+ * to every node (up to 3) with {@code min.insync.replicas} 2, so one node down loses no
+ * acknowledged write and blocks no {@code acks=all} producer.
  */
 final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 
@@ -161,16 +162,19 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 		}
 	}
 
-	/** Kills a broker at once (SIGKILL): no controlled shutdown, no leadership handed over. */
+	/**
+	 * Kills a broker at once (SIGKILL): no controlled shutdown, no leadership handed
+	 * over.
+	 */
 	@Override
 	public void kill(int broker) {
 		this.brokers.get(broker).kill();
 	}
 
 	/**
-	 * Starts a killed broker again (same node id, ports and log directory) and waits until
-	 * it is registered and every partition is back to its full in-sync replica set, so that
-	 * the cluster is as healthy as before the kill.
+	 * Starts a killed broker again (same node id, ports and log directory) and waits
+	 * until it is registered and every partition is back to its full in-sync replica set,
+	 * so that the cluster is as healthy as before the kill.
 	 */
 	@Override
 	public void restart(int broker) {
@@ -188,8 +192,12 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 	}
 
 	private List<TopicPartition> underReplicated() throws Exception {
-		Set<String> topics = this.admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(10, TimeUnit.SECONDS);
-		Map<String, TopicDescription> descriptions = this.admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS);
+		Set<String> topics = this.admin.listTopics(new ListTopicsOptions().listInternal(true))
+			.names()
+			.get(10, TimeUnit.SECONDS);
+		Map<String, TopicDescription> descriptions = this.admin.describeTopics(topics)
+			.allTopicNames()
+			.get(10, TimeUnit.SECONDS);
 		List<TopicPartition> lagging = new ArrayList<>();
 		descriptions.forEach((name, description) -> {
 			for (TopicPartitionInfo partition : description.partitions()) {
@@ -216,12 +224,14 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 	 */
 	private void awaitServing(Broker broker) {
 		Map<String, Object> config = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + broker.port,
-				AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+				AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+				5000);
 		try (Admin direct = Admin.create(config)) {
 			await("broker " + broker.nodeId + " serving").atMost(READY_TIMEOUT)
 				.pollInterval(Duration.ofMillis(500))
 				.ignoreExceptions()
-				.failFast("broker " + broker.nodeId + " died; see its log in " + this.directory, () -> !broker.isAlive())
+				.failFast("broker " + broker.nodeId + " died; see its log in " + this.directory,
+						() -> !broker.isAlive())
 				.until(() -> direct.describeCluster()
 					.nodes()
 					.get(5, TimeUnit.SECONDS)
@@ -266,7 +276,9 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 		}
 	}
 
-	/** One node: its configuration file, log directory and, while it runs, its process. */
+	/**
+	 * One node: its configuration file, log directory and, while it runs, its process.
+	 */
 	private static final class Broker {
 
 		private final int nodeId;
@@ -294,7 +306,8 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 			properties.put("process.roles", "broker,controller");
 			properties.put("node.id", Integer.toString(this.nodeId));
 			properties.put("controller.quorum.voters", voters);
-			properties.put("listeners", "PLAINTEXT://127.0.0.1:" + this.port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+			properties.put("listeners",
+					"PLAINTEXT://127.0.0.1:" + this.port + ",CONTROLLER://127.0.0.1:" + controllerPort);
 			properties.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + this.port);
 			properties.put("controller.listener.names", "CONTROLLER");
 			properties.put("inter.broker.listener.name", "PLAINTEXT");
@@ -305,14 +318,21 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 			properties.put("offsets.topic.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.replication.factor", Short.toString(replication));
 			properties.put("transaction.state.log.min.isr", Integer.toString(Math.min(2, replication)));
-			properties.put("group.initial.rebalance.delay.ms", SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
+			properties.put("group.initial.rebalance.delay.ms",
+					SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
 			properties.put("log.cleaner.backoff.ms", "1000");
-			// the consumer protocol's session and heartbeat, as the shared broker has them
-			properties.put("group.consumer.session.timeout.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.session.timeout.ms"));
-			properties.put("group.consumer.min.session.timeout.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.min.session.timeout.ms"));
-			properties.put("group.consumer.heartbeat.interval.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.heartbeat.interval.ms"));
-			properties.put("group.consumer.min.heartbeat.interval.ms", SharedBroker.BROKER_SETTINGS.get("group.consumer.min.heartbeat.interval.ms"));
-			// fewer internal partitions than the default 50: a 2-core machine runs three brokers
+			// the consumer protocol's session and heartbeat, as the shared broker has
+			// them
+			properties.put("group.consumer.session.timeout.ms",
+					SharedBroker.BROKER_SETTINGS.get("group.consumer.session.timeout.ms"));
+			properties.put("group.consumer.min.session.timeout.ms",
+					SharedBroker.BROKER_SETTINGS.get("group.consumer.min.session.timeout.ms"));
+			properties.put("group.consumer.heartbeat.interval.ms",
+					SharedBroker.BROKER_SETTINGS.get("group.consumer.heartbeat.interval.ms"));
+			properties.put("group.consumer.min.heartbeat.interval.ms",
+					SharedBroker.BROKER_SETTINGS.get("group.consumer.min.heartbeat.interval.ms"));
+			// fewer internal partitions than the default 50: a 2-core machine runs three
+			// brokers
 			properties.put("offsets.topic.num.partitions", "10");
 			properties.put("transaction.state.log.num.partitions", "10");
 			String text = properties.entrySet()
@@ -322,17 +342,21 @@ final class KafkaCluster implements ChaosRun.Brokers, AutoCloseable {
 			Files.writeString(this.config, text);
 		}
 
-		/** Formats the log directory in this JVM: {@code execute} (unlike {@code main}) does not exit. */
+		/**
+		 * Formats the log directory in this JVM: {@code execute} (unlike {@code main})
+		 * does not exit.
+		 */
 		void format(String clusterId) {
 			ByteArrayOutputStream output = new ByteArrayOutputStream();
 			int exit;
 			try (PrintStream print = new PrintStream(output, true, StandardCharsets.UTF_8)) {
-				exit = StorageTool.execute(new String[] { "format", "--cluster-id", clusterId, "--config", this.config.toString() },
+				exit = StorageTool.execute(
+						new String[] { "format", "--cluster-id", clusterId, "--config", this.config.toString() },
 						print);
 			}
 			if (exit != 0) {
-				throw new IllegalStateException("Could not format broker " + this.nodeId + ": "
-						+ output.toString(StandardCharsets.UTF_8));
+				throw new IllegalStateException(
+						"Could not format broker " + this.nodeId + ": " + output.toString(StandardCharsets.UTF_8));
 			}
 		}
 

@@ -10,11 +10,11 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The shared broker as a Testcontainers {@link KafkaContainer}, for
- * {@code kafka.broker=testcontainers}. The only class of the tests that touches Testcontainers,
- * so that the default build never loads it and never looks for Docker.
+ * {@code kafka.broker=testcontainers}. The only class of the tests that touches
+ * Testcontainers, so that the default build never loads it and never looks for Docker.
  * <p>
- * The image is {@code apache/kafka} at the version of the Kafka clients on the class path;
- * {@code -Dkafka.broker.image=...} picks another.
+ * The image is {@code apache/kafka} at the version of the Kafka clients on the class
+ * path; {@code -Dkafka.broker.image=...} picks another.
  */
 final class KafkaContainerBroker {
 
@@ -37,10 +37,10 @@ final class KafkaContainerBroker {
 	}
 
 	/**
-	 * Starts the container, stopped when the JVM ends (and removed by Testcontainers should the
-	 * JVM die).
-	 * @param settings broker settings ({@code log.cleaner.backoff.ms=1000}), given to the image
-	 * as its {@code KAFKA_*} environment variables
+	 * Starts the container, stopped when the JVM ends (and removed by Testcontainers
+	 * should the JVM die).
+	 * @param settings broker settings ({@code log.cleaner.backoff.ms=1000}), given to the
+	 * image as its {@code KAFKA_*} environment variables
 	 * @return the bootstrap servers, on a port of this host
 	 */
 	static String start(Map<String, String> settings) {
@@ -51,12 +51,18 @@ final class KafkaContainerBroker {
 		return container.getBootstrapServers();
 	}
 
-	/** {@code apache/kafka} at the version of the Kafka clients, unless {@code -Dkafka.broker.image} names another. */
+	/**
+	 * {@code apache/kafka} at the version of the Kafka clients, unless
+	 * {@code -Dkafka.broker.image} names another.
+	 */
 	static String image() {
 		return System.getProperty("kafka.broker.image", "apache/kafka:" + AppInfoParser.getVersion());
 	}
 
-	/** {@code log.cleaner.backoff.ms} becomes {@code KAFKA_LOG_CLEANER_BACKOFF_MS}, as the image reads it. */
+	/**
+	 * {@code log.cleaner.backoff.ms} becomes {@code KAFKA_LOG_CLEANER_BACKOFF_MS}, as the
+	 * image reads it.
+	 */
 	static String environmentVariable(String setting) {
 		return "KAFKA_" + setting.toUpperCase(Locale.ROOT).replace('.', '_');
 	}

@@ -5,13 +5,15 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What the container broker would run, checked without Docker (nothing here loads Testcontainers). */
+/**
+ * What the container broker would run, checked without Docker (nothing here loads
+ * Testcontainers).
+ */
 class KafkaContainerBrokerTests {
 
 	@Test
 	void runsTheApacheKafkaImageOfTheClientsVersion() {
-		assertThat(KafkaContainerBroker.image())
-			.isEqualTo("apache/kafka:" + AppInfoParser.getVersion());
+		assertThat(KafkaContainerBroker.image()).isEqualTo("apache/kafka:" + AppInfoParser.getVersion());
 	}
 
 	@Test

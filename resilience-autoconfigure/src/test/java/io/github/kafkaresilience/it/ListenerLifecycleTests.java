@@ -30,9 +30,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.awaitility.Awaitility.await;
 
 /**
- * A listener is paused and resumed by its id while its locks are live: paused, it takes no new
- * record and runs no retry, its locks stay, and it stays in its group; resumed, every key
- * goes on in order. spring-kafka's container events are published for it.
+ * A listener is paused and resumed by its id while its locks are live: paused, it takes
+ * no new record and runs no retry, its locks stay, and it stays in its group; resumed,
+ * every key goes on in order. spring-kafka's container events are published for it.
  */
 @UsesSharedBroker
 class ListenerLifecycleTests {
@@ -57,14 +57,17 @@ class ListenerLifecycleTests {
 			registry.pause(id);
 			assertThat(registry.isPauseRequested(id)).isTrue();
 			assertThat(registry.isRunning(id)).isTrue();
-			// one event for each of its consumers: of the main topic, and of the retry topic
+			// one event for each of its consumers: of the main topic, and of the retry
+			// topic
 			await().atMost(WAIT).until(() -> pausedPartitions(topic).size() == 2);
 			assertThat(eventsOf(topic, ConsumerPausedEvent.class)).hasSize(2);
 			SharedBroker.send(topic, "free", "F1");
 			SharedBroker.send(topic, "locked", "L2");
-			// the retry of L1 is due after 2 s: for twice that, nothing runs and the lock stays
-			await().during(Duration.ofSeconds(4)).atMost(WAIT).until(() -> handled(topic).size() == 1
-					&& liveLocks(context, topic) == 1 && registry.isRunning(id));
+			// the retry of L1 is due after 2 s: for twice that, nothing runs and the lock
+			// stays
+			await().during(Duration.ofSeconds(4))
+				.atMost(WAIT)
+				.until(() -> handled(topic).size() == 1 && liveLocks(context, topic) == 1 && registry.isRunning(id));
 
 			registry.resume(id);
 			assertThat(registry.isPauseRequested(id)).isFalse();
@@ -75,7 +78,8 @@ class ListenerLifecycleTests {
 			assertThat(eventsOf(topic, ConsumerResumedEvent.class)).hasSize(2);
 			assertThat(eventsOf(topic, ConsumerStartedEvent.class)).hasSize(2);
 			await().atMost(WAIT).until(() -> !eventsOf(topic, ListenerContainerIdleEvent.class).isEmpty());
-			ListenerContainerIdleEvent idle = (ListenerContainerIdleEvent) eventsOf(topic, ListenerContainerIdleEvent.class)
+			ListenerContainerIdleEvent idle = (ListenerContainerIdleEvent) eventsOf(topic,
+					ListenerContainerIdleEvent.class)
 				.get(0);
 			assertThat(idle.getListenerId()).isEqualTo(id);
 			assertThat(idle.getIdleTime()).isGreaterThanOrEqualTo(1000);
@@ -142,11 +146,13 @@ class ListenerLifecycleTests {
 
 		private final Map<String, Integer> attempts = new ConcurrentHashMap<>();
 
-		@OrderedRetryListener(id = "life-${test.topic}", topics = "${test.topic}", autoStartup = "${test.auto-startup:true}")
+		@OrderedRetryListener(id = "life-${test.topic}", topics = "${test.topic}",
+				autoStartup = "${test.auto-startup:true}")
 		void handle(ConsumerRecord<String, String> record) {
 			String original = record.headers().lastHeader("original.topic") != null
 					? new String(record.headers().lastHeader("original.topic").value()) : record.topic();
-			handled.computeIfAbsent(original, (t) -> new CopyOnWriteArrayList<>()).add(record.key() + "=" + record.value());
+			handled.computeIfAbsent(original, (t) -> new CopyOnWriteArrayList<>())
+				.add(record.key() + "=" + record.value());
 			if (record.value().endsWith("FAILS-ONCE") && this.attempts.merge(record.value(), 1, Integer::sum) == 1) {
 				throw new IllegalStateException("first attempt of " + record.value() + " fails");
 			}

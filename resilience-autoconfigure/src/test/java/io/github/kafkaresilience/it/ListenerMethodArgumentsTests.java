@@ -54,10 +54,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * Listener methods of many signatures, invoked through spring-kafka's messaging
  * infrastructure as {@code @KafkaListener} methods are: each fails its first attempt and
- * succeeds in stage 1, and gets equal arguments on both attempts. What differs on the retry is
- * where the record was read: {@code KafkaHeaders.RECEIVED_TOPIC} and {@code OFFSET} name the
- * retry topic and the offset there, and the library's headers ({@code retry.count},
- * {@code original.*}, ...) are added.
+ * succeeds in stage 1, and gets equal arguments on both attempts. What differs on the
+ * retry is where the record was read: {@code KafkaHeaders.RECEIVED_TOPIC} and
+ * {@code OFFSET} name the retry topic and the offset there, and the library's headers
+ * ({@code retry.count}, {@code original.*}, ...) are added.
  */
 @UsesSharedBroker
 class ListenerMethodArgumentsTests {
@@ -66,7 +66,10 @@ class ListenerMethodArgumentsTests {
 
 	private static final Order ORDER = new Order("o-1", 3);
 
-	/** Written before the record that is retried, so that its offset in the main topic is not 0; not recorded. */
+	/**
+	 * Written before the record that is retried, so that its offset in the main topic is
+	 * not 0; not recorded.
+	 */
 	private static final Order FILLER = new Order("filler", 1);
 
 	/** The listeners whose methods can tell where the record was read. */
@@ -83,14 +86,17 @@ class ListenerMethodArgumentsTests {
 
 	/**
 	 * One call of a listener method.
+	 *
 	 * @param arguments what the method's business logic reads: equal on every attempt
-	 * @param where where the record was read, as far as the method can tell: differs on a retry
+	 * @param where where the record was read, as far as the method can tell: differs on a
+	 * retry
 	 */
 	record Call(List<@Nullable Object> arguments, Map<String, @Nullable Object> where) {
 	}
 
 	/**
 	 * The value of most records.
+	 *
 	 * @param id the order id
 	 * @param quantity how many, at least one for a valid order
 	 */
@@ -99,6 +105,7 @@ class ListenerMethodArgumentsTests {
 
 	/**
 	 * Resolved from the {@code tenant} header by the application's own argument resolver.
+	 *
 	 * @param name the tenant
 	 */
 	record Tenant(String name) {
@@ -130,8 +137,9 @@ class ListenerMethodArgumentsTests {
 			send(base, "tombstone", null);
 			send(base, "optional", null);
 
-			await().atMost(WAIT).untilAsserted(() -> assertThat(listeners)
-				.allSatisfy((listener) -> assertThat(calls(listener)).as(listener).hasSize(2)));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(listeners)
+					.allSatisfy((listener) -> assertThat(calls(listener)).as(listener).hasSize(2)));
 
 			assertThat(arguments("value")).containsExactly("some text");
 			assertThat(arguments("payload-key")).containsExactly(ORDER, key("payload-key"));
@@ -150,14 +158,20 @@ class ListenerMethodArgumentsTests {
 			for (String listener : WHERE_TELLING) {
 				Map<String, @Nullable Object> first = calls(listener).get(0).where();
 				Map<String, @Nullable Object> retry = calls(listener).get(1).where();
-				assertThat(first).as(listener).containsEntry("topic", topic(base, listener)).containsEntry("offset", 2L);
+				assertThat(first).as(listener)
+					.containsEntry("topic", topic(base, listener))
+					.containsEntry("offset", 2L);
 				assertThat(retry).as(listener)
 					.containsEntry("topic", Names.retry("g-" + base, topic(base, listener), "1s"))
 					.containsEntry("partition", first.get("partition"))
 					.containsEntry("offset", 0L);
 				if (first.containsKey("original.offset")) {
-					assertThat(first).as(listener).containsEntry("original.offset", null).containsEntry("retry.count", null);
-					assertThat(retry).as(listener).containsEntry("original.offset", "2").containsEntry("retry.count", "1");
+					assertThat(first).as(listener)
+						.containsEntry("original.offset", null)
+						.containsEntry("retry.count", null);
+					assertThat(retry).as(listener)
+						.containsEntry("original.offset", "2")
+						.containsEntry("retry.count", "1");
 				}
 			}
 			@SuppressWarnings("unchecked")
@@ -167,20 +181,25 @@ class ListenerMethodArgumentsTests {
 			assertThat(firstHeaderNames).contains("trace-id", KafkaHeaders.RECEIVED_TOPIC, KafkaHeaders.OFFSET)
 				.doesNotContainAnyElementsOf(RETRY_HEADERS);
 			retryHeaderNames.removeAll(firstHeaderNames);
-			assertThat(retryHeaderNames).as("the headers a retry adds").isSubsetOf(RETRY_HEADERS).contains("retry.count");
+			assertThat(retryHeaderNames).as("the headers a retry adds")
+				.isSubsetOf(RETRY_HEADERS)
+				.contains("retry.count");
 
 			List<ConsumerRecord<byte[], byte[]>> dead = await().atMost(WAIT)
-				.until(() -> SharedBroker.readAll(Names.dlq("g-" + base, topic(base, "valid"))), (letters) -> !letters.isEmpty());
-			assertThat(dead).singleElement().satisfies((letter) -> assertThat(headers(letter))
-				.containsEntry("dlq.reason", "permanent")
-				.containsEntry("error.class", "permanent")
-				.containsEntry("error.exception", PermanentFailureException.class.getName())
-				.hasEntrySatisfying("error.message", (message) -> assertThat(message).contains("quantity")));
-			listeners.forEach((listener) -> assertThat(SharedBroker.readAll(Names.dlq("g-" + base, topic(base, listener))))
-				.as(listener)
-				.hasSize(listener.equals("valid") ? 1 : 0));
-			await().atMost(WAIT).untilAsserted(() -> assertThat(listeners)
-				.allSatisfy((listener) -> assertThat(liveLocks(context, topic(base, listener))).as(listener).isZero()));
+				.until(() -> SharedBroker.readAll(Names.dlq("g-" + base, topic(base, "valid"))),
+						(letters) -> !letters.isEmpty());
+			assertThat(dead).singleElement()
+				.satisfies((letter) -> assertThat(headers(letter)).containsEntry("dlq.reason", "permanent")
+					.containsEntry("error.class", "permanent")
+					.containsEntry("error.exception", PermanentFailureException.class.getName())
+					.hasEntrySatisfying("error.message", (message) -> assertThat(message).contains("quantity")));
+			listeners
+				.forEach((listener) -> assertThat(SharedBroker.readAll(Names.dlq("g-" + base, topic(base, listener))))
+					.as(listener)
+					.hasSize(listener.equals("valid") ? 1 : 0));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(listeners).allSatisfy(
+						(listener) -> assertThat(liveLocks(context, topic(base, listener))).as(listener).isZero()));
 			assertThat(listeners).allSatisfy((listener) -> assertThat(calls(listener)).as(listener).hasSize(2));
 		}
 	}
@@ -199,9 +218,9 @@ class ListenerMethodArgumentsTests {
 
 			List<ConsumerRecord<byte[], byte[]>> dead = await().atMost(WAIT)
 				.until(() -> SharedBroker.readAll(Names.dlq(topic)), (letters) -> !letters.isEmpty());
-			assertThat(dead).singleElement().satisfies((letter) -> assertThat(headers(letter))
-				.containsEntry("dlq.reason", "poison")
-				.containsEntry("error.exception", ConversionException.class.getName()));
+			assertThat(dead).singleElement()
+				.satisfies((letter) -> assertThat(headers(letter)).containsEntry("dlq.reason", "poison")
+					.containsEntry("error.exception", ConversionException.class.getName()));
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 			assertThat(calls("converted")).hasSize(2);
 		}
@@ -227,7 +246,9 @@ class ListenerMethodArgumentsTests {
 		send(base, listener, key(listener), value);
 	}
 
-	/** Sends a record to a listener's topic, written by spring-kafka's JSON serializer. */
+	/**
+	 * Sends a record to a listener's topic, written by spring-kafka's JSON serializer.
+	 */
 	private static void send(String base, String listener, String key, @Nullable Object value) {
 		String topic = topic(base, listener);
 		RecordHeaders headers = new RecordHeaders();
@@ -243,11 +264,12 @@ class ListenerMethodArgumentsTests {
 	}
 
 	/**
-	 * Records a call, unless it is one of a filler record; the first recorded call of each
-	 * listener fails.
+	 * Records a call, unless it is one of a filler record; the first recorded call of
+	 * each listener fails.
 	 * @param listener the listener
 	 * @param arguments what its business logic reads
-	 * @param where where the record was read, as the listener sees it: pairs of names and values
+	 * @param where where the record was read, as the listener sees it: pairs of names and
+	 * values
 	 */
 	static void called(String listener, List<@Nullable Object> arguments, @Nullable Object... where) {
 		if (arguments.contains(FILLER)) {
@@ -279,7 +301,10 @@ class ListenerMethodArgumentsTests {
 			ReceivedHeadersListener.class, ValidListener.class })
 	static class ArgumentsApplication {
 
-		/** What a {@code @KafkaListener} application sets to validate payloads and resolve its own parameters. */
+		/**
+		 * What a {@code @KafkaListener} application sets to validate payloads and resolve
+		 * its own parameters.
+		 */
 		@Bean
 		KafkaListenerConfigurer validatingKafkaListeners(LocalValidatorFactoryBean validator) {
 			return (registrar) -> {
@@ -327,13 +352,12 @@ class ListenerMethodArgumentsTests {
 		@OrderedRetryListener(id = "headers-${test.topic}", topics = "${test.topic}.headers")
 		void handle(@Payload Order order, @Headers Map<String, Object> headers) {
 			called("headers",
-					Arrays.asList(order, headers.get(KafkaHeaders.RECEIVED_KEY), text((byte[]) headers.get("trace-id"))),
-					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC),
-					"partition", headers.get(KafkaHeaders.RECEIVED_PARTITION),
-					"offset", headers.get(KafkaHeaders.OFFSET),
-					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)),
-					"retry.count", text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)),
-					"names", Set.copyOf(headers.keySet()));
+					Arrays.asList(order, headers.get(KafkaHeaders.RECEIVED_KEY),
+							text((byte[]) headers.get("trace-id"))),
+					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC), "partition",
+					headers.get(KafkaHeaders.RECEIVED_PARTITION), "offset", headers.get(KafkaHeaders.OFFSET),
+					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)), "retry.count",
+					text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)), "names", Set.copyOf(headers.keySet()));
 		}
 
 	}
@@ -346,11 +370,10 @@ class ListenerMethodArgumentsTests {
 			called("message",
 					Arrays.asList(message.getPayload(), headers.get(KafkaHeaders.RECEIVED_KEY),
 							text((byte[]) headers.get("trace-id"))),
-					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC),
-					"partition", headers.get(KafkaHeaders.RECEIVED_PARTITION),
-					"offset", headers.get(KafkaHeaders.OFFSET),
-					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)),
-					"retry.count", text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)));
+					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC), "partition",
+					headers.get(KafkaHeaders.RECEIVED_PARTITION), "offset", headers.get(KafkaHeaders.OFFSET),
+					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)), "retry.count",
+					text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)));
 		}
 
 	}
@@ -359,12 +382,11 @@ class ListenerMethodArgumentsTests {
 
 		@OrderedRetryListener(id = "record-${test.topic}", topics = "${test.topic}.record")
 		void handle(ConsumerRecord<String, Order> record) {
-			called("record", Arrays.asList(record.key(), record.value(), RetryHeaders.text(record.headers(), "trace-id")),
-					"topic", record.topic(),
-					"partition", record.partition(),
-					"offset", record.offset(),
-					"original.offset", RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_OFFSET),
-					"retry.count", RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT));
+			called("record",
+					Arrays.asList(record.key(), record.value(), RetryHeaders.text(record.headers(), "trace-id")),
+					"topic", record.topic(), "partition", record.partition(), "offset", record.offset(),
+					"original.offset", RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_OFFSET), "retry.count",
+					RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT));
 		}
 
 	}
@@ -373,9 +395,7 @@ class ListenerMethodArgumentsTests {
 
 		@OrderedRetryListener(id = "metadata-${test.topic}", topics = "${test.topic}.metadata")
 		void handle(Order order, ConsumerRecordMetadata metadata) {
-			called("metadata", Arrays.asList(order),
-					"topic", metadata.topic(),
-					"partition", metadata.partition(),
+			called("metadata", Arrays.asList(order), "topic", metadata.topic(), "partition", metadata.partition(),
 					"offset", metadata.offset());
 		}
 
@@ -407,12 +427,8 @@ class ListenerMethodArgumentsTests {
 				@Header(KafkaHeaders.GROUP_ID) String group,
 				@Header(name = RetryHeaders.ORIGINAL_OFFSET, required = false) @Nullable String originalOffset,
 				@Header(name = RetryHeaders.RETRY_COUNT, required = false) @Nullable String retryCount) {
-			called("received-headers", Arrays.asList(order, group),
-					"topic", topic,
-					"partition", partition,
-					"offset", offset,
-					"original.offset", originalOffset,
-					"retry.count", retryCount);
+			called("received-headers", Arrays.asList(order, group), "topic", topic, "partition", partition, "offset",
+					offset, "original.offset", originalOffset, "retry.count", retryCount);
 		}
 
 	}
@@ -431,7 +447,10 @@ class ListenerMethodArgumentsTests {
 	@Import(ConvertedListener.class)
 	static class ConverterApplication {
 
-		/** The converter Boot gives {@code @KafkaListener} containers: JSON to the method's payload type. */
+		/**
+		 * The converter Boot gives {@code @KafkaListener} containers: JSON to the
+		 * method's payload type.
+		 */
 		@Bean
 		RecordMessageConverter recordMessageConverter() {
 			return new StringJacksonJsonMessageConverter();

@@ -8,10 +8,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Grafana dashboard and the Prometheus alert rules in {@code monitoring/} parse, query
- * the library's meters only, and every alert says how bad it is and what happened. That each
- * meter they name is registered, with its labels, is checked where it is: {@link MetersTests},
- * {@link LockReaperTests}, {@link OutageHoldTests}.
+ * The Grafana dashboard and the Prometheus alert rules in {@code monitoring/} parse,
+ * query the library's meters only, and every alert says how bad it is and what happened.
+ * That each meter they name is registered, with its labels, is checked where it is:
+ * {@link MetersTests}, {@link LockReaperTests}, {@link OutageHoldTests}.
  */
 class MonitoringFilesTests {
 

@@ -25,10 +25,10 @@ import org.springframework.boot.json.JsonParserFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The queries of the Grafana dashboard and the Prometheus alert rules in {@code monitoring/},
- * checked against what an application scrapes: every meter they name, with every label they
- * select or group by, is one the library registered, under the name Micrometer's Prometheus
- * registry gives it.
+ * The queries of the Grafana dashboard and the Prometheus alert rules in
+ * {@code monitoring/}, checked against what an application scrapes: every meter they
+ * name, with every label they select or group by, is one the library registered, under
+ * the name Micrometer's Prometheus registry gives it.
  */
 final class MonitoringQueries {
 
@@ -38,7 +38,10 @@ final class MonitoringQueries {
 
 	private static final Pattern METRIC = Pattern.compile("\\bkafka_resilience_[a-z0-9_]+\\b");
 
-	/** A selector's label names: {@code name="..."}, {@code name!="..."}, {@code name=~"..."}. */
+	/**
+	 * A selector's label names: {@code name="..."}, {@code name!="..."},
+	 * {@code name=~"..."}.
+	 */
 	private static final Pattern LABEL = Pattern.compile("([a-z_]+)\\s*(?:=~|!~|!=|=)\\s*\"");
 
 	private static final Pattern BY = Pattern.compile("\\bby\\s*\\(([^)]*)\\)");
@@ -46,7 +49,10 @@ final class MonitoringQueries {
 	private MonitoringQueries() {
 	}
 
-	/** A registry for the library's meter binders that also keeps what Prometheus would scrape. */
+	/**
+	 * A registry for the library's meter binders that also keeps what Prometheus would
+	 * scrape.
+	 */
 	static CompositeMeterRegistry registry() {
 		CompositeMeterRegistry registry = new CompositeMeterRegistry();
 		registry.add(new SimpleMeterRegistry());
@@ -54,7 +60,10 @@ final class MonitoringQueries {
 		return registry;
 	}
 
-	/** What Prometheus would scrape from the registry now: each series' name and its label names. */
+	/**
+	 * What Prometheus would scrape from the registry now: each series' name and its label
+	 * names.
+	 */
 	static Map<String, Set<String>> scrape(CompositeMeterRegistry registry) {
 		PrometheusMeterRegistry prometheus = registry.getRegistries()
 			.stream()
@@ -125,9 +134,9 @@ final class MonitoringQueries {
 	}
 
 	/**
-	 * Asserts that every meter the queries name that {@code which} accepts was scraped, with
-	 * the labels its selectors name, and that the labels an expression of only such meters
-	 * groups by are labels of its meters.
+	 * Asserts that every meter the queries name that {@code which} accepts was scraped,
+	 * with the labels its selectors name, and that the labels an expression of only such
+	 * meters groups by are labels of its meters.
 	 * @return the meters checked
 	 */
 	static Set<String> assertScraped(Map<String, Set<String>> scraped, Predicate<String> which) {
@@ -157,7 +166,8 @@ final class MonitoringQueries {
 				Matcher by = BY.matcher(expression);
 				while (by.find()) {
 					for (String label : by.group(1).split(",")) {
-						assertThat(labelsOfExpression).as("labels grouped by in %s", expression).contains(label.strip());
+						assertThat(labelsOfExpression).as("labels grouped by in %s", expression)
+							.contains(label.strip());
 					}
 				}
 			}

@@ -13,7 +13,10 @@ final class Names {
 	private Names() {
 	}
 
-	/** The owner of the test application's ladder on a main topic, to stamp planted records with. */
+	/**
+	 * The owner of the test application's ladder on a main topic, to stamp planted
+	 * records with.
+	 */
 	static Ownership owner(String topic) {
 		return new Ownership(group(topic), true, List.of());
 	}

@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An operator clearing a backlog (docs/PROTOCOL.md, rule 11): many commands on many held keys,
- * several on one partition, sent together, each acted on once and at once.
+ * An operator clearing a backlog (docs/PROTOCOL.md, rule 11): many commands on many held
+ * keys, several on one partition, sent together, each acted on once and at once.
  */
 @UsesSharedBroker
 class OperatorCommandsInBulkTests {
@@ -31,18 +31,19 @@ class OperatorCommandsInBulkTests {
 	private static final Duration WAIT = Duration.ofSeconds(60);
 
 	/**
-	 * How long an operator may wait for accepted commands to act, from the first one sent: they
-	 * take about 2 s here, and a command that does not act never does.
+	 * How long an operator may wait for accepted commands to act, from the first one
+	 * sent: they take about 2 s here, and a command that does not act never does.
 	 */
 	private static final Duration PROMPTLY = Duration.ofSeconds(10);
 
 	/**
-	 * Two instances, 4 partitions, stages of an hour: one parks its waiting heads (the default
-	 * park-after), the other keeps them in memory (park-after of 3 hours). 50 held keys, each a
-	 * head with 2 records behind it; 50 commands, retry now and dead-letter now in turn, sent back
-	 * to back and each accepted by either instance in turn, so that commands arrive while
-	 * earlier ones of the same partition are acted on, and half of them reach the instance
-	 * holding the record through the lock topic. Each acts exactly once, within seconds.
+	 * Two instances, 4 partitions, stages of an hour: one parks its waiting heads (the
+	 * default park-after), the other keeps them in memory (park-after of 3 hours). 50
+	 * held keys, each a head with 2 records behind it; 50 commands, retry now and
+	 * dead-letter now in turn, sent back to back and each accepted by either instance in
+	 * turn, so that commands arrive while earlier ones of the same partition are acted
+	 * on, and half of them reach the instance holding the record through the lock topic.
+	 * Each acts exactly once, within seconds.
 	 */
 	@Test
 	void fiftyCommandsOverFourPartitionsAndTwoInstancesEachActOnceWithinSeconds() {
@@ -57,11 +58,12 @@ class OperatorCommandsInBulkTests {
 				"kafka.resilience.console.actions-enabled=true" };
 		try (ConfigurableApplicationContext parking = TestApplication.start(topic,
 				with(common, "kafka.resilience.instance-id=parking-" + topic));
-				ConfigurableApplicationContext inMemory = TestApplication.start(topic, with(common,
-						"kafka.resilience.instance-id=in-memory-" + topic,
-						"kafka.resilience.consumer.park-after=3h"))) {
+				ConfigurableApplicationContext inMemory = TestApplication.start(topic,
+						with(common, "kafka.resilience.instance-id=in-memory-" + topic,
+								"kafka.resilience.consumer.park-after=3h"))) {
 			List<ConfigurableApplicationContext> instances = List.of(parking, inMemory);
-			await().atMost(WAIT).until(() -> mainPartitions(parking, topic) == 2 && mainPartitions(inMemory, topic) == 2);
+			await().atMost(WAIT)
+				.until(() -> mainPartitions(parking, topic) == 2 && mainPartitions(inMemory, topic) == 2);
 			List<String[]> records = new ArrayList<>();
 			for (int seq = 0; seq < 3; seq++) {
 				for (int i = 0; i < keys; i++) {
@@ -73,13 +75,17 @@ class OperatorCommandsInBulkTests {
 			await().atMost(WAIT).until(() -> heads(first, topic, 3).size() == keys);
 			Map<String, HeldKeys.HeldKey> heads = heads(first, topic, 3);
 			assertThat(heads.values().stream().map((head) -> head.stageTopic() + "-" + partitionOf(head)).distinct())
-				.as("heads in every partition of stage 1").hasSize(4);
+				.as("heads in every partition of stage 1")
+				.hasSize(4);
 			java.util.Set<Integer> parkingPartitions = container(parking, topic).assignment()
 				.stream()
 				.filter((tp) -> tp.topic().equals(Names.retry(topic, "1h")))
 				.map(org.apache.kafka.common.TopicPartition::partition)
 				.collect(Collectors.toSet());
-			long parkedHere = heads.values().stream().filter((head) -> parkingPartitions.contains(partitionOf(head))).count();
+			long parkedHere = heads.values()
+				.stream()
+				.filter((head) -> parkingPartitions.contains(partitionOf(head)))
+				.count();
 			assertThat(parkedHere).as("keys in both instances").isBetween(1L, keys - 1L);
 			await().atMost(WAIT).until(() -> container(parking, topic).load().parked() == parkedHere * 3);
 			assertThat(container(inMemory, topic).load().parked()).as("kept in memory").isZero();
@@ -89,16 +95,19 @@ class OperatorCommandsInBulkTests {
 			for (int i = 0; i < keys; i++) {
 				KafkaResilienceEndpoint accepting = instances.get(i % 2).getBean(KafkaResilienceEndpoint.class);
 				String action = retried(i) ? "retry-now" : "dead-letter-now";
-				assertThat(accepting.act(action, "it-" + topic, topic, heads.get("k" + i).lockId(), OPERATOR).getStatus())
+				assertThat(
+						accepting.act(action, "it-" + topic, topic, heads.get("k" + i).lockId(), OPERATOR).getStatus())
 					.as(action + " on k" + i)
 					.isEqualTo(200);
 			}
-			await().atMost(PROMPTLY).until(() -> java.util.stream.IntStream.range(0, keys)
-				.allMatch((i) -> script.succeeded("k" + i + "-2")));
+			await().atMost(PROMPTLY)
+				.until(() -> java.util.stream.IntStream.range(0, keys)
+					.allMatch((i) -> script.succeeded("k" + i + "-2")));
 			System.out.printf("%d commands acted on within %d ms of the first one sent%n", keys,
 					(System.nanoTime() - start) / 1_000_000);
 
-			// a little longer: a second run, or a second dead letter, would come now if a command acted twice
+			// a little longer: a second run, or a second dead letter, would come now if a
+			// command acted twice
 			await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 				Map<String, List<String>> dlq = deadLetters(topic);
 				for (int i = 0; i < keys; i++) {
@@ -134,12 +143,14 @@ class OperatorCommandsInBulkTests {
 	}
 
 	private static int partitionOf(HeldKeys.HeldKey head) {
-		return org.apache.kafka.common.utils.Utils.toPositive(org.apache.kafka.common.utils.Utils.murmur2(head.key().getBytes())) % 4;
+		return org.apache.kafka.common.utils.Utils
+			.toPositive(org.apache.kafka.common.utils.Utils.murmur2(head.key().getBytes())) % 4;
 	}
 
 	private static long mainPartitions(ConfigurableApplicationContext context, String topic) {
 		OrderedRetryContainer container = container(context, topic);
-		return (container != null) ? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count() : 0;
+		return (container != null) ? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count()
+				: 0;
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
@@ -150,12 +161,15 @@ class OperatorCommandsInBulkTests {
 	private static Map<String, List<String>> deadLetters(String topic) {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
-			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()),
-					Collectors.mapping((r) -> new String(r.value()) + "/"
-							+ RetryHeaders.text(r.headers(), RetryHeaders.DLQ_REASON), Collectors.toList())));
+			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()), Collectors
+				.mapping((r) -> new String(r.value()) + "/" + RetryHeaders.text(r.headers(), RetryHeaders.DLQ_REASON),
+						Collectors.toList())));
 	}
 
-	/** The heads of the held keys, by key, of the keys that show their head and {@code records} in all. */
+	/**
+	 * The heads of the held keys, by key, of the keys that show their head and
+	 * {@code records} in all.
+	 */
 	@SuppressWarnings("unchecked")
 	private static Map<String, HeldKeys.HeldKey> heads(KafkaResilienceEndpoint endpoint, String topic, int records) {
 		List<HeldKeys.HeldKey> rows = new ArrayList<>();

@@ -32,11 +32,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Operators' commands on held keys (docs/PROTOCOL.md, rule 11) on a real broker, through the
- * {@code kafkaresilience} endpoint's actions: retry now runs a key's head before its due time,
- * dead-letter now sends it to the DLQ with {@code dlq.reason=operator} and lets the key's next
- * record run, actions are refused unless enabled, and a command accepted by one instance is
- * acted on, once, by the instance that holds the record.
+ * Operators' commands on held keys (docs/PROTOCOL.md, rule 11) on a real broker, through
+ * the {@code kafkaresilience} endpoint's actions: retry now runs a key's head before its
+ * due time, dead-letter now sends it to the DLQ with {@code dlq.reason=operator} and lets
+ * the key's next record run, actions are refused unless enabled, and a command accepted
+ * by one instance is acted on, once, by the instance that holds the record.
  */
 @UsesSharedBroker
 class OperatorCommandsTests {
@@ -61,7 +61,8 @@ class OperatorCommandsTests {
 			HeldKeys.HeldKey held = awaitHead(endpoint, topic, "a", 2);
 			assertThat(held.stage()).isEqualTo(1);
 			assertThat(held.attempts()).isEqualTo(1);
-			assertThat(held.errorClass()).as("read from the record the head waits in").isEqualTo("java.lang.IllegalStateException");
+			assertThat(held.errorClass()).as("read from the record the head waits in")
+				.isEqualTo("java.lang.IllegalStateException");
 			assertThat(held.errorMessage()).isEqualTo("attempt 1 of A1 fails");
 			assertThat(held.due()).isAfter(held.since().plus(Duration.ofMinutes(59)));
 			assertThat(script.succeeded("B1")).as("another key is not held").isTrue();
@@ -79,7 +80,8 @@ class OperatorCommandsTests {
 			assertThat(script.firstSuccesses("a")).containsExactly("A1", "A2");
 			assertThat(script.journal()).filteredOn((attempt) -> attempt.value().equals("A1"))
 				.extracting(Script.Attempt::retryCount, Script.Attempt::succeeded)
-				.containsExactly(org.assertj.core.groups.Tuple.tuple(0, false), org.assertj.core.groups.Tuple.tuple(1, true));
+				.containsExactly(org.assertj.core.groups.Tuple.tuple(0, false),
+						org.assertj.core.groups.Tuple.tuple(1, true));
 			LockCoordinator locks = context.getBean(LockCoordinator.class);
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(locks.registryOf(Names.locks(topic)).size()).as("live locks").isZero();
@@ -100,8 +102,8 @@ class OperatorCommandsTests {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			HeldKeys.HeldKey held = awaitHead(endpoint, topic, "d", 2);
 
-			assertThat(endpoint.act("dead-letter-now", "it-" + topic, topic, held.lockId(), OPERATOR)
-				.getStatus()).isEqualTo(200);
+			assertThat(endpoint.act("dead-letter-now", "it-" + topic, topic, held.lockId(), OPERATOR).getStatus())
+				.isEqualTo(200);
 
 			await().atMost(WAIT).until(() -> script.succeeded("D2"));
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
@@ -109,7 +111,8 @@ class OperatorCommandsTests {
 				assertThat(new String(letter.value())).isEqualTo("D1");
 				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("operator");
 				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.RETRY_COUNT)).isEqualTo("1");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.ERROR_MESSAGE)).isEqualTo("attempt 1 of D1 fails");
+				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.ERROR_MESSAGE))
+					.isEqualTo("attempt 1 of D1 fails");
 			});
 			assertThat(script.attempts("D1")).as("not run again").isEqualTo(1);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(held(endpoint, topic, null)).isEmpty());
@@ -140,8 +143,10 @@ class OperatorCommandsTests {
 			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
 			HeldKeys.HeldKey head = awaitHead(endpoint, topic, "r", 2);
 			LockRegistry registry = context.getBean(LockCoordinator.class).registryOf(Names.locks(topic));
-			await().atMost(WAIT).until(() -> registry.snapshot().stream()
-				.anyMatch((lock) -> !lock.id().equals(head.lockId()) && !lock.isMoving()));
+			await().atMost(WAIT)
+				.until(() -> registry.snapshot()
+					.stream()
+					.anyMatch((lock) -> !lock.id().equals(head.lockId()) && !lock.isMoving()));
 			String follower = registry.snapshot()
 				.stream()
 				.filter((lock) -> !lock.id().equals(head.lockId()) && !lock.isMoving())
@@ -151,21 +156,21 @@ class OperatorCommandsTests {
 			WebEndpointResponse<Object> notHead = endpoint.act("dead-letter-now", "it-" + topic, topic, follower,
 					OPERATOR);
 			assertThat(notHead.getStatus()).isEqualTo(409);
-			WebEndpointResponse<Object> withoutRole = endpoint.act("dead-letter-now", "it-" + topic, topic, head.lockId(),
-					SecurityContext.NONE);
+			WebEndpointResponse<Object> withoutRole = endpoint.act("dead-letter-now", "it-" + topic, topic,
+					head.lockId(), SecurityContext.NONE);
 			assertThat(withoutRole.getStatus()).isEqualTo(403);
 			assertThat(withoutRole.getBody().toString()).contains("needs role KAFKA_RESILIENCE_OPERATOR");
 			assertThat(notHead.getBody().toString()).contains("is not the head of its key");
 			assertThat(endpoint.act("retry-now", "it-" + topic, topic, "no-such-lock", OPERATOR).getStatus())
 				.isEqualTo(404);
-			assertThat(endpoint.act("skip", "it-" + topic, topic, head.lockId(), OPERATOR).getStatus())
-				.isEqualTo(404);
+			assertThat(endpoint.act("skip", "it-" + topic, topic, head.lockId(), OPERATOR).getStatus()).isEqualTo(404);
 		}
 	}
 
 	/**
-	 * Two instances of one group: the command is accepted by the instance that does not hold
-	 * the key's partition; the one that does runs the record, once, before its due time.
+	 * Two instances of one group: the command is accepted by the instance that does not
+	 * hold the key's partition; the one that does runs the record, once, before its due
+	 * time.
 	 */
 	@Test
 	void aCommandAcceptedByOneInstanceIsActedOnOnceByTheInstanceThatHoldsTheRecord() {
@@ -174,7 +179,8 @@ class OperatorCommandsTests {
 		try (ConfigurableApplicationContext first = start(topic, HOUR, EXPOSED,
 				"kafka.resilience.console.actions-enabled=true", "kafka.resilience.instance-id=first-" + topic);
 				ConfigurableApplicationContext second = start(topic, HOUR, EXPOSED,
-						"kafka.resilience.console.actions-enabled=true", "kafka.resilience.instance-id=second-" + topic)) {
+						"kafka.resilience.console.actions-enabled=true",
+						"kafka.resilience.instance-id=second-" + topic)) {
 			await().atMost(WAIT).until(() -> assignment(first).size() == 2 && assignment(second).size() == 2);
 			int partitionOfSecond = assignment(second).stream()
 				.filter((tp) -> tp.topic().equals(topic))
@@ -196,16 +202,16 @@ class OperatorCommandsTests {
 				assertThat(locks.registryOf(Names.locks(topic)).size()).isZero();
 				assertThat(locks.registryOf(Names.locks(topic)).commands()).isEmpty();
 			});
-			// a little longer: a second run would come now if the command were acted on twice
-			await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
-				.until(() -> script.attempts("K1") == 2);
+			// a little longer: a second run would come now if the command were acted on
+			// twice
+			await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> script.attempts("K1") == 2);
 			assertThat(actions(first, "retry-now", "accepted")).isEqualTo(1);
 		}
 	}
 
 	/**
-	 * The test application with a meter registry, the meter binders of the library bound to it
-	 * as Boot's metrics support binds them.
+	 * The test application with a meter registry, the meter binders of the library bound
+	 * to it as Boot's metrics support binds them.
 	 */
 	private static ConfigurableApplicationContext start(String topic, String... properties) {
 		ConfigurableApplicationContext context = TestApplication.start(MeteredApplication.class, topic, properties);
@@ -227,8 +233,9 @@ class OperatorCommandsTests {
 	}
 
 	private static HeldKeys.HeldKey awaitHead(KafkaResilienceEndpoint endpoint, String topic, String key, int records) {
-		await().atMost(WAIT).until(() -> held(endpoint, topic, key).stream()
-			.anyMatch((row) -> row.key().equals(key) && row.records() == records && row.actionable()));
+		await().atMost(WAIT)
+			.until(() -> held(endpoint, topic, key).stream()
+				.anyMatch((row) -> row.key().equals(key) && row.records() == records && row.actionable()));
 		return held(endpoint, topic, key).stream().filter((row) -> row.key().equals(key)).findFirst().orElseThrow();
 	}
 

@@ -8,8 +8,8 @@ import org.springframework.boot.actuate.endpoint.SecurityContext;
 final class Operators {
 
 	/**
-	 * An authenticated operator {@code ops} with the configured role: Spring Security is on the
-	 * test class path, so every action needs the role.
+	 * An authenticated operator {@code ops} with the configured role: Spring Security is
+	 * on the test class path, so every action needs the role.
 	 */
 	static final SecurityContext OPERATOR = new SecurityContext() {
 

@@ -26,7 +26,8 @@ class OrderedRetryIntegrationTests {
 	void followersOfAFailedRecordRunAfterItWhileOtherKeysDoNotWait() {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("k-0", 1);
-		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=10s,20s")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.retry.delays=10s,20s")) {
 			List<String[]> records = new ArrayList<>();
 			IntStream.range(0, 5).forEach((i) -> records.add(new String[] { "k", "k-" + i }));
 			List<String> others = new ArrayList<>();
@@ -37,10 +38,16 @@ class OrderedRetryIntegrationTests {
 				records.add(new String[] { key, value });
 			}
 			SharedBroker.sendAll(topic, records);
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).hasSize(5));
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).hasSize(5));
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(script.journal()).hasSize(1006));
-			Script.Attempt failed = script.journal().stream().filter((a) -> a.value().equals("k-0")).findFirst().orElseThrow();
-			Script.Attempt retry = script.journal().stream()
+			Script.Attempt failed = script.journal()
+				.stream()
+				.filter((a) -> a.value().equals("k-0"))
+				.findFirst()
+				.orElseThrow();
+			Script.Attempt retry = script.journal()
+				.stream()
 				.filter((a) -> a.value().equals("k-0") && a.succeeded())
 				.findFirst()
 				.orElseThrow();
@@ -48,7 +55,8 @@ class OrderedRetryIntegrationTests {
 			assertThat(failed.succeeded()).isFalse();
 			assertThat(retry.topic()).isEqualTo(Names.retry(topic, "10s"));
 			assertThat(retried).isAfterOrEqualTo(Instant.ofEpochMilli(retry.recordTimestamp() + 10_000));
-			Instant lastOther = script.journal().stream()
+			Instant lastOther = script.journal()
+				.stream()
 				.filter((a) -> !a.key().equals("k"))
 				.map(Script.Attempt::at)
 				.max(Instant::compareTo)
@@ -60,14 +68,17 @@ class OrderedRetryIntegrationTests {
 			Map<String, List<String>> byKey = script.firstSuccessesByKey();
 			for (int k = 0; k < 100; k++) {
 				int key = k;
-				assertThat(byKey.get("o" + k)).containsExactlyElementsOf(IntStream.range(0, 10).mapToObj((i) -> "o" + key + "-" + i).toList());
+				assertThat(byKey.get("o" + k))
+					.containsExactlyElementsOf(IntStream.range(0, 10).mapToObj((i) -> "o" + key + "-" + i).toList());
 			}
 			await().atMost(Duration.ofSeconds(10)).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
 
 	static int liveLocks(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(LockCoordinator.class).registries().stream()
+		return context.getBean(LockCoordinator.class)
+			.registries()
+			.stream()
 			.filter((registry) -> registry.mainTopic().equals(topic))
 			.mapToInt((registry) -> registry.size())
 			.sum();

@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The ladder end to end on a real broker: repeated failures, exhaustion, permanent failures,
- * poison records, restarts and misconfigured topics.
+ * The ladder end to end on a real broker: repeated failures, exhaustion, permanent
+ * failures, poison records, restarts and misconfigured topics.
  */
 @UsesSharedBroker
 class OrderedRetryLadderTests {
@@ -32,14 +32,21 @@ class OrderedRetryLadderTests {
 	void aRecordFailingOnMainAndTwoStagesStillRunsBeforeItsFollowersIncludingOnesProducedMeanwhile() {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", 3);
-		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s,3s")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.retry.delays=1s,2s,3s")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
 			await().atMost(WAIT).until(() -> script.attempts("A") == 2);
 			SharedBroker.send(topic, "k", "C"); // A now waits in stage 2
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
-			List<String> attemptsOfA = script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList();
-			assertThat(attemptsOfA).containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "2s"), Names.retry(topic, "3s"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
+			List<String> attemptsOfA = script.journal()
+				.stream()
+				.filter((a) -> a.value().equals("A"))
+				.map(Script.Attempt::topic)
+				.toList();
+			assertThat(attemptsOfA).containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "2s"),
+					Names.retry(topic, "3s"));
 			assertThat(script.attempts("B")).isEqualTo(1);
 			assertThat(script.attempts("C")).isEqualTo(1);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
@@ -50,17 +57,23 @@ class OrderedRetryLadderTests {
 	void anExhaustedRecordGoesToTheDeadLetterTopicWithEveryHeaderAndReleasesItsKey() {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE);
-		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s",
-				"kafka.resilience.retry.max-attempts=3")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.retry.delays=1s,2s", "kafka.resilience.retry.max-attempts=3")) {
 			RecordHeaders userHeaders = new RecordHeaders();
 			userHeaders.add("trace-id", "abc".getBytes(StandardCharsets.UTF_8));
-			userHeaders.add("retry.count", "7".getBytes(StandardCharsets.UTF_8)); // forged: ignored on the main topic
+			userHeaders.add("retry.count", "7".getBytes(StandardCharsets.UTF_8)); // forged:
+																					// ignored
+																					// on
+																					// the
+																					// main
+																					// topic
 			SharedBroker.send(new ProducerRecord<>(topic, null, "k".getBytes(), "A".getBytes(), userHeaders));
 			SharedBroker.send(topic, "k", "B");
 			SharedBroker.send(topic, "k", "C");
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("B", "C"));
 			assertThat(script.attempts("A")).isEqualTo(3);
-			assertThat(script.journal().stream().map(Script.Attempt::value).toList()).containsSubsequence("A", "A", "A", "B", "C");
+			assertThat(script.journal().stream().map(Script.Attempt::value).toList()).containsSubsequence("A", "A", "A",
+					"B", "C");
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).hasSize(1);
 			ConsumerRecord<byte[], byte[]> dead = dlq.get(0);
@@ -98,7 +111,8 @@ class OrderedRetryLadderTests {
 				assertThat(script.firstSuccesses("q")).containsExactly("Q-2");
 			});
 			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).hasSize(2));
-			Map<String, Map<String, String>> dead = SharedBroker.readAll(Names.dlq(topic)).stream()
+			Map<String, Map<String, String>> dead = SharedBroker.readAll(Names.dlq(topic))
+				.stream()
 				.collect(Collectors.toMap((r) -> new String(r.value()), OrderedRetryLadderTests::headers));
 			assertThat(dead.get("P-1")).containsEntry("dlq.reason", "permanent")
 				.containsEntry("error.class", "permanent")
@@ -117,7 +131,8 @@ class OrderedRetryLadderTests {
 	void aRestartedInstanceRebuildsItsLocksFromTheLockTopicAndKeepsTheKeysOrder() {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", 2);
-		String[] properties = { "kafka.resilience.retry.delays=3s,4s", "kafka.resilience.instance-id=restart-" + topic };
+		String[] properties = { "kafka.resilience.retry.delays=3s,4s",
+				"kafka.resilience.instance-id=restart-" + topic };
 		try (ConfigurableApplicationContext first = TestApplication.start(topic, properties)) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
@@ -127,7 +142,8 @@ class OrderedRetryLadderTests {
 		SharedBroker.send(topic, "k", "C");
 		try (ConfigurableApplicationContext second = TestApplication.start(topic, properties)) {
 			await().atMost(WAIT).until(() -> liveLocks(second, topic) >= 2);
-			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
 			assertThat(script.attempts("A")).isEqualTo(3);
 			await().atMost(WAIT).until(() -> liveLocks(second, topic) == 0);
 		}
@@ -139,7 +155,8 @@ class OrderedRetryLadderTests {
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s").close())
 			.rootCause()
-			.hasMessageContaining("Topic '" + Names.retry(topic, "1s") + "' has 1 partitions but '" + topic + "' has 3");
+			.hasMessageContaining(
+					"Topic '" + Names.retry(topic, "1s") + "' has 1 partitions but '" + topic + "' has 3");
 	}
 
 	@Test
@@ -147,7 +164,8 @@ class OrderedRetryLadderTests {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.locks(topic), 3, Map.of("cleanup.policy", "delete"));
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
-			.hasMessageContaining("Lock topic '" + Names.locks(topic) + "' has cleanup.policy=delete but must be compacted");
+			.hasMessageContaining(
+					"Lock topic '" + Names.locks(topic) + "' has cleanup.policy=delete but must be compacted");
 	}
 
 	static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {

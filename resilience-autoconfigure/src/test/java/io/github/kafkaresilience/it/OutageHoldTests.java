@@ -40,22 +40,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Outage mode on a real broker: when every key fails, the listener holds its records instead
- * of moving them into the ladder, and resumes once a probe succeeds; failures of some keys
- * never make it hold.
+ * Outage mode on a real broker: when every key fails, the listener holds its records
+ * instead of moving them into the ladder, and resumes once a probe succeeds; failures of
+ * some keys never make it hold.
  */
 @UsesSharedBroker
 class OutageHoldTests {
 
 	private static final Log logger = LogFactory.getLog(OutageHoldTests.class);
 
-	/** Probes every 200 ms to 1 s, so that the test does not wait out the defaults (1 s to 30 s). */
+	/**
+	 * Probes every 200 ms to 1 s, so that the test does not wait out the defaults (1 s to
+	 * 30 s).
+	 */
 	private static final String[] FAST_PROBES = { "kafka.resilience.outage.enabled=true",
 			"kafka.resilience.outage.probe-interval=200ms", "kafka.resilience.outage.max-probe-interval=1s" };
 
 	/**
-	 * From the probe that succeeds to the first record the test sees handled: the probe's own
-	 * run, or the poll that brings the next record when the probe ran a retry.
+	 * From the probe that succeeds to the first record the test sees handled: the probe's
+	 * own run, or the poll that brings the next record when the probe ran a retry.
 	 */
 	private static final Duration PROBE_MARGIN = Duration.ofMillis(1500);
 
@@ -73,9 +76,9 @@ class OutageHoldTests {
 	}
 
 	/**
-	 * With outage mode's defaults (the test's application turns it on, nothing more): however
-	 * long the outage, the listener notices the return within its longest pause between
-	 * probes, which the defaults make one second.
+	 * With outage mode's defaults (the test's application turns it on, nothing more):
+	 * however long the outage, the listener notices the return within its longest pause
+	 * between probes, which the defaults make one second.
 	 */
 	@Test
 	void anOutageOfEveryKeyLongerThanTheLadderHoldsInsteadOfMovingAndResumesWithinAProbe() {
@@ -95,9 +98,12 @@ class OutageHoldTests {
 				logger.info("The breaker opened after " + OutageListener.attempts.get() + " failed attempts and "
 						+ sentAtOpen + " records sent: " + container.outageBreaker().reason());
 
-				// longer than the whole ladder (1 s + 2 s), while records keep coming: none sent after the
-				// breaker opened enters the ladder, none that failed before moves further, none is dead-lettered
-				await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+				// longer than the whole ladder (1 s + 2 s), while records keep coming:
+				// none sent after the
+				// breaker opened enters the ladder, none that failed before moves
+				// further, none is dead-lettered
+				await().during(Duration.ofSeconds(5))
+					.atMost(Duration.ofSeconds(10))
 					.until(() -> staged(topic, "2s") == 0 && SharedBroker.readAll(Names.dlq(topic)).isEmpty());
 				Set<String> sentBefore = sender.sent()
 					.subList(0, sentAtOpen)
@@ -106,19 +112,24 @@ class OutageHoldTests {
 					.collect(Collectors.toSet());
 				assertThat(SharedBroker.readAll(Names.retry(topic, "1s")))
 					.as("only records sent before it opened are in the ladder")
-					.allSatisfy((record) -> assertThat(sentBefore).contains(new String(record.value(), StandardCharsets.UTF_8)));
+					.allSatisfy((record) -> assertThat(sentBefore)
+						.contains(new String(record.value(), StandardCharsets.UTF_8)));
 				assertThat(container.outageBreaker().isOpen()).isTrue();
 				assertThat(OutageListener.handled).isEmpty();
 				assertThat(container.heldRecords()).as("records held, not moved").isPositive();
 				assertThat(SharedBroker.committed(Names.group(topic), topic, 0)).as("no commit past a held record")
 					.isLessThanOrEqualTo(0);
 				assertThat(SharedBroker.committed(Names.group(topic), topic, 1)).isLessThanOrEqualTo(0);
-				assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isOne();
+				assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value())
+					.isOne();
 				assertThat(meters.get("kafka.resilience.outage.held").tag("listener", listener).gauge().value())
 					.isEqualTo(container.heldRecords());
-				assertThat(meters.get("kafka.resilience.outage.opened").tag("listener", listener).functionCounter().count())
-					.isOne();
-				// the dashboard's and the alert rules' queries of outage mode name what it registered
+				assertThat(meters.get("kafka.resilience.outage.opened")
+					.tag("listener", listener)
+					.functionCounter()
+					.count()).isOne();
+				// the dashboard's and the alert rules' queries of outage mode name what
+				// it registered
 				assertThat(MonitoringQueries.assertScraped(MonitoringQueries.scrape(meters),
 						(metric) -> metric.startsWith("kafka_resilience_outage_")))
 					.isNotEmpty();
@@ -150,13 +161,17 @@ class OutageHoldTests {
 			Duration longestPause = container.outageBreaker().settings().maxProbeInterval();
 			assertThat(Duration.ofNanos(firstAfter)).as("within the longest pause between probes and a poll's margin")
 				.isLessThan(longestPause.plus(PROBE_MARGIN));
-			assertThat(longestPause).as("the defaults probe every second, however long the outage").isEqualTo(Duration.ofSeconds(1));
+			assertThat(longestPause).as("the defaults probe every second, however long the outage")
+				.isEqualTo(Duration.ofSeconds(1));
 			assertThat(container.outageBreaker().isOpen()).isFalse();
-			assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value()).isZero();
-			assertThat(context.getBean(KafkaResilienceEndpoint.class).resilience().listeners().get(0).holding()).isNull();
+			assertThat(meters.get("kafka.resilience.outage.holding").tag("listener", listener).gauge().value())
+				.isZero();
+			assertThat(context.getBean(KafkaResilienceEndpoint.class).resilience().listeners().get(0).holding())
+				.isNull();
 			assertThat(handledByKey()).as("every record handled once, in order per key").isEqualTo(sent);
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).as("nothing dead-lettered").isEmpty();
-			await().atMost(Duration.ofSeconds(10)).until(() -> OrderedRetryIntegrationTests.liveLocks(context, topic) == 0);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> OrderedRetryIntegrationTests.liveLocks(context, topic) == 0);
 			assertThat(staged(topic, "2s")).as("no record was retried: none moved to the second stage").isZero();
 		}
 	}
@@ -201,8 +216,7 @@ class OutageHoldTests {
 			List<String[]> records = records(100, 5, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() == 450);
-			await().atMost(Duration.ofSeconds(60))
-				.until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 50);
+			await().atMost(Duration.ofSeconds(60)).until(() -> SharedBroker.readAll(Names.dlq(topic)).size() == 50);
 			assertThat(container.outageBreaker().timesOpened()).isZero();
 			assertThat(OutageListener.attempts.get()).as("every failing record took the whole ladder: 3 attempts")
 				.isEqualTo(450 + 50 * 3);
@@ -210,14 +224,14 @@ class OutageHoldTests {
 	}
 
 	/**
-	 * The failure-burst issue's burst: many keys fail once while other keys keep succeeding.
-	 * Their failures belong to them: the ladder takes them, and the listener never holds.
+	 * The failure-burst issue's burst: many keys fail once while other keys keep
+	 * succeeding. Their failures belong to them: the ladder takes them, and the listener
+	 * never holds.
 	 */
 	@Test
 	void aBurstOfKeysFailingOnceAmongKeysThatSucceedNeverMakesTheListenerHold() {
 		String topic = SharedBroker.newTopic(4);
-		OutageListener.failing = (record) -> record.key().startsWith("failing")
-				&& !record.topic().contains(".retry.");
+		OutageListener.failing = (record) -> record.key().startsWith("failing") && !record.topic().contains(".retry.");
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
 			OrderedRetryContainer container = container(context, topic);
@@ -250,7 +264,8 @@ class OutageHoldTests {
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
 			assertThat(container.outageBreaker().reason()).contains("CallNotPermittedException");
-			await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
+			await().during(Duration.ofSeconds(2))
+				.atMost(Duration.ofSeconds(4))
 				.until(() -> ladderWrites(topic) == 0 && OutageListener.handled.isEmpty());
 
 			payments.transitionToClosedState();
@@ -279,7 +294,10 @@ class OutageHoldTests {
 				+ SharedBroker.readAll(Names.retry(topic, "2s")).size();
 	}
 
-	/** {@code perKey} records of each of {@code keys} keys, numbered from {@code from}, in order. */
+	/**
+	 * {@code perKey} records of each of {@code keys} keys, numbered from {@code from}, in
+	 * order.
+	 */
 	private static List<String[]> records(int keys, int perKey, int from) {
 		List<String[]> records = new ArrayList<>();
 		for (int i = from; i < from + perKey; i++) {
@@ -298,11 +316,14 @@ class OutageHoldTests {
 		assertThat(handledByKey()).as("every record handled once, in order per key").isEqualTo(sent);
 	}
 
-	/** The values handled, by key (the part of the value before its first '/' or ':'), in order. */
+	/**
+	 * The values handled, by key (the part of the value before its first '/' or ':'), in
+	 * order.
+	 */
 	private static Map<String, List<String>> handledByKey() {
 		Map<String, List<String>> handled = new LinkedHashMap<>();
-		OutageListener.handled.forEach((value) -> handled.computeIfAbsent(value.split("[/:]")[0],
-				(key) -> new ArrayList<>()).add(value));
+		OutageListener.handled
+			.forEach((value) -> handled.computeIfAbsent(value.split("[/:]")[0], (key) -> new ArrayList<>()).add(value));
 		return handled;
 	}
 

@@ -44,10 +44,12 @@ import static org.awaitility.Awaitility.await;
 /**
  * Records larger than a retry or dead-letter topic (or the library's producer) takes: the
  * library creates its topics to take what the main topic takes; a record a retry topic
- * refuses anyway is dead-lettered as permanent and its key moves on in order; a record the
- * dead-letter topic refuses too stops its partition, uncommitted, until the setting is raised.
+ * refuses anyway is dead-lettered as permanent and its key moves on in order; a record
+ * the dead-letter topic refuses too stops its partition, uncommitted, until the setting
+ * is raised.
  * <p>
- * Values are {@code name:padding}; the handler sees the name only, so the journal reads short.
+ * Values are {@code name:padding}; the handler sees the name only, so the journal reads
+ * short.
  */
 @UsesSharedBroker
 class OversizedRecordTests {
@@ -81,7 +83,8 @@ class OversizedRecordTests {
 			send(topic, "k", "A", BIG);
 			send(topic, "k", "B", 10);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, Names.retry(topic, "1s"));
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
@@ -96,9 +99,11 @@ class OversizedRecordTests {
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE).failTransiently("C", 2);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s,2s")) {
-			send(topic, "k", "A", BIG); // fails on the main topic and cannot move to stage 1
+			send(topic, "k", "A", BIG); // fails on the main topic and cannot move to
+										// stage 1
 			send(topic, "k", "B", 10); // no lock left: runs at once
-			send(topic, "j", "C", 10); // fails twice, so key j waits in the ladder for a while
+			send(topic, "j", "C", 10); // fails twice, so key j waits in the ladder for a
+										// while
 			send(topic, "j", "D", BIG); // a follower of C that stage 1 refuses
 			send(topic, "j", "E", 10); // a follower of C, and runs after it
 			await().atMost(WAIT).untilAsserted(() -> {
@@ -115,7 +120,8 @@ class OversizedRecordTests {
 				.containsEntry("retry.count", "1")
 				.containsEntry("previous.topic", topic)
 				.containsKey("lock.id");
-			assertThat(dead.get("A").get("error.message")).contains("could not be published to '" + Names.retry(topic, "1s") + "'")
+			assertThat(dead.get("A").get("error.message"))
+				.contains("could not be published to '" + Names.retry(topic, "1s") + "'")
 				.contains("--entity-name " + Names.retry(topic, "1s") + " --add-config max.message.bytes=")
 				.contains("Its last failure: java.lang.IllegalStateException: attempt 1 of A fails");
 			assertThat(dead.get("D")).containsEntry("dlq.reason", "permanent")
@@ -142,7 +148,8 @@ class OversizedRecordTests {
 				.containsEntry("error.exception", RecordTooLargeException.class.getName())
 				.containsEntry("retry.count", "2")
 				.containsEntry("previous.topic", Names.retry(topic, "1s"));
-			assertThat(dead.get("error.message")).contains("could not be published to '" + Names.retry(topic, "2s") + "'");
+			assertThat(dead.get("error.message"))
+				.contains("could not be published to '" + Names.retry(topic, "2s") + "'");
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -154,7 +161,8 @@ class OversizedRecordTests {
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Script script = Script.forTopic(topic).failTransiently("A", Integer.MAX_VALUE);
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s",
-				"kafka.resilience.dual-write=transaction", "spring.kafka.producer.properties.max.request.size=4194304")) {
+				"kafka.resilience.dual-write=transaction",
+				"spring.kafka.producer.properties.max.request.size=4194304")) {
 			send(topic, "k", "A", BIG);
 			send(topic, "k", "B", 10);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("B"));
@@ -190,15 +198,18 @@ class OversizedRecordTests {
 			send(topic, other, "X", 10);
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses(other)).containsExactly("X"));
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 1) == 1);
-			assertThat(SharedBroker.committed("g-" + topic, topic, 0)).as("nothing committed past A").isLessThanOrEqualTo(0);
+			assertThat(SharedBroker.committed("g-" + topic, topic, 0)).as("nothing committed past A")
+				.isLessThanOrEqualTo(0);
 			assertThat(script.firstSuccesses(key)).isEmpty();
 			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"))).isEmpty();
 			assertThat(SharedBroker.readAll(Names.dlq(topic))).isEmpty();
 		}
 		try (ConfigurableApplicationContext context = start(topic, "kafka.resilience.retry.delays=1s")) {
 			await().atMost(WAIT).untilAsserted(() -> assertThat(script.firstSuccesses(key)).containsExactly("A", "B"));
-			// the move A started before the stop is finished: A is not run again on the main topic
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			// the move A started before the stop is finished: A is not run again on the
+			// main topic
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, Names.retry(topic, "1s"));
 			await().atMost(WAIT).until(() -> SharedBroker.committed("g-" + topic, topic, 0) == 2);
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
@@ -241,7 +252,8 @@ class OversizedRecordTests {
 
 	/** Dead letters by the name their value starts with, with their headers. */
 	private static Map<String, Map<String, String>> deadLetters(String topic) {
-		return SharedBroker.readAll(Names.dlq(topic)).stream()
+		return SharedBroker.readAll(Names.dlq(topic))
+			.stream()
 			.collect(Collectors.toMap((r) -> name(new String(r.value(), StandardCharsets.UTF_8)),
 					OrderedRetryLadderTests::headers));
 	}
@@ -258,8 +270,10 @@ class OversizedRecordTests {
 			value.append('x');
 		}
 		try {
-			producer().send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8),
-					value.toString().getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+			producer()
+				.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8),
+						value.toString().getBytes(StandardCharsets.UTF_8)))
+				.get(30, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
@@ -268,9 +282,10 @@ class OversizedRecordTests {
 
 	private static KafkaProducer<byte[], byte[]> producer() {
 		if (producer == null) {
-			producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
-					ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024), new ByteArraySerializer(),
-					new ByteArraySerializer());
+			producer = new KafkaProducer<>(
+					Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
+							ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024),
+					new ByteArraySerializer(), new ByteArraySerializer());
 		}
 		return producer;
 	}
@@ -309,14 +324,16 @@ class OversizedRecordTests {
 
 	}
 
-	/** Hands the script each record with its value cut down to the name before the colon. */
+	/**
+	 * Hands the script each record with its value cut down to the name before the colon.
+	 */
 	static class NamingListener {
 
 		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) {
-			ConsumerRecord<String, String> named = new ConsumerRecord<>(record.topic(), record.partition(), record.offset(),
-					record.timestamp(), record.timestampType(), -1, -1, record.key(), name(record.value()), record.headers(),
-					Optional.empty());
+			ConsumerRecord<String, String> named = new ConsumerRecord<>(record.topic(), record.partition(),
+					record.offset(), record.timestamp(), record.timestampType(), -1, -1, record.key(),
+					name(record.value()), record.headers(), Optional.empty());
 			String original = (record.headers().lastHeader("original.topic") != null)
 					? new String(record.headers().lastHeader("original.topic").value(), StandardCharsets.UTF_8)
 					: record.topic();

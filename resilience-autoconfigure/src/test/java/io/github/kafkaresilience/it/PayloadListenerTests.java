@@ -35,12 +35,14 @@ class PayloadListenerTests {
 				"kafka.resilience.retry.delays=1s")) {
 			SharedBroker.send(topic, (byte[]) null, "fails-once".getBytes());
 			SharedBroker.send(topic, (byte[]) null, "plain".getBytes());
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(handled).contains("plain", "fails-once"));
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(handled).contains("plain", "fails-once"));
 			assertThat(handled).containsSubsequence("fails-once@1", "fails-once");
 			assertThat(liveLocks(context, topic)).isZero();
 			assertThat(SharedBroker.readAll(Names.locks(topic))).as("records without a key take no lock").isEmpty();
 			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"))).singleElement()
-				.satisfies((record) -> assertThat(OrderedRetryLadderTests.headers(record)).containsEntry("retry.count", "1")
+				.satisfies((record) -> assertThat(OrderedRetryLadderTests.headers(record))
+					.containsEntry("retry.count", "1")
 					.doesNotContainKey("lock.id"));
 		}
 	}

@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Records of different keys of one partition run at once on the listener's workers; records
- * of one key run one after the other, in order, and the committed offset only covers records
- * that are done.
+ * Records of different keys of one partition run at once on the listener's workers;
+ * records of one key run one after the other, in order, and the committed offset only
+ * covers records that are done.
  */
 @UsesSharedBroker
 class PerKeyConcurrencyTests {
@@ -52,7 +52,8 @@ class PerKeyConcurrencyTests {
 				records.add(new String[] { "k" + k, "k" + k + "-" + i });
 			}
 		}
-		// 2 % of the records fail once: their keys take the ladder while the others run on
+		// 2 % of the records fail once: their keys take the ladder while the others run
+		// on
 		for (String[] record : records) {
 			if (random.nextInt(100) < 2) {
 				script.failTransiently(record[1], 1);
@@ -62,20 +63,23 @@ class PerKeyConcurrencyTests {
 				"kafka.resilience.consumer.concurrency=16", "kafka.resilience.retry.delays=1s")) {
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(120))
-				.until(() -> script.firstSuccessesByKey().values().stream().mapToInt(List::size).sum() == records.size());
+				.until(() -> script.firstSuccessesByKey().values().stream().mapToInt(List::size).sum() == records
+					.size());
 			logger.info("Seed " + seed + ": at most " + script.mostRunningAtOnce() + " handlers ran at once");
 
 			Map<String, List<String>> byKey = script.firstSuccessesByKey();
 			for (int k = 0; k < KEYS; k++) {
 				int key = k;
 				assertThat(byKey.get("k" + k)).as("key k%d, seed %d", k, seed)
-					.containsExactlyElementsOf(IntStream.range(0, PER_KEY).mapToObj((i) -> "k" + key + "-" + i).toList());
+					.containsExactlyElementsOf(
+							IntStream.range(0, PER_KEY).mapToObj((i) -> "k" + key + "-" + i).toList());
 			}
 			assertThat(script.sameKeyOverlaps()).as("handlings of one key that overlapped").isZero();
 			assertThat(script.mostRunningAtOnce()).as("handlers that ran at once").isBetween(8, 16);
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 				assertThat(OrderedRetryIntegrationTests.liveLocks(context, topic)).isZero();
-				assertThat(SharedBroker.committed("g-" + topic, topic, 0) + SharedBroker.committed("g-" + topic, topic, 1))
+				assertThat(
+						SharedBroker.committed("g-" + topic, topic, 0) + SharedBroker.committed("g-" + topic, topic, 1))
 					.isEqualTo(records.size());
 			});
 		}
@@ -92,7 +96,8 @@ class PerKeyConcurrencyTests {
 				records.add(new String[] { "cold" + i, "cold-" + i });
 			}
 		}
-		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.consumer.concurrency=4")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.consumer.concurrency=4")) {
 			SimpleMeterRegistry meters = new SimpleMeterRegistry();
 			context.getBean(ListenerMetrics.class).bindTo(meters);
 			Gauge depth = meters.get("kafka.resilience.consumer.key.depth.max").tag("listener", "it-" + topic).gauge();
@@ -103,10 +108,18 @@ class PerKeyConcurrencyTests {
 				return script.firstSuccesses("hot").size() == 300;
 			});
 			assertThat(deepest.get()).as("deepest key queue seen").isGreaterThanOrEqualTo(100);
-			Instant lastCold = script.journal().stream().filter((a) -> a.key().startsWith("cold")).map(Script.Attempt::at)
-				.max(Instant::compareTo).orElseThrow();
-			Instant lastHot = script.journal().stream().filter((a) -> a.key().equals("hot")).map(Script.Attempt::at)
-				.max(Instant::compareTo).orElseThrow();
+			Instant lastCold = script.journal()
+				.stream()
+				.filter((a) -> a.key().startsWith("cold"))
+				.map(Script.Attempt::at)
+				.max(Instant::compareTo)
+				.orElseThrow();
+			Instant lastHot = script.journal()
+				.stream()
+				.filter((a) -> a.key().equals("hot"))
+				.map(Script.Attempt::at)
+				.max(Instant::compareTo)
+				.orElseThrow();
 			assertThat(lastCold).as("the cold keys did not wait for the hot one").isBefore(lastHot);
 			await().atMost(Duration.ofSeconds(10)).until(() -> depth.value() == 0);
 		}
@@ -157,7 +170,8 @@ class PerKeyConcurrencyTests {
 		String[] properties = { "kafka.resilience.consumer.concurrency=16", "test.max-latency-ms=20" };
 		Map<Integer, Long> committed = new HashMap<>();
 		try (InstanceProcess first = InstanceProcess.start(topic, "first", properties)) {
-			await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+			await().atMost(Duration.ofSeconds(90))
+				.pollInterval(Duration.ofMillis(200))
 				.until(() -> MultiInstanceTests.audits(topic).size() >= records.size() / 5);
 			first.kill();
 		}
@@ -170,8 +184,9 @@ class PerKeyConcurrencyTests {
 		for (ConsumerRecord<byte[], byte[]> record : SharedBroker.readAll(topic)) {
 			if (record.offset() < committed.get(record.partition())) {
 				below++;
-				assertThat(handled).as("record %d/%d below the committed offset %s", record.partition(), record.offset(),
-						committed).contains(new String(record.value(), StandardCharsets.UTF_8));
+				assertThat(handled)
+					.as("record %d/%d below the committed offset %s", record.partition(), record.offset(), committed)
+					.contains(new String(record.value(), StandardCharsets.UTF_8));
 			}
 		}
 		logger.info("Killed after " + handled.size() + " handled records; committed " + committed + " (" + below
@@ -179,9 +194,13 @@ class PerKeyConcurrencyTests {
 		assertThat(below).as("the kill came mid-run, after commits").isBetween(1L, (long) records.size() - 1);
 
 		try (InstanceProcess second = InstanceProcess.start(topic, "second", properties)) {
-			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500))
-				.until(() -> MultiInstanceTests.audits(topic).stream().map(AuditedApplication.Audit::value).distinct().count()
-						== records.size());
+			await().atMost(Duration.ofSeconds(120))
+				.pollInterval(Duration.ofMillis(500))
+				.until(() -> MultiInstanceTests.audits(topic)
+					.stream()
+					.map(AuditedApplication.Audit::value)
+					.distinct()
+					.count() == records.size());
 		}
 		Map<String, List<String>> byKey = new HashMap<>();
 		MultiInstanceTests.audits(topic).forEach((line) -> {

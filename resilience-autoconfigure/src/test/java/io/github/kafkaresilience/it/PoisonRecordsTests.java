@@ -33,8 +33,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Records that {@link ErrorHandlingDeserializer} cannot read (it returns {@code null} and
- * reports the failure in a header instead of throwing) are dead-lettered as poison and never
- * reach the method; the later records of their key are handled, in order.
+ * reports the failure in a header instead of throwing) are dead-lettered as poison and
+ * never reach the method; the later records of their key are handled, in order.
  */
 @UsesSharedBroker
 class PoisonRecordsTests {
@@ -51,10 +51,12 @@ class PoisonRecordsTests {
 		String locked = SharedBroker.keyIn(1, 3, "locked-");
 		try (ConfigurableApplicationContext context = start(topic)) {
 			send(topic, free, "A1");
-			send(topic, free, "POISON-A"); // its key is free: dead-lettered from the main topic
+			send(topic, free, "POISON-A"); // its key is free: dead-lettered from the main
+											// topic
 			send(topic, free, "A2");
 			send(topic, locked, "B1-FAILS-ONCE"); // takes a lock
-			send(topic, locked, "POISON-B"); // a follower: dead-lettered from its retry stage
+			send(topic, locked, "POISON-B"); // a follower: dead-lettered from its retry
+												// stage
 			send(topic, locked, "B2");
 
 			await().atMost(WAIT).untilAsserted(() -> assertThat(handled(topic)).contains(free + "=A2", locked + "=B2"));
@@ -70,8 +72,9 @@ class PoisonRecordsTests {
 				.containsEntry("retry.count", "0")
 				.containsEntry("error.class", "permanent")
 				.containsEntry("error.exception", DeserializationException.class.getName())
-				.containsEntry("error.message", "failed to deserialize the value: " + SerializationException.class.getName()
-						+ ": not a valid record: POISON-A")
+				.containsEntry("error.message",
+						"failed to deserialize the value: " + SerializationException.class.getName()
+								+ ": not a valid record: POISON-A")
 				.containsEntry("previous.topic", topic)
 				.containsEntry("original.offset", "1")
 				.containsEntry("trace-id", "POISON-A")
@@ -104,8 +107,9 @@ class PoisonRecordsTests {
 			assertThat(headers(dead.get("K1"))).containsEntry("dlq.reason", "poison")
 				.containsEntry("retry.count", "0")
 				.containsEntry("error.exception", DeserializationException.class.getName())
-				.containsEntry("error.message", "failed to deserialize the key: " + SerializationException.class.getName()
-						+ ": not a valid record: POISON-KEY")
+				.containsEntry("error.message",
+						"failed to deserialize the key: " + SerializationException.class.getName()
+								+ ": not a valid record: POISON-KEY")
 				.doesNotContainKeys("lock.id", SerializationUtils.KEY_DESERIALIZER_EXCEPTION_HEADER);
 			assertThat(new String(dead.get("K1").key(), StandardCharsets.UTF_8)).isEqualTo("POISON-KEY");
 			assertThat(handled(topic)).containsExactly("fine=F1");
@@ -135,7 +139,8 @@ class PoisonRecordsTests {
 
 	private static Map<String, ConsumerRecord<byte[], byte[]>> byValue(List<ConsumerRecord<byte[], byte[]>> records) {
 		return records.stream()
-			.collect(Collectors.toMap((record) -> new String(record.value(), StandardCharsets.UTF_8), Function.identity()));
+			.collect(Collectors.toMap((record) -> new String(record.value(), StandardCharsets.UTF_8),
+					Function.identity()));
 	}
 
 	@SpringBootConfiguration
@@ -153,7 +158,8 @@ class PoisonRecordsTests {
 		void handle(ConsumerRecord<String, String> record) {
 			String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
 			String topic = (original != null) ? original : record.topic();
-			handled.computeIfAbsent(topic, (t) -> new CopyOnWriteArrayList<>()).add(record.key() + "=" + record.value());
+			handled.computeIfAbsent(topic, (t) -> new CopyOnWriteArrayList<>())
+				.add(record.key() + "=" + record.value());
 			String value = String.valueOf(record.value());
 			if (value.endsWith("FAILS-ONCE") && this.attempts.merge(value, 1, Integer::sum) == 1) {
 				throw new IllegalStateException("first attempt of " + value + " fails");

@@ -28,10 +28,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * An application's own {@link ConsumerAwareRebalanceListener} bean composes with the
  * library's sync barrier: it is called on every assignment and revocation of the ordered
- * retry listener's partitions (main and retry topics), only after the barrier has paused the
- * assigned partitions, and the library still resumes them, across a rebalance between two
- * instances. With several such beans, the {@code @Primary} one is used. A listener that throws
- * does not keep the library from committing the partitions it gives up.
+ * retry listener's partitions (main and retry topics), only after the barrier has paused
+ * the assigned partitions, and the library still resumes them, across a rebalance between
+ * two instances. With several such beans, the {@code @Primary} one is used. A listener
+ * that throws does not keep the library from committing the partitions it gives up.
  */
 @UsesSharedBroker
 class RebalanceListenerCompositionTests {
@@ -53,8 +53,9 @@ class RebalanceListenerCompositionTests {
 			try (ConfigurableApplicationContext second = TestApplication.start(ListeningApplication.class, topic,
 					"kafka.resilience.retry.delays=1s", "kafka.resilience.instance-id=second-" + topic)) {
 				RecordingRebalanceListener secondListener = second.getBean(RecordingRebalanceListener.class);
-				await().atMost(Duration.ofSeconds(30)).until(() -> !secondListener.owned().isEmpty()
-						&& !firstListener.owned().isEmpty() && union(firstListener.owned(), secondListener.owned()).equals(all));
+				await().atMost(Duration.ofSeconds(30))
+					.until(() -> !secondListener.owned().isEmpty() && !firstListener.owned().isEmpty()
+							&& union(firstListener.owned(), secondListener.owned()).equals(all));
 				sendOneToEachPartition(topic, "b");
 				await().atMost(Duration.ofSeconds(30)).until(() -> handled(script, "b"));
 
@@ -64,7 +65,8 @@ class RebalanceListenerCompositionTests {
 				assertThat(firstListener.events()).extracting(Event::kind)
 					.containsSubsequence("assigned", "revoked-before-commit", "revoked-after-commit", "assigned");
 			}
-			// the second instance left: the first gets everything back, behind the barrier again
+			// the second instance left: the first gets everything back, behind the
+			// barrier again
 			await().atMost(Duration.ofSeconds(30)).until(() -> firstListener.owned().equals(all));
 			sendOneToEachPartition(topic, "c");
 			await().atMost(Duration.ofSeconds(30)).until(() -> handled(script, "c"));
@@ -80,7 +82,8 @@ class RebalanceListenerCompositionTests {
 				"kafka.resilience.retry.delays=1s")) {
 			RecordingRebalanceListener primary = context.getBean("primaryListener", RecordingRebalanceListener.class);
 			RecordingRebalanceListener other = context.getBean("otherListener", RecordingRebalanceListener.class);
-			await().atMost(Duration.ofSeconds(30)).until(() -> primary.owned().equals(partitions(topic, Names.retry(topic, "1s"))));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> primary.owned().equals(partitions(topic, Names.retry(topic, "1s"))));
 			sendOneToEachPartition(topic, "a");
 			await().atMost(Duration.ofSeconds(30)).until(() -> handled(script, "a"));
 			assertCalledBehindTheBarrier(primary);
@@ -104,13 +107,16 @@ class RebalanceListenerCompositionTests {
 			try (ConfigurableApplicationContext second = TestApplication.start(FailingListenerApplication.class, topic,
 					with(properties, "kafka.resilience.instance-id=second-" + topic))) {
 				RecordingRebalanceListener secondListener = second.getBean(RecordingRebalanceListener.class);
-				await().atMost(Duration.ofSeconds(30)).until(() -> !secondListener.owned().isEmpty()
-						&& union(firstListener.owned(), secondListener.owned()).equals(all));
+				await().atMost(Duration.ofSeconds(30))
+					.until(() -> !secondListener.owned().isEmpty()
+							&& union(firstListener.owned(), secondListener.owned()).equals(all));
 				sendOneToEachPartition(topic, "b");
 				await().atMost(Duration.ofSeconds(30)).until(() -> handled(script, "b"));
 				assertThat(firstListener.events()).extracting(Event::kind).contains("revoked-before-commit");
-				// the revoked offsets were committed: the new owner did not run the first round again
-				IntStream.range(0, PARTITIONS).forEach((p) -> assertThat(script.attempts("a" + p)).as("a" + p).isEqualTo(1));
+				// the revoked offsets were committed: the new owner did not run the first
+				// round again
+				IntStream.range(0, PARTITIONS)
+					.forEach((p) -> assertThat(script.attempts("a" + p)).as("a" + p).isEqualTo(1));
 			}
 		}
 	}
@@ -121,17 +127,23 @@ class RebalanceListenerCompositionTests {
 		return all;
 	}
 
-	/** At each assignment the library had paused every assigned partition before calling the application. */
+	/**
+	 * At each assignment the library had paused every assigned partition before calling
+	 * the application.
+	 */
 	private static void assertCalledBehindTheBarrier(RecordingRebalanceListener listener) {
-		List<Event> assignments = listener.events().stream().filter((event) -> event.kind().equals("assigned")).toList();
+		List<Event> assignments = listener.events()
+			.stream()
+			.filter((event) -> event.kind().equals("assigned"))
+			.toList();
 		assertThat(assignments).isNotEmpty()
 			.allSatisfy((event) -> assertThat(event.paused()).containsAll(event.partitions()));
 	}
 
 	private static void sendOneToEachPartition(String topic, String round) {
 		List<String[]> records = new ArrayList<>();
-		IntStream.range(0, PARTITIONS).forEach((p) -> records
-			.add(new String[] { SharedBroker.keyIn(p, PARTITIONS, round), round + p }));
+		IntStream.range(0, PARTITIONS)
+			.forEach((p) -> records.add(new String[] { SharedBroker.keyIn(p, PARTITIONS, round), round + p }));
 		SharedBroker.sendAll(topic, records);
 	}
 
@@ -152,7 +164,6 @@ class RebalanceListenerCompositionTests {
 		union.addAll(other);
 		return union;
 	}
-
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
@@ -201,7 +212,8 @@ class RebalanceListenerCompositionTests {
 				}
 
 				@Override
-				public void onPartitionsRevokedBeforeCommit(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+				public void onPartitionsRevokedBeforeCommit(Consumer<?, ?> consumer,
+						Collection<TopicPartition> partitions) {
 					super.onPartitionsRevokedBeforeCommit(consumer, partitions);
 					throw new IllegalStateException("the application's listener fails on revocation");
 				}
@@ -212,13 +224,16 @@ class RebalanceListenerCompositionTests {
 	}
 
 	/**
-	 * A rebalance callback, its partitions and, for an assignment, the partitions the consumer
-	 * had paused when the application was called.
+	 * A rebalance callback, its partitions and, for an assignment, the partitions the
+	 * consumer had paused when the application was called.
 	 */
 	record Event(String kind, Set<TopicPartition> partitions, Set<TopicPartition> paused) {
 	}
 
-	/** The application's listener: records every call, as an application tracking its partitions would. */
+	/**
+	 * The application's listener: records every call, as an application tracking its
+	 * partitions would.
+	 */
 	static class RecordingRebalanceListener implements ConsumerAwareRebalanceListener {
 
 		private final List<Event> events = new CopyOnWriteArrayList<>();

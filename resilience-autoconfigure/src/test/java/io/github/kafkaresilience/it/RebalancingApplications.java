@@ -13,9 +13,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
 /**
- * The applications of {@link IncrementalRebalanceTests}: one with a record listener, one with a
- * batch listener, each telling its {@link HandlingJournal} what it ran as instance {@code test.instance}
- * and recording its rebalances in a {@link RebalanceHistory}.
+ * The applications of {@link IncrementalRebalanceTests}: one with a record listener, one
+ * with a batch listener, each telling its {@link HandlingJournal} what it ran as instance
+ * {@code test.instance} and recording its rebalances in a {@link RebalanceHistory}.
  */
 final class RebalancingApplications {
 

@@ -31,11 +31,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A record whose handler is running when its partition is revoked is not handled again: the
- * revocation lets the run end (no new one starts) before it commits the partition, so the
- * next owner starts after the record. On the classic protocol's eager rebalance, where the
- * instance gives up every partition, and on the {@code consumer} protocol, where it gives up
- * those that move.
+ * A record whose handler is running when its partition is revoked is not handled again:
+ * the revocation lets the run end (no new one starts) before it commits the partition, so
+ * the next owner starts after the record. On the classic protocol's eager rebalance,
+ * where the instance gives up every partition, and on the {@code consumer} protocol,
+ * where it gives up those that move.
  */
 @UsesSharedBroker
 class RevocationTests {
@@ -67,7 +67,8 @@ class RevocationTests {
 				await().atMost(Duration.ofSeconds(60))
 					.until(() -> ready(b, topic, 1) && ready(a, topic, 1) && SlowListener.handled.size() >= 4);
 				// b has read its partitions from their committed offsets, a its own again
-				await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+				await().during(Duration.ofSeconds(2))
+					.atMost(Duration.ofSeconds(10))
 					.untilAsserted(() -> assertThat(SlowListener.handled).as("each record handled once")
 						.containsExactlyInAnyOrder("a:slow-0", "a:slow-1", valueOn(a, b, topic, 0, "after-0"),
 								valueOn(a, b, topic, 1, "after-1")));
@@ -75,7 +76,9 @@ class RevocationTests {
 		}
 	}
 
-	/** Whether an instance holds {@code partitions} of the main topic, every barrier open. */
+	/**
+	 * Whether an instance holds {@code partitions} of the main topic, every barrier open.
+	 */
 	private static boolean ready(ConfigurableApplicationContext instance, String topic, int partitions) {
 		OrderedRetryListenerRegistry listeners = instance.getBean(OrderedRetryListenerRegistry.class);
 		OrderedRetryContainer container = listeners.container("slow-" + topic);
@@ -107,7 +110,9 @@ class RevocationTests {
 	@Import(SlowListener.class)
 	static class SlowApplication {
 
-		/** Tells the test when instance a begins to give up a partition of the main topic. */
+		/**
+		 * Tells the test when instance a begins to give up a partition of the main topic.
+		 */
 		@Bean
 		ConsumerAwareRebalanceListener revocationWatch(@Value("${test.topic}") String topic,
 				@Value("${test.instance}") String instance) {

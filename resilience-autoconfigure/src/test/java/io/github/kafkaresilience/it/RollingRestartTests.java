@@ -22,10 +22,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A rolling deploy: three instances of a group under steady load, with keys failing by plan,
- * each stopped gracefully and started again in turn once the one before is ready again.
- * Nothing is lost, no key's records run out of order, and the dead-letter topic holds exactly
- * the records that fail for good; in both group protocols, and with static membership.
+ * A rolling deploy: three instances of a group under steady load, with keys failing by
+ * plan, each stopped gracefully and started again in turn once the one before is ready
+ * again. Nothing is lost, no key's records run out of order, and the dead-letter topic
+ * holds exactly the records that fail for good; in both group protocols, and with static
+ * membership.
  */
 @UsesSharedBroker
 class RollingRestartTests {
@@ -40,9 +41,9 @@ class RollingRestartTests {
 			throws InterruptedException {
 		String topic = SharedBroker.newTopic(4);
 		Script script = Script.forTopic(topic);
-		List<ConfigurableApplicationContext> instances = new ArrayList<>(List.of(start(topic, protocol,
-				staticMembership, 0), start(topic, protocol, staticMembership, 1), start(topic, protocol,
-						staticMembership, 2)));
+		List<ConfigurableApplicationContext> instances = new ArrayList<>(
+				List.of(start(topic, protocol, staticMembership, 0), start(topic, protocol, staticMembership, 1),
+						start(topic, protocol, staticMembership, 2)));
 		Load load = new Load(topic, script);
 		Thread producer = new Thread(load, "rolling-restart-load");
 		try {
@@ -68,19 +69,20 @@ class RollingRestartTests {
 				.isSortedAccordingTo(java.util.Comparator.comparingInt(RollingRestartTests::sequence)));
 			Set<String> deadLetters = SharedBroker.readAll(Names.dlq(topic))
 				.stream()
-				.map((letter) -> new String(letter.value()) + "/" + RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+				.map((letter) -> new String(letter.value()) + "/"
+						+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
 				.collect(Collectors.toSet());
-			assertThat(deadLetters).containsExactlyInAnyOrderElementsOf(load.values()
-				.stream()
-				.filter(load::failsForGood)
-				.map((value) -> value + "/permanent")
-				.toList());
+			assertThat(deadLetters).containsExactlyInAnyOrderElementsOf(
+					load.values().stream().filter(load::failsForGood).map((value) -> value + "/permanent").toList());
 			LockCoordinator locks = instances.get(0).getBean(LockCoordinator.class);
 			await().atMost(WAIT).until(() -> locks.registryOf(Names.locks(topic)).size() == 0);
-			long twice = load.values().stream().filter((value) -> script.journal()
+			long twice = load.values()
 				.stream()
-				.filter((attempt) -> attempt.value().equals(value) && attempt.succeeded())
-				.count() > 1).count();
+				.filter((value) -> script.journal()
+					.stream()
+					.filter((attempt) -> attempt.value().equals(value) && attempt.succeeded())
+					.count() > 1)
+				.count();
 			System.out.printf("Rolling restart (%s protocol, static membership %s): %d records, %d handled twice%n",
 					protocol, staticMembership, load.values().size(), twice);
 		}
@@ -115,8 +117,8 @@ class RollingRestartTests {
 	}
 
 	/**
-	 * Sends records to {@link #KEYS} keys in turn, about 200 a second: a tenth of them fail
-	 * once, one in fifty fails for good.
+	 * Sends records to {@link #KEYS} keys in turn, about 200 a second: a tenth of them
+	 * fail once, one in fifty fails for good.
 	 */
 	private static final class Load implements Runnable {
 
@@ -152,7 +154,13 @@ class RollingRestartTests {
 				SharedBroker.send(this.topic, key, value);
 				this.values.add(value);
 				this.sent.incrementAndGet();
-				java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the pace of the load, not a wait for a result
+				java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the pace
+																				// of the
+																				// load,
+																				// not a
+																				// wait
+																				// for a
+																				// result
 			}
 		}
 

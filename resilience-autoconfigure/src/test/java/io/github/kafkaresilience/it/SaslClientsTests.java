@@ -66,12 +66,12 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The application's SASL settings ({@code spring.kafka.security.protocol},
- * {@code spring.kafka.properties.sasl.*}) reach every client the library creates. The broker
- * has a single listener for clients, {@code SASL_PLAINTEXT} with {@code PLAIN}, and an
- * authorizer that denies what no ACL allows; the application's user holds only the ACLs
- * listed in {@code docs/SECURITY.md}. A client that missed the settings could not connect, and
- * one that needed an ACL not listed there would be denied: either way the application would not
- * get through the scenario.
+ * {@code spring.kafka.properties.sasl.*}) reach every client the library creates. The
+ * broker has a single listener for clients, {@code SASL_PLAINTEXT} with {@code PLAIN},
+ * and an authorizer that denies what no ACL allows; the application's user holds only the
+ * ACLs listed in {@code docs/SECURITY.md}. A client that missed the settings could not
+ * connect, and one that needed an ACL not listed there would be denied: either way the
+ * application would not get through the scenario.
  */
 class SaslClientsTests {
 
@@ -92,22 +92,24 @@ class SaslClientsTests {
 	@BeforeAll
 	static void startBroker() {
 		// the test kit publishes the broker's address in system properties, by default in
-		// spring.kafka.bootstrap-servers: keep it to one, and restore that one afterwards, so
+		// spring.kafka.bootstrap-servers: keep it to one, and restore that one
+		// afterwards, so
 		// that the JVM's other tests stay on their broker
 		String embeddedBrokers = System.getProperty(EmbeddedKafkaBroker.SPRING_EMBEDDED_KAFKA_BROKERS);
 		broker = new EmbeddedKafkaKraftBroker(1, 3);
 		broker.brokerListProperty(EmbeddedKafkaBroker.SPRING_EMBEDDED_KAFKA_BROKERS);
-		// clients reach the broker only through the SASL listener (named EXTERNAL by the test
+		// clients reach the broker only through the SASL listener (named EXTERNAL by the
+		// test
 		// kit); the controller listener stays PLAINTEXT and serves no client requests
 		broker.brokerProperty("listener.security.protocol.map", "EXTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
 		broker.brokerProperty("sasl.enabled.mechanisms", "PLAIN");
 		broker.brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN");
-		broker.brokerProperty("listener.name.external.plain.sasl.jaas.config",
-				jaas(ADMIN) + " user_" + ADMIN + "=\"" + PASSWORDS.get(ADMIN) + "\" user_" + APP + "=\"" + PASSWORDS.get(APP)
-						+ "\";");
+		broker.brokerProperty("listener.name.external.plain.sasl.jaas.config", jaas(ADMIN) + " user_" + ADMIN + "=\""
+				+ PASSWORDS.get(ADMIN) + "\" user_" + APP + "=\"" + PASSWORDS.get(APP) + "\";");
 		broker.brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
 		broker.brokerProperty("allow.everyone.if.no.acl.found", "false");
-		// the broker itself, and the node's own controller connections (PLAINTEXT: ANONYMOUS)
+		// the broker itself, and the node's own controller connections (PLAINTEXT:
+		// ANONYMOUS)
 		broker.brokerProperty("super.users", "User:" + ADMIN + ";User:ANONYMOUS");
 		broker.brokerProperty("group.initial.rebalance.delay.ms",
 				SharedBroker.BROKER_SETTINGS.get("group.initial.rebalance.delay.ms"));
@@ -135,9 +137,11 @@ class SaslClientsTests {
 	@Test
 	void clientsWithoutTheSaslSettingsOrWithWrongCredentialsCannotConnect() {
 		Map<String, Object> noSasl = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString(),
-				AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3000);
+				AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+				3000);
 		try (Admin plain = Admin.create(noSasl)) {
-			// the broker drops a client that does not authenticate: it never gets an answer
+			// the broker drops a client that does not authenticate: it never gets an
+			// answer
 			assertThatExceptionOfType(ExecutionException.class)
 				.isThrownBy(() -> plain.describeCluster().nodes().get(30, TimeUnit.SECONDS))
 				.withCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
@@ -158,7 +162,10 @@ class SaslClientsTests {
 		String instance = "it-" + topic;
 		admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
 		allow(prefixedAcls(topic, group));
-		Script script = Script.forTopic(topic).failTransiently("a-0", 1).failPermanently("b-0").failTransiently("d-0", 1);
+		Script script = Script.forTopic(topic)
+			.failTransiently("a-0", 1)
+			.failPermanently("b-0")
+			.failTransiently("d-0", 1);
 
 		try (ConfigurableApplicationContext app = start(topic, group, instance)) {
 			// the first start creates the retry, dead-letter and lock topics
@@ -166,23 +173,28 @@ class SaslClientsTests {
 			send(topic, "a", "a-1");
 			send(topic, "b", "b-0");
 			send(topic, "c", "c-0");
-			// a-0 waits for its retry longer than park-after: parked, then read again by the re-reader
+			// a-0 waits for its retry longer than park-after: parked, then read again by
+			// the re-reader
 			OrderedRetryContainer container = app.getBean(OrderedRetryListenerRegistry.class).container(instance);
 			await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> container.load().parked() > 0);
 			await().atMost(WAIT).until(() -> script.succeeded("a-1") && script.succeeded("c-0"));
 			assertThat(script.firstSuccesses("a")).containsExactly("a-0", "a-1");
-			// through the retry topic, not retried in place: the lock was written and the record published
-			assertThat(attempts(script, "a-0")).containsExactly(topic + "/0 failed", Names.retry(topic, "3s") + "/1 succeeded");
+			// through the retry topic, not retried in place: the lock was written and the
+			// record published
+			assertThat(attempts(script, "a-0")).containsExactly(topic + "/0 failed",
+					Names.retry(topic, "3s") + "/1 succeeded");
 			assertThat(attempts(script, "a-1")).containsExactly(Names.retry(topic, "3s") + "/0 succeeded");
 			assertThat(attempts(script, "b-0")).containsExactly(topic + "/0 failed");
 			assertThat(readAll(Names.dlq(topic))).singleElement().satisfies((record) -> {
 				assertThat(new String(record.value(), StandardCharsets.UTF_8)).isEqualTo("b-0");
 				assertThat(RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("permanent");
 			});
-			// the dead-letter handler's consumer read the dead letter and committed in its group
+			// the dead-letter handler's consumer read the dead letter and committed in
+			// its group
 			await().atMost(WAIT).until(() -> committed(group + ".dlq-handler", Names.dlq(topic)) == 1);
 
-			// the reaper's admin client finds a lock left by a move from a committed record
+			// the reaper's admin client finds a lock left by a move from a committed
+			// record
 			LockRegistry registry = app.getBean(LockCoordinator.class).registries().iterator().next();
 			await().atMost(WAIT).until(() -> registry.size() == 0);
 			ConsumerRecord<byte[], byte[]> c0 = readAll(topic).stream()
@@ -199,12 +211,17 @@ class SaslClientsTests {
 			await().atMost(WAIT).until(() -> health.health(true).getStatus().equals(Status.UP));
 			// the endpoint's admin client counts the dead letters
 			KafkaResilienceEndpoint endpoint = app.getBean(KafkaResilienceEndpoint.class);
-			KafkaResilienceEndpoint.DlqDescriptor deadLetters = endpoint.resilience().listeners().get(0).topics().get(0)
+			KafkaResilienceEndpoint.DlqDescriptor deadLetters = endpoint.resilience()
+				.listeners()
+				.get(0)
+				.topics()
+				.get(0)
 				.deadLetters();
 			assertThat(deadLetters.error()).isNull();
 			assertThat(deadLetters.written()).isOne();
 
-			// a replay writes to the group's own first retry topic, never to the main topic: no
+			// a replay writes to the group's own first retry topic, never to the main
+			// topic: no
 			// ACL more than the listener's
 			DlqReplayer replayer = app.getBean(DlqReplayer.class);
 			ReplayRequest replay = ReplayRequest.of(Names.dlq(topic), topic).withDryRun(false);
@@ -215,18 +232,21 @@ class SaslClientsTests {
 		}
 
 		// transactions need the transactional ids of the instance; a restart checks the
-		// configuration of the lock topic created before and reads the lock records written so far
+		// configuration of the lock topic created before and reads the lock records
+		// written so far
 		assertThat(readAll(Names.locks(topic))).isNotEmpty();
-		allow(new ResourcePattern(ResourceType.TRANSACTIONAL_ID, "kafka-resilience-" + instance + "-", PatternType.PREFIXED),
-				AclOperation.WRITE);
-		try (ConfigurableApplicationContext app = start(topic, group, instance, "kafka.resilience.dual-write=transaction")) {
+		allow(new ResourcePattern(ResourceType.TRANSACTIONAL_ID, "kafka-resilience-" + instance + "-",
+				PatternType.PREFIXED), AclOperation.WRITE);
+		try (ConfigurableApplicationContext app = start(topic, group, instance,
+				"kafka.resilience.dual-write=transaction")) {
 			ResilienceHealthIndicator health = app.getBean(ResilienceHealthIndicator.class);
 			await().atMost(WAIT).until(() -> health.health(true).getStatus().equals(Status.UP));
 			send(topic, "d", "d-0");
 			send(topic, "d", "d-1");
 			await().atMost(WAIT).until(() -> script.succeeded("d-1"));
 			assertThat(script.firstSuccesses("d")).containsExactly("d-0", "d-1");
-			assertThat(attempts(script, "d-0")).containsExactly(topic + "/0 failed", Names.retry(topic, "3s") + "/1 succeeded");
+			assertThat(attempts(script, "d-0")).containsExactly(topic + "/0 failed",
+					Names.retry(topic, "3s") + "/1 succeeded");
 			assertThat(attempts(script, "d-1")).containsExactly(Names.retry(topic, "3s") + "/0 succeeded");
 			LockRegistry registry = app.getBean(LockCoordinator.class).registries().iterator().next();
 			await().atMost(WAIT).until(() -> registry.size() == 0);
@@ -240,7 +260,8 @@ class SaslClientsTests {
 		String first = "t" + UUID.randomUUID().toString().substring(0, 8);
 		admin.createTopics(List.of(new NewTopic(first, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
 		allow(documentedAcls(first, "g-" + first).stream()
-			.filter((acl) -> !(acl.pattern().name().equals(Names.dlq(first)) && acl.entry().operation() == AclOperation.CREATE))
+			.filter((acl) -> !(acl.pattern().name().equals(Names.dlq(first))
+					&& acl.entry().operation() == AclOperation.CREATE))
 			.toList());
 		assertThatExceptionOfType(ApplicationContextException.class)
 			.isThrownBy(() -> start(first, "g-" + first, "it-" + first).close())
@@ -248,11 +269,13 @@ class SaslClientsTests {
 			.havingRootCause()
 			.isInstanceOf(TopicAuthorizationException.class);
 
-		// an existing lock topic whose configuration the user may not read: the compaction check
-		// fails (the configuration of the other topics only serves checks that are then skipped)
+		// an existing lock topic whose configuration the user may not read: the
+		// compaction check
+		// fails (the configuration of the other topics only serves checks that are then
+		// skipped)
 		String second = "t" + UUID.randomUUID().toString().substring(0, 8);
-		admin.createTopics(List.of(new NewTopic(second, 3, (short) 1), new NewTopic(Names.retry(second, "3s"), 3, (short) 1),
-				new NewTopic(Names.dlq(second), 3, (short) 1),
+		admin.createTopics(List.of(new NewTopic(second, 3, (short) 1),
+				new NewTopic(Names.retry(second, "3s"), 3, (short) 1), new NewTopic(Names.dlq(second), 3, (short) 1),
 				new NewTopic(Names.locks(second), 3, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
 			.all()
 			.get(30, TimeUnit.SECONDS);
@@ -268,9 +291,9 @@ class SaslClientsTests {
 	}
 
 	/**
-	 * The ACLs of {@code docs/SECURITY.md} for one listener on {@code topic} with the single
-	 * delay 3s, in group {@code group}, with topic creation on: literal names, no cluster ACL.
-	 * The short form with one prefixed ACL is {@link #prefixedAcls}.
+	 * The ACLs of {@code docs/SECURITY.md} for one listener on {@code topic} with the
+	 * single delay 3s, in group {@code group}, with topic creation on: literal names, no
+	 * cluster ACL. The short form with one prefixed ACL is {@link #prefixedAcls}.
 	 */
 	private static List<AclBinding> documentedAcls(String topic, String group) {
 		List<AclBinding> acls = new ArrayList<>();
@@ -278,10 +301,10 @@ class SaslClientsTests {
 				AclOperation.DESCRIBE_CONFIGS));
 		acls.addAll(acls(new ResourcePattern(ResourceType.TOPIC, Names.retry(topic, "3s"), PatternType.LITERAL),
 				AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS));
-		acls.addAll(acls(new ResourcePattern(ResourceType.TOPIC, Names.dlq(topic), PatternType.LITERAL), AclOperation.READ,
-				AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS));
-		acls.addAll(acls(new ResourcePattern(ResourceType.TOPIC, Names.locks(topic), PatternType.LITERAL), AclOperation.READ,
-				AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS));
+		acls.addAll(acls(new ResourcePattern(ResourceType.TOPIC, Names.dlq(topic), PatternType.LITERAL),
+				AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS));
+		acls.addAll(acls(new ResourcePattern(ResourceType.TOPIC, Names.locks(topic), PatternType.LITERAL),
+				AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS));
 		acls.addAll(acls(new ResourcePattern(ResourceType.GROUP, group, PatternType.LITERAL), AclOperation.READ));
 		acls.addAll(acls(new ResourcePattern(ResourceType.GROUP, group + ".dlq-handler", PatternType.LITERAL),
 				AclOperation.READ));
@@ -289,8 +312,8 @@ class SaslClientsTests {
 	}
 
 	/**
-	 * The ACLs of {@code docs/SECURITY.md} in their short form: the group's whole ladder on
-	 * {@code topic} under one prefixed ACL, {@code <group>.<topic>.}.
+	 * The ACLs of {@code docs/SECURITY.md} in their short form: the group's whole ladder
+	 * on {@code topic} under one prefixed ACL, {@code <group>.<topic>.}.
 	 */
 	private static List<AclBinding> prefixedAcls(String topic, String group) {
 		List<AclBinding> acls = new ArrayList<>();
@@ -321,19 +344,24 @@ class SaslClientsTests {
 		admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
 	}
 
-	/** Every attempt at a value: the topic it was read from, its {@code retry.count} and the outcome. */
+	/**
+	 * Every attempt at a value: the topic it was read from, its {@code retry.count} and
+	 * the outcome.
+	 */
 	private static List<String> attempts(Script script, String value) {
 		return script.journal()
 			.stream()
 			.filter((attempt) -> attempt.value().equals(value))
-			.map((attempt) -> attempt.topic() + "/" + attempt.retryCount() + (attempt.succeeded() ? " succeeded" : " failed"))
+			.map((attempt) -> attempt.topic() + "/" + attempt.retryCount()
+					+ (attempt.succeeded() ? " succeeded" : " failed"))
 			.toList();
 	}
 
 	private static ConfigurableApplicationContext start(String topic, String group, String instance, String... more) {
 		return new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
 			.properties(
-					// the only security settings: what an application sets for its own clients
+					// the only security settings: what an application sets for its own
+					// clients
 					"spring.kafka.security.protocol=SASL_PLAINTEXT", "spring.kafka.properties.sasl.mechanism=PLAIN",
 					"spring.kafka.properties.sasl.jaas.config=" + jaas(APP) + ";", "test.topic=" + topic,
 					"spring.kafka.consumer.group-id=" + group, "spring.kafka.consumer.auto-offset-reset=earliest",
@@ -365,7 +393,10 @@ class SaslClientsTests {
 		producer.send(new ProducerRecord<>(topic, key, value)).get(30, TimeUnit.SECONDS);
 	}
 
-	/** Every record of a topic, read as the broker's user from the beginning to the current end. */
+	/**
+	 * Every record of a topic, read as the broker's user from the beginning to the
+	 * current end.
+	 */
 	private static List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
 		Map<String, Object> config = sasl(ADMIN, Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),

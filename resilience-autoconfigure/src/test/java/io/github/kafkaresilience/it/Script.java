@@ -24,6 +24,7 @@ final class Script {
 
 	/**
 	 * One handling of a record.
+	 *
 	 * @param replayed whether the record was a dead letter sent back by a replay
 	 */
 	record Attempt(String key, String value, String topic, int retryCount, long recordTimestamp, Instant at,
@@ -113,9 +114,10 @@ final class Script {
 		int attempt = this.attempts.computeIfAbsent(value, (v) -> new AtomicInteger()).incrementAndGet();
 		String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
 		int retryCount = (count != null) ? Integer.parseInt(count) : 0;
-		boolean fail = this.permanentFailures.contains(value) || attempt <= this.transientFailures.getOrDefault(value, 0);
-		this.journal.add(new Attempt(record.key(), value, record.topic(), retryCount, record.timestamp(), Instant.now(), !fail,
-				record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null));
+		boolean fail = this.permanentFailures.contains(value)
+				|| attempt <= this.transientFailures.getOrDefault(value, 0);
+		this.journal.add(new Attempt(record.key(), value, record.topic(), retryCount, record.timestamp(), Instant.now(),
+				!fail, record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null));
 		if (this.permanentFailures.contains(value)) {
 			throw new PermanentFailureException("cannot handle " + value);
 		}

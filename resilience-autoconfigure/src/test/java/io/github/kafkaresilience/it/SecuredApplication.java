@@ -10,9 +10,9 @@ import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 
 /**
- * The test application behind Spring Security's defaults (form login, CSRF) with two users,
- * password {@code secret}: {@code ops} has the console's default role, {@code viewer} has
- * another; and a meter registry, for the operator actions' counter.
+ * The test application behind Spring Security's defaults (form login, CSRF) with two
+ * users, password {@code secret}: {@code ops} has the console's default role,
+ * {@code viewer} has another; and a meter registry, for the operator actions' counter.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration

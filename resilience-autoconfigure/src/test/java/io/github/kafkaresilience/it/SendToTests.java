@@ -36,16 +36,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code @SendTo} listener methods: a returned value, or the value of a result that completed
- * later, is sent as spring-kafka sends a {@code @KafkaListener}'s reply, once per successful
- * attempt, as a write of the record's step.
+ * {@code @SendTo} listener methods: a returned value, or the value of a result that
+ * completed later, is sent as spring-kafka sends a {@code @KafkaListener}'s reply, once
+ * per successful attempt, as a write of the record's step.
  */
 @UsesSharedBroker
 class SendToTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);
 
-	/** Attempts per value: {@code A} fails on its first two, {@code P} fails permanently. */
+	/**
+	 * Attempts per value: {@code A} fails on its first two, {@code P} fails permanently.
+	 */
 	static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
 
 	@ParameterizedTest
@@ -70,8 +72,9 @@ class SendToTests {
 						Collectors.mapping((r) -> new String(r.value(), StandardCharsets.UTF_8), Collectors.toList())));
 			assertThat(byKey).as("one reply per success, keyed by the request's key, in its key's order")
 				.containsExactlyInAnyOrderEntriesOf(Map.of("k", List.of("re:A", "re:B", "re:C"), "p", List.of("re:Q")));
-			await().atMost(WAIT).untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).singleElement()
-				.satisfies((dead) -> assertThat(new String(dead.value(), StandardCharsets.UTF_8)).isEqualTo("P")));
+			await().atMost(WAIT)
+				.untilAsserted(() -> assertThat(SharedBroker.readAll(Names.dlq(topic))).singleElement()
+					.satisfies((dead) -> assertThat(new String(dead.value(), StandardCharsets.UTF_8)).isEqualTo("P")));
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 0);
 		}
 	}
@@ -96,8 +99,10 @@ class SendToTests {
 			try {
 				assertThat(template.waitForAssignment(WAIT)).isTrue();
 				// A fails twice: its reply comes from its third attempt, in stage 1
-				RequestReplyFuture<String, String, String> a = template.sendAndReceive(new ProducerRecord<>(topic, "k", "A"));
-				RequestReplyFuture<String, String, String> b = template.sendAndReceive(new ProducerRecord<>(topic, "k", "B"));
+				RequestReplyFuture<String, String, String> a = template
+					.sendAndReceive(new ProducerRecord<>(topic, "k", "A"));
+				RequestReplyFuture<String, String, String> b = template
+					.sendAndReceive(new ProducerRecord<>(topic, "k", "B"));
 				ConsumerRecord<String, String> replyToA = a.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 				ConsumerRecord<String, String> replyToB = b.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 				assertThat(replyToA.value()).isEqualTo("re:A");
@@ -115,7 +120,9 @@ class SendToTests {
 		return SharedBroker.readAll(topic).stream().map((r) -> new String(r.value(), StandardCharsets.UTF_8)).toList();
 	}
 
-	/** The attempt's outcome: {@code re:<value>}, or a failure as the value's script says. */
+	/**
+	 * The attempt's outcome: {@code re:<value>}, or a failure as the value's script says.
+	 */
 	static String attempt(String topic, String value) {
 		int attempt = attempts.computeIfAbsent(topic + value, (v) -> new AtomicInteger()).incrementAndGet();
 		if (value.equals("P")) {
@@ -179,7 +186,10 @@ class SendToTests {
 
 	}
 
-	/** The main topic of a record read from it or from its ladder ({@code g-<topic>.<topic>.retry.1s}). */
+	/**
+	 * The main topic of a record read from it or from its ladder
+	 * ({@code g-<topic>.<topic>.retry.1s}).
+	 */
 	static String originalTopic(String received) {
 		return received.startsWith("g-") ? received.substring(received.indexOf('.') + 1, received.indexOf(".retry"))
 				: received;

@@ -28,27 +28,32 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  * <p>
  * By default an in-process KRaft broker. With the system property
  * {@code kafka.broker=testcontainers} (the {@code testcontainers} Maven profile) a Kafka
- * container instead ({@link KafkaContainerBroker}); where Docker is absent, test classes marked
- * {@link UsesSharedBroker} are then skipped with the reason rather than failed.
+ * container instead ({@link KafkaContainerBroker}); where Docker is absent, test classes
+ * marked {@link UsesSharedBroker} are then skipped with the reason rather than failed.
  */
 final class SharedBroker {
 
-	/** The system property that picks the broker: {@code embedded} (the default) or {@code testcontainers}. */
+	/**
+	 * The system property that picks the broker: {@code embedded} (the default) or
+	 * {@code testcontainers}.
+	 */
 	static final String BROKER_PROPERTY = "kafka.broker";
 
 	/**
-	 * Settings both kinds of broker get: a new group's first rebalance waits 200 ms for more
-	 * members, as a broker does (3 s by default), so that the two consumers of a listener join
-	 * its first generation together rather than one rebalancing the other, a log
-	 * cleaner that looks for work every second (the lock topics are compacted), a small
-	 * transaction log on one broker, three partitions for topics created on first use, and for
-	 * groups of the {@code consumer} protocol a session of 15 s with a heartbeat every second (the
-	 * broker decides them; the classic protocol's consumers are told theirs where a test needs).
+	 * Settings both kinds of broker get: a new group's first rebalance waits 200 ms for
+	 * more members, as a broker does (3 s by default), so that the two consumers of a
+	 * listener join its first generation together rather than one rebalancing the other,
+	 * a log cleaner that looks for work every second (the lock topics are compacted), a
+	 * small transaction log on one broker, three partitions for topics created on first
+	 * use, and for groups of the {@code consumer} protocol a session of 15 s with a
+	 * heartbeat every second (the broker decides them; the classic protocol's consumers
+	 * are told theirs where a test needs).
 	 */
-	static final Map<String, String> BROKER_SETTINGS = Map.ofEntries(Map.entry("group.initial.rebalance.delay.ms", "200"),
-			Map.entry("log.cleaner.backoff.ms", "1000"), Map.entry("transaction.state.log.replication.factor", "1"),
-			Map.entry("transaction.state.log.min.isr", "1"), Map.entry("transaction.state.log.num.partitions", "3"),
-			Map.entry("num.partitions", "3"), Map.entry("group.consumer.session.timeout.ms", "15000"),
+	static final Map<String, String> BROKER_SETTINGS = Map.ofEntries(
+			Map.entry("group.initial.rebalance.delay.ms", "200"), Map.entry("log.cleaner.backoff.ms", "1000"),
+			Map.entry("transaction.state.log.replication.factor", "1"), Map.entry("transaction.state.log.min.isr", "1"),
+			Map.entry("transaction.state.log.num.partitions", "3"), Map.entry("num.partitions", "3"),
+			Map.entry("group.consumer.session.timeout.ms", "15000"),
 			Map.entry("group.consumer.min.session.timeout.ms", "6000"),
 			Map.entry("group.consumer.heartbeat.interval.ms", "1000"),
 			Map.entry("group.consumer.min.heartbeat.interval.ms", "1000"));
@@ -63,7 +68,8 @@ final class SharedBroker {
 	static synchronized String bootstrapServers() {
 		if (bootstrapServers == null) {
 			if (onContainer()) {
-				// for a test that lacks @UsesSharedBroker: aborted (skipped) rather than failed
+				// for a test that lacks @UsesSharedBroker: aborted (skipped) rather than
+				// failed
 				Assumptions.assumeTrue(KafkaContainerBroker.dockerAvailable(), KafkaContainerBroker.NO_DOCKER);
 				bootstrapServers = KafkaContainerBroker.start(BROKER_SETTINGS);
 				// what the in-process broker sets as well, so that both behave alike
@@ -77,12 +83,15 @@ final class SharedBroker {
 		return bootstrapServers;
 	}
 
-	/** Whether the broker tests run on a Kafka container rather than the in-process broker. */
+	/**
+	 * Whether the broker tests run on a Kafka container rather than the in-process
+	 * broker.
+	 */
 	static boolean onContainer() {
 		String broker = System.getProperty(BROKER_PROPERTY, "embedded");
 		if (!broker.equals("embedded") && !broker.equals("testcontainers")) {
-			throw new IllegalArgumentException(
-					"-D" + BROKER_PROPERTY + "=" + broker + " is not a broker the tests know; use 'embedded' or 'testcontainers'");
+			throw new IllegalArgumentException("-D" + BROKER_PROPERTY + "=" + broker
+					+ " is not a broker the tests know; use 'embedded' or 'testcontainers'");
 		}
 		return broker.equals("testcontainers");
 	}
@@ -116,8 +125,9 @@ final class SharedBroker {
 
 	static void createTopic(String topic, int partitions, Map<String, String> configs) {
 		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
-			admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get(30,
-					TimeUnit.SECONDS);
+			admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs)))
+				.all()
+				.get(30, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
@@ -133,7 +143,8 @@ final class SharedBroker {
 		producer();
 		List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
 		for (String[] kv : keyValues) {
-			sent.add(producer.send(new ProducerRecord<>(topic, (kv[0] != null) ? kv[0].getBytes() : null, kv[1].getBytes())));
+			sent.add(producer
+				.send(new ProducerRecord<>(topic, (kv[0] != null) ? kv[0].getBytes() : null, kv[1].getBytes())));
 		}
 		producer.flush();
 		try {
@@ -169,15 +180,19 @@ final class SharedBroker {
 		return producer;
 	}
 
-	/** Every record of a topic (all partitions), read from the beginning to the current end. */
+	/**
+	 * Every record of a topic (all partitions), read from the beginning to the current
+	 * end.
+	 */
 	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
 		return readAll(topic, false);
 	}
 
 	/**
-	 * Every record of a topic (all partitions), read from the beginning to the current end.
-	 * @param committedOnly whether to read as a read-committed consumer: records of aborted
-	 * and still open transactions are left out
+	 * Every record of a topic (all partitions), read from the beginning to the current
+	 * end.
+	 * @param committedOnly whether to read as a read-committed consumer: records of
+	 * aborted and still open transactions are left out
 	 */
 	static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, boolean committedOnly) {
 		return TopicTail.readAll(bootstrapServers(), topic, committedOnly);

@@ -25,9 +25,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A handler that runs far longer than {@code max.poll.interval.ms} does not make the consumer
- * leave its group: handlers run on worker threads and the poll loop keeps polling. Nothing is
- * revoked, the slow record runs once, and the other keys flow meanwhile.
+ * A handler that runs far longer than {@code max.poll.interval.ms} does not make the
+ * consumer leave its group: handlers run on worker threads and the poll loop keeps
+ * polling. Nothing is revoked, the slow record runs once, and the other keys flow
+ * meanwhile.
  */
 @UsesSharedBroker
 class SlowHandlerTests {
@@ -49,7 +50,9 @@ class SlowHandlerTests {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "slow-" + topic;
 			await().atMost(Duration.ofSeconds(30))
-				.until(() -> meters.find("kafka.resilience.consumer.poll.interval").tag("listener", listener).timer() != null);
+				.until(() -> meters.find("kafka.resilience.consumer.poll.interval")
+					.tag("listener", listener)
+					.timer() != null);
 
 			SharedBroker.send(topic, "slow", "slow");
 			for (int i = 0; i < 20; i++) {
@@ -64,7 +67,8 @@ class SlowHandlerTests {
 			assertThat(count(meters, listener, "revoked") + count(meters, listener, "lost")).isZero();
 			Timer polls = meters.find("kafka.resilience.consumer.poll.interval").tag("listener", listener).timer();
 			logger.info("While a handler ran " + SLOW.toSeconds() + " s with max.poll.interval.ms=4000, the longest gap"
-					+ " between polls was " + polls.max(TimeUnit.MILLISECONDS) + " ms over " + polls.count() + " polls");
+					+ " between polls was " + polls.max(TimeUnit.MILLISECONDS) + " ms over " + polls.count()
+					+ " polls");
 		}
 	}
 
@@ -101,7 +105,8 @@ class SlowHandlerTests {
 		void handle(ConsumerRecord<String, String> record) {
 			handled.started.add(record.value());
 			if (record.value().equals("slow")) {
-				LockSupport.parkNanos(SLOW.toNanos()); // the handler's own slow work, as a test double
+				LockSupport.parkNanos(SLOW.toNanos()); // the handler's own slow work, as
+														// a test double
 			}
 			handled.finished.add(record.value());
 		}

@@ -38,12 +38,14 @@ class StartupChecksTests {
 		SharedBroker.createTopic(Names.dlq(topic), 2, Map.of());
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
 			.hasMessageContaining("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic + "' has 3")
-			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --alter --topic " + Names.dlq(topic) + " --partitions 3");
+			.hasMessageContaining(
+					"kafka-topics --bootstrap-server <broker> --alter --topic " + Names.dlq(topic) + " --partitions 3");
 		assertThat(report(() -> TestApplication.start(topic).close())).satisfies((report) -> {
-			assertThat(report.getDescription()).startsWith("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic
-					+ "' has 3").doesNotContain("kafka-topics");
-			assertThat(report.getAction()).contains("kafka-topics --bootstrap-server <broker> --alter --topic "
-					+ Names.dlq(topic) + " --partitions 3");
+			assertThat(report.getDescription())
+				.startsWith("Topic '" + Names.dlq(topic) + "' has 2 partitions but '" + topic + "' has 3")
+				.doesNotContain("kafka-topics");
+			assertThat(report.getAction()).contains(
+					"kafka-topics --bootstrap-server <broker> --alter --topic " + Names.dlq(topic) + " --partitions 3");
 		});
 
 		String other = SharedBroker.newTopic(3);
@@ -57,18 +59,22 @@ class StartupChecksTests {
 	@Test
 	void aGroupThatCannotBePartOfATopicNameFailsStartupNamingTheGroupAndTheTemplatesAndCreatesNothing() {
 		String topic = SharedBroker.newTopic(3);
-		assertThatThrownBy(() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close())
+		assertThatThrownBy(
+				() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close())
 			.rootCause()
-			.hasMessageContaining("Consumer group 'billing service/eu' (topic '" + topic + "') cannot be part of a topic name")
+			.hasMessageContaining(
+					"Consumer group 'billing service/eu' (topic '" + topic + "') cannot be part of a topic name")
 			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template");
-		assertThat(report(() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close()))
+		assertThat(
+				report(() -> TestApplication.start(topic, "spring.kafka.consumer.group-id=billing service/eu").close()))
 			.satisfies((report) -> {
 				assertThat(report.getDescription()).contains("cannot be part of a topic name");
 				assertThat(report.getAction()).startsWith("Give the listener a group id made of those characters");
 			});
 		assertThat(topics()).noneMatch((name) -> name.contains(topic + ".retry.") || name.endsWith(topic + ".dlq"));
 
-		// with the group replaced by a fixed name of its own in the templates, the same group starts
+		// with the group replaced by a fixed name of its own in the templates, the same
+		// group starts
 		Script script = Script.forTopic(topic);
 		try (ConfigurableApplicationContext context = TestApplication.start(topic,
 				"spring.kafka.consumer.group-id=billing service/eu",
@@ -86,23 +92,29 @@ class StartupChecksTests {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.locks(topic), 3, Map.of("cleanup.policy", "compact,delete"));
 		assertThatThrownBy(() -> TestApplication.start(topic).close()).rootCause()
-			.hasMessageContaining("Lock topic '" + Names.locks(topic) + "' has cleanup.policy=compact,delete but must be "
-					+ "compacted only (cleanup.policy=compact)")
-			.hasMessageContaining("kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
-					+ Names.locks(topic) + " --add-config cleanup.policy=compact");
+			.hasMessageContaining("Lock topic '" + Names.locks(topic)
+					+ "' has cleanup.policy=compact,delete but must be " + "compacted only (cleanup.policy=compact)")
+			.hasMessageContaining(
+					"kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
+							+ Names.locks(topic) + " --add-config cleanup.policy=compact");
 	}
 
 	@Test
 	void anExistingRetryTopicKeepingRecordsForLessThanTwiceItsOwnDelayFailsStartup() {
 		String topic = SharedBroker.newTopic(3);
-		// twice 1s is 2s: enough for the first stage; not for the second, whose delay is 2s
+		// twice 1s is 2s: enough for the first stage; not for the second, whose delay is
+		// 2s
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of("retention.ms", "3000"));
 		SharedBroker.createTopic(Names.retry(topic, "2s"), 3, Map.of("retention.ms", "3000"));
-		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s").close()).rootCause()
-			.hasMessageContaining("Retry topic '" + Names.retry(topic, "2s") + "' has retention.ms=3000 (3s) but its delay is 2s")
-			.hasMessageContaining("kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
-					+ Names.retry(topic, "2s") + " --add-config retention.ms=604800000");
-		assertThat(topics()).as("nothing is created before every check passed").doesNotContain(Names.dlq(topic), Names.locks(topic));
+		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s").close())
+			.rootCause()
+			.hasMessageContaining(
+					"Retry topic '" + Names.retry(topic, "2s") + "' has retention.ms=3000 (3s) but its delay is 2s")
+			.hasMessageContaining(
+					"kafka-configs --bootstrap-server <broker> --alter --entity-type topics --entity-name "
+							+ Names.retry(topic, "2s") + " --add-config retention.ms=604800000");
+		assertThat(topics()).as("nothing is created before every check passed")
+			.doesNotContain(Names.dlq(topic), Names.locks(topic));
 	}
 
 	@Test
@@ -110,27 +122,28 @@ class StartupChecksTests {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of("cleanup.policy", "compact"));
 		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s").close()).rootCause()
-			.hasMessageContaining("Retry topic '" + Names.retry(topic, "1s") + "' has cleanup.policy=compact but must have "
-					+ "cleanup.policy=delete")
+			.hasMessageContaining("Retry topic '" + Names.retry(topic, "1s")
+					+ "' has cleanup.policy=compact but must have " + "cleanup.policy=delete")
 			.hasMessageContaining("--entity-name " + Names.retry(topic, "1s") + " --add-config cleanup.policy=delete");
 	}
 
 	@Test
 	void aRetryRetentionSettingShorterThanTwiceADelayFailsStartupOnlyWhenItWouldCreateThatRetryTopic() {
 		String topic = SharedBroker.newTopic(3);
-		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s,2s",
-				"kafka.resilience.topics.retry-retention=3s").close())
-			.rootCause()
+		assertThatThrownBy(() -> TestApplication
+			.start(topic, "kafka.resilience.retry.delays=1s,2s", "kafka.resilience.topics.retry-retention=3s")
+			.close()).rootCause()
 			.hasMessageContaining("kafka.resilience.topics.retry-retention (3s)")
 			.hasMessageContaining("retry topic '" + Names.retry(topic, "2s") + "' has a delay of 2s")
 			.hasMessageContaining("Set kafka.resilience.topics.retry-retention to 4s or more");
 
-		// the setting only applies to retry topics the library creates: existing ones keep theirs
+		// the setting only applies to retry topics the library creates: existing ones
+		// keep theirs
 		String existing = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.retry(existing, "1s"), 3, Map.of("retention.ms", "86400000"));
 		SharedBroker.createTopic(Names.retry(existing, "2s"), 3, Map.of("retention.ms", "86400000"));
-		try (ConfigurableApplicationContext context = TestApplication.start(existing, "kafka.resilience.retry.delays=1s,2s",
-				"kafka.resilience.topics.retry-retention=3s")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(existing,
+				"kafka.resilience.retry.delays=1s,2s", "kafka.resilience.topics.retry-retention=3s")) {
 			assertThat(context.isRunning()).isTrue();
 		}
 	}
@@ -138,8 +151,9 @@ class StartupChecksTests {
 	@Test
 	void twoListenersConsumingTheSameTopicInOneGroupFailStartup() {
 		String topic = SharedBroker.newTopic(1);
-		assertThatThrownBy(() -> TestApplication.start(TwoListeners.class, topic, "test.first=" + topic,
-				"test.second=" + topic).close())
+		assertThatThrownBy(
+				() -> TestApplication.start(TwoListeners.class, topic, "test.first=" + topic, "test.second=" + topic)
+					.close())
 			.rootCause()
 			.hasMessageContaining("Topic '" + topic + "' is consumed twice in consumer group 'g-" + topic + "'")
 			.hasMessageContaining("Consume it with one of them");
@@ -149,12 +163,14 @@ class StartupChecksTests {
 	void templatesThatGiveTwoLaddersOneDeadLetterTopicFailStartupBeforeAnyTopicIsCreated() {
 		String first = SharedBroker.newTopic(1);
 		String second = SharedBroker.newTopic(1);
-		assertThatThrownBy(() -> TestApplication.start(TwoListeners.class, first, "test.first=" + first,
-				"test.second=" + second, "kafka.resilience.topics.dlq-template=all-dead-letters").close())
+		assertThatThrownBy(() -> TestApplication
+			.start(TwoListeners.class, first, "test.first=" + first, "test.second=" + second,
+					"kafka.resilience.topics.dlq-template=all-dead-letters")
+			.close())
 			.rootCause()
 			.hasMessageContaining("Topic 'all-dead-letters' is both the dead-letter topic of '" + first
-					+ "' (listener 'first-" + first + "', group 'g-" + first + "') and the dead-letter topic of '" + second
-					+ "' (listener 'second-" + first + "', group 'g-" + first + "')")
+					+ "' (listener 'first-" + first + "', group 'g-" + first + "') and the dead-letter topic of '"
+					+ second + "' (listener 'second-" + first + "', group 'g-" + first + "')")
 			.hasMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template must each "
 					+ "contain {group}, {topic}");
 		assertThat(topics()).doesNotContain("all-dead-letters", Names.locks(first), Names.locks(second));
@@ -163,24 +179,28 @@ class StartupChecksTests {
 	@Test
 	void aListenerConsumingAnotherLaddersRetryTopicFailsStartup() {
 		String first = SharedBroker.newTopic(1);
-		assertThatThrownBy(() -> TestApplication.start(TwoListeners.class, first, "test.first=" + first,
-				"test.second=" + Names.retry(first, "1s"), "kafka.resilience.retry.delays=1s").close())
+		assertThatThrownBy(() -> TestApplication
+			.start(TwoListeners.class, first, "test.first=" + first, "test.second=" + Names.retry(first, "1s"),
+					"kafka.resilience.retry.delays=1s")
+			.close())
 			.rootCause()
-			.hasMessageContaining("Topic '" + Names.retry(first, "1s") + "' is both the retry topic (stage 1) of '" + first
-					+ "' (listener 'first-" + first + "', group 'g-" + first + "') and the main topic of listener 'second-"
-					+ first + "'")
+			.hasMessageContaining("Topic '" + Names.retry(first, "1s") + "' is both the retry topic (stage 1) of '"
+					+ first + "' (listener 'first-" + first + "', group 'g-" + first
+					+ "') and the main topic of listener 'second-" + first + "'")
 			.hasMessageContaining("Do not consume another ladder's retry, dead-letter or lock topic");
 	}
 
 	@Test
 	void aMissingMainTopicFailsStartupNamingItAndNothingIsCreated() {
 		String topic = "missing-" + UUID.randomUUID().toString().substring(0, 8);
-		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=false").close()).rootCause()
+		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=false").close())
+			.rootCause()
 			.hasMessageContaining("Topic '" + topic + "' does not exist")
 			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --create --topic " + topic)
-			.hasMessageContaining("As kafka.resilience.topics.create is false, also create [" + Names.retry(topic, "1s") + ", "
-					+ Names.retry(topic, "2s") + ", " + Names.dlq(topic) + ", " + Names.locks(topic) + "]");
-		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=true").close()).rootCause()
+			.hasMessageContaining("As kafka.resilience.topics.create is false, also create [" + Names.retry(topic, "1s")
+					+ ", " + Names.retry(topic, "2s") + ", " + Names.dlq(topic) + ", " + Names.locks(topic) + "]");
+		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.topics.create=true").close())
+			.rootCause()
 			.hasMessageContaining("Topic '" + topic + "' does not exist. The library never creates a main topic")
 			.hasMessageContaining("kafka-topics --bootstrap-server <broker> --create --topic " + topic);
 		assertThat(topics()).as("neither the main topic nor its ladder was created")
@@ -191,20 +211,22 @@ class StartupChecksTests {
 	void missingLadderTopicsFailStartupWhenTheLibraryMayNotCreateThem() {
 		String topic = SharedBroker.newTopic(3);
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 3, Map.of());
-		assertThatThrownBy(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s",
-				"kafka.resilience.topics.create=false").close())
+		assertThatThrownBy(() -> TestApplication
+			.start(topic, "kafka.resilience.retry.delays=1s", "kafka.resilience.topics.create=false")
+			.close())
 			.rootCause()
-			.hasMessageContaining("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic) + "] of '" + topic + "' do not exist and "
-					+ "kafka.resilience.topics.create is false.")
+			.hasMessageContaining("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic) + "] of '" + topic
+					+ "' do not exist and " + "kafka.resilience.topics.create is false.")
 			.hasMessageContaining("Create them with 3 partitions")
 			.hasMessageContaining("--config cleanup.policy=compact for the lock topic '" + Names.locks(topic) + "'");
-		assertThat(report(() -> TestApplication.start(topic, "kafka.resilience.retry.delays=1s",
-				"kafka.resilience.topics.create=false").close())).satisfies((report) -> {
-					assertThat(report.getDescription()).isEqualTo("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic)
-							+ "] of '" + topic + "' do not exist and kafka.resilience.topics.create is false.");
-					assertThat(report.getAction()).startsWith("Create them with 3 partitions")
-						.endsWith("or set kafka.resilience.topics.create=true");
-				});
+		assertThat(report(() -> TestApplication
+			.start(topic, "kafka.resilience.retry.delays=1s", "kafka.resilience.topics.create=false")
+			.close())).satisfies((report) -> {
+				assertThat(report.getDescription()).isEqualTo("Topics [" + Names.dlq(topic) + ", " + Names.locks(topic)
+						+ "] of '" + topic + "' do not exist and kafka.resilience.topics.create is false.");
+				assertThat(report.getAction()).startsWith("Create them with 3 partitions")
+					.endsWith("or set kafka.resilience.topics.create=true");
+			});
 	}
 
 	/** What Spring Boot reports when the application fails to start. */
@@ -215,7 +237,8 @@ class StartupChecksTests {
 	}
 
 	private static Set<String> topics() {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
 			return admin.listTopics().names().get(30, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {

@@ -11,10 +11,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends records to a topic at a steady pace until closed (after which {@link #sent()} holds
- * exactly the records sent), round robin over a number of keys:
- * the {@code n}th record has key {@code k-<n mod keys>} and value {@code k-<n mod keys>:<n div keys>:<rule>}.
- * Steady traffic, as a service gets it, is what keeps showing an outage once every key is held.
+ * Sends records to a topic at a steady pace until closed (after which {@link #sent()}
+ * holds exactly the records sent), round robin over a number of keys: the {@code n}th
+ * record has key {@code k-<n mod keys>} and value
+ * {@code k-<n mod keys>:<n div keys>:<rule>}. Steady traffic, as a service gets it, is
+ * what keeps showing an outage once every key is held.
  */
 final class SteadySender implements AutoCloseable {
 
@@ -59,7 +60,8 @@ final class SteadySender implements AutoCloseable {
 
 	@Override
 	public void close() {
-		// lets a send under way finish, so that every record sent is in sent() and no other is
+		// lets a send under way finish, so that every record sent is in sent() and no
+		// other is
 		this.stopped = true;
 		this.timer.shutdown();
 		try {

@@ -49,10 +49,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The sync barrier at scale: a partition whose lock partition holds 200,000 lock records (a
- * busy lock topic that compaction has not cleaned yet) stays paused after its assignment
- * until the lock tailer has read all of them, while the consumer keeps polling and so keeps
- * its group membership, although the catch-up takes longer than
+ * The sync barrier at scale: a partition whose lock partition holds 200,000 lock records
+ * (a busy lock topic that compaction has not cleaned yet) stays paused after its
+ * assignment until the lock tailer has read all of them, while the consumer keeps polling
+ * and so keeps its group membership, although the catch-up takes longer than
  * {@code max.poll.interval.ms}. Its records then run on a current view of the locks: a
  * record of a key whose lock is among the last ones read becomes a follower instead of
  * overtaking the key's earlier record. Other partitions do not wait for it.
@@ -76,8 +76,8 @@ class SyncBarrierScaleTests {
 	private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(3);
 
 	/**
-	 * How long after it is written the carrier of H comes due, beyond its stage's 1 s: longer
-	 * than the catch-up of the big lock partition, which took about 20 s.
+	 * How long after it is written the carrier of H comes due, beyond its stage's 1 s:
+	 * longer than the catch-up of the big lock partition, which took about 20 s.
 	 */
 	private static final Duration H_DUE_IN = Duration.ofSeconds(40);
 
@@ -87,24 +87,28 @@ class SyncBarrierScaleTests {
 		String stageTopic = Names.retry(topic, "1s");
 		String lockTopic = Names.locks(topic);
 		SharedBroker.createTopic(stageTopic, PARTITIONS, Map.of());
-		SharedBroker.createTopic(lockTopic, PARTITIONS, Map.of(TopicConfig.CLEANUP_POLICY_CONFIG,
-				TopicConfig.CLEANUP_POLICY_COMPACT));
+		SharedBroker.createTopic(lockTopic, PARTITIONS,
+				Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
 		String locked = SharedBroker.keyIn(BIG, PARTITIONS, "locked");
 		String free = SharedBroker.keyIn(BIG, PARTITIONS, "free");
 		String elsewhere = SharedBroker.keyIn(0, PARTITIONS, "elsewhere");
 		Script script = Script.forTopic(topic);
 
-		// before this instance starts, record H of 'locked' failed on another instance: H was
-		// committed on the main topic, waits in stage 1, and its lock is among the last of 200k
+		// before this instance starts, record H of 'locked' failed on another instance: H
+		// was
+		// committed on the main topic, waits in stage 1, and its lock is among the last
+		// of 200k
 		SharedBroker.send(new ProducerRecord<>(topic, BIG, locked.getBytes(), "H".getBytes()));
 		commit("g-" + topic, new TopicPartition(topic, BIG), 1);
 		String lockId = UUID.randomUUID().toString();
 		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("H failed"), false, Instant.now());
-		// H comes due well after the barriers open, so that F is routed while H's lock is live
-		// whichever of the instance's two consumers (main topic, retry topic) opens its barrier first
+		// H comes due well after the barriers open, so that F is routed while H's lock is
+		// live
+		// whichever of the instance's two consumers (main topic, retry topic) opens its
+		// barrier first
 		ProducerRecord<byte[], byte[]> carrier = new ProducerRecord<>(stageTopic, BIG,
-				System.currentTimeMillis() + H_DUE_IN.toMillis(), locked.getBytes(), "H".getBytes(),
-				RetryHeaders.forHop(new RecordHeaders(), true, topic, BIG, 0, 1, lockId, failure, null, Names.owner(topic)));
+				System.currentTimeMillis() + H_DUE_IN.toMillis(), locked.getBytes(), "H".getBytes(), RetryHeaders
+					.forHop(new RecordHeaders(), true, topic, BIG, 0, 1, lockId, failure, null, Names.owner(topic)));
 		SharedBroker.send(carrier);
 		Lock lock = new Lock(lockId, Bytes.wrap(locked.getBytes()), BIG, 0, 1, 0L, null, 1, failure, Instant.now());
 		long started = System.nanoTime();
@@ -112,20 +116,24 @@ class SyncBarrierScaleTests {
 		logger.info("Wrote " + (FILLER + 1) + " lock records in "
 				+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
 
-		// F follows H; E (same partition, free key) and A (another partition) are unrelated
-		SharedBroker.sendAll(topic, List.of(new String[] { free, "E" }, new String[] { locked, "F" },
-				new String[] { elsewhere, "A" }));
+		// F follows H; E (same partition, free key) and A (another partition) are
+		// unrelated
+		SharedBroker.sendAll(topic,
+				List.of(new String[] { free, "E" }, new String[] { locked, "F" }, new String[] { elsewhere, "A" }));
 
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		try (ConfigurableApplicationContext context = TestApplication.start(ObservedApplication.class, topic,
 				"kafka.resilience.retry.delays=1s",
 				// H waits for its due time in memory rather than parked
 				"kafka.resilience.consumer.park-after=5m",
-				// the startup check of the ladder's owners reads the whole lock topic before the consumer
-				// starts; without it the catch-up happens behind the barrier, as after a rebalance
+				// the startup check of the ladder's owners reads the whole lock topic
+				// before the consumer
+				// starts; without it the catch-up happens behind the barrier, as after a
+				// rebalance
 				"kafka.resilience.topics.check-owner-at-startup=false",
 				"spring.kafka.consumer.properties.max.poll.interval.ms=" + MAX_POLL_INTERVAL.toMillis(),
-				// the tailers read with these settings too: small fetches make the catch-up slow
+				// the tailers read with these settings too: small fetches make the
+				// catch-up slow
 				"spring.kafka.consumer.properties.max.partition.fetch.bytes=1024",
 				"spring.kafka.consumer.properties.fetch.max.bytes=1024")) {
 			context.getBean(LockMetrics.class).bindTo(meters);
@@ -133,24 +141,33 @@ class SyncBarrierScaleTests {
 			BarrierLog barriers = context.getBean(BarrierLog.class);
 			TopicPartition big = new TopicPartition(topic, BIG);
 
-			await().atMost(Duration.ofSeconds(90)).until(() -> barriers.hasOpened(big) && script.succeeded("F")
-					&& script.succeeded("E") && script.succeeded("A"));
+			await().atMost(Duration.ofSeconds(90))
+				.until(() -> barriers.hasOpened(big) && script.succeeded("F") && script.succeeded("E")
+						&& script.succeeded("A"));
 
 			Duration waited = barriers.waited(big);
 			Instant opened = barriers.opened(big);
-			double timerMax = meters.get("kafka.resilience.barrier.wait").tag("topic", topic).timer().max(TimeUnit.MILLISECONDS);
-			logger.info("Barrier of " + big + " opened after " + waited.toMillis() + " ms ('kafka.resilience.barrier.wait' max "
-					+ timerMax + " ms); assignments of " + big + ": " + assignments.count(big));
+			double timerMax = meters.get("kafka.resilience.barrier.wait")
+				.tag("topic", topic)
+				.timer()
+				.max(TimeUnit.MILLISECONDS);
+			logger.info("Barrier of " + big + " opened after " + waited.toMillis()
+					+ " ms ('kafka.resilience.barrier.wait' max " + timerMax + " ms); assignments of " + big + ": "
+					+ assignments.count(big));
 
-			// one assignment, never revoked or lost: the membership survived the long wait...
+			// one assignment, never revoked or lost: the membership survived the long
+			// wait...
 			assertThat(assignments.count(big)).isEqualTo(1);
 			assertThat(assignments.revokedOrLost()).isEmpty();
-			// ...which outlasted max.poll.interval.ms, so blocking on it would have cost the membership
+			// ...which outlasted max.poll.interval.ms, so blocking on it would have cost
+			// the membership
 			assertThat(waited).isGreaterThan(MAX_POLL_INTERVAL);
 			assertThat(timerMax).isGreaterThanOrEqualTo(waited.toMillis());
 
-			// nothing of the paused partitions (the main topic's and the stage's, each behind a
-			// barrier of its consumer on the same lock partition) ran before the tailer had caught up
+			// nothing of the paused partitions (the main topic's and the stage's, each
+			// behind a
+			// barrier of its consumer on the same lock partition) ran before the tailer
+			// had caught up
 			assertThat(script.journal()).filteredOn((attempt) -> !attempt.key().equals(elsewhere))
 				.extracting(Script.Attempt::value)
 				.containsExactlyInAnyOrder("E", "H", "F");
@@ -163,17 +180,25 @@ class SyncBarrierScaleTests {
 			assertThat(f.topic()).isEqualTo(stageTopic);
 			assertThat(f.retryCount()).isZero();
 			// another partition did not wait for this one
-			Script.Attempt a = script.journal().stream().filter((at) -> at.value().equals("A")).findFirst().orElseThrow();
+			Script.Attempt a = script.journal()
+				.stream()
+				.filter((at) -> at.value().equals("A"))
+				.findFirst()
+				.orElseThrow();
 			assertThat(a.at()).isBefore(opened);
 		}
 	}
 
-	/** Writes the filler (locks of other keys, each released later) with {@code lock} near the end. */
+	/**
+	 * Writes the filler (locks of other keys, each released later) with {@code lock} near
+	 * the end.
+	 */
 	private static void writeLockPartition(String topic, Lock lock) throws Exception {
 		Map<String, Object> config = new HashMap<>();
 		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
 		config.put(ProducerConfig.LINGER_MS_CONFIG, 20);
-		// small batches: a fetch returns at least one whole batch, so with the application's
+		// small batches: a fetch returns at least one whole batch, so with the
+		// application's
 		// 1 KB fetches the tailer needs one round trip per batch, like on a slow link
 		config.put(ProducerConfig.BATCH_SIZE_CONFIG, 2 * 1024);
 		config.put(ProducerConfig.ACKS_CONFIG, "1");
@@ -187,7 +212,8 @@ class SyncBarrierScaleTests {
 				List<Lock> locks = new ArrayList<>();
 				for (int i = first; i < first + block; i++) {
 					Bytes key = Bytes.wrap(("other-" + i).getBytes());
-					locks.add(new Lock(UUID.randomUUID().toString(), key, BIG, 1_000 + i, 1, (long) i, null, 1, null, now));
+					locks.add(new Lock(UUID.randomUUID().toString(), key, BIG, 1_000 + i, 1, (long) i, null, 1, null,
+							now));
 				}
 				for (Lock other : locks) {
 					sent.add(producer.send(lockRecord(topic, other, false)));
@@ -209,16 +235,18 @@ class SyncBarrierScaleTests {
 
 	private static ProducerRecord<byte[], byte[]> lockRecord(String topic, Lock lock, boolean release) {
 		return new ProducerRecord<>(Names.locks(topic), BIG, LockCodec.encodeId(lock.id()),
-				release ? null : LockCodec.encode(lock), LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)));
+				release ? null : LockCodec.encode(lock),
+				LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)));
 	}
 
 	private static void commit(String group, TopicPartition partition, long offset) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
-			admin.alterConsumerGroupOffsets(group, Map.of(partition, new OffsetAndMetadata(offset))).all().get(30,
-					TimeUnit.SECONDS);
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			admin.alterConsumerGroupOffsets(group, Map.of(partition, new OffsetAndMetadata(offset)))
+				.all()
+				.get(30, TimeUnit.SECONDS);
 		}
 	}
-
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration

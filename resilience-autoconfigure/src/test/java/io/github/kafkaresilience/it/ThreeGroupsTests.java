@@ -28,16 +28,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Three consumer groups read one topic of 4 partitions, each in JVMs of its own and so with a
- * ladder of its own (docs/PROTOCOL.md, "Topics"): A (2 instances, on the {@code consumer} group
- * protocol) and C fail records on seeded plans of their own, B never fails (both on the classic one). One of A's instances is killed (SIGKILL) while A has keys in its ladder,
- * and restarted with its instance id. Each group is checked on its own, every ladder topic is
- * checked to hold its group's records only, then A's dead letters are replayed: they reach A
- * alone, through its ladder, never the main topic.
+ * Three consumer groups read one topic of 4 partitions, each in JVMs of its own and so
+ * with a ladder of its own (docs/PROTOCOL.md, "Topics"): A (2 instances, on the
+ * {@code consumer} group protocol) and C fail records on seeded plans of their own, B
+ * never fails (both on the classic one). One of A's instances is killed (SIGKILL) while A
+ * has keys in its ladder, and restarted with its instance id. Each group is checked on
+ * its own, every ladder topic is checked to hold its group's records only, then A's dead
+ * letters are replayed: they reach A alone, through its ladder, never the main topic.
  * <p>
- * The run happens once, before the tests, which then read what it left (in order: the replay
- * comes last). {@code -Dthree-groups.seed=} replays the plan of a run; every run prints one
- * {@code three-groups:} line per group with its figures.
+ * The run happens once, before the tests, which then read what it left (in order: the
+ * replay comes last). {@code -Dthree-groups.seed=} replays the plan of a run; every run
+ * prints one {@code three-groups:} line per group with its figures.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -78,12 +79,14 @@ class ThreeGroupsTests {
 		Random random = new Random(SEED);
 		int killAfter = 6 + random.nextInt(GroupsRun.BATCHES - 12);
 		this.run.produce(0, killAfter);
-		// creating the situation: the kill comes while A has keys in its ladder, and hits the
+		// creating the situation: the kill comes while A has keys in its ladder, and hits
+		// the
 		// instance that failed a record last, which most likely holds one of them
 		await().atMost(WAIT).until(() -> this.run.checker("A").liveLocks() > 0);
 		this.killed = this.run.killLastToFail("A");
 		this.liveLocksAtKill = this.run.checker("A").liveLocks();
-		Thread.sleep(500 + random.nextInt(1500)); // creating the situation: the instance stays down a while
+		Thread.sleep(500 + random.nextInt(1500)); // creating the situation: the instance
+													// stays down a while
 		this.run.restart(this.killed);
 		this.run.produce(killAfter, GroupsRun.BATCHES);
 		this.reports = this.run.awaitSettled(SETTLE);
@@ -102,12 +105,13 @@ class ThreeGroupsTests {
 				}
 				int replayed = this.run.checker(group.label()).check().replaysHandled();
 				String line = "three-groups: group=" + group.label() + " (" + report.group() + ") instances="
-						+ group.instances() + (group.label().equals("A") ? " killed=" + this.killed + " with "
-								+ this.liveLocksAtKill + " live locks" : "")
+						+ group.instances()
+						+ (group.label().equals("A")
+								? " killed=" + this.killed + " with " + this.liveLocksAtKill + " live locks" : "")
 						+ " records=" + report.records() + " duplicates=" + report.duplicates() + " dlq="
 						+ report.deadLetterCount() + " " + report.deadLetters() + " (" + report.distinctDeadLetters()
-						+ " distinct records) ladder-attempts=" + report.ladderAttempts()
-						+ " wall=" + ((report.settledAfter() != null) ? report.settledAfter().toMillis() + " ms" : "unsettled")
+						+ " distinct records) ladder-attempts=" + report.ladderAttempts() + " wall="
+						+ ((report.settledAfter() != null) ? report.settledAfter().toMillis() + " ms" : "unsettled")
 						+ " replayed-handled=" + replayed
 						+ ((group.label().equals("A") && this.replayHandledAfter != null)
 								? " replay-wall=" + this.replayHandledAfter.toMillis() + " ms" : "")
@@ -134,10 +138,12 @@ class ThreeGroupsTests {
 		for (String label : List.of("A", "C")) {
 			GroupsRun.Report report = this.reports.get(label);
 			assertThat(report.violations()).as(report + " logs: " + this.run.logs(label)).isEmpty();
-			assertThat(report.deadLetterCount()).as("group %s dead-lettered its permanent failures", label).isPositive();
+			assertThat(report.deadLetterCount()).as("group %s dead-lettered its permanent failures", label)
+				.isPositive();
 			assertThat(report.deadLetters()).as("group %s", label).containsOnlyKeys("permanent", "exhausted");
 		}
-		assertThat(this.liveLocksAtKill).as("A had keys in its ladder when " + this.killed + " was killed").isPositive();
+		assertThat(this.liveLocksAtKill).as("A had keys in its ladder when " + this.killed + " was killed")
+			.isPositive();
 	}
 
 	@Test
@@ -147,7 +153,8 @@ class ThreeGroupsTests {
 		assertThat(report.violations()).as(report + " logs: " + this.run.logs("B")).isEmpty();
 		assertThat(report.ladderAttempts()).isZero();
 		GroupsRun.LadderContents ladder = this.run.ladderContents("B");
-		assertThat(ladder.records()).as("B's ladder topics").allSatisfy((topic, records) -> assertThat(records).isZero());
+		assertThat(ladder.records()).as("B's ladder topics")
+			.allSatisfy((topic, records) -> assertThat(records).isZero());
 	}
 
 	@Test
@@ -157,11 +164,13 @@ class ThreeGroupsTests {
 		for (String label : List.of("A", "B", "C")) {
 			ladders.put(label, this.run.ladderContents(label));
 		}
-		ladders.forEach((label, ladder) -> assertThat(ladder.foreign()).as("records on %s's ladder %s", label,
-				ladder.records()).isEmpty());
+		ladders.forEach(
+				(label, ladder) -> assertThat(ladder.foreign()).as("records on %s's ladder %s", label, ladder.records())
+					.isEmpty());
 		// the check read something: A and C wrote to every topic of their ladders
 		for (String label : List.of("A", "C")) {
-			assertThat(ladders.get(label).records()).as(label).allSatisfy((topic, records) -> assertThat(records).isPositive());
+			assertThat(ladders.get(label).records()).as(label)
+				.allSatisfy((topic, records) -> assertThat(records).isPositive());
 		}
 	}
 
@@ -177,16 +186,17 @@ class ThreeGroupsTests {
 		List<String> asked = new ArrayList<>();
 		DlqReplayer replayer = new DlqReplayer(
 				ConsumerClients.of(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
-				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())), 1000,
-				Clock.systemUTC(),
-				(group, mainTopic) -> {
+				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
+				1000, Clock.systemUTC(), (group, mainTopic) -> {
 					asked.add(group + " on " + mainTopic);
 					return LadderPlan.of(ladderA.group(), mainTopic, GroupsRun.DELAYS, GroupsRun.MAX_ATTEMPTS,
-							LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
+							LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE,
+							LadderPlan.DEFAULT_LOCK_TEMPLATE);
 				});
 
 		long replayStart = System.nanoTime();
-		this.replay = replayer.replay(ReplayRequest.of(ladderA.dlqTopic(), this.run.topic()).withGroup(ladderA.group()));
+		this.replay = replayer
+			.replay(ReplayRequest.of(ladderA.dlqTopic(), this.run.topic()).withGroup(ladderA.group()));
 
 		assertThat(asked).containsExactly(ladderA.group() + " on " + this.run.topic());
 		assertThat(this.replay.published()).isEqualTo(deadLetters);
@@ -198,12 +208,17 @@ class ThreeGroupsTests {
 			GroupsRun.Report report = a.check();
 			assertThat(report.liveLocks()).isZero();
 			assertThat(report.violations()).isEmpty();
-			assertThat(report.deadLetterCount()).as("a replayed record succeeds: no new dead letter").isEqualTo(deadLetters);
+			assertThat(report.deadLetterCount()).as("a replayed record succeeds: no new dead letter")
+				.isEqualTo(deadLetters);
 		});
-		// B and C read only the main topic and their own ladders: nothing new reaches them
-		await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(
-				() -> this.run.checker("B").check().auditLines() == bLines && this.run.checker("C").check().auditLines() == cLines);
-		assertThat(SharedBroker.readAll(this.run.topic())).as("the replay never wrote to the main topic").hasSize(mainRecords);
+		// B and C read only the main topic and their own ladders: nothing new reaches
+		// them
+		await().during(Duration.ofSeconds(3))
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> this.run.checker("B").check().auditLines() == bLines
+					&& this.run.checker("C").check().auditLines() == cLines);
+		assertThat(SharedBroker.readAll(this.run.topic())).as("the replay never wrote to the main topic")
+			.hasSize(mainRecords);
 	}
 
 }

@@ -13,9 +13,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Reads a topic (all its partitions) from the beginning, in steps: each {@link #readNew()}
- * returns the records written since the previous one, up to the end as of that call. A
- * checker that looks again and again at a growing topic thus reads each record once.
+ * Reads a topic (all its partitions) from the beginning, in steps: each
+ * {@link #readNew()} returns the records written since the previous one, up to the end as
+ * of that call. A checker that looks again and again at a growing topic thus reads each
+ * record once.
  */
 final class TopicTail implements AutoCloseable {
 
@@ -30,8 +31,9 @@ final class TopicTail implements AutoCloseable {
 	/**
 	 * @param bootstrapServers where the brokers are
 	 * @param topic the topic; one that does not exist yet reads as empty until it does
-	 * @param committedOnly whether to read as a read-committed consumer: records of aborted
-	 * and still open transactions are left out, as the library's own consumers leave them out
+	 * @param committedOnly whether to read as a read-committed consumer: records of
+	 * aborted and still open transactions are left out, as the library's own consumers
+	 * leave them out
 	 */
 	TopicTail(String bootstrapServers, String topic, boolean committedOnly) {
 		Map<String, Object> config = new HashMap<>();

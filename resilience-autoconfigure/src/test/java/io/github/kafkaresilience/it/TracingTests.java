@@ -33,9 +33,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * With {@code spring.kafka.listener.observation-enabled=true} and a tracer (Micrometer
- * Tracing's test tracer, propagating W3C {@code traceparent}), every attempt of a record is a
- * span of one trace, linked through the spans of the sends that carried the record from one
- * stage to the next or to the dead-letter topic.
+ * Tracing's test tracer, propagating W3C {@code traceparent}), every attempt of a record
+ * is a span of one trace, linked through the spans of the sends that carried the record
+ * from one stage to the next or to the dead-letter topic.
  */
 @UsesSharedBroker
 class TracingTests {

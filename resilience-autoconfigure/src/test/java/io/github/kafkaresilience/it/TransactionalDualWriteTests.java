@@ -55,9 +55,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Dual write in {@code transaction} mode (docs/PROTOCOL.md, rule 9): a move's lock writes, its publish and
- * the source offset commit are one Kafka transaction. What a failed or interrupted move wrote
- * is never seen by read-committed readers, and an instance that was replaced cannot commit.
+ * Dual write in {@code transaction} mode (docs/PROTOCOL.md, rule 9): a move's lock
+ * writes, its publish and the source offset commit are one Kafka transaction. What a
+ * failed or interrupted move wrote is never seen by read-committed readers, and an
+ * instance that was replaced cannot commit.
  */
 @UsesSharedBroker
 class TransactionalDualWriteTests {
@@ -68,24 +69,31 @@ class TransactionalDualWriteTests {
 	void aKeyClimbsTheLadderInOrderAndEveryMoveIsCommittedWithItsSourceOffset() throws Exception {
 		String topic = SharedBroker.newTopic(3);
 		Script script = Script.forTopic(topic).failTransiently("A", 2);
-		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.dual-write=transaction",
-				"kafka.resilience.retry.delays=1s,2s")) {
+		try (ConfigurableApplicationContext context = TestApplication.start(topic,
+				"kafka.resilience.dual-write=transaction", "kafka.resilience.retry.delays=1s,2s")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
 			SharedBroker.send(topic, "k", "C");
 			SharedBroker.send(topic, "other", "X");
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B", "C"));
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, Names.retry(topic, "1s"), Names.retry(topic, "2s"));
 			assertThat(script.firstSuccesses("other")).containsExactly("X");
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
-			// A moved twice and each of B and C was forwarded behind it: all in committed transactions
+			// A moved twice and each of B and C was forwarded behind it: all in committed
+			// transactions
 			assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactly("A", "B", "C");
-			int partition = SharedBroker.readAll(topic).stream().filter((r) -> value(r).equals("A")).findFirst().orElseThrow()
+			int partition = SharedBroker.readAll(topic)
+				.stream()
+				.filter((r) -> value(r).equals("A"))
+				.findFirst()
+				.orElseThrow()
 				.partition();
 			await().atMost(Duration.ofSeconds(30))
-				.untilAsserted(() -> assertThat(committed("g-" + topic, new TopicPartition(topic, partition))).isEqualTo(
-						SharedBroker.readAll(topic).stream().filter((r) -> r.partition() == partition).count()));
+				.untilAsserted(() -> assertThat(committed("g-" + topic, new TopicPartition(topic, partition)))
+					.isEqualTo(SharedBroker.readAll(topic).stream().filter((r) -> r.partition() == partition).count()));
 		}
 	}
 
@@ -98,10 +106,13 @@ class TransactionalDualWriteTests {
 				"kafka.resilience.dual-write=transaction", "kafka.resilience.retry.delays=1s")) {
 			SharedBroker.send(topic, "k", "A");
 			SharedBroker.send(topic, "k", "B");
-			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(script.firstSuccesses("k")).containsExactly("A", "B"));
 			assertThat(failuresAfterLockWrite.get()).as("the injected failure happened").isLessThanOrEqualTo(0);
-			// the aborted move ran A's handler first; its redelivery ran it again on the main topic
-			assertThat(script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
+			// the aborted move ran A's handler first; its redelivery ran it again on the
+			// main topic
+			assertThat(
+					script.journal().stream().filter((a) -> a.value().equals("A")).map(Script.Attempt::topic).toList())
 				.containsExactly(topic, topic, Names.retry(topic, "1s"));
 			await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			assertThat(lockIds(SharedBroker.readAll(Names.locks(topic), true)))
@@ -116,20 +127,24 @@ class TransactionalDualWriteTests {
 		SharedBroker.createTopic(Names.locks(topic), 1, Map.of("cleanup.policy", "compact"));
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		LockCoordinator coordinator = new LockCoordinator("fencing", ConsumerClients.of(client), ProducerClients.of(client),
-				Duration.ofMillis(100),
-				Duration.ofSeconds(30));
-		try (TransactionalWrites old = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30), FaultInjection.NONE);
-				TransactionalWrites replacement = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30),
-						FaultInjection.NONE)) {
+		LockCoordinator coordinator = new LockCoordinator("fencing", ConsumerClients.of(client),
+				ProducerClients.of(client), Duration.ofMillis(100), Duration.ofSeconds(30));
+		try (TransactionalWrites old = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
+				Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites replacement = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
+						Duration.ofSeconds(30), FaultInjection.NONE)) {
 			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			old.execute(delivery(topic, 0), () -> move(old, registry, topic, "old-1", 0), new NoOffsets(null));
-			// the same instance starts again (same transactional id) while the old one lives on
-			replacement.execute(delivery(topic, 1), () -> move(replacement, registry, topic, "new-1", 1), new NoOffsets(null));
-			assertThatExceptionOfType(KafkaException.class)
-				.isThrownBy(() -> old.execute(delivery(topic, 2), () -> move(old, registry, topic, "old-2", 2), new NoOffsets(null)));
-			assertThat(lockIds(SharedBroker.readAll(Names.locks(topic), true))).containsExactlyInAnyOrder("old-1", "new-1");
-			assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactlyInAnyOrder("v0", "v1");
+			// the same instance starts again (same transactional id) while the old one
+			// lives on
+			replacement.execute(delivery(topic, 1), () -> move(replacement, registry, topic, "new-1", 1),
+					new NoOffsets(null));
+			assertThatExceptionOfType(KafkaException.class).isThrownBy(() -> old.execute(delivery(topic, 2),
+					() -> move(old, registry, topic, "old-2", 2), new NoOffsets(null)));
+			assertThat(lockIds(SharedBroker.readAll(Names.locks(topic), true))).containsExactlyInAnyOrder("old-1",
+					"new-1");
+			assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactlyInAnyOrder("v0",
+					"v1");
 			assertThat(registry.find("old-2")).as("an aborted write never reaches the lock table").isNull();
 		}
 		finally {
@@ -144,19 +159,20 @@ class TransactionalDualWriteTests {
 		SharedBroker.createTopic(Names.retry(topic, "1s"), 1, Map.of());
 		String group = "g-" + topic;
 		ConsumerGroupMetadata before = joinAndLeave(group, topic);
-		joinAndLeave(group, topic); // the partition went to another member: a new generation
+		joinAndLeave(group, topic); // the partition went to another member: a new
+									// generation
 		Map<String, Object> client = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		LockCoordinator coordinator = new LockCoordinator("zombie", ConsumerClients.of(client), ProducerClients.of(client),
-				Duration.ofMillis(100),
-				Duration.ofSeconds(30));
-		try (TransactionalWrites zombie = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic, Duration.ofSeconds(30),
-				FaultInjection.NONE)) {
+		LockCoordinator coordinator = new LockCoordinator("zombie", ConsumerClients.of(client),
+				ProducerClients.of(client), Duration.ofMillis(100), Duration.ofSeconds(30));
+		try (TransactionalWrites zombie = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
+				Duration.ofSeconds(30), FaultInjection.NONE)) {
 			LockRegistry registry = coordinator.registry(topic, Names.locks(topic), 1, Names.owner(topic));
 			assertThatExceptionOfType(KafkaException.class).isThrownBy(() -> zombie.execute(delivery(topic, 0),
 					() -> move(zombie, registry, topic, "zombie-1", 0), new NoOffsets(before)));
 			assertThat(SharedBroker.readAll(Names.locks(topic), true)).isEmpty();
 			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), true)).isEmpty();
-			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false)).as("the write was made, then aborted").hasSize(1);
+			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"), false)).as("the write was made, then aborted")
+				.hasSize(1);
 			assertThat(committed(group, new TopicPartition(topic, 0))).isEqualTo(-1);
 		}
 		finally {
@@ -175,7 +191,8 @@ class TransactionalDualWriteTests {
 				Duration.ofSeconds(30), FaultInjection.NONE);
 				TransactionalWrites successor = new TransactionalWrites(ProducerClients.of(client), "tx-" + topic,
 						Duration.ofSeconds(30), FaultInjection.NONE)) {
-			// a move whose writes never settle: its transaction stays open, as when the instance dies mid-move
+			// a move whose writes never settle: its transaction stays open, as when the
+			// instance dies mid-move
 			predecessor.runStep(delivery(topic, 0), () -> {
 				predecessor.publisher().publish(retry, 0, "k".getBytes(), "v0".getBytes(), new RecordHeaders());
 				return Step.settling(new CompletableFuture<>());
@@ -191,11 +208,12 @@ class TransactionalDualWriteTests {
 	}
 
 	/**
-	 * Transactions of several instances interleave in a lock partition: a lock committed behind
-	 * another instance's open transaction is past the partition's last stable offset, though
-	 * its record in the retry topic can already be read. A catch-up of the lock tailer must not
-	 * end before that lock is in the table, or the record is taken for a stale copy of
-	 * released work and skipped, and its key waits behind a lock nothing carries.
+	 * Transactions of several instances interleave in a lock partition: a lock committed
+	 * behind another instance's open transaction is past the partition's last stable
+	 * offset, though its record in the retry topic can already be read. A catch-up of the
+	 * lock tailer must not end before that lock is in the table, or the record is taken
+	 * for a stale copy of released work and skipped, and its key waits behind a lock
+	 * nothing carries.
 	 */
 	@Test
 	void aLockCommittedBehindAnotherInstancesOpenTransactionIsInTheTableOnceTheTailerCaughtUp() throws Exception {
@@ -209,8 +227,8 @@ class TransactionalDualWriteTests {
 				Duration.ofMillis(100), Duration.ofSeconds(30));
 		try (TransactionalWrites ahead = new TransactionalWrites(ProducerClients.of(client), "tx-ahead-" + topic,
 				Duration.ofSeconds(30), FaultInjection.NONE);
-				TransactionalWrites aheadRestarted = new TransactionalWrites(ProducerClients.of(client), "tx-ahead-" + topic,
-						Duration.ofSeconds(30), FaultInjection.NONE);
+				TransactionalWrites aheadRestarted = new TransactionalWrites(ProducerClients.of(client),
+						"tx-ahead-" + topic, Duration.ofSeconds(30), FaultInjection.NONE);
 				TransactionalWrites behind = new TransactionalWrites(ProducerClients.of(client), "tx-behind-" + topic,
 						Duration.ofSeconds(30), FaultInjection.NONE)) {
 			LockRegistry written = writer.registry(topic, Names.locks(topic), 1, Names.owner(topic));
@@ -218,23 +236,29 @@ class TransactionalDualWriteTests {
 			assertThat(view.catchUp(0)).succeedsWithin(Duration.ofSeconds(30));
 			// an instance's move that has not settled yet: its transaction stays open
 			ahead.runStep(delivery(topic, 0), () -> {
-				ahead.locks(written).write(Lock.moving("ahead-1", Bytes.wrap("a".getBytes()), 0, 0, 1, new Position(0, 0), 1,
-						null, Instant.now()));
+				ahead.locks(written)
+					.write(Lock.moving("ahead-1", Bytes.wrap("a".getBytes()), 0, 0, 1, new Position(0, 0), 1, null,
+							Instant.now()));
 				return Step.settling(new CompletableFuture<>());
 			}, new NoOffsets(null));
-			await().atMost(Duration.ofSeconds(30)).until(() -> SharedBroker.readAll(Names.locks(topic), false).size() == 1);
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> SharedBroker.readAll(Names.locks(topic), false).size() == 1);
 			// another instance's move, committed behind it: its copy is readable at once
 			behind.execute(delivery(topic, 1), () -> move(behind, written, topic, "behind-1", 1), new NoOffsets(null));
 			await().atMost(Duration.ofSeconds(30))
-				.untilAsserted(() -> assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true))).containsExactly("v1"));
+				.untilAsserted(() -> assertThat(values(SharedBroker.readAll(Names.retry(topic, "1s"), true)))
+					.containsExactly("v1"));
 
 			CompletableFuture<Lock> found = view.catchUp(0).thenApply((caughtUp) -> view.find("behind-1"));
 			await("a catch-up ending without the lock committed behind the open transaction")
-				.during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+				.during(Duration.ofMillis(500))
+				.atMost(Duration.ofSeconds(5))
 				.until(() -> !found.isDone() || found.join() != null);
-			aheadRestarted.start(); // the open transaction is aborted as its instance starts again
+			aheadRestarted.start(); // the open transaction is aborted as its instance
+									// starts again
 			assertThat(found).succeedsWithin(Duration.ofSeconds(30))
-				.as("the lock committed behind the open transaction").isNotNull();
+				.as("the lock committed behind the open transaction")
+				.isNotNull();
 			assertThat(view.find("ahead-1")).as("an aborted write never reaches the lock table").isNull();
 		}
 		finally {
@@ -243,24 +267,33 @@ class TransactionalDualWriteTests {
 		}
 	}
 
-	/** The end offset of a partition for read-committed readers: its last stable offset. */
+	/**
+	 * The end offset of a partition for read-committed readers: its last stable offset.
+	 */
 	private static long committedEnd(TopicPartition partition) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
-			return admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			return admin
+				.listOffsets(Map.of(partition, OffsetSpec.latest()),
+						new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
 				.partitionResult(partition)
 				.get(30, TimeUnit.SECONDS)
 				.offset();
 		}
 	}
 
-	/** A move as the router makes it: write the lock, publish the record, confirm the lock. */
-	private static Step move(TransactionalWrites writes, LockRegistry registry, String topic, String lockId, long offset) {
+	/**
+	 * A move as the router makes it: write the lock, publish the record, confirm the
+	 * lock.
+	 */
+	private static Step move(TransactionalWrites writes, LockRegistry registry, String topic, String lockId,
+			long offset) {
 		LockStore locks = writes.locks(registry);
 		Lock moving = Lock.moving(lockId, Bytes.wrap("k".getBytes()), 0, offset, 1, new Position(0, offset), 1, null,
 				Instant.now());
 		locks.write(moving);
-		long at = writes.publisher().publish(Names.retry(topic, "1s"), 0, "k".getBytes(), ("v" + offset).getBytes(),
-				new RecordHeaders());
+		long at = writes.publisher()
+			.publish(Names.retry(topic, "1s"), 0, "k".getBytes(), ("v" + offset).getBytes(), new RecordHeaders());
 		locks.write(locks.find(lockId).confirmedAt(at, Instant.now()));
 		return Step.done();
 	}
@@ -285,8 +318,10 @@ class TransactionalDualWriteTests {
 	}
 
 	private static long committed(String group, TopicPartition partition) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
-			OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+		try (Admin admin = Admin
+			.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers()))) {
+			OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group)
+				.partitionsToOffsetAndMetadata()
 				.get(30, TimeUnit.SECONDS)
 				.get(partition);
 			return (offset != null) ? offset.offset() : -1;
@@ -305,7 +340,9 @@ class TransactionalDualWriteTests {
 		return new String(record.value(), StandardCharsets.UTF_8);
 	}
 
-	/** Offsets of a listener that has nothing to commit but the record it is told is done. */
+	/**
+	 * Offsets of a listener that has nothing to commit but the record it is told is done.
+	 */
 	private record NoOffsets(ConsumerGroupMetadata group) implements CommittableOffsets {
 
 		@Override
@@ -313,8 +350,7 @@ class TransactionalDualWriteTests {
 			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
 			if (this.group != null) {
 				records.forEach((record) -> offsets.merge(new TopicPartition(record.topic(), record.partition()),
-						new OffsetAndMetadata(record.offset() + 1),
-						(a, b) -> (a.offset() >= b.offset()) ? a : b));
+						new OffsetAndMetadata(record.offset() + 1), (a, b) -> (a.offset() >= b.offset()) ? a : b));
 			}
 			return offsets;
 		}
@@ -341,11 +377,15 @@ class TransactionalDualWriteTests {
 	@Import(TestApplication.ScriptedListener.class)
 	static class FaultyApplication {
 
-		/** Fails the first retry publish of A after its lock write, as when the broker rejects it. */
+		/**
+		 * Fails the first retry publish of A after its lock write, as when the broker
+		 * rejects it.
+		 */
 		@Bean
 		FaultInjection faultInjection() {
 			return (point, record) -> {
-				if (point == FaultInjection.Point.LOCK_WRITTEN && "A".equals(new String(record.value(), StandardCharsets.UTF_8))
+				if (point == FaultInjection.Point.LOCK_WRITTEN
+						&& "A".equals(new String(record.value(), StandardCharsets.UTF_8))
 						&& failuresAfterLockWrite.getAndDecrement() > 0) {
 					throw new KafkaException("injected: publish of A failed after its lock write");
 				}

@@ -13,9 +13,9 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.io.DefaultResourceLoader;
 
 /**
- * The test application as a web application without Spring Security: its classes are hidden
- * from the application's class loader, as if the jar were absent; and a meter registry, for
- * the operator actions' counter.
+ * The test application as a web application without Spring Security: its classes are
+ * hidden from the application's class loader, as if the jar were absent; and a meter
+ * registry, for the operator actions' counter.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Marks a test class (or method) that runs on the {@link SharedBroker}. With
- * {@code kafka.broker=testcontainers} and no Docker environment it is skipped, with the reason,
- * before anything in it asks for the broker; otherwise it runs.
+ * {@code kafka.broker=testcontainers} and no Docker environment it is skipped, with the
+ * reason, before anything in it asks for the broker; otherwise it runs.
  */
 @Target({ ElementType.TYPE, ElementType.METHOD })
 @Retention(RetentionPolicy.RUNTIME)

@@ -32,12 +32,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * On Java 21 or later a listener's workers can be virtual threads, a thousand of them: every
- * record runs on one, keys stay in order, and far more handlers wait at once than a pool of
- * platform threads would hold. On any Java, a handler runs with no monitor held by the
- * library around it, so that on a virtual thread it never pins its carrier (a monitor is held
- * the same way whatever the kind of thread; the JVM reports the monitors of platform threads
- * only, so that check runs on platform workers).
+ * On Java 21 or later a listener's workers can be virtual threads, a thousand of them:
+ * every record runs on one, keys stay in order, and far more handlers wait at once than a
+ * pool of platform threads would hold. On any Java, a handler runs with no monitor held
+ * by the library around it, so that on a virtual thread it never pins its carrier (a
+ * monitor is held the same way whatever the kind of thread; the JVM reports the monitors
+ * of platform threads only, so that check runs on platform workers).
  */
 @UsesSharedBroker
 class VirtualThreadWorkersTests {
@@ -110,8 +110,10 @@ class VirtualThreadWorkersTests {
 			SharedBroker.sendAll(topic, records);
 			awaitInOrder(script, records, 5, 4);
 		}
-		assertThat(HANDLINGS.get(topic)).as("handlings, the retries among them").hasSizeGreaterThan(records.size())
-			.allSatisfy((handling) -> assertThat(handling.monitors()).as("monitors held by %s", handling.thread()).isEmpty());
+		assertThat(HANDLINGS.get(topic)).as("handlings, the retries among them")
+			.hasSizeGreaterThan(records.size())
+			.allSatisfy((handling) -> assertThat(handling.monitors()).as("monitors held by %s", handling.thread())
+				.isEmpty());
 	}
 
 	/** {@code perKey} records of each of {@code keys} keys, the keys interleaved. */
@@ -138,9 +140,11 @@ class VirtualThreadWorkersTests {
 
 	/**
 	 * One handling of a record.
+	 *
 	 * @param thread the name of the thread it ran on
 	 * @param virtual whether that thread was virtual
-	 * @param monitors the monitors the thread held while the handler ran (platform threads only)
+	 * @param monitors the monitors the thread held while the handler ran (platform
+	 * threads only)
 	 */
 	record Handling(String thread, boolean virtual, List<String> monitors) {
 
@@ -150,7 +154,9 @@ class VirtualThreadWorkersTests {
 			return new Handling(current.getName(), virtual, virtual ? List.of() : monitorsHeldBy(current));
 		}
 
-		/** {@code Thread.isVirtual()}, which the tests, compiled for Java 17, cannot name. */
+		/**
+		 * {@code Thread.isVirtual()}, which the tests, compiled for Java 17, cannot name.
+		 */
 		private static boolean isVirtual(Thread thread) {
 			try {
 				return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
@@ -165,7 +171,8 @@ class VirtualThreadWorkersTests {
 
 		@SuppressWarnings("deprecation") // Thread.threadId() is Java 19's
 		private static List<String> monitorsHeldBy(Thread thread) {
-			ThreadInfo info = ManagementFactory.getThreadMXBean().getThreadInfo(new long[] { thread.getId() }, true, false)[0];
+			ThreadInfo info = ManagementFactory.getThreadMXBean()
+				.getThreadInfo(new long[] { thread.getId() }, true, false)[0];
 			List<String> monitors = new ArrayList<>();
 			for (MonitorInfo monitor : info.getLockedMonitors()) {
 				monitors.add(monitor.getClassName() + " locked in " + monitor.getLockedStackFrame());

@@ -96,7 +96,8 @@ class FailureClassifierTests {
 
 	@Test
 	void aCyclicCauseChainIsClassifiedWithoutLoopingForever() {
-		// Throwable only refuses a cause equal to itself; longer cycles can be built with initCause.
+		// Throwable only refuses a cause equal to itself; longer cycles can be built with
+		// initCause.
 		RuntimeException outer = new RuntimeException("outer");
 		IllegalStateException inner = new IllegalStateException("inner");
 		outer.initCause(inner);

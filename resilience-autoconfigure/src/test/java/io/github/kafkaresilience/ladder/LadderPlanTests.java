@@ -14,7 +14,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  */
 class LadderPlanTests {
 
-	private static final List<Duration> DELAYS = List.of(Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofHours(1));
+	private static final List<Duration> DELAYS = List.of(Duration.ofSeconds(30), Duration.ofMinutes(5),
+			Duration.ofHours(1));
 
 	@Test
 	void topicsAreNamedFromTheDefaultTemplatesAfterTheGroupAndTheTopic() {
@@ -68,14 +69,15 @@ class LadderPlanTests {
 	@Test
 	void aGroupThatCannotBePartOfATopicNameIsRefusedNamingTheGroupAndTheTemplates() {
 		assertThatExceptionOfType(LadderStartupException.class)
-			.isThrownBy(() -> LadderPlan.of("billing service/eu", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
-					LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE))
+			.isThrownBy(
+					() -> LadderPlan.of("billing service/eu", "orders", DELAYS, null, LadderPlan.DEFAULT_RETRY_TEMPLATE,
+							LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE))
 			.withMessageContaining("Consumer group 'billing service/eu'")
 			.withMessageContaining("'orders'")
 			.withMessageContaining("kafka.resilience.topics.retry-template, dlq-template and lock-template")
 			.satisfies((refusal) -> {
-				assertThat(refusal.problem()).contains("Consumer group 'billing service/eu' (topic 'orders') cannot be part "
-						+ "of a topic name");
+				assertThat(refusal.problem()).contains(
+						"Consumer group 'billing service/eu' (topic 'orders') cannot be part " + "of a topic name");
 				assertThat(refusal.action()).startsWith("Give the listener a group id made of those characters")
 					.contains("billing.{topic}.retry.{delay}");
 			});
@@ -83,8 +85,8 @@ class LadderPlanTests {
 
 	@Test
 	void aGroupWithIllegalCharactersIsAcceptedWhenNoTemplateNamesTheGroup() {
-		LadderPlan plan = LadderPlan.of("billing service/eu", "orders", DELAYS, null, "billing-eu.{topic}.retry.{delay}",
-				"billing-eu.{topic}.dlq", "billing-eu.{topic}.locks");
+		LadderPlan plan = LadderPlan.of("billing service/eu", "orders", DELAYS, null,
+				"billing-eu.{topic}.retry.{delay}", "billing-eu.{topic}.dlq", "billing-eu.{topic}.locks");
 
 		assertThat(plan.dlqTopic()).isEqualTo("billing-eu.orders.dlq");
 		assertThat(plan.scoped()).isFalse();
@@ -127,8 +129,8 @@ class LadderPlanTests {
 	void theListenerConsumesTheMainTopicAndEveryStage() {
 		LadderPlan plan = defaults("orders", DELAYS, null);
 
-		assertThat(plan.consumedTopics()).containsExactly("orders", "billing.orders.retry.30s", "billing.orders.retry.5m",
-				"billing.orders.retry.1h");
+		assertThat(plan.consumedTopics()).containsExactly("orders", "billing.orders.retry.30s",
+				"billing.orders.retry.5m", "billing.orders.retry.1h");
 		assertThat(plan.ownTopics()).containsExactly("billing.orders.retry.30s", "billing.orders.retry.5m",
 				"billing.orders.retry.1h", "billing.orders.dlq", "billing.orders.locks");
 	}

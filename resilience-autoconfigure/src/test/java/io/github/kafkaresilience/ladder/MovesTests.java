@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The writes of a step, in their order, each started from the completion of the one before; and
- * what is undone, dead-lettered or left to the aborted transaction when one of them fails.
+ * The writes of a step, in their order, each started from the completion of the one
+ * before; and what is undone, dead-lettered or left to the aborted transaction when one
+ * of them fails.
  */
 class MovesTests {
 
@@ -128,7 +129,9 @@ class MovesTests {
 	@Test
 	void aConfirmationIsDroppedWhenTheLockChangedMeanwhile() {
 		this.locks.live.put("L1", this.moving);
-		this.publisher.onPublish = () -> this.locks.live.remove("L1"); // another delivery finished the work
+		this.publisher.onPublish = () -> this.locks.live.remove("L1"); // another delivery
+																		// finished the
+																		// work
 		assertThat(moves(DualWrite.COMPENSATE).completeMove(this.moving, this.record, true)).isCompleted();
 		assertThat(this.events).containsExactly("publish " + STAGE_1, "fault PUBLISHED");
 		assertThat(this.locks.live).isEmpty();
@@ -159,8 +162,8 @@ class MovesTests {
 		Lock lock = new Lock("L1", KEY, 0, 7, 1, 4L, null, 1, null, NOW);
 		this.locks.live.put("L1", lock);
 		this.publisher.fail("billing.orders.retry.5m");
-		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE)
-			.move(lock, lock.moveTo(2, new Position(1, 4), 2, FAILURE, NOW), stageRecord(4), Attempt.NONE);
+		CompletableFuture<Void> move = moves(DualWrite.COMPENSATE).move(lock,
+				lock.moveTo(2, new Position(1, 4), 2, FAILURE, NOW), stageRecord(4), Attempt.NONE);
 		assertThat(failure(move)).hasMessage("injected publish failure");
 		assertThat(this.events).endsWith("fault COMPENSATING", "write L1 at 1/4");
 		assertThat(this.locks.live.get("L1")).isEqualTo(lock);
@@ -248,8 +251,8 @@ class MovesTests {
 	@Test
 	void aDeadLetterTheDeadLetterTopicRefusesFailsAsUnpublishable() {
 		this.publisher.refuse(DLQ);
-		CompletableFuture<Void> dead = moves(DualWrite.COMPENSATE).deadLetter(this.record, new Hop(true, 1, null, FAILURE),
-				DlqReason.PERMANENT, Attempt.NONE);
+		CompletableFuture<Void> dead = moves(DualWrite.COMPENSATE).deadLetter(this.record,
+				new Hop(true, 1, null, FAILURE), DlqReason.PERMANENT, Attempt.NONE);
 		assertThat(failure(dead)).isInstanceOfSatisfying(UnpublishableRecordException.class,
 				(ex) -> assertThat(ex.refusingTopic()).isEqualTo(DLQ));
 	}
@@ -282,11 +285,14 @@ class MovesTests {
 		this.publisher.refuse(STAGE_1);
 		Moves moves = moves(DualWrite.TRANSACTION);
 		assertThat(moves.deadLetterIfRefused(this.record)).isNull();
-		assertThat(failure(moves.moveNewLock(this.moving, this.record, Attempt.NONE))).isInstanceOf(KafkaException.class)
-			.hasMessage("'" + STAGE_1 + "' refused orders/0/7 as too large; the transaction is aborted and the record is "
-					+ "sent to '" + DLQ + "' when it is routed again");
+		assertThat(failure(moves.moveNewLock(this.moving, this.record, Attempt.NONE)))
+			.isInstanceOf(KafkaException.class)
+			.hasMessage(
+					"'" + STAGE_1 + "' refused orders/0/7 as too large; the transaction is aborted and the record is "
+							+ "sent to '" + DLQ + "' when it is routed again");
 		assertThat(this.publisher.sent).isEmpty();
-		this.locks.live.clear(); // the caller aborted the transaction, and the lock write with it
+		this.locks.live.clear(); // the caller aborted the transaction, and the lock write
+									// with it
 		assertThat(moves.deadLetterIfRefused(this.record)).isCompleted();
 		assertThat(this.publisher.sent).singleElement()
 			.satisfies((dead) -> assertThat(dead.header("dlq.reason")).isEqualTo("permanent"));
@@ -301,8 +307,7 @@ class MovesTests {
 		this.publisher.fail(DLQ);
 		assertThat(failure(moves.deadLetterIfRefused(this.record))).hasMessage("injected publish failure");
 		this.publisher.refuse(DLQ);
-		assertThat(failure(moves.deadLetterIfRefused(this.record)))
-			.isInstanceOf(UnpublishableRecordException.class);
+		assertThat(failure(moves.deadLetterIfRefused(this.record))).isInstanceOf(UnpublishableRecordException.class);
 		assertThat(moves.deadLetterIfRefused(this.record)).isNull();
 	}
 
@@ -337,7 +342,10 @@ class MovesTests {
 
 	}
 
-	/** A producer in memory: it gives offsets from 0, refuses some topics as too large and fails others. */
+	/**
+	 * A producer in memory: it gives offsets from 0, refuses some topics as too large and
+	 * fails others.
+	 */
 	static final class Publisher implements RecordPublisher {
 
 		final List<Sent> sent = new ArrayList<>();
@@ -410,9 +418,9 @@ class MovesTests {
 	}
 
 	/**
-	 * The live locks in memory. A write lands at once, or when the test says so; one named in
-	 * {@code failAfterWriting} lands and then reports a failure, or fails before landing with
-	 * {@code failBeforeWriting}.
+	 * The live locks in memory. A write lands at once, or when the test says so; one
+	 * named in {@code failAfterWriting} lands and then reports a failure, or fails before
+	 * landing with {@code failBeforeWriting}.
 	 */
 	static final class Locks implements LockStore {
 
@@ -475,8 +483,8 @@ class MovesTests {
 
 		@Override
 		public CompletableFuture<Void> writing(Lock lock) {
-			String event = "write " + lock.id() + (lock.isMoving() ? " moving to " + lock.stage()
-					: " at " + lock.stage() + "/" + lock.at());
+			String event = "write " + lock.id()
+					+ (lock.isMoving() ? " moving to " + lock.stage() : " at " + lock.stage() + "/" + lock.at());
 			return send(event, () -> write(lock));
 		}
 

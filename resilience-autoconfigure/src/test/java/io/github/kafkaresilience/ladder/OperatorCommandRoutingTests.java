@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An operator's command on the head of a held key (docs/PROTOCOL.md, rule 11), as the router
- * acts on it: only on the record that carries the lock where the command saw it, and only
- * while the lock is the head of its key; the command is ended once the step it asked for is
- * done.
+ * An operator's command on the head of a held key (docs/PROTOCOL.md, rule 11), as the
+ * router acts on it: only on the record that carries the lock where the command saw it,
+ * and only while the lock is the head of its key; the command is ended once the step it
+ * asked for is done.
  */
 class OperatorCommandRoutingTests {
 
@@ -110,7 +110,10 @@ class OperatorCommandRoutingTests {
 		assertThat(this.locks.live).containsKeys("L1", "L9");
 	}
 
-	/** Lock L1 of key k, the head of its key, confirmed at offset 5 of stage 1 after one failure. */
+	/**
+	 * Lock L1 of key k, the head of its key, confirmed at offset 5 of stage 1 after one
+	 * failure.
+	 */
 	private Lock head() {
 		Lock lock = RoutingRulesTests.confirmed("L1", 3, 1, 5);
 		this.locks.write(lock);

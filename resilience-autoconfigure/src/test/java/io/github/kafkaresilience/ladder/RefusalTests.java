@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What a refusal as too large is told as: found among a failure's causes, the setting to raise
- * for each way a record is refused, and the messages of a record dead-lettered instead of
- * retried and of one that can go nowhere.
+ * What a refusal as too large is told as: found among a failure's causes, the setting to
+ * raise for each way a record is refused, and the messages of a record dead-lettered
+ * instead of retried and of one that can go nowhere.
  */
 class RefusalTests {
 
@@ -66,19 +66,18 @@ class RefusalTests {
 
 	@Test
 	void aTopicThatRefusesIsToldWithTheCommandThatRaisesItsLimit() {
-		assertThat(Refusal.fix(BY_THE_BROKER, STAGE_1, 1000))
-			.isEqualTo("max.message.bytes of '" + STAGE_1 + "' (kafka-configs --bootstrap-server <broker> --alter "
-					+ "--entity-type topics --entity-name " + STAGE_1 + " --add-config max.message.bytes="
-					+ (1000 + RetryHeaders.HEADER_ALLOWANCE) + ")");
+		assertThat(Refusal.fix(BY_THE_BROKER, STAGE_1, 1000)).isEqualTo("max.message.bytes of '" + STAGE_1
+				+ "' (kafka-configs --bootstrap-server <broker> --alter " + "--entity-type topics --entity-name "
+				+ STAGE_1 + " --add-config max.message.bytes=" + (1000 + RetryHeaders.HEADER_ALLOWANCE) + ")");
 	}
 
 	@Test
 	void aProducerThatRefusesIsToldWithTheSettingToRaise() {
 		RecordTooLargeException request = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than 1048576, which is the value of the max.request.size configuration.");
-		assertThat(Refusal.fix(request, STAGE_1, 1000)).isEqualTo("spring.kafka.producer.properties.max.request.size to "
-				+ (1000 + RetryHeaders.HEADER_ALLOWANCE)
-				+ " or more (the library's producers start from the application's producer settings)");
+		assertThat(Refusal.fix(request, STAGE_1, 1000))
+			.isEqualTo("spring.kafka.producer.properties.max.request.size to " + (1000 + RetryHeaders.HEADER_ALLOWANCE)
+					+ " or more (the library's producers start from the application's producer settings)");
 		RecordTooLargeException memory = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than the total memory buffer you have configured with the buffer.memory configuration.");
 		assertThat(Refusal.fix(memory, STAGE_1, 1000)).isEqualTo("spring.kafka.producer.buffer-memory above 1000");
@@ -90,8 +89,9 @@ class RefusalTests {
 		Refusal refusal = new Refusal(STAGE_1, BY_THE_BROKER, new Hop(true, 1, "L1", last));
 		assertThat(refusal.deadLettered(this.record, DLQ)).isEqualTo("Record orders/2/7 (about 14 bytes of key, value "
 				+ "and headers) could not be published to '" + STAGE_1 + "': " + BY_THE_BROKER.getMessage()
-				+ " It cannot be retried and was dead-lettered instead. Raise " + Refusal.fix(BY_THE_BROKER, STAGE_1, 14)
-				+ ", then replay it from '" + DLQ + "'. Its last failure: java.lang.IllegalStateException: boom");
+				+ " It cannot be retried and was dead-lettered instead. Raise "
+				+ Refusal.fix(BY_THE_BROKER, STAGE_1, 14) + ", then replay it from '" + DLQ
+				+ "'. Its last failure: java.lang.IllegalStateException: boom");
 		Refusal follower = new Refusal(STAGE_1, BY_THE_BROKER, new Hop(true, 0, "L1", null));
 		assertThat(follower.deadLettered(this.record, DLQ)).endsWith("then replay it from '" + DLQ + "'");
 	}

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The protocol headers of a hop to a retry or dead-letter topic (docs/PROTOCOL.md, "Headers").
+ * The protocol headers of a hop to a retry or dead-letter topic (docs/PROTOCOL.md,
+ * "Headers").
  */
 class RetryHeadersTests {
 
@@ -25,14 +26,15 @@ class RetryHeadersTests {
 
 	private static final Ownership OWNER = new Ownership("billing", true, List.of());
 
-	private static final FailureInfo TRANSIENT_FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false, WHEN);
+	private static final FailureInfo TRANSIENT_FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false,
+			WHEN);
 
 	// --- first hop from the main topic
 
 	@Test
 	void theFirstHopRecordsWhereTheRecordWasBorn() {
-		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(headers, "original.topic")).isEqualTo("orders");
 		assertThat(text(headers, "original.partition")).isEqualTo("3");
@@ -50,9 +52,9 @@ class RetryHeadersTests {
 	@Test
 	void theFirstHopDropsProtocolHeadersForgedOnTheMainRecord() {
 		Headers source = headers("retry.count", "7", "original.topic", "forged", "original.partition", "99",
-				"original.offset", "999", "previous.topic", "forged", "lock.id", "forged-lock", "error.class", "permanent",
-				"error.message", "forged", "error.exception", "Forged", "error.timestamp", "yesterday", "dlq.reason",
-				"poison", "owner.group", "shipping");
+				"original.offset", "999", "previous.topic", "forged", "lock.id", "forged-lock", "error.class",
+				"permanent", "error.message", "forged", "error.exception", "Forged", "error.timestamp", "yesterday",
+				"dlq.reason", "poison", "owner.group", "shipping");
 
 		Headers headers = RetryHeaders.forHop(source, true, "orders", 3, 42, 0, "lock-1", null, null, OWNER);
 
@@ -87,7 +89,8 @@ class RetryHeadersTests {
 		source.add("binary", new byte[] { 0, (byte) 0xff });
 		source.add("empty", null);
 
-		Headers fromMain = RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers fromMain = RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null,
+				OWNER);
 		Headers later = RetryHeaders.forHop(fromMain, false, "orders.retry.30s", 0, 5, 2, "lock-1", TRANSIENT_FAILURE,
 				null, OWNER);
 
@@ -103,9 +106,11 @@ class RetryHeadersTests {
 
 	@Test
 	void theFirstHopKeepsReplayHeaders() {
-		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "replay.timestamp", "2025-03-04T05:06:07.000000000Z");
+		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "replay.timestamp",
+				"2025-03-04T05:06:07.000000000Z");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+				OWNER);
 
 		assertThat(text(headers, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
 		assertThat(text(headers, "replay.timestamp")).isEqualTo("2025-03-04T05:06:07.000000000Z");
@@ -117,7 +122,8 @@ class RetryHeadersTests {
 		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "original.topic", "orders", "original.partition",
 				"2", "original.offset", "7", "retry.count", "0", "lock.id", "forged-lock");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+				OWNER);
 
 		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/7");
 		assertThat(headers.headers("original.offset")).hasSize(1);
@@ -130,7 +136,8 @@ class RetryHeadersTests {
 	void aForgedBirthplaceWithoutReplayHeaderIsReplacedOnTheFirstHop() {
 		Headers source = headers("original.topic", "orders", "original.partition", "2", "original.offset", "7");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+				OWNER);
 
 		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/50");
 	}
@@ -146,19 +153,21 @@ class RetryHeadersTests {
 
 		for (Headers source : List.of(otherPartition, laterOffset, otherTopic)) {
 			assertThat(RetryHeaders.replayedBirthplace(source, "orders", 2, 50)).isNull();
-			assertThat(RetryHeaders.origin(RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1",
-					TRANSIENT_FAILURE, null, OWNER))).isEqualTo("orders/2/50");
+			assertThat(RetryHeaders.origin(
+					RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER)))
+				.isEqualTo("orders/2/50");
 		}
 		assertThat(RetryHeaders.replayedBirthplace(otherPartition, "orders", 1, 50)).isEqualTo("orders/1/7");
 	}
 
 	@Test
 	void anUnreadableBirthplaceIsNoBirthplace() {
-		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.partition", "x",
-				"original.offset", "7"))).isNull();
+		assertThat(RetryHeaders
+			.origin(headers("original.topic", "orders", "original.partition", "x", "original.offset", "7"))).isNull();
 		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.offset", "7"))).isNull();
-		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.partition", "1",
-				"original.offset", "7"))).isEqualTo("orders/1/7");
+		assertThat(RetryHeaders
+			.origin(headers("original.topic", "orders", "original.partition", "1", "original.offset", "7")))
+			.isEqualTo("orders/1/7");
 	}
 
 	@Test
@@ -186,8 +195,10 @@ class RetryHeadersTests {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
 				null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE, null, OWNER);
-		Headers third = RetryHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE,
+				null, OWNER);
+		Headers third = RetryHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE,
+				null, OWNER);
 
 		assertThat(text(third, "original.topic")).isEqualTo("orders");
 		assertThat(text(third, "original.partition")).isEqualTo("3");
@@ -200,7 +211,8 @@ class RetryHeadersTests {
 		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
 				null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE, null, OWNER);
+		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE,
+				null, OWNER);
 
 		assertThat(text(second, "retry.count")).isEqualTo("2");
 		assertThat(text(second, "previous.topic")).isEqualTo("orders.retry.30s");
@@ -337,8 +349,8 @@ class RetryHeadersTests {
 		Headers replayed = RetryHeaders.forReplay(new RecordHeaders(), "orders.dlq", 2, 17,
 				Instant.parse("2025-03-04T05:06:07Z"), OWNER);
 
-		assertThat(names(replayed)).containsExactly("retry.count", "previous.topic", "replay.from-dlq", "replay.timestamp",
-				"owner.group");
+		assertThat(names(replayed)).containsExactly("retry.count", "previous.topic", "replay.from-dlq",
+				"replay.timestamp", "owner.group");
 		assertThat(text(replayed, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
 		assertThat(text(replayed, "replay.timestamp")).isEqualTo("2025-03-04T05:06:07.000000000Z");
 		assertThat(replayed.lastHeader("replay.timestamp").value())
@@ -374,7 +386,10 @@ class RetryHeadersTests {
 		assertThat(text(dead, "retry.count")).isEqualTo("3");
 	}
 
-	/** The headers of a dead letter as the ladder writes them, with the user's headers among them. */
+	/**
+	 * The headers of a dead letter as the ladder writes them, with the user's headers
+	 * among them.
+	 */
 	private static Headers deadLetterHeaders() {
 		Headers headers = new RecordHeaders();
 		headers.add("trace-id", "abc".getBytes(StandardCharsets.UTF_8));
@@ -413,7 +428,8 @@ class RetryHeadersTests {
 	void timestampsAreRfc3339UtcWithNineFractionDigits() {
 		assertThat(timestamp(Instant.parse("2025-03-04T05:06:07Z"))).isEqualTo("2025-03-04T05:06:07.000000000Z");
 		assertThat(timestamp(Instant.parse("2025-03-04T05:06:07.5Z"))).isEqualTo("2025-03-04T05:06:07.500000000Z");
-		assertThat(timestamp(Instant.parse("2025-03-04T05:06:07.000000001Z"))).isEqualTo("2025-03-04T05:06:07.000000001Z");
+		assertThat(timestamp(Instant.parse("2025-03-04T05:06:07.000000001Z")))
+			.isEqualTo("2025-03-04T05:06:07.000000001Z");
 		Instant inAnotherZone = OffsetDateTime.of(2025, 3, 4, 23, 30, 0, 0, ZoneOffset.ofHours(-5)).toInstant();
 		assertThat(timestamp(inAnotherZone)).isEqualTo("2025-03-05T04:30:00.000000000Z");
 		assertThat(timestamp(Instant.EPOCH)).isEqualTo("1970-01-01T00:00:00.000000000Z");

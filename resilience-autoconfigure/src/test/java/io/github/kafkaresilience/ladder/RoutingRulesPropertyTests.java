@@ -20,9 +20,10 @@ import org.apache.kafka.common.utils.Bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The invariants the rules keep over every stage, count, position and time: a lock's stage never
- * decreases, an attempt is counted once and only by a run, a record leaves for the dead-letter
- * topic exactly when it must, and a record that is not its key's due head never runs.
+ * The invariants the rules keep over every stage, count, position and time: a lock's
+ * stage never decreases, an attempt is counted once and only by a run, a record leaves
+ * for the dead-letter topic exactly when it must, and a record that is not its key's due
+ * head never runs.
  */
 class RoutingRulesPropertyTests {
 
@@ -78,8 +79,9 @@ class RoutingRulesPropertyTests {
 	@Property(tries = 1000)
 	void aRecordIsForwardedOnlyBehindAPredecessorFurtherAlongAndNeverBackwards(
 			@ForAll @IntRange(min = 1, max = 3) int stage, @ForAll @LongRange(min = 0, max = 6) long offset,
-			@ForAll @IntRange(min = 1, max = 3) int predecessorStage, @ForAll @LongRange(min = 0, max = 6) long predecessorAt,
-			@ForAll boolean predecessorMoving, @ForAll @IntRange(min = 0, max = 5) int retryCount) {
+			@ForAll @IntRange(min = 1, max = 3) int predecessorStage,
+			@ForAll @LongRange(min = 0, max = 6) long predecessorAt, @ForAll boolean predecessorMoving,
+			@ForAll @IntRange(min = 0, max = 5) int retryCount) {
 		RoutingRulesTests.Table table = new RoutingRulesTests.Table();
 		Lock predecessor = predecessorMoving
 				? Lock.moving("L0", KEY, 0, 2, predecessorStage, new Position(1, predecessorAt), 1, null, NOW)
@@ -89,8 +91,8 @@ class RoutingRulesPropertyTests {
 		table.put(lock);
 		LadderPlan plan = plan(3, 10);
 
-		Decision decision = rules(plan, table)
-			.fromStage(carrying(plan.topicOf(stage), offset, retryCount), stage, true);
+		Decision decision = rules(plan, table).fromStage(carrying(plan.topicOf(stage), offset, retryCount), stage,
+				true);
 
 		Position here = new Position(stage, offset);
 		if (!predecessorMoving && new Position(predecessorStage, predecessorAt).isAfter(here)) {
@@ -108,7 +110,8 @@ class RoutingRulesPropertyTests {
 
 	@Property(tries = 1000)
 	void aHeadRunsOnceItsStageDelayHasPassedAndAFollowerAtOnce(@ForAll @IntRange(min = 1, max = 3) int stage,
-			@ForAll @IntRange(min = 0, max = 3) int retryCount, @ForAll @LongRange(min = -400_000, max = 400_000) long age) {
+			@ForAll @IntRange(min = 0, max = 3) int retryCount,
+			@ForAll @LongRange(min = -400_000, max = 400_000) long age) {
 		RoutingRulesTests.Table table = new RoutingRulesTests.Table();
 		Lock lock = new Lock("L1", KEY, 0, 3, stage, 4L, null, retryCount, null, NOW);
 		table.put(lock);

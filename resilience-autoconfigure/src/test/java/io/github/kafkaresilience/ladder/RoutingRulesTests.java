@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The protocol's rules (docs/PROTOCOL.md, rules 1 and 2), branch by branch, on a lock table in memory that
- * they may read but not write.
+ * The protocol's rules (docs/PROTOCOL.md, rules 1 and 2), branch by branch, on a lock
+ * table in memory that they may read but not write.
  */
 class RoutingRulesTests {
 
@@ -126,11 +126,11 @@ class RoutingRulesTests {
 
 	@Test
 	void aLockIdThatNamesTheLockOfAnotherKeyIsMalformed() {
-		this.table.put(new Lock("L1", Bytes.wrap("other".getBytes(StandardCharsets.UTF_8)), 0, 3, 1, 4L, null, 1, null,
-				NOW));
+		this.table
+			.put(new Lock("L1", Bytes.wrap("other".getBytes(StandardCharsets.UTF_8)), 0, 3, 1, 4L, null, 1, null, NOW));
 		assertThat(this.rules.fromStage(carrying(STAGE_1, 4, 1, "L1"), 1, true))
-			.isInstanceOfSatisfying(Decision.Malformed.class,
-					(malformed) -> assertThat(malformed.problem()).isEqualTo("a lock.id that names lock L1 of another key"));
+			.isInstanceOfSatisfying(Decision.Malformed.class, (malformed) -> assertThat(malformed.problem())
+				.isEqualTo("a lock.id that names lock L1 of another key"));
 	}
 
 	// --- from a retry stage: records without a key
@@ -139,7 +139,8 @@ class RoutingRulesTests {
 	void aRetryWithoutAKeyWaitsForItsDueTimeThenRuns() {
 		long written = NOW.toEpochMilli() - 10_000;
 		Delivery record = new Delivery(STAGE_1, 0, 4, written, null, value(), headers("retry.count", "1"));
-		assertThat(this.rules.fromStage(record, 1, true)).isEqualTo(new Decision.Settled(Step.waitUntil(written + 30_000)));
+		assertThat(this.rules.fromStage(record, 1, true))
+			.isEqualTo(new Decision.Settled(Step.waitUntil(written + 30_000)));
 		RoutingRules later = rules(this.table, NOW.plusSeconds(20));
 		assertThat(later.fromStage(record, 1, true)).isEqualTo(new Decision.Run(1, 1, null));
 		assertThat(this.table.reads).isEmpty();
@@ -191,8 +192,10 @@ class RoutingRulesTests {
 		Lock lock = confirmed("L1", 3, 1, 4);
 		this.table.put(lock);
 		long written = NOW.toEpochMilli() - 10_000;
-		Delivery record = new Delivery(STAGE_1, 0, 4, written, key(), value(), headers("retry.count", "1", "lock.id", "L1"));
-		assertThat(this.rules.fromStage(record, 1, true)).isEqualTo(new Decision.Settled(Step.waitUntil(written + 30_000)));
+		Delivery record = new Delivery(STAGE_1, 0, 4, written, key(), value(),
+				headers("retry.count", "1", "lock.id", "L1"));
+		assertThat(this.rules.fromStage(record, 1, true))
+			.isEqualTo(new Decision.Settled(Step.waitUntil(written + 30_000)));
 		assertThat(rules(this.table, NOW.plusSeconds(20)).fromStage(record, 1, true))
 			.isEqualTo(new Decision.Run(1, 1, lock));
 		assertThat(this.table.reads).containsExactly("find L1", "predecessor L1", "find L1", "predecessor L1");
@@ -229,15 +232,17 @@ class RoutingRulesTests {
 
 	@Test
 	void aReplayEntryWaitsForTheTailerThenWritesItsPendingLockNamedAfterWhereItEntered() {
-		Delivery entry = stage(STAGE_1, 6, "k", headers("retry.count", "0", "replay.from-dlq", "billing.orders.dlq/0/1"));
+		Delivery entry = stage(STAGE_1, 6, "k",
+				headers("retry.count", "0", "replay.from-dlq", "billing.orders.dlq/0/1"));
 		assertThat(this.rules.fromStage(entry, 1, false)).isEqualTo(Decision.WAIT_FOR_TAILER);
-		assertThat(this.rules.fromStage(entry, 1, true)).isEqualTo(new Decision.Enter(
-				Lock.pendingReplay(RoutingRules.replayLockId(entry), KEY, 0, 6, NOW)));
+		assertThat(this.rules.fromStage(entry, 1, true))
+			.isEqualTo(new Decision.Enter(Lock.pendingReplay(RoutingRules.replayLockId(entry), KEY, 0, 6, NOW)));
 	}
 
 	@Test
 	void aReplayEntryWhosePendingLockIsWrittenWaitsForItsAdmission() {
-		Delivery entry = stage(STAGE_1, 6, "k", headers("retry.count", "0", "replay.from-dlq", "billing.orders.dlq/0/1"));
+		Delivery entry = stage(STAGE_1, 6, "k",
+				headers("retry.count", "0", "replay.from-dlq", "billing.orders.dlq/0/1"));
 		this.table.put(Lock.pendingReplay(RoutingRules.replayLockId(entry), KEY, 0, 6, NOW));
 		assertThat(this.rules.fromStage(entry, 1, true)).isEqualTo(Decision.WAIT_FOR_KEY);
 	}
@@ -245,7 +250,8 @@ class RoutingRulesTests {
 	@Test
 	void aReplayEntryIsNamedByWhereItEntered() {
 		Delivery entry = stage(STAGE_1, 6, "k", new RecordHeaders());
-		assertThat(RoutingRules.replayLockId(entry)).isEqualTo(RoutingRules.replayLockId(stage(STAGE_1, 6, "x", headers())))
+		assertThat(RoutingRules.replayLockId(entry))
+			.isEqualTo(RoutingRules.replayLockId(stage(STAGE_1, 6, "x", headers())))
 			.isNotEqualTo(RoutingRules.replayLockId(stage(STAGE_1, 7, "k", headers())));
 		assertThat(StageRouter.replayLockId(entry)).isEqualTo(RoutingRules.replayLockId(entry));
 	}
@@ -255,7 +261,8 @@ class RoutingRulesTests {
 	@Test
 	void aHeadThatSucceedsReleasesItsLockAndAMainRecordIsDone() {
 		Lock lock = confirmed("L1", 3, 1, 4);
-		assertThat(this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock), HandlerResult.success()))
+		assertThat(this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock),
+				HandlerResult.success()))
 			.isEqualTo(new Decision.Release(lock));
 		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), HandlerResult.success()))
 			.isEqualTo(Decision.DONE);
@@ -291,7 +298,8 @@ class RoutingRulesTests {
 	@Test
 	void aHeadThatFailsWithAttemptsLeftMovesToTheNextStageAndTheLastStageRepeats() {
 		Lock lock = confirmed("L1", 3, 1, 4);
-		Decision next = this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock), failed("boom"));
+		Decision next = this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock),
+				failed("boom"));
 		assertThat(next).isInstanceOfSatisfying(Decision.Move.class, (move) -> {
 			assertThat(move.lock()).isEqualTo(lock);
 			assertThat(move.moving().stage()).isEqualTo(2);
@@ -333,21 +341,21 @@ class RoutingRulesTests {
 	@Test
 	void aPermanentFailureIsDeadLetteredAtOnceWithTheAttemptCounted() {
 		HandlerResult permanent = HandlerResult.failed(new PermanentFailureException("no"));
-		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), permanent))
-			.isEqualTo(new Decision.DeadLetter(new Hop(true, 1, null, RetryHeaders.failure(permanent.failure(), true, NOW)),
-					DlqReason.PERMANENT, null));
+		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), permanent)).isEqualTo(
+				new Decision.DeadLetter(new Hop(true, 1, null, RetryHeaders.failure(permanent.failure(), true, NOW)),
+						DlqReason.PERMANENT, null));
 	}
 
 	@Test
 	void aPoisonRecordIsDeadLetteredWithTheCountItArrivedWith() {
 		Lock lock = confirmed("L1", 3, 1, 4);
 		HandlerResult poison = HandlerResult.poison(new IllegalArgumentException("unreadable"));
-		assertThat(this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock), poison))
-			.isEqualTo(new Decision.DeadLetter(new Hop(false, 1, "L1", RetryHeaders.failure(poison.failure(), true, NOW)),
-					DlqReason.POISON, lock));
-		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), poison))
-			.isEqualTo(new Decision.DeadLetter(new Hop(true, 0, null, RetryHeaders.failure(poison.failure(), true, NOW)),
-					DlqReason.POISON, null));
+		assertThat(this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock), poison)).isEqualTo(
+				new Decision.DeadLetter(new Hop(false, 1, "L1", RetryHeaders.failure(poison.failure(), true, NOW)),
+						DlqReason.POISON, lock));
+		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), poison)).isEqualTo(
+				new Decision.DeadLetter(new Hop(true, 0, null, RetryHeaders.failure(poison.failure(), true, NOW)),
+						DlqReason.POISON, null));
 	}
 
 	@Test
@@ -366,7 +374,8 @@ class RoutingRulesTests {
 		assertThat(this.rules.earliestRun(main(7, "k"))).isZero();
 		assertThat(this.rules.earliestRun(carrying(STAGE_1, 4, 0, "L1"))).isZero();
 		assertThat(this.rules.earliestRun(stage(STAGE_1, 4, "k", headers("retry.count", "many")))).isZero();
-		assertThat(this.rules.earliestRun(new Delivery(STAGE_2, 0, 4, 1000, key(), value(), headers("retry.count", "2"))))
+		assertThat(
+				this.rules.earliestRun(new Delivery(STAGE_2, 0, 4, 1000, key(), value(), headers("retry.count", "2"))))
 			.isEqualTo(1000 + 300_000);
 	}
 
@@ -383,7 +392,10 @@ class RoutingRulesTests {
 				LadderPlan.DEFAULT_RETRY_TEMPLATE, LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 	}
 
-	/** A lock of key {@code k} born at {@code origin}, confirmed at {@code at} of {@code stage}. */
+	/**
+	 * A lock of key {@code k} born at {@code origin}, confirmed at {@code at} of
+	 * {@code stage}.
+	 */
 	static Lock confirmed(String id, long origin, int stage, long at) {
 		return new Lock(id, KEY, 0, origin, stage, at, null, 1, null, NOW);
 	}
@@ -399,8 +411,8 @@ class RoutingRulesTests {
 	}
 
 	static Delivery stage(String topic, long offset, @Nullable String key, Headers headers) {
-		return new Delivery(topic, 0, offset, NOW.toEpochMilli(), (key != null) ? key.getBytes(StandardCharsets.UTF_8) : null,
-				value(), headers);
+		return new Delivery(topic, 0, offset, NOW.toEpochMilli(),
+				(key != null) ? key.getBytes(StandardCharsets.UTF_8) : null, value(), headers);
 	}
 
 	static Headers headers(String... namesAndValues) {
@@ -423,7 +435,10 @@ class RoutingRulesTests {
 		return "value".getBytes(StandardCharsets.UTF_8);
 	}
 
-	/** The lock table, in memory: the rules may read it, in an order the test can see, but never write it. */
+	/**
+	 * The lock table, in memory: the rules may read it, in an order the test can see, but
+	 * never write it.
+	 */
 	static final class Table implements LockStore {
 
 		final List<String> reads = new ArrayList<>();

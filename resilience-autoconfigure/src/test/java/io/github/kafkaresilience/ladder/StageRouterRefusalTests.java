@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * What the router does when a topic refuses a record as too large, on the paths the broker
- * tests do not reach: a record without a key, a move left unfinished by a crash, and the
- * transaction mode's second delivery.
+ * What the router does when a topic refuses a record as too large, on the paths the
+ * broker tests do not reach: a record without a key, a move left unfinished by a crash,
+ * and the transaction mode's second delivery.
  */
 class StageRouterRefusalTests {
 
@@ -85,7 +85,8 @@ class StageRouterRefusalTests {
 		StageRouter router = router(DualWrite.TRANSACTION);
 		assertThatThrownBy(() -> router.route(record("orders", 7, "k"), false)).isInstanceOf(KafkaException.class)
 			.hasMessageContaining("'billing.orders.retry.1s' refused orders/0/7 as too large");
-		this.locks.live.clear(); // the caller aborted the transaction, and the lock write with it
+		this.locks.live.clear(); // the caller aborted the transaction, and the lock write
+									// with it
 		assertThat(router.route(record("orders", 7, "k"), false).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(this.handled).hasValue(1);
 		assertThat(this.publisher.sent).singleElement().satisfies((dead) -> {
@@ -103,7 +104,8 @@ class StageRouterRefusalTests {
 			.isInstanceOfSatisfying(UnpublishableRecordException.class,
 					(ex) -> assertThat(ex.refusingTopic()).isEqualTo("billing.orders.dlq"))
 			.hasMessageContaining("Record orders/0/7 ")
-			.hasMessageContaining("can be neither retried nor dead-lettered: 'billing.orders.dlq' refused it as too large")
+			.hasMessageContaining(
+					"can be neither retried nor dead-lettered: 'billing.orders.dlq' refused it as too large")
 			.hasMessageContaining("--entity-name billing.orders.dlq --add-config max.message.bytes=");
 		assertThat(this.locks.live).as("the move stays unfinished, for the redelivery to finish").hasSize(1);
 	}
@@ -168,7 +170,8 @@ class StageRouterRefusalTests {
 
 		@Override
 		public List<Lock> locksOf(Bytes key) {
-			return this.live.values().stream()
+			return this.live.values()
+				.stream()
 				.filter((lock) -> lock.key().equals(key))
 				.sorted(Comparator.comparingLong(Lock::originOffset))
 				.toList();

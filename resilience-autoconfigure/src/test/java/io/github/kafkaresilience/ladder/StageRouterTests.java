@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * The router as its container sees it: which records it looks at, what it tells its observer,
- * and a step whose writes are under way against one whose writes are done.
+ * The router as its container sees it: which records it looks at, what it tells its
+ * observer, and a step whose writes are under way against one whose writes are done.
  */
 class StageRouterTests {
 
@@ -73,16 +73,16 @@ class StageRouterTests {
 	@Test
 	void aTopicOutsideTheLadderIsRefused() {
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> router(HandlerResult.success()).route(RoutingRulesTests.stage("payments", 1, "k",
-					RoutingRulesTests.headers()), true))
+			.isThrownBy(() -> router(HandlerResult.success())
+				.route(RoutingRulesTests.stage("payments", 1, "k", RoutingRulesTests.headers()), true))
 			.withMessage("Topic 'payments' is not part of the ladder of 'orders'");
 	}
 
 	@Test
 	void aStageRecordOfAnotherGroupIsSkippedWithoutRunningOrWriting() {
 		Headers foreign = RoutingRulesTests.headers("retry.count", "1", "lock.id", "L1", "owner.group", "shipping");
-		Step step = router(HandlerResult.success()).route(RoutingRulesTests.stage(RoutingRulesTests.STAGE_1, 4, "k", foreign),
-				true);
+		Step step = router(HandlerResult.success())
+			.route(RoutingRulesTests.stage(RoutingRulesTests.STAGE_1, 4, "k", foreign), true);
 		assertThat(step).isEqualTo(Step.done());
 		assertThat(this.heard).isEmpty();
 		assertThat(this.publisher.sent).isEmpty();
@@ -181,21 +181,19 @@ class StageRouterTests {
 
 	@Test
 	void aFailedAttemptEndsBeforeItSendsTheRecordToItsNextStage() {
-		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("down")))
-			.attempts(this.attempts)
+		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("down"))).attempts(this.attempts)
 			.build();
 		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
 		assertThat(this.heard).containsExactly("attempt 0 FAILURE", "handled 0 FAILURE",
 				"attempt 0 sends to " + RoutingRulesTests.STAGE_1);
-		assertThat(this.publisher.sent).singleElement().satisfies((sent) -> assertThat(sent.topic()).isEqualTo(
-				RoutingRulesTests.STAGE_1));
+		assertThat(this.publisher.sent).singleElement()
+			.satisfies((sent) -> assertThat(sent.topic()).isEqualTo(RoutingRulesTests.STAGE_1));
 	}
 
 	@Test
 	void aDeadLetterIsSentByTheAttemptThatExhaustedTheRecord() {
 		this.locks.write(RoutingRulesTests.confirmed("L1", 3, 2, 8));
-		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("again")))
-			.attempts(this.attempts)
+		StageRouter router = observed(HandlerResult.failed(new IllegalStateException("again"))).attempts(this.attempts)
 			.build();
 		Headers ours = RoutingRulesTests.headers("retry.count", "2", "lock.id", "L1", "owner.group", "billing");
 		Delivery due = new Delivery(RoutingRulesTests.STAGE_2, 0, 8, 0, RoutingRulesTests.KEY.get(), new byte[0], ours);
@@ -234,7 +232,8 @@ class StageRouterTests {
 		StageRouter router = router(HandlerResult.success());
 		long delay = PLAN.stage(1).delay().toMillis();
 		Headers retry = RoutingRulesTests.headers("retry.count", "1", "lock.id", "L1", "owner.group", "billing");
-		Delivery first = new Delivery(RoutingRulesTests.STAGE_1, 0, 0, 1_000, RoutingRulesTests.KEY.get(), new byte[0], retry);
+		Delivery first = new Delivery(RoutingRulesTests.STAGE_1, 0, 0, 1_000, RoutingRulesTests.KEY.get(), new byte[0],
+				retry);
 		assertThat(router.earliestRun(first)).as("no jitter by default").isEqualTo(1_000 + delay);
 
 		StageRouter jittered = observed(HandlerResult.success()).dueTimeJitter(0.5).build();
@@ -264,7 +263,8 @@ class StageRouterTests {
 	@Test
 	void aRouterBuiltOfItsFourPartsAloneMovesAFailedRecordUnderANewRandomLock() {
 		StageRouter router = StageRouter
-			.builder(PLAN, this.locks, this.publisher, (record) -> HandlerResult.failed(new IllegalStateException("down")))
+			.builder(PLAN, this.locks, this.publisher,
+					(record) -> HandlerResult.failed(new IllegalStateException("down")))
 			.build();
 		assertThat(router.route(RoutingRulesTests.main(7, "k"), true)).isEqualTo(Step.done());
 		assertThat(this.publisher.sent).singleElement().satisfies((sent) -> {

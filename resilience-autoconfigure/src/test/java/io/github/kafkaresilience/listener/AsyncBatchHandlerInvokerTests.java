@@ -45,14 +45,17 @@ class AsyncBatchHandlerInvokerTests {
 
 	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
 
-	/** The caller's worker: runs what it is given when the test says so, and counts it. */
+	/**
+	 * The caller's worker: runs what it is given when the test says so, and counts it.
+	 */
 	private final Worker worker = new Worker();
 
 	@Test
 	void theBatchIsPendingUntilItsResultCompletesAndThenEveryRecordSucceeded() {
 		CompletableFuture<BatchResult> ran = invoker("onFuture").start(deliveries("v10", "v11", "v12"), this.worker);
 
-		assertThat(this.listener.calls).as("called on the calling thread").containsExactly(List.of("v10", "v11", "v12"));
+		assertThat(this.listener.calls).as("called on the calling thread")
+			.containsExactly(List.of("v10", "v11", "v12"));
 		assertThat(ran).isNotDone();
 		this.listener.results.get(0).complete(null);
 		assertThat(ran).as("taken on by the worker, not the completing thread").isNotDone();
@@ -154,7 +157,10 @@ class AsyncBatchHandlerInvokerTests {
 		return this.store.claim("orders-listener", "orders/0/" + offset, Duration.ofMinutes(5)).status();
 	}
 
-	/** Lets the worker run what comes, as results complete, until the batch's outcomes are known. */
+	/**
+	 * Lets the worker run what comes, as results complete, until the batch's outcomes are
+	 * known.
+	 */
 	private BatchResult drain(CompletableFuture<BatchResult> ran) {
 		await().until(() -> {
 			this.worker.runAll();
@@ -194,8 +200,8 @@ class AsyncBatchHandlerInvokerTests {
 	private static List<Delivery> deliveries(String... values) {
 		List<Delivery> deliveries = new ArrayList<>();
 		for (int i = 0; i < values.length; i++) {
-			deliveries.add(new Delivery("orders", 0, 10 + i, 1L, utf8("k" + (10 + i)), utf8(values[i]),
-					new RecordHeaders()));
+			deliveries
+				.add(new Delivery("orders", 0, 10 + i, 1L, utf8("k" + (10 + i)), utf8(values[i]), new RecordHeaders()));
 		}
 		return deliveries;
 	}

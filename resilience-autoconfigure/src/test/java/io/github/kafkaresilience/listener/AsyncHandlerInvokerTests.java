@@ -28,8 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A listener method whose result completes later, invoked record by record: the attempt ends
- * with the result, and the idempotency claim is completed or released only then.
+ * A listener method whose result completes later, invoked record by record: the attempt
+ * ends with the result, and the idempotency claim is completed or released only then.
  */
 class AsyncHandlerInvokerTests {
 
@@ -84,7 +84,8 @@ class AsyncHandlerInvokerTests {
 		assertThat(finish(ok)).isEqualTo(HandlerResult.success());
 		assertThat(finish(bad).outcome()).isEqualTo(HandlerResult.Outcome.FAILURE);
 		assertThat(statusOf(1)).as("completed with its success").isEqualTo(Claim.Status.COMPLETED);
-		assertThat(statusOf(2)).as("released with its failure: the next attempt claims it").isEqualTo(Claim.Status.CLAIMED);
+		assertThat(statusOf(2)).as("released with its failure: the next attempt claims it")
+			.isEqualTo(Claim.Status.CLAIMED);
 		assertThat(finish(invoker.start(delivery(1, "a")))).as("a completed key runs no more")
 			.isEqualTo(HandlerResult.success());
 		assertThat(this.listener.results).hasSize(2);
@@ -105,8 +106,8 @@ class AsyncHandlerInvokerTests {
 
 	private HandlerInvoker invoker(@Nullable IdempotencyGuard guard, Duration attemptTimeout) {
 		Method handler = ReflectionUtils.findMethod(Listener.class, "onValue", String.class);
-		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null, null,
-				null, null, null, this.listener, handler);
+		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null,
+				null, null, null, null, this.listener, handler);
 		return new HandlerInvoker(endpoint, "orders", ListenerMessaging.defaults(), new StringDeserializer(),
 				new StringDeserializer(), guard, attemptTimeout);
 	}

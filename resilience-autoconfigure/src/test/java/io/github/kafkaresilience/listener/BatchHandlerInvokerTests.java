@@ -46,8 +46,8 @@ import org.springframework.util.ReflectionUtils;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * How a batch listener's method gets a batch of records and how each record's outcome is told
- * from what the method did, without a broker.
+ * How a batch listener's method gets a batch of records and how each record's outcome is
+ * told from what the method did, without a broker.
  */
 class BatchHandlerInvokerTests {
 
@@ -104,7 +104,8 @@ class BatchHandlerInvokerTests {
 		BatchResult result = invoker("onConsumerRecords").handle(deliveries);
 
 		assertThat(this.listener.calls).containsExactly(List.of("a0", "a1", "b0", "b1"));
-		assertThat(this.listener.places).containsExactly(List.of("orders-0@1", "orders-0@2", "orders-1@1", "orders-1@2"));
+		assertThat(this.listener.places)
+			.containsExactly(List.of("orders-0@1", "orders-0@2", "orders-1@1", "orders-1@2"));
 		// results are in the order of the batch given to the handler
 		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS, null);
 		assertThat(result.results().get(1).failure()).isSameAs(cause);
@@ -201,7 +202,8 @@ class BatchHandlerInvokerTests {
 
 		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, null, null, null);
 		assertThat(this.store.claim("orders-listener", "orders/0/10", Duration.ofMinutes(5)).status())
-			.as("released for its retry, not completed").isEqualTo(Claim.Status.CLAIMED);
+			.as("released for its retry, not completed")
+			.isEqualTo(Claim.Status.CLAIMED);
 	}
 
 	@Test
@@ -211,7 +213,8 @@ class BatchHandlerInvokerTests {
 			throw outside;
 		};
 
-		BatchResult result = invoker("onValues", BatchSettings.Failure.FAIL_ALL).handle(deliveries("v10", "v11", "v12"));
+		BatchResult result = invoker("onValues", BatchSettings.Failure.FAIL_ALL)
+			.handle(deliveries("v10", "v11", "v12"));
 
 		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, Outcome.FAILURE, Outcome.FAILURE);
 		assertThat(result.results()).allSatisfy((failed) -> assertThat(failed.failure()).isSameAs(outside));
@@ -228,7 +231,8 @@ class BatchHandlerInvokerTests {
 
 		BatchResult result = invoker("onValues").handle(deliveries("v10", "bad", "v12", "v13"));
 
-		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS, Outcome.SUCCESS);
+		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS,
+				Outcome.SUCCESS);
 		assertThat(result.results().get(1).failure()).isInstanceOf(BatchListenerFailedException.class);
 		assertThat(result.bisections()).isEqualTo(2);
 		assertThat(this.listener.callSizes()).containsExactly(4, 2, 1, 1, 2);
@@ -242,12 +246,14 @@ class BatchHandlerInvokerTests {
 			}
 		};
 
-		BatchResult result = invoker("onValues").handle(deliveries("v10", "v11", "v12", "v13", "v14", "bad", "v16", "v17"));
+		BatchResult result = invoker("onValues")
+			.handle(deliveries("v10", "v11", "v12", "v13", "v14", "bad", "v16", "v17"));
 
 		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.SUCCESS, Outcome.SUCCESS,
 				Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS, Outcome.SUCCESS);
 		assertThat(result.results().get(5).failure()).isInstanceOf(IllegalStateException.class)
-			.as("the failure of its own call").hasMessage("cannot take [bad]");
+			.as("the failure of its own call")
+			.hasMessage("cannot take [bad]");
 		assertThat(result.bisections()).isEqualTo(3);
 		assertThat(this.listener.callSizes()).containsExactly(8, 4, 4, 2, 1, 1, 2);
 		assertThat(this.listener.calls.get(4)).containsExactly("v14");
@@ -284,7 +290,8 @@ class BatchHandlerInvokerTests {
 		BatchResult result = invoker("onValues", BatchSettings.Failure.FAIL_ALL)
 			.handle(deliveries("v10", "bad", "v12", "v13"));
 
-		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, Outcome.FAILURE, Outcome.FAILURE, Outcome.FAILURE);
+		assertThat(outcomes(result)).containsExactly(Outcome.FAILURE, Outcome.FAILURE, Outcome.FAILURE,
+				Outcome.FAILURE);
 		assertThat(result.results())
 			.allSatisfy((failed) -> assertThat(failed.failure()).hasMessage("cannot take the batch"));
 		assertThat(result.bisections()).isZero();
@@ -300,17 +307,19 @@ class BatchHandlerInvokerTests {
 		};
 
 		// key a: a-1, a-bad, a-3, a-4 in order, between records of b and c
-		BatchResult result = invoker("onValues").handle(keyed("a:a-1", "b:b-1", "a:a-bad", "c:c-1", "a:a-3", "b:b-2",
-				"a:a-4", "c:c-2"));
+		BatchResult result = invoker("onValues")
+			.handle(keyed("a:a-1", "b:b-1", "a:a-bad", "c:c-1", "a:a-3", "b:b-2", "a:a-4", "c:c-2"));
 
 		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS,
 				null, Outcome.SUCCESS, null, Outcome.SUCCESS);
 		assertThat(result.results().get(2).failure()).hasMessage("cannot take [a-bad]");
-		// halves: [a-1 b-1 a-bad c-1] fails, [a-1 b-1] succeeds, [a-bad c-1] fails, [a-bad] and [c-1] alone;
+		// halves: [a-1 b-1 a-bad c-1] fails, [a-1 b-1] succeeds, [a-bad c-1] fails,
+		// [a-bad] and [c-1] alone;
 		// the second half leaves out a-3 and a-4, which may not run before a-bad is done
 		assertThat(this.listener.calls).containsExactly(
-				List.of("a-1", "b-1", "a-bad", "c-1", "a-3", "b-2", "a-4", "c-2"), List.of("a-1", "b-1", "a-bad", "c-1"),
-				List.of("a-1", "b-1"), List.of("a-bad", "c-1"), List.of("a-bad"), List.of("c-1"), List.of("b-2", "c-2"));
+				List.of("a-1", "b-1", "a-bad", "c-1", "a-3", "b-2", "a-4", "c-2"),
+				List.of("a-1", "b-1", "a-bad", "c-1"), List.of("a-1", "b-1"), List.of("a-bad", "c-1"), List.of("a-bad"),
+				List.of("c-1"), List.of("b-2", "c-2"));
 	}
 
 	@Test
@@ -403,7 +412,8 @@ class BatchHandlerInvokerTests {
 	void aValueTheErrorHandlingDeserializerCouldNotReadIsPoisonAndNeverReachesTheMethod() {
 		ErrorHandlingDeserializer<String> values = new ErrorHandlingDeserializer<>(new StrictStringDeserializer());
 
-		BatchResult result = invoker("onValues", values, ListenerMessaging.defaults(), null, BatchSettings.Failure.BISECT)
+		BatchResult result = invoker("onValues", values, ListenerMessaging.defaults(), null,
+				BatchSettings.Failure.BISECT)
 			.handle(deliveries("POISON-10", "v11"));
 
 		assertThat(outcomes(result)).containsExactly(Outcome.POISON, Outcome.SUCCESS);
@@ -425,14 +435,17 @@ class BatchHandlerInvokerTests {
 
 	@Test
 	void aValueTheRecordConverterCannotReadIsFoundByBisectionAndIsPoisonWhileTheOthersSucceed() {
-		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null, new StringJacksonJsonMessageConverter());
+		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null,
+				new StringJacksonJsonMessageConverter());
 
-		BatchResult result = invoker("onOrders", new StringDeserializer(), messaging, null, BatchSettings.Failure.BISECT)
+		BatchResult result = invoker("onOrders", new StringDeserializer(), messaging, null,
+				BatchSettings.Failure.BISECT)
 			.handle(deliveries(order("o-10"), order("o-11"), "{not json", order("o-13")));
 
 		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS, Outcome.POISON, Outcome.SUCCESS);
 		assertThat(result.results().get(2).failure()).isInstanceOf(ConversionException.class);
-		// the converter reads the whole batch before the method runs: the method never sees the bad record
+		// the converter reads the whole batch before the method runs: the method never
+		// sees the bad record
 		assertThat(this.listener.calls).containsExactly(List.of(new Order("o-10", 1), new Order("o-11", 1)),
 				List.of(new Order("o-13", 1)));
 		assertThat(result.bisections()).isEqualTo(2);
@@ -440,7 +453,8 @@ class BatchHandlerInvokerTests {
 
 	@Test
 	void aValueTheRecordConverterCannotReadIsFoundByBisectionAlsoWithFailAll() {
-		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null, new StringJacksonJsonMessageConverter());
+		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null,
+				new StringJacksonJsonMessageConverter());
 
 		BatchResult result = invoker("onOrders", new StringDeserializer(), messaging, null,
 				BatchSettings.Failure.FAIL_ALL)
@@ -452,7 +466,8 @@ class BatchHandlerInvokerTests {
 
 	@Test
 	void aListOfMessagesOfRecordsTheRecordConverterReadsHasTheirPayloadsAndTheUnreadableOneIsPoison() {
-		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null, new StringJacksonJsonMessageConverter());
+		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null,
+				new StringJacksonJsonMessageConverter());
 
 		BatchResult result = invoker("onOrderMessages", new StringDeserializer(), messaging, null,
 				BatchSettings.Failure.BISECT)
@@ -541,7 +556,8 @@ class BatchHandlerInvokerTests {
 		BatchResult retried = invoker.handle(deliveries("v10", "bad", "v12", "v13"));
 
 		assertThat(outcomes(first)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS, Outcome.SUCCESS);
-		assertThat(outcomes(retried)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS, Outcome.SUCCESS);
+		assertThat(outcomes(retried)).containsExactly(Outcome.SUCCESS, Outcome.FAILURE, Outcome.SUCCESS,
+				Outcome.SUCCESS);
 		assertThat(this.listener.callSizes()).containsExactly(4, 2, 1, 1, 2, 1);
 		assertThat(this.listener.calls.get(5)).as("only the failed record runs again").containsExactly("bad");
 	}
@@ -561,7 +577,8 @@ class BatchHandlerInvokerTests {
 	void withATransactionEachCallRunsInOneThatIsRolledBackWhenNoRecordOfTheCallSucceeded() {
 		RecordingTransactions transactions = new RecordingTransactions();
 		IdempotencyGuard guard = new IdempotencyGuard("orders-listener", this.store,
-				IdempotencyKeyResolver.birthplace("orders"), Duration.ofMinutes(5), transactions, IdempotencyObserver.NONE);
+				IdempotencyKeyResolver.birthplace("orders"), Duration.ofMinutes(5), transactions,
+				IdempotencyObserver.NONE);
 		this.listener.then = (batch) -> {
 			if (batch.contains("bad")) {
 				throw new IllegalStateException("cannot take " + batch);
@@ -578,7 +595,8 @@ class BatchHandlerInvokerTests {
 		assertThat(this.store.claim("orders-listener", "orders/0/10", Duration.ofMinutes(5)).status())
 			.isEqualTo(Claim.Status.COMPLETED);
 		assertThat(this.store.claim("orders-listener", "orders/0/11", Duration.ofMinutes(5)).status())
-			.as("released, so claimed anew").isEqualTo(Claim.Status.CLAIMED);
+			.as("released, so claimed anew")
+			.isEqualTo(Claim.Status.CLAIMED);
 	}
 
 	@Test
@@ -602,7 +620,8 @@ class BatchHandlerInvokerTests {
 		assertThat(result.results().get(0).failure()).hasMessage("store down");
 		assertThat(this.listener.callSizes()).as("not bisected: splitting cannot help").containsExactly(2);
 		assertThat(failingStore.claim("orders-listener", "orders/0/10", Duration.ofMinutes(5)).status())
-			.as("released, so claimed anew").isEqualTo(Claim.Status.CLAIMED);
+			.as("released, so claimed anew")
+			.isEqualTo(Claim.Status.CLAIMED);
 	}
 
 	private BatchHandlerInvoker invoker(String method) {
@@ -625,8 +644,8 @@ class BatchHandlerInvokerTests {
 		Method handler = ReflectionUtils.findMethod(Listener.class, method, (Class<?>[]) null);
 		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null,
 				null, null, null, null, true, this.listener, handler, null, Map.of(), true, null);
-		return new BatchHandlerInvoker(endpoint, new RecordReader("orders", new StringDeserializer(), valueDeserializer),
-				messaging, guard, failure);
+		return new BatchHandlerInvoker(endpoint,
+				new RecordReader("orders", new StringDeserializer(), valueDeserializer), messaging, guard, failure);
 	}
 
 	private static List<@Nullable Outcome> outcomes(BatchResult result) {
@@ -676,7 +695,9 @@ class BatchHandlerInvokerTests {
 
 	}
 
-	/** Runs each call in a transaction of its own and records whether it was rolled back. */
+	/**
+	 * Runs each call in a transaction of its own and records whether it was rolled back.
+	 */
 	static class RecordingTransactions implements TransactionOperations {
 
 		final List<Boolean> rolledBack = new ArrayList<>();
@@ -724,10 +745,13 @@ class BatchHandlerInvokerTests {
 
 		void onMessages(List<Message<String>> messages) {
 			this.calls.add(messages.stream().<Object>map(Message::getPayload).toList());
-			this.keys.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.RECEIVED_KEY)).toList());
-			this.offsets.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.OFFSET)).toList());
+			this.keys
+				.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.RECEIVED_KEY)).toList());
+			this.offsets
+				.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.OFFSET)).toList());
 			this.traces.add(messages.stream()
-				.map((message) -> new String(message.getHeaders().get("trace-id", byte[].class), StandardCharsets.UTF_8))
+				.map((message) -> new String(message.getHeaders().get("trace-id", byte[].class),
+						StandardCharsets.UTF_8))
 				.toList());
 			this.then.on(messages);
 		}
@@ -744,7 +768,8 @@ class BatchHandlerInvokerTests {
 
 		void onOrderMessages(List<Message<Order>> messages) {
 			this.calls.add(messages.stream().<Object>map(Message::getPayload).toList());
-			this.offsets.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.OFFSET)).toList());
+			this.offsets
+				.add(messages.stream().map((message) -> message.getHeaders().get(KafkaHeaders.OFFSET)).toList());
 			this.then.on(messages);
 		}
 

@@ -94,10 +94,11 @@ class HandlerInvokerTests {
 		assertThat(result.failure()).isInstanceOfSatisfying(DeserializationException.class, (ex) -> {
 			assertThat(ex.isKey()).isFalse();
 			assertThat(ex.getData()).isEqualTo(utf8("POISON-1"));
-			assertThat(ex.getMessage()).isEqualTo("failed to deserialize the value: " + SerializationException.class.getName()
-					+ ": not a valid record: POISON-1");
+			assertThat(ex.getMessage()).isEqualTo("failed to deserialize the value: "
+					+ SerializationException.class.getName() + ": not a valid record: POISON-1");
 		});
-		assertThat(result.failure()).cause().isInstanceOf(SerializationException.class)
+		assertThat(result.failure()).cause()
+			.isInstanceOf(SerializationException.class)
 			.hasMessage("not a valid record: POISON-1");
 		assertThat(this.listener.values).as("the failure function's value does not reach the method").isEmpty();
 		assertThat(delivery.headers().toArray()).as("the exception header is only on the copy")
@@ -107,7 +108,8 @@ class HandlerInvokerTests {
 	@Test
 	void aKeyTheErrorHandlingDeserializerCouldNotReadIsPoisonAndTheMethodDoesNotRun() {
 		Delivery delivery = new Delivery("orders", 0, 7, 1L, utf8("POISON-KEY"), utf8("v"), new RecordHeaders());
-		ErrorHandlingDeserializer<String> keys = new ErrorHandlingDeserializer<>(new StrictStringDeserializer()).keyDeserializer(true);
+		ErrorHandlingDeserializer<String> keys = new ErrorHandlingDeserializer<>(new StrictStringDeserializer())
+			.keyDeserializer(true);
 
 		HandlerResult result = invoker("onRecord", keys, new StringDeserializer()).handle(delivery);
 
@@ -155,8 +157,9 @@ class HandlerInvokerTests {
 
 		assertThat(invoker("onValue", new StringDeserializer(), new StringDeserializer()).handle(plain))
 			.isEqualTo(HandlerResult.success());
-		assertThat(invoker("onValue", new StringDeserializer(),
-				new ErrorHandlingDeserializer<>(new StringDeserializer())).handle(guarded))
+		assertThat(
+				invoker("onValue", new StringDeserializer(), new ErrorHandlingDeserializer<>(new StringDeserializer()))
+					.handle(guarded))
 			.isEqualTo(HandlerResult.success());
 		assertThat(this.listener.values).containsExactly("v1", "v2");
 	}
@@ -165,10 +168,12 @@ class HandlerInvokerTests {
 	void aThrowingDeserializerMakesThePoisonsFailureItsOwnException() {
 		Delivery delivery = new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("POISON-2"), new RecordHeaders());
 
-		HandlerResult result = invoker("onValue", new StringDeserializer(), new StrictStringDeserializer()).handle(delivery);
+		HandlerResult result = invoker("onValue", new StringDeserializer(), new StrictStringDeserializer())
+			.handle(delivery);
 
 		assertThat(result.outcome()).isEqualTo(HandlerResult.Outcome.POISON);
-		assertThat(result.failure()).isInstanceOf(SerializationException.class).hasMessage("not a valid record: POISON-2");
+		assertThat(result.failure()).isInstanceOf(SerializationException.class)
+			.hasMessage("not a valid record: POISON-2");
 		assertThat(this.listener.values).isEmpty();
 	}
 
@@ -247,7 +252,8 @@ class HandlerInvokerTests {
 			.isEqualTo(HandlerResult.success());
 		assertThat(invoker("onOptional", new StringDeserializer(), new StringDeserializer()).handle(tombstone))
 			.isEqualTo(HandlerResult.success());
-		HandlerResult required = invoker("onValue", new StringDeserializer(), new StringDeserializer()).handle(tombstone);
+		HandlerResult required = invoker("onValue", new StringDeserializer(), new StringDeserializer())
+			.handle(tombstone);
 
 		assertThat(this.listener.values).containsExactly("nullable: null", Optional.empty());
 		assertThat(required.failure()).isInstanceOf(PermanentFailureException.class)
@@ -257,11 +263,12 @@ class HandlerInvokerTests {
 
 	@Test
 	void aValueTheRecordMessageConverterCannotReadIsPoisonAndTheMethodDoesNotRun() {
-		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null, new StringJacksonJsonMessageConverter());
+		ListenerMessaging messaging = ListenerMessaging.asForKafkaListeners(null,
+				new StringJacksonJsonMessageConverter());
 		HandlerInvoker invoker = invoker("onOrder", new StringDeserializer(), new StringDeserializer(), messaging);
 
-		HandlerResult unreadable = invoker.handle(new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("{not json"),
-				new RecordHeaders()));
+		HandlerResult unreadable = invoker
+			.handle(new Delivery("orders", 0, 7, 1L, utf8("k"), utf8("{not json"), new RecordHeaders()));
 		HandlerResult readable = invoker.handle(new Delivery("orders", 0, 8, 1L, utf8("k"),
 				utf8("{\"id\":\"o-1\",\"quantity\":3}"), new RecordHeaders()));
 
@@ -291,14 +298,16 @@ class HandlerInvokerTests {
 	private HandlerInvoker invoker(String method, Deserializer<?> keyDeserializer, Deserializer<?> valueDeserializer,
 			ListenerMessaging messaging) {
 		Method handler = ReflectionUtils.findMethod(Listener.class, method, (Class<?>[]) null);
-		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null, null,
-				null, null, null, this.listener, handler);
-		return new HandlerInvoker(endpoint, "orders", messaging, keyDeserializer, valueDeserializer, null, java.time.Duration.ofSeconds(30));
+		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null,
+				null, null, null, null, this.listener, handler);
+		return new HandlerInvoker(endpoint, "orders", messaging, keyDeserializer, valueDeserializer, null,
+				java.time.Duration.ofSeconds(30));
 	}
 
 	private static Delivery json(Order order) {
 		try (JacksonJsonSerializer<Order> serializer = new JacksonJsonSerializer<>()) {
-			return new Delivery("orders", 0, 7, 1L, utf8("k"), serializer.serialize("orders", order), new RecordHeaders());
+			return new Delivery("orders", 0, 7, 1L, utf8("k"), serializer.serialize("orders", order),
+					new RecordHeaders());
 		}
 	}
 
@@ -318,7 +327,10 @@ class HandlerInvokerTests {
 	record Tenant(String name) {
 	}
 
-	/** What a validator set on the registrar through a {@code KafkaListenerConfigurer} does. */
+	/**
+	 * What a validator set on the registrar through a {@code KafkaListenerConfigurer}
+	 * does.
+	 */
 	static class PositiveQuantity implements Validator {
 
 		@Override
@@ -366,10 +378,10 @@ class HandlerInvokerTests {
 		}
 
 		void onArguments(@Payload String value, @Header(KafkaHeaders.RECEIVED_KEY) String key,
-				@Header(KafkaHeaders.RECEIVED_TOPIC) String topic, @Header(KafkaHeaders.RECEIVED_PARTITION) int partition,
-				@Header(KafkaHeaders.OFFSET) long offset, @Header(KafkaHeaders.RECEIVED_TIMESTAMP) long timestamp,
-				@Header(KafkaHeaders.GROUP_ID) String group, @Header("trace-id") String traceId,
-				ConsumerRecordMetadata metadata) {
+				@Header(KafkaHeaders.RECEIVED_TOPIC) String topic,
+				@Header(KafkaHeaders.RECEIVED_PARTITION) int partition, @Header(KafkaHeaders.OFFSET) long offset,
+				@Header(KafkaHeaders.RECEIVED_TIMESTAMP) long timestamp, @Header(KafkaHeaders.GROUP_ID) String group,
+				@Header("trace-id") String traceId, ConsumerRecordMetadata metadata) {
 			this.values.addAll(List.of(value, key, topic, partition, offset, timestamp, group, traceId,
 					metadata.topic() + "-" + metadata.partition() + "@" + metadata.offset()));
 		}

@@ -24,7 +24,8 @@ class HandlerInvokersTests {
 	void theInstancesGivenToTheConsumerFactoryAreUsed() {
 		IntegerDeserializer keys = new IntegerDeserializer();
 		StringDeserializer values = new StringDeserializer();
-		DefaultKafkaConsumerFactory<Integer, String> factory = new DefaultKafkaConsumerFactory<>(Map.of(), keys, values);
+		DefaultKafkaConsumerFactory<Integer, String> factory = new DefaultKafkaConsumerFactory<>(Map.of(), keys,
+				values);
 
 		assertThat(HandlerInvokers.deserializer(factory, true)).isSameAs(keys);
 		assertThat(HandlerInvokers.deserializer(factory, false)).isSameAs(values);

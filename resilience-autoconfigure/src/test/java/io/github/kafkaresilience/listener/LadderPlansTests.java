@@ -15,8 +15,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNoException;
 
 /**
- * The ladders the listeners name, without a broker: one per group and main topic, and every
- * topic in one role of one ladder.
+ * The ladders the listeners name, without a broker: one per group and main topic, and
+ * every topic in one role of one ladder.
  */
 class LadderPlansTests {
 
@@ -26,8 +26,8 @@ class LadderPlansTests {
 	void aListenerWithoutDelaysOfItsOwnGetsTheDefaultsAndOneWithThemKeepsThem() throws Exception {
 		LadderPlan byDefault = this.plans.plan(endpoint("billing", "orders", null), "orders");
 		assertThat(byDefault.stages()).extracting((stage) -> stage.topic()).containsExactly("billing.orders.retry.30s");
-		LadderPlan own = this.plans.plan(endpoint("shipping", "orders", List.of(Duration.ofSeconds(5), Duration.ofMinutes(1))),
-				"orders");
+		LadderPlan own = this.plans
+			.plan(endpoint("shipping", "orders", List.of(Duration.ofSeconds(5), Duration.ofMinutes(1))), "orders");
 		assertThat(own.stages()).extracting((stage) -> stage.topic())
 			.containsExactly("shipping.orders.retry.5s", "shipping.orders.retry.1m");
 		assertThat(own.dlqTopic()).isEqualTo("shipping.orders.dlq");
@@ -36,7 +36,8 @@ class LadderPlansTests {
 
 	@Test
 	void twoGroupsOnOneTopicEachHaveALadderAndALookUpMustNameTheGroup() throws Exception {
-		List<ListenerEndpoint> endpoints = List.of(endpoint("billing", "orders", null), endpoint("shipping", "orders", null));
+		List<ListenerEndpoint> endpoints = List.of(endpoint("billing", "orders", null),
+				endpoint("shipping", "orders", null));
 		assertThatNoException().isThrownBy(() -> this.plans.checkTopicsAreDistinct(endpoints));
 		assertThat(this.plans.ladder(endpoints, "shipping", "orders").dlqTopic()).isEqualTo("shipping.orders.dlq");
 		assertThatIllegalArgumentException().isThrownBy(() -> this.plans.ladder(endpoints, null, "orders"))
@@ -63,7 +64,8 @@ class LadderPlansTests {
 	@Test
 	void templatesWithoutTheGroupGiveTwoGroupsOneLadderAndAreRefused() throws Exception {
 		LadderPlans unscoped = plans(new LadderTopics.Naming("{topic}.retry.{delay}", "{topic}.dlq", "{topic}.locks"));
-		List<ListenerEndpoint> endpoints = List.of(endpoint("billing", "orders", null), endpoint("shipping", "orders", null));
+		List<ListenerEndpoint> endpoints = List.of(endpoint("billing", "orders", null),
+				endpoint("shipping", "orders", null));
 		assertThatIllegalStateException().isThrownBy(() -> unscoped.checkTopicsAreDistinct(endpoints))
 			.withMessageContaining("Topic 'orders.retry.30s' is both the retry topic (stage 1) of 'orders' (listener "
 					+ "'billing.listen', group 'billing')")
@@ -83,8 +85,8 @@ class LadderPlansTests {
 
 	private static ListenerEndpoint endpoint(String group, String topic, List<Duration> delays) throws Exception {
 		Method method = Object.class.getMethod("toString");
-		return new ListenerEndpoint(group + ".listen", group, List.of(topic), delays, null, null, null, null, new Object(),
-				method);
+		return new ListenerEndpoint(group + ".listen", group, List.of(topic), delays, null, null, null, null,
+				new Object(), method);
 	}
 
 }

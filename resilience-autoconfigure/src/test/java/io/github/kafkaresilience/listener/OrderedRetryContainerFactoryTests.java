@@ -33,8 +33,8 @@ import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.verify;
 
 /**
- * The container factory without a broker: it asks its component factory for every part of a
- * container, and assembles the container from what it gets.
+ * The container factory without a broker: it asks its component factory for every part of
+ * a container, and assembles the container from what it gets.
  */
 class OrderedRetryContainerFactoryTests {
 
@@ -55,8 +55,8 @@ class OrderedRetryContainerFactoryTests {
 	private OutageBreaker breaker;
 
 	/**
-	 * Creates the breaker and the routers as the default does, stands in for the parts that
-	 * need a broker, and notes what it is asked for.
+	 * Creates the breaker and the routers as the default does, stands in for the parts
+	 * that need a broker, and notes what it is asked for.
 	 */
 	private final OrderedRetryComponentFactory components = new OrderedRetryComponentFactory() {
 
@@ -114,8 +114,8 @@ class OrderedRetryContainerFactoryTests {
 	void createContainerAsksTheComponentFactoryForEveryPartAndAssemblesTheContainerFromThem() throws Exception {
 		OrderedRetryContainerFactory factory = factory();
 		factory.setOutageSettings((listenerId) -> OutageSettings.DEFAULTS);
-		factory.setReaper(new OrderedRetryContainerFactory.ReaperSettings(Duration.ofMinutes(5), Duration.ofMinutes(10),
-				() -> {
+		factory.setReaper(
+				new OrderedRetryContainerFactory.ReaperSettings(Duration.ofMinutes(5), Duration.ofMinutes(10), () -> {
 					throw new IllegalStateException("not reaped in this test");
 				}));
 		OrderedRetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
@@ -144,8 +144,8 @@ class OrderedRetryContainerFactoryTests {
 		LadderTopics ladderTopics = new LadderTopics(LadderTopics.Naming.defaults(), Map.of(), new LadderTopics.Topics(
 				false, (short) -1, Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)));
 		LadderPublisher publisher = new LadderPublisher(ProducerClients.of(Map.of()), "test", Duration.ofSeconds(1));
-		OrderedRetryContainerFactory.RecordHandlerFactory handlers = (endpoint, mainTopic) -> (record) -> HandlerResult
-			.success();
+		OrderedRetryContainerFactory.RecordHandlerFactory handlers = (endpoint,
+				mainTopic) -> (record) -> HandlerResult.success();
 		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
 		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladderTopics, publisher, new SyncBarrier(),
 				handlers, ConsumerClients.of(Map.of()), ProducerClients.of(Map.of()), "test"));

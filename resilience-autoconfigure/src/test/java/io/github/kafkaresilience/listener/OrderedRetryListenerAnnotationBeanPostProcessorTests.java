@@ -40,8 +40,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Finding {@code @OrderedRetryListener} methods and resolving their attributes. The registry
- * is replaced by one that does not start containers, so no broker is needed.
+ * Finding {@code @OrderedRetryListener} methods and resolving their attributes. The
+ * registry is replaced by one that does not start containers, so no broker is needed.
  */
 class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
@@ -95,13 +95,12 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	@Test
 	void unsetDelaysAndMaxAttemptsAreLeftToTheConfiguredDefaults() {
-		this.runner.withBean("minimalListener", MinimalListener.class)
-			.run((context) -> {
-				ListenerEndpoint endpoint = endpoint(context);
-				assertThat(endpoint.delays()).isNull();
-				assertThat(endpoint.maxAttempts()).isNull();
-				assertThat(endpoint.concurrency()).isNull();
-			});
+		this.runner.withBean("minimalListener", MinimalListener.class).run((context) -> {
+			ListenerEndpoint endpoint = endpoint(context);
+			assertThat(endpoint.delays()).isNull();
+			assertThat(endpoint.maxAttempts()).isNull();
+			assertThat(endpoint.concurrency()).isNull();
+		});
 	}
 
 	@Test
@@ -123,10 +122,10 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	@Test
 	void consumerPropertiesTheLibrarySetsAreRefusedNamingThem() {
 		this.runner.withBean("groupPropertyListener", GroupPropertyListener.class)
-			.run((context) -> assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
-				.contains("GroupPropertyListener.handle")
-				.contains("[enable.auto.commit, group.id]")
-				.contains("use groupId")));
+			.run((context) -> assertThat(messages(context.getStartupFailure()))
+				.anySatisfy((message) -> assertThat(message).contains("GroupPropertyListener.handle")
+					.contains("[enable.auto.commit, group.id]")
+					.contains("use groupId")));
 	}
 
 	@Test
@@ -138,46 +137,42 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	@Test
 	void expressionsAreEvaluated() {
-		this.runner.withBean("expressionListener", ExpressionListener.class)
-			.run((context) -> {
-				ListenerEndpoint endpoint = endpoint(context);
-				assertThat(endpoint.topics()).containsExactly("ORDERS");
-				assertThat(endpoint.maxAttempts()).isEqualTo(3);
-			});
+		this.runner.withBean("expressionListener", ExpressionListener.class).run((context) -> {
+			ListenerEndpoint endpoint = endpoint(context);
+			assertThat(endpoint.topics()).containsExactly("ORDERS");
+			assertThat(endpoint.maxAttempts()).isEqualTo(3);
+		});
 	}
 
 	@Test
 	void aBadDelayFailsStartupNamingTheMethod() {
-		this.runner.withBean("badDelayListener", BadDelayListener.class)
-			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
-					.contains(BadDelayListener.class.getName() + ".handle")
+		this.runner.withBean("badDelayListener", BadDelayListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure()))
+				.anySatisfy((message) -> assertThat(message).contains(BadDelayListener.class.getName() + ".handle")
 					.contains("'soon'"));
-			});
+		});
 	}
 
 	@Test
 	void aNonNumericMaxAttemptsFailsStartupNamingTheMethod() {
-		this.runner.withBean("badMaxAttemptsListener", BadMaxAttemptsListener.class)
-			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
-					.contains(BadMaxAttemptsListener.class.getName() + ".handle")
-					.contains("maxAttempts")
-					.contains("'three'"));
-			});
+		this.runner.withBean("badMaxAttemptsListener", BadMaxAttemptsListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).anySatisfy(
+					(message) -> assertThat(message).contains(BadMaxAttemptsListener.class.getName() + ".handle")
+						.contains("maxAttempts")
+						.contains("'three'"));
+		});
 	}
 
 	@Test
 	void aMaxAttemptsBelowOneFailsStartupNamingTheMethod() {
-		this.runner.withBean("zeroMaxAttemptsListener", ZeroMaxAttemptsListener.class)
-			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
-					.contains(ZeroMaxAttemptsListener.class.getName() + ".handle")
-					.contains("maxAttempts"));
-			});
+		this.runner.withBean("zeroMaxAttemptsListener", ZeroMaxAttemptsListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).anySatisfy(
+					(message) -> assertThat(message).contains(ZeroMaxAttemptsListener.class.getName() + ".handle")
+						.contains("maxAttempts"));
+		});
 	}
 
 	@Test
@@ -186,9 +181,9 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 			.withPropertyValues("app.empty=")
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(messages(context.getStartupFailure())).anySatisfy((message) -> assertThat(message)
-					.contains(NoTopicListener.class.getName() + ".handle")
-					.contains("no topic"));
+				assertThat(messages(context.getStartupFailure()))
+					.anySatisfy((message) -> assertThat(message).contains(NoTopicListener.class.getName() + ".handle")
+						.contains("no topic"));
 			});
 	}
 
@@ -375,8 +370,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 
 	@Test
 	void aBatchListenerMayTakeEveryFormOfTheBatchWithTheListsOfItsHeaders() {
-		this.runner
-			.withBean("valuesBatchListener", ValuesBatchListener.class)
+		this.runner.withBean("valuesBatchListener", ValuesBatchListener.class)
 			.withBean("messagesBatchListener", MessagesBatchListener.class)
 			.withBean("recordsBatchListener", RecordsBatchListener.class)
 			.withBean("consumerRecordsBatchListener", ConsumerRecordsBatchListener.class)
@@ -891,15 +885,16 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	/**
-	 * Keeps the auto-configured collaborators but never starts containers, which would reach
-	 * for a broker.
+	 * Keeps the auto-configured collaborators but never starts containers, which would
+	 * reach for a broker.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	static class NonStartingRegistryConfiguration {
 
 		@Bean
 		OrderedRetryListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
-			return new OrderedRetryListenerRegistry(orderedRetryContainerFactory, (name) -> orderedRetryContainerFactory) {
+			return new OrderedRetryListenerRegistry(orderedRetryContainerFactory,
+					(name) -> orderedRetryContainerFactory) {
 
 				@Override
 				public void start() {

@@ -15,9 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Operator command records (docs/PROTOCOL.md, rule 11) as the lock table keeps them: decoded
- * from the lock topic, applied beside the locks, versioned by offset like them, and offered to
- * the router only for the lock at the position the command names.
+ * Operator command records (docs/PROTOCOL.md, rule 11) as the lock table keeps them:
+ * decoded from the lock topic, applied beside the locks, versioned by offset like them,
+ * and offered to the router only for the lock at the position the command names.
  */
 class CommandTableTests {
 
@@ -33,8 +33,8 @@ class CommandTableTests {
 	void aCommandSurvivesTheCodecWithItsPartitionFromTheRecord() {
 		OperatorCommand command = OperatorCommand.on(this.lock, Action.DEAD_LETTER_NOW, "alice", "c1", NOW);
 		byte[] value = CommandCodec.encode(command);
-		assertThat(new String(value, StandardCharsets.UTF_8)).contains("\"action\":\"dead-letter-now\"", "\"lock\":\"L1\"",
-				"\"stage\":2", "\"at\":17", "\"by\":\"alice\"");
+		assertThat(new String(value, StandardCharsets.UTF_8)).contains("\"action\":\"dead-letter-now\"",
+				"\"lock\":\"L1\"", "\"stage\":2", "\"at\":17", "\"by\":\"alice\"");
 		assertThat(CommandCodec.decode("cmd:c1", 2, headers(), value)).isEqualTo(command);
 		assertThat(command.recordKey()).isEqualTo("cmd:c1");
 	}
@@ -42,14 +42,17 @@ class CommandTableTests {
 	@Test
 	void aCommandRecordThatCannotBeReadSaysWhy() {
 		byte[] good = CommandCodec.encode(OperatorCommand.on(this.lock, Action.RETRY_NOW, "alice", "c1", NOW));
-		assertThatIllegalArgumentException().isThrownBy(() -> CommandCodec.decode("cmd:c1", 2, new RecordHeaders(), good))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> CommandCodec.decode("cmd:c1", 2, new RecordHeaders(), good))
 			.withMessageContaining("has no 'business-key' header");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> CommandCodec.decode("cmd:c1", 2, headers(), "{\"v\":2}".getBytes(StandardCharsets.UTF_8)))
 			.withMessageContaining("has version 2 but this library reads version 1");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> CommandCodec.decode("cmd:c1", 2, headers(),
-					new String(good, StandardCharsets.UTF_8).replace("retry-now", "skip").getBytes(StandardCharsets.UTF_8)))
+			.isThrownBy(
+					() -> CommandCodec.decode("cmd:c1", 2, headers(),
+							new String(good, StandardCharsets.UTF_8).replace("retry-now", "skip")
+								.getBytes(StandardCharsets.UTF_8)))
 			.withMessageContaining("Unknown operator action 'skip'");
 		assertThatIllegalArgumentException().isThrownBy(() -> CommandCodec.decode("L1", 2, headers(), good))
 			.withMessageContaining("is not a command's");
@@ -104,8 +107,8 @@ class CommandTableTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> OperatorCommand.on(moving, Action.RETRY_NOW, "alice", "c1", NOW))
 			.withMessageContaining("is moving: a command needs a lock confirmed at its stage");
-		assertThatIllegalArgumentException().isThrownBy(() -> Action.of("pause")).withMessage(
-				"Unknown operator action 'pause'; expected retry-now or dead-letter-now");
+		assertThatIllegalArgumentException().isThrownBy(() -> Action.of("pause"))
+			.withMessage("Unknown operator action 'pause'; expected retry-now or dead-letter-now");
 	}
 
 	private static Headers headers() {

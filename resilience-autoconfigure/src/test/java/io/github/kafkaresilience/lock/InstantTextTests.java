@@ -12,7 +12,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** Lock times read back exactly as {@link Instant#parse} reads them, and refused as it refuses them. */
+/**
+ * Lock times read back exactly as {@link Instant#parse} reads them, and refused as it
+ * refuses them.
+ */
 class InstantTextTests {
 
 	@Property

@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The lock record format (docs/PROTOCOL.md, "Lock records"): key, headers and versioned value.
+ * The lock record format (docs/PROTOCOL.md, "Lock records"): key, headers and versioned
+ * value.
  */
 class LockCodecTests {
 
@@ -99,8 +100,8 @@ class LockCodecTests {
 
 	@Test
 	void largeOffsetsSurviveARoundTrip() {
-		Lock lock = new Lock("L", KEY, Integer.MAX_VALUE, Long.MAX_VALUE - 1, 7, Long.MAX_VALUE, null, Integer.MAX_VALUE,
-				null, NOW);
+		Lock lock = new Lock("L", KEY, Integer.MAX_VALUE, Long.MAX_VALUE - 1, 7, Long.MAX_VALUE, null,
+				Integer.MAX_VALUE, null, NOW);
 
 		assertThat(roundTrip(lock)).isEqualTo(lock);
 	}
@@ -144,7 +145,8 @@ class LockCodecTests {
 		Headers headers = LockCodec.headers(KEY, "pod-7", OWNER);
 
 		assertThat(headers.lastHeader("business-key").value()).isEqualTo(KEY.get());
-		assertThat(new String(headers.lastHeader("x-coordinator-id").value(), StandardCharsets.UTF_8)).isEqualTo("pod-7");
+		assertThat(new String(headers.lastHeader("x-coordinator-id").value(), StandardCharsets.UTF_8))
+			.isEqualTo("pod-7");
 		assertThat(new String(headers.lastHeader("owner.group").value(), StandardCharsets.UTF_8)).isEqualTo("billing");
 		assertThat(headers.toArray()).hasSize(3);
 		assertThat(LockCodec.businessKey(headers)).isEqualTo(KEY);
@@ -162,8 +164,8 @@ class LockCodecTests {
 
 	@Test
 	void aRecordWithoutAnUpdatedTimeIsReadAsOfTheEpoch() {
-		Lock decoded = LockCodec.decode("L", HEADERS, json(
-				"{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5},\"stage\":1,\"at\":3,\"retryCount\":1}"));
+		Lock decoded = LockCodec.decode("L", HEADERS,
+				json("{\"v\":1,\"origin\":{\"partition\":0,\"offset\":5},\"stage\":1,\"at\":3,\"retryCount\":1}"));
 
 		assertThat(decoded.updated()).isEqualTo(Instant.EPOCH);
 		assertThat(decoded.position()).isEqualTo(new Position(1, 3));

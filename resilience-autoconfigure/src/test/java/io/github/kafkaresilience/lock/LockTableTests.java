@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The in-memory lock table: idempotent application of lock records (docs/PROTOCOL.md, "Lock records").
+ * The in-memory lock table: idempotent application of lock records (docs/PROTOCOL.md,
+ * "Lock records").
  */
 class LockTableTests {
 
@@ -233,10 +234,11 @@ class LockTableTests {
 	}
 
 	/**
-	 * The acknowledgement of this instance's own write of a lock can come after the tailer read
-	 * that write and a later release of the lock by another instance, and forgot the release's
-	 * marker: it changes nothing, or it would bring the released lock back (the simulation
-	 * found it with the main and stage partitions of one number held by different instances).
+	 * The acknowledgement of this instance's own write of a lock can come after the
+	 * tailer read that write and a later release of the lock by another instance, and
+	 * forgot the release's marker: it changes nothing, or it would bring the released
+	 * lock back (the simulation found it with the main and stage partitions of one number
+	 * held by different instances).
 	 */
 	@Test
 	void anAcknowledgementOfAnOwnWriteThatTheTailerReadPastChangesNothing() {
@@ -497,7 +499,8 @@ class LockTableTests {
 		assertThat(this.table.locksOf(lock.key())).containsExactly(lock);
 		assertThat(this.table.snapshot()).containsExactly(lock);
 		assertThat(this.table.oldest(1)).containsExactly(lock);
-		assertThat(this.table.byOrigin(lock.key(), lock.originOffset())).isEqualTo((lock.entry() == null) ? lock : null);
+		assertThat(this.table.byOrigin(lock.key(), lock.originOffset()))
+			.isEqualTo((lock.entry() == null) ? lock : null);
 		assertThat(this.table.pending(lock.originPartition())).isEqualTo(lock.isPending() ? List.of(lock) : List.of());
 	}
 
@@ -536,7 +539,8 @@ class LockTableTests {
 		lookUpEach(unlocked);
 		long allocated = threads.getCurrentThreadAllocatedBytes() - before;
 
-		// what the measurement itself takes, if anything; 1,000 lookups of 8 bytes would be 8,000
+		// what the measurement itself takes, if anything; 1,000 lookups of 8 bytes would
+		// be 8,000
 		assertThat(allocated).isLessThan(100);
 	}
 
@@ -550,15 +554,18 @@ class LockTableTests {
 
 	@Test
 	void locksOfOneOriginAreOrderedByTheirIdsAsText() {
-		// as a long, an id from 8 on is negative; as text it sorts after 7 and before upper case
-		List<String> ids = List.of("80000000-0000-0000-0000-000000000000", "zzz", "7fffffff-ffff-ffff-ffff-ffffffffffff",
-				"A0000000-0000-0000-0000-000000000000", "7fffffff-ffff-ffff-ffff-fffffffffff0");
+		// as a long, an id from 8 on is negative; as text it sorts after 7 and before
+		// upper case
+		List<String> ids = List.of("80000000-0000-0000-0000-000000000000", "zzz",
+				"7fffffff-ffff-ffff-ffff-ffffffffffff", "A0000000-0000-0000-0000-000000000000",
+				"7fffffff-ffff-ffff-ffff-fffffffffff0");
 		for (int i = 0; i < ids.size(); i++) {
 			this.table.apply(0, i, ids.get(i), confirmed(ids.get(i), K, 10, 1, i));
 		}
 		Lock later = confirmed("later", K, 11, 1, 9);
 
-		assertThat(this.table.locksOf(K)).extracting(Lock::id).containsExactlyElementsOf(ids.stream().sorted().toList());
+		assertThat(this.table.locksOf(K)).extracting(Lock::id)
+			.containsExactlyElementsOf(ids.stream().sorted().toList());
 		assertThat(this.table.predecessor(later)).extracting(Lock::id).isEqualTo("zzz");
 	}
 
@@ -575,7 +582,8 @@ class LockTableTests {
 			if (creating) {
 				Bytes key = keys.get(random.nextInt(keys.size()));
 				// every tenth id is not a UUID
-				String id = (step % 10 == 0) ? "lock-" + step : new UUID(random.nextLong(), random.nextLong()).toString();
+				String id = (step % 10 == 0) ? "lock-" + step
+						: new UUID(random.nextLong(), random.nextLong()).toString();
 				Lock lock = Lock.moving(id, key, partitionOf(key), origin++, 1, new Position(0, origin), 0, null, NOW);
 				this.table.apply(lock.originPartition(), nextOffset[lock.originPartition()]++, id, lock);
 				model.put(id, lock);
@@ -616,7 +624,10 @@ class LockTableTests {
 
 	private void assertAgrees(Map<String, Lock> model, List<Bytes> keys) {
 		Map<Bytes, List<Lock>> byKey = new HashMap<>();
-		model.values().stream().sorted(Lock.BY_ORIGIN).forEach((lock) -> byKey.computeIfAbsent(lock.key(), (k) -> new ArrayList<>()).add(lock));
+		model.values()
+			.stream()
+			.sorted(Lock.BY_ORIGIN)
+			.forEach((lock) -> byKey.computeIfAbsent(lock.key(), (k) -> new ArrayList<>()).add(lock));
 		for (Bytes key : keys) {
 			List<Lock> expected = byKey.getOrDefault(key, List.of());
 			assertThat(this.table.locksOf(key)).isEqualTo(expected);
@@ -693,8 +704,9 @@ class LockTableTests {
 	}
 
 	/**
-	 * What log compaction leaves: the last record of every lock id, at its original offset; a
-	 * tombstone that is the last record of its id is dropped once delete.retention has passed.
+	 * What log compaction leaves: the last record of every lock id, at its original
+	 * offset; a tombstone that is the last record of its id is dropped once
+	 * delete.retention has passed.
 	 */
 	private static List<LogRecord> compact(List<LogRecord> log, boolean keepTombstones) {
 		Map<String, LogRecord> last = new LinkedHashMap<>();
@@ -736,9 +748,9 @@ class LockTableTests {
 	}
 
 	/**
-	 * Writes a random but protocol-shaped lock log: keys spread over partitions, several locks
-	 * per key created in origin order, moves (in flight, then confirmed) to later stages and
-	 * releases, each record at the next offset of its key's lock partition.
+	 * Writes a random but protocol-shaped lock log: keys spread over partitions, several
+	 * locks per key created in origin order, moves (in flight, then confirmed) to later
+	 * stages and releases, each record at the next offset of its key's lock partition.
 	 */
 	private static final class LockLog {
 
@@ -776,7 +788,10 @@ class LockTableTests {
 			return this.maxLiveLocksOfOneKey;
 		}
 
-		/** The tailer position of a partition after reading the records up to index {@code i}. */
+		/**
+		 * The tailer position of a partition after reading the records up to index
+		 * {@code i}.
+		 */
 		long positionAfter(List<LogRecord> log, int partition, int i) {
 			long position = 0;
 			for (int j = 0; j <= i; j++) {
@@ -800,8 +815,8 @@ class LockTableTests {
 						write(log, lock.confirmedAt(this.random.nextInt(1000), NOW));
 					}
 					else if (choice < 7) {
-						write(log, lock.moveTo(lock.stage() + this.random.nextInt(2), lock.position(), lock.retryCount() + 1,
-								null, NOW));
+						write(log, lock.moveTo(lock.stage() + this.random.nextInt(2), lock.position(),
+								lock.retryCount() + 1, null, NOW));
 					}
 					else {
 						release(log, lock);

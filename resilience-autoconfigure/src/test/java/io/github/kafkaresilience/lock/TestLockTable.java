@@ -8,9 +8,10 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A real {@link LockTable} for the tests of other packages, which fill one with lock records
- * they read or write themselves (the simulation, the chaos and group runs' checkers): the
- * table is package-private, and the library reaches it only through {@link LockRegistry}.
+ * A real {@link LockTable} for the tests of other packages, which fill one with lock
+ * records they read or write themselves (the simulation, the chaos and group runs'
+ * checkers): the table is package-private, and the library reaches it only through
+ * {@link LockRegistry}.
  */
 public final class TestLockTable {
 

@@ -18,7 +18,8 @@ import org.springframework.kafka.support.micrometer.KafkaRecordReceiverContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The attempt's convention: spring-kafka's listener convention, plus the stage and the outcome.
+ * The attempt's convention: spring-kafka's listener convention, plus the stage and the
+ * outcome.
  */
 class DefaultAttemptObservationConventionTests {
 
@@ -49,8 +50,8 @@ class DefaultAttemptObservationConventionTests {
 	@Test
 	void theOutcomeIsUnknownUntilTheMethodHasRun() {
 		AttemptContext context = new AttemptContext(RECORD, "orders", null, "billing", () -> null, 0);
-		assertThat(this.convention.getLowCardinalityKeyValues(context)).contains(
-				KeyValue.of("kafka.resilience.stage", "0"), KeyValue.of("kafka.resilience.outcome", "unknown"));
+		assertThat(this.convention.getLowCardinalityKeyValues(context))
+			.contains(KeyValue.of("kafka.resilience.stage", "0"), KeyValue.of("kafka.resilience.outcome", "unknown"));
 	}
 
 	@Test

@@ -22,8 +22,8 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Micrometer Tracing's test tracer behind an observation registry, as an application with a
- * tracer has it: senders write their context into a W3C {@code traceparent} header, and
+ * Micrometer Tracing's test tracer behind an observation registry, as an application with
+ * a tracer has it: senders write their context into a W3C {@code traceparent} header, and
  * receivers continue the trace a {@code traceparent} names, or start a new one.
  */
 public final class TestTracing {
@@ -69,7 +69,9 @@ public final class TestTracing {
 			.toList();
 	}
 
-	/** W3C trace context, the {@code traceparent} header alone, for {@link SimpleTracer}. */
+	/**
+	 * W3C trace context, the {@code traceparent} header alone, for {@link SimpleTracer}.
+	 */
 	private static final class TraceparentPropagator implements Propagator {
 
 		private final SimpleTracer tracer;
@@ -104,7 +106,9 @@ public final class TestTracing {
 
 	}
 
-	/** Starts the first span of a new trace: the test tracer's builder gives it no ids. */
+	/**
+	 * Starts the first span of a new trace: the test tracer's builder gives it no ids.
+	 */
 	private static final class RootSpanBuilder extends SimpleSpanBuilder {
 
 		RootSpanBuilder(SimpleTracer tracer) {

@@ -27,8 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * The outage breaker opens when nearly every attempt fails across several keys, or when the
- * handler says its dependency is unavailable, and never for failures that belong to some keys.
+ * The outage breaker opens when nearly every attempt fails across several keys, or when
+ * the handler says its dependency is unavailable, and never for failures that belong to
+ * some keys.
  */
 class OutageBreakerTests {
 
@@ -57,7 +58,8 @@ class OutageBreakerTests {
 		assertThat(this.breaker.reason()).contains("95 %").contains("503 from the payment provider");
 		assertThat(this.breaker.holds(this.next.get())).as("a transient failure while open is held").isTrue();
 		assertThat(this.breaker.holds(HandlerResult.failed(new PermanentFailureException("bad record"))))
-			.as("a permanent failure belongs to its record").isFalse();
+			.as("a permanent failure belongs to its record")
+			.isFalse();
 		assertThat(this.breaker.holds(HandlerResult.poison(new IllegalArgumentException("not JSON")))).isFalse();
 		assertThat(this.breaker.holds(HandlerResult.success())).isFalse();
 
@@ -106,7 +108,8 @@ class OutageBreakerTests {
 		CompletableFuture<BatchResult> result = new CompletableFuture<>();
 		AsyncBatchHandler calls = (records, worker) -> result;
 		AsyncBatchHandler handler = this.breaker.observing(calls, "orders");
-		RecordHandler earlier = observe(this.breaker, (delivery) -> HandlerResult.failed(new IllegalStateException("503")));
+		RecordHandler earlier = observe(this.breaker,
+				(delivery) -> HandlerResult.failed(new IllegalStateException("503")));
 		for (int i = 0; i < 10; i++) {
 			earlier.handle(record("e-" + i));
 			this.clock.advance(200);
@@ -142,10 +145,12 @@ class OutageBreakerTests {
 
 	@Test
 	void aBurstWhoseFailuresComeFirstOnAFreshInstanceNeverOpensIt() {
-		// as a freshly started instance saw it: one partition's records first, the failing keys of
+		// as a freshly started instance saw it: one partition's records first, the
+		// failing keys of
 		// a burst in long stretches between the turns of the few keys that succeed
-		RecordHandler handler = observe(this.breaker, (delivery) -> new String(delivery.key(), StandardCharsets.UTF_8)
-			.startsWith("failing") ? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
+		RecordHandler handler = observe(this.breaker,
+				(delivery) -> new String(delivery.key(), StandardCharsets.UTF_8).startsWith("failing")
+						? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
 		int failing = 0;
 		int clean = 0;
 		for (int turn = 0; turn < 40; turn++) {
@@ -216,7 +221,8 @@ class OutageBreakerTests {
 		assertThat(this.breaker.isOpen()).as("keys held since long ago say nothing about now").isFalse();
 		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
 		for (int i = 0; i < 5; i++) {
-			handler.handle(record("k-" + i)); // every key fails once, and is held from then on
+			handler.handle(record("k-" + i)); // every key fails once, and is held from
+												// then on
 		}
 		for (int i = 0; i < 100; i++) {
 			this.clock.advance(10);
@@ -227,11 +233,13 @@ class OutageBreakerTests {
 
 	@Test
 	void recordsOfKeysHeldSinceBeforeTheEpisodeDoNotCount() {
-		// after a restart: a backlog of records whose keys have been in the ladder for a while
+		// after a restart: a backlog of records whose keys have been in the ladder for a
+		// while
 		RecordHandler handler = observe(this.breaker, (delivery) -> this.next.get());
 		this.next.set(HandlerResult.failed(new IllegalStateException("rule t2")));
 		for (int i = 0; i < 5; i++) {
-			handler.handle(record("failing-" + i)); // a few of the usual failures start an episode
+			handler.handle(record("failing-" + i)); // a few of the usual failures start
+													// an episode
 		}
 		for (int i = 0; i < 2000; i++) {
 			this.clock.advance(1);
@@ -263,9 +271,11 @@ class OutageBreakerTests {
 
 	@Test
 	void aBurstOfFailingKeysAmongKeysThatSucceedNeverOpensIt() {
-		// the failure-burst issue's burst: 1,000 keys failing once among 8 keys sending 200 each
-		RecordHandler handler = observe(this.breaker, (delivery) -> new String(delivery.key(), StandardCharsets.UTF_8)
-			.startsWith("failing") ? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
+		// the failure-burst issue's burst: 1,000 keys failing once among 8 keys sending
+		// 200 each
+		RecordHandler handler = observe(this.breaker,
+				(delivery) -> new String(delivery.key(), StandardCharsets.UTF_8).startsWith("failing")
+						? HandlerResult.failed(new IllegalStateException("bad deploy")) : HandlerResult.success());
 		int failing = 0;
 		for (int clean = 0; clean < 1600; clean++) {
 			handler.handle(record("clean-" + (clean % 8)));
@@ -284,7 +294,8 @@ class OutageBreakerTests {
 		handler.handle(record("k-0"));
 		this.next.set(HandlerResult.success());
 		for (int i = 0; i < 1000; i++) {
-			handler.handle(record("ok-" + i)); // the success of 1,000 records after the first failure
+			handler.handle(record("ok-" + i)); // the success of 1,000 records after the
+												// first failure
 		}
 		this.clock.advance(Duration.ofSeconds(31));
 		this.next.set(HandlerResult.failed(new IllegalStateException("503")));
@@ -380,20 +391,25 @@ class OutageBreakerTests {
 
 	@Test
 	void settingsThatCannotWorkTogetherAreRefusedWithTheirName() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(30),
-				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(30), Duration.ofSeconds(30), 20, 0.95, 5,
+					Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("window must be longer than minimum-duration");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 1.5, 5, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1), Duration.ofSeconds(30), 20, 1.5, 5,
+					Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("failure-rate");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ZERO))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1), Duration.ofSeconds(30), 20, 0.95, 5,
+					Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ZERO))
 			.withMessageContaining("max-probe-interval");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 0.95, 21, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1), Duration.ofSeconds(30), 20, 0.95, 21,
+					Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ZERO))
 			.withMessageContaining("minimum-keys");
-		assertThatIllegalArgumentException().isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1),
-				Duration.ofSeconds(30), 20, 0.95, 5, Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutageSettings(true, Duration.ofSeconds(1), Duration.ofSeconds(30), 20, 0.95, 5,
+					Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(-1)))
 			.withMessageContaining("ramp-up");
 	}
 

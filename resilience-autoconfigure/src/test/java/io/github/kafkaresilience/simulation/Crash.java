@@ -2,8 +2,8 @@ package io.github.kafkaresilience.simulation;
 
 /**
  * A simulated process death. Every port of a dead incarnation throws it. It is an
- * {@link Error} on purpose: the router's compensation paths catch {@link RuntimeException},
- * and a dead process must not get to run them.
+ * {@link Error} on purpose: the router's compensation paths catch
+ * {@link RuntimeException}, and a dead process must not get to run them.
  */
 final class Crash extends Error {
 

@@ -39,41 +39,46 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
- * One seeded run of the protocol: a random but reproducible interleaving of producing main
- * records, polling, routing (the real {@code StageRouter}), lock tailers, clock advances,
- * commits, duplicate deliveries, crashes between any two port calls, rebalances (with the
- * sync barrier), failing writes, and concurrency (other actions run inside a port call of a
- * route in progress, as the container's workers and tailer threads do; a route of an instance
- * never starts while a route below it holds that instance's router monitor, where a worker
- * would block). At the end, the invariants are checked.
+ * One seeded run of the protocol: a random but reproducible interleaving of producing
+ * main records, polling, routing (the real {@code StageRouter}), lock tailers, clock
+ * advances, commits, duplicate deliveries, crashes between any two port calls, rebalances
+ * (with the sync barrier), failing writes, and concurrency (other actions run inside a
+ * port call of a route in progress, as the container's workers and tailer threads do; a
+ * route of an instance never starts while a route below it holds that instance's router
+ * monitor, where a worker would block). At the end, the invariants are checked.
  * <p>
  * Some seeds also replay dead letters (or records that succeeded) into stage 1, and plant
- * records of another consumer group (or of none) in the stage and lock topics. A replay entry
- * is routed like any stage record; the owner of its main-topic partition admits its pending
- * lock the way {@code OrderedRetryContainer} does: an admission task joins the key's queue of
- * that partition (behind the records of the key taken so far; records taken later queue behind
- * it), catches its lock tailer up, then calls the real {@code ReplayAdmission}. The pending
- * locks a new owner finds when its sync barrier opens are admitted the same way.
+ * records of another consumer group (or of none) in the stage and lock topics. A replay
+ * entry is routed like any stage record; the owner of its main-topic partition admits its
+ * pending lock the way {@code OrderedRetryContainer} does: an admission task joins the
+ * key's queue of that partition (behind the records of the key taken so far; records
+ * taken later queue behind it), catches its lock tailer up, then calls the real
+ * {@code ReplayAdmission}. The pending locks a new owner finds when its sync barrier
+ * opens are admitted the same way.
  * <p>
- * In most seeds the ports send without waiting ({@link SimSends}): a route that writes returns
- * SETTLING and its move goes on in the actions that land and acknowledge its sends, where crashes,
- * timeouts and other actions come between its steps. The container model follows
- * {@code OrderedRetryContainer}: a settling record stays at the head of its key's queue with its
- * offset pending until its writes complete (or is routed again after a backoff when they fail),
- * while the other keys go on, so moves of different keys overlap. The other seeds write before
- * returning and keep the interleavings of the synchronous router.
+ * In most seeds the ports send without waiting ({@link SimSends}): a route that writes
+ * returns SETTLING and its move goes on in the actions that land and acknowledge its
+ * sends, where crashes, timeouts and other actions come between its steps. The container
+ * model follows {@code OrderedRetryContainer}: a settling record stays at the head of its
+ * key's queue with its offset pending until its writes complete (or is routed again after
+ * a backoff when they fail), while the other keys go on, so moves of different keys
+ * overlap. The other seeds write before returning and keep the interleavings of the
+ * synchronous router.
  * <p>
- * About a third of the seeds have outages of the handler's dependency, and the container's outage
- * mode ({@code OutageHold}) is modelled like the rest of the container: an instance whose breaker
- * opened holds (its partitions paused, its ready records held, a failed run held with the rest of
- * its step dropped, queued failure handling put back) until a probe ends the hold; the hold is the
- * process's own, so a crash ends it and a rebalance takes its partitions as they are.
+ * About a third of the seeds have outages of the handler's dependency, and the
+ * container's outage mode ({@code OutageHold}) is modelled like the rest of the
+ * container: an instance whose breaker opened holds (its partitions paused, its ready
+ * records held, a failed run held with the rest of its step dropped, queued failure
+ * handling put back) until a probe ends the hold; the hold is the process's own, so a
+ * crash ends it and a rebalance takes its partitions as they are.
  */
 final class ProtocolSimulation {
 
 	private static final int MAX_NESTING = 2;
 
-	/** Steps without any write, handler run or commit after which a run is declared stuck. */
+	/**
+	 * Steps without any write, handler run or commit after which a run is declared stuck.
+	 */
 	private static final int STALL_STEPS = 800;
 
 	/** What one seed simulates. */
@@ -94,7 +99,8 @@ final class ProtocolSimulation {
 			List<Duration> delays;
 			int ladder = r.nextInt(10);
 			if (ladder < 3) {
-				delays = List.of(Duration.ofSeconds(1)); // a single stage: the last-stage re-append happens
+				delays = List.of(Duration.ofSeconds(1)); // a single stage: the last-stage
+															// re-append happens
 			}
 			else if (ladder < 9) {
 				delays = List.of(Duration.ofSeconds(1), Duration.ofSeconds(2));
@@ -118,45 +124,59 @@ final class ProtocolSimulation {
 			double wClock = 0.3 + 2.7 * r.nextDouble();
 			double wCommit = 0.3 + 2.7 * r.nextDouble();
 			double wFaults = (r.nextInt(10) == 0) ? 0 : 0.5 + 1.5 * r.nextDouble();
-			// a quarter of the seeds own the main and stage partitions of one number on different
+			// a quarter of the seeds own the main and stage partitions of one number on
+			// different
 			// instances, as a listener's two consumers often do
 			split = choice("simulation.split", split);
-			// faults beyond what the protocol claims to survive (see ProtocolSimulationTest): off unless asked for
+			// faults beyond what the protocol claims to survive (see
+			// ProtocolSimulationTest): off unless asked for
 			boolean zombies = option("simulation.zombies", r.nextInt(3) == 0, false);
 			boolean ambiguous = option("simulation.ambiguous", r.nextBoolean(), false);
 			if (!option("simulation.concurrency", true, true)) {
 				pNest = 0;
 			}
-			// drawn last, so that every earlier draw (and a seed without either) stays as it was
+			// drawn last, so that every earlier draw (and a seed without either) stays as
+			// it was
 			int replays = (r.nextInt(2) == 0) ? 0 : 1 + r.nextInt(4);
 			int foreign = (r.nextInt(5) < 2) ? 2 + r.nextInt(7) : 0;
-			// most seeds send without waiting (moves settle in callbacks and overlap); the others
-			// write before returning, as a transaction's store does, and keep the old interleavings
+			// most seeds send without waiting (moves settle in callbacks and overlap);
+			// the others
+			// write before returning, as a transaction's store does, and keep the old
+			// interleavings
 			boolean async = choice("simulation.async", r.nextInt(5) > 0);
-			// drawn after everything else, for the same reason: outages of the handler's dependency,
+			// drawn after everything else, for the same reason: outages of the handler's
+			// dependency,
 			// during which each instance's outage breaker may open and its container hold
 			int outages = choice("simulation.outages", r.nextInt(3) == 0) ? 1 + r.nextInt(2) : 0;
 			int outageMillis = 1_000 + r.nextInt(8_000);
 			boolean unavailable = r.nextInt(3) == 0;
 			double pTrip = 0.15 + 0.5 * r.nextDouble();
 			int probeMillis = 200 + r.nextInt(1_300);
-			// drawn last, for the same reason: a batch listener (docs/PROTOCOL.md, rule 10), whose
-			// ready records run in batches; its seeds have no outages, which batch listeners share
-			// with record listeners unchanged (the hold applies to each record's step after its batch)
+			// drawn last, for the same reason: a batch listener (docs/PROTOCOL.md, rule
+			// 10), whose
+			// ready records run in batches; its seeds have no outages, which batch
+			// listeners share
+			// with record listeners unchanged (the hold applies to each record's step
+			// after its batch)
 			boolean batches = choice("simulation.batches", r.nextInt(3) == 0);
 			int batchSize = 1 + r.nextInt(6);
 			if (batches) {
 				outages = 0;
 			}
-			// drawn last, for the same reason: operators' commands on held keys (docs/PROTOCOL.md, rule 11)
+			// drawn last, for the same reason: operators' commands on held keys
+			// (docs/PROTOCOL.md, rule 11)
 			int commands = choice("simulation.commands", r.nextInt(3) == 0) ? 2 + r.nextInt(6) : 0;
-			// drawn last, for the same reason: parking (the container's Rereader), in half the seeds,
+			// drawn last, for the same reason: parking (the container's Rereader), in
+			// half the seeds,
 			// of the records that wait longer than this for their due time
 			boolean parking = choice("simulation.parking", r.nextBoolean());
 			int parkAfterMillis = r.nextInt(1_500);
-			// drawn last, for the same reason: a listener whose method returns a result that completes
-			// later (the container's AsyncRuns, or its BatchRuns for a batch listener); its seeds have no
-			// outages, which it shares with record listeners unchanged (the hold applies to the step after
+			// drawn last, for the same reason: a listener whose method returns a result
+			// that completes
+			// later (the container's AsyncRuns, or its BatchRuns for a batch listener);
+			// its seeds have no
+			// outages, which it shares with record listeners unchanged (the hold applies
+			// to the step after
 			// a completion)
 			boolean asyncResults = choice("simulation.async-results", r.nextInt(4) == 0);
 			if (asyncResults) {
@@ -168,7 +188,10 @@ final class ProtocolSimulation {
 					pTrip, probeMillis, batches, batchSize, commands, parking ? parkAfterMillis : -1, asyncResults);
 		}
 
-		/** This configuration with failing writes that may land anyway ({@code -Dsimulation.ambiguous=true}). */
+		/**
+		 * This configuration with failing writes that may land anyway
+		 * ({@code -Dsimulation.ambiguous=true}).
+		 */
 		Config withAmbiguousWrites() {
 			return new Config(this.seed, this.partitions, this.instances, this.records, this.keys, this.delays,
 					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
@@ -179,7 +202,10 @@ final class ProtocolSimulation {
 					this.asyncResults);
 		}
 
-		/** This configuration without outages (for seeds that reproduce what was found before there were any). */
+		/**
+		 * This configuration without outages (for seeds that reproduce what was found
+		 * before there were any).
+		 */
 		Config withoutOutages() {
 			return new Config(this.seed, this.partitions, this.instances, this.records, this.keys, this.delays,
 					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
@@ -190,7 +216,10 @@ final class ProtocolSimulation {
 					this.asyncResults);
 		}
 
-		/** {@code true}, {@code false}, or, when not set or {@code random}, this seed's draw. */
+		/**
+		 * {@code true}, {@code false}, or, when not set or {@code random}, this seed's
+		 * draw.
+		 */
 		private static boolean choice(String property, boolean draw) {
 			String value = System.getProperty(property, "random");
 			return "random".equalsIgnoreCase(value) ? draw : Boolean.parseBoolean(value);
@@ -221,7 +250,10 @@ final class ProtocolSimulation {
 					this.asyncResults);
 		}
 
-		/** Whether records waiting long for their due time are parked (the container's {@code park-after}). */
+		/**
+		 * Whether records waiting long for their due time are parked (the container's
+		 * {@code park-after}).
+		 */
 		boolean parking() {
 			return this.parkAfterMillis >= 0;
 		}
@@ -288,15 +320,24 @@ final class ProtocolSimulation {
 		/** Seeds that park records waiting for their due time. */
 		long parkingSeeds;
 
-		/** Records let go of in memory: heads waiting for their due time and their keys' records. */
+		/**
+		 * Records let go of in memory: heads waiting for their due time and their keys'
+		 * records.
+		 */
 		long parked;
 
-		/** Passes of the re-reader for due records, and for operators' commands on parked records. */
+		/**
+		 * Passes of the re-reader for due records, and for operators' commands on parked
+		 * records.
+		 */
 		long duePasses;
 
 		long commandPasses;
 
-		/** Parked records taken back by the passes for due records, and by those for commands. */
+		/**
+		 * Parked records taken back by the passes for due records, and by those for
+		 * commands.
+		 */
 		long takenWhenDue;
 
 		long takenForCommands;
@@ -304,7 +345,10 @@ final class ProtocolSimulation {
 		/** Commands on several heads of one partition accepted in one action. */
 		long commandBursts;
 
-		/** Commands accepted while the accepting table held another pending command of the same partition. */
+		/**
+		 * Commands accepted while the accepting table held another pending command of the
+		 * same partition.
+		 */
 		long commandsBesideOthers;
 
 		long waitKey;
@@ -349,13 +393,18 @@ final class ProtocolSimulation {
 
 		long deferredRebalances;
 
-		/** Runs of the handler that failed, whose failure handling was a turn of its own. */
+		/**
+		 * Runs of the handler that failed, whose failure handling was a turn of its own.
+		 */
 		long failedRuns;
 
 		/** Routes of a batch listener that let a record run: it waited for a batch. */
 		long readyRuns;
 
-		/** Batches run; runs of a record again in a bisected batch; batches the method stopped short. */
+		/**
+		 * Batches run; runs of a record again in a bisected batch; batches the method
+		 * stopped short.
+		 */
 		long batches;
 
 		long bisectionRuns;
@@ -365,7 +414,10 @@ final class ProtocolSimulation {
 		/** Records a batch did not get to: routed again without an attempt. */
 		long notRunInBatch;
 
-		/** Records that rode in a batch behind an earlier record of their key; those held back by its failure. */
+		/**
+		 * Records that rode in a batch behind an earlier record of their key; those held
+		 * back by its failure.
+		 */
 		long riders;
 
 		long ridersHeldBack;
@@ -373,14 +425,20 @@ final class ProtocolSimulation {
 		/** Seeds of a batch listener. */
 		long batchRuns;
 
-		/** Seeds of a listener whose results complete later; its calls; results completed and taken on. */
+		/**
+		 * Seeds of a listener whose results complete later; its calls; results completed
+		 * and taken on.
+		 */
 		long asyncSeeds;
 
 		long asyncCalls;
 
 		long asyncCompleted;
 
-		/** Results that completed after their partition was revoked or their instance died: dropped. */
+		/**
+		 * Results that completed after their partition was revoked or their instance
+		 * died: dropped.
+		 */
 		long asyncDropped;
 
 		/** Results that completed while an operator's command named their record. */
@@ -389,7 +447,10 @@ final class ProtocolSimulation {
 		/** Batches whose result completed and was taken on. */
 		long asyncBatches;
 
-		/** Failure handling lost when its instance crashed or its partition was revoked before it ran. */
+		/**
+		 * Failure handling lost when its instance crashed or its partition was revoked
+		 * before it ran.
+		 */
 		long failuresLost;
 
 		/** Seeds with outages of the handler's dependency. */
@@ -404,7 +465,9 @@ final class ProtocolSimulation {
 		/** Holds that ended because no record was held to probe with. */
 		long holdsClosedEmpty;
 
-		/** Held records run as probes, and how many of them failed and were held again. */
+		/**
+		 * Held records run as probes, and how many of them failed and were held again.
+		 */
 		long probes;
 
 		long failedProbes;
@@ -412,27 +475,40 @@ final class ProtocolSimulation {
 		/** Probes that were an admission, or whose route threw. */
 		long probesWithoutVerdict;
 
-		/** Runs that failed during a hold and were held: the rest of their step dropped, no attempt counted. */
+		/**
+		 * Runs that failed during a hold and were held: the rest of their step dropped,
+		 * no attempt counted.
+		 */
 		long heldRuns;
 
-		/** Failure handling queued before a hold, put back when its turn came during the hold (its rest dropped). */
+		/**
+		 * Failure handling queued before a hold, put back when its turn came during the
+		 * hold (its rest dropped).
+		 */
 		long heldFailuresPutBack;
 
 		/** Crashes of an instance while it held. */
 		long holdCrashes;
 
-		/** Partitions revoked from an instance while it held, and assigned to one while it held. */
+		/**
+		 * Partitions revoked from an instance while it held, and assigned to one while it
+		 * held.
+		 */
 		long holdRevocations;
 
 		long holdAssignments;
 
 		/**
-		 * Tasks in flight at a holding instance (records, held or not, and admissions) when a crash
-		 * or a rebalance took them: their records are uncommitted and delivered again.
+		 * Tasks in flight at a holding instance (records, held or not, and admissions)
+		 * when a crash or a rebalance took them: their records are uncommitted and
+		 * delivered again.
 		 */
 		long heldDropped;
 
-		/** Seeds in which a holding instance crashed, and in which a partition was revoked from one. */
+		/**
+		 * Seeds in which a holding instance crashed, and in which a partition was revoked
+		 * from one.
+		 */
 		long seedsWithHoldCrash;
 
 		long seedsWithHoldRevocation;
@@ -538,29 +614,31 @@ final class ProtocolSimulation {
 					+ this.nestedActions + " zombieResults=" + this.zombieResults + " waits(until/key/tailer)="
 					+ this.waitUntil + "/" + this.waitKey + "/" + this.waitTailer + " replays=" + this.replays
 					+ " (admissions: " + this.admissions + ", queued when a barrier opened: " + this.admissionsAtBarrier
-					+ ", admitted behind live locks of their key: " + this.admittedBehindLocks + ", run: " + this.replaysRun
-					+ ") foreign(stage/lock)="
-					+ this.foreignStageRecords + "/" + this.foreignLockRecords + " async(runs=" + this.asyncRuns + " sends="
-					+ this.sends + " acks=" + this.acks + " landedBeforeAck=" + this.landedBeforeAck + " timeouts="
-					+ this.timeouts + " settling=" + this.settling + " overlappingOtherKeys=" + this.overlappingMoves
+					+ ", admitted behind live locks of their key: " + this.admittedBehindLocks + ", run: "
+					+ this.replaysRun + ") foreign(stage/lock)=" + this.foreignStageRecords + "/"
+					+ this.foreignLockRecords + " async(runs=" + this.asyncRuns + " sends=" + this.sends + " acks="
+					+ this.acks + " landedBeforeAck=" + this.landedBeforeAck + " timeouts=" + this.timeouts
+					+ " settling=" + this.settling + " overlappingOtherKeys=" + this.overlappingMoves
 					+ " failedSettles=" + this.failedSettles + " zombieCallbacks=" + this.zombieCallbacks
 					+ " atCrash(landed/lost)=" + this.landedAtCrash + "/" + this.lostAtCrash
-					+ " rebalancesDeferredForMovesInFlight=" + this.deferredRebalances + ") failedRuns=" + this.failedRuns
-					+ " (failure handling lost to a crash or a rebalance: " + this.failuresLost + ") outages(runs="
-					+ this.outageRuns + " holds=" + this.holds + " closedByProbe=" + this.holdsClosedByProbe
-					+ " closedWithNothingHeld=" + this.holdsClosedEmpty + " probes=" + this.probes + " failedProbes="
-					+ this.failedProbes + " probesWithoutVerdict(admission/route threw)=" + this.probesWithoutVerdict
-					+ " heldRuns=" + this.heldRuns + " heldFailuresPutBack=" + this.heldFailuresPutBack
-					+ " crashesWhileHolding=" + this.holdCrashes + " (seeds: " + this.seedsWithHoldCrash
-					+ ") revokedWhileHolding=" + this.holdRevocations + " (seeds: " + this.seedsWithHoldRevocation
-					+ ") assignedWhileHolding=" + this.holdAssignments + " tasksOfAHolderTakenByCrashOrRebalance="
-					+ this.heldDropped + ") batches(seeds=" + this.batchRuns + " batches=" + this.batches + " readyRuns="
-					+ this.readyRuns + " partial=" + this.partialBatches + " bisectionRuns=" + this.bisectionRuns
-					+ " notRun=" + this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
+					+ " rebalancesDeferredForMovesInFlight=" + this.deferredRebalances + ") failedRuns="
+					+ this.failedRuns + " (failure handling lost to a crash or a rebalance: " + this.failuresLost
+					+ ") outages(runs=" + this.outageRuns + " holds=" + this.holds + " closedByProbe="
+					+ this.holdsClosedByProbe + " closedWithNothingHeld=" + this.holdsClosedEmpty + " probes="
+					+ this.probes + " failedProbes=" + this.failedProbes
+					+ " probesWithoutVerdict(admission/route threw)=" + this.probesWithoutVerdict + " heldRuns="
+					+ this.heldRuns + " heldFailuresPutBack=" + this.heldFailuresPutBack + " crashesWhileHolding="
+					+ this.holdCrashes + " (seeds: " + this.seedsWithHoldCrash + ") revokedWhileHolding="
+					+ this.holdRevocations + " (seeds: " + this.seedsWithHoldRevocation + ") assignedWhileHolding="
+					+ this.holdAssignments + " tasksOfAHolderTakenByCrashOrRebalance=" + this.heldDropped
+					+ ") batches(seeds=" + this.batchRuns + " batches=" + this.batches + " readyRuns=" + this.readyRuns
+					+ " partial=" + this.partialBatches + " bisectionRuns=" + this.bisectionRuns + " notRun="
+					+ this.notRunInBatch + " riders=" + this.riders + " ridersHeldBack=" + this.ridersHeldBack
 					+ ") asyncResults(seeds=" + this.asyncSeeds + " calls=" + this.asyncCalls + " completed="
-					+ this.asyncCompleted + " droppedAfterRevocationOrCrash=" + this.asyncDropped
-					+ " besideACommand=" + this.asyncBesideCommand + " batches=" + this.asyncBatches + ") commands(seeds=" + this.commandSeeds + " written=" + this.commands + " staleWhenWritten="
-					+ this.voidCommands + " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
+					+ this.asyncCompleted + " droppedAfterRevocationOrCrash=" + this.asyncDropped + " besideACommand="
+					+ this.asyncBesideCommand + " batches=" + this.asyncBatches + ") commands(seeds="
+					+ this.commandSeeds + " written=" + this.commands + " staleWhenWritten=" + this.voidCommands
+					+ " duplicates=" + this.duplicateCommands + " ofAnotherGroup=" + this.foreignCommands
 					+ " earlyRuns=" + this.commandedRuns + " deadLetters=" + this.commandedDeadLetters + " ended="
 					+ this.commandsEnded + " crashesAfterAccepting=" + this.crashesAfterAccepting + " bursts="
 					+ this.commandBursts + " besidePendingOnes=" + this.commandsBesideOthers + ") parking(seeds="
@@ -609,10 +687,16 @@ final class ProtocolSimulation {
 	/** Operator commands written so far, and those of our group, for duplicates. */
 	private int commandsWritten;
 
-	/** The records of an asynchronous listener whose results are pending, in any instance, live or not. */
+	/**
+	 * The records of an asynchronous listener whose results are pending, in any instance,
+	 * live or not.
+	 */
 	private final List<Task> pendingResults = new ArrayList<>();
 
-	/** The batches of an asynchronous batch listener whose results are pending, in any instance, live or not. */
+	/**
+	 * The batches of an asynchronous batch listener whose results are pending, in any
+	 * instance, live or not.
+	 */
 	private final List<PendingBatch> pendingBatches = new ArrayList<>();
 
 	/** A batch called on an instance, whose result completes later. */
@@ -630,8 +714,8 @@ final class ProtocolSimulation {
 	private boolean stalled;
 
 	/**
-	 * A violation (or a bug of the model) thrown where a future swallows it: inside a callback
-	 * chained on a write. The scheduler throws it after the action.
+	 * A violation (or a bug of the model) thrown where a future swallows it: inside a
+	 * callback chained on a write. The scheduler throws it after the action.
 	 */
 	private Throwable deferred;
 
@@ -647,10 +731,16 @@ final class ProtocolSimulation {
 	/** For each outage: the clock time it ends at, once it began; -1 before. */
 	private final long[] outageEnds;
 
-	/** The draws about outages, apart from the scheduler's: a seed without outages runs as it did before them. */
+	/**
+	 * The draws about outages, apart from the scheduler's: a seed without outages runs as
+	 * it did before them.
+	 */
 	private final Random outageRnd;
 
-	/** An instance holds: its partitions are paused, its ready records held, a probe due now and then. */
+	/**
+	 * An instance holds: its partitions are paused, its ready records held, a probe due
+	 * now and then.
+	 */
 	private static final class Hold {
 
 		final long since;
@@ -678,7 +768,8 @@ final class ProtocolSimulation {
 			this.world.trace = new SimWorld.Trace(Integer.getInteger("simulation.trace", 100_000));
 		}
 		this.world.async = config.asyncWrites();
-		// a batch listener's and an asynchronous one's routers leave the runs to the container
+		// a batch listener's and an asynchronous one's routers leave the runs to the
+		// container
 		this.world.batches = config.batches() || config.asyncResults();
 		// acknowledgements are actions too: an async run takes about twice the steps
 		int scale = config.asyncWrites() ? 2 : 1;
@@ -688,7 +779,8 @@ final class ProtocolSimulation {
 		this.outageStarts = new long[config.outages()];
 		this.outageEnds = new long[config.outages()];
 		for (int i = 0; i < config.outages(); i++) {
-			// within the steps that have faults, so that crashes and rebalances fall into holds
+			// within the steps that have faults, so that crashes and rebalances fall into
+			// holds
 			this.outageStarts[i] = (long) (this.faultSteps * (0.05 + 0.7 * this.outageRnd.nextDouble()));
 			this.outageEnds[i] = -1;
 		}
@@ -716,8 +808,9 @@ final class ProtocolSimulation {
 					String state = describeState();
 					String kind = state.contains("DEADLOCK:")
 							? "(liveness: a stale copy waits for a move whose source is queued behind it)"
-							: state.contains("BLOCKED:") ? "(liveness: a carrier waits for a predecessor's move "
-									+ "whose source is queued behind it)"
+							: state.contains("BLOCKED:")
+									? "(liveness: a carrier waits for a predecessor's move "
+											+ "whose source is queued behind it)"
 									: state.contains("LEAKED:") ? "(liveness: a live lock names a committed record)"
 											: "(liveness)";
 					this.stalled = true;
@@ -751,7 +844,10 @@ final class ProtocolSimulation {
 		return new Result(this.config, failure, trace, this.stats);
 	}
 
-	/** The trace lines about the lock or the record a failure names: often far before the tail. */
+	/**
+	 * The trace lines about the lock or the record a failure names: often far before the
+	 * tail.
+	 */
 	private String history(String failure) {
 		if (failure == null) {
 			return "";
@@ -767,11 +863,12 @@ final class ProtocolSimulation {
 		if (blocked.find()) {
 			String ids = blocked.group(1) + "|" + blocked.group(2);
 			return "\nHistory of locks " + blocked.group(1) + " and " + blocked.group(2) + " (every trace line naming "
-					+ "them):\n" + this.world.trace.grep(java.util.regex.Pattern.compile("\\b(" + ids + ")\\b"), 80) + "\n";
+					+ "them):\n" + this.world.trace.grep(java.util.regex.Pattern.compile("\\b(" + ids + ")\\b"), 80)
+					+ "\n";
 		}
-		java.util.regex.Matcher lock = java.util.regex.Pattern
-			.compile("(LEAKED: |stale copy of |live locks left in the lock log[^:]*: \\[|unconfirmed move of |the carrier of )"
-					+ "Lock\\[(L\\d+|[0-9a-f-]{36})")
+		java.util.regex.Matcher lock = java.util.regex.Pattern.compile(
+				"(LEAKED: |stale copy of |live locks left in the lock log[^:]*: \\[|unconfirmed move of |the carrier of )"
+						+ "Lock\\[(L\\d+|[0-9a-f-]{36})")
 			.matcher(first);
 		if (lock.find()) {
 			String id = lock.group(2);
@@ -884,15 +981,16 @@ final class ProtocolSimulation {
 
 	/**
 	 * An operator's command was applied to an incarnation's table (the container's
-	 * {@code commandArrived}): if the record it names is parked here, a pass of the re-reader for
-	 * it is asked for; a record waiting in memory is woken by {@link #commanded(Task)}.
+	 * {@code commandArrived}): if the record it names is parked here, a pass of the
+	 * re-reader for it is asked for; a record waiting in memory is woken by
+	 * {@link #commanded(Task)}.
 	 */
 	private void commandArrived(Incarnation incarnation, OperatorCommand command) {
 		if (!this.config.parking() || command.position().stage() > this.world.plan.lastStage()) {
 			return;
 		}
-		Work work = incarnation.works.get(new TP(this.world.plan.stage(command.position().stage()).topic(),
-				command.partition()));
+		Work work = incarnation.works
+			.get(new TP(this.world.plan.stage(command.position().stage()).topic(), command.partition()));
 		if (work != null && !work.revoked && work.parked.contains(command.position().offset())) {
 			work.commandPasses.add(command.key());
 			trace(() -> "    " + incarnation + " asks its re-reader for the key of " + work.tp + "/"
@@ -901,10 +999,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Parks a task that waits for its due time, with every record of its key queued behind it
-	 * (the container's {@code PartitionWork.park}): their offsets stay pending, the tasks are let
-	 * go, and a pass of the re-reader takes them back. A key whose queue holds a running task
-	 * (a rider of a batch) keeps waiting in memory.
+	 * Parks a task that waits for its due time, with every record of its key queued
+	 * behind it (the container's {@code PartitionWork.park}): their offsets stay pending,
+	 * the tasks are let go, and a pass of the re-reader takes them back. A key whose
+	 * queue holds a running task (a rider of a batch) keeps waiting in memory.
 	 */
 	private void park(Task task, String indent) {
 		Work work = task.work;
@@ -929,19 +1027,22 @@ final class ProtocolSimulation {
 		}
 	}
 
-	/** When the first parked record of a partition may run: a pass for due records starts there. */
+	/**
+	 * When the first parked record of a partition may run: a pass for due records starts
+	 * there.
+	 */
 	private long parkedDue(Work work) {
-		return work.owner.router.earliestRun(this.world.log(work.tp.topic(), work.tp.partition())
-			.get(work.parked.first().intValue())
-			.delivery());
+		return work.owner.router.earliestRun(
+				this.world.log(work.tp.topic(), work.tp.partition()).get(work.parked.first().intValue()).delivery());
 	}
 
 	/**
-	 * One pass of the re-reader over a partition's parked records, from the first one, deciding
-	 * with the container's own {@code ParkedPass}: for the keys commands asked for there, if any
-	 * (a random part of them, as commands arrive while passes run), else for the records that are
-	 * due. A record taken back queues behind the records of its key in memory, as a polled one
-	 * does; one the partition has no room for ends the pass.
+	 * One pass of the re-reader over a partition's parked records, from the first one,
+	 * deciding with the container's own {@code ParkedPass}: for the keys commands asked
+	 * for there, if any (a random part of them, as commands arrive while passes run),
+	 * else for the records that are due. A record taken back queues behind the records of
+	 * its key in memory, as a polled one does; one the partition has no room for ends the
+	 * pass.
 	 */
 	private void reread(Work work) {
 		Set<Bytes> keys = new java.util.LinkedHashSet<>();
@@ -999,18 +1100,20 @@ final class ProtocolSimulation {
 								+ "commands left records of key " + new String(key.get(), StandardCharsets.UTF_8)
 								+ " parked");
 					}
-					work.commandPasses.add(key); // cut short for lack of room: asked for again
+					work.commandPasses.add(key); // cut short for lack of room: asked for
+													// again
 				}
 			}
 		}
-		trace(() -> work.owner + " re-reads " + work.tp + (keys.isEmpty() ? " (due records)"
-				: " for commands on keys " + keys) + ": " + back + " taken back");
+		trace(() -> work.owner + " re-reads " + work.tp
+				+ (keys.isEmpty() ? " (due records)" : " for commands on keys " + keys) + ": " + back + " taken back");
 	}
 
 	/**
-	 * (13) An accepted command is acted on promptly (docs/PROTOCOL.md, rule 11): a parked record
-	 * that a pending command applying to its lock names, at its owner, has a pass of the
-	 * re-reader asked for (a record waiting in memory is woken at once, see {@link #commanded}).
+	 * (13) An accepted command is acted on promptly (docs/PROTOCOL.md, rule 11): a parked
+	 * record that a pending command applying to its lock names, at its owner, has a pass
+	 * of the re-reader asked for (a record waiting in memory is woken at once, see
+	 * {@link #commanded}).
 	 */
 	private void checkCommandWakes() {
 		for (SimInstance instance : this.world.instances) {
@@ -1022,8 +1125,8 @@ final class ProtocolSimulation {
 				if (command.position().stage() > this.world.plan.lastStage()) {
 					continue;
 				}
-				Work work = inc.works.get(new TP(this.world.plan.stage(command.position().stage()).topic(),
-						command.partition()));
+				Work work = inc.works
+					.get(new TP(this.world.plan.stage(command.position().stage()).topic(), command.partition()));
 				Lock lock = inc.table.find(command.lockId());
 				long offset = command.position().offset();
 				if (work != null && !work.revoked && work.parked.contains(offset) && lock != null
@@ -1036,14 +1139,16 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A pending lock was applied to an incarnation's table: if it owns the lock's main-topic
-	 * partition and has seen its barrier open, the admission joins the key's queue there,
-	 * behind the records of the key taken so far (the container's {@code admissionNeeded}).
+	 * A pending lock was applied to an incarnation's table: if it owns the lock's
+	 * main-topic partition and has seen its barrier open, the admission joins the key's
+	 * queue there, behind the records of the key taken so far (the container's
+	 * {@code admissionNeeded}).
 	 */
 	private boolean admissionNeeded(Incarnation incarnation, Lock lock) {
 		Work work = incarnation.works.get(new TP(SimWorld.MAIN, lock.originPartition()));
 		if (work == null || !work.opened || work.revoked || !work.admissions.add(lock.id())) {
-			return false; // the partition's owner admits it, or this one once its barrier opens
+			return false; // the partition's owner admits it, or this one once its barrier
+							// opens
 		}
 		Task task = new Task(work, lock, work.fetchPos - 1);
 		work.tasks.add(task);
@@ -1053,8 +1158,8 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * The main-topic partitions of an incarnation whose sync barrier has just opened: their
-	 * pending locks are admitted (the container's {@code open}).
+	 * The main-topic partitions of an incarnation whose sync barrier has just opened:
+	 * their pending locks are admitted (the container's {@code open}).
 	 */
 	private void openBarriers(Incarnation incarnation) {
 		for (Work work : incarnation.works.values()) {
@@ -1111,10 +1216,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A run during an outage fails transiently (unless it failed for good first). The run's
-	 * instance opens its breaker at once when the handler says that its dependency is
-	 * unavailable, or else now and then on a first attempt, as its window of records of the main
-	 * topic trips: it holds from now on, this run included.
+	 * A run during an outage fails transiently (unless it failed for good first). The
+	 * run's instance opens its breaker at once when the handler says that its dependency
+	 * is unavailable, or else now and then on a first attempt, as its window of records
+	 * of the main topic trips: it holds from now on, this run included.
 	 */
 	private HandlerResult outageFailure(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
 		Incarnation inc = this.world.contexts.peek().incarnation;
@@ -1143,7 +1248,10 @@ final class ProtocolSimulation {
 				+ "; every record held is routed again");
 	}
 
-	/** The probe interval, doubled after each failed probe up to eight times, less up to a fifth. */
+	/**
+	 * The probe interval, doubled after each failed probe up to eight times, less up to a
+	 * fifth.
+	 */
 	private long nextProbe(int failedProbes) {
 		long millis = Math.min((long) this.config.probeMillis() << Math.min(failedProbes, 10),
 				8L * this.config.probeMillis());
@@ -1151,9 +1259,9 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Whether a failed run is held instead of handled (the breaker's {@code holds}): a failure
-	 * saying that the dependency is unavailable always is, any other transient failure while the
-	 * instance holds; a permanent failure or a poison record never is.
+	 * Whether a failed run is held instead of handled (the breaker's {@code holds}): a
+	 * failure saying that the dependency is unavailable always is, any other transient
+	 * failure while the instance holds; a permanent failure or a poison record never is.
 	 */
 	private boolean heldFailure(Incarnation inc, HandlerResult result) {
 		if (result == null || result.outcome() != HandlerResult.Outcome.FAILURE || result.failure() == null) {
@@ -1164,7 +1272,10 @@ final class ProtocolSimulation {
 				|| (this.holds.containsKey(inc) && !this.world.classifier.isPermanent(failure));
 	}
 
-	/** The records an instance holds: ready to run but for its hold (failure handling is never held). */
+	/**
+	 * The records an instance holds: ready to run but for its hold (failure handling is
+	 * never held).
+	 */
 	private List<Task> heldTasks(Incarnation inc) {
 		List<Task> held = new ArrayList<>();
 		for (Work work : inc.works.values()) {
@@ -1178,8 +1289,8 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A probe (the container's {@code OutageHold.probe}): one held record runs although the
-	 * instance holds; with none held, the breaker closes.
+	 * A probe (the container's {@code OutageHold.probe}): one held record runs although
+	 * the instance holds; with none held, the breaker closes.
 	 */
 	private void probe(Incarnation inc) {
 		Hold hold = this.holds.get(inc);
@@ -1202,8 +1313,9 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A probe that never reached {@code OutageHold.heldAfter}: an admission, or a route that
-	 * threw. The simulation probes again at once, as for a probe that did not reach the handler.
+	 * A probe that never reached {@code OutageHold.heldAfter}: an admission, or a route
+	 * that threw. The simulation probes again at once, as for a probe that did not reach
+	 * the handler.
 	 */
 	private void probeWithoutVerdict(Incarnation inc, Hold probe, String why) {
 		this.stats.probesWithoutVerdict++;
@@ -1219,10 +1331,11 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * After a run (the container's {@code OutageHold.heldAfter}): a failure that is held puts
-	 * the record back, the rest of its step dropped (no write, no attempt counted), to be routed
-	 * again from the start; a probe's other outcomes close the breaker, or, when the run did not
-	 * reach the handler, call for another probe. Returns whether the record was held.
+	 * After a run (the container's {@code OutageHold.heldAfter}): a failure that is held
+	 * puts the record back, the rest of its step dropped (no write, no attempt counted),
+	 * to be routed again from the start; a probe's other outcomes close the breaker, or,
+	 * when the run did not reach the handler, call for another probe. Returns whether the
+	 * record was held.
 	 */
 	private boolean heldAfter(Task task, Step step, Hold probe, String indent) {
 		Incarnation inc = task.work.owner;
@@ -1261,7 +1374,8 @@ final class ProtocolSimulation {
 			return Fail.NONE; // the port throws Crash: the incarnation is dead
 		}
 		if (this.depth < MAX_NESTING && this.rnd.nextDouble() < this.config.pNestPerCall()) {
-			// other workers, the tailer and time go on while this call waits: a burst of actions
+			// other workers, the tailer and time go on while this call waits: a burst of
+			// actions
 			this.depth++;
 			try {
 				do {
@@ -1317,26 +1431,37 @@ final class ProtocolSimulation {
 		/** A send under way lands in its log; its acknowledgement comes later. */
 		LAND,
 
-		/** A send under way is acknowledged (landing first if it has not): what was chained on it runs. */
+		/**
+		 * A send under way is acknowledged (landing first if it has not): what was
+		 * chained on it runs.
+		 */
 		ACK,
 
-		/** A send's timeout fires before its acknowledgement (with ambiguous writes only). */
+		/**
+		 * A send's timeout fires before its acknowledgement (with ambiguous writes only).
+		 */
 		TIMEOUT,
 
-		/** A holding instance runs one of its held records as a probe, or closes its breaker when none is held. */
+		/**
+		 * A holding instance runs one of its held records as a probe, or closes its
+		 * breaker when none is held.
+		 */
 		PROBE,
 
 		/** A batch listener's instance runs a batch of its records that may run now. */
 		BATCH,
 
 		/**
-		 * The result of a call of an asynchronous listener's method completes, on a thread of its
-		 * own: a worker of its instance takes the rest of the record's step, unless its partition
-		 * was revoked or its instance died meanwhile.
+		 * The result of a call of an asynchronous listener's method completes, on a
+		 * thread of its own: a worker of its instance takes the rest of the record's
+		 * step, unless its partition was revoked or its instance died meanwhile.
 		 */
 		COMPLETE,
 
-		/** An operator's command on a held key is accepted by an instance and written to the lock topic. */
+		/**
+		 * An operator's command on a held key is accepted by an instance and written to
+		 * the lock topic.
+		 */
 		COMMAND
 
 	}
@@ -1364,8 +1489,10 @@ final class ProtocolSimulation {
 					tailers.add(new long[] { this.world.instances.indexOf(instance), p });
 				}
 			}
-			// a route in progress below us may hold the router's monitor (a synchronized section of
-			// StageRouter): a worker of that instance would block on it, so none of its routes runs here
+			// a route in progress below us may hold the router's monitor (a synchronized
+			// section of
+			// StageRouter): a worker of that instance would block on it, so none of its
+			// routes runs here
 			boolean routerBusy = Thread.holdsLock(inc.router);
 			if (hold != null && !hold.probing && !routerBusy) {
 				if (this.world.clock.millis() >= hold.probeAt) {
@@ -1384,7 +1511,8 @@ final class ProtocolSimulation {
 				if (work.committable() > this.world.committed(work.tp)) {
 					committable.add(work);
 				}
-				// the container's passes start only with room in the partition's in-flight bound
+				// the container's passes start only with room in the partition's
+				// in-flight bound
 				if (!work.parked.isEmpty() && !inc.dead && !work.revoked
 						&& work.tasks.size() < this.config.maxInFlight()) {
 					long due = parkedDue(work);
@@ -1399,9 +1527,11 @@ final class ProtocolSimulation {
 					if (task.wait == Wait.BATCH && !task.running && !routerBusy && !work.revoked && !inc.dead) {
 						batchable.computeIfAbsent(inc, (i) -> new ArrayList<>()).add(task);
 					}
-					// an admission takes no router monitor: the container calls ReplayAdmission itself
+					// an admission takes no router monitor: the container calls
+					// ReplayAdmission itself
 					if (isReady(task) && (!routerBusy || task.admission != null)) {
-						// a holding instance holds what becomes ready, but for failure handling
+						// a holding instance holds what becomes ready, but for failure
+						// handling
 						if (hold == null || task.wait == Wait.FAILED) {
 							ready.add(task);
 						}
@@ -1409,7 +1539,8 @@ final class ProtocolSimulation {
 					else if (!task.running && task.wait == Wait.KEY && !task.woken) {
 						sleeping.add(task);
 					}
-					// a record held past its due time waits for the hold's end, not for the clock
+					// a record held past its due time waits for the hold's end, not for
+					// the clock
 					if (!task.running && task.wait == Wait.UNTIL
 							&& (hold == null || task.dueAt > this.world.clock.millis())) {
 						nextDue = Math.min(nextDue, task.dueAt);
@@ -1424,7 +1555,8 @@ final class ProtocolSimulation {
 		weights[Action.TAILER.ordinal()] = tailers.isEmpty() ? 0 : this.config.wTailer();
 		weights[Action.COMMIT.ordinal()] = committable.isEmpty() ? 0 : this.config.wCommit();
 		weights[Action.RECHECK.ordinal()] = sleeping.isEmpty() ? 0 : 0.2;
-		// a replay and a record of another group come at seeded moments, among everything else
+		// a replay and a record of another group come at seeded moments, among everything
+		// else
 		weights[Action.REPLAY.ordinal()] = (this.replays < this.config.replays()) ? 0.08 : 0;
 		weights[Action.FOREIGN.ordinal()] = (this.foreign < this.config.foreign()) ? 0.08 : 0;
 		SimSends sends = this.world.sends;
@@ -1434,7 +1566,8 @@ final class ProtocolSimulation {
 		weights[Action.LAND.ordinal()] = landable.isEmpty() ? 0 : 1.5;
 		weights[Action.PROBE.ordinal()] = probing.isEmpty() ? 0 : 4;
 		weights[Action.BATCH.ordinal()] = batchable.isEmpty() ? 0 : 5;
-		// a worker whose router monitor a route below us holds would block: its completions wait
+		// a worker whose router monitor a route below us holds would block: its
+		// completions wait
 		List<Task> completable = this.pendingResults.stream()
 			.filter((task) -> task.work.revoked || task.work.owner.dead || !Thread.holdsLock(task.work.owner.router))
 			.toList();
@@ -1453,7 +1586,8 @@ final class ProtocolSimulation {
 			double f = this.config.wFaults();
 			weights[Action.DUPLICATE.ordinal()] = 0.3 * f;
 			weights[Action.CRASH.ordinal()] = 0.1 * f;
-			// a rebalance inside a route in progress leaves that route running as a zombie
+			// a rebalance inside a route in progress leaves that route running as a
+			// zombie
 			weights[Action.REBALANCE.ordinal()] = (this.depth == 0 || this.config.zombies()) ? 0.15 * f : 0;
 		}
 		List<SimSends.Send> awaited = (faults && this.config.ambiguousWrites() && !sends.isEmpty())
@@ -1531,9 +1665,9 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Whether a future of the incarnation may complete now. Not while a route below us holds its
-	 * router's monitor: what is chained on the future may confirm a move, which takes that
-	 * monitor, and the callback thread would wait for it.
+	 * Whether a future of the incarnation may complete now. Not while a route below us
+	 * holds its router's monitor: what is chained on the future may confirm a move, which
+	 * takes that monitor, and the callback thread would wait for it.
 	 */
 	private boolean mayComplete(Incarnation incarnation) {
 		return !incarnation.dead && !Thread.holdsLock(incarnation.router);
@@ -1606,14 +1740,17 @@ final class ProtocolSimulation {
 		for (int i = 0; i < count && work.fetchPos < log.size() && work.tasks.size() < this.config.maxInFlight(); i++) {
 			Rec rec = log.get((int) work.fetchPos++);
 			if (rec.key() != null && work.parkedKeys.containsKey(Bytes.wrap(rec.key()))) {
-				// an earlier record of its key is parked: this one parks behind it, in order
+				// an earlier record of its key is parked: this one parks behind it, in
+				// order
 				work.pending.add(rec.offset());
 				work.parked.add(rec.offset());
 				work.parkedKeys.merge(Bytes.wrap(rec.key()), 1, Integer::sum);
 				this.stats.parked++;
 				trace(() -> work.owner + " polls " + rec + " key=" + keyName(rec) + ", parked behind its key");
 				if (commanded(work, rec)) {
-					work.commandPasses.add(Bytes.wrap(rec.key())); // the command arrived before the record did
+					work.commandPasses.add(Bytes.wrap(rec.key())); // the command arrived
+																	// before the record
+																	// did
 				}
 				continue;
 			}
@@ -1635,8 +1772,8 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Routes a task, or runs its failure handling; {@code probe} is the hold it runs as a probe
-	 * of, {@code null} for a task run in its turn.
+	 * Routes a task, or runs its failure handling; {@code probe} is the hold it runs as a
+	 * probe of, {@code null} for a task run in its turn.
 	 */
 	private void route(Task task, Hold probe) {
 		Work work = task.work;
@@ -1661,7 +1798,8 @@ final class ProtocolSimulation {
 		}
 		java.util.function.Supplier<Step> rest = task.rest;
 		if (rest != null && this.holds.containsKey(inc) && heldFailure(inc, task.failed)) {
-			// the container's holdsFailureHandling: once the breaker is open, no record moves into the ladder
+			// the container's holdsFailureHandling: once the breaker is open, no record
+			// moves into the ladder
 			task.rest = null;
 			task.failed = null;
 			task.wait = Wait.NONE;
@@ -1678,10 +1816,12 @@ final class ProtocolSimulation {
 		task.woken = false;
 		task.routes++;
 		trace(() -> indent + inc + ((rest != null) ? " handles the failure of " : " routes ") + task + " key="
-				+ keyName(task.rec) + " tailerSynced=" + task.tailerSynced + " at " + SimWorld.rel(this.world.clock.millis()));
+				+ keyName(task.rec) + " tailerSynced=" + task.tailerSynced + " at "
+				+ SimWorld.rel(this.world.clock.millis()));
 		Step step;
 		try {
-			// as the container: a failed run returns at once, and the rest of its step is a turn of its own
+			// as the container: a failed run returns at once, and the rest of its step is
+			// a turn of its own
 			step = (rest != null) ? rest.get() : this.world.route(inc, task.rec.delivery(), task.tailerSynced, true);
 		}
 		catch (Crash ex) {
@@ -1704,15 +1844,16 @@ final class ProtocolSimulation {
 
 	/**
 	 * Does what a record's step says, as the container does once a route returned.
-	 * @param first whether the step is the record's first since it was routed (not the rest of
-	 * a failed run's step)
+	 * @param first whether the step is the record's first since it was routed (not the
+	 * rest of a failed run's step)
 	 */
 	private void took(Task task, Step step, boolean first, Hold probe, String indent, List<Lock> before) {
 		Work work = task.work;
 		Incarnation inc = work.owner;
 		Step result = step;
 		if (step.kind() == Step.Kind.SETTLING) {
-			// registered before anything else happens: the writes may complete in the next action
+			// registered before anything else happens: the writes may complete in the
+			// next action
 			CompletableFuture<?> writes = step.writes();
 			writes.whenComplete((ignored, ex) -> callback(() -> settled(task, ex)));
 		}
@@ -1739,7 +1880,9 @@ final class ProtocolSimulation {
 			case WAIT_FOR_KEY -> {
 				this.stats.waitKey++;
 				task.wait = Wait.KEY;
-				task.woken = !inc.table.locksOf(task.key).equals(before); // changed while we were looking
+				task.woken = !inc.table.locksOf(task.key).equals(before); // changed while
+																			// we were
+																			// looking
 			}
 			case WAIT_FOR_TAILER -> {
 				this.stats.waitTailer++;
@@ -1757,7 +1900,8 @@ final class ProtocolSimulation {
 				this.stats.readyRuns++;
 				task.ready = step.ready();
 				if (this.config.asyncResults() && !this.config.batches()) {
-					// the method was called and returned a result that completes later: no worker waits
+					// the method was called and returned a result that completes later:
+					// no worker waits
 					this.stats.asyncCalls++;
 					task.wait = Wait.PENDING;
 					this.pendingResults.add(task);
@@ -1771,17 +1915,17 @@ final class ProtocolSimulation {
 
 	/**
 	 * A pending result completes (the container's {@code AsyncRuns}): its outcome is the
-	 * handler's, a port call where other actions may come; a worker then takes the rest of the
-	 * step, as after a batch. A result whose partition was revoked, or whose instance died,
-	 * meanwhile is dropped: the partition's owner runs the record again.
+	 * handler's, a port call where other actions may come; a worker then takes the rest
+	 * of the step, as after a batch. A result whose partition was revoked, or whose
+	 * instance died, meanwhile is dropped: the partition's owner runs the record again.
 	 */
 	private void completeResult(Task task) {
 		this.pendingResults.remove(task);
 		Incarnation inc = task.work.owner;
 		if (task.work.revoked || inc.dead) {
 			this.stats.asyncDropped++;
-			trace(() -> "result of " + task + " completes after " + (inc.dead ? inc + " died" : "its partition was revoked")
-					+ ": dropped");
+			trace(() -> "result of " + task + " completes after "
+					+ (inc.dead ? inc + " died" : "its partition was revoked") + ": dropped");
 			return;
 		}
 		trace(() -> inc + " result of " + task + " completes");
@@ -1803,20 +1947,21 @@ final class ProtocolSimulation {
 		}
 		this.stats.asyncCompleted++;
 		if (commanded(task)) {
-			this.stats.asyncBesideCommand++; // a command came while the result was pending: the step after it acts on it
+			this.stats.asyncBesideCommand++; // a command came while the result was
+												// pending: the step after it acts on it
 		}
 		afterBatch(task, result);
 	}
 
 	/**
-	 * A batch listener's instance runs a batch of its records that may run now (the container's
-	 * {@code BatchRuns}), at most the seed's batch size, in a random order. Half the batches
-	 * end as a method that names a failed record: after a failed run, the records after it may
-	 * not run. The others end as a bisected batch: each record's outcome is its own, and a
-	 * record may run more than once before its last run counts. Every run is a port call of the
-	 * handler, where other actions (a crash, a rebalance) may come; a crash ends the batch with
-	 * nothing taken. Then each record that ran takes the rest of its step, and one that did not
-	 * is routed again from the start.
+	 * A batch listener's instance runs a batch of its records that may run now (the
+	 * container's {@code BatchRuns}), at most the seed's batch size, in a random order.
+	 * Half the batches end as a method that names a failed record: after a failed run,
+	 * the records after it may not run. The others end as a bisected batch: each record's
+	 * outcome is its own, and a record may run more than once before its last run counts.
+	 * Every run is a port call of the handler, where other actions (a crash, a rebalance)
+	 * may come; a crash ends the batch with nothing taken. Then each record that ran
+	 * takes the rest of its step, and one that did not is routed again from the start.
 	 */
 	private void runBatch(Incarnation inc, List<Task> ready) {
 		List<Task> batch = new ArrayList<>(ready);
@@ -1828,7 +1973,8 @@ final class ProtocolSimulation {
 					break;
 				}
 				if (head.running || head.wait != Wait.BATCH || head.work.revoked || inc.dead) {
-					continue; // taken meanwhile, by an action that came while a rider was looked at
+					continue; // taken meanwhile, by an action that came while a rider was
+								// looked at
 				}
 				head.running = true;
 				taken.add(head);
@@ -1847,7 +1993,8 @@ final class ProtocolSimulation {
 			return;
 		}
 		if (this.config.asyncResults()) {
-			// the method was called and returned a result that completes later: no worker waits, the
+			// the method was called and returned a result that completes later: no worker
+			// waits, the
 			// records stay taken until it completes
 			this.stats.asyncCalls++;
 			this.pendingBatches.add(new PendingBatch(inc, taken));
@@ -1858,9 +2005,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A pending batch's result completes (the container's {@code BatchRuns}): its records'
-	 * outcomes are the handler's, as when the batch runs at once; on an instance that died
-	 * meanwhile it is dropped, and a record whose partition was revoked is left to its owner.
+	 * A pending batch's result completes (the container's {@code BatchRuns}): its
+	 * records' outcomes are the handler's, as when the batch runs at once; on an instance
+	 * that died meanwhile it is dropped, and a record whose partition was revoked is left
+	 * to its owner.
 	 */
 	private void completeBatch(PendingBatch batch) {
 		this.pendingBatches.remove(batch);
@@ -1870,8 +2018,10 @@ final class ProtocolSimulation {
 			trace(() -> "result of a batch of " + inc + " completes after it died: dropped");
 			return;
 		}
-		// as a record's result: the handler's outcome is drawn at the completion, so the records of a
-		// partition revoked meanwhile are dropped before it (the container's revocation waited for the
+		// as a record's result: the handler's outcome is drawn at the completion, so the
+		// records of a
+		// partition revoked meanwhile are dropped before it (the container's revocation
+		// waited for the
 		// batch; its records are the new owner's)
 		List<Task> taken = new ArrayList<>();
 		for (Task task : batch.taken()) {
@@ -1891,13 +2041,17 @@ final class ProtocolSimulation {
 		this.stats.asyncCompleted++;
 		this.stats.asyncBatches++;
 		if (taken.stream().anyMatch(this::commanded)) {
-			this.stats.asyncBesideCommand++; // a command came while the result was pending: the step after it acts on it
+			this.stats.asyncBesideCommand++; // a command came while the result was
+												// pending: the step after it acts on it
 		}
 		trace(() -> inc + " result of a batch of " + taken + " completes");
 		runTaken(inc, taken);
 	}
 
-	/** Runs the handler on the records taken for a batch, then each takes the rest of its step. */
+	/**
+	 * Runs the handler on the records taken for a batch, then each takes the rest of its
+	 * step.
+	 */
 	private void runTaken(Incarnation inc, List<Task> taken) {
 		boolean named = this.rnd.nextBoolean();
 		this.stats.batches++;
@@ -1907,10 +2061,11 @@ final class ProtocolSimulation {
 		try {
 			for (int i = 0; i < taken.size(); i++) {
 				Task task = taken.get(i);
-				if (task.riding && (results[i - 1] == null
-						|| results[i - 1].outcome() != HandlerResult.Outcome.SUCCESS)) {
+				if (task.riding
+						&& (results[i - 1] == null || results[i - 1].outcome() != HandlerResult.Outcome.SUCCESS)) {
 					this.stats.ridersHeldBack++;
-					continue; // a rider runs only after every record of its key before it succeeded
+					continue; // a rider runs only after every record of its key before it
+								// succeeded
 				}
 				int runs = named ? 1 : 1 + this.rnd.nextInt(3);
 				for (int run = 0; run < runs; run++) {
@@ -1930,7 +2085,8 @@ final class ProtocolSimulation {
 			trace(() -> "  " + inc + " batch ends: " + ex.getMessage());
 			return;
 		}
-		// a rider that did not run waits behind its head again before any outcome lets the head go
+		// a rider that did not run waits behind its head again before any outcome lets
+		// the head go
 		for (int i = 0; i < taken.size(); i++) {
 			Task task = taken.get(i);
 			if (task.riding && results[i] == null) {
@@ -1942,7 +2098,8 @@ final class ProtocolSimulation {
 				trace(() -> "  " + task + " rode but did not run: routed again in its key's turn");
 			}
 		}
-		// each record stays taken until its own step: other actions come between the steps
+		// each record stays taken until its own step: other actions come between the
+		// steps
 		for (int i = 0; i < taken.size(); i++) {
 			Task task = taken.get(i);
 			HandlerResult result = results[i];
@@ -1968,8 +2125,8 @@ final class ProtocolSimulation {
 
 	/**
 	 * Lets records queued behind a ready head ride in its batch, as the container's
-	 * {@code BatchRuns} does: those right behind it in its key's queue that the router lets run
-	 * on the same view, at most {@code most}, none of them an admission.
+	 * {@code BatchRuns} does: those right behind it in its key's queue that the router
+	 * lets run on the same view, at most {@code most}, none of them an admission.
 	 */
 	private List<Task> riders(Incarnation inc, Task head, int most) {
 		if (head.key == null || head.ready == null || most == 0) {
@@ -1980,14 +2137,16 @@ final class ProtocolSimulation {
 			return List.of();
 		}
 		List<Task> riders = new ArrayList<>();
-		// the container scans the queue under its partition's monitor: a poll meanwhile queues behind
+		// the container scans the queue under its partition's monitor: a poll meanwhile
+		// queues behind
 		List<Task> behind = new ArrayList<>(queue);
 		for (Task next : behind.subList(1, behind.size())) {
 			if (riders.size() >= most || next.admission != null || next.running || next.riding
 					|| next.wait != Wait.NONE) {
 				break;
 			}
-			io.github.kafkaresilience.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready, next.rec.delivery());
+			io.github.kafkaresilience.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready,
+					next.rec.delivery());
 			if (run == null || head.work.revoked || inc.dead || next.running || next.wait != Wait.NONE) {
 				break;
 			}
@@ -2032,9 +2191,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A route returned with its writes under way (the container's {@code settle}): the record
-	 * stays at the head of its key's queue, so the key's later records wait, and its offset
-	 * stays pending, so no commit passes it. The other keys go on routing meanwhile.
+	 * A route returned with its writes under way (the container's {@code settle}): the
+	 * record stays at the head of its key's queue, so the key's later records wait, and
+	 * its offset stays pending, so no commit passes it. The other keys go on routing
+	 * meanwhile.
 	 */
 	private void settling(Task task) {
 		this.stats.settling++;
@@ -2042,7 +2202,8 @@ final class ProtocolSimulation {
 		for (Work work : task.work.owner.works.values()) {
 			for (Task other : work.tasks) {
 				if (other != task && other.wait == Wait.SETTLING && !java.util.Objects.equals(other.key, task.key)) {
-					this.stats.overlappingMoves++; // another key's move is in flight at this instance too
+					this.stats.overlappingMoves++; // another key's move is in flight at
+													// this instance too
 					return;
 				}
 			}
@@ -2050,10 +2211,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * The writes of a route completed (in the action that acknowledged the last of them): the
-	 * record is done, or, when they failed, routed again after a backoff. A callback of a
-	 * partition revoked meanwhile, or of a dead process, changes nothing: the new owner has its
-	 * own task for the record.
+	 * The writes of a route completed (in the action that acknowledged the last of them):
+	 * the record is done, or, when they failed, routed again after a backoff. A callback
+	 * of a partition revoked meanwhile, or of a dead process, changes nothing: the new
+	 * owner has its own task for the record.
 	 */
 	private void settled(Task task, Throwable ex) {
 		Throwable cause = (ex != null) ? Futures.cause(ex) : null;
@@ -2082,9 +2243,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * A step failed, or its writes did (the container's {@code routeFailed}): after a backoff the
-	 * record is routed again, on a lock table caught up with its lock partition, where a write of
-	 * the failed step that landed although it reported a failure is seen.
+	 * A step failed, or its writes did (the container's {@code routeFailed}): after a
+	 * backoff the record is routed again, on a lock table caught up with its lock
+	 * partition, where a write of the failed step that landed although it reported a
+	 * failure is seen.
 	 */
 	private void routeFailed(Task task) {
 		task.wait = Wait.UNTIL;
@@ -2093,7 +2255,10 @@ final class ProtocolSimulation {
 		task.catchUpFirst = true;
 	}
 
-	/** The backoff after a failure is over: the tailer catches up first, then the record is routed. */
+	/**
+	 * The backoff after a failure is over: the tailer catches up first, then the record
+	 * is routed.
+	 */
 	private void catchUpFirst(Task task, String indent) {
 		task.catchUpFirst = false;
 		task.wait = Wait.TAILER;
@@ -2101,7 +2266,10 @@ final class ProtocolSimulation {
 		trace(() -> indent + task.work.owner + " catches up before routing " + task + " again");
 	}
 
-	/** Runs a callback chained on a future, keeping what it throws, which the future would swallow. */
+	/**
+	 * Runs a callback chained on a future, keeping what it throws, which the future would
+	 * swallow.
+	 */
 	private void callback(Runnable callback) {
 		try {
 			callback.run();
@@ -2122,8 +2290,9 @@ final class ProtocolSimulation {
 
 	/**
 	 * Runs an admission in its key's turn: first the lock tailer catches up with the lock
-	 * partition, then the real {@code ReplayAdmission} admits the lock if it is still pending.
-	 * A failed write makes it try again later, from a new catch-up (the container's {@code admit}).
+	 * partition, then the real {@code ReplayAdmission} admits the lock if it is still
+	 * pending. A failed write makes it try again later, from a new catch-up (the
+	 * container's {@code admit}).
 	 */
 	private void admit(Task task) {
 		Work work = task.work;
@@ -2177,7 +2346,8 @@ final class ProtocolSimulation {
 		if (task.key != null) {
 			ArrayDeque<Task> queue = work.queues.get(task.key);
 			if (task.riding && queue.peek() != task) {
-				queue.remove(task); // a rider done before the step of the record ahead of it ended
+				queue.remove(task); // a rider done before the step of the record ahead of
+									// it ended
 			}
 			else if (queue.poll() != task) {
 				throw new IllegalStateException("completed " + task + " which was not the head of its key");
@@ -2202,9 +2372,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * (8) No offset is committed past a record whose move is unconfirmed (docs/PROTOCOL.md, rule 6): once
-	 * committed, a record is never delivered again, so no live lock may name it as the source of
-	 * its move in flight, nor as its carrier (which releases or moves it before it is done).
+	 * (8) No offset is committed past a record whose move is unconfirmed
+	 * (docs/PROTOCOL.md, rule 6): once committed, a record is never delivered again, so
+	 * no live lock may name it as the source of its move in flight, nor as its carrier
+	 * (which releases or moves it before it is done).
 	 */
 	private void checkCommit(Incarnation inc, TP tp, long offset) {
 		for (Lock lock : this.world.liveLocks(tp.partition(), this.world.lockEnd(tp.partition()))) {
@@ -2212,8 +2383,9 @@ final class ProtocolSimulation {
 			String topic = (named.stage() == 0) ? SimWorld.MAIN : this.world.plan.stage(named.stage()).topic();
 			if (topic.equals(tp.topic()) && named.offset() < offset) {
 				throw new SimViolation("(8) " + inc + " committed " + tp + " at " + offset + " past " + tp + "/"
-						+ named.offset() + ", " + (lock.isMoving() ? "the source of the unconfirmed move of " : "the carrier of ")
-						+ lock + " (live in the lock log)");
+						+ named.offset() + ", "
+						+ (lock.isMoving() ? "the source of the unconfirmed move of " : "the carrier of ") + lock
+						+ " (live in the lock log)");
 			}
 		}
 	}
@@ -2225,7 +2397,9 @@ final class ProtocolSimulation {
 			delta = Math.max(0, nextDue - now);
 		}
 		else if (nextDue != Long.MAX_VALUE && nextDue > now && this.rnd.nextInt(4) == 0) {
-			delta = nextDue - now - ((this.rnd.nextBoolean()) ? 1 : 0); // exactly at, or just before, a due time
+			delta = nextDue - now - ((this.rnd.nextBoolean()) ? 1 : 0); // exactly at, or
+																		// just before, a
+																		// due time
 		}
 		else {
 			delta = 1 + this.rnd.nextInt(1500);
@@ -2236,14 +2410,16 @@ final class ProtocolSimulation {
 
 	/**
 	 * An operator replays a dead letter, or a record that succeeded, into stage 1 of its
-	 * partition: a new life of the record, which enters its key's order where it is admitted.
+	 * partition: a new life of the record, which enters its key's order where it is
+	 * admitted.
 	 */
 	/**
-	 * An operator's command (docs/PROTOCOL.md, rule 11), accepted by a random instance on what
-	 * its own table shows (which may be behind the log): retry-now or dead-letter-now on the head
-	 * of a held key. Some are written with a position the lock never had, some again (a
-	 * duplicate), some with another group's owner. The accepting instance applies its own write
-	 * at once, as the registry does on the acknowledgement, and may crash right after.
+	 * An operator's command (docs/PROTOCOL.md, rule 11), accepted by a random instance on
+	 * what its own table shows (which may be behind the log): retry-now or
+	 * dead-letter-now on the head of a held key. Some are written with a position the
+	 * lock never had, some again (a duplicate), some with another group's owner. The
+	 * accepting instance applies its own write at once, as the registry does on the
+	 * acknowledgement, and may crash right after.
 	 */
 	private void command() {
 		this.commandsWritten++;
@@ -2294,9 +2470,10 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * An operator clearing a backlog: commands, retry-now and dead-letter-now at random, on every
-	 * head of one lock partition that the accepting instance's table shows, one after the other
-	 * in one action, so they arrive together and while earlier ones are acted on.
+	 * An operator clearing a backlog: commands, retry-now and dead-letter-now at random,
+	 * on every head of one lock partition that the accepting instance's table shows, one
+	 * after the other in one action, so they arrive together and while earlier ones are
+	 * acted on.
 	 */
 	private void commandBurst(SimInstance instance) {
 		Incarnation inc = instance.current;
@@ -2323,8 +2500,8 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Writes a command accepted by an instance; one of our group's is applied to the instance's
-	 * own table at once, as the registry does on the acknowledgement.
+	 * Writes a command accepted by an instance; one of our group's is applied to the
+	 * instance's own table at once, as the registry does on the acknowledgement.
 	 */
 	private void accept(SimInstance instance, OperatorCommand command, String group) {
 		Incarnation inc = instance.current;
@@ -2342,15 +2519,20 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Whether a record waiting for its due time is woken for an operator's command: its owner's
-	 * table holds one that applies to the lock the record carries, at the record, as the
-	 * container wakes such a record when the command arrives (or right after it starts to wait).
+	 * Whether a record waiting for its due time is woken for an operator's command: its
+	 * owner's table holds one that applies to the lock the record carries, at the record,
+	 * as the container wakes such a record when the command arrives (or right after it
+	 * starts to wait).
 	 */
 	private boolean commanded(Task task) {
-		return task.rec != null && commanded(task.work, task.rec); // an admission waits for no due time
+		return task.rec != null && commanded(task.work, task.rec); // an admission waits
+																	// for no due time
 	}
 
-	/** Whether a pending command applying to the lock a record carries names it, at its owner. */
+	/**
+	 * Whether a pending command applying to the lock a record carries names it, at its
+	 * owner.
+	 */
 	private boolean commanded(Work work, Rec rec) {
 		if (this.config.commands() == 0) {
 			return false;
@@ -2386,11 +2568,12 @@ final class ProtocolSimulation {
 	}
 
 	/**
-	 * Another consumer group (or a tool that writes no owner) puts a record on one of this
-	 * group's ladder topics: a stage record that looks like ours (the lock.id of one of our live
-	 * locks, a replay entry of our key, a record without a key due at once, one with broken
-	 * headers), or a lock record (a tombstone or another version of one of our live locks, a new
-	 * lock or a pending replay on one of our keys). None of them may change anything.
+	 * Another consumer group (or a tool that writes no owner) puts a record on one of
+	 * this group's ladder topics: a stage record that looks like ours (the lock.id of one
+	 * of our live locks, a replay entry of our key, a record without a key due at once,
+	 * one with broken headers), or a lock record (a tombstone or another version of one
+	 * of our live locks, a new lock or a pending replay on one of our keys). None of them
+	 * may change anything.
 	 */
 	private void plantForeign() {
 		this.foreign++;
@@ -2408,8 +2591,8 @@ final class ProtocolSimulation {
 			}
 		}
 		SimWorld.Produced like = ofPartition.isEmpty() ? null : ofPartition.get(this.rnd.nextInt(ofPartition.size()));
-		Bytes key = (target != null) ? target.key() : (like != null) ? like.key
-				: Bytes.wrap(("k" + partition).getBytes(StandardCharsets.UTF_8));
+		Bytes key = (target != null) ? target.key()
+				: (like != null) ? like.key : Bytes.wrap(("k" + partition).getBytes(StandardCharsets.UTF_8));
 		String owner = (group != null) ? "group " + group : "no owner";
 		if (this.rnd.nextBoolean()) {
 			int kind = this.rnd.nextInt(4);
@@ -2427,7 +2610,8 @@ final class ProtocolSimulation {
 			switch (kind) {
 				case 0 -> {
 					String lockId = (target != null) ? target.id() : "L1";
-					put(headers, RetryHeaders.RETRY_COUNT, Integer.toString((target != null) ? target.retryCount() : 0));
+					put(headers, RetryHeaders.RETRY_COUNT,
+							Integer.toString((target != null) ? target.retryCount() : 0));
 					put(headers, RetryHeaders.LOCK_ID, lockId);
 					if (target != null) {
 						topic = this.world.plan.stage(target.stage()).topic();
@@ -2462,7 +2646,8 @@ final class ProtocolSimulation {
 			case 1 -> new Lock(id, key, partition, target.originOffset(), 1,
 					(long) this.world.log(this.world.plan.stage(1).topic(), partition).size(), null, 0, null,
 					SimWorld.FORGED, target.entry());
-			case 2 -> new Lock(id, key, partition, (like != null) ? like.offset : 0, 1, 0L, null, 1, null, SimWorld.FORGED);
+			case 2 ->
+				new Lock(id, key, partition, (like != null) ? like.offset : 0, 1, 0L, null, 1, null, SimWorld.FORGED);
 			default -> Lock.pendingReplay(id, key, partition, 0, SimWorld.FORGED);
 		};
 		SimWorld.LockRec rec = this.world.plantLock(partition, id, key, forged, group);
@@ -2484,7 +2669,8 @@ final class ProtocolSimulation {
 				List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
 				for (long o = this.world.committed(work.tp); o < work.fetchPos; o++) {
 					Rec rec = log.get((int) o);
-					if (!work.pending.contains(o) && (rec.key() == null || !work.queues.containsKey(Bytes.wrap(rec.key())))) {
+					if (!work.pending.contains(o)
+							&& (rec.key() == null || !work.queues.containsKey(Bytes.wrap(rec.key())))) {
 						candidates.add(new Object[] { work, rec });
 					}
 				}
@@ -2501,7 +2687,10 @@ final class ProtocolSimulation {
 		trace(() -> work.owner + " gets a duplicate delivery of " + task);
 	}
 
-	/** The instance's process dies: its table and uncommitted progress are gone; it restarts. */
+	/**
+	 * The instance's process dies: its table and uncommitted progress are gone; it
+	 * restarts.
+	 */
 	private void crash(SimInstance instance, String when) {
 		Incarnation old = instance.current;
 		old.works.values().forEach(this::countFailuresLost);
@@ -2536,8 +2725,10 @@ final class ProtocolSimulation {
 			this.allTopicPartitions.stream().filter((tp) -> tp.partition() == first.partition()).forEach(moving::add);
 		}
 		if (!this.config.zombies()) {
-			// the writes of a revoked partition's moves in flight go on (the container does not wait
-			// for them): a zombie, which compensate mode does not fence; off unless asked for
+			// the writes of a revoked partition's moves in flight go on (the container
+			// does not wait
+			// for them): a zombie, which compensate mode does not fence; off unless asked
+			// for
 			for (TP tp : moving) {
 				Incarnation owner = this.owners.get(tp);
 				if (movesInFlight(owner, tp)) {
@@ -2617,18 +2808,34 @@ final class ProtocolSimulation {
 		for (TP tp : this.allTopicPartitions) {
 			Incarnation owner = this.owners.get(tp);
 			Work work = owner.works.get(tp);
-			out.append("  ").append(tp).append(" owner ").append(owner).append(" committed ")
-				.append(this.world.committed(tp)).append(" end ").append(this.world.log(tp.topic(), tp.partition()).size())
-				.append(" fetch ").append(work.fetchPos).append(" barrierOpen ").append(work.barrierOpen())
+			out.append("  ")
+				.append(tp)
+				.append(" owner ")
+				.append(owner)
+				.append(" committed ")
+				.append(this.world.committed(tp))
+				.append(" end ")
+				.append(this.world.log(tp.topic(), tp.partition()).size())
+				.append(" fetch ")
+				.append(work.fetchPos)
+				.append(" barrierOpen ")
+				.append(work.barrierOpen())
 				.append(work.parked.isEmpty() ? "" : " parked " + work.parked)
 				.append(work.commandPasses.isEmpty() ? "" : " passes asked for " + work.commandPasses)
 				.append('\n');
 			for (Task task : work.tasks) {
-				out.append("    ").append(task).append(" key=")
+				out.append("    ")
+					.append(task)
+					.append(" key=")
 					.append((task.key != null) ? new String(task.key.get(), StandardCharsets.UTF_8) : "null")
 					.append(" wait=")
-					.append(task.wait).append((task.wait == Wait.UNTIL) ? " " + SimWorld.rel(task.dueAt) : "")
-					.append(" woken=").append(task.woken).append(" routes=").append(task.routes).append('\n');
+					.append(task.wait)
+					.append((task.wait == Wait.UNTIL) ? " " + SimWorld.rel(task.dueAt) : "")
+					.append(" woken=")
+					.append(task.woken)
+					.append(" routes=")
+					.append(task.routes)
+					.append('\n');
 				String diagnosis = diagnose(task);
 				if (diagnosis != null) {
 					out.append("      ").append(diagnosis).append('\n');
@@ -2638,11 +2845,20 @@ final class ProtocolSimulation {
 		for (SimInstance instance : this.world.instances) {
 			Hold hold = this.holds.get(instance.current);
 			if (hold != null) {
-				out.append("  ").append(instance.current).append(" holds since step ").append(hold.since)
-					.append(", next probe at ").append(SimWorld.rel(hold.probeAt)).append(" (failed probes: ")
-					.append(hold.failedProbes).append(")\n");
+				out.append("  ")
+					.append(instance.current)
+					.append(" holds since step ")
+					.append(hold.since)
+					.append(", next probe at ")
+					.append(SimWorld.rel(hold.probeAt))
+					.append(" (failed probes: ")
+					.append(hold.failedProbes)
+					.append(")\n");
 			}
-			out.append("  table of ").append(instance.current).append(": ").append(instance.current.table.snapshot())
+			out.append("  table of ")
+				.append(instance.current)
+				.append(": ")
+				.append(instance.current.table.snapshot())
 				.append('\n');
 			List<SimSends.Send> sends = this.world.sends.of(instance.current);
 			if (!sends.isEmpty()) {
@@ -2655,7 +2871,12 @@ final class ProtocolSimulation {
 			String topic = (carrier.stage() == 0) ? SimWorld.MAIN : this.world.plan.stage(carrier.stage()).topic();
 			TP tp = new TP(topic, lock.originPartition());
 			if (carrier.offset() < this.world.committed(tp)) {
-				out.append("\n  LEAKED: ").append(lock).append(" names ").append(tp).append('/').append(carrier.offset())
+				out.append("\n  LEAKED: ")
+					.append(lock)
+					.append(" names ")
+					.append(tp)
+					.append('/')
+					.append(carrier.offset())
 					.append(lock.isMoving() ? " as the source of its move" : " as its carrier")
 					.append(", but that offset is committed: no record will ever route or release this lock");
 			}
@@ -2663,7 +2884,10 @@ final class ProtocolSimulation {
 		return out.toString();
 	}
 
-	/** Explains why a task waiting for its key can never go on, when the reason is a known one. */
+	/**
+	 * Explains why a task waiting for its key can never go on, when the reason is a known
+	 * one.
+	 */
 	private String diagnose(Task task) {
 		if (task.wait != Wait.KEY || task.key == null || task.rec == null) {
 			return null;
@@ -2673,8 +2897,9 @@ final class ProtocolSimulation {
 		Lock lock = (lockId != null) ? task.work.owner.table.find(lockId) : null;
 		if (stage > 0 && lock != null && lock.isMoving() && lock.from().stage() == stage
 				&& lock.from().offset() > task.rec.offset()) {
-			return "DEADLOCK: " + task + " is a stale copy of " + lock + "; it waits for that move to be confirmed, but "
-					+ "the move's source " + task.rec.topic() + "/" + task.rec.partition() + "/" + lock.from().offset()
+			return "DEADLOCK: " + task + " is a stale copy of " + lock
+					+ "; it waits for that move to be confirmed, but " + "the move's source " + task.rec.topic() + "/"
+					+ task.rec.partition() + "/" + lock.from().offset()
 					+ " is queued behind it (same key, same topic partition) and is never routed";
 		}
 		if (lockId == null && stage == 1 && RetryHeaders.isReplayEntry(task.rec.headers())) {

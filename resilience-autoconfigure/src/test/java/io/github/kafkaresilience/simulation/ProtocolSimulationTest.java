@@ -29,101 +29,105 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * Checks the ordered-retry protocol (docs/PROTOCOL.md, "Lock records", rules 1 and 2, "An example")
- * without a broker: the real
- * {@code StageRouter} and {@code LockTable} run in a simulated cluster ({@link SimWorld}),
- * driven by a seeded random scheduler ({@link ProtocolSimulation}).
+ * Checks the ordered-retry protocol (docs/PROTOCOL.md, "Lock records", rules 1 and 2, "An
+ * example") without a broker: the real {@code StageRouter} and {@code LockTable} run in a
+ * simulated cluster ({@link SimWorld}), driven by a seeded random scheduler
+ * ({@link ProtocolSimulation}).
  * <p>
- * {@link #randomRunsKeepEveryInvariant()} runs seeds {@code 0..N-1}, {@code N = -Dsimulation.seeds} (10,000 by
- * default); {@code -Dsimulation.seed=S} runs seed {@code S} alone and prints its trace
- * ({@code -Dsimulation.traceTail=LINES} prints more of it). By default a seed simulates what the
- * protocol says it survives: crashes between any two port calls and between actions,
- * rebalances that move one partition behind the sync barrier while the instance's other
- * partitions run on, as cooperative and {@code consumer}-protocol rebalances revoke only what
- * moves (in a quarter of the seeds the main and
- * stage topic partitions of one partition number are owned and moved apart, as a listener's
- * two consumers hold them; {@code -Dsimulation.split=true|false} makes every seed one or the
- * other),
- * duplicate deliveries, publishes and lock writes that fail cleanly (undone in compensate mode,
- * docs/PROTOCOL.md, rule 6), and
- * concurrency inside an instance (other workers, the tailer and the clock run while a route
- * waits in a port call; off with {@code -Dsimulation.concurrency=false}). Two harsher fault
- * classes are off unless asked for ({@code true} or {@code random}, per seed):
- * {@code -Dsimulation.zombies} lets a route that was running,
- * or a move that was under way, when its partition was revoked go on writing (compensate mode
- * does not fence zombies; without it a partition is not revoked while one of its routes runs or
- * one of its moves is in flight, as the container waits for both before a revoked partition's
+ * {@link #randomRunsKeepEveryInvariant()} runs seeds {@code 0..N-1},
+ * {@code N = -Dsimulation.seeds} (10,000 by default); {@code -Dsimulation.seed=S} runs
+ * seed {@code S} alone and prints its trace ({@code -Dsimulation.traceTail=LINES} prints
+ * more of it). By default a seed simulates what the protocol says it survives: crashes
+ * between any two port calls and between actions, rebalances that move one partition
+ * behind the sync barrier while the instance's other partitions run on, as cooperative
+ * and {@code consumer}-protocol rebalances revoke only what moves (in a quarter of the
+ * seeds the main and stage topic partitions of one partition number are owned and moved
+ * apart, as a listener's two consumers hold them; {@code -Dsimulation.split=true|false}
+ * makes every seed one or the other), duplicate deliveries, publishes and lock writes
+ * that fail cleanly (undone in compensate mode, docs/PROTOCOL.md, rule 6), and
+ * concurrency inside an instance (other workers, the tailer and the clock run while a
+ * route waits in a port call; off with {@code -Dsimulation.concurrency=false}). Two
+ * harsher fault classes are off unless asked for ({@code true} or {@code random}, per
+ * seed): {@code -Dsimulation.zombies} lets a route that was running, or a move that was
+ * under way, when its partition was revoked go on writing (compensate mode does not fence
+ * zombies; without it a partition is not revoked while one of its routes runs or one of
+ * its moves is in flight, as the container waits for both before a revoked partition's
  * commit, and a zombie is what outlives that wait's timeout);
  * {@code -Dsimulation.ambiguous} makes some failing writes land anyway (the ack is lost).
  * <p>
- * Some seeds also replay dead letters (or records that succeeded) into stage 1, where the owner
- * of the main-topic partition admits them into their key's order with the real
- * {@code ReplayAdmission} (docs/PROTOCOL.md, rule 2.0), and plant records of another consumer group, or
- * without an owner, in the stage and lock topics (docs/PROTOCOL.md, "Topics"). The invariants then
- * also say: (6) no such record is
- * run, applied to a lock table, moved or dead-lettered; (7) a replay runs to success or the DLQ
- * after every record of its key with a live lock when it was admitted, and before every record
- * of its key taken from the main topic after that, and no pending lock is left. And for every
- * seed: (2d) the handlers of two records of one key never run at once (a handler runs from the
- * moment its port call is entered, where other actions go on, until it returns).
+ * Some seeds also replay dead letters (or records that succeeded) into stage 1, where the
+ * owner of the main-topic partition admits them into their key's order with the real
+ * {@code ReplayAdmission} (docs/PROTOCOL.md, rule 2.0), and plant records of another
+ * consumer group, or without an owner, in the stage and lock topics (docs/PROTOCOL.md,
+ * "Topics"). The invariants then also say: (6) no such record is run, applied to a lock
+ * table, moved or dead-lettered; (7) a replay runs to success or the DLQ after every
+ * record of its key with a live lock when it was admitted, and before every record of its
+ * key taken from the main topic after that, and no pending lock is left. And for every
+ * seed: (2d) the handlers of two records of one key never run at once (a handler runs
+ * from the moment its port call is entered, where other actions go on, until it returns).
  * <p>
- * About four seeds in five write without waiting (docs/PROTOCOL.md, rule 6): lock writes and
- * publishes are
- * sent, land and are acknowledged in later actions (in order per instance and partition), the
- * next step of a move runs when its write is acknowledged, a crash lands some of the sends under
- * way and loses the others, and with {@code -Dsimulation.ambiguous} a send may also time out and
- * land later. The others write before returning; {@code -Dsimulation.async=true|false} makes every
- * seed one or the other. And for every seed: (8) no offset is committed past a record whose move
- * is unconfirmed (no live lock names a committed record as its move's source or its carrier).
+ * About four seeds in five write without waiting (docs/PROTOCOL.md, rule 6): lock writes
+ * and publishes are sent, land and are acknowledged in later actions (in order per
+ * instance and partition), the next step of a move runs when its write is acknowledged, a
+ * crash lands some of the sends under way and loses the others, and with
+ * {@code -Dsimulation.ambiguous} a send may also time out and land later. The others
+ * write before returning; {@code -Dsimulation.async=true|false} makes every seed one or
+ * the other. And for every seed: (8) no offset is committed past a record whose move is
+ * unconfirmed (no live lock names a committed record as its move's source or its
+ * carrier).
  * <p>
  * About a third of the seeds have operators' commands (docs/PROTOCOL.md, rule 11;
  * {@code -Dsimulation.commands=true|false}): a random instance accepts a retry-now or
- * dead-letter-now on the head of a held key as its own table shows it (so some are void when
- * written), and may crash right after; some are written twice, some for a position the lock
- * never had, some by another group. The invariants then also say: (12) a record runs before its
- * due time, or reaches the DLQ with {@code dlq.reason=operator}, only when a command of ours named
- * the lock it carries at that very record, and an operator's dead letter counts no attempt;
- * every other invariant (order, nothing lost, no live lock left) holds with commands as without.
- * Some commands come in bursts, one on every head of a lock partition in one action, as an
- * operator clearing a backlog sends them, so they arrive together and while earlier ones of the
- * partition are acted on.
+ * dead-letter-now on the head of a held key as its own table shows it (so some are void
+ * when written), and may crash right after; some are written twice, some for a position
+ * the lock never had, some by another group. The invariants then also say: (12) a record
+ * runs before its due time, or reaches the DLQ with {@code dlq.reason=operator}, only
+ * when a command of ours named the lock it carries at that very record, and an operator's
+ * dead letter counts no attempt; every other invariant (order, nothing lost, no live lock
+ * left) holds with commands as without. Some commands come in bursts, one on every head
+ * of a lock partition in one action, as an operator clearing a backlog sends them, so
+ * they arrive together and while earlier ones of the partition are acted on.
  * <p>
- * Half the seeds park ({@code -Dsimulation.parking=true|false}): a record that waits longer than
- * the seed's park-after for its due time is let go of with the records of its key queued behind
- * it, and a later record of a parked key parks at once, as the container's {@code PartitionWork}
- * does; passes of the re-reader take them back, deciding with the container's own
- * {@code ParkedPass}: for due records, and for the keys of the parked records commands name
- * (asked for when a command arrives at the record's owner, when such a record parks, and when it
- * parks at once behind its key). Then (13): a parked record that a command applying to its lock
- * names always has a pass asked for its key, and a pass for commands takes back every parked
- * record of the keys it was asked for unless its partition has no room (then they are asked for
- * again); a pass that took back a record ahead of a parked earlier record of its key would leave
- * the key waiting for ever (liveness).
+ * Half the seeds park ({@code -Dsimulation.parking=true|false}): a record that waits
+ * longer than the seed's park-after for its due time is let go of with the records of its
+ * key queued behind it, and a later record of a parked key parks at once, as the
+ * container's {@code PartitionWork} does; passes of the re-reader take them back,
+ * deciding with the container's own {@code ParkedPass}: for due records, and for the keys
+ * of the parked records commands name (asked for when a command arrives at the record's
+ * owner, when such a record parks, and when it parks at once behind its key). Then (13):
+ * a parked record that a command applying to its lock names always has a pass asked for
+ * its key, and a pass for commands takes back every parked record of the keys it was
+ * asked for unless its partition has no room (then they are asked for again); a pass that
+ * took back a record ahead of a parked earlier record of its key would leave the key
+ * waiting for ever (liveness).
  * <p>
  * About a third of the seeds are a batch listener's (docs/PROTOCOL.md, rule 10;
- * {@code -Dsimulation.batches=true|false} makes every seed one or the other): its routers leave
- * each run to a batch, which runs records of any partition and stage that may run now. Half the
- * batches stop at a failed record the method names (the records after it are routed again, no
- * attempt counted); the others are bisected (a record may run more than once, its last run
- * counts). Crashes, rebalances and other actions come inside the batch's runs and between the
- * steps its records take afterwards. These seeds have no outages.
+ * {@code -Dsimulation.batches=true|false} makes every seed one or the other): its routers
+ * leave each run to a batch, which runs records of any partition and stage that may run
+ * now. Half the batches stop at a failed record the method names (the records after it
+ * are routed again, no attempt counted); the others are bisected (a record may run more
+ * than once, its last run counts). Crashes, rebalances and other actions come inside the
+ * batch's runs and between the steps its records take afterwards. These seeds have no
+ * outages.
  * <p>
- * About a third of the other seeds have one or two outages of the handler's dependency: for a few
- * seconds of the simulated clock every run fails, transiently but for the seed's share of
- * permanent failures ({@code -Dsimulation.outages=true|false} makes every seed one or the other).
- * An instance's outage breaker opens on such a failure (at once when the handler throws
- * {@code DependencyUnavailableException}, or else now and then on a record of the main topic), and
- * the instance holds as the container's {@code OutageHold} does: it takes no records, runs none
- * that becomes ready, holds a run that fails transiently instead of handling its failure (the rest
- * of its step dropped: no write, no attempt counted) and puts back the failure handling it had
- * queued; now and then one held record runs as a probe, and a probe that succeeds (or fails for
- * good) ends the hold. Crashes of the holding instance and rebalances of its partitions fall into
- * holds; the invariants above still hold, the held records being uncommitted and delivered again.
+ * About a third of the other seeds have one or two outages of the handler's dependency:
+ * for a few seconds of the simulated clock every run fails, transiently but for the
+ * seed's share of permanent failures ({@code -Dsimulation.outages=true|false} makes every
+ * seed one or the other). An instance's outage breaker opens on such a failure (at once
+ * when the handler throws {@code DependencyUnavailableException}, or else now and then on
+ * a record of the main topic), and the instance holds as the container's
+ * {@code OutageHold} does: it takes no records, runs none that becomes ready, holds a run
+ * that fails transiently instead of handling its failure (the rest of its step dropped:
+ * no write, no attempt counted) and puts back the failure handling it had queued; now and
+ * then one held record runs as a probe, and a probe that succeeds (or fails for good)
+ * ends the hold. Crashes of the holding instance and rebalances of its partitions fall
+ * into holds; the invariants above still hold, the held records being uncommitted and
+ * delivered again.
  * <p>
- * The other tests replay the trace of docs/PROTOCOL.md, "An example", step by step, and crashes between
- * its steps (docs/PROTOCOL.md, rule 6), and
- * reproduce, deterministically, the protocol bugs the simulation found, and scripted cases of
- * replays and foreign records.
+ * The other tests replay the trace of docs/PROTOCOL.md, "An example", step by step, and
+ * crashes between its steps (docs/PROTOCOL.md, rule 6), and reproduce, deterministically,
+ * the protocol bugs the simulation found, and scripted cases of replays and foreign
+ * records.
  */
 class ProtocolSimulationTest {
 
@@ -156,21 +160,29 @@ class ProtocolSimulationTest {
 		failures.forEach((seed, failure) -> System.out.println("  seed " + seed + ": " + failure));
 		if (!failures.isEmpty()) {
 			Map<String, List<Long>> byKind = new java.util.TreeMap<>();
-			failures.forEach((seed, failure) -> byKind.computeIfAbsent(kind(failure), (k) -> new ArrayList<>()).add(seed));
+			failures
+				.forEach((seed, failure) -> byKind.computeIfAbsent(kind(failure), (k) -> new ArrayList<>()).add(seed));
 			StringBuilder summary = new StringBuilder();
-			byKind.forEach((kind, list) -> summary.append("  ").append(list.size()).append(" x ").append(kind)
-				.append(": seeds ").append(list.subList(0, Math.min(15, list.size())))
-				.append((list.size() > 15) ? " ..." : "").append('\n'));
+			byKind.forEach((kind, list) -> summary.append("  ")
+				.append(list.size())
+				.append(" x ")
+				.append(kind)
+				.append(": seeds ")
+				.append(list.subList(0, Math.min(15, list.size())))
+				.append((list.size() > 15) ? " ..." : "")
+				.append('\n'));
 			long first = failures.keySet().iterator().next();
 			ProtocolSimulation.Result replay = ProtocolSimulation.run(first, true);
-			fail(failures.size() + " of " + seeds + " seeds broke the protocol:\n" + summary + "\n"
-					+ report(replay));
+			fail(failures.size() + " of " + seeds + " seeds broke the protocol:\n" + summary + "\n" + report(replay));
 		}
 		if (seeds >= 1_000) {
-			// the container's failure handling is a turn of its own: crashes fall between the two too
-			assertThat(total.failuresLost).as("failure handling lost to a crash or rebalance before it ran").isPositive();
+			// the container's failure handling is a turn of its own: crashes fall between
+			// the two too
+			assertThat(total.failuresLost).as("failure handling lost to a crash or rebalance before it ran")
+				.isPositive();
 			if (!"false".equals(System.getProperty("simulation.batches"))) {
-				// batches ran, some stopped short, some ran records again, and crashes fell between their steps
+				// batches ran, some stopped short, some ran records again, and crashes
+				// fell between their steps
 				assertThat(total.batches).as("batches run").isPositive();
 				assertThat(total.partialBatches).as("batches the method stopped short at a failed record").isPositive();
 				assertThat(total.notRunInBatch).as("records a batch did not get to, routed again").isPositive();
@@ -180,7 +192,8 @@ class ProtocolSimulationTest {
 					.isPositive();
 			}
 			if (!"false".equals(System.getProperty("simulation.async-results"))) {
-				// results completed later, some after their partition was revoked or their instance died,
+				// results completed later, some after their partition was revoked or
+				// their instance died,
 				// some while an operator's command named their record
 				assertThat(total.asyncCompleted).as("results that completed and were taken on").isPositive();
 				assertThat(total.asyncDropped).as("results that completed after a revocation or a crash").isPositive();
@@ -191,7 +204,8 @@ class ProtocolSimulationTest {
 				}
 			}
 			if (!"false".equals(System.getProperty("simulation.commands"))) {
-				// operators' commands were written, acted on, ended, and crashes fell right after accepting them
+				// operators' commands were written, acted on, ended, and crashes fell
+				// right after accepting them
 				assertThat(total.commands).as("operator commands written").isPositive();
 				assertThat(total.commandedRuns).as("records a retry-now ran before their due time").isPositive();
 				assertThat(total.commandedDeadLetters).as("records a dead-letter-now sent to the DLQ").isPositive();
@@ -200,13 +214,16 @@ class ProtocolSimulationTest {
 				assertThat(total.foreignCommands).as("commands of another group").isPositive();
 				assertThat(total.duplicateCommands).as("commands written twice").isPositive();
 				assertThat(total.crashesAfterAccepting).as("crashes of the accepting instance").isPositive();
-				// an operator clearing a backlog: many commands on one partition, beside pending ones
+				// an operator clearing a backlog: many commands on one partition, beside
+				// pending ones
 				assertThat(total.commandBursts).as("bursts of commands on the heads of one partition").isPositive();
-				assertThat(total.commandsBesideOthers).as("commands accepted while others of their partition were pending")
+				assertThat(total.commandsBesideOthers)
+					.as("commands accepted while others of their partition were pending")
 					.isPositive();
 			}
 			if (!"false".equals(System.getProperty("simulation.parking"))) {
-				// records parked and taken back by the re-reader's passes, for their due time and for commands
+				// records parked and taken back by the re-reader's passes, for their due
+				// time and for commands
 				assertThat(total.parked).as("records parked").isPositive();
 				assertThat(total.takenWhenDue).as("parked records taken back when due").isPositive();
 				if (!"false".equals(System.getProperty("simulation.commands"))) {
@@ -216,7 +233,8 @@ class ProtocolSimulationTest {
 			}
 			boolean batchesOnly = "true".equals(System.getProperty("simulation.batches"));
 			if (!"false".equals(System.getProperty("simulation.outages")) && !batchesOnly) {
-				// holds happened, held runs and queued failure handling, and crashes and rebalances fell into them
+				// holds happened, held runs and queued failure handling, and crashes and
+				// rebalances fell into them
 				assertThat(total.holds).as("outage holds").isPositive();
 				assertThat(total.heldRuns).as("runs held instead of handled").isPositive();
 				assertThat(total.heldFailuresPutBack).as("queued failure handling put back by a hold").isPositive();
@@ -271,7 +289,8 @@ class ProtocolSimulationTest {
 		}
 	}
 
-	// ---- the trace of docs/PROTOCOL.md, "An example", as steps 1 to 7: stages 30s and 5m, key k,
+	// ---- the trace of docs/PROTOCOL.md, "An example", as steps 1 to 7: stages 30s and
+	// 5m, key k,
 	// A, B, C at offsets 10, 11, 14 of T (the page has them at 40, 41, 45)
 
 	private static final String STAGE_1 = SimWorld.GROUP + "." + SimWorld.MAIN + ".retry.30s";
@@ -280,7 +299,10 @@ class ProtocolSimulationTest {
 
 	private static final Bytes K = Bytes.wrap("k".getBytes(StandardCharsets.UTF_8));
 
-	/** A world with one instance and a scripted handler: the listed runs fail, all others succeed. */
+	/**
+	 * A world with one instance and a scripted handler: the listed runs fail, all others
+	 * succeed.
+	 */
 	@SuppressWarnings("unchecked")
 	private static final class Script {
 
@@ -295,7 +317,10 @@ class ProtocolSimulationTest {
 		/** Runs that fail permanently: the record goes to the DLQ at once. */
 		final List<String> permanent = new ArrayList<>();
 
-		/** Actions to run before a port call: {call, calls of that kind to let through, action, at once}. */
+		/**
+		 * Actions to run before a port call: {call, calls of that kind to let through,
+		 * action, at once}.
+		 */
 		final List<Object[]> triggers = new ArrayList<>();
 
 		final List<Runnable> deferred = new ArrayList<>();
@@ -307,7 +332,10 @@ class ProtocolSimulationTest {
 			this(1);
 		}
 
-		/** Ten records of other keys at offsets 0-9 of partition 0, so that key k's start at 10. */
+		/**
+		 * Ten records of other keys at offsets 0-9 of partition 0, so that key k's start
+		 * at 10.
+		 */
 		Script(int partitions) {
 			this.world = new SimWorld(SimWorld.plan(List.of(Duration.ofSeconds(30), Duration.ofMinutes(5)), 4),
 					partitions, true);
@@ -329,7 +357,8 @@ class ProtocolSimulationTest {
 						trigger[1] = skip - 1;
 						if (skip == 0) {
 							this.triggers.remove(trigger);
-							Runnable action = () -> ((java.util.function.Consumer<Incarnation>) trigger[2]).accept(incarnation);
+							Runnable action = () -> ((java.util.function.Consumer<Incarnation>) trigger[2])
+								.accept(incarnation);
 							if ((Boolean) trigger[3]) {
 								action.run();
 							}
@@ -352,12 +381,17 @@ class ProtocolSimulationTest {
 			return this.instance.current;
 		}
 
-		/** Makes the next call of that kind (after those already listed) fail that way. */
+		/**
+		 * Makes the next call of that kind (after those already listed) fail that way.
+		 */
 		void failNext(Call call, Fail fail) {
 			this.failures.computeIfAbsent(call, (c) -> new java.util.ArrayDeque<>()).add(fail);
 		}
 
-		/** Makes the ports send without waiting: a write lands and completes when the script says so. */
+		/**
+		 * Makes the ports send without waiting: a write lands and completes when the
+		 * script says so.
+		 */
 		void sendWithoutWaiting() {
 			this.world.async = true;
 		}
@@ -376,7 +410,9 @@ class ProtocolSimulationTest {
 			return to.get(0);
 		}
 
-		/** Acknowledges a send (it lands first): what the router chained on it runs now. */
+		/**
+		 * Acknowledges a send (it lands first): what the router chained on it runs now.
+		 */
 		void ack(SimSends.Send send) {
 			this.world.sends.ack(send, true);
 			runDeferred(inc());
@@ -418,10 +454,10 @@ class ProtocolSimulationTest {
 		}
 
 		/**
-		 * Runs the triggered actions, unless the route in progress holds its router's monitor
-		 * (a synchronized section of StageRouter): another worker of the instance would block on
-		 * it, so its action waits until the monitor is free (the next port call outside, or the
-		 * end of the route).
+		 * Runs the triggered actions, unless the route in progress holds its router's
+		 * monitor (a synchronized section of StageRouter): another worker of the instance
+		 * would block on it, so its action waits until the monitor is free (the next port
+		 * call outside, or the end of the route).
 		 */
 		private void runDeferred(Incarnation incarnation) {
 			if (Thread.holdsLock(incarnation.router)) {
@@ -434,14 +470,14 @@ class ProtocolSimulationTest {
 
 		/** The process dies right before the {@code skip+1}-th call of that kind. */
 		void crashBefore(Call call, int skip) {
-			this.triggers.add(new Object[] { call, skip,
-					(java.util.function.Consumer<Incarnation>) (incarnation) -> this.world.restart(incarnation.instance),
-					true });
+			this.triggers
+				.add(new Object[] { call, skip, (java.util.function.Consumer<Incarnation>) (incarnation) -> this.world
+					.restart(incarnation.instance), true });
 		}
 
 		/**
-		 * Runs an action (another worker's route, say) right before the {@code skip+1}-th call
-		 * of that kind, or as soon after as the router's monitor allows.
+		 * Runs an action (another worker's route, say) right before the {@code skip+1}-th
+		 * call of that kind, or as soon after as the router's monitor allows.
 		 */
 		void before(Call call, int skip, java.util.function.Consumer<Incarnation> action) {
 			this.triggers.add(new Object[] { call, skip, action, false });
@@ -463,9 +499,10 @@ class ProtocolSimulationTest {
 		final List<String> stuck = new ArrayList<>();
 
 		/**
-		 * Routes records like the container until nothing moves: each given topic from its start
-		 * offset, in offset order, one record at a time per key; a record waiting for its due time
-		 * gets it, one waiting for the tailer gets a caught-up table.
+		 * Routes records like the container until nothing moves: each given topic from
+		 * its start offset, in offset order, one record at a time per key; a record
+		 * waiting for its due time gets it, one waiting for the tailer gets a caught-up
+		 * table.
 		 */
 		void drain(Map<String, Long> start) {
 			boolean progress = true;
@@ -513,8 +550,10 @@ class ProtocolSimulationTest {
 
 		/** The last drain left every record it was given done, and no lock is left. */
 		void assertQuiet(String when) {
-			assertThat(this.stuck).as("records never done " + when + " (key k is stuck); live locks: "
-					+ this.world.replayLockLog().snapshot()).isEmpty();
+			assertThat(this.stuck)
+				.as("records never done " + when + " (key k is stuck); live locks: "
+						+ this.world.replayLockLog().snapshot())
+				.isEmpty();
 			assertThat(this.world.replayLockLog().snapshot()).as("live locks " + when).isEmpty();
 		}
 
@@ -539,7 +578,10 @@ class ProtocolSimulationTest {
 		return RetryHeaders.text(rec.headers(), name);
 	}
 
-	/** Steps 1-2 of the trace: A and B at offsets 10 and 11, two records of other keys at 12 and 13. */
+	/**
+	 * Steps 1-2 of the trace: A and B at offsets 10 and 11, two records of other keys at
+	 * 12 and 13.
+	 */
 	private static void stepsOneAndTwo(Script s) {
 		Rec a = s.produce("k");
 		Rec b = s.produce("k");
@@ -555,7 +597,8 @@ class ProtocolSimulationTest {
 		assertLock(s.locks().get(0), 10, 1, 0, 1);
 		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.RETRY_COUNT)).isEqualTo("1");
 
-		// 2: B arrives, k is locked -> follower L_B moved to stage 1 with retry.count=0, B does not run
+		// 2: B arrives, k is locked -> follower L_B moved to stage 1 with retry.count=0,
+		// B does not run
 		assertThat(s.route(SimWorld.MAIN, 11).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.runs).containsExactly("v10@orders");
 		assertThat(s.locks()).hasSize(2);
@@ -582,13 +625,15 @@ class ProtocolSimulationTest {
 		assertLock(s.locks().get(0), 10, 2, 0, 2);
 		assertLock(s.locks().get(1), 11, 1, 1, 0);
 
-		// 4: stage 1 reaches B: predecessor L_A sits at (2, 0), after (1, 1) -> forward B to stage 2
+		// 4: stage 1 reaches B: predecessor L_A sits at (2, 0), after (1, 1) -> forward B
+		// to stage 2
 		assertThat(s.route(STAGE_1, 1).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(2);
 		assertLock(s.locks().get(1), 11, 2, 1, 0);
 		assertThat(header(s.record(STAGE_2, 1), RetryHeaders.RETRY_COUNT)).isEqualTo("0");
 
-		// 5: C arrives on T -> follower L_C moved to stage 1; on reaching it, forwarded behind L_B
+		// 5: C arrives on T -> follower L_C moved to stage 1; on reaching it, forwarded
+		// behind L_B
 		Rec c = s.produce("k");
 		assertThat(c.offset()).isEqualTo(14);
 		assertThat(s.route(SimWorld.MAIN, 14).kind()).isEqualTo(Step.Kind.DONE);
@@ -608,7 +653,8 @@ class ProtocolSimulationTest {
 		assertLock(s.locks().get(0), 11, 2, 1, 0);
 		assertLock(s.locks().get(1), 14, 2, 2, 0);
 
-		// 7: B is now head, retry.count=0 -> runs at once, succeeds, released; then C likewise
+		// 7: B is now head, retry.count=0 -> runs at once, succeeds, released; then C
+		// likewise
 		assertThat(s.route(STAGE_2, 2).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 		assertThat(s.route(STAGE_2, 1).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(1);
@@ -626,7 +672,8 @@ class ProtocolSimulationTest {
 		stepsOneAndTwo(s);
 		s.advance(Duration.ofSeconds(30));
 		s.failing.add("v10@" + STAGE_1);
-		// step 3 writes {stage 2, from (1, 0)}, publishes to stage 2, and dies before writing at
+		// step 3 writes {stage 2, from (1, 0)}, publishes to stage 2, and dies before
+		// writing at
 		s.crashBefore(Call.WRITE, 1);
 		assertThatThrownBy(() -> s.route(STAGE_1, 0)).isInstanceOf(Crash.class);
 		assertThat(s.record(STAGE_2, 0).value()).isEqualTo("v10".getBytes(StandardCharsets.UTF_8));
@@ -644,14 +691,16 @@ class ProtocolSimulationTest {
 		// B waits for its predecessor's move
 		assertThat(s.route(STAGE_1, 1).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 
-		// A is redelivered from stage 1, finds L_A.from == (1, 0) and completes the move without running again
+		// A is redelivered from stage 1, finds L_A.from == (1, 0) and completes the move
+		// without running again
 		int runsBefore = s.runs.size();
 		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.runs).hasSize(runsBefore);
 		assertLock(s.locks().get(0), 10, 2, 1, 2);
 		assertThat(header(s.record(STAGE_2, 1), RetryHeaders.ERROR_CLASS)).isEqualTo("transient");
 
-		// whichever record at does not name is skipped as stale, once the tailer has caught up
+		// whichever record at does not name is skipped as stale, once the tailer has
+		// caught up
 		assertThat(s.route(STAGE_2, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_TAILER);
 		assertThat(s.route(STAGE_2, 0, true).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.runs).hasSize(runsBefore);
@@ -679,13 +728,15 @@ class ProtocolSimulationTest {
 		assertThat(s.route(STAGE_1, 1).kind()).isEqualTo(Step.Kind.DONE);
 		s.advance(Duration.ofMinutes(5));
 
-		// 6: A succeeds and L_A is released; the process dies before the offset is committed
+		// 6: A succeeds and L_A is released; the process dies before the offset is
+		// committed
 		assertThat(s.route(STAGE_2, 0).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(1);
 		s.world.restart(s.instance);
 		int runsBefore = s.runs.size();
 
-		// A is redelivered from stage 2 before the new table has caught up: it waits for the tailer
+		// A is redelivered from stage 2 before the new table has caught up: it waits for
+		// the tailer
 		assertThat(s.route(STAGE_2, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_TAILER);
 		s.world.catchUp(s.inc());
 		// after catching up L_A is gone: A is a copy of finished work and is skipped
@@ -703,7 +754,8 @@ class ProtocolSimulationTest {
 
 	@Test
 	void crashBetweenAFollowersLockAndItsPublishIsHealedFromTheMainTopic() {
-		// a crash between step 2's lock write and its publish: B is redelivered from T and completes the move
+		// a crash between step 2's lock write and its publish: B is redelivered from T
+		// and completes the move
 		Script s = new Script();
 		Rec a = s.produce("k");
 		Rec b = s.produce("k");
@@ -720,8 +772,8 @@ class ProtocolSimulationTest {
 		assertThat(s.runs).containsExactly("v10@orders");
 	}
 
-
-	// ---- moves whose writes complete in callbacks (docs/PROTOCOL.md, rule 6): the route returns, the
+	// ---- moves whose writes complete in callbacks (docs/PROTOCOL.md, rule 6): the route
+	// returns, the
 	// move goes on
 
 	private static final String LOCKS = SimWorld.GROUP + "." + SimWorld.MAIN + ".locks";
@@ -737,14 +789,16 @@ class ProtocolSimulationTest {
 		s.failing.add("v10@" + SimWorld.MAIN);
 		s.failing.add("v11@" + SimWorld.MAIN);
 
-		// A fails and its move starts; the route returns with the lock write under way, and so does B's
+		// A fails and its move starts; the route returns with the lock write under way,
+		// and so does B's
 		Step movingA = s.route(SimWorld.MAIN, 0, a.offset());
 		Step movingB = s.route(SimWorld.MAIN, 1, b.offset());
 		assertThat(movingA.kind()).isEqualTo(Step.Kind.SETTLING);
 		assertThat(movingB.kind()).isEqualTo(Step.Kind.SETTLING);
 		assertThat(s.sends()).extracting((send) -> send.tp.toString()).containsExactly(LOCKS + "/0", LOCKS + "/1");
 
-		// B's writes are acknowledged first, each step starting the next: lock, publish, confirmation
+		// B's writes are acknowledged first, each step starting the next: lock, publish,
+		// confirmation
 		s.ack(s.sendTo(LOCKS, 1));
 		assertThat(s.inc().table.locksOf(J).get(0).isMoving()).isTrue();
 		s.ack(s.sendTo(STAGE_1, 1));
@@ -753,7 +807,8 @@ class ProtocolSimulationTest {
 		assertThat(movingB.writes()).isCompleted();
 		assertLock(s.inc().table.locksOf(J).get(0), 0, 1, 0, 1);
 
-		// A's move has not even written its lock: A is nowhere but in the main topic, which must
+		// A's move has not even written its lock: A is nowhere but in the main topic,
+		// which must
 		// not be committed past it (the container keeps its offset pending)
 		assertThat(movingA.writes()).isNotDone();
 		assertThat(s.world.lockEnd(0)).isZero();
@@ -779,7 +834,8 @@ class ProtocolSimulationTest {
 		Step moving = s.route(SimWorld.MAIN, 10);
 		assertThat(moving.kind()).isEqualTo(Step.Kind.SETTLING);
 
-		// the lock write is acknowledged; the process dies in the callback, before it sends the publish
+		// the lock write is acknowledged; the process dies in the callback, before it
+		// sends the publish
 		s.crashBefore(Call.PUBLISH, 0);
 		s.ack(s.sendTo(LOCKS, 0));
 		assertThat(first.dead).isTrue();
@@ -825,15 +881,17 @@ class ProtocolSimulationTest {
 		s.world.restart(s.instance);
 		assertThat(moving.writes()).as("nothing completes the writes of a dead process").isNotDone();
 		assertThat(s.world.log(STAGE_1, 0)).hasSize(1);
-		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.LOCK_ID)).isEqualTo(s.world.replayLockLog().snapshot()
-			.iterator().next().id());
+		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.LOCK_ID))
+			.isEqualTo(s.world.replayLockLog().snapshot().iterator().next().id());
 
-		// the new process sees the lock in flight; the copy may become its carrier, so it waits
+		// the new process sees the lock in flight; the copy may become its carrier, so it
+		// waits
 		s.world.catchUp(s.inc());
 		assertThat(s.locks().get(0).isMoving()).isTrue();
 		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 
-		// A is delivered again from T and finishes the move with a second copy, without running again
+		// A is delivered again from T and finishes the move with a second copy, without
+		// running again
 		Step completing = s.route(SimWorld.MAIN, 10);
 		s.ackAll();
 		assertThat(completing.writes()).isCompleted();
@@ -851,15 +909,17 @@ class ProtocolSimulationTest {
 	}
 
 	/**
-	 * Found by the simulation once writes completed in callbacks and could fail in two ways in one
-	 * move (seeds 1128, 1443 and 2458 with {@code -Dsimulation.ambiguous=random}): a lock write
-	 * landed although it reported a failure (its acknowledgement was lost, or it timed out and
-	 * landed before the next route), and the undo of it failed too. The container routed the
-	 * record again after a backoff, on a table that had never seen the lock: A ran again and
-	 * wrote a second lock for the same record, and the first stayed in flight with its source
-	 * committed, blocking the key until the reaper would remove it. A redelivery after a crash
-	 * does not have this problem, since it waits behind the sync barrier; a record routed again
-	 * after a failure now also waits for the tailer to catch up with its lock partition.
+	 * Found by the simulation once writes completed in callbacks and could fail in two
+	 * ways in one move (seeds 1128, 1443 and 2458 with
+	 * {@code -Dsimulation.ambiguous=random}): a lock write landed although it reported a
+	 * failure (its acknowledgement was lost, or it timed out and landed before the next
+	 * route), and the undo of it failed too. The container routed the record again after
+	 * a backoff, on a table that had never seen the lock: A ran again and wrote a second
+	 * lock for the same record, and the first stayed in flight with its source committed,
+	 * blocking the key until the reaper would remove it. A redelivery after a crash does
+	 * not have this problem, since it waits behind the sync barrier; a record routed
+	 * again after a failure now also waits for the tailer to catch up with its lock
+	 * partition.
 	 */
 	@Test
 	void aMoveWhoseLockWriteLandedUnacknowledgedAndWhoseUndoFailedIsFinishedOnACaughtUpTable() {
@@ -870,18 +930,22 @@ class ProtocolSimulationTest {
 		s.failNext(Call.WRITE, Fail.AMBIGUOUS);
 		s.failNext(Call.RELEASE, Fail.CLEAN);
 		Step moving = s.route(SimWorld.MAIN, 10);
-		s.ack(s.sendTo(LOCKS, 0)); // the lock write lands, its acknowledgement is lost: undone ...
+		s.ack(s.sendTo(LOCKS, 0)); // the lock write lands, its acknowledgement is lost:
+									// undone ...
 		s.ack(s.sendTo(LOCKS, 0)); // ... but the release fails
 		assertThat(moving.writes()).isCompletedExceptionally();
 
-		// the lock is in flight in the lock topic, and this instance's table has not seen it: a route
-		// now would take A for a record never handled (docs/PROTOCOL.md, rule 1.3) rather than one whose move
+		// the lock is in flight in the lock topic, and this instance's table has not seen
+		// it: a route
+		// now would take A for a record never handled (docs/PROTOCOL.md, rule 1.3) rather
+		// than one whose move
 		// is unfinished (docs/PROTOCOL.md, rule 1.1)
 		assertThat(s.world.replayLockLog().snapshot()).singleElement()
 			.satisfies((lock) -> assertThat(lock.from()).isEqualTo(new Position(0, 10)));
 		assertThat(s.locks()).isEmpty();
 
-		// caught up, the route finishes that move, without running A again or writing a second lock
+		// caught up, the route finishes that move, without running A again or writing a
+		// second lock
 		s.world.catchUp(s.inc());
 		Step completing = s.route(SimWorld.MAIN, 10, true);
 		s.ackAll();
@@ -892,9 +956,10 @@ class ProtocolSimulationTest {
 	}
 
 	/**
-	 * The same failure on a release (seed 1025 with {@code -Dsimulation.ambiguous=random}): the
-	 * tombstone landed, its acknowledgement was lost, and the table still held the lock. Routed
-	 * again on it, A ran a second time, failed, and its move wrote the released lock back.
+	 * The same failure on a release (seed 1025 with
+	 * {@code -Dsimulation.ambiguous=random}): the tombstone landed, its acknowledgement
+	 * was lost, and the table still held the lock. Routed again on it, A ran a second
+	 * time, failed, and its move wrote the released lock back.
 	 */
 	@Test
 	void aReleaseThatLandedUnacknowledgedIsSeenOnACaughtUpTableAndTheRecordIsNotRunAgain() {
@@ -932,22 +997,23 @@ class ProtocolSimulationTest {
 	}
 
 	/**
-	 * Found by the simulation in the first router (about 1% of the seeds, e.g. 501 with crashes only,
-	 * 744 without concurrency); a regression test since. A lock whose record moves within one stage
-	 * topic (the last stage re-appends it; a forward can stay in its stage; a completed move may leave
-	 * a second copy) has an old copy at (s, x) and its carrier at (s, x') with x < x'. If the process
-	 * dies after writing the next move {from (s, x')} and before publishing, and (s, x) was not
-	 * committed, the new owner gets (s, x) first. The rule for a move in flight
-	 * (docs/PROTOCOL.md, rule 2.3, as it then read) makes it wait for the move, but the
-	 * move's source (s, x') has the same key in the same partition, so the container routes it only
-	 * once (s, x) is done: the key never moves again and the partition's committed offset is stuck.
-	 * (Any copy that the move publishes to that topic comes after (s, x'), so (s, x) can only be
-	 * stale.)
+	 * Found by the simulation in the first router (about 1% of the seeds, e.g. 501 with
+	 * crashes only, 744 without concurrency); a regression test since. A lock whose
+	 * record moves within one stage topic (the last stage re-appends it; a forward can
+	 * stay in its stage; a completed move may leave a second copy) has an old copy at (s,
+	 * x) and its carrier at (s, x') with x < x'. If the process dies after writing the
+	 * next move {from (s, x')} and before publishing, and (s, x) was not committed, the
+	 * new owner gets (s, x) first. The rule for a move in flight (docs/PROTOCOL.md, rule
+	 * 2.3, as it then read) makes it wait for the move, but the move's source (s, x') has
+	 * the same key in the same partition, so the container routes it only once (s, x) is
+	 * done: the key never moves again and the partition's committed offset is stuck. (Any
+	 * copy that the move publishes to that topic comes after (s, x'), so (s, x) can only
+	 * be stale.)
 	 * <p>
 	 * Here the old copy is the one a crash after step 3's publish leaves behind
-	 * ({@code crashAfterStep3PublishIsHealedByTheRedeliveredSource}): (2, 0) stale, (2, 1)
-	 * carrying L_A; A fails again in stage 2, the last stage, and the process dies between writing
-	 * {stage 2, from (2, 1)} and publishing.
+	 * ({@code crashAfterStep3PublishIsHealedByTheRedeliveredSource}): (2, 0) stale, (2,
+	 * 1) carrying L_A; A fails again in stage 2, the last stage, and the process dies
+	 * between writing {stage 2, from (2, 1)} and publishing.
 	 */
 	@Test
 	void staleCopyQueuedBeforeTheSourceOfAnUnfinishedMoveMustNotBlockIt() {
@@ -963,7 +1029,8 @@ class ProtocolSimulationTest {
 		assertLock(s.locks().get(0), 10, 2, 1, 2);
 		assertLock(s.locks().get(1), 11, 2, 2, 0);
 
-		// stage 2, in offset order: the stale copy is skipped (on a caught-up table), then A fails a third time
+		// stage 2, in offset order: the stale copy is skipped (on a caught-up table),
+		// then A fails a third time
 		s.advance(Duration.ofMinutes(5));
 		assertThat(s.route(STAGE_2, 0, true).kind()).isEqualTo(Step.Kind.DONE);
 		s.failing.add("v10@" + STAGE_2);
@@ -982,18 +1049,19 @@ class ProtocolSimulationTest {
 	}
 
 	/**
-	 * Found by the simulation in the first router (seed 2891 with crashes only; 1174, 3195; 13226
-	 * loses a record); a regression test since. Two completions of one unfinished move can run at
-	 * once: after a crash in the middle of step 3's move (lock written, nothing published), A is
-	 * delivered again both from stage 1 (docs/PROTOCOL.md, rule 2.3: it is the move's source) and, as T's
-	 * offset 10 was not committed yet, from T (docs/PROTOCOL.md, rule 1.1, as it then read: a live lock
-	 * has its origin and no {@code at}: complete the move).
-	 * The container routes the two on two workers (different topic partitions). Each publishes a copy
-	 * of A to stage 2 and then writes {@code at} unconditionally, so the later confirmation can name a
-	 * copy that the stage-2 worker has already skipped as stale, and the other copy is then skipped
-	 * too: A is lost, L_A is never released and B, forwarded behind it, waits forever. (When the first
-	 * confirmed copy runs and releases L_A first, the late confirmation brings the released lock back
-	 * instead: a leak.)
+	 * Found by the simulation in the first router (seed 2891 with crashes only; 1174,
+	 * 3195; 13226 loses a record); a regression test since. Two completions of one
+	 * unfinished move can run at once: after a crash in the middle of step 3's move (lock
+	 * written, nothing published), A is delivered again both from stage 1
+	 * (docs/PROTOCOL.md, rule 2.3: it is the move's source) and, as T's offset 10 was not
+	 * committed yet, from T (docs/PROTOCOL.md, rule 1.1, as it then read: a live lock has
+	 * its origin and no {@code at}: complete the move). The container routes the two on
+	 * two workers (different topic partitions). Each publishes a copy of A to stage 2 and
+	 * then writes {@code at} unconditionally, so the later confirmation can name a copy
+	 * that the stage-2 worker has already skipped as stale, and the other copy is then
+	 * skipped too: A is lost, L_A is never released and B, forwarded behind it, waits
+	 * forever. (When the first confirmed copy runs and releases L_A first, the late
+	 * confirmation brings the released lock back instead: a leak.)
 	 */
 	@Test
 	void concurrentCompletionsOfOneMoveMustNotLoseTheRecord() {
@@ -1006,9 +1074,11 @@ class ProtocolSimulationTest {
 		s.world.catchUp(s.inc());
 		assertThat(s.locks().get(0).isMoving()).isTrue();
 
-		// worker 1 routes A from stage 1 and publishes copy (2, 0); before it writes at ...
+		// worker 1 routes A from stage 1 and publishes copy (2, 0); before it writes at
+		// ...
 		s.before(Call.WRITE, 0, (incarnation) -> {
-			// ... worker 2 routes A from T (it may complete the move: copy (2, 1), at=1) ...
+			// ... worker 2 routes A from T (it may complete the move: copy (2, 1), at=1)
+			// ...
 			s.drain(Map.of(SimWorld.MAIN, 10L));
 			// ... and the stage-2 worker reads (2, 0)
 			if (s.route(STAGE_2, 0).kind() == Step.Kind.DONE) {
@@ -1019,17 +1089,23 @@ class ProtocolSimulationTest {
 		s.done.add(STAGE_1 + "/0");
 		s.advance(Duration.ofMinutes(5));
 		s.drain(Map.of(SimWorld.MAIN, 10L, STAGE_1, 0L, STAGE_2, 0L));
-		assertThat(s.runs).as("A (T/10) neither succeeded nor reached the DLQ: every copy of it in stage 2 was skipped "
-				+ "as stale; lock log: " + s.world.replayLockLog().snapshot()).contains("v10@" + STAGE_2);
+		assertThat(s.runs)
+			.as("A (T/10) neither succeeded nor reached the DLQ: every copy of it in stage 2 was skipped "
+					+ "as stale; lock log: " + s.world.replayLockLog().snapshot())
+			.contains("v10@" + STAGE_2);
 		s.assertQuiet("after two workers completed L_A's move concurrently");
 		assertThat(s.runs).containsSubsequence("v10@" + STAGE_2, "v11@" + STAGE_2);
 	}
 
-	// ---- replays (docs/PROTOCOL.md, rule 2.0) and records of other groups (docs/PROTOCOL.md, "Topics")
+	// ---- replays (docs/PROTOCOL.md, rule 2.0) and records of other groups
+	// (docs/PROTOCOL.md, "Topics")
 
 	private static final String DLQ = SimWorld.GROUP + "." + SimWorld.MAIN + ".dlq";
 
-	/** Dead-letters a new record of key k at once, from the main topic; returns its dead letter. */
+	/**
+	 * Dead-letters a new record of key k at once, from the main topic; returns its dead
+	 * letter.
+	 */
 	private static Rec deadLetterOfK(Script s) {
 		Rec record = s.produce("k");
 		s.permanent.add("v" + record.offset() + "@" + SimWorld.MAIN);
@@ -1056,7 +1132,8 @@ class ProtocolSimulationTest {
 		assertThat(s.route(SimWorld.MAIN, 12).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(2);
 
-		// D is replayed into stage 1: its entry gets a pending lock and waits for admission
+		// D is replayed into stage 1: its entry gets a pending lock and waits for
+		// admission
 		SimWorld.Replay replay = s.world.replay(letter);
 		assertThat(replay.entry.topic()).isEqualTo(STAGE_1);
 		assertThat(replay.entry.offset()).isEqualTo(2);
@@ -1067,7 +1144,8 @@ class ProtocolSimulationTest {
 		assertThat(s.inc().table.pending(0)).containsExactly(pending);
 		assertThat(s.route(STAGE_1, 2, true).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 
-		// the owner of orders/0 admits it in k's turn, after offset 12, the last record it took,
+		// the owner of orders/0 admits it in k's turn, after offset 12, the last record
+		// it took,
 		// moving the entry to the end of stage 1
 		assertThat(s.world.admit(s.inc(), replay.lockId, 12)).isTrue();
 		Lock admitted = s.inc().table.find(replay.lockId);
@@ -1112,15 +1190,19 @@ class ProtocolSimulationTest {
 		long written = s.world.lockEnd(0);
 		assertThat(s.world.replayLockLog().find(replay.lockId).isPending()).isTrue();
 
-		// the process dies after writing the pending lock, before the owner of orders/0 admitted it
+		// the process dies after writing the pending lock, before the owner of orders/0
+		// admitted it
 		s.world.restart(s.instance);
-		// the entry is delivered again: on a table that has not caught up it writes nothing ...
+		// the entry is delivered again: on a table that has not caught up it writes
+		// nothing ...
 		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.WAIT_FOR_TAILER);
 		s.world.catchUp(s.inc());
-		// ... and on a caught-up one it finds its pending lock (the same id) and waits for it
+		// ... and on a caught-up one it finds its pending lock (the same id) and waits
+		// for it
 		assertThat(s.route(STAGE_1, 0, true).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 		assertThat(s.world.lockEnd(0)).isEqualTo(written);
-		// the new owner of orders/0 finds it when its barrier opens; it dies again before its write
+		// the new owner of orders/0 finds it when its barrier opens; it dies again before
+		// its write
 		assertThat(s.inc().table.pending(0)).extracting(Lock::id).containsExactly(replay.lockId);
 		s.crashBefore(Call.WRITE, 0);
 		assertThatThrownBy(() -> s.world.admit(s.inc(), replay.lockId, 10)).isInstanceOf(Crash.class);
@@ -1148,7 +1230,8 @@ class ProtocolSimulationTest {
 		Lock ours = s.locks().get(0);
 		assertLock(ours, 10, 1, 0, 1);
 
-		// another group releases L_A in the lock topic, so does a writer that names no group;
+		// another group releases L_A in the lock topic, so does a writer that names no
+		// group;
 		// the other group also moves it, and puts a lock and a pending replay on key k
 		s.world.plantLock(0, ours.id(), K, null, SimWorld.OTHER_GROUP);
 		s.world.plantLock(0, ours.id(), K, null, null);
@@ -1169,7 +1252,8 @@ class ProtocolSimulationTest {
 		headers.add(Ownership.HEADER, SimWorld.OTHER_GROUP.getBytes(StandardCharsets.UTF_8));
 		Rec copy = s.world.plantStage(STAGE_1, 0, a.key(), a.value(), headers);
 
-		// the tailer reads past all of them and applies none: L_A is live and where it was
+		// the tailer reads past all of them and applies none: L_A is live and where it
+		// was
 		s.world.catchUp(s.inc());
 		assertThat(s.locks()).containsExactly(ours);
 		assertThat(s.inc().table.pending(0)).isEmpty();
@@ -1180,7 +1264,8 @@ class ProtocolSimulationTest {
 		assertThat(s.inc().table.find("F1")).isNull();
 		assertThat(s.inc().table.pending(0)).isEmpty();
 
-		// the copy is skipped, although it names a live lock of ours: not run, moved or dead-lettered
+		// the copy is skipped, although it names a live lock of ours: not run, moved or
+		// dead-lettered
 		s.advance(Duration.ofSeconds(30));
 		int stageRecords = s.world.log(STAGE_1, 0).size();
 		assertThat(s.route(STAGE_1, copy.offset(), true).kind()).isEqualTo(Step.Kind.DONE);
@@ -1189,7 +1274,8 @@ class ProtocolSimulationTest {
 		assertThat(s.world.log(STAGE_2, 0)).isEmpty();
 		assertThat(s.world.log(s.world.plan.dlqTopic(), 0)).isEmpty();
 
-		// A runs from its own record and releases L_A; nothing of the other group is left in our view
+		// A runs from its own record and releases L_A; nothing of the other group is left
+		// in our view
 		assertThat(s.route(STAGE_1, 0, true).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.runs).containsExactly("v10@orders", "v10@" + STAGE_1);
 		assertThat(s.locks()).isEmpty();
@@ -1198,21 +1284,23 @@ class ProtocolSimulationTest {
 	}
 
 	/**
-	 * Found by the simulation (seed 67706 of the long run; 88789, 98028, 104471, 114675, 152516,
-	 * 170816, 197397 and 199266 too), when an admitted replay still carried its lock where it had
-	 * entered stage 1. A replay entry delivered again after its lock was released enters again
-	 * (its lock id is named after the entry, so the new pending lock has the old id) and is
-	 * admitted behind every live lock of its key. When one of those locks had a move in flight
-	 * whose source record sat in stage 1 behind the entry (same key, same partition), the entry
-	 * waited for that move to be confirmed, while the container routes the source only once the
-	 * entry is done: neither ever moved, and the key was blocked for good. Now the admission
-	 * moves the entry to the end of stage 1, behind that source, as a forward would.
+	 * Found by the simulation (seed 67706 of the long run; 88789, 98028, 104471, 114675,
+	 * 152516, 170816, 197397 and 199266 too), when an admitted replay still carried its
+	 * lock where it had entered stage 1. A replay entry delivered again after its lock
+	 * was released enters again (its lock id is named after the entry, so the new pending
+	 * lock has the old id) and is admitted behind every live lock of its key. When one of
+	 * those locks had a move in flight whose source record sat in stage 1 behind the
+	 * entry (same key, same partition), the entry waited for that move to be confirmed,
+	 * while the container routes the source only once the entry is done: neither ever
+	 * moved, and the key was blocked for good. Now the admission moves the entry to the
+	 * end of stage 1, behind that source, as a forward would.
 	 * <p>
-	 * Here: D's replay entry (1, 0) is moved to (1, 1), runs, fails and moves to stage 2; B
-	 * follows it from T to (1, 2); routing B, the process writes {stage 2, from (1, 2)} (a forward
-	 * behind D) and dies before publishing. The new process runs D in stage 2 (it succeeds, its
-	 * lock is released) and reads stage 1 again from offset 0: the entry enters again, is
-	 * admitted behind B's lock and moved behind B's source, which finishes B's move first.
+	 * Here: D's replay entry (1, 0) is moved to (1, 1), runs, fails and moves to stage 2;
+	 * B follows it from T to (1, 2); routing B, the process writes {stage 2, from (1, 2)}
+	 * (a forward behind D) and dies before publishing. The new process runs D in stage 2
+	 * (it succeeds, its lock is released) and reads stage 1 again from offset 0: the
+	 * entry enters again, is admitted behind B's lock and moved behind B's source, which
+	 * finishes B's move first.
 	 */
 	@Test
 	void aReplayEntryDeliveredAgainMustNotWaitForAMoveQueuedBehindIt() {
@@ -1230,7 +1318,8 @@ class ProtocolSimulationTest {
 		Rec b = s.produce("k");
 		assertThat(s.route(SimWorld.MAIN, b.offset()).kind()).isEqualTo(Step.Kind.DONE);
 		assertLock(s.locks().get(1), 11, 1, 2, 0);
-		// routing B in stage 1, the process forwards it behind D and dies before the publish
+		// routing B in stage 1, the process forwards it behind D and dies before the
+		// publish
 		s.crashBefore(Call.PUBLISH, 0);
 		assertThatThrownBy(() -> s.route(STAGE_1, 2)).isInstanceOf(Crash.class);
 		s.world.catchUp(s.inc());
@@ -1243,7 +1332,8 @@ class ProtocolSimulationTest {
 		assertThat(s.route(STAGE_2, 0, true).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.inc().table.find(replay.lockId)).isNull();
 
-		// stage 1 is delivered again from its committed offset, 0: the entry enters again, and
+		// stage 1 is delivered again from its committed offset, 0: the entry enters
+		// again, and
 		// the owner of orders/0 admits it behind B's lock
 		assertThat(s.route(STAGE_1, 0, true).kind()).isEqualTo(Step.Kind.WAIT_FOR_KEY);
 		assertThat(s.world.admit(s.inc(), replay.lockId, 11)).isTrue();

@@ -15,23 +15,24 @@ import io.github.kafkaresilience.simulation.SimWorld.TP;
 import org.apache.kafka.common.KafkaException;
 
 /**
- * The writes that no thread waits for: every send of a lock write or a publish made through
- * the async ports ({@code LockStore.writing}, {@code releasing}, {@code RecordPublisher.sending})
- * is held here until the scheduler lets it land and acknowledges it, as a producer and its
- * broker would.
+ * The writes that no thread waits for: every send of a lock write or a publish made
+ * through the async ports ({@code LockStore.writing}, {@code releasing},
+ * {@code RecordPublisher.sending}) is held here until the scheduler lets it land and
+ * acknowledges it, as a producer and its broker would.
  * <p>
- * A send first <em>lands</em> (its record is appended to its log, where tailers and consumers see
- * it; a clean failure lands nothing) and is then <em>acknowledged</em>: its future completes, on
- * the scheduler's thread, so whatever the router chained on it (the next step of a move, its
- * compensation) runs inside that action, as it runs on a callback thread of the library. An
- * ambiguous failure lands and is then reported failed. A timeout fails the future at once while
- * the send stays queued: it lands later, or never.
+ * A send first <em>lands</em> (its record is appended to its log, where tailers and
+ * consumers see it; a clean failure lands nothing) and is then <em>acknowledged</em>: its
+ * future completes, on the scheduler's thread, so whatever the router chained on it (the
+ * next step of a move, its compensation) runs inside that action, as it runs on a
+ * callback thread of the library. An ambiguous failure lands and is then reported failed.
+ * A timeout fails the future at once while the send stays queued: it lands later, or
+ * never.
  * <p>
  * Kafka's order is kept: the sends of one incarnation to one topic partition land and are
  * acknowledged in the order they were sent (an idempotent producer); sends to different
- * partitions, or of different incarnations, go in any order. When an incarnation crashes, each
- * of its sends not landed yet lands or is lost (per partition, a prefix lands) and no future
- * of it ever completes: the process is gone.
+ * partitions, or of different incarnations, go in any order. When an incarnation crashes,
+ * each of its sends not landed yet lands or is lost (per partition, a prefix lands) and
+ * no future of it ever completes: the process is gone.
  */
 final class SimSends {
 
@@ -47,17 +48,26 @@ final class SimSends {
 		/** What it writes, for the trace. */
 		final String what;
 
-		/** The route (or the move chained on it) that sent it: its checks run in that context. */
+		/**
+		 * The route (or the move chained on it) that sent it: its checks run in that
+		 * context.
+		 */
 		final RouteContext context;
 
 		final Fail fail;
 
-		/** Appends the record and makes the checks of a write; returns the record's offset. */
+		/**
+		 * Appends the record and makes the checks of a write; returns the record's
+		 * offset.
+		 */
 		final LongSupplier write;
 
 		final CompletableFuture<Long> future = new CompletableFuture<>();
 
-		/** Landed (written) or, for a clean failure or a send lost for good, resolved unwritten. */
+		/**
+		 * Landed (written) or, for a clean failure or a send lost for good, resolved
+		 * unwritten.
+		 */
 		boolean resolved;
 
 		boolean landed;
@@ -80,14 +90,17 @@ final class SimSends {
 		public String toString() {
 			return "s" + this.id + "(" + this.from + " " + this.what + " to " + this.tp
 					+ (this.landed ? " landed @" + this.offset : this.resolved ? " not written" : "")
-					+ (this.timedOut ? " timed out" : "") + ((this.fail != Fail.NONE) ? " fails " + this.fail : "") + ")";
+					+ (this.timedOut ? " timed out" : "") + ((this.fail != Fail.NONE) ? " fails " + this.fail : "")
+					+ ")";
 		}
 
 	}
 
 	private final SimWorld world;
 
-	/** Every send not acknowledged yet (nor lost in a crash), in the order it was sent. */
+	/**
+	 * Every send not acknowledged yet (nor lost in a crash), in the order it was sent.
+	 */
 	private final List<Send> sends = new ArrayList<>();
 
 	private long ids;
@@ -109,8 +122,8 @@ final class SimSends {
 
 	/**
 	 * Sends a record without waiting.
-	 * @param fail what the hook decided for this write: it lands and is acknowledged as usual,
-	 * lands nothing and fails, or lands and fails
+	 * @param fail what the hook decided for this write: it lands and is acknowledged as
+	 * usual, lands nothing and fails, or lands and fails
 	 * @param write appends the record; called when it lands
 	 * @return the future of the record's offset, completed when it is acknowledged
 	 */
@@ -126,7 +139,10 @@ final class SimSends {
 		return this.sends.isEmpty();
 	}
 
-	/** The sends that an acknowledgement may complete next: the oldest of each incarnation and partition. */
+	/**
+	 * The sends that an acknowledgement may complete next: the oldest of each incarnation
+	 * and partition.
+	 */
 	List<Send> heads(Predicate<Incarnation> allowed) {
 		List<Send> heads = new ArrayList<>();
 		Set<String> seen = new HashSet<>();
@@ -138,7 +154,10 @@ final class SimSends {
 		return heads;
 	}
 
-	/** The sends that may land next: the oldest not landed yet of each incarnation and partition. */
+	/**
+	 * The sends that may land next: the oldest not landed yet of each incarnation and
+	 * partition.
+	 */
 	List<Send> landable() {
 		List<Send> next = new ArrayList<>();
 		Set<String> seen = new HashSet<>();
@@ -172,7 +191,10 @@ final class SimSends {
 		return of;
 	}
 
-	/** Whether a route of a record of {@code source} at {@code incarnation} has a send in flight. */
+	/**
+	 * Whether a route of a record of {@code source} at {@code incarnation} has a send in
+	 * flight.
+	 */
 	boolean inFlightFrom(Incarnation incarnation, TP source) {
 		for (Send send : this.sends) {
 			if (send.from == incarnation && send.context != null && send.context.delivery != null
@@ -186,7 +208,8 @@ final class SimSends {
 
 	/**
 	 * Lands a send (appends its record), unless it fails cleanly; it waits for its
-	 * acknowledgement. Every earlier send of its incarnation to its partition lands first.
+	 * acknowledgement. Every earlier send of its incarnation to its partition lands
+	 * first.
 	 */
 	void land(Send send) {
 		for (Send earlier : this.sends) {
@@ -200,7 +223,10 @@ final class SimSends {
 		resolve(send, true);
 	}
 
-	/** Lands every send of the incarnation to {@code tp}: a write it now awaits comes after them. */
+	/**
+	 * Lands every send of the incarnation to {@code tp}: a write it now awaits comes
+	 * after them.
+	 */
 	void flush(Incarnation incarnation, TP tp) {
 		for (Send send : List.copyOf(this.sends)) {
 			if (!send.resolved && send.from == incarnation && send.tp.equals(tp)) {
@@ -210,9 +236,10 @@ final class SimSends {
 	}
 
 	/**
-	 * Acknowledges the oldest send of its incarnation and partition: lands it first if it has not
-	 * landed, then completes its future, which runs what was chained on it. A send that timed out
-	 * has no future left to complete: it lands now, or, when {@code lateLands} is false, never.
+	 * Acknowledges the oldest send of its incarnation and partition: lands it first if it
+	 * has not landed, then completes its future, which runs what was chained on it. A
+	 * send that timed out has no future left to complete: it lands now, or, when
+	 * {@code lateLands} is false, never.
 	 */
 	void ack(Send send, boolean lateLands) {
 		for (Send earlier : this.sends) {
@@ -230,14 +257,15 @@ final class SimSends {
 		this.acknowledged++;
 		this.world.progress++;
 		if (send.timedOut) {
-			this.world.trace(() -> "    " + send.from + " hears of " + send + " after its timeout: nothing waits for it");
+			this.world
+				.trace(() -> "    " + send.from + " hears of " + send + " after its timeout: nothing waits for it");
 			return;
 		}
 		if (send.fail != Fail.NONE) {
 			this.world.trace(() -> "    " + send.from + " ack of " + send + ": FAILED (injected"
 					+ (send.landed ? ", ack lost" : ", not written") + ")");
-			complete(send, null, new KafkaException("injected " + send.what + " failure"
-					+ (send.landed ? " after the write" : "")));
+			complete(send, null,
+					new KafkaException("injected " + send.what + " failure" + (send.landed ? " after the write" : "")));
 			return;
 		}
 		this.world.trace(() -> "    " + send.from + " ack of " + send);
@@ -254,8 +282,9 @@ final class SimSends {
 	}
 
 	/**
-	 * The incarnation died: each of its sends not landed yet lands or is lost, per partition a
-	 * prefix landing ({@code lands} decides, in order), and none is ever acknowledged.
+	 * The incarnation died: each of its sends not landed yet lands or is lost, per
+	 * partition a prefix landing ({@code lands} decides, in order), and none is ever
+	 * acknowledged.
 	 */
 	void crash(Incarnation incarnation, Predicate<Send> lands) {
 		Set<TP> lost = new HashSet<>();
@@ -298,7 +327,10 @@ final class SimSends {
 		}
 	}
 
-	/** Completes a future in the context of the route that sent it: the next step of its move runs. */
+	/**
+	 * Completes a future in the context of the route that sent it: the next step of its
+	 * move runs.
+	 */
 	private void complete(Send send, Long offset, Throwable failure) {
 		RouteContext context = send.context;
 		if (context != null) {

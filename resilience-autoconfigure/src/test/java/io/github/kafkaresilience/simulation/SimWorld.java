@@ -42,21 +42,22 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
- * An in-memory Kafka for the retry protocol: topics as append-only logs, the lock log, the
- * committed offsets of one consumer group, a simulated clock, and application instances whose
- * incarnations each hold a real lock table ({@link TestLockTable}) and a real
- * {@link StageRouter} over ports implemented here. Every port call goes through a {@link Hook}
- * first, where the scheduler can crash the instance, run other actions in between
- * (concurrency), or make the call fail.
+ * An in-memory Kafka for the retry protocol: topics as append-only logs, the lock log,
+ * the committed offsets of one consumer group, a simulated clock, and application
+ * instances whose incarnations each hold a real lock table ({@link TestLockTable}) and a
+ * real {@link StageRouter} over ports implemented here. Every port call goes through a
+ * {@link Hook} first, where the scheduler can crash the instance, run other actions in
+ * between (concurrency), or make the call fail.
  * <p>
- * The world also records the ground truth (what was produced, every handler run, every DLQ
- * record) and checks the invariants that can be checked the moment something happens.
+ * The world also records the ground truth (what was produced, every handler run, every
+ * DLQ record) and checks the invariants that can be checked the moment something happens.
  * <p>
- * Two more kinds of record enter the ladder's topics from outside. Records of another consumer
- * group, or without an owner, are planted in the stage logs and the lock log: they must never
- * run, be applied, moved or dead-lettered. Dead letters (and records that succeeded) are
- * replayed into stage 1: each replay is a {@link Replay}, a new life of its record, which the
- * owner of its main-topic partition admits into its key's order (docs/PROTOCOL.md, rule 2.0).
+ * Two more kinds of record enter the ladder's topics from outside. Records of another
+ * consumer group, or without an owner, are planted in the stage logs and the lock log:
+ * they must never run, be applied, moved or dead-lettered. Dead letters (and records that
+ * succeeded) are replayed into stage 1: each replay is a {@link Replay}, a new life of
+ * its record, which the owner of its main-topic partition admits into its key's order
+ * (docs/PROTOCOL.md, rule 2.0).
  */
 final class SimWorld {
 
@@ -72,8 +73,9 @@ final class SimWorld {
 	static final String USER_HEADER = "trace-id";
 
 	/**
-	 * A user header naming the {@link Replay} a record descends from: a user header travels
-	 * unchanged, so every copy and dead letter of a replay says which life it belongs to.
+	 * A user header naming the {@link Replay} a record descends from: a user header
+	 * travels unchanged, so every copy and dead letter of a replay says which life it
+	 * belongs to.
 	 */
 	static final String REPLAY_HEADER = "sim.replay";
 
@@ -81,9 +83,9 @@ final class SimWorld {
 	static final Instant FORGED = Instant.EPOCH;
 
 	/**
-	 * The ownership check of each ladder shape. The library shares one per ladder, and every
-	 * seed of one shape uses the same topic names: one per shape warns once per partition
-	 * about a foreign record, not once per seed.
+	 * The ownership check of each ladder shape. The library shares one per ladder, and
+	 * every seed of one shape uses the same topic names: one per shape warns once per
+	 * partition about a foreign record, not once per seed.
 	 */
 	private static final Map<List<String>, Ownership> OWNERSHIPS = new ConcurrentHashMap<>();
 
@@ -115,15 +117,17 @@ final class SimWorld {
 	}
 
 	/**
-	 * A record of the lock log: a lock version or (lock == null) a tombstone. {@code headers} are
-	 * the real ones when the world encodes locks, and on every planted record; an unencoded record
-	 * of ours has none and stands for one stamped with our group, as every write of the
-	 * registry is.
+	 * A record of the lock log: a lock version or (lock == null) a tombstone.
+	 * {@code headers} are the real ones when the world encodes locks, and on every
+	 * planted record; an unencoded record of ours has none and stands for one stamped
+	 * with our group, as every write of the registry is.
 	 */
 	record LockRec(int partition, long offset, String id, Bytes key, Lock lock, byte[] value, Headers headers,
 			String writer, boolean planted) {
 
-		/** Whether it is an operator command's record (or its tombstone), not a lock's. */
+		/**
+		 * Whether it is an operator command's record (or its tombstone), not a lock's.
+		 */
 		boolean isCommand() {
 			return OperatorCommand.isCommandKey(this.id);
 		}
@@ -131,9 +135,10 @@ final class SimWorld {
 	}
 
 	/**
-	 * One life of a record in the ladder, from the moment it is taken in until it succeeds or is
-	 * dead-lettered: a record produced to the main topic, or a replay of one. Its order checks
-	 * are about its first success or dead letter; later runs are redeliveries.
+	 * One life of a record in the ladder, from the moment it is taken in until it
+	 * succeeds or is dead-lettered: a record produced to the main topic, or a replay of
+	 * one. Its order checks are about its first success or dead letter; later runs are
+	 * redeliveries.
 	 */
 	abstract static class Life {
 
@@ -144,8 +149,8 @@ final class SimWorld {
 		int runs;
 
 		/**
-		 * The lives of its key that must finish before this one runs, beyond what the produce
-		 * order says: set when a replay is admitted (docs/PROTOCOL.md, rule 2.0).
+		 * The lives of its key that must finish before this one runs, beyond what the
+		 * produce order says: set when a replay is admitted (docs/PROTOCOL.md, rule 2.0).
 		 */
 		final List<Life> predecessors = new ArrayList<>(0);
 
@@ -165,9 +170,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * A dead letter (or a record that succeeded) sent back into stage 1 as a replay entry: a new
-	 * life of {@link #origin}, placed in its key's order where the owner of its main-topic
-	 * partition admits its lock.
+	 * A dead letter (or a record that succeeded) sent back into stage 1 as a replay
+	 * entry: a new life of {@link #origin}, placed in its key's order where the owner of
+	 * its main-topic partition admits its lock.
 	 */
 	static final class Replay extends Life {
 
@@ -177,7 +182,10 @@ final class SimWorld {
 
 		final Rec entry;
 
-		/** The id of its lock, from where it entered; {@code null} for a record without a key. */
+		/**
+		 * The id of its lock, from where it entered; {@code null} for a record without a
+		 * key.
+		 */
 		final String lockId;
 
 		/** The event of its first admission, or -1. */
@@ -241,7 +249,8 @@ final class SimWorld {
 
 		@Override
 		public String toString() {
-			return "#" + this.index + "(" + MAIN + "/" + this.partition + "/" + this.offset + " key=" + this.keyName + ")";
+			return "#" + this.index + "(" + MAIN + "/" + this.partition + "/" + this.offset + " key=" + this.keyName
+					+ ")";
 		}
 
 	}
@@ -256,14 +265,20 @@ final class SimWorld {
 
 	}
 
-	/** How a write-like port call fails: not at all, before its effect, or after it (ack lost). */
+	/**
+	 * How a write-like port call fails: not at all, before its effect, or after it (ack
+	 * lost).
+	 */
 	enum Fail {
 
 		NONE, CLEAN, AMBIGUOUS
 
 	}
 
-	/** Runs before every port call; may crash the caller, run other actions, or make the call fail. */
+	/**
+	 * Runs before every port call; may crash the caller, run other actions, or make the
+	 * call fail.
+	 */
 	interface Hook {
 
 		Fail before(Incarnation incarnation, Call call);
@@ -285,13 +300,21 @@ final class SimWorld {
 		/** The record routed; {@code null} for an admission. */
 		final Delivery delivery;
 
-		/** Where the record was born; {@code null} for an admission or a planted record. */
+		/**
+		 * Where the record was born; {@code null} for an admission or a planted record.
+		 */
 		final Produced origin;
 
-		/** Which life of it the record is; {@code null} for an admission or a planted record. */
+		/**
+		 * Which life of it the record is; {@code null} for an admission or a planted
+		 * record.
+		 */
 		final Life life;
 
-		/** Whether the record routed is one of another group (or without an owner): planted. */
+		/**
+		 * Whether the record routed is one of another group (or without an owner):
+		 * planted.
+		 */
 		final boolean foreign;
 
 		/** The pending lock admitted, or {@code null} for a route. */
@@ -334,7 +357,10 @@ final class SimWorld {
 
 	}
 
-	/** One process of an instance: dies with a crash; its table is rebuilt by its successor. */
+	/**
+	 * One process of an instance: dies with a crash; its table is rebuilt by its
+	 * successor.
+	 */
 	final class Incarnation {
 
 		final SimInstance instance;
@@ -347,7 +373,10 @@ final class SimWorld {
 
 		final StageRouter router;
 
-		/** The lock store of its router, which admissions use too (as the container uses the registry). */
+		/**
+		 * The lock store of its router, which admissions use too (as the container uses
+		 * the registry).
+		 */
 		final LockStore store = new Store();
 
 		final Map<TP, Work> works = new LinkedHashMap<>();
@@ -385,8 +414,8 @@ final class SimWorld {
 		}
 
 		/**
-		 * The handler runs from the moment its port call is entered (where other actions may go
-		 * on, as other workers do while a handler runs) until it returns.
+		 * The handler runs from the moment its port call is entered (where other actions
+		 * may go on, as other workers do while a handler runs) until it returns.
 		 */
 		HandlerResult handle(Delivery delivery) {
 			RouteContext context = SimWorld.this.contexts.peek();
@@ -416,7 +445,8 @@ final class SimWorld {
 		}
 
 		/** Sends a publish that lands and is acknowledged when the scheduler says so. */
-		private CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value, Headers headers) {
+		private CompletableFuture<Long> sending(String topic, int partition, byte[] key, byte[] value,
+				Headers headers) {
 			Fail fail = enter(Call.PUBLISH);
 			return SimWorld.this.sends.send(this, new TP(topic, partition), "publish", fail,
 					() -> land(topic, partition, key, value, headers, "").offset());
@@ -467,8 +497,9 @@ final class SimWorld {
 			}
 
 			/**
-			 * Ends a command with its tombstone, sent without waiting when the world's writes are
-			 * asynchronous; applied to the table on the acknowledgement, as {@code LockRegistry} does.
+			 * Ends a command with its tombstone, sent without waiting when the world's
+			 * writes are asynchronous; applied to the table on the acknowledgement, as
+			 * {@code LockRegistry} does.
 			 */
 			@Override
 			public CompletableFuture<Void> finishing(OperatorCommand command) {
@@ -481,9 +512,11 @@ final class SimWorld {
 					}
 					LockRec rec = appendCommand(command.partition(), command, null, me.instance.name, null);
 					SimWorld.this.commandsEnded++;
-					trace(() -> "    " + me + " end command " + command.id() + " @locks/" + rec.partition() + "/" + rec.offset());
+					trace(() -> "    " + me + " end command " + command.id() + " @locks/" + rec.partition() + "/"
+							+ rec.offset());
 					if (fail == Fail.AMBIGUOUS) {
-						return CompletableFuture.failedFuture(new KafkaException("injected failure after the tombstone"));
+						return CompletableFuture
+							.failedFuture(new KafkaException("injected failure after the tombstone"));
 					}
 					me.table.applyCommand(rec.partition(), rec.offset(), command.id(), null);
 					return CompletableFuture.completedFuture(null);
@@ -517,13 +550,16 @@ final class SimWorld {
 			private void writeLock(Call call, Lock about, Lock value) {
 				Fail fail = enter(call);
 				Incarnation me = Incarnation.this;
-				// an awaited write comes after the writes of this process to its partition still under way
+				// an awaited write comes after the writes of this process to its
+				// partition still under way
 				SimWorld.this.sends.flush(me, new TP(SimWorld.this.plan.lockTopic(), about.originPartition()));
 				if (fail == Fail.CLEAN) {
-					trace(() -> "    " + me + " " + call.name().toLowerCase() + " " + about + " FAILS (injected, not written)");
+					trace(() -> "    " + me + " " + call.name().toLowerCase() + " " + about
+							+ " FAILS (injected, not written)");
 					throw new KafkaException("injected lock write failure");
 				}
-				LockRec rec = landLock(about, value, (fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : "");
+				LockRec rec = landLock(about, value,
+						(fail == Fail.AMBIGUOUS) ? " then FAILS (injected, ack lost)" : "");
 				if (fail == Fail.AMBIGUOUS) {
 					throw new KafkaException("injected lock write failure after the write");
 				}
@@ -531,9 +567,9 @@ final class SimWorld {
 			}
 
 			/**
-			 * Sends a lock record that lands and is acknowledged when the scheduler says so; the
-			 * table applies it on the acknowledgement, before the future completes, as
-			 * {@code LockRegistry.writing} does.
+			 * Sends a lock record that lands and is acknowledged when the scheduler says
+			 * so; the table applies it on the acknowledgement, before the future
+			 * completes, as {@code LockRegistry.writing} does.
 			 */
 			private CompletableFuture<Void> sendLock(Call call, Lock about, Lock value) {
 				Fail fail = enter(call);
@@ -554,14 +590,17 @@ final class SimWorld {
 				if (value != null && value.entry() != null) {
 					checkReplayLockWrite(rec, value);
 				}
-				trace(() -> "    " + me + " " + ((value != null) ? "write " + value : "release " + about.id()) + " @locks/"
-						+ rec.partition() + "/" + rec.offset() + then);
+				trace(() -> "    " + me + " " + ((value != null) ? "write " + value : "release " + about.id())
+						+ " @locks/" + rec.partition() + "/" + rec.offset() + then);
 				return rec;
 			}
 
 		}
 
-		/** The ladder's publisher: awaited, or sent without waiting when the world's writes are asynchronous. */
+		/**
+		 * The ladder's publisher: awaited, or sent without waiting when the world's
+		 * writes are asynchronous.
+		 */
 		private final class Publisher implements RecordPublisher {
 
 			@Override
@@ -580,7 +619,10 @@ final class SimWorld {
 
 	}
 
-	/** The partition work of an owner (what a container holds per assigned topic partition). */
+	/**
+	 * The partition work of an owner (what a container holds per assigned topic
+	 * partition).
+	 */
 	static final class Work {
 
 		final TP tp;
@@ -600,23 +642,33 @@ final class SimWorld {
 		final List<Task> tasks = new ArrayList<>();
 
 		/**
-		 * Offsets parked (the container's {@code PartitionWork}): pending, but let go of in memory
-		 * until a pass of the re-reader takes them back.
+		 * Offsets parked (the container's {@code PartitionWork}): pending, but let go of
+		 * in memory until a pass of the re-reader takes them back.
 		 */
 		final TreeSet<Long> parked = new TreeSet<>();
 
-		/** Keys with parked records here, and how many: later records of such a key park too. */
+		/**
+		 * Keys with parked records here, and how many: later records of such a key park
+		 * too.
+		 */
 		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
 
-		/** Keys of parked records that operators' commands name: a pass of the re-reader is asked for. */
+		/**
+		 * Keys of parked records that operators' commands name: a pass of the re-reader
+		 * is asked for.
+		 */
 		final Set<Bytes> commandPasses = new java.util.LinkedHashSet<>();
 
-		/** The pending locks whose admission waits in a key queue here (main-topic partitions only). */
+		/**
+		 * The pending locks whose admission waits in a key queue here (main-topic
+		 * partitions only).
+		 */
 		final Set<String> admissions = new HashSet<>();
 
 		/**
-		 * Whether the owner saw the sync barrier open: from then on it admits the pending locks of
-		 * its partition, those it finds at that moment and those its table learns of later.
+		 * Whether the owner saw the sync barrier open: from then on it admits the pending
+		 * locks of its partition, those it finds at that moment and those its table
+		 * learns of later.
 		 */
 		boolean opened;
 
@@ -632,8 +684,9 @@ final class SimWorld {
 		}
 
 		/**
-		 * The contiguous boundary: below the lowest offset still pending, which includes every
-		 * record whose writes are under way (SETTLING), as {@code PartitionOffsets} keeps them.
+		 * The contiguous boundary: below the lowest offset still pending, which includes
+		 * every record whose writes are under way (SETTLING), as {@code PartitionOffsets}
+		 * keeps them.
 		 */
 		long committable() {
 			return this.pending.isEmpty() ? this.fetchPos : this.pending.first();
@@ -646,36 +699,37 @@ final class SimWorld {
 		NONE, UNTIL, KEY, TAILER,
 
 		/**
-		 * Its route returned FAILED: its handler failed and the rest of its step (what the
-		 * failure means, and the start of its writes) waits for a worker, as in the container,
-		 * where records of other keys run first.
+		 * Its route returned FAILED: its handler failed and the rest of its step (what
+		 * the failure means, and the start of its writes) waits for a worker, as in the
+		 * container, where records of other keys run first.
 		 */
 		FAILED,
 
 		/**
-		 * Its route returned SETTLING: it stays at the head of its key and its offset pending
-		 * until the writes under way complete.
+		 * Its route returned SETTLING: it stays at the head of its key and its offset
+		 * pending until the writes under way complete.
 		 */
 		SETTLING,
 
 		/**
-		 * Its route returned READY (a batch listener): it stays at the head of its key and its
-		 * offset pending until a batch runs it and it takes the rest of its step.
+		 * Its route returned READY (a batch listener): it stays at the head of its key
+		 * and its offset pending until a batch runs it and it takes the rest of its step.
 		 */
 		BATCH,
 
 		/**
-		 * Its route returned READY and its method returned a result that completes later (an
-		 * asynchronous listener): it stays at the head of its key and its offset pending, with no
-		 * worker, until the result completes and it takes the rest of its step.
+		 * Its route returned READY and its method returned a result that completes later
+		 * (an asynchronous listener): it stays at the head of its key and its offset
+		 * pending, with no worker, until the result completes and it takes the rest of
+		 * its step.
 		 */
 		PENDING
 
 	}
 
 	/**
-	 * A record in flight at its owner, or the admission of a replay's pending lock: both take
-	 * their turn in their key's queue.
+	 * A record in flight at its owner, or the admission of a replay's pending lock: both
+	 * take their turn in their key's queue.
 	 */
 	static final class Task {
 
@@ -691,7 +745,9 @@ final class SimWorld {
 		/** The pending lock this task admits, or {@code null} for a record. */
 		final String admission;
 
-		/** For an admission: the last offset taken from the partition when it was queued. */
+		/**
+		 * For an admission: the last offset taken from the partition when it was queued.
+		 */
 		final long lastTaken;
 
 		Wait wait = Wait.NONE;
@@ -706,22 +762,32 @@ final class SimWorld {
 
 		boolean running;
 
-		/** The rest of the step of a record whose handler failed, while it waits: {@code Wait.FAILED}. */
+		/**
+		 * The rest of the step of a record whose handler failed, while it waits:
+		 * {@code Wait.FAILED}.
+		 */
 		java.util.function.Supplier<Step> rest;
 
-		/** With {@link #rest}: what the handler's failed run gave (an outage hold may drop the rest for it). */
+		/**
+		 * With {@link #rest}: what the handler's failed run gave (an outage hold may drop
+		 * the rest for it).
+		 */
 		HandlerResult failed;
 
 		/**
-		 * Whether it rides in a batch right behind an earlier record of its key (the container's
-		 * riders, docs/PROTOCOL.md, rule 10): queued behind its head, yet taken by the batch.
+		 * Whether it rides in a batch right behind an earlier record of its key (the
+		 * container's riders, docs/PROTOCOL.md, rule 10): queued behind its head, yet
+		 * taken by the batch.
 		 */
 		boolean riding;
 
 		/** With {@code Wait.BATCH}: its run, which a batch takes. */
 		io.github.kafkaresilience.ladder.ReadyRun ready;
 
-		/** Its last route failed: once its backoff is over, the tailer catches up before it is routed again. */
+		/**
+		 * Its last route failed: once its backoff is over, the tailer catches up before
+		 * it is routed again.
+		 */
 		boolean catchUpFirst;
 
 		int routes;
@@ -820,14 +886,20 @@ final class SimWorld {
 
 	final Map<Long, Produced> producedByOrigin = new HashMap<>();
 
-	/** The group that owns the ladder: what the routers and the tailers check records against. */
+	/**
+	 * The group that owns the ladder: what the routers and the tailers check records
+	 * against.
+	 */
 	final Ownership ownership;
 
 	final List<Replay> replays = new ArrayList<>();
 
 	final Map<String, Replay> replaysByLock = new HashMap<>();
 
-	/** The stage records planted by another group (or by nobody), as topic/partition/offset. */
+	/**
+	 * The stage records planted by another group (or by nobody), as
+	 * topic/partition/offset.
+	 */
 	final Set<String> planted = new HashSet<>();
 
 	/** Lock records planted by another group (or by nobody). */
@@ -853,15 +925,17 @@ final class SimWorld {
 	Hook hook = (incarnation, call) -> Fail.NONE;
 
 	/**
-	 * Whether the async ports send without waiting ({@link SimSends}); otherwise they fall back
-	 * to the awaited writes, and every move completes inside its route.
+	 * Whether the async ports send without waiting ({@link SimSends}); otherwise they
+	 * fall back to the awaited writes, and every move completes inside its route.
 	 */
 	boolean async;
 
 	/** The writes under way, of every incarnation. */
 	final SimSends sends = new SimSends(this);
 
-	/** Decides, when an incarnation dies, whether each of its sends not landed yet lands. */
+	/**
+	 * Decides, when an incarnation dies, whether each of its sends not landed yet lands.
+	 */
 	Predicate<SimSends.Send> landsAtCrash = (send) -> true;
 
 	HandlerPolicy policy = (record, delivery) -> HandlerResult.success();
@@ -871,7 +945,10 @@ final class SimWorld {
 	/** Counts handler runs and DLQ writes: the global order of observable effects. */
 	long events;
 
-	/** Grows whenever anything is written (records, lock records) or run: tells a stall from progress. */
+	/**
+	 * Grows whenever anything is written (records, lock records) or run: tells a stall
+	 * from progress.
+	 */
 	long progress;
 
 	int lockIds;
@@ -906,7 +983,10 @@ final class SimWorld {
 		return instance;
 	}
 
-	/** Kills the current incarnation of an instance and starts a new one with an empty table. */
+	/**
+	 * Kills the current incarnation of an instance and starts a new one with an empty
+	 * table.
+	 */
 	Incarnation restart(SimInstance instance) {
 		Incarnation old = instance.current;
 		old.dead = true;
@@ -961,8 +1041,10 @@ final class SimWorld {
 		this.produced.add(p);
 		this.producedByOrigin.put(originKey(partition, rec.offset()), p);
 		if (p.key != null) {
-			// it comes after every replay of its key admitted so far: each was admitted behind the
-			// last record its owner had taken, and whoever takes this one takes it later (docs/PROTOCOL.md, rule 2.0)
+			// it comes after every replay of its key admitted so far: each was admitted
+			// behind the
+			// last record its owner had taken, and whoever takes this one takes it later
+			// (docs/PROTOCOL.md, rule 2.0)
 			for (Replay replay : this.replays) {
 				if (replay.admittedAt >= 0 && !replay.finished() && p.key.equals(replay.key())) {
 					p.predecessors.add(replay);
@@ -973,8 +1055,8 @@ final class SimWorld {
 	}
 
 	/**
-	 * Replays {@code letter}, a dead letter of this group or a record standing in for one, into
-	 * stage 1 of its partition, with the headers the replayer writes.
+	 * Replays {@code letter}, a dead letter of this group or a record standing in for
+	 * one, into stage 1 of its partition, with the headers the replayer writes.
 	 * @param letter the dead letter, or a record of the main topic that succeeded
 	 * @return the new life
 	 */
@@ -982,8 +1064,10 @@ final class SimWorld {
 		Headers source;
 		Produced origin;
 		if (MAIN.equals(letter.topic())) {
-			// a record that succeeded, with the headers its dead letter would have: its own
-			// (minus junk protocol headers anyone may write to the main topic) and its birthplace
+			// a record that succeeded, with the headers its dead letter would have: its
+			// own
+			// (minus junk protocol headers anyone may write to the main topic) and its
+			// birthplace
 			origin = this.producedByOrigin.get(originKey(letter.partition(), letter.offset()));
 			RecordHeaders headers = new RecordHeaders();
 			headers.add(USER_HEADER, origin.value);
@@ -1013,11 +1097,14 @@ final class SimWorld {
 
 	/**
 	 * The lock id the router gives a replay entry: the same derivation as
-	 * {@code StageRouter.replayLockId}, so that the world knows which replay a lock belongs to.
+	 * {@code StageRouter.replayLockId}, so that the world knows which replay a lock
+	 * belongs to.
 	 */
 	static String replayLockId(Rec entry) {
-		return UUID.nameUUIDFromBytes((entry.topic() + "/" + entry.partition() + "/" + entry.offset())
-			.getBytes(StandardCharsets.UTF_8)).toString();
+		return UUID
+			.nameUUIDFromBytes(
+					(entry.topic() + "/" + entry.partition() + "/" + entry.offset()).getBytes(StandardCharsets.UTF_8))
+			.toString();
 	}
 
 	/** Appends a record of another group (or of none) to a stage topic. */
@@ -1028,8 +1115,8 @@ final class SimWorld {
 	}
 
 	/**
-	 * Appends a lock record of another group, or of none when {@code group} is {@code null}, with
-	 * the headers the library writes.
+	 * Appends a lock record of another group, or of none when {@code group} is
+	 * {@code null}, with the headers the library writes.
 	 */
 	LockRec plantLock(int partition, String id, Bytes key, Lock lock, String group) {
 		List<LockRec> log = this.lockLog.get(partition);
@@ -1067,8 +1154,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * Appends an operator command's record, or its tombstone when {@code value} is {@code null},
-	 * with the headers the registry writes; of another group when {@code group} is set.
+	 * Appends an operator command's record, or its tombstone when {@code value} is
+	 * {@code null}, with the headers the registry writes; of another group when
+	 * {@code group} is set.
 	 */
 	LockRec appendCommand(int partition, OperatorCommand command, OperatorCommand value, String writer, String group) {
 		List<LockRec> log = this.lockLog.get(partition);
@@ -1084,7 +1172,10 @@ final class SimWorld {
 		return rec;
 	}
 
-	/** Whether a command of ours asked for {@code action} on {@code lockId} at {@code position}. */
+	/**
+	 * Whether a command of ours asked for {@code action} on {@code lockId} at
+	 * {@code position}.
+	 */
 	boolean commandIssued(OperatorCommand.Action action, String lockId, Position position) {
 		for (OperatorCommand command : this.issuedCommands) {
 			if (command.action() == action && command.lockId().equals(lockId) && command.position().equals(position)) {
@@ -1111,8 +1202,8 @@ final class SimWorld {
 	}
 
 	/**
-	 * Whether the tailer applies a lock record: the check of {@code LockTailer}, on the record's
-	 * real headers.
+	 * Whether the tailer applies a lock record: the check of {@code LockTailer}, on the
+	 * record's real headers.
 	 */
 	boolean owns(LockRec rec) {
 		return rec.headers() == null
@@ -1120,8 +1211,8 @@ final class SimWorld {
 	}
 
 	/**
-	 * Lets the incarnation's tailer read up to {@code max} unread lock records of a partition,
-	 * applying those of this group as {@code LockTailer} does.
+	 * Lets the incarnation's tailer read up to {@code max} unread lock records of a
+	 * partition, applying those of this group as {@code LockTailer} does.
 	 */
 	int tailerStep(Incarnation incarnation, int partition, int max) {
 		List<LockRec> log = this.lockLog.get(partition);
@@ -1160,9 +1251,10 @@ final class SimWorld {
 	}
 
 	/**
-	 * A foreign lock record changes nothing: right after the tailer passed it, the table holds
-	 * for its lock id what our own records say, when the tailer has read all of them (a forged
-	 * tombstone does not release our lock, a forged version does not move or create one).
+	 * A foreign lock record changes nothing: right after the tailer passed it, the table
+	 * holds for its lock id what our own records say, when the tailer has read all of
+	 * them (a forged tombstone does not release our lock, a forged version does not move
+	 * or create one).
 	 */
 	private void checkForeignSkipped(Incarnation incarnation, LockRec foreign) {
 		Lock held = incarnation.table.find(foreign.id());
@@ -1193,9 +1285,13 @@ final class SimWorld {
 		return rec.id().substring(OperatorCommand.KEY_PREFIX.length());
 	}
 
-	/** The command a command record holds, decoded as the tailer decodes it; {@code null} for its tombstone. */
+	/**
+	 * The command a command record holds, decoded as the tailer decodes it; {@code null}
+	 * for its tombstone.
+	 */
 	private static OperatorCommand readCommand(LockRec rec) {
-		return (rec.value() != null) ? CommandCodec.decode(rec.id(), rec.partition(), rec.headers(), rec.value()) : null;
+		return (rec.value() != null) ? CommandCodec.decode(rec.id(), rec.partition(), rec.headers(), rec.value())
+				: null;
 	}
 
 	void catchUp(Incarnation incarnation) {
@@ -1204,7 +1300,10 @@ final class SimWorld {
 		}
 	}
 
-	/** A fresh table with the whole lock log replayed, as a brand-new instance would build it. */
+	/**
+	 * A fresh table with the whole lock log replayed, as a brand-new instance would build
+	 * it.
+	 */
 	TestLockTable replayLockLog() {
 		TestLockTable table = new TestLockTable();
 		for (int p = 0; p < this.partitions; p++) {
@@ -1228,15 +1327,15 @@ final class SimWorld {
 	}
 
 	/**
-	 * One route() call; with {@code deferFailures} a failed run of the handler returns FAILED,
-	 * whose rest runs later in the same route context (the handler's result is what the hooks
-	 * check a dead letter against).
+	 * One route() call; with {@code deferFailures} a failed run of the handler returns
+	 * FAILED, whose rest runs later in the same route context (the handler's result is
+	 * what the hooks check a dead letter against).
 	 */
 	Step route(Incarnation incarnation, Delivery delivery, boolean tailerSynced, boolean deferFailures) {
 		boolean foreign = this.planted.contains(delivery.toString());
 		Produced origin = foreign ? null : originOf(delivery);
-		RouteContext context = new RouteContext(incarnation, delivery, origin, foreign ? null : lifeOf(delivery, origin),
-				foreign, null);
+		RouteContext context = new RouteContext(incarnation, delivery, origin,
+				foreign ? null : lifeOf(delivery, origin), foreign, null);
 		this.contexts.push(context);
 		Step step;
 		try {
@@ -1249,16 +1348,17 @@ final class SimWorld {
 			return restInContext(step, context);
 		}
 		if (foreign && step.kind() != Step.Kind.DONE) {
-			throw new SimViolation("(6) " + delivery + ", a record of another group (or of none), was not skipped: "
-					+ step.kind());
+			throw new SimViolation(
+					"(6) " + delivery + ", a record of another group (or of none), was not skipped: " + step.kind());
 		}
 		return step;
 	}
 
 	/**
-	 * Runs the handler on one record of a batch, as the batch listener's method runs on it: a
-	 * port call like any run of the handler, in the record's route context, so that every check
-	 * of a run applies (its due time, no earlier record of its key in the ladder).
+	 * Runs the handler on one record of a batch, as the batch listener's method runs on
+	 * it: a port call like any run of the handler, in the record's route context, so that
+	 * every check of a run applies (its due time, no earlier record of its key in the
+	 * ladder).
 	 */
 	HandlerResult runInBatch(Incarnation incarnation, Delivery delivery) {
 		this.contexts.push(routeContext(incarnation, delivery));
@@ -1271,8 +1371,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * Whether a record queued behind a ready head of its key may ride in the head's batch: the
-	 * router's reads of the lock view are port calls, in the record's route context.
+	 * Whether a record queued behind a ready head of its key may ride in the head's
+	 * batch: the router's reads of the lock view are port calls, in the record's route
+	 * context.
 	 */
 	io.github.kafkaresilience.ladder.ReadyRun readyBehind(Incarnation incarnation,
 			io.github.kafkaresilience.ladder.ReadyRun head, Delivery delivery) {
@@ -1285,11 +1386,15 @@ final class SimWorld {
 		}
 	}
 
-	/** Takes the rest of a record's step after its batch ran it, in the record's route context. */
+	/**
+	 * Takes the rest of a record's step after its batch ran it, in the record's route
+	 * context.
+	 */
 	Step afterBatch(Incarnation incarnation, Delivery delivery, HandlerResult result,
 			java.util.function.Supplier<Step> rest) {
 		RouteContext context = routeContext(incarnation, delivery);
-		context.lastResult = result; // what its last run gave, which its step goes on with
+		context.lastResult = result; // what its last run gave, which its step goes on
+										// with
 		this.contexts.push(context);
 		Step step;
 		try {
@@ -1321,9 +1426,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * Admits a replay's pending lock as the owner of its main-topic partition does, in its key's
-	 * turn: with the real {@link StageRouter#admitReplay} on the incarnation's lock store, every call of
-	 * which goes through the hook.
+	 * Admits a replay's pending lock as the owner of its main-topic partition does, in
+	 * its key's turn: with the real {@link StageRouter#admitReplay} on the incarnation's
+	 * lock store, every call of which goes through the hook.
 	 * @return whether the lock was admitted now
 	 */
 	boolean admit(Incarnation incarnation, String lockId, long lastTaken) {
@@ -1359,7 +1464,8 @@ final class SimWorld {
 		}
 		Produced origin = this.producedByOrigin.get(originKey(Integer.parseInt(partition), Long.parseLong(offset)));
 		if (origin == null) {
-			throw new SimViolation(delivery + " names an origin " + partition + "/" + offset + " that was never produced");
+			throw new SimViolation(
+					delivery + " names an origin " + partition + "/" + offset + " that was never produced");
 		}
 		return origin;
 	}
@@ -1382,24 +1488,27 @@ final class SimWorld {
 		if (stage > 0 && retryCount != null && retryCount > 0) {
 			long due = delivery.timestamp() + this.plan.stage(stage).delay().toMillis();
 			String lockId = RetryHeaders.text(delivery.headers(), RetryHeaders.LOCK_ID);
-			// (12) only an operator's retry-now on the lock at this very record runs it early
-			boolean commanded = lockId != null && commandIssued(OperatorCommand.Action.RETRY_NOW, lockId,
-					new Position(stage, delivery.offset()));
+			// (12) only an operator's retry-now on the lock at this very record runs it
+			// early
+			boolean commanded = lockId != null
+					&& commandIssued(OperatorCommand.Action.RETRY_NOW, lockId, new Position(stage, delivery.offset()));
 			if (this.clock.millis() < due && commanded) {
 				this.commandedRuns++;
 			}
 			else if (this.clock.millis() < due) {
-				throw new SimViolation("(5) " + delivery + " with retry.count=" + retryCount + " ran at " + rel(this.clock.millis())
-						+ " before its due time " + rel(due));
+				throw new SimViolation("(5) " + delivery + " with retry.count=" + retryCount + " ran at "
+						+ rel(this.clock.millis()) + " before its due time " + rel(due));
 			}
 		}
 		if (origin.key != null && life == origin) {
-			// (2c) a record's handler never runs while an earlier record of its key is still in the ladder
+			// (2c) a record's handler never runs while an earlier record of its key is
+			// still in the ladder
 			for (int i = origin.index - 1; i >= 0; i--) {
 				Produced earlier = this.produced.get(i);
 				if (origin.key.equals(earlier.key) && !earlier.finished()) {
 					throw new SimViolation("(2c) handler ran " + origin + " from " + delivery + " at " + incarnation
-							+ " while the earlier record " + earlier + " of the same key had neither succeeded nor been dead-lettered");
+							+ " while the earlier record " + earlier
+							+ " of the same key had neither succeeded nor been dead-lettered");
 				}
 			}
 		}
@@ -1410,19 +1519,21 @@ final class SimWorld {
 		for (Life earlier : life.predecessors) {
 			// (7) nor while a record placed before it by a replay's admission is
 			if (!earlier.finished()) {
-				throw new SimViolation("(7) handler ran " + life + " from " + delivery + " at " + incarnation + " while "
-						+ earlier + ", which a replay's admission placed before it in the key's order, had neither "
-						+ "succeeded nor been dead-lettered");
+				throw new SimViolation(
+						"(7) handler ran " + life + " from " + delivery + " at " + incarnation + " while " + earlier
+								+ ", which a replay's admission placed before it in the key's order, had neither "
+								+ "succeeded nor been dead-lettered");
 			}
 		}
 		for (RouteContext other : this.handling) {
-			// (2d) two records of one key never run at once (a redelivery of a finished one may);
+			// (2d) two records of one key never run at once (a redelivery of a finished
+			// one may);
 			// a handler whose process died before it ran never runs
 			if (other != context && !other.incarnation.dead && origin.key != null && origin.key.equals(other.life.key())
 					&& !other.life.finished() && !life.finished()) {
 				throw new SimViolation("(2d) handler ran " + life + " from " + delivery + " at " + incarnation
-						+ " while the handler of " + other.life + " of the same key was running (from "
-						+ other.delivery + " at " + other.incarnation + ")");
+						+ " while the handler of " + other.life + " of the same key was running (from " + other.delivery
+						+ " at " + other.incarnation + ")");
 			}
 		}
 		HandlerResult result = this.policy.decide(origin, delivery);
@@ -1469,7 +1580,8 @@ final class SimWorld {
 		String topic = this.plan.stage(lock.stage()).topic();
 		List<Rec> log = log(topic, lock.originPartition());
 		if (lock.at() >= log.size()) {
-			throw new SimViolation("lock " + lock + " confirmed at " + topic + "/" + lock.at() + " which does not exist");
+			throw new SimViolation(
+					"lock " + lock + " confirmed at " + topic + "/" + lock.at() + " which does not exist");
 		}
 		Rec rec = log.get(lock.at().intValue());
 		String carried = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
@@ -1477,7 +1589,8 @@ final class SimWorld {
 		Integer count = RetryHeaders.retryCount(rec.headers());
 		long born = lock.originOffset();
 		if (lock.entry() != null) {
-			// a replay's lock: its origin is its place in the key's order, not where it was born;
+			// a replay's lock: its origin is its place in the key's order, not where it
+			// was born;
 			// at its entry it is carried by the replay entry, which has no lock.id yet
 			Replay replay = this.replaysByLock.get(lock.id());
 			if (replay == null || replay.entry.partition() != lock.originPartition()
@@ -1497,11 +1610,12 @@ final class SimWorld {
 	}
 
 	/**
-	 * A replay's lock is written pending by the route of its entry, admitted once by the owner of
-	 * its main-topic partition (and only while it is pending), and then only moved on. The first
-	 * admission places the replay in its key's order: behind every record of its key with a
-	 * live lock sorting before it, before those sorting after it (replays of the same origin
-	 * and a later entry), before every record of its key not in the ladder yet.
+	 * A replay's lock is written pending by the route of its entry, admitted once by the
+	 * owner of its main-topic partition (and only while it is pending), and then only
+	 * moved on. The first admission places the replay in its key's order: behind every
+	 * record of its key with a live lock sorting before it, before those sorting after it
+	 * (replays of the same origin and a later entry), before every record of its key not
+	 * in the ladder yet.
 	 */
 	private void checkReplayLockWrite(LockRec rec, Lock lock) {
 		RouteContext context = this.contexts.peek();
@@ -1523,8 +1637,8 @@ final class SimWorld {
 						+ ", which is not its replay entry");
 			}
 			if (previous != null && !previous.isPending()) {
-				throw new SimViolation("(7) " + context.incarnation + " wrote " + lock + " pending again over " + previous
-						+ ", which is still live");
+				throw new SimViolation("(7) " + context.incarnation + " wrote " + lock + " pending again over "
+						+ previous + ", which is still live");
 			}
 			return;
 		}
@@ -1544,10 +1658,12 @@ final class SimWorld {
 		long event = ++this.events;
 		trace(() -> "    admitted " + replay + " as " + lock + " (event " + event + ")");
 		if (replay.admittedAt >= 0) {
-			return; // a redelivered entry entered again: a redelivery, as the first life's order stands
+			return; // a redelivered entry entered again: a redelivery, as the first
+					// life's order stands
 		}
 		replay.admittedAt = event;
-		// the key's order at this moment: every live lock of ours (what a caught-up table holds)
+		// the key's order at this moment: every live lock of ours (what a caught-up table
+		// holds)
 		for (Lock other : liveLocks(rec.partition(), rec.offset())) {
 			if (!other.key().equals(lock.key()) || other.id().equals(lock.id()) || other.isPending()) {
 				continue;
@@ -1569,8 +1685,10 @@ final class SimWorld {
 				owner.predecessors.add(replay);
 			}
 		}
-		// the records of its key not in the ladder: those taken so far are behind it (they went
-		// into the ladder before the admission's turn, or will be taken again after it), the others come after
+		// the records of its key not in the ladder: those taken so far are behind it
+		// (they went
+		// into the ladder before the admission's turn, or will be taken again after it),
+		// the others come after
 		for (Produced p : this.produced) {
 			if (lock.key().equals(p.key) && !p.finished() && p.partition == lock.originPartition()) {
 				if (p.offset <= lock.originOffset()) {
@@ -1584,8 +1702,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * The live locks of ours that lock partition {@code partition} holds below {@code end}, in
-	 * the order they were first written: the ground truth, read without decoding.
+	 * The live locks of ours that lock partition {@code partition} holds below
+	 * {@code end}, in the order they were first written: the ground truth, read without
+	 * decoding.
 	 */
 	List<Lock> liveLocks(int partition, long end) {
 		Map<String, Lock> live = new LinkedHashMap<>();
@@ -1608,7 +1727,10 @@ final class SimWorld {
 		return log(delivery.topic(), delivery.partition()).get((int) delivery.offset());
 	}
 
-	/** Checks the headers (docs/PROTOCOL.md, "Headers") of a record just written to a stage topic or the DLQ. */
+	/**
+	 * Checks the headers (docs/PROTOCOL.md, "Headers") of a record just written to a
+	 * stage topic or the DLQ.
+	 */
 	private void checkPublish(Rec rec) {
 		RouteContext context = this.contexts.peek();
 		if (context == null || context.delivery == null) {
@@ -1652,7 +1774,8 @@ final class SimWorld {
 		String sourceLock = fromMain ? null : RetryHeaders.text(source.headers(), RetryHeaders.LOCK_ID);
 		if (sourceLock == null && source.key() != null && this.plan.stageOf(source.topic()) == 1
 				&& RetryHeaders.isReplayEntry(source.headers())) {
-			sourceLock = replayLockId(recordOf(source)); // a replay entry carries the lock named after it
+			sourceLock = replayLockId(recordOf(source)); // a replay entry carries the
+															// lock named after it
 		}
 		String lockId = RetryHeaders.text(h, RetryHeaders.LOCK_ID);
 		if (dlq) {
@@ -1679,9 +1802,9 @@ final class SimWorld {
 	}
 
 	/**
-	 * (12) A dead letter with {@code dlq.reason=operator}: a dead-letter-now of ours named the
-	 * lock the record carried, at the record's position; the handler did not run in this route,
-	 * and no attempt was counted.
+	 * (12) A dead letter with {@code dlq.reason=operator}: a dead-letter-now of ours
+	 * named the lock the record carried, at the record's position; the handler did not
+	 * run in this route, and no attempt was counted.
 	 */
 	private void checkOperatorDlq(RouteContext context, Rec rec, List<String> wrong, Integer count, boolean fromMain,
 			String sourceLock, String lockId) {
@@ -1696,7 +1819,8 @@ final class SimWorld {
 		}
 		Integer incoming = RetryHeaders.retryCount(context.delivery.headers());
 		if (count == null || !count.equals(incoming)) {
-			wrong.add("retry.count " + count + " but the record had " + incoming + " (an operator's dead letter is no attempt)");
+			wrong.add("retry.count " + count + " but the record had " + incoming
+					+ " (an operator's dead letter is no attempt)");
 		}
 		if (!Objects.equals(lockId, sourceLock)) {
 			wrong.add("lock.id " + lockId + " but the record carried " + sourceLock);
@@ -1739,7 +1863,8 @@ final class SimWorld {
 			errorClass = RetryHeaders.TRANSIENT;
 			expectedCount = incoming + 1;
 			if (expectedCount != this.plan.maxAttempts()) {
-				wrong.add("exhausted after " + expectedCount + " attempts but max-attempts is " + this.plan.maxAttempts());
+				wrong.add("exhausted after " + expectedCount + " attempts but max-attempts is "
+						+ this.plan.maxAttempts());
 			}
 		}
 		expect(wrong, h, RetryHeaders.DLQ_REASON, reason);
@@ -1791,10 +1916,12 @@ final class SimWorld {
 		lives.addAll(this.replays);
 		for (Life life : lives) {
 			for (Life earlier : life.predecessors) {
-				// (7) a replay's admission placed them in this order: they leave the ladder in it
+				// (7) a replay's admission placed them in this order: they leave the
+				// ladder in it
 				if (life.finished() && earlier.finished() && life.finishedAt() < earlier.finishedAt()) {
-					violations.add("(7) " + life + " left the ladder (event " + life.finishedAt() + ") before " + earlier
-							+ " (event " + earlier.finishedAt() + "), which a replay's admission placed before it");
+					violations
+						.add("(7) " + life + " left the ladder (event " + life.finishedAt() + ") before " + earlier
+								+ " (event " + earlier.finishedAt() + "), which a replay's admission placed before it");
 				}
 			}
 		}
@@ -1811,8 +1938,8 @@ final class SimWorld {
 					continue;
 				}
 				if (previous != null && p.firstSuccess < previous.firstSuccess) {
-					violations.add("(2) inversion for key " + key + ": " + p + " first succeeded (event " + p.firstSuccess
-							+ ") before " + previous + " (event " + previous.firstSuccess + ")");
+					violations.add("(2) inversion for key " + key + ": " + p + " first succeeded (event "
+							+ p.firstSuccess + ") before " + previous + " (event " + previous.firstSuccess + ")");
 				}
 				previous = p;
 			}
@@ -1822,8 +1949,8 @@ final class SimWorld {
 					continue;
 				}
 				if (previous != null && p.finishedAt() < previous.finishedAt()) {
-					violations.add("(2b) key " + key + ": " + p + " left the ladder (event " + p.finishedAt() + ") before "
-							+ previous + " (event " + previous.finishedAt() + ")");
+					violations.add("(2b) key " + key + ": " + p + " left the ladder (event " + p.finishedAt()
+							+ ") before " + previous + " (event " + previous.finishedAt() + ")");
 				}
 				previous = p;
 			}
@@ -1844,12 +1971,14 @@ final class SimWorld {
 		for (int p = 0; p < this.partitions; p++) {
 			for (Rec rec : log(this.plan.dlqTopic(), p)) {
 				String offset = RetryHeaders.text(rec.headers(), RetryHeaders.ORIGINAL_OFFSET);
-				Produced origin = (offset != null) ? this.producedByOrigin.get(originKey(p, Long.parseLong(offset))) : null;
+				Produced origin = (offset != null) ? this.producedByOrigin.get(originKey(p, Long.parseLong(offset)))
+						: null;
 				if (origin == null || !Arrays.equals(origin.value, rec.value())) {
 					violations.add("(4) DLQ record " + rec + " does not match a produced record");
 				}
 				else if (!"operator".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))
-						&& origin.poison != "poison".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))) {
+						&& origin.poison != "poison"
+							.equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))) {
 					violations.add("(4) DLQ record " + rec + " of " + origin + " has dlq.reason="
 							+ RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON));
 				}

@@ -21,7 +21,8 @@ class EscapedTextTests {
 	void bidiOverridesLineSeparatorsAndOtherFormatCharactersAreEscaped() {
 		assertThat(EscapedText.of("key\u202Egpj.exe")).isEqualTo("key\\u202Egpj.exe");
 		assertThat(EscapedText.of("a\u2028b\u2029c")).isEqualTo("a\\u2028b\\u2029c");
-		assertThat(EscapedText.of("zero\u200Bwidth\u0000\u007F\u0085")).isEqualTo("zero\\u200Bwidth\\u0000\\u007F\\u0085");
+		assertThat(EscapedText.of("zero\u200Bwidth\u0000\u007F\u0085"))
+			.isEqualTo("zero\\u200Bwidth\\u0000\\u007F\\u0085");
 		// a format character outside the basic plane: both halves of its pair
 		assertThat(EscapedText.of("tag\uDB40\uDC01")).isEqualTo("tag\\uDB40\\uDC01");
 		assertThat(EscapedText.of("lone\uD800")).isEqualTo("lone\\uD800");

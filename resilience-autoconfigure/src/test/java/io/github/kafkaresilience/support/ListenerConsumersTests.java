@@ -10,8 +10,8 @@ import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A listener's two consumers in its group: its main topics' and its retry topics', told apart
- * by their client ids and, under static membership, by their group instance ids.
+ * A listener's two consumers in its group: its main topics' and its retry topics', told
+ * apart by their client ids and, under static membership, by their group instance ids.
  */
 class ListenerConsumersTests {
 
@@ -21,8 +21,8 @@ class ListenerConsumersTests {
 	@Test
 	void theRetryTopicsConsumerHasAClientIdAndAGroupInstanceIdOfItsOwn() {
 		ListenerConsumers consumers = new ListenerConsumers(
-				new ConsumerClients(new DefaultKafkaConsumerFactory<>(APPLICATION), "app"), "orders", "billing", "pod-0",
-				Map.of());
+				new ConsumerClients(new DefaultKafkaConsumerFactory<>(APPLICATION), "app"), "orders", "billing",
+				"pod-0", Map.of());
 
 		assertThat(consumers.listenerConfiguration()).containsEntry(ConsumerConfig.GROUP_ID_CONFIG, "billing")
 			.containsEntry(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-resilience-orders-pod-0")
@@ -34,8 +34,9 @@ class ListenerConsumersTests {
 
 	@Test
 	void withoutStaticMembershipNeitherHasAGroupInstanceId() {
-		ListenerConsumers consumers = new ListenerConsumers(new ConsumerClients(
-				new DefaultKafkaConsumerFactory<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")), "app"),
+		ListenerConsumers consumers = new ListenerConsumers(
+				new ConsumerClients(new DefaultKafkaConsumerFactory<>(
+						Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")), "app"),
 				"orders", "billing", "pod-0", Map.of());
 
 		assertThat(consumers.listenerConfiguration()).doesNotContainKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);

@@ -13,10 +13,11 @@ class ProducerSettingsTests {
 
 	@Test
 	void aLibraryProducerIsDurableAndSendsAtOnceButKeepsTheApplicationsOtherSettings() {
-		Map<String, Object> config = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-				"broker:9092", ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
-				StringSerializer.class, ProducerConfig.TRANSACTIONAL_ID_CONFIG, "the-applications-own", "security.protocol",
-				"SASL_SSL"), "kafka-resilience-locks-a", null);
+		Map<String, Object> config = ProducerSettings
+			.forAwaitedWrites(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "broker:9092", ProducerConfig.ACKS_CONFIG,
+					"1", ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+					ProducerConfig.TRANSACTIONAL_ID_CONFIG, "the-applications-own", "security.protocol", "SASL_SSL"),
+					"kafka-resilience-locks-a", null);
 		assertThat(config).containsEntry(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "broker:9092")
 			.containsEntry("security.protocol", "SASL_SSL")
 			.containsEntry(ProducerConfig.ACKS_CONFIG, "all")
@@ -45,12 +46,13 @@ class ProducerSettingsTests {
 
 	@Test
 	void anApplicationsShorterTimeoutsAreKeptAndTheRequestTimeoutLeavesRoomForItsLinger() {
-		Map<String, Object> shorter = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-				"20000", ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000), "a", null, Duration.ofSeconds(30));
+		Map<String, Object> shorter = ProducerSettings.forAwaitedWrites(Map
+			.of(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000", ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000),
+				"a", null, Duration.ofSeconds(30));
 		assertThat(shorter).containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 20_000)
 			.containsEntry(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-		Map<String, Object> lingering = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20), "a",
-				null, Duration.ofSeconds(30));
+		Map<String, Object> lingering = ProducerSettings.forAwaitedWrites(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20),
+				"a", null, Duration.ofSeconds(30));
 		assertThat(lingering).containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000)
 			.containsEntry(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 29_980);
 	}

@@ -20,15 +20,20 @@ public final class StartupFailures {
 	}
 
 	/**
-	 * The analysis Boot would print for a failure, or {@code null} when no analyzer knows it.
-	 * Analyzers that need the failed context's bean factory or environment are left out: none
-	 * of them reads a failure of this library.
+	 * The analysis Boot would print for a failure, or {@code null} when no analyzer knows
+	 * it. Analyzers that need the failed context's bean factory or environment are left
+	 * out: none of them reads a failure of this library.
 	 */
 	public static @Nullable FailureAnalysis analysis(Throwable failure) {
-		List<FailureAnalyzer> analyzers = SpringFactoriesLoader.forDefaultResourceLocation(StartupFailures.class.getClassLoader())
+		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
+			.forDefaultResourceLocation(StartupFailures.class.getClassLoader())
 			.load(FailureAnalyzer.class, null, SpringFactoriesLoader.FailureHandler.handleMessage((message, ex) -> {
 			}));
-		return analyzers.stream().map((analyzer) -> analyzer.analyze(failure)).filter(Objects::nonNull).findFirst().orElse(null);
+		return analyzers.stream()
+			.map((analyzer) -> analyzer.analyze(failure))
+			.filter(Objects::nonNull)
+			.findFirst()
+			.orElse(null);
 	}
 
 }

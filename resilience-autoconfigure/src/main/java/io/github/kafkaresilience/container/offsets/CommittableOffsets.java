@@ -14,7 +14,10 @@ import org.apache.kafka.common.TopicPartition;
  */
 public interface CommittableOffsets {
 
-	/** The offsets to commit once {@code records} are done: only those above the committed ones. */
+	/**
+	 * The offsets to commit once {@code records} are done: only those above the committed
+	 * ones.
+	 */
 	Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records);
 
 	/** The offsets that can be committed now: only those above the committed ones. */
@@ -24,8 +27,8 @@ public interface CommittableOffsets {
 	void committed(Map<TopicPartition, OffsetAndMetadata> offsets);
 
 	/**
-	 * Offsets by the group metadata, as of its last poll, of the consumer that reads their
-	 * partitions: what a transaction sends them with.
+	 * Offsets by the group metadata, as of its last poll, of the consumer that reads
+	 * their partitions: what a transaction sends them with.
 	 */
 	Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
 			Map<TopicPartition, OffsetAndMetadata> offsets);

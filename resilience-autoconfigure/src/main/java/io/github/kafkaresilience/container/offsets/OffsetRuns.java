@@ -5,8 +5,8 @@ import java.util.TreeMap;
 
 /**
  * A set of offsets kept as runs of consecutive offsets, so that its memory grows with the
- * number of runs and not with the number of offsets: a partition's pending offsets are mostly
- * one long run with a few holes. Not thread-safe; callers synchronize.
+ * number of runs and not with the number of offsets: a partition's pending offsets are
+ * mostly one long run with a few holes. Not thread-safe; callers synchronize.
  *
  * @since 0.1.0
  */

@@ -1,12 +1,12 @@
 package io.github.kafkaresilience.container.offsets;
 
 /**
- * The offsets of one partition that were handed out but are not done yet, and the offset that
- * can be committed: the highest one below which every record is done (the contiguous
- * boundary). Some pending records may be <em>parked</em>: not held in memory, to be read again
- * from the broker when they can run. Both sets are kept as runs of offsets, so a partition
- * with a hundred thousand parked records costs a few runs, not a hundred thousand entries.
- * Not thread-safe; callers synchronize.
+ * The offsets of one partition that were handed out but are not done yet, and the offset
+ * that can be committed: the highest one below which every record is done (the contiguous
+ * boundary). Some pending records may be <em>parked</em>: not held in memory, to be read
+ * again from the broker when they can run. Both sets are kept as runs of offsets, so a
+ * partition with a hundred thousand parked records costs a few runs, not a hundred
+ * thousand entries. Not thread-safe; callers synchronize.
  *
  * @since 0.1.0
  */
@@ -33,7 +33,9 @@ public final class PartitionOffsets {
 		return (int) (this.pending.size() - this.parked.size());
 	}
 
-	/** Marks a pending record as parked: it is dropped from memory and read again later. */
+	/**
+	 * Marks a pending record as parked: it is dropped from memory and read again later.
+	 */
 	public void park(long offset) {
 		if (this.pending.contains(offset)) {
 			this.parked.add(offset);

@@ -13,15 +13,18 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The writes under way of records whose steps returned without waiting for them, with each
- * record's partition, so that a revocation or a stop can let them finish before the
+ * The writes under way of records whose steps returned without waiting for them, with
+ * each record's partition, so that a revocation or a stop can let them finish before the
  * partition's last commit.
  */
 public final class WritesUnderWay {
 
 	private final Map<CompletableFuture<?>, TopicPartition> pending = new ConcurrentHashMap<>();
 
-	/** Notes the writes of a record of {@code partition}; they are forgotten once complete. */
+	/**
+	 * Notes the writes of a record of {@code partition}; they are forgotten once
+	 * complete.
+	 */
 	public void add(CompletableFuture<?> writes, TopicPartition partition) {
 		this.pending.put(writes, partition);
 		writes.whenComplete((ignored, ex) -> this.pending.remove(writes));
@@ -32,7 +35,8 @@ public final class WritesUnderWay {
 	 * {@code timeout}; returns false when some did not complete in time or failed.
 	 */
 	public boolean await(@Nullable Collection<TopicPartition> which, Duration timeout) {
-		CompletableFuture<?>[] writes = this.pending.entrySet().stream()
+		CompletableFuture<?>[] writes = this.pending.entrySet()
+			.stream()
 			.filter((entry) -> which == null || which.contains(entry.getValue()))
 			.map(Map.Entry::getKey)
 			.toArray(CompletableFuture<?>[]::new);

@@ -14,8 +14,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One Kafka transaction of a listener: the steps in it and their lock writes. Its counts are
- * guarded by its {@link Transactions}' monitor.
+ * One Kafka transaction of a listener: the steps in it and their lock writes. Its counts
+ * are guarded by its {@link Transactions}' monitor.
  */
 final class Transaction {
 
@@ -32,7 +32,10 @@ final class Transaction {
 	/** The failure of a step in it, which dooms it. */
 	@Nullable Throwable failure;
 
-	/** Committed or aborted: its producer may carry the next transaction, a late write must fail. */
+	/**
+	 * Committed or aborted: its producer may carry the next transaction, a late write
+	 * must fail.
+	 */
 	volatile boolean ended;
 
 	final List<LockWrite> writes = Collections.synchronizedList(new ArrayList<>());
@@ -44,7 +47,10 @@ final class Transaction {
 		this.slot = slot;
 	}
 
-	/** A lock write made in a transaction, applied to the lock table once the transaction is committed. */
+	/**
+	 * A lock write made in a transaction, applied to the lock table once the transaction
+	 * is committed.
+	 */
 	record LockWrite(LockRegistry registry, Lock lock, boolean release, Future<RecordMetadata> result) {
 	}
 

@@ -3,10 +3,10 @@ package io.github.kafkaresilience.container.transactions;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The step each thread runs, or whose write's completion it runs: what puts a lock write or a
- * publish in the transaction of the record's step. {@link TransactionalWrites} enters a step
- * around it; {@link TransactionalLocks} and {@link TransactionalPublisher} join its
- * transaction when they write.
+ * The step each thread runs, or whose write's completion it runs: what puts a lock write
+ * or a publish in the transaction of the record's step. {@link TransactionalWrites}
+ * enters a step around it; {@link TransactionalLocks} and {@link TransactionalPublisher}
+ * join its transaction when they write.
  */
 final class TransactionScope {
 
@@ -18,7 +18,10 @@ final class TransactionScope {
 		this.transactions = transactions;
 	}
 
-	/** The step the calling thread runs, or whose write's completion it runs; {@code null} if none. */
+	/**
+	 * The step the calling thread runs, or whose write's completion it runs; {@code null}
+	 * if none.
+	 */
 	@Nullable TransactionStep current() {
 		return this.steps.get();
 	}

@@ -22,7 +22,10 @@ final class TransactionStep {
 
 	volatile @Nullable Transaction transaction;
 
-	/** Whether the step finishes the record, so that its offset is committed with its writes. */
+	/**
+	 * Whether the step finishes the record, so that its offset is committed with its
+	 * writes.
+	 */
 	volatile boolean finishes;
 
 	TransactionStep(Transactions transactions, Delivery record, CommittableOffsets offsets) {

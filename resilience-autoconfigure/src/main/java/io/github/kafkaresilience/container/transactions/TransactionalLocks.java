@@ -12,9 +12,10 @@ import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The locks of a registry as the steps run in transactions see and write them. Reads see the
- * writes of the step's transaction first (a move confirms the lock it wrote a moment earlier);
- * writes join the step's transaction, and reach the registry once it is committed.
+ * The locks of a registry as the steps run in transactions see and write them. Reads see
+ * the writes of the step's transaction first (a move confirms the lock it wrote a moment
+ * earlier); writes join the step's transaction, and reach the registry once it is
+ * committed.
  */
 final class TransactionalLocks implements LockStore {
 

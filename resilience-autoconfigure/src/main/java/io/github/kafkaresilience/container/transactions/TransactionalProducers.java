@@ -18,14 +18,15 @@ import org.apache.kafka.common.errors.ProducerFencedException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The pool of transactional producers of {@link TransactionalWrites}: one transaction at a
- * time on each. A producer is taken for a transaction and given back once the transaction is
- * committed or aborted.
+ * The pool of transactional producers of {@link TransactionalWrites}: one transaction at
+ * a time on each. A producer is taken for a transaction and given back once the
+ * transaction is committed or aborted.
  * <p>
- * The producers' transactional ids ({@code <prefix>-0}, {@code <prefix>-1}, ...) are the same
- * across restarts, and all of them are initialised before the first transaction: a restarted
- * instance fences its predecessor and aborts what that one left open. A producer that cannot
- * abort (a fenced one among them) is closed, and created again when next needed.
+ * The producers' transactional ids ({@code <prefix>-0}, {@code <prefix>-1}, ...) are the
+ * same across restarts, and all of them are initialised before the first transaction: a
+ * restarted instance fences its predecessor and aborts what that one left open. A
+ * producer that cannot abort (a fenced one among them) is closed, and created again when
+ * next needed.
  */
 final class TransactionalProducers implements AutoCloseable {
 
@@ -75,8 +76,8 @@ final class TransactionalProducers implements AutoCloseable {
 		try {
 			Slot slot = this.idle.poll(this.sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
 			if (slot == null) {
-				throw new KafkaException("No transactional producer of '" + this.transactionalIdPrefix + "' came free within "
-						+ this.sendTimeout.toMillis() + " ms");
+				throw new KafkaException("No transactional producer of '" + this.transactionalIdPrefix
+						+ "' came free within " + this.sendTimeout.toMillis() + " ms");
 			}
 			return slot;
 		}
@@ -86,7 +87,10 @@ final class TransactionalProducers implements AutoCloseable {
 		}
 	}
 
-	/** Gives back a producer of {@link #take()}, its transaction ended: the next one may use it. */
+	/**
+	 * Gives back a producer of {@link #take()}, its transaction ended: the next one may
+	 * use it.
+	 */
 	void release(Slot slot) {
 		this.idle.add(slot);
 	}
@@ -108,9 +112,9 @@ final class TransactionalProducers implements AutoCloseable {
 	}
 
 	/**
-	 * Aborts the transaction of a slot after {@code cause}. A producer that was fenced, or
-	 * that cannot abort, is closed instead (a failure to abort is added to {@code cause} as
-	 * suppressed).
+	 * Aborts the transaction of a slot after {@code cause}. A producer that was fenced,
+	 * or that cannot abort, is closed instead (a failure to abort is added to
+	 * {@code cause} as suppressed).
 	 */
 	void abort(Slot slot, RuntimeException cause) {
 		if (cause instanceof ProducerFencedException) {
@@ -128,7 +132,8 @@ final class TransactionalProducers implements AutoCloseable {
 			catch (RuntimeException ex) {
 				cause.addSuppressed(ex);
 			}
-			// a producer that cannot abort is replaced: its successor's initialisation aborts
+			// a producer that cannot abort is replaced: its successor's initialisation
+			// aborts
 			// whatever the old one left open
 			closeProducer(slot);
 		}
@@ -145,8 +150,8 @@ final class TransactionalProducers implements AutoCloseable {
 	}
 
 	/**
-	 * Initialises the producers before the first transaction needs them; a failure is logged,
-	 * and the first transaction tries again.
+	 * Initialises the producers before the first transaction needs them; a failure is
+	 * logged, and the first transaction tries again.
 	 */
 	void initialiseEarly() {
 		try {
@@ -160,9 +165,9 @@ final class TransactionalProducers implements AutoCloseable {
 
 	/**
 	 * Initialises every producer of the pool, unless done: each transactional id of a
-	 * predecessor (the same instance before a restart) is fenced and its open transactions
-	 * aborted, not only the ids this run happens to use. The listener calls it when it starts;
-	 * the first transaction calls it again when that failed.
+	 * predecessor (the same instance before a restart) is fenced and its open
+	 * transactions aborted, not only the ids this run happens to use. The listener calls
+	 * it when it starts; the first transaction calls it again when that failed.
 	 */
 	synchronized void initialiseAll() {
 		if (this.initialised) {

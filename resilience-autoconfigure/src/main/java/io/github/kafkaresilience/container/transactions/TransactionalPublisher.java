@@ -12,9 +12,9 @@ import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Sends in the transaction of the step that calls it. The offset comes once the broker has
- * the record (before the commit), on a thread that runs the rest of the step's move in the
- * same transaction.
+ * Sends in the transaction of the step that calls it. The offset comes once the broker
+ * has the record (before the commit), on a thread that runs the rest of the step's move
+ * in the same transaction.
  */
 final class TransactionalPublisher implements RecordPublisher {
 
@@ -49,8 +49,8 @@ final class TransactionalPublisher implements RecordPublisher {
 	}
 
 	/**
-	 * {@inheritDoc} The reply joins the step's transaction, and is committed with the record's
-	 * offset; without a partition, the producer's partitioner picks one.
+	 * {@inheritDoc} The reply joins the step's transaction, and is committed with the
+	 * record's offset; without a partition, the producer's partitioner picks one.
 	 */
 	@Override
 	public CompletableFuture<Long> replying(ProducerRecord<byte[], byte[]> reply) {
@@ -60,30 +60,28 @@ final class TransactionalPublisher implements RecordPublisher {
 	private CompletableFuture<Long> send(ProducerRecord<byte[], byte[]> record, String description) {
 		TransactionStep current = this.scope.inTransaction();
 		CompletableFuture<Long> offset = new CompletableFuture<>();
-		this.sends
-			.send(current.producer(), record, this.sendTimeout, description)
-			.whenComplete((metadata, ex) -> {
-				// the rest of the move runs here, in the step's transaction; when the send
-				// completed at once this is the step's own thread, whose scope stays
-				TransactionStep previous = this.scope.current();
-				this.scope.enter(current);
-				try {
-					if (ex != null) {
-						offset.completeExceptionally(Futures.cause(ex));
-					}
-					else {
-						offset.complete(metadata.offset());
-					}
+		this.sends.send(current.producer(), record, this.sendTimeout, description).whenComplete((metadata, ex) -> {
+			// the rest of the move runs here, in the step's transaction; when the send
+			// completed at once this is the step's own thread, whose scope stays
+			TransactionStep previous = this.scope.current();
+			this.scope.enter(current);
+			try {
+				if (ex != null) {
+					offset.completeExceptionally(Futures.cause(ex));
 				}
-				finally {
-					if (previous != null) {
-						this.scope.enter(previous);
-					}
-					else {
-						this.scope.leave();
-					}
+				else {
+					offset.complete(metadata.offset());
 				}
-			});
+			}
+			finally {
+				if (previous != null) {
+					this.scope.enter(previous);
+				}
+				else {
+					this.scope.leave();
+				}
+			}
+		});
 		return offset;
 	}
 

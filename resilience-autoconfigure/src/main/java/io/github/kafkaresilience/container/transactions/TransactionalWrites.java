@@ -16,27 +16,28 @@ import io.github.kafkaresilience.support.ProducerClients;
 import io.github.kafkaresilience.support.Sends;
 
 /**
- * The {@code transaction} dual write of one listener (docs/PROTOCOL.md, rule 9): the lock writes and the
- * publishes of records' steps, and the commit of their offsets, go in Kafka transactions. A
- * crash or a failure before a commit leaves none of its writes visible to the read-committed
- * consumers and tailers, so there is nothing to compensate.
+ * The {@code transaction} dual write of one listener (docs/PROTOCOL.md, rule 9): the lock
+ * writes and the publishes of records' steps, and the commit of their offsets, go in
+ * Kafka transactions. A crash or a failure before a commit leaves none of its writes
+ * visible to the read-committed consumers and tailers, so there is nothing to compensate.
  * <p>
  * One transaction carries the steps of many records: every step that writes while a
- * transaction is open joins it, and the transaction commits, with the offsets of its records,
- * once the steps in it have made all their writes (a move's confirmation waits for its
- * publish's offset). A committer thread commits one transaction after another; while one
- * commits, the next gathers the steps that start meanwhile, so under load a transaction
- * carries many moves and when idle a move commits at once. When any step of a transaction
- * fails, the whole transaction is aborted and every record in it is routed again. A step that
- * writes nothing (the common case) joins no transaction; its offset is committed later with
- * the others: every commit interval with the next transaction, or in one of their own.
+ * transaction is open joins it, and the transaction commits, with the offsets of its
+ * records, once the steps in it have made all their writes (a move's confirmation waits
+ * for its publish's offset). A committer thread commits one transaction after another;
+ * while one commits, the next gathers the steps that start meanwhile, so under load a
+ * transaction carries many moves and when idle a move commits at once. When any step of a
+ * transaction fails, the whole transaction is aborted and every record in it is routed
+ * again. A step that writes nothing (the common case) joins no transaction; its offset is
+ * committed later with the others: every commit interval with the next transaction, or in
+ * one of their own.
  * <p>
  * Commits take turns, so committed offsets only grow, and offsets are committed with the
- * consumer's group metadata: an instance whose partitions were given to another cannot commit
- * (the broker fences its generation). The producers' transactional ids ({@code <prefix>-0},
- * {@code <prefix>-1}, ...) are the same across restarts, and all of them are initialised
- * before the first transaction: a restarted instance fences its predecessor and aborts what
- * that one left open.
+ * consumer's group metadata: an instance whose partitions were given to another cannot
+ * commit (the broker fences its generation). The producers' transactional ids
+ * ({@code <prefix>-0}, {@code <prefix>-1}, ...) are the same across restarts, and all of
+ * them are initialised before the first transaction: a restarted instance fences its
+ * predecessor and aborts what that one left open.
  * <p>
  * The lock writes of a transaction are applied to this instance's lock table once the
  * transaction is committed; until then only the steps in it see them.
@@ -46,13 +47,13 @@ import io.github.kafkaresilience.support.Sends;
 public class TransactionalWrites implements AutoCloseable {
 
 	/**
-	 * The most producers a listener's pool has, whatever its concurrency. A transaction holds
-	 * a producer, not a worker, and gathers the steps of every worker while it is open, so at
-	 * most three producers are ever in use at once: the open transaction's, the committing
-	 * one's, and one committing offsets alone. Below the cap the pool keeps one producer per
-	 * worker and one more, so the transactional ids of a listener with a concurrency of up to 15
-	 * stay the ones it had; a listener with a concurrency in the thousands (on virtual threads)
-	 * does not initialise thousands of producers.
+	 * The most producers a listener's pool has, whatever its concurrency. A transaction
+	 * holds a producer, not a worker, and gathers the steps of every worker while it is
+	 * open, so at most three producers are ever in use at once: the open transaction's,
+	 * the committing one's, and one committing offsets alone. Below the cap the pool
+	 * keeps one producer per worker and one more, so the transactional ids of a listener
+	 * with a concurrency of up to 15 stay the ones it had; a listener with a concurrency
+	 * in the thousands (on virtual threads) does not initialise thousands of producers.
 	 */
 	static final int MAX_PRODUCERS = 16;
 
@@ -84,8 +85,8 @@ public class TransactionalWrites implements AutoCloseable {
 	 * @param transactionalIdPrefix the prefix of the producers' transactional ids: stable
 	 * across restarts of this instance and unique among live instances
 	 * @param concurrency the listener's workers; the pool has one producer more, at least
-	 * three (one transaction gathering steps, one committing, one for offsets alone) and at
-	 * most {@value #MAX_PRODUCERS}
+	 * three (one transaction gathering steps, one committing, one for offsets alone) and
+	 * at most {@value #MAX_PRODUCERS}
 	 * @param sendTimeout how long one send or commit may take
 	 * @param faults the test hook, called before a transaction commits
 	 */
@@ -94,7 +95,9 @@ public class TransactionalWrites implements AutoCloseable {
 		this(producers, transactionalIdPrefix, concurrency, sendTimeout, faults, Transactions.GATHER);
 	}
 
-	/** As above, with the time a transaction gathers steps before it commits: for tests. */
+	/**
+	 * As above, with the time a transaction gathers steps before it commits: for tests.
+	 */
 	TransactionalWrites(ProducerClients producers, String transactionalIdPrefix, int concurrency, Duration sendTimeout,
 			FaultInjection faults, Duration gather) {
 		if (concurrency < 1) {
@@ -115,16 +118,18 @@ public class TransactionalWrites implements AutoCloseable {
 	/**
 	 * Initialises the transactional producers before the first transaction needs them. A
 	 * predecessor with the same transactional ids is fenced now and what it left open is
-	 * aborted: read-committed readers of the lock and retry topics are not held back until its
-	 * transactions time out, and the first failures do not wait for the initialisation while
-	 * every other step that writes waits behind them. A failure is logged, and the first
-	 * transaction tries again.
+	 * aborted: read-committed readers of the lock and retry topics are not held back
+	 * until its transactions time out, and the first failures do not wait for the
+	 * initialisation while every other step that writes waits behind them. A failure is
+	 * logged, and the first transaction tries again.
 	 */
 	public void start() {
 		this.pool.initialiseEarly();
 	}
 
-	/** The locks of {@code registry} as the steps run in transactions see and write them. */
+	/**
+	 * The locks of {@code registry} as the steps run in transactions see and write them.
+	 */
 	public LockStore locks(LockRegistry registry) {
 		return new TransactionalLocks(this.scope, registry);
 	}
@@ -135,12 +140,12 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Runs one step of a record. A step that writes joins the open transaction: it returns
-	 * {@link Step.Kind#SETTLING} with a future that completes once that transaction is
-	 * committed (with the record's offset, if the step finished the record), or fails when it
-	 * is aborted; the record is then routed again. A step that writes and still waits (a
-	 * replay entering the ladder) returns once its transaction is committed. A step that
-	 * writes nothing returns what it returned.
+	 * Runs one step of a record. A step that writes joins the open transaction: it
+	 * returns {@link Step.Kind#SETTLING} with a future that completes once that
+	 * transaction is committed (with the record's offset, if the step finished the
+	 * record), or fails when it is aborted; the record is then routed again. A step that
+	 * writes and still waits (a replay entering the ladder) returns once its transaction
+	 * is committed. A step that writes nothing returns what it returned.
 	 * @param record the record
 	 * @param step the step, calling the stores of this object
 	 * @param offsets where the listener's offsets are kept
@@ -164,7 +169,8 @@ public class TransactionalWrites implements AutoCloseable {
 			if (result.kind() != Step.Kind.SETTLING) {
 				return result;
 			}
-			// writes under way that have not joined a transaction yet join the open one now
+			// writes under way that have not joined a transaction yet join the open one
+			// now
 			this.transactions.join(current);
 		}
 		switch (result.kind()) {
@@ -187,7 +193,8 @@ public class TransactionalWrites implements AutoCloseable {
 			}
 			default -> {
 				current.settled();
-				KafkaFutures.await(current.committed, this.sendTimeout.multipliedBy(2), "commit the writes of " + record);
+				KafkaFutures.await(current.committed, this.sendTimeout.multipliedBy(2),
+						"commit the writes of " + record);
 				return result;
 			}
 		}
@@ -208,9 +215,10 @@ public class TransactionalWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Has the listener's committable offsets committed, and returns at once: the committer
-	 * thread sends them with the next transaction it commits, or in a transaction of their
-	 * own when none is open, so that the poll thread does not wait for a commit.
+	 * Has the listener's committable offsets committed, and returns at once: the
+	 * committer thread sends them with the next transaction it commits, or in a
+	 * transaction of their own when none is open, so that the poll thread does not wait
+	 * for a commit.
 	 * @param offsets where the listener's offsets are kept
 	 */
 	public void commitOffsetsLater(CommittableOffsets offsets) {

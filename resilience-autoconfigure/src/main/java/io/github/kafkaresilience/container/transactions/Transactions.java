@@ -27,17 +27,17 @@ import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The transactions of {@link TransactionalWrites}, gathered and committed. Every step that
- * writes while a transaction is open joins it (the first step begins it, on a producer of the
- * pool); a committer thread lets it gather steps for a few milliseconds, takes it (later
- * steps open the next), waits until every step in it has made its writes, and commits it with
- * the offsets of the records it finishes, or aborts it when a step in it failed or did not
- * make its writes in time.
+ * The transactions of {@link TransactionalWrites}, gathered and committed. Every step
+ * that writes while a transaction is open joins it (the first step begins it, on a
+ * producer of the pool); a committer thread lets it gather steps for a few milliseconds,
+ * takes it (later steps open the next), waits until every step in it has made its writes,
+ * and commits it with the offsets of the records it finishes, or aborts it when a step in
+ * it failed or did not make its writes in time.
  * <p>
- * Commits take turns (the offsets of a transaction's records are chosen and the transaction
- * committed under one lock, as are the offsets committed in a transaction of their own), so
- * committed offsets only grow. The lock writes of a transaction are applied to the lock table
- * once it is committed.
+ * Commits take turns (the offsets of a transaction's records are chosen and the
+ * transaction committed under one lock, as are the offsets committed in a transaction of
+ * their own), so committed offsets only grow. The lock writes of a transaction are
+ * applied to the lock table once it is committed.
  */
 final class Transactions {
 
@@ -53,12 +53,13 @@ final class Transactions {
 	private final FaultInjection faults;
 
 	/**
-	 * How long a transaction stays open for more moves to join it before it commits. A commit
-	 * costs a few round trips to the transaction coordinator and a marker in every partition
-	 * the transaction wrote; committed back to back during a storm (some 120 a second in P3L),
-	 * they crowd the broker that the healthy records are fetched from. 20 ms cut the healthy
-	 * keys' p99 in P3L's storm from 4.7 to 2.9 ms (docs/BENCHMARKS.md); a move is confirmed
-	 * that much later at most, and its key held as long.
+	 * How long a transaction stays open for more moves to join it before it commits. A
+	 * commit costs a few round trips to the transaction coordinator and a marker in every
+	 * partition the transaction wrote; committed back to back during a storm (some 120 a
+	 * second in P3L), they crowd the broker that the healthy records are fetched from. 20
+	 * ms cut the healthy keys' p99 in P3L's storm from 4.7 to 2.9 ms
+	 * (docs/BENCHMARKS.md); a move is confirmed that much later at most, and its key held
+	 * as long.
 	 */
 	static final Duration GATHER = Duration.ofMillis(20);
 
@@ -73,7 +74,10 @@ final class Transactions {
 	/** The transaction that steps join, or {@code null} until a step writes. */
 	private @Nullable Transaction open;
 
-	/** Offsets to commit with the next transaction, or in one of their own when none is open. */
+	/**
+	 * Offsets to commit with the next transaction, or in one of their own when none is
+	 * open.
+	 */
 	private @Nullable CommittableOffsets offsetsDue;
 
 	private volatile @Nullable Thread committer;
@@ -82,8 +86,8 @@ final class Transactions {
 
 	/**
 	 * @param producers the pool the transactions run on
-	 * @param transactionalIdPrefix the prefix of the producers' transactional ids, naming the
-	 * committer thread
+	 * @param transactionalIdPrefix the prefix of the producers' transactional ids, naming
+	 * the committer thread
 	 * @param sendTimeout how long one send or commit may take
 	 * @param faults the test hook, called before a transaction commits
 	 * @param gather how long a transaction stays open for more steps to join it
@@ -127,8 +131,8 @@ final class Transactions {
 	}
 
 	/**
-	 * Puts a step in the open transaction (begun for the first step that joins it), unless
-	 * it is in one already.
+	 * Puts a step in the open transaction (begun for the first step that joins it),
+	 * unless it is in one already.
 	 */
 	Transaction join(TransactionStep step) {
 		synchronized (this.monitor) {
@@ -161,9 +165,10 @@ final class Transactions {
 	}
 
 	/**
-	 * Has the committer thread commit the listener's committable offsets, and returns at once:
-	 * with the next transaction that commits, or in one of their own when none is open. A
-	 * failure is logged; the next request commits the same offsets or further ones.
+	 * Has the committer thread commit the listener's committable offsets, and returns at
+	 * once: with the next transaction that commits, or in one of their own when none is
+	 * open. A failure is logged; the next request commits the same offsets or further
+	 * ones.
 	 * @param offsets where the listener's offsets are kept
 	 */
 	void commitOffsetsLater(CommittableOffsets offsets) {
@@ -193,7 +198,8 @@ final class Transactions {
 				Producer<byte[], byte[]> producer = this.producers.producer(slot);
 				producer.beginTransaction();
 				try {
-					offsets.byGroup(committable).forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
+					offsets.byGroup(committable)
+						.forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 					producer.commitTransaction();
 				}
 				catch (RuntimeException ex) {
@@ -212,8 +218,8 @@ final class Transactions {
 	}
 
 	/**
-	 * Refuses new transactions and waits up to the send timeout for the committer to end the
-	 * open one: it aborts a transaction whose steps have not all made their writes.
+	 * Refuses new transactions and waits up to the send timeout for the committer to end
+	 * the open one: it aborts a transaction whose steps have not all made their writes.
 	 */
 	void close() {
 		this.closed = true;
@@ -233,7 +239,8 @@ final class Transactions {
 
 	private void startCommitter() {
 		if (this.committer == null) {
-			Thread thread = new Thread(this::commitLoop, "kafka-resilience-tx-" + this.transactionalIdPrefix + "-committer");
+			Thread thread = new Thread(this::commitLoop,
+					"kafka-resilience-tx-" + this.transactionalIdPrefix + "-committer");
 			thread.setDaemon(true);
 			this.committer = thread;
 			thread.start();
@@ -243,8 +250,9 @@ final class Transactions {
 	/**
 	 * Commits one transaction after another: lets the open one gather moves (for
 	 * {@link #GATHER} unless told otherwise), takes it (later steps open the next), waits
-	 * until every step in it has made its writes, and commits it, with the offsets asked for
-	 * meanwhile. Offsets asked for while no transaction is open commit in one of their own.
+	 * until every step in it has made its writes, and commits it, with the offsets asked
+	 * for meanwhile. Offsets asked for while no transaction is open commit in one of
+	 * their own.
 	 */
 	private void commitLoop() {
 		while (true) {
@@ -263,7 +271,8 @@ final class Transactions {
 					return;
 				}
 				long deadline = System.nanoTime() + this.sendTimeout.multipliedBy(2).toNanos();
-				while (transaction != null && transaction.unsettled > 0 && !this.closed && System.nanoTime() < deadline) {
+				while (transaction != null && transaction.unsettled > 0 && !this.closed
+						&& System.nanoTime() < deadline) {
 					waitOn(this.monitor);
 				}
 			}
@@ -278,9 +287,9 @@ final class Transactions {
 
 	/**
 	 * Lets the open transaction gather the moves under way until it has been open for the
-	 * gathering time, or the transactions close: in a storm, each transaction then carries
-	 * many moves, instead of the committer starting one after another, each with its round
-	 * trips and markers. Under {@link #monitor}.
+	 * gathering time, or the transactions close: in a storm, each transaction then
+	 * carries many moves, instead of the committer starting one after another, each with
+	 * its round trips and markers. Under {@link #monitor}.
 	 */
 	private void gather() {
 		Transaction transaction = this.open;
@@ -327,7 +336,8 @@ final class Transactions {
 				throw new KafkaException("A step in the transaction failed; aborting it", transaction.failure);
 			}
 			if (transaction.unsettled > 0) {
-				throw new KafkaException(transaction.unsettled + " steps in the transaction did not make their writes within "
+				throw new KafkaException(transaction.unsettled
+						+ " steps in the transaction did not make their writes within "
 						+ this.sendTimeout.multipliedBy(2).toMillis() + " ms" + (this.closed ? " (closing)" : ""));
 			}
 			commitWrites(transaction, due);
@@ -367,17 +377,21 @@ final class Transactions {
 				doneOffsets.putAll(due.committable());
 			}
 			if (!finished.isEmpty()) {
-				// the records the transaction finishes count as done: the furthest offset of each partition
-				offsets.afterDone(finished).forEach((tp, offset) -> doneOffsets.merge(tp, offset,
-						(a, b) -> (a.offset() >= b.offset()) ? a : b));
+				// the records the transaction finishes count as done: the furthest offset
+				// of each partition
+				offsets.afterDone(finished)
+					.forEach((tp, offset) -> doneOffsets.merge(tp, offset,
+							(a, b) -> (a.offset() >= b.offset()) ? a : b));
 			}
 			if (!doneOffsets.isEmpty()) {
-				offsets.byGroup(doneOffsets).forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
+				offsets.byGroup(doneOffsets)
+					.forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 			}
 			for (TransactionStep step : transaction.steps) {
 				this.faults.at(FaultInjection.Point.COMMITTING, step.record);
 			}
-			// a commit fails when any write of the transaction failed: nothing of it is then visible
+			// a commit fails when any write of the transaction failed: nothing of it is
+			// then visible
 			producer.commitTransaction();
 			if (!doneOffsets.isEmpty()) {
 				offsets.committed(doneOffsets);
@@ -387,8 +401,9 @@ final class Transactions {
 			this.commitLock.unlock();
 		}
 		for (Transaction.LockWrite write : transaction.writes) {
-			long offset = KafkaFutures.await(write.result(), this.sendTimeout, "write lock " + write.lock().id()
-					+ " in a transaction").offset();
+			long offset = KafkaFutures
+				.await(write.result(), this.sendTimeout, "write lock " + write.lock().id() + " in a transaction")
+				.offset();
 			write.registry().written(write.lock(), write.release(), offset);
 		}
 	}

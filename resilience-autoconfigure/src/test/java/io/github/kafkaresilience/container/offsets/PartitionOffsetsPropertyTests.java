@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The run-length offset sets behind the commit boundary and parking agree, after any sequence
- * of operations, with a plain sorted set of offsets.
+ * The run-length offset sets behind the commit boundary and parking agree, after any
+ * sequence of operations, with a plain sorted set of offsets.
  */
 class PartitionOffsetsPropertyTests {
 
@@ -43,7 +43,8 @@ class PartitionOffsetsPropertyTests {
 		for (Action action : actions) {
 			switch (action.op()) {
 				case ADD, PARK -> assertThat(ranges.add(action.offset())).isEqualTo(model.add(action.offset()));
-				case REMOVE, UNPARK -> assertThat(ranges.remove(action.offset())).isEqualTo(model.remove(action.offset()));
+				case REMOVE, UNPARK ->
+					assertThat(ranges.remove(action.offset())).isEqualTo(model.remove(action.offset()));
 			}
 			assertThat(ranges.size()).isEqualTo(model.size());
 			assertThat(ranges.first()).isEqualTo(model.isEmpty() ? -1 : model.first());
@@ -128,7 +129,6 @@ class PartitionOffsetsPropertyTests {
 		}
 		return runs;
 	}
-
 
 	/**
 	 * What a transaction commits with the records it finishes is what the tracker commits

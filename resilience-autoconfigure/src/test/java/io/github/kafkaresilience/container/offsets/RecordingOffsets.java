@@ -33,7 +33,8 @@ public final class RecordingOffsets implements CommittableOffsets {
 	public Map<TopicPartition, OffsetAndMetadata> afterDone(Collection<Delivery> records) {
 		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
 		for (Delivery record : records) {
-			offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
+			offsets.put(new TopicPartition(record.topic(), record.partition()),
+					new OffsetAndMetadata(record.offset() + 1));
 		}
 		return offsets;
 	}

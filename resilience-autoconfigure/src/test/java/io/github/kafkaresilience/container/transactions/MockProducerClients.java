@@ -17,14 +17,17 @@ import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.ProducerFactory;
 
 /**
- * Producer clients for the unit tests of transaction mode: the application's factory hands
- * out a {@link MockProducer} (completing each send at once) in place of each producer it
- * creates, and its listeners note each producer's creation and closing. The factory's name
- * is {@code app}, so a producer's id is {@code app.<transactional id>}.
+ * Producer clients for the unit tests of transaction mode: the application's factory
+ * hands out a {@link MockProducer} (completing each send at once) in place of each
+ * producer it creates, and its listeners note each producer's creation and closing. The
+ * factory's name is {@code app}, so a producer's id is {@code app.<transactional id>}.
  */
 final class MockProducerClients {
 
-	/** What the factory's listeners were told, in order: {@code added <id>}, {@code removed <id>}. */
+	/**
+	 * What the factory's listeners were told, in order: {@code added <id>},
+	 * {@code removed <id>}.
+	 */
 	final List<String> events = new CopyOnWriteArrayList<>();
 
 	/** Failures of {@code initTransactions()} by the number of the creation (from 0). */

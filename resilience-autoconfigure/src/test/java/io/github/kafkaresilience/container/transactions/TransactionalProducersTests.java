@@ -17,9 +17,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * The pool of transactional producers: every producer is initialised before the first
- * transaction, a producer is aborted after a failure and replaced when it was fenced or cannot
- * abort, and a worker waits at most the send timeout for a free producer. The producers are
- * {@link MockProducer}s that the application's factory hands out in place of its own.
+ * transaction, a producer is aborted after a failure and replaced when it was fenced or
+ * cannot abort, and a worker waits at most the send timeout for a free producer. The
+ * producers are {@link MockProducer}s that the application's factory hands out in place
+ * of its own.
  */
 class TransactionalProducersTests {
 
@@ -29,7 +30,8 @@ class TransactionalProducersTests {
 
 	private final List<String> events = this.producers.events;
 
-	private final TransactionalProducers pool = new TransactionalProducers(this.producers.clients, "tx", 3, SEND_TIMEOUT);
+	private final TransactionalProducers pool = new TransactionalProducers(this.producers.clients, "tx", 3,
+			SEND_TIMEOUT);
 
 	@AfterEach
 	void close() {
@@ -55,7 +57,8 @@ class TransactionalProducersTests {
 		MockProducer<byte[], byte[]> fenced = (MockProducer<byte[], byte[]>) this.pool.producer(slot);
 		fenced.beginTransaction();
 		fenced.fenceProducer();
-		ProducerFencedException failure = catchThrowableOfType(ProducerFencedException.class, fenced::commitTransaction);
+		ProducerFencedException failure = catchThrowableOfType(ProducerFencedException.class,
+				fenced::commitTransaction);
 		this.pool.abort(slot, failure);
 		assertThat(fenced.closed()).isTrue();
 		assertThat(fenced.transactionAborted()).isFalse();

@@ -27,11 +27,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The transactions the steps join, through {@link TransactionalWrites}: a step that writes
- * nothing joins none, a step that publishes is committed with the offset of the record it
- * finishes, a transaction is aborted when a step in it fails or does not make its writes in
- * time, and offsets alone are committed in a transaction of their own. The producers are
- * {@link MockProducer}s that complete each send at once.
+ * The transactions the steps join, through {@link TransactionalWrites}: a step that
+ * writes nothing joins none, a step that publishes is committed with the offset of the
+ * record it finishes, a transaction is aborted when a step in it fails or does not make
+ * its writes in time, and offsets alone are committed in a transaction of their own. The
+ * producers are {@link MockProducer}s that complete each send at once.
  */
 class TransactionsTests {
 
@@ -90,7 +90,8 @@ class TransactionsTests {
 		this.producers.initFailures.put(1, new KafkaException("the broker is not there yet"));
 		this.writes.start();
 		assertThat(this.producers.events).containsExactly("added app.tx-0", "added app.tx-1", "removed app.tx-1");
-		assertThat(this.writes.execute(record(ORDERS_0, 7, "k"), publishing(Step::done), this.book)).isEqualTo(Step.done());
+		assertThat(this.writes.execute(record(ORDERS_0, 7, "k"), publishing(Step::done), this.book))
+			.isEqualTo(Step.done());
 		assertThat(this.producers.events).endsWith("added app.tx-1", "added app.tx-2");
 		assertThat(this.book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(8)));
 	}
@@ -169,8 +170,8 @@ class TransactionsTests {
 		}
 		MockProducer<byte[], byte[]> producer = theOneThat(MockProducer::transactionCommitted);
 		assertThat(producer.history()).as("both moves in one transaction").hasSize(2);
-		assertThat(producer.consumerGroupOffsetsHistory())
-			.containsExactly(Map.of("g", Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(4))));
+		assertThat(producer.consumerGroupOffsetsHistory()).containsExactly(
+				Map.of("g", Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(4))));
 		assertThat(this.producers.all()).filteredOn(MockProducer::transactionCommitted).hasSize(1);
 	}
 
@@ -226,8 +227,9 @@ class TransactionsTests {
 	void offsetsAskedForLaterAreCommittedByTheCommitterInATransactionOfTheirOwnWhenNoneIsOpen() {
 		this.book.committable.put(ORDERS_0, new OffsetAndMetadata(42));
 		this.writes.commitOffsetsLater(this.book);
-		await().atMost(SEND_TIMEOUT).untilAsserted(() -> assertThat(this.book.noted)
-			.containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42))));
+		await().atMost(SEND_TIMEOUT)
+			.untilAsserted(
+					() -> assertThat(this.book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42))));
 		MockProducer<byte[], byte[]> producer = theOneThat(MockProducer::transactionCommitted);
 		assertThat(producer.history()).isEmpty();
 		assertThat(producer.consumerGroupOffsetsHistory())
@@ -238,32 +240,38 @@ class TransactionsTests {
 	void offsetsAskedForWhileAMoveIsUnderWayAreCommittedWithoutWaitingForItAndItsOwnOffsetAfterIt() {
 		TopicPartition orders1 = new TopicPartition("orders", 1);
 		CompletableFuture<Void> moveWrites = new CompletableFuture<>();
-		Step moving = this.writes.runStep(record(ORDERS_0, 7, "k"), publishing(() -> Step.settling(moveWrites)), this.book);
+		Step moving = this.writes.runStep(record(ORDERS_0, 7, "k"), publishing(() -> Step.settling(moveWrites)),
+				this.book);
 		this.book.committable.put(orders1, new OffsetAndMetadata(5));
 		this.writes.commitOffsetsLater(this.book);
 		moveWrites.complete(null);
 		assertThat(moving.writes()).succeedsWithin(SEND_TIMEOUT.multipliedBy(2));
-		await().atMost(SEND_TIMEOUT).untilAsserted(() -> assertThat(committed())
-			.isEqualTo(Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(5))));
+		await().atMost(SEND_TIMEOUT)
+			.untilAsserted(() -> assertThat(committed())
+				.isEqualTo(Map.of(ORDERS_0, new OffsetAndMetadata(8), orders1, new OffsetAndMetadata(5))));
 	}
 
 	/** The furthest offset of each partition noted as committed. */
 	private Map<TopicPartition, OffsetAndMetadata> committed() {
 		Map<TopicPartition, OffsetAndMetadata> furthest = new java.util.HashMap<>();
-		this.book.noted.forEach((offsets) -> offsets.forEach((tp, offset) -> furthest.merge(tp, offset,
-				(a, b) -> (a.offset() >= b.offset()) ? a : b)));
+		this.book.noted.forEach((offsets) -> offsets
+			.forEach((tp, offset) -> furthest.merge(tp, offset, (a, b) -> (a.offset() >= b.offset()) ? a : b)));
 		return furthest;
 	}
 
-	/** A step that publishes its record's value to the retry topic, then returns what {@code then} returns. */
+	/**
+	 * A step that publishes its record's value to the retry topic, then returns what
+	 * {@code then} returns.
+	 */
 	private Supplier<Step> publishing(Supplier<Step> then) {
 		return publishingWith(this.writes, then);
 	}
 
 	private static Supplier<Step> publishingWith(TransactionalWrites writes, Supplier<Step> then) {
 		return () -> {
-			writes.publisher().publish(RETRY_TOPIC, 0, "k".getBytes(StandardCharsets.UTF_8),
-					"v7".getBytes(StandardCharsets.UTF_8), new RecordHeaders());
+			writes.publisher()
+				.publish(RETRY_TOPIC, 0, "k".getBytes(StandardCharsets.UTF_8), "v7".getBytes(StandardCharsets.UTF_8),
+						new RecordHeaders());
 			return then.get();
 		};
 	}
