@@ -6,6 +6,11 @@
 #   benchmarks/run.sh --scenarios=P1,P4 --runs=3
 #   benchmarks/run.sh --p1-records=200k       smaller sizes (--help lists every option)
 #   benchmarks/run.sh --smoke                 tiny sizes, one run: checks that it all works
+#   benchmarks/run.sh --runs=1 --update-docs  then puts the report's figures into
+#                                             docs/BENCHMARKS.md (benchmarks/update-docs.sh)
+#
+# --update-docs is run.sh's own option, not the suite's. It refuses --smoke: smoke figures
+# measure nothing.
 #
 # BENCHMARK_JAVA_OPTS replaces the JVM options (default: -Xms4g -Xmx4g). The heap is fixed at
 # its size: P1 collects it before each pass, and a heap allowed to shrink after that collection
@@ -18,11 +23,52 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
+report="$here/target/benchmark-results.md"
+
+update_docs=false
+args=()
+for arg in "$@"; do
+	case "$arg" in
+	--update-docs) update_docs=true ;;
+	*) args+=("$arg") ;;
+	esac
+done
+if $update_docs; then
+	for arg in "${args[@]}"; do
+		case "$arg" in
+		--smoke | --smoke=*)
+			echo "run.sh: --update-docs refuses --smoke: smoke figures measure nothing" >&2
+			exit 2
+			;;
+		--help | -h)
+			echo "run.sh: --update-docs with --help runs nothing" >&2
+			exit 2
+			;;
+		esac
+	done
+	# a report left by an earlier run must not reach the docs if this one writes none
+	rm -f "$report"
+fi
 
 (cd "$root" && mvn -q -B package -Dmaven.test.skip=true -pl benchmarks -am)
 
+command="benchmarks/run.sh${*:+ $*}"
 # shellcheck disable=SC2086
-exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" ${BENCHMARK_JAVA_OPTS:--Xms4g -Xmx4g} \
-	-cp "$here/target/classes:$(cat "$here/target/runtime-classpath.txt")" \
-	io.github.kafkaresilience.benchmarks.BenchmarkSuite \
-	--output="$here/target/benchmark-results.md" --command="benchmarks/run.sh${*:+ $*}" "$@"
+suite=("${JAVA_HOME:+$JAVA_HOME/bin/}java" ${BENCHMARK_JAVA_OPTS:--Xms4g -Xmx4g}
+	-cp "$here/target/classes:$(cat "$here/target/runtime-classpath.txt")"
+	io.github.kafkaresilience.benchmarks.BenchmarkSuite
+	--output="$report" --command="$command" ${args[@]+"${args[@]}"})
+
+if ! $update_docs; then
+	exec "${suite[@]}"
+fi
+
+# status 1: a contender did not handle every record; the report says which, so it still goes in
+status=0
+"${suite[@]}" || status=$?
+if [ "$status" -gt 1 ] || [ ! -f "$report" ]; then
+	echo "run.sh: the suite wrote no report (status $status); docs/BENCHMARKS.md is unchanged" >&2
+	exit "$status"
+fi
+"$here/update-docs.sh" "$report" "$root/docs/BENCHMARKS.md"
+exit "$status"

@@ -1,19 +1,24 @@
 package io.github.kafkaresilience.benchmarks;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * The machine, the JVM and the versions a run measured, as label and text pairs for the
- * report.
+ * The machine, the JVM, the versions and the commit a run measured, as label and text
+ * pairs for the report.
  */
 final class Environment {
 
@@ -29,7 +34,57 @@ final class Environment {
 						+ " (the in-process broker is the same Kafka release), spring-kafka " + Versions.springKafka()
 						+ ", Spring Boot " + Versions.springBoot() + ", Spring Framework " + Versions.springFramework()
 						+ ", Parallel Consumer " + ParallelConsumerRunner.version());
+		described.put("commit", commit());
 		return described;
+	}
+
+	/**
+	 * The commit of the working directory's git work tree when the run started, and
+	 * whether tracked files differed from it: the library is built from the work tree,
+	 * not from the commit.
+	 */
+	private static String commit() {
+		String hash = git("rev-parse", "--short", "HEAD");
+		if (hash == null || hash.isBlank()) {
+			return "unknown (not run in a git work tree)";
+		}
+		String status = git("status", "--porcelain", "--untracked-files=no");
+		if (status == null) {
+			return hash.strip() + " (whether the work tree differs from it is unknown)";
+		}
+		List<String> changed = new ArrayList<>();
+		status.lines().filter((line) -> line.length() > 3).forEach((line) -> changed.add(line.substring(3)));
+		if (changed.isEmpty()) {
+			return hash.strip() + ", work tree clean";
+		}
+		String shown = String.join(", ", changed.subList(0, Math.min(5, changed.size())))
+				+ ((changed.size() > 5) ? ", …" : "");
+		return hash.strip() + ", work tree dirty: " + changed.size() + " tracked file(s) changed (" + shown + ")";
+	}
+
+	private static @Nullable String git(String... arguments) {
+		List<String> command = new ArrayList<>();
+		command.add("git");
+		command.addAll(List.of(arguments));
+		try {
+			Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+			String output;
+			try (InputStream in = process.getInputStream()) {
+				output = new String(in.readAllBytes());
+			}
+			if (!process.waitFor(10, TimeUnit.SECONDS)) {
+				process.destroyForcibly();
+				return null;
+			}
+			return (process.exitValue() == 0) ? output : null;
+		}
+		catch (IOException ex) {
+			return null;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return null;
+		}
 	}
 
 	private static String machine() {
