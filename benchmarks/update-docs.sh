@@ -65,7 +65,7 @@ for n in sections:
               if line.startswith("- **Incomplete:**") or re.match(r"- \*\*.+ left out:\*\*", line)]
 if not targets:
     sys.exit("update-docs: %s has no Targets table" % report_path)
-out += targets + [""]
+out += ["**Targets**", ""] + targets + [""]
 if flags:
     out += flags + [""]
 out.append(END)
