@@ -96,7 +96,7 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 					warnings.add("Listener '" + endpoint.id() + "' has not polled for " + sinceLastPoll.toMillis()
 							+ " ms; at " + this.maxPollInterval.toMillis()
 							+ " ms (max.poll.interval.ms) its consumer leaves the group. A handler or a write is slower than "
-							+ "the poll loop allows: see the consumer tuning in the operations guide");
+							+ "the poll loop allows: see 'Sizing' in the operations guide");
 				}
 				Map<String, String> slow = new TreeMap<>();
 				container.closedBarriers().forEach((partition, waited) -> {

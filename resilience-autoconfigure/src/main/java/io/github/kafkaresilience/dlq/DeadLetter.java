@@ -28,8 +28,8 @@ import org.jspecify.annotations.Nullable;
  * @param errorException {@code error.exception}: the exception class of the last failure
  * @param errorMessage {@code error.message}
  * @param errorTimestamp {@code error.timestamp}
- * @param dlqReason {@code dlq.reason}: {@code permanent}, {@code exhausted} or
- * {@code poison}
+ * @param dlqReason {@code dlq.reason}: {@code permanent}, {@code exhausted},
+ * {@code poison} or {@code operator}
  * @since 0.1.0
  */
 public record DeadLetter(String topic, int partition, long offset, Instant timestamp, byte @Nullable [] key,

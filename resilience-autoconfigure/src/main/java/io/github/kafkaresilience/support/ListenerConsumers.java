@@ -26,7 +26,7 @@ public final class ListenerConsumers {
 	 * consumer keeps one fetch in flight per broker, and a fetch holding only empty
 	 * partitions (the others paused at their in-flight bound) waits
 	 * {@code fetch.max.wait.ms} at the broker while the records of a partition resumed
-	 * meanwhile wait behind it. P1 in docs/BENCHMARKS.md (1M records, against a plain
+	 * meanwhile wait behind it. The benchmark suite's P1 (1M records, against a plain
 	 * listener) when this value was chosen: 500 ms (the client's default) 0.1-0.3x, 100
 	 * ms 0.3-0.9x, 50 ms 0.84x, 20 ms 0.93x. The price: an idle consumer sends up to 50
 	 * empty fetches a second to each broker.

@@ -217,7 +217,7 @@ final class UnscopedLadderCheck {
 				+ plan.mainTopic() + " --group " + plan.group()
 				+ ". If none of these records is this group's (the group read '" + plan.mainTopic()
 				+ "' without this library, and other groups still on an earlier release use these topics), set "
-				+ PROPERTY + "=false. See the operations guide, 'Upgrading to group-scoped ladders'";
+				+ PROPERTY + "=false. See the operations guide, 'Several services on one topic'";
 		return new LadderStartupException(problem, action);
 	}
 

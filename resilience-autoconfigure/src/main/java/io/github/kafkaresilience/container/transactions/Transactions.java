@@ -57,9 +57,9 @@ final class Transactions {
 	 * commit costs a few round trips to the transaction coordinator and a marker in every
 	 * partition the transaction wrote; committed back to back during a storm (some 120 a
 	 * second in P3L), they crowd the broker that the healthy records are fetched from. 20
-	 * ms cut the healthy keys' p99 in P3L's storm from 4.7 to 2.9 ms
-	 * (docs/BENCHMARKS.md); a move is confirmed that much later at most, and its key held
-	 * as long.
+	 * ms cut the healthy keys' p99 in the benchmark suite's P3L storm from 4.7 to 2.9 ms
+	 * when the value was chosen; a move is confirmed that much later at most, and its key
+	 * held as long.
 	 */
 	static final Duration GATHER = Duration.ofMillis(20);
 
