@@ -1,19 +1,27 @@
 package io.github.kafkaresilience.docs;
 
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import io.github.kafkaresilience.ladder.HandlerResult;
@@ -24,14 +32,24 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.BeanUtils;
+import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.support.micrometer.KafkaTemplateObservation.DefaultKafkaTemplateObservationConvention;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The documentation cannot drift from the code: the property tables of README.md and
- * docs/CONFIGURATION.md list exactly the properties of the generated configuration
- * metadata, with its defaults, docs/METRICS.md names every meter the code registers,
+ * The documentation cannot drift from the code: the property table of
+ * docs/CONFIGURATION.md lists exactly the properties of the generated configuration
+ * metadata, with the defaults of the metadata and of the bound properties (which the
+ * metadata must agree with), docs/METRICS.md names every meter the code registers,
  * docs/TRACING.md the names and key values of the observations, and every place the code
  * cites the protocol names a rule or a section that docs/PROTOCOL.md has.
  */
@@ -43,6 +61,9 @@ class DocumentationTests {
 
 	private static final Pattern ROW = Pattern.compile("^\\| `(kafka\\.resilience\\.[a-z.-]+)` \\| ([^|]*) \\|",
 			Pattern.MULTILINE);
+
+	private static final Map<ChronoUnit, String> UNITS = Map.of(ChronoUnit.DAYS, "d", ChronoUnit.HOURS, "h",
+			ChronoUnit.MINUTES, "m", ChronoUnit.SECONDS, "s");
 
 	private static final Pattern METER = Pattern.compile("\"(kafka\\.resilience\\.[a-z.]+)\"");
 
@@ -71,14 +92,60 @@ class DocumentationTests {
 	/** What continues a comment on the next line, so that a citation may be wrapped. */
 	private static final Pattern CONTINUATION = Pattern.compile("^[ \\t]*(?:\\*(?!/)|//+)?[ \\t]*");
 
-	@Test
-	void theReadmeTableListsEveryPropertyWithItsDefault() throws IOException {
-		assertTableMatchesMetadata(ROOT.resolve("README.md"));
-	}
+	/**
+	 * Properties whose default is worked out when the application starts, so that their
+	 * bound value is not the default users get: the table says how it is worked out.
+	 */
+	private static final Set<String> COMPUTED_DEFAULTS = Set.of(
+			// the HOSTNAME environment variable, then the local host name
+			"kafka.resilience.instance-id",
+			// one more than the number of delays
+			"kafka.resilience.retry.max-attempts",
+			// the probe interval, a fixed pace
+			"kafka.resilience.outage.max-probe-interval",
+			// null bound: Boot's initializer falls back to getDefaultSchemaLocation()
+			"kafka.resilience.idempotency.jdbc.schema",
+			// told from the DataSource
+			"kafka.resilience.idempotency.jdbc.platform");
 
 	@Test
 	void theConfigurationGuideListsEveryPropertyWithItsDefault() throws IOException {
 		assertTableMatchesMetadata(ROOT.resolve("docs/CONFIGURATION.md"));
+	}
+
+	@Test
+	void theConfigurationGuideGivesTheDefaultsThePropertiesHaveAtRunTime() throws Exception {
+		Map<String, String> documented = table(ROOT.resolve("docs/CONFIGURATION.md"));
+		Map<String, @Nullable String> bound = boundDefaults();
+		List<String> wrong = new ArrayList<>();
+		bound.forEach((name, value) -> {
+			String cell = documented.get(name);
+			if (cell == null || COMPUTED_DEFAULTS.contains(name)) {
+				return;
+			}
+			if (value == null) {
+				if (!cell.startsWith("none")) {
+					wrong.add(name + ": none at run time, documented as " + cell);
+				}
+			}
+			else if (!cell.contains("`" + value + "`")) {
+				wrong.add(name + ": `" + value + "` at run time, documented as " + cell);
+			}
+		});
+		assertThat(wrong).as("defaults of docs/CONFIGURATION.md that the bound properties do not have").isEmpty();
+	}
+
+	@Test
+	void theMetadataGivesTheDefaultsThePropertiesHaveAtRunTime() throws Exception {
+		Map<String, @Nullable String> metadata = metadata();
+		Map<String, @Nullable String> bound = boundDefaults();
+		List<String> wrong = new ArrayList<>();
+		bound.forEach((name, value) -> {
+			if (!COMPUTED_DEFAULTS.contains(name) && !Objects.equals(value, metadata.get(name))) {
+				wrong.add(name + ": " + value + " at run time, " + metadata.get(name) + " in the metadata");
+			}
+		});
+		assertThat(wrong).as("defaults of the configuration metadata that the bound properties do not have").isEmpty();
 	}
 
 	@Test
@@ -145,14 +212,8 @@ class DocumentationTests {
 	}
 
 	private static void assertTableMatchesMetadata(Path document) throws IOException {
-		Map<String, String> documented = new LinkedHashMap<>();
-		Matcher row = ROW.matcher(Files.readString(document));
-		while (row.find()) {
-			assertThat(documented.put(row.group(1), row.group(2).trim()))
-				.as("%s listed twice in %s", row.group(1), document)
-				.isNull();
-		}
-		Map<String, String> metadata = metadata();
+		Map<String, String> documented = table(document);
+		Map<String, @Nullable String> metadata = metadata();
 		assertThat(documented.keySet()).as("properties of %s", document.getFileName())
 			.containsExactlyInAnyOrderElementsOf(metadata.keySet());
 		metadata.forEach((name, defaultValue) -> {
@@ -163,23 +224,136 @@ class DocumentationTests {
 		});
 	}
 
+	/** The property table of a page: each property's name and its default's cell. */
+	private static Map<String, String> table(Path document) throws IOException {
+		Map<String, String> documented = new LinkedHashMap<>();
+		Matcher row = ROW.matcher(Files.readString(document));
+		while (row.find()) {
+			assertThat(documented.put(row.group(1), row.group(2).trim()))
+				.as("%s listed twice in %s", row.group(1), document)
+				.isNull();
+		}
+		return documented;
+	}
+
+	private static JsonNode metadataFile() throws IOException {
+		Path file = MODULE.resolve("target/classes/META-INF/spring-configuration-metadata.json");
+		return JsonMapper.builder().build().readTree(Files.readString(file));
+	}
+
 	/**
 	 * The library's properties and their defaults, from the configuration processor's
-	 * output.
+	 * output, a list's elements joined by {@code ", "}.
 	 */
-	private static Map<String, String> metadata() throws IOException {
-		Path file = MODULE.resolve("target/classes/META-INF/spring-configuration-metadata.json");
-		JsonNode root = JsonMapper.builder().build().readTree(Files.readString(file));
-		Map<String, String> properties = new LinkedHashMap<>();
-		for (JsonNode property : root.get("properties")) {
+	private static Map<String, @Nullable String> metadata() throws IOException {
+		Map<String, @Nullable String> properties = new LinkedHashMap<>();
+		for (JsonNode property : metadataFile().get("properties")) {
 			String name = property.get("name").asString();
 			if (name.startsWith("kafka.resilience.")) {
 				JsonNode defaultValue = property.get("defaultValue");
-				properties.put(name, (defaultValue == null || defaultValue.isNull()) ? null : defaultValue.asString());
+				String rendered = null;
+				if (defaultValue != null && defaultValue.isArray()) {
+					List<String> elements = new ArrayList<>();
+					defaultValue.forEach((element) -> elements.add(element.asString()));
+					rendered = elements.isEmpty() ? null : String.join(", ", elements);
+				}
+				else if (defaultValue != null && !defaultValue.isNull()) {
+					rendered = defaultValue.asString();
+				}
+				properties.put(name, rendered);
 			}
 		}
 		assertThat(properties).as("properties in the metadata").hasSizeGreaterThan(20);
 		return properties;
+	}
+
+	/**
+	 * The library's properties and the values they have when nothing is set, rendered as
+	 * the documentation writes defaults: every {@code @ConfigurationProperties} class of
+	 * the metadata is bound to an empty environment, as Boot binds it, and each property
+	 * is read through its getters.
+	 */
+	private static Map<String, @Nullable String> boundDefaults() throws Exception {
+		Map<String, Object> roots = new TreeMap<>(
+				Comparator.<String>comparingInt(String::length).reversed().thenComparing(Comparator.naturalOrder()));
+		Binder binder = new Binder(new MapConfigurationPropertySource());
+		for (JsonNode group : metadataFile().get("groups")) {
+			Class<?> type = ClassUtils.forName(group.get("type").asString(), null);
+			ConfigurationProperties annotation = AnnotatedElementUtils.findMergedAnnotation(type,
+					ConfigurationProperties.class);
+			if (annotation != null && group.get("name").asString().equals(annotation.prefix())
+					&& !roots.containsKey(annotation.prefix())) {
+				Object properties = BeanUtils.instantiateClass(type);
+				binder.bind(annotation.prefix(), Bindable.ofInstance(properties));
+				roots.put(annotation.prefix(), properties);
+			}
+		}
+		assertThat(roots).as("@ConfigurationProperties classes in the metadata")
+			.containsKeys("kafka.resilience", "kafka.resilience.idempotency.jdbc");
+		Map<String, @Nullable String> defaults = new LinkedHashMap<>();
+		for (String name : metadata().keySet()) {
+			String prefix = roots.keySet()
+				.stream()
+				.filter((candidate) -> name.startsWith(candidate + "."))
+				.findFirst()
+				.orElseThrow(() -> new AssertionError("no @ConfigurationProperties class binds " + name));
+			String path = Arrays.stream(name.substring(prefix.length() + 1).split("\\."))
+				.map(DocumentationTests::camelCase)
+				.collect(Collectors.joining("."));
+			defaults.put(name, rendered(new BeanWrapperImpl(roots.get(prefix)).getPropertyValue(path)));
+		}
+		return defaults;
+	}
+
+	private static String camelCase(String kebab) {
+		StringBuilder camel = new StringBuilder();
+		for (String word : kebab.split("-")) {
+			camel.append(camel.isEmpty() ? word : StringUtils.capitalize(word));
+		}
+		return camel.toString();
+	}
+
+	/**
+	 * A value as the documentation writes it: {@code 30s}, {@code 0.95},
+	 * {@code when-authorized}, a list's elements joined by {@code ", "}; {@code null} for
+	 * none (no value, an empty list or map).
+	 */
+	private static @Nullable String rendered(@Nullable Object value) {
+		if (value == null) {
+			return null;
+		}
+		if (value instanceof Duration duration) {
+			return rendered(duration);
+		}
+		if (value instanceof Collection<?> collection) {
+			return collection.isEmpty() ? null
+					: collection.stream().map(DocumentationTests::rendered).collect(Collectors.joining(", "));
+		}
+		if (value instanceof Map<?, ?> map) {
+			return map.isEmpty() ? null : map.toString();
+		}
+		if (value instanceof Enum<?> constant) {
+			return constant.name().toLowerCase(Locale.ROOT).replace('_', '-');
+		}
+		if (value instanceof Double || value instanceof Float) {
+			return BigDecimal.valueOf(((Number) value).doubleValue()).stripTrailingZeros().toPlainString();
+		}
+		if (value instanceof Class<?> type) {
+			return type.getName();
+		}
+		return value.toString();
+	}
+
+	private static String rendered(Duration duration) {
+		if (duration.isZero()) {
+			return "0";
+		}
+		for (ChronoUnit unit : List.of(ChronoUnit.DAYS, ChronoUnit.HOURS, ChronoUnit.MINUTES, ChronoUnit.SECONDS)) {
+			if (duration.toMillis() % unit.getDuration().toMillis() == 0) {
+				return (duration.toMillis() / unit.getDuration().toMillis()) + UNITS.get(unit);
+			}
+		}
+		return duration.toMillis() + "ms";
 	}
 
 	/**
