@@ -15,14 +15,16 @@ import org.springframework.messaging.handler.annotation.MessageMappingReflective
  * and every later record with the same key travel, in order, through the delayed retry
  * topics and finally the dead-letter topic, while all other keys keep flowing.
  * <p>
- * The method is invoked as a {@code @KafkaListener} method of a record listener is, with
- * spring-kafka's handler-method factory (or the one a {@code KafkaListenerConfigurer}
- * set) and the application's {@code RecordMessageConverter}: it may take the deserialized
- * value or a {@code @Payload} converted from it (validated with {@code @Valid}; nullable
- * or {@code Optional} for tombstones), {@code @Header} and {@code @Headers} parameters,
- * the {@code Message}, the {@link org.apache.kafka.clients.consumer.ConsumerRecord} and
- * its {@code ConsumerRecordMetadata}. An {@code Acknowledgment}, the {@code Consumer}, a
- * batch of records or a result completed later fail startup. Throwing
+ * The method is invoked as a {@code @KafkaListener} method of a record listener is (of a
+ * batch listener with {@link #batch()}), with spring-kafka's handler-method factory (or
+ * the one a {@code KafkaListenerConfigurer} set) and the application's
+ * {@code RecordMessageConverter}: it may take the deserialized value or a
+ * {@code @Payload} converted from it (validated with {@code @Valid}; nullable or
+ * {@code Optional} for tombstones), {@code @Header} and {@code @Headers} parameters, the
+ * {@code Message}, the {@link org.apache.kafka.clients.consumer.ConsumerRecord} and its
+ * {@code ConsumerRecordMetadata}, and may return a result that completes later (see
+ * {@link #attemptTimeout()}). An {@code Acknowledgment} or the {@code Consumer} fails
+ * startup, and so does a batch of records unless {@link #batch()} is set. Throwing
  * {@link PermanentFailureException} (or a configured permanent exception type) sends the
  * record to the dead-letter topic without retrying; so does a payload that is not valid.
  * <p>
@@ -140,13 +142,15 @@ public @interface OrderedRetryListener {
 	 * Whether the method takes a batch of records, as a
 	 * {@code @KafkaListener(batch = "true")} method does: a {@code List} of values, of
 	 * {@code ConsumerRecord}s or of {@code Message}s, or {@code ConsumerRecords}, with
-	 * the batch forms of {@code @Header}. A batch holds records that may all run now, at
-	 * most one of each key; each record's outcome is its own. The method names a failed
-	 * record with a {@code BatchListenerFailedException}; a batch that fails without
-	 * naming one is bisected (see {@code kafka.resilience.consumer.batch-failure}).
-	 * Placeholders are allowed; the default is {@code false}.
+	 * the batch forms of {@code @Header}. A batch holds records that may all run now:
+	 * each the head of its key, or a later record of its key riding right behind it, in
+	 * offset order (docs/PROTOCOL.md, rule 10.1); each record's outcome is its own. The
+	 * method names a failed record with a {@code BatchListenerFailedException}; a batch
+	 * that fails without naming one is bisected (see
+	 * {@code kafka.resilience.consumer.batch-failure}). Placeholders are allowed; the
+	 * default is {@code false}.
 	 * @return {@code "true"} for a batch listener
-	 * @since 0.2.0
+	 * @since 0.1.0
 	 */
 	String batch() default "";
 
@@ -154,7 +158,7 @@ public @interface OrderedRetryListener {
 	 * The most records in one batch of a batch listener, overriding
 	 * {@code kafka.resilience.consumer.batch-size}. Placeholders are allowed.
 	 * @return the batch size, empty for the configured one
-	 * @since 0.2.0
+	 * @since 0.1.0
 	 */
 	String batchSize() default "";
 
@@ -165,7 +169,7 @@ public @interface OrderedRetryListener {
 	 * {@link AttemptTimeoutException}, e.g. {@code "10s"}; empty for
 	 * {@code kafka.resilience.consumer.attempt-timeout}. Refused on a method that returns
 	 * once done.
-	 * @since 0.2.0
+	 * @since 0.1.0
 	 */
 	String attemptTimeout() default "";
 
