@@ -9,7 +9,7 @@ import java.time.Duration;
  * cancelled, and the attempt fails as any other: the record retries along its ladder,
  * unless the exception is declared permanent.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public class AttemptTimeoutException extends RuntimeException {
 

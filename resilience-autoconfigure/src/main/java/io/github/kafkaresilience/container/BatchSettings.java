@@ -11,7 +11,7 @@ import java.util.Locale;
  * @param maxWait how long a batch that is not full waits for more ready records; zero
  * takes what is ready
  * @param failure what a call that fails without naming its failed record means
- * @since 0.2.0
+ * @since 0.1.0
  */
 public record BatchSettings(int size, Duration maxWait, Failure failure) {
 

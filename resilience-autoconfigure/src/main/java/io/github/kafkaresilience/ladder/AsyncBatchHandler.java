@@ -15,7 +15,7 @@ import java.util.concurrent.Executor;
  * failing records, the idempotency claims of the records that succeeded) runs on the
  * {@code worker} executor given, never on the thread that completed the result.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface AsyncBatchHandler {

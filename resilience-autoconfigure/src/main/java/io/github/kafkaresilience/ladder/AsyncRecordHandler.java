@@ -17,7 +17,7 @@ import io.github.kafkaresilience.support.Futures;
  * by {@code finish}, which the caller runs on one of its workers, never on the completing
  * thread.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface AsyncRecordHandler {

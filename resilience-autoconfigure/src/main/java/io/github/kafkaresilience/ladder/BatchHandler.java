@@ -6,7 +6,7 @@ import java.util.List;
  * Runs the user's batch handler on records that may all run now: deserializes them and
  * invokes the listener method with the batch.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface BatchHandler {

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * named it, or an earlier record of its key did not succeed)
  * @param bisections how many times the batch, or a part of it, was split in halves to
  * find the records that fail on their own
- * @since 0.2.0
+ * @since 0.1.0
  */
 public record BatchResult(List<@Nullable HandlerResult> results, int bisections) {
 

@@ -16,7 +16,7 @@ import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
  * the sends that carry it on continue that trace; the time the call took is observed once
  * for the batch.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public final class ReadyRun {
 
