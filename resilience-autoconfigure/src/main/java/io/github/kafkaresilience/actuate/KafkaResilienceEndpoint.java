@@ -38,13 +38,19 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
- * The {@code kafkaresilience} Actuator endpoint.
+ * The {@code kafkaresilience} Actuator endpoint. Its operations:
  * <ul>
- * <li>Read: every ordered retry listener with its topics and, per main topic, its stages,
- * the live locks (how many, on how many keys, and the oldest ones with key, stage and
- * age) and how many dead letters its dead-letter topic holds; held keys and dead letters
- * page by page.</li>
- * <li>Write: an operator's action ({@link OperatorActions}), and a replay of dead letters
+ * <li>{@code GET /actuator/kafkaresilience} ({@link #resilience()}): every ordered retry
+ * listener with its state and topics and, per main topic, its stages, the live locks (how
+ * many, on how many keys, and the oldest ones with key, stage and age) and how many dead
+ * letters its dead-letter topic holds.</li>
+ * <li>{@code GET /actuator/kafkaresilience/{view}} ({@code view}): the held keys
+ * ({@code held}), dead letters ({@code dead-letters}) or one dead letter
+ * ({@code dead-letter}), page by page.</li>
+ * <li>{@code POST /actuator/kafkaresilience/{action}} ({@code act}): an operator's action
+ * ({@link OperatorActions}): {@code retry-now}, {@code dead-letter-now}, {@code pause},
+ * {@code resume}.</li>
+ * <li>{@code POST /actuator/kafkaresilience} ({@code replay}): a replay of dead letters
  * back into the ladder of their dead-letter topic (see {@link DlqReplayer}). A replay is
  * a dry run unless {@code dryRun} is {@code false}; a dry run is a read, a replay that
  * sends an action.</li>
