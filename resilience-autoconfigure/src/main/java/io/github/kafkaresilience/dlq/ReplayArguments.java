@@ -39,7 +39,7 @@ public final class ReplayArguments {
 			  --until <time>               only dead letters written before <time>
 			  --error-class <class>        transient or permanent (header error.class)
 			  --exception <class name>     the exception of the last failure (header error.exception)
-			  --reason <reason>            permanent, exhausted or poison (header dlq.reason)
+			  --reason <reason>            permanent, exhausted, poison or operator (header dlq.reason)
 			  --key <key>                  the record key, as UTF-8 text
 			  --original-partition <n>     the partition the record was born in
 			  --original-offset <n>        the offset the record was born at
