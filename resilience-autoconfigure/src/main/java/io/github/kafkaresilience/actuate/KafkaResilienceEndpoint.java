@@ -138,11 +138,12 @@ public class KafkaResilienceEndpoint {
 				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), container,
 						now));
 			}
-			boolean running = container != null && container.isRunning();
-			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running, holding(container),
-					batch(container), topics, running && container.isPauseRequested(),
-					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
-					running ? container.closedBarriers().size() : 0,
+			OrderedRetryContainer running = (container != null && container.isRunning()) ? container : null;
+			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running != null,
+					holding(container), batch(container), topics, running != null && running.isPauseRequested(),
+					(running != null) ? running.assignment().size() : 0,
+					(running != null) ? running.sinceLastPoll() : null,
+					(running != null) ? running.closedBarriers().size() : 0,
 					(container != null) ? container.pendingResults() : null));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
@@ -398,7 +399,10 @@ public class KafkaResilienceEndpoint {
 	}
 
 	private static @Nullable HoldingDescriptor holding(@Nullable OrderedRetryContainer container) {
-		OutageBreaker breaker = (container != null) ? container.outageBreaker() : null;
+		if (container == null) {
+			return null;
+		}
+		OutageBreaker breaker = container.outageBreaker();
 		if (breaker == null || !breaker.isOpen()) {
 			return null;
 		}

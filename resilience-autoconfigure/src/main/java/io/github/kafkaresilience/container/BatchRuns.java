@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -240,7 +241,7 @@ final class BatchRuns {
 		AttemptObservation.Batch observed = router.startBatch(records.size());
 		CompletableFuture<BatchResult> result;
 		try {
-			result = this.handlers.get(router).start(records, this::onWorker);
+			result = Objects.requireNonNull(this.handlers.get(router)).start(records, this::onWorker);
 		}
 		catch (RuntimeException | Error ex) {
 			notRun(batch, observed, ex);

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -346,7 +347,7 @@ public class OrderedRetryContainer {
 	}
 
 	private boolean isMainTopic(String topic) {
-		return this.routesByTopic.get(topic).router().plan().mainTopic().equals(topic);
+		return Objects.requireNonNull(this.routesByTopic.get(topic), topic).router().plan().mainTopic().equals(topic);
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -255,7 +256,7 @@ final class RecordRunner {
 			case DONE -> {
 				return complete(task);
 			}
-			case SETTLING -> settle(task, step.writes());
+			case SETTLING -> settle(task, Objects.requireNonNull(step.writes()));
 			case WAIT_UNTIL -> this.waits.until(task, step.dueAt());
 			case WAIT_FOR_TAILER -> {
 				task.work.advance(task, RecordState.WAITING);
@@ -268,7 +269,8 @@ final class RecordRunner {
 			case FAILED -> {
 				// the rest of the step waits until no record of another key waits for its
 				// turn
-				if (task.work.failed(task, new RecordTask.PendingFailure(step.failure(), step.rest()))) {
+				if (task.work.failed(task, new RecordTask.PendingFailure(Objects.requireNonNull(step.failure()),
+						Objects.requireNonNull(step.rest())))) {
 					return null; // a rider: its failure is handled in its key's turn,
 									// once the records ahead are done
 				}
@@ -278,11 +280,12 @@ final class RecordRunner {
 			}
 			case READY -> {
 				AsyncRuns async = this.asyncRuns;
+				ReadyRun ready = Objects.requireNonNull(step.ready());
 				if (async != null) {
-					async.start(task, step.ready());
+					async.start(task, ready);
 				}
 				else {
-					batches().add(task, step.ready());
+					batches().add(task, ready);
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -140,14 +141,16 @@ final class Workers {
 	 */
 	boolean stop(Duration timeout) {
 		this.stopping = true;
-		if (this.pool == null) {
+		ExecutorService pool = this.pool;
+		ScheduledExecutorService timer = this.timer;
+		if (pool == null || timer == null) {
 			return true; // never started
 		}
-		this.timer.shutdownNow();
-		this.pool.shutdown();
+		timer.shutdownNow();
+		pool.shutdown();
 		try {
-			if (!this.pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				this.pool.shutdownNow();
+			if (!pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				pool.shutdownNow();
 				return false;
 			}
 		}
@@ -282,7 +285,7 @@ final class Workers {
 	private void startDrainer() {
 		if (claimDrainer()) {
 			try {
-				this.pool.execute(this::drain);
+				Objects.requireNonNull(this.pool, "not started").execute(this::drain);
 			}
 			catch (RejectedExecutionException ex) {
 				// stopping: the records are delivered again after the restart
@@ -322,7 +325,8 @@ final class Workers {
 			return;
 		}
 		try {
-			this.timer.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+			Objects.requireNonNull(this.timer, "not started")
+				.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			// stopping

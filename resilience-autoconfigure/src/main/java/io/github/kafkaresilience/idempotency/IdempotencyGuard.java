@@ -2,6 +2,7 @@ package io.github.kafkaresilience.idempotency;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -71,7 +72,7 @@ public class IdempotencyGuard {
 		Admission admission = admit(record);
 		Claim claim = admission.claim();
 		if (claim == null) {
-			return admission.decided();
+			return Objects.requireNonNull(admission.decided()); // no claim: decided
 		}
 		HandlerResult result;
 		try {

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.ladder;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -322,7 +323,7 @@ final class Moves {
 		synchronized (this.monitor) {
 			Lock current = this.locks.find(moving.id());
 			if (current == null || !current.isMoving() || current.stage() != moving.stage()
-					|| !current.from().equals(moving.from())) {
+					|| !Objects.equals(current.from(), moving.from())) {
 				logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
 				return Futures.done();
 			}

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -74,7 +75,8 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	private OrderedRetryListenerRegistry registry() {
 		if (this.registry == null) {
-			this.registry = this.beanFactory.getBean(OrderedRetryListenerRegistry.class);
+			// the bean factory is set before any bean is post-processed
+			this.registry = Objects.requireNonNull(this.beanFactory).getBean(OrderedRetryListenerRegistry.class);
 		}
 		return this.registry;
 	}

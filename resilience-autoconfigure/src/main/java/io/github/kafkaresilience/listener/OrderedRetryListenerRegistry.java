@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -230,7 +231,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		}
 		for (ListenerEndpoint endpoint : this.endpoints) {
 			if (endpoint.autoStartup()) {
-				this.containers.get(endpoint.id()).start();
+				Objects.requireNonNull(this.containers.get(endpoint.id()), endpoint.id()).start();
 			}
 		}
 		this.running = true;

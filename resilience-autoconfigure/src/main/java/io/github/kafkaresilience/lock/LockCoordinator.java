@@ -15,6 +15,7 @@ import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.Producer;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
 
@@ -47,7 +48,7 @@ public class LockCoordinator implements DisposableBean {
 
 	private final java.util.concurrent.atomic.AtomicInteger tailers = new java.util.concurrent.atomic.AtomicInteger();
 
-	private volatile Producer<byte[], byte[]> producer;
+	private volatile @Nullable Producer<byte[], byte[]> producer;
 
 	/** Completes the lock writes of moves, which no thread waits for. */
 	private final Sends sends;

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.support.KafkaFutures;
@@ -93,7 +94,8 @@ public class LockReaper {
 		int reaped = 0;
 		for (Lock lock : candidates) {
 			TopicPartition partition = recordOf(lock);
-			long offset = lock.isMoving() ? lock.from().offset() : lock.at();
+			long offset = lock.isMoving() ? Objects.requireNonNull(lock.from()).offset()
+					: Objects.requireNonNull(lock.at());
 			OffsetAndMetadata groupOffset = committed.get(partition);
 			ListOffsetsResult.ListOffsetsResultInfo logStart = logStarts.get(partition);
 			boolean gone = (groupOffset != null && groupOffset.offset() > offset)
@@ -143,7 +145,7 @@ public class LockReaper {
 	}
 
 	private TopicPartition recordOf(Lock lock) {
-		int stage = lock.isMoving() ? lock.from().stage() : lock.stage();
+		int stage = lock.isMoving() ? Objects.requireNonNull(lock.from()).stage() : lock.stage();
 		return new TopicPartition(this.topics.topicOf(stage), lock.originPartition());
 	}
 
