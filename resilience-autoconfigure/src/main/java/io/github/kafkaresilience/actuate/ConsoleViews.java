@@ -30,7 +30,7 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  */
 final class ConsoleViews {
 
-	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
+	private static final Log logger = LogFactory.getLog(ConsoleViews.class);
 
 	private final OrderedRetryListenerRegistry listeners;
 

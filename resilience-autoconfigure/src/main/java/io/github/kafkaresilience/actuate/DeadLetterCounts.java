@@ -23,7 +23,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class DeadLetterCounts {
 
-	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
+	private static final Log logger = LogFactory.getLog(DeadLetterCounts.class);
 
 	private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
 

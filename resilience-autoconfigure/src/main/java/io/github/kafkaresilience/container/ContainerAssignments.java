@@ -21,7 +21,7 @@ import org.apache.kafka.common.TopicPartition;
 final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(ContainerAssignments.class);
 
 	private final String id;
 

@@ -33,7 +33,7 @@ final class ContainerEvents {
 	/** Publishes nothing. */
 	static final ContainerEvents NONE = new ContainerEvents(null, null, null);
 
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(ContainerEvents.class);
 
 	private final @Nullable OrderedRetryContainer container;
 

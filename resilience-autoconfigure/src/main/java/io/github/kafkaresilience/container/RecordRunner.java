@@ -38,6 +38,8 @@ import org.jspecify.annotations.Nullable;
 final class RecordRunner {
 
 	/** Logs under the container's name, as operators configure it. */
+	// docs/OPERATIONS.md names OrderedRetryContainer for the stopped partitions logged
+	// here
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	private final String id;

@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
 final class Workers {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(Workers.class);
 
 	private final String id;
 

@@ -26,7 +26,7 @@ import org.springframework.messaging.Message;
  */
 final class BatchCalls {
 
-	private static final Log logger = LogFactory.getLog(BatchHandlerInvoker.class);
+	private static final Log logger = LogFactory.getLog(BatchCalls.class);
 
 	private final BatchMethodAdapter method;
 

@@ -43,7 +43,7 @@ import org.jspecify.annotations.Nullable;
 final class Transactions {
 
 	/** Logs under the name of {@link TransactionalWrites}, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
+	private static final Log logger = LogFactory.getLog(Transactions.class);
 
 	private final TransactionalProducers producers;
 
