@@ -79,8 +79,7 @@ public final class HeldKeys {
 		int to = Math.min(from + size, rows.size());
 		List<Lock> shown = rows.subList(from, to);
 		Map<LastErrors.Place, LastErrors.LastError> errors = (lastErrors != null)
-				? lastErrors
-					.apply(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
+				? lastErrors.apply(shown.stream().map((head) -> place(plan, head)).filter(Objects::nonNull).toList())
 				: Map.of();
 		List<HeldKey> keys = new ArrayList<>(to - from);
 		for (Lock head : shown) {

@@ -11,6 +11,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
@@ -309,7 +310,7 @@ public class KafkaResilienceEndpoint {
 		Long total = null;
 		for (TopicPartition partition : container.assignment()) {
 			if (partition.topic().equals(topic)) {
-				java.util.OptionalLong lag = container.lag(partition);
+				OptionalLong lag = container.lag(partition);
 				if (lag.isPresent()) {
 					total = ((total != null) ? total : 0) + lag.getAsLong();
 				}

@@ -6,12 +6,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
+import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
@@ -56,7 +59,7 @@ final class RecordRunner {
 	 * Tells a partition's consumer that one of its records is done: it may have room
 	 * again.
 	 */
-	private final java.util.function.Consumer<PartitionWork> recordDone;
+	private final Consumer<PartitionWork> recordDone;
 
 	private final Workers workers;
 
@@ -90,10 +93,10 @@ final class RecordRunner {
 	 * Tasks being run by a worker now, counted for a listener that runs its records in
 	 * batches.
 	 */
-	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
+	private final AtomicInteger routing = new AtomicInteger();
 
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
-			ContainerOffsets offsets, java.util.function.Consumer<PartitionWork> recordDone) {
+			ContainerOffsets offsets, Consumer<PartitionWork> recordDone) {
 		this.id = id;
 		this.settings = settings;
 		this.clock = clock;
@@ -133,7 +136,7 @@ final class RecordRunner {
 
 					@Override
 					public void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
-							io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+							AttemptObservation.Batch batch) {
 						ranInBatch(task, run, result, nanos, batch);
 					}
 
@@ -308,7 +311,7 @@ final class RecordRunner {
 	 * a next record of its key that may run now is handed to the workers.
 	 */
 	private void ranInBatch(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
-			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+			AttemptObservation.Batch batch) {
 		takeRest(task, () -> run.ran(result, nanos, batch));
 	}
 

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -8,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
@@ -69,7 +71,7 @@ final class Workers {
 	private @Nullable ScheduledExecutorService timer;
 
 	/** Workers on platform threads: for tests. */
-	Workers(String id, int concurrency, java.util.function.Consumer<KeyedTask> runner) {
+	Workers(String id, int concurrency, Consumer<KeyedTask> runner) {
 		this(id, concurrency, WorkerThreads.PLATFORM, (task) -> {
 			runner.accept(task);
 			return null;
@@ -249,7 +251,7 @@ final class Workers {
 	 * runs: a poll's records are routed in their order, and a batch gathered from them
 	 * takes them all.
 	 */
-	void submitAll(java.util.List<? extends KeyedTask> tasks) {
+	void submitAll(List<? extends KeyedTask> tasks) {
 		if (this.stopping) {
 			return;
 		}

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.idempotency;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -166,7 +167,7 @@ public class IdempotencyGuard {
 	 * @param succeeded the claims of the records that succeeded, by what the call gave
 	 * @return what the call gave
 	 */
-	public <T> T callCompleting(Supplier<T> call, java.util.function.Function<T, List<Claim>> succeeded) {
+	public <T> T callCompleting(Supplier<T> call, Function<T, List<Claim>> succeeded) {
 		TransactionOperations transactions = this.transactions;
 		if (transactions == null) {
 			T outcome = call.get();

@@ -4,9 +4,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
@@ -190,7 +193,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				HandlerResult result = this.results[i];
 				if (result != null && result.outcome() != HandlerResult.Outcome.SUCCESS && this.keys[i] != null) {
 					if (stops == null) {
-						stops = new java.util.HashMap<>();
+						stops = new HashMap<>();
 					}
 					stops.putIfAbsent(this.keys[i], i);
 				}
@@ -214,7 +217,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		 * (docs/PROTOCOL.md, rule 10).
 		 */
 		void notRunBehindFailures() {
-			java.util.Set<KeyOf> stopped = new java.util.HashSet<>();
+			Set<KeyOf> stopped = new HashSet<>();
 			for (int i = 0; i < this.results.length; i++) {
 				KeyOf key = this.keys[i];
 				if (key == null) {

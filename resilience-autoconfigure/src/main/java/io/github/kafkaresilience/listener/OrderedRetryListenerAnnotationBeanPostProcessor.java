@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -204,7 +205,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		if (!StringUtils.hasText(text)) {
 			return null;
 		}
-		return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+		return switch (text.trim().toLowerCase(Locale.ROOT)) {
 			case "true" -> true;
 			case "false" -> false;
 			default -> throw new IllegalStateException(

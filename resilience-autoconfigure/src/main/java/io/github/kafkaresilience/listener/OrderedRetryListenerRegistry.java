@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -54,7 +55,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private volatile boolean autoStartup = true;
 
-	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
+	private final List<Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
 
 	private @Nullable Duration ownershipCheckTimeout;
 
@@ -144,7 +145,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * Calls {@code listener} with every container created so far and with each one
 	 * created later.
 	 */
-	public synchronized void onContainer(java.util.function.Consumer<OrderedRetryContainer> listener) {
+	public synchronized void onContainer(Consumer<OrderedRetryContainer> listener) {
 		this.containerListeners.add(listener);
 		this.containers.values().forEach(listener);
 	}

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.support.KafkaFutures;
@@ -155,7 +156,7 @@ public class LockReaper {
 		return lock.equals(this.registry.find(lock.id()));
 	}
 
-	private static <T> T get(java.util.concurrent.Future<T> future) {
+	private static <T> T get(Future<T> future) {
 		return KafkaFutures.await(future, TIMEOUT, "look for zombie locks");
 	}
 
