@@ -11,6 +11,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import com.sun.management.OperatingSystemMXBean;
+
 /**
  * The machine, the JVM and the versions a run measured, as label and text pairs for the
  * report.
@@ -39,7 +41,7 @@ final class Environment {
 		if (cpu != null) {
 			machine.append(" (").append(cpu).append(")");
 		}
-		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
 			machine.append(", ").append(gib(os.getTotalMemorySize())).append(" memory");
 		}
 		machine.append(", ")
