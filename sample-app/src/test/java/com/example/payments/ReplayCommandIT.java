@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -82,7 +83,7 @@ class ReplayCommandIT {
 				"--error-class=transient");
 		assertThat(real.status()).as(real.output()).isZero();
 		assertThat(real.output()).contains("matched 2, published 2");
-		Map<String, Integer> deadLetterPartitions = new java.util.HashMap<>();
+		Map<String, Integer> deadLetterPartitions = new HashMap<>();
 		read(dlq).forEach((record) -> deadLetterPartitions.put(record.value(), record.partition()));
 		List<ConsumerRecord<String, String>> replayed = read(stage1);
 		assertThat(replayed).extracting(ConsumerRecord::value).containsExactlyInAnyOrder("k1-3", "k3-7");

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import com.sun.management.OperatingSystemMXBean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -94,7 +95,7 @@ final class Environment {
 		if (cpu != null) {
 			machine.append(" (").append(cpu).append(")");
 		}
-		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
 			machine.append(", ").append(gib(os.getTotalMemorySize())).append(" memory");
 		}
 		machine.append(", ")

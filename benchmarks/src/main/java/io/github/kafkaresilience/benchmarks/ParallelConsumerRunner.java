@@ -3,15 +3,19 @@ package io.github.kafkaresilience.benchmarks;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 import io.confluent.parallelconsumer.ParallelConsumerOptions;
 import io.confluent.parallelconsumer.ParallelConsumerOptions.CommitMode;
 import io.confluent.parallelconsumer.ParallelConsumerOptions.ProcessingOrder;
 import io.confluent.parallelconsumer.ParallelStreamProcessor;
 import io.confluent.parallelconsumer.internal.AbstractParallelEoSStreamProcessor;
+import io.confluent.parallelconsumer.reactor.ReactorProcessor;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.reactivestreams.Publisher;
 
 /**
  * Confluent's Parallel Consumer with {@link ProcessingOrder#KEY KEY} ordering (records of
@@ -97,14 +101,14 @@ final class ParallelConsumerRunner {
 	 * @see #run(String, String, String, int, Workload, Tally, Duration)
 	 */
 	static void react(String bootstrapServers, String topic, String group, int concurrency,
-			java.util.function.Function<org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]>, org.reactivestreams.Publisher<?>> react,
-			Tally tally, Duration timeout) throws Exception {
+			Function<ConsumerRecord<byte[], byte[]>, Publisher<?>> react, Tally tally, Duration timeout)
+			throws Exception {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
 				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
 				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
 		KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer());
-		io.confluent.parallelconsumer.reactor.ReactorProcessor<byte[], byte[]> processor;
+		ReactorProcessor<byte[], byte[]> processor;
 		try {
 			ParallelConsumerOptions<byte[], byte[]> options = ParallelConsumerOptions.<byte[], byte[]>builder()
 				.ordering(ProcessingOrder.KEY)
@@ -112,7 +116,7 @@ final class ParallelConsumerRunner {
 				.commitMode(CommitMode.PERIODIC_CONSUMER_ASYNCHRONOUS)
 				.consumer(consumer)
 				.build();
-			processor = new io.confluent.parallelconsumer.reactor.ReactorProcessor<>(options);
+			processor = new ReactorProcessor<>(options);
 		}
 		catch (RuntimeException | LinkageError ex) {
 			consumer.close();

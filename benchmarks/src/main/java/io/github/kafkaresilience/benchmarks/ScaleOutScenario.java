@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.benchmarks;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -118,12 +119,12 @@ final class ScaleOutScenario extends Scenario {
 		for (int i = 0; i < records; i++) {
 			perPartition[Utils.toPositive(Utils.murmur2(Records.key("key-" + (i % keys)))) % partitions]++;
 		}
-		int busiest = java.util.Arrays.stream(perPartition).max().orElse(0);
+		int busiest = Arrays.stream(perPartition).max().orElse(0);
 		report
 			.note(String.format(Locale.ROOT, "The keys put %s records in the %d partitions (the default partitioner): "
 					+ "with one partition an instance, the busiest instance has %,d records against a mean of %,.0f, so no "
 					+ "consumer gets past %s of one instance's throughput times %d there.",
-					java.util.Arrays.stream(perPartition).mapToObj(Format::count).toList(), partitions, busiest,
+					Arrays.stream(perPartition).mapToObj(Format::count).toList(), partitions, busiest,
 					(double) records / partitions, Format.ratio((double) records / partitions / busiest), partitions));
 		report.note("Every instance runs in this JVM, on the machine's cores, with the broker: where the workers' "
 				+ "sleeps are not the bottleneck, the cores are.");

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
+import com.sun.management.OperatingSystemMXBean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -67,7 +68,7 @@ abstract class Scenario {
 	 * in nanoseconds, or -1 where the JVM does not tell.
 	 */
 	protected static long processCpuNanos() {
-		if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
 			return os.getProcessCpuTime();
 		}
 		return -1;

@@ -30,7 +30,7 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  */
 final class ConsoleViews {
 
-	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
+	private static final Log logger = LogFactory.getLog(ConsoleViews.class);
 
 	private final OrderedRetryListenerRegistry listeners;
 
@@ -178,8 +178,8 @@ final class ConsoleViews {
 		return new WebEndpointResponse<>(body, 200);
 	}
 
-	static WebEndpointResponse<Object> error(int status, String message) {
-		return new WebEndpointResponse<>(Map.of("status", status, "error", message), status);
+	static WebEndpointResponse<Object> error(int status, @Nullable String message) {
+		return new WebEndpointResponse<>(Map.of("status", status, "error", String.valueOf(message)), status);
 	}
 
 }

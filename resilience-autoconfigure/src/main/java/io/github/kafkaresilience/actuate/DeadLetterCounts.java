@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -22,7 +23,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class DeadLetterCounts {
 
-	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
+	private static final Log logger = LogFactory.getLog(DeadLetterCounts.class);
 
 	private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
 
@@ -60,7 +61,7 @@ final class DeadLetterCounts {
 				long written = 0;
 				for (Map.Entry<TopicPartition, ListOffsetsResultInfo> entry : end.entrySet()) {
 					if (entry.getKey().topic().equals(topic)) {
-						held += entry.getValue().offset() - first.get(entry.getKey()).offset();
+						held += entry.getValue().offset() - Objects.requireNonNull(first.get(entry.getKey())).offset();
 						written += entry.getValue().offset();
 					}
 				}

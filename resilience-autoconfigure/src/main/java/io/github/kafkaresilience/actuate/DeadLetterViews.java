@@ -5,6 +5,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -69,7 +70,7 @@ public final class DeadLetterViews {
 			return new ValueView("null", null, 0, false);
 		}
 		boolean cut = value.length > MAX_VALUE_BYTES;
-		byte[] shown = cut ? java.util.Arrays.copyOf(value, MAX_VALUE_BYTES) : value;
+		byte[] shown = cut ? Arrays.copyOf(value, MAX_VALUE_BYTES) : value;
 		String text = cut ? null : printable(shown);
 		if (text != null) {
 			try {

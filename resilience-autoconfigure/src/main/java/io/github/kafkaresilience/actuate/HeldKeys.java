@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
 
 import io.github.kafkaresilience.ladder.LadderPlan;
@@ -78,13 +79,12 @@ public final class HeldKeys {
 		int to = Math.min(from + size, rows.size());
 		List<Lock> shown = rows.subList(from, to);
 		Map<LastErrors.Place, LastErrors.LastError> errors = (lastErrors != null)
-				? lastErrors
-					.apply(shown.stream().map((head) -> place(plan, head)).filter(java.util.Objects::nonNull).toList())
+				? lastErrors.apply(shown.stream().map((head) -> place(plan, head)).filter(Objects::nonNull).toList())
 				: Map.of();
 		List<HeldKey> keys = new ArrayList<>(to - from);
 		for (Lock head : shown) {
 			LastErrors.Place place = place(plan, head);
-			keys.add(row(listenerId, plan, commandsOf, head, counts.get(head.key()), now,
+			keys.add(row(listenerId, plan, commandsOf, head, Objects.requireNonNull(counts.get(head.key())), now,
 					(place != null) ? errors.get(place) : null));
 		}
 		return new HeldPage(listenerId, plan.group(), plan.mainTopic(), locks, heads.size(), rows.size(), page, size,

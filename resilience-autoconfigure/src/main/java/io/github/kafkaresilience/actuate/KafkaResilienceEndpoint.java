@@ -11,6 +11,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.dlq.DeadLetterBrowser;
@@ -144,11 +145,12 @@ public class KafkaResilienceEndpoint {
 				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), container,
 						now));
 			}
-			boolean running = container != null && container.isRunning();
-			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running, holding(container),
-					batch(container), topics, running && container.isPauseRequested(),
-					running ? container.assignment().size() : 0, running ? container.sinceLastPoll() : null,
-					running ? container.closedBarriers().size() : 0,
+			OrderedRetryContainer running = (container != null && container.isRunning()) ? container : null;
+			descriptors.add(new ListenerDescriptor(endpoint.id(), endpoint.groupId(), running != null,
+					holding(container), batch(container), topics, running != null && running.isPauseRequested(),
+					(running != null) ? running.assignment().size() : 0,
+					(running != null) ? running.sinceLastPoll() : null,
+					(running != null) ? running.closedBarriers().size() : 0,
 					(container != null) ? container.pendingResults() : null));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
@@ -314,7 +316,7 @@ public class KafkaResilienceEndpoint {
 		Long total = null;
 		for (TopicPartition partition : container.assignment()) {
 			if (partition.topic().equals(topic)) {
-				java.util.OptionalLong lag = container.lag(partition);
+				OptionalLong lag = container.lag(partition);
 				if (lag.isPresent()) {
 					total = ((total != null) ? total : 0) + lag.getAsLong();
 				}
@@ -404,7 +406,10 @@ public class KafkaResilienceEndpoint {
 	}
 
 	private static @Nullable HoldingDescriptor holding(@Nullable OrderedRetryContainer container) {
-		OutageBreaker breaker = (container != null) ? container.outageBreaker() : null;
+		if (container == null) {
+			return null;
+		}
+		OutageBreaker breaker = container.outageBreaker();
 		if (breaker == null || !breaker.isOpen()) {
 			return null;
 		}

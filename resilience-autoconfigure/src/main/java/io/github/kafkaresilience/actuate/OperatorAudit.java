@@ -55,7 +55,7 @@ final class OperatorAudit {
 	 * @return the refusal to throw, with the status that says why
 	 */
 	OperatorActions.Refused refused(int status, String action, String listenerTag, String by, String subject,
-			String why) {
+			@Nullable String why) {
 		audit
 			.warn(EscapedText.of("Operator '" + shown(by) + "' was refused " + action + " on " + subject + ": " + why));
 		count(action, listenerTag, "refused");

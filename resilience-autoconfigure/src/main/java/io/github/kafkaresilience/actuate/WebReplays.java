@@ -31,7 +31,7 @@ final class WebReplays {
 
 	static final String ACTION = "replay";
 
-	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
+	private static final Log logger = LogFactory.getLog(WebReplays.class);
 
 	private final OrderedRetryListenerRegistry listeners;
 

@@ -27,6 +27,7 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
 	/** Logs under the container's name, as operators configure it. */
+	// docs/OPERATIONS.md names OrderedRetryContainer for the rebalance lines logged here
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	/** What the callbacks do to the container. Called on the poll thread. */

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -47,7 +48,7 @@ import org.jspecify.annotations.Nullable;
 final class BatchRuns {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(BatchRuns.class);
 
 	/** What becomes of a record once its batch ran, or did not get to it. */
 	interface Outcomes {
@@ -240,7 +241,7 @@ final class BatchRuns {
 		AttemptObservation.Batch observed = router.startBatch(records.size());
 		CompletableFuture<BatchResult> result;
 		try {
-			result = this.handlers.get(router).start(records, this::onWorker);
+			result = Objects.requireNonNull(this.handlers.get(router)).start(records, this::onWorker);
 		}
 		catch (RuntimeException | Error ex) {
 			notRun(batch, observed, ex);

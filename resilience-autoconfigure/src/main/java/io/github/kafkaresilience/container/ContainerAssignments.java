@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import io.github.kafkaresilience.support.Callbacks;
 import org.apache.commons.logging.Log;
@@ -20,7 +21,7 @@ import org.apache.kafka.common.TopicPartition;
 final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(ContainerAssignments.class);
 
 	private final String id;
 
@@ -74,13 +75,21 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 	@Override
 	public PartitionWork assign(TopicPartition partition) {
 		int bound = this.settings.maxInFlightPerPartition();
-		return new PartitionWork(partition, this.routes.get(partition.topic()), bound,
+		return new PartitionWork(partition, route(partition), bound,
 				this.resumeNearBound ? bound - bound / 8 : bound / 2);
 	}
 
 	@Override
 	public boolean readFromBeginning(TopicPartition partition) {
-		return this.routes.get(partition.topic()).router().plan().stageOf(partition.topic()) > 0;
+		return route(partition).router().plan().stageOf(partition.topic()) > 0;
+	}
+
+	/**
+	 * The route of an assigned partition: the container subscribes to its routes' topics
+	 * only.
+	 */
+	private OrderedRetryContainer.Route route(TopicPartition partition) {
+		return Objects.requireNonNull(this.routes.get(partition.topic()), partition.topic());
 	}
 
 	/**

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -32,7 +33,7 @@ final class ContainerEvents {
 	/** Publishes nothing. */
 	static final ContainerEvents NONE = new ContainerEvents(null, null, null);
 
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(ContainerEvents.class);
 
 	private final @Nullable OrderedRetryContainer container;
 
@@ -53,15 +54,15 @@ final class ContainerEvents {
 
 	void consumerStarted() {
 		this.lastRecordsNanos = System.nanoTime();
-		publish(() -> new ConsumerStartedEvent(this.container, this.container));
+		publish((container) -> new ConsumerStartedEvent(container, container));
 	}
 
 	void paused(Collection<TopicPartition> partitions) {
-		publish(() -> new ConsumerPausedEvent(this.container, this.container, List.copyOf(partitions)));
+		publish((container) -> new ConsumerPausedEvent(container, container, List.copyOf(partitions)));
 	}
 
 	void resumed(Collection<TopicPartition> partitions) {
-		publish(() -> new ConsumerResumedEvent(this.container, this.container, List.copyOf(partitions)));
+		publish((container) -> new ConsumerResumedEvent(container, container, List.copyOf(partitions)));
 	}
 
 	/**
@@ -81,8 +82,7 @@ final class ContainerEvents {
 		}
 		this.lastIdleEventNanos = now;
 		long idleMillis = Duration.ofNanos(now - this.lastRecordsNanos).toMillis();
-		OrderedRetryContainer container = this.container;
-		publish(() -> new ListenerContainerIdleEvent(container, container, idleMillis, container.id(),
+		publish((container) -> new ListenerContainerIdleEvent(container, container, idleMillis, container.id(),
 				consumer.assignment(), consumer, paused));
 	}
 
@@ -94,21 +94,22 @@ final class ContainerEvents {
 
 	/** A consumer is closed. */
 	void consumerStopped() {
-		publish(() -> new ConsumerStoppedEvent(this.container, this.container, ConsumerStoppedEvent.Reason.NORMAL));
+		publish((container) -> new ConsumerStoppedEvent(container, container, ConsumerStoppedEvent.Reason.NORMAL));
 	}
 
 	/** Every consumer is closed: the container stopped. */
 	void containerStopped() {
-		publish(() -> new ContainerStoppedEvent(this.container, this.container));
+		publish((container) -> new ContainerStoppedEvent(container, container));
 	}
 
-	private void publish(java.util.function.Supplier<ApplicationEvent> event) {
+	private void publish(Function<OrderedRetryContainer, ApplicationEvent> event) {
+		OrderedRetryContainer container = this.container;
 		ApplicationEventPublisher publisher = this.publisher;
-		if (publisher == null) {
+		if (container == null || publisher == null) {
 			return;
 		}
 		try {
-			publisher.publishEvent(event.get());
+			publisher.publishEvent(event.apply(container));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("An application listener failed on a container event", ex);

@@ -3,10 +3,12 @@ package io.github.kafkaresilience.container;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.kafkaresilience.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
@@ -34,7 +36,7 @@ final class ContainerOffsets implements CommittableOffsets {
 	 * The group metadata of the consumer of each topic as of its last poll, in
 	 * {@code transaction} mode: an offset goes into a transaction with its consumer's.
 	 */
-	private final Map<String, ConsumerGroupMetadata> groups = new java.util.concurrent.ConcurrentHashMap<>();
+	private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
 
 	ContainerOffsets(String id, Partitions partitions) {
 		this(id, partitions, List.of(), null);
@@ -111,7 +113,7 @@ final class ContainerOffsets implements CommittableOffsets {
 	@Override
 	public Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup(
 			Map<TopicPartition, OffsetAndMetadata> offsets) {
-		Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup = new java.util.LinkedHashMap<>();
+		Map<ConsumerGroupMetadata, Map<TopicPartition, OffsetAndMetadata>> byGroup = new LinkedHashMap<>();
 		offsets.forEach((tp, offset) -> {
 			ConsumerGroupMetadata group = this.root.groups.get(tp.topic());
 			if (group == null) {

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -26,7 +27,7 @@ final class ContainerStats {
 	 * (no request: the fetch responses carry it), for {@link #lag}. On that consumer's
 	 * poll thread.
 	 */
-	void noteEndOffsets(Consumer<?, ?> consumer, java.util.Collection<PartitionWork> assigned) {
+	void noteEndOffsets(Consumer<?, ?> consumer, Collection<PartitionWork> assigned) {
 		for (PartitionWork work : assigned) {
 			try {
 				OptionalLong behind = consumer.currentLag(work.partition);

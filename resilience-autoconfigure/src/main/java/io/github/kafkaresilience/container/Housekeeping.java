@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
 final class Housekeeping {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(Housekeeping.class);
 
 	/** How long closing the admin client waits for an interrupted look to end. */
 	private static final Duration LOOK_END = Duration.ofSeconds(5);

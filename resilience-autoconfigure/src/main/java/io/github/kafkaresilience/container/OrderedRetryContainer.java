@@ -6,8 +6,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -293,8 +295,8 @@ public class OrderedRetryContainer {
 		this.pauseRequest.clear();
 		this.runner.workers().start();
 		this.runner.waits().startParking(this.partitions, this.intake::unpark);
-		Set<String> mainTopics = new java.util.TreeSet<>();
-		Set<String> stageTopics = new java.util.TreeSet<>();
+		Set<String> mainTopics = new TreeSet<>();
+		Set<String> stageTopics = new TreeSet<>();
 		this.routesByTopic.keySet().forEach((topic) -> (isMainTopic(topic) ? mainTopics : stageTopics).add(topic));
 		ContainerRun run = new ContainerRun(stageTopics.isEmpty() ? 1 : 2, this.running::get, this.committer::start,
 				this.intake::takeAll, this::drain, this::finish, this.settings.shutdownTimeout().plusSeconds(10));
@@ -346,7 +348,7 @@ public class OrderedRetryContainer {
 	}
 
 	private boolean isMainTopic(String topic) {
-		return this.routesByTopic.get(topic).router().plan().mainTopic().equals(topic);
+		return Objects.requireNonNull(this.routesByTopic.get(topic), topic).router().plan().mainTopic().equals(topic);
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.container;
 
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -97,8 +98,9 @@ final class OutageHold implements RecordHold {
 		HandlerResult failure = (step.kind() == Step.Kind.FAILED) ? step.failure() : null;
 		if (failure != null && this.breaker.holds(failure)) {
 			if (probe) {
-				this.breaker.probeFailed(failure.failure()); // the next probe waits
-																// longer
+				// the next probe waits longer; holds() is true only for a failure with
+				// its throwable
+				this.breaker.probeFailed(Objects.requireNonNull(failure.failure()));
 			}
 			this.workers.holdBack(task);
 			return true;

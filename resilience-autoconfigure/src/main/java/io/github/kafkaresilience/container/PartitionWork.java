@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import io.github.kafkaresilience.container.offsets.PartitionOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
@@ -266,7 +267,7 @@ final class PartitionWork {
 	 * handed out when the records before them are done; each is let go by {@link #done}
 	 * once it ran, or by {@link #unride} when its batch did not get to it.
 	 */
-	synchronized List<RecordTask> riders(RecordTask head, int most, java.util.function.Predicate<RecordTask> fits) {
+	synchronized List<RecordTask> riders(RecordTask head, int most, Predicate<RecordTask> fits) {
 		List<RecordTask> riders = this.revoked ? List.of() : this.keyQueues.riders(head, most, fits);
 		riders.forEach((rider) -> rider.become(RecordState.RIDING));
 		return riders;

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.container;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +40,7 @@ import org.jspecify.annotations.Nullable;
 final class PollLoop {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(PollLoop.class);
 
 	/** What the loop asks of its container. */
 	interface Container {
@@ -123,7 +124,7 @@ final class PollLoop {
 	PollLoop(String id, String name, Set<String> topics, Consumer<byte[], byte[]> consumer, Partitions.Side partitions,
 			ContainerSettings settings, OffsetCommitter committer, ContainerOffsets offsets, WritesUnderWay settling,
 			ContainerStats stats, ResilienceObserver observer, PauseRequest.Consumption pause, ContainerEvents events,
-			java.time.Clock clock, Container container) {
+			Clock clock, Container container) {
 		this.id = id;
 		this.name = name;
 		this.topics = Set.copyOf(topics);

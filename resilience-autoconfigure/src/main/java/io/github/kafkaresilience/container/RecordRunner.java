@@ -4,13 +4,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler.Completion;
+import io.github.kafkaresilience.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.ReadyRun;
@@ -37,6 +41,8 @@ import org.jspecify.annotations.Nullable;
 final class RecordRunner {
 
 	/** Logs under the container's name, as operators configure it. */
+	// docs/OPERATIONS.md names OrderedRetryContainer for the stopped partitions logged
+	// here
 	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
 
 	private final String id;
@@ -53,7 +59,7 @@ final class RecordRunner {
 	 * Tells a partition's consumer that one of its records is done: it may have room
 	 * again.
 	 */
-	private final java.util.function.Consumer<PartitionWork> recordDone;
+	private final Consumer<PartitionWork> recordDone;
 
 	private final Workers workers;
 
@@ -87,10 +93,10 @@ final class RecordRunner {
 	 * Tasks being run by a worker now, counted for a listener that runs its records in
 	 * batches.
 	 */
-	private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
+	private final AtomicInteger routing = new AtomicInteger();
 
 	RecordRunner(String id, ContainerSettings settings, Clock clock, OffsetCommitter committer,
-			ContainerOffsets offsets, java.util.function.Consumer<PartitionWork> recordDone) {
+			ContainerOffsets offsets, Consumer<PartitionWork> recordDone) {
 		this.id = id;
 		this.settings = settings;
 		this.clock = clock;
@@ -130,7 +136,7 @@ final class RecordRunner {
 
 					@Override
 					public void ran(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
-							io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+							AttemptObservation.Batch batch) {
 						ranInBatch(task, run, result, nanos, batch);
 					}
 
@@ -255,7 +261,7 @@ final class RecordRunner {
 			case DONE -> {
 				return complete(task);
 			}
-			case SETTLING -> settle(task, step.writes());
+			case SETTLING -> settle(task, Objects.requireNonNull(step.writes()));
 			case WAIT_UNTIL -> this.waits.until(task, step.dueAt());
 			case WAIT_FOR_TAILER -> {
 				task.work.advance(task, RecordState.WAITING);
@@ -268,7 +274,8 @@ final class RecordRunner {
 			case FAILED -> {
 				// the rest of the step waits until no record of another key waits for its
 				// turn
-				if (task.work.failed(task, new RecordTask.PendingFailure(step.failure(), step.rest()))) {
+				if (task.work.failed(task, new RecordTask.PendingFailure(Objects.requireNonNull(step.failure()),
+						Objects.requireNonNull(step.rest())))) {
 					return null; // a rider: its failure is handled in its key's turn,
 									// once the records ahead are done
 				}
@@ -278,11 +285,12 @@ final class RecordRunner {
 			}
 			case READY -> {
 				AsyncRuns async = this.asyncRuns;
+				ReadyRun ready = Objects.requireNonNull(step.ready());
 				if (async != null) {
-					async.start(task, step.ready());
+					async.start(task, ready);
 				}
 				else {
-					batches().add(task, step.ready());
+					batches().add(task, ready);
 				}
 			}
 		}
@@ -303,7 +311,7 @@ final class RecordRunner {
 	 * a next record of its key that may run now is handed to the workers.
 	 */
 	private void ranInBatch(RecordTask task, ReadyRun run, HandlerResult result, long nanos,
-			io.github.kafkaresilience.ladder.AttemptObservation.Batch batch) {
+			AttemptObservation.Batch batch) {
 		takeRest(task, () -> run.ran(result, nanos, batch));
 	}
 

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.container;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.BiPredicate;
 import java.util.function.Supplier;
 
@@ -139,7 +140,7 @@ final class RecordWaits {
 	 */
 	void forKey(RecordTask task, OrderedRetryContainer.Route route, List<Lock> before) {
 		this.keyWaiters.add(task);
-		if (!route.registry().locksOf(task.key).equals(before)) {
+		if (!route.registry().locksOf(Objects.requireNonNull(task.key)).equals(before)) {
 			this.keyWaiters.wake(task); // changed while we were looking
 			return;
 		}

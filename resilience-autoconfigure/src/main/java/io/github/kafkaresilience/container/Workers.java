@@ -1,12 +1,15 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
@@ -26,7 +29,7 @@ import org.jspecify.annotations.Nullable;
 final class Workers {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(Workers.class);
 
 	private final String id;
 
@@ -68,7 +71,7 @@ final class Workers {
 	private @Nullable ScheduledExecutorService timer;
 
 	/** Workers on platform threads: for tests. */
-	Workers(String id, int concurrency, java.util.function.Consumer<KeyedTask> runner) {
+	Workers(String id, int concurrency, Consumer<KeyedTask> runner) {
 		this(id, concurrency, WorkerThreads.PLATFORM, (task) -> {
 			runner.accept(task);
 			return null;
@@ -140,14 +143,16 @@ final class Workers {
 	 */
 	boolean stop(Duration timeout) {
 		this.stopping = true;
-		if (this.pool == null) {
+		ExecutorService pool = this.pool;
+		ScheduledExecutorService timer = this.timer;
+		if (pool == null || timer == null) {
 			return true; // never started
 		}
-		this.timer.shutdownNow();
-		this.pool.shutdown();
+		timer.shutdownNow();
+		pool.shutdown();
 		try {
-			if (!this.pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				this.pool.shutdownNow();
+			if (!pool.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				pool.shutdownNow();
 				return false;
 			}
 		}
@@ -246,7 +251,7 @@ final class Workers {
 	 * runs: a poll's records are routed in their order, and a batch gathered from them
 	 * takes them all.
 	 */
-	void submitAll(java.util.List<? extends KeyedTask> tasks) {
+	void submitAll(List<? extends KeyedTask> tasks) {
 		if (this.stopping) {
 			return;
 		}
@@ -282,7 +287,7 @@ final class Workers {
 	private void startDrainer() {
 		if (claimDrainer()) {
 			try {
-				this.pool.execute(this::drain);
+				Objects.requireNonNull(this.pool, "not started").execute(this::drain);
 			}
 			catch (RejectedExecutionException ex) {
 				// stopping: the records are delivered again after the restart
@@ -322,7 +327,8 @@ final class Workers {
 			return;
 		}
 		try {
-			this.timer.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+			Objects.requireNonNull(this.timer, "not started")
+				.schedule(action, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			// stopping

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.function.Function;
@@ -78,7 +79,7 @@ public final class DeadLetterBrowser {
 			progress.start(consumer, reading);
 			long lastProgress = System.nanoTime();
 			while (!reading.isEmpty() && !progress.isFull()) {
-				reading.removeIf((tp) -> consumer.position(tp) >= ends.get(tp));
+				reading.removeIf((tp) -> consumer.position(tp) >= Objects.requireNonNull(ends.get(tp)));
 				consumer.pause(partitions.stream().filter((tp) -> !reading.contains(tp)).toList());
 				if (reading.isEmpty()) {
 					break;
@@ -95,7 +96,7 @@ public final class DeadLetterBrowser {
 				lastProgress = System.nanoTime();
 				for (ConsumerRecord<byte[], byte[]> record : records) {
 					TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-					if (record.offset() >= ends.get(partition)) {
+					if (record.offset() >= Objects.requireNonNull(ends.get(partition))) {
 						continue; // written after the start
 					}
 					if (progress.isFull()) {
@@ -134,7 +135,7 @@ public final class DeadLetterBrowser {
 				throw new IllegalArgumentException("'" + topic + "' has no partition " + partition);
 			}
 			consumer.assign(List.of(tp));
-			long end = consumer.endOffsets(List.of(tp)).get(tp);
+			long end = Objects.requireNonNull(consumer.endOffsets(List.of(tp)).get(tp));
 			if (offset < 0 || offset >= end) {
 				return null;
 			}

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.dlq;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -11,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.Ownership;
 import io.github.kafkaresilience.support.Backoff;
 import io.github.kafkaresilience.support.Callbacks;
@@ -122,7 +124,7 @@ public class DlqDispatcher implements SmartLifecycle {
 	/** After the listeners' containers: their topics exist by then. */
 	@Override
 	public int getPhase() {
-		return io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.PHASE + 1;
+		return OrderedRetryListenerRegistry.PHASE + 1;
 	}
 
 	/** Dead letters the handler threw on. */
@@ -189,13 +191,13 @@ public class DlqDispatcher implements SmartLifecycle {
 				this.consumer.subscribe(this.source.dlqTopics().keySet(), new ConsumerRebalanceListener() {
 
 					@Override
-					public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+					public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
 						partitions.forEach(DlqDispatcher.this.endOffsets::remove);
 						assignmentChanged();
 					}
 
 					@Override
-					public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+					public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
 						noteEndOffsets(partitions);
 						assignmentChanged();
 					}
@@ -267,7 +269,7 @@ public class DlqDispatcher implements SmartLifecycle {
 			}
 		}
 
-		private void noteEndOffsets(java.util.Collection<TopicPartition> assignment) {
+		private void noteEndOffsets(Collection<TopicPartition> assignment) {
 			for (TopicPartition partition : assignment) {
 				OptionalLong lag = this.consumer.currentLag(partition);
 				Long position = lag.isPresent() ? knownPosition(partition) : null;

@@ -8,6 +8,7 @@ import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
@@ -317,7 +318,7 @@ public final class DlqReplayer {
 				// are skipped without being returned
 				Set<TopicPartition> done = new HashSet<>();
 				for (TopicPartition partition : reading) {
-					if (consumer.position(partition) >= ends.get(partition)) {
+					if (consumer.position(partition) >= Objects.requireNonNull(ends.get(partition))) {
 						done.add(partition);
 					}
 				}
@@ -337,7 +338,7 @@ public final class DlqReplayer {
 				}
 				lastProgress = System.nanoTime();
 				for (TopicPartition partition : records.partitions()) {
-					long end = ends.get(partition);
+					long end = Objects.requireNonNull(ends.get(partition));
 					for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
 						if (this.stopped || record.offset() >= end) {
 							break; // written after the start: the next replay's

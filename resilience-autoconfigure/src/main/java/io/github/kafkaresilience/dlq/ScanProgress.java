@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import org.apache.kafka.clients.consumer.Consumer;
@@ -63,7 +64,7 @@ final class ScanProgress {
 		List<ScanPosition> stopped = new ArrayList<>();
 		for (TopicPartition partition : reading) {
 			long offset = this.next.getOrDefault(partition, 0L);
-			if (offset < ends.get(partition)) {
+			if (offset < Objects.requireNonNull(ends.get(partition))) {
 				stopped.add(new ScanPosition(partition.partition(), offset));
 			}
 		}

@@ -2,6 +2,8 @@ package io.github.kafkaresilience.idempotency;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -71,7 +73,7 @@ public class IdempotencyGuard {
 		Admission admission = admit(record);
 		Claim claim = admission.claim();
 		if (claim == null) {
-			return admission.decided();
+			return Objects.requireNonNull(admission.decided()); // no claim: decided
 		}
 		HandlerResult result;
 		try {
@@ -165,7 +167,7 @@ public class IdempotencyGuard {
 	 * @param succeeded the claims of the records that succeeded, by what the call gave
 	 * @return what the call gave
 	 */
-	public <T> T callCompleting(Supplier<T> call, java.util.function.Function<T, List<Claim>> succeeded) {
+	public <T> T callCompleting(Supplier<T> call, Function<T, List<Claim>> succeeded) {
 		TransactionOperations transactions = this.transactions;
 		if (transactions == null) {
 			T outcome = call.get();

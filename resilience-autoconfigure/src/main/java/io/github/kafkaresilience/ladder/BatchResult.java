@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.ladder;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -17,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 public record BatchResult(List<@Nullable HandlerResult> results, int bisections) {
 
 	public BatchResult {
-		results = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(results));
+		results = Collections.unmodifiableList(new ArrayList<>(results));
 	}
 
 	/** A batch run without a split. */

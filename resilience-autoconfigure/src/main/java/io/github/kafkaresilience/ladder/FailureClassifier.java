@@ -1,6 +1,9 @@
 package io.github.kafkaresilience.ladder;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 import io.github.kafkaresilience.PermanentFailureException;
 
@@ -20,7 +23,7 @@ public class FailureClassifier {
 	}
 
 	public boolean isPermanent(Throwable failure) {
-		java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
 		for (Throwable current = failure; current != null && seen.add(current); current = current.getCause()) {
 			if (current instanceof PermanentFailureException) {
 				return true;

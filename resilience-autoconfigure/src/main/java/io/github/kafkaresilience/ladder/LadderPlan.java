@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 import io.github.kafkaresilience.lock.Ownership;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The topics of one consumer group's ladder on one main topic: its retry stages (one
@@ -92,7 +93,7 @@ public record LadderPlan(String group, String mainTopic, List<Stage> stages, Str
 	 * @throws IllegalArgumentException when a name is not a legal topic name, or two
 	 * delays give one name
 	 */
-	public static LadderPlan of(String group, String mainTopic, List<Duration> delays, Integer maxAttempts,
+	public static LadderPlan of(String group, String mainTopic, List<Duration> delays, @Nullable Integer maxAttempts,
 			String retryTemplate, String dlqTemplate, String lockTemplate) {
 		boolean scoped = retryTemplate.contains(GROUP) && dlqTemplate.contains(GROUP) && lockTemplate.contains(GROUP);
 		if ((retryTemplate + dlqTemplate + lockTemplate).contains(GROUP) && !isLegalPart(group)) {

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.ladder;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -35,6 +36,8 @@ import org.jspecify.annotations.Nullable;
 final class Moves {
 
 	// operators know these messages by the router's category (docs/OPERATIONS.md)
+	// docs/OPERATIONS.md names StageRouter for the operator commands and refused records
+	// logged here
 	private static final Log logger = LogFactory.getLog(StageRouter.class);
 
 	/**
@@ -322,7 +325,7 @@ final class Moves {
 		synchronized (this.monitor) {
 			Lock current = this.locks.find(moving.id());
 			if (current == null || !current.isMoving() || current.stage() != moving.stage()
-					|| !current.from().equals(moving.from())) {
+					|| !Objects.equals(current.from(), moving.from())) {
 				logger.debug("Not confirming " + moving + " at " + offset + ": the lock is now " + current);
 				return Futures.done();
 			}

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.ladder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -127,7 +128,8 @@ final class RoutingRules {
 			// one
 			// in the target stage and, when the move re-appends to its own stage, after
 			// the source
-			boolean mayCarry = stage == lock.stage() && (lock.from().stage() != stage || here.isAfter(lock.from()));
+			Position from = Objects.requireNonNull(lock.from()); // moving
+			boolean mayCarry = stage == lock.stage() && (from.stage() != stage || here.isAfter(from));
 			return mayCarry ? Decision.WAIT_FOR_KEY : skipStale(tailerSynced);
 		}
 		if (!here.equals(lock.position())) {
@@ -159,7 +161,8 @@ final class RoutingRules {
 		}
 		boolean fromMain = run.stage() == 0;
 		String lockId = (lock != null) ? lock.id() : null;
-		Throwable ex = result.failure();
+		// a result that is not a success has its throwable
+		Throwable ex = Objects.requireNonNull(result.failure());
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
 			FailureInfo poison = RetryHeaders.failure(ex, true, now());
 			return new Decision.DeadLetter(new Hop(fromMain, run.retryCount(), lockId, poison), DlqReason.POISON, lock);
@@ -239,7 +242,7 @@ final class RoutingRules {
 	 */
 	private Decision runWhenDue(Delivery record, int stage, int retryCount, @Nullable Lock lock) {
 		OperatorCommand command = (lock != null) ? this.locks.commandFor(lock) : null;
-		if (command != null) {
+		if (lock != null && command != null) {
 			// an operator's command on this head (docs/PROTOCOL.md, rule 11): it holds
 			// only while
 			// the lock is confirmed at this record, which the table just said it is
@@ -275,7 +278,9 @@ final class RoutingRules {
 												// lock already
 		}
 		return new Decision.Enter(
-				Lock.pendingReplay(lockId, record.businessKey(), record.partition(), record.offset(), now()));
+				// a record with a lock id has a key, or it is malformed
+				Lock.pendingReplay(lockId, Objects.requireNonNull(record.businessKey()), record.partition(),
+						record.offset(), now()));
 	}
 
 	/**

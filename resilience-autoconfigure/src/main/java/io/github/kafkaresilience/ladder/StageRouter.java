@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.AttemptObservation.Attempt;
@@ -43,7 +44,7 @@ public class StageRouter {
 
 	private final LadderPlan plan;
 
-	private final java.util.function.Consumer<Delivery> followers;
+	private final Consumer<Delivery> followers;
 
 	private final RecordHandler handler;
 
@@ -377,7 +378,7 @@ public class StageRouter {
 
 		private Ownership ownership;
 
-		private java.util.function.Consumer<Delivery> followers = (record) -> {
+		private Consumer<Delivery> followers = (record) -> {
 		};
 
 		private LadderObserver observer = LadderObserver.NONE;
@@ -442,7 +443,7 @@ public class StageRouter {
 		 * without running: the outage breaker counts it with the failures, since its key
 		 * is held.
 		 */
-		public Builder followers(java.util.function.Consumer<Delivery> followers) {
+		public Builder followers(Consumer<Delivery> followers) {
 			this.followers = followers;
 			return this;
 		}

@@ -54,7 +54,7 @@ final class AsyncResults {
 		if (returned instanceof CompletionStage<?> stage) {
 			return stage.toCompletableFuture();
 		}
-		if (REACTOR_PRESENT && ReactorResults.isPublisher(returned)) {
+		if (REACTOR_PRESENT && returned != null && ReactorResults.isPublisher(returned)) {
 			return ReactorResults.toFuture(returned);
 		}
 		return CompletableFuture.failedFuture(new IllegalStateException("Listener method " + description + " returned "

@@ -26,7 +26,7 @@ import org.springframework.messaging.Message;
  */
 final class BatchCalls {
 
-	private static final Log logger = LogFactory.getLog(BatchHandlerInvoker.class);
+	private static final Log logger = LogFactory.getLog(BatchCalls.class);
 
 	private final BatchMethodAdapter method;
 
@@ -262,6 +262,8 @@ final class BatchCalls {
 	private record Prepared(List<ConsumerRecord<Object, Object>> batch, BatchMethodAdapter.Data data,
 			Message<?> message, @Nullable Call refused) {
 
+		// the method is not invoked on a refused call, so its absent data and message are
+		// never read; declared non-null for the calls that are invoked
 		@SuppressWarnings("NullAway")
 		static Prepared refused(Call refused) {
 			return new Prepared(List.of(), null, null, refused);

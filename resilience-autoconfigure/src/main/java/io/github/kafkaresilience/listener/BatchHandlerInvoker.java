@@ -3,8 +3,13 @@ package io.github.kafkaresilience.listener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
@@ -188,7 +193,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				HandlerResult result = this.results[i];
 				if (result != null && result.outcome() != HandlerResult.Outcome.SUCCESS && this.keys[i] != null) {
 					if (stops == null) {
-						stops = new java.util.HashMap<>();
+						stops = new HashMap<>();
 					}
 					stops.putIfAbsent(this.keys[i], i);
 				}
@@ -212,7 +217,7 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		 * (docs/PROTOCOL.md, rule 10).
 		 */
 		void notRunBehindFailures() {
-			java.util.Set<KeyOf> stopped = new java.util.HashSet<>();
+			Set<KeyOf> stopped = new HashSet<>();
 			for (int i = 0; i < this.results.length; i++) {
 				KeyOf key = this.keys[i];
 				if (key == null) {
@@ -291,7 +296,8 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 				for (int i = 0; i < call.stoppedAt(); i++) {
 					this.results[part.get(i)] = HandlerResult.success();
 				}
-				this.results[part.get(call.stoppedAt())] = HandlerResult.failed(call.failure());
+				// a call that stopped at a record failed with its throwable
+				this.results[part.get(call.stoppedAt())] = HandlerResult.failed(Objects.requireNonNull(call.failure()));
 				return true;
 			}
 			if (call.failure() == null) {
@@ -398,13 +404,18 @@ final class BatchHandlerInvoker implements BatchHandler, AsyncBatchHandler {
 		void groupByPartition(List<Integer> runnable) {
 			List<String> partitions = new ArrayList<>();
 			for (int i : runnable) {
-				String partition = this.records[i].topic() + "-" + this.records[i].partition();
+				String partition = partitionOf(i);
 				if (!partitions.contains(partition)) {
 					partitions.add(partition);
 				}
 			}
-			runnable.sort(java.util.Comparator
-				.comparingInt((i) -> partitions.indexOf(this.records[i].topic() + "-" + this.records[i].partition())));
+			runnable.sort(Comparator.comparingInt((i) -> partitions.indexOf(partitionOf(i))));
+		}
+
+		/** The partition of a record that can run: it was read. */
+		private String partitionOf(int i) {
+			ConsumerRecord<Object, Object> record = Objects.requireNonNull(this.records[i]);
+			return record.topic() + "-" + record.partition();
 		}
 
 		/**

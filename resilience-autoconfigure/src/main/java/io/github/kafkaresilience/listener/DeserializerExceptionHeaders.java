@@ -70,8 +70,8 @@ final class DeserializerExceptionHeaders {
 		}
 		// its own message is always "failed to deserialize": say what failed and why
 		Throwable cause = decoded.getCause();
-		return new DeserializationException("failed to deserialize the " + part + ((cause != null) ? ": " + cause : ""),
-				decoded.getData(), isKey, cause);
+		return exception("failed to deserialize the " + part + ((cause != null) ? ": " + cause : ""), decoded.getData(),
+				isKey, cause);
 	}
 
 	private static boolean arrivedWith(Headers arrived, Header header) {
@@ -85,9 +85,17 @@ final class DeserializerExceptionHeaders {
 
 	private static DeserializationException unreadable(String name, String part, byte @Nullable [] data, boolean isKey,
 			@Nullable RuntimeException cause) {
-		return new DeserializationException("The " + part + " deserializer reported a failure in header '" + name
+		return exception("The " + part + " deserializer reported a failure in header '" + name
 				+ "', which cannot be read" + ((cause != null) ? " (" + cause.getMessage() + ")" : "")
 				+ "; the record is taken as one whose " + part + " cannot be deserialized", data, isKey, cause);
+	}
+
+	// spring-kafka declares the data and the cause non-null, yet it stores both as given
+	// and a record's bytes, as a Throwable's cause, may be null
+	@SuppressWarnings("NullAway")
+	private static DeserializationException exception(String message, byte @Nullable [] data, boolean isKey,
+			@Nullable Throwable cause) {
+		return new DeserializationException(message, data, isKey, cause);
 	}
 
 }

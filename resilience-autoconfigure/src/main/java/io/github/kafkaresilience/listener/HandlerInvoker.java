@@ -2,6 +2,7 @@ package io.github.kafkaresilience.listener;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
@@ -131,7 +132,7 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 		RecordReader.Read read = this.reader.read(delivery);
 		ConsumerRecord<Object, Object> record = read.record();
 		if (record == null) {
-			return read.poison();
+			return Objects.requireNonNull(read.poison()); // a record that cannot be read
 		}
 		// the converter and the method read the group from the thread, as on a listener
 		// container's thread
@@ -166,7 +167,7 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 		RecordReader.Read read = this.reader.read(delivery);
 		ConsumerRecord<Object, Object> record = read.record();
 		if (record == null) {
-			return CompletableFuture.completedFuture(Completion.of(read.poison()));
+			return CompletableFuture.completedFuture(Completion.of(Objects.requireNonNull(read.poison())));
 		}
 		KafkaUtils.setConsumerGroupId(this.groupId);
 		try {
@@ -182,7 +183,8 @@ final class HandlerInvoker implements RecordHandler, AsyncRecordHandler {
 				IdempotencyGuard.Admission admission = this.guard.admit(record);
 				claim = admission.claim();
 				if (claim == null) {
-					return CompletableFuture.completedFuture(Completion.of(admission.decided()));
+					return CompletableFuture
+						.completedFuture(Completion.of(Objects.requireNonNull(admission.decided())));
 				}
 			}
 			Claim claimed = claim;

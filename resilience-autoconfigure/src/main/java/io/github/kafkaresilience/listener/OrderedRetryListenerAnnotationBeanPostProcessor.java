@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -74,7 +76,8 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	private OrderedRetryListenerRegistry registry() {
 		if (this.registry == null) {
-			this.registry = this.beanFactory.getBean(OrderedRetryListenerRegistry.class);
+			// the bean factory is set before any bean is post-processed
+			this.registry = Objects.requireNonNull(this.beanFactory).getBean(OrderedRetryListenerRegistry.class);
 		}
 		return this.registry;
 	}
@@ -202,7 +205,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		if (!StringUtils.hasText(text)) {
 			return null;
 		}
-		return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+		return switch (text.trim().toLowerCase(Locale.ROOT)) {
 			case "true" -> true;
 			case "false" -> false;
 			default -> throw new IllegalStateException(

@@ -7,6 +7,8 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -53,7 +55,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 
 	private volatile boolean autoStartup = true;
 
-	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
+	private final List<Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
 
 	private @Nullable Duration ownershipCheckTimeout;
 
@@ -143,7 +145,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * Calls {@code listener} with every container created so far and with each one
 	 * created later.
 	 */
-	public synchronized void onContainer(java.util.function.Consumer<OrderedRetryContainer> listener) {
+	public synchronized void onContainer(Consumer<OrderedRetryContainer> listener) {
 		this.containerListeners.add(listener);
 		this.containers.values().forEach(listener);
 	}
@@ -230,7 +232,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 		}
 		for (ListenerEndpoint endpoint : this.endpoints) {
 			if (endpoint.autoStartup()) {
-				this.containers.get(endpoint.id()).start();
+				Objects.requireNonNull(this.containers.get(endpoint.id()), endpoint.id()).start();
 			}
 		}
 		this.running = true;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -99,8 +100,8 @@ final class Replies extends KafkaTemplate<Object, Object> {
 	 */
 	@SuppressWarnings("unchecked")
 	private static Serializer<Object> serializer(ProducerFactory<?, ?> factory, boolean isKey) {
-		java.util.function.Supplier<? extends @Nullable Serializer<?>> supplier = isKey
-				? factory.getKeySerializerSupplier() : factory.getValueSerializerSupplier();
+		Supplier<? extends @Nullable Serializer<?>> supplier = isKey ? factory.getKeySerializerSupplier()
+				: factory.getValueSerializerSupplier();
 		Serializer<?> supplied = (supplier != null) ? supplier.get() : null;
 		if (supplied != null) {
 			return (Serializer<Object>) supplied;

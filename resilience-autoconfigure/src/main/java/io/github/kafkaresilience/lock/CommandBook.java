@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -85,7 +86,7 @@ final class CommandBook {
 		OperatorCommand first = null;
 		long firstOffset = Long.MAX_VALUE;
 		for (OperatorCommand command : commands) {
-			long offset = this.byId.get(command.id()).offset();
+			long offset = Objects.requireNonNull(this.byId.get(command.id()), command.id()).offset();
 			if (command.appliesTo(lock) && offset < firstOffset) {
 				first = command;
 				firstOffset = offset;

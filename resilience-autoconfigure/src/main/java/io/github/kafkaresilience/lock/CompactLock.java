@@ -2,6 +2,7 @@ package io.github.kafkaresilience.lock;
 
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Objects;
 
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
@@ -67,7 +68,7 @@ final class CompactLock extends LockVersion {
 		this.originOffset = lock.originOffset();
 		this.stage = lock.stage();
 		Position from = lock.from();
-		this.stageOffset = (from != null) ? from.offset() : lock.at();
+		this.stageOffset = (from != null) ? from.offset() : Objects.requireNonNull(lock.at());
 		this.fromStage = (from != null) ? from.stage() : (int) NONE;
 		this.retryCount = lock.retryCount();
 		this.failure = lock.failure();

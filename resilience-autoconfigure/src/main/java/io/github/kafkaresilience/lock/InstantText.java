@@ -4,6 +4,8 @@ import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.LocalDate;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Reads the times of lock records, which {@link Instant#toString()} wrote: the tailer
  * reads every lock record, and {@link Instant#parse} (a general
@@ -30,7 +32,7 @@ final class InstantText {
 	/**
 	 * {@code yyyy-MM-ddTHH:mm:ss[.f{1,9}]Z} with a year of four digits, or {@code null}.
 	 */
-	private static Instant parseCanonical(String text) {
+	private static @Nullable Instant parseCanonical(String text) {
 		int length = text.length();
 		if (length < 20 || length > 30 || text.charAt(4) != '-' || text.charAt(7) != '-' || text.charAt(10) != 'T'
 				|| text.charAt(13) != ':' || text.charAt(16) != ':' || text.charAt(length - 1) != 'Z') {

@@ -146,6 +146,9 @@ final class KeyIndex extends ProbingIndex<byte[]> {
 			this.size++;
 		}
 
+		// the slots from size on are null and only those below size are read: NullAway
+		// cannot see the bound, so the array is declared of locks
+		@SuppressWarnings("NullAway")
 		boolean remove(CompactLock lock) {
 			int at = insertionPoint(lock);
 			if (at >= this.size || this.locks[at] != lock) {

@@ -97,8 +97,9 @@ public record Lock(String id, Bytes key, int originPartition, long originOffset,
 		if (!isPending()) {
 			throw new IllegalStateException(this + " is not pending admission");
 		}
-		return new Lock(this.id, this.key, this.originPartition, originOffset, 1, null, new Position(1, this.entry),
-				this.retryCount, null, now, this.entry);
+		long entry = Objects.requireNonNull(this.entry, "a pending lock has its entry");
+		return new Lock(this.id, this.key, this.originPartition, originOffset, 1, null, new Position(1, entry),
+				this.retryCount, null, now, entry);
 	}
 
 	/**

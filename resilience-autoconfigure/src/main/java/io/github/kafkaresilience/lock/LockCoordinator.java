@@ -6,6 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.support.ConsumerClients;
 import io.github.kafkaresilience.support.ConsumerSettings;
@@ -15,6 +17,7 @@ import io.github.kafkaresilience.support.Sends;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.Producer;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
 
@@ -43,11 +46,11 @@ public class LockCoordinator implements DisposableBean {
 
 	private final Map<String, LockRegistry> registries = new ConcurrentHashMap<>();
 
-	private final List<java.util.function.Consumer<LockRegistry>> registryListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+	private final List<java.util.function.Consumer<LockRegistry>> registryListeners = new CopyOnWriteArrayList<>();
 
-	private final java.util.concurrent.atomic.AtomicInteger tailers = new java.util.concurrent.atomic.AtomicInteger();
+	private final AtomicInteger tailers = new AtomicInteger();
 
-	private volatile Producer<byte[], byte[]> producer;
+	private volatile @Nullable Producer<byte[], byte[]> producer;
 
 	/** Completes the lock writes of moves, which no thread waits for. */
 	private final Sends sends;
@@ -110,7 +113,7 @@ public class LockCoordinator implements DisposableBean {
 	}
 
 	/** The registry of a lock topic, or {@code null} before its listener started. */
-	public @org.jspecify.annotations.Nullable LockRegistry registryOf(String lockTopic) {
+	public @Nullable LockRegistry registryOf(String lockTopic) {
 		return this.registries.get(lockTopic);
 	}
 

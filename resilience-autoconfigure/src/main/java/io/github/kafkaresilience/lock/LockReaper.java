@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 import io.github.kafkaresilience.support.KafkaFutures;
@@ -93,7 +95,8 @@ public class LockReaper {
 		int reaped = 0;
 		for (Lock lock : candidates) {
 			TopicPartition partition = recordOf(lock);
-			long offset = lock.isMoving() ? lock.from().offset() : lock.at();
+			long offset = lock.isMoving() ? Objects.requireNonNull(lock.from()).offset()
+					: Objects.requireNonNull(lock.at());
 			OffsetAndMetadata groupOffset = committed.get(partition);
 			ListOffsetsResult.ListOffsetsResultInfo logStart = logStarts.get(partition);
 			boolean gone = (groupOffset != null && groupOffset.offset() > offset)
@@ -143,7 +146,7 @@ public class LockReaper {
 	}
 
 	private TopicPartition recordOf(Lock lock) {
-		int stage = lock.isMoving() ? lock.from().stage() : lock.stage();
+		int stage = lock.isMoving() ? Objects.requireNonNull(lock.from()).stage() : lock.stage();
 		return new TopicPartition(this.topics.topicOf(stage), lock.originPartition());
 	}
 
@@ -153,7 +156,7 @@ public class LockReaper {
 		return lock.equals(this.registry.find(lock.id()));
 	}
 
-	private static <T> T get(java.util.concurrent.Future<T> future) {
+	private static <T> T get(Future<T> future) {
 		return KafkaFutures.await(future, TIMEOUT, "look for zombie locks");
 	}
 

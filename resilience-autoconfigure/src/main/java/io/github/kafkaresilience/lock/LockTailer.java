@@ -92,7 +92,7 @@ final class LockTailer {
 	/** Notified on stop: ends a pause after a failed poll at once. */
 	private final Object pause = new Object();
 
-	private volatile Consumer<byte[], byte[]> consumer;
+	private volatile @Nullable Consumer<byte[], byte[]> consumer;
 
 	/**
 	 * Reads every partition's high watermark: assigned nothing, it never fetches a
@@ -100,7 +100,7 @@ final class LockTailer {
 	 */
 	private volatile @Nullable Consumer<byte[], byte[]> endOffsets;
 
-	private Thread thread;
+	private @Nullable Thread thread;
 
 	private volatile CompletableFuture<Void> started = new CompletableFuture<>();
 
@@ -215,12 +215,15 @@ final class LockTailer {
 				return;
 			}
 			this.running = false;
-			running = this.thread;
+			running = Objects.requireNonNull(this.thread, "a running tailer has its thread");
 		}
 		synchronized (this.pause) {
 			this.pause.notifyAll();
 		}
-		this.consumer.wakeup();
+		Consumer<byte[], byte[]> consumer = this.consumer;
+		if (consumer != null) {
+			consumer.wakeup();
+		}
 		Consumer<byte[], byte[]> endOffsets = this.endOffsets;
 		if (endOffsets != null) {
 			endOffsets.wakeup();
@@ -234,7 +237,7 @@ final class LockTailer {
 	}
 
 	private void run() {
-		Consumer<byte[], byte[]> consumer = this.consumer;
+		Consumer<byte[], byte[]> consumer = Objects.requireNonNull(this.consumer);
 		Consumer<byte[], byte[]> endOffsets = Objects.requireNonNull(this.endOffsets);
 		try {
 			List<TopicPartition> assignment = new ArrayList<>();

@@ -1,6 +1,9 @@
 package io.github.kafkaresilience.lock;
 
+import java.util.Objects;
 import java.util.function.Consumer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * A hash table of entries that carry their own key, with open addressing: an array of
@@ -19,7 +22,8 @@ abstract class ProbingIndex<K> {
 
 	private static final int FREE = 0;
 
-	private Object[] slots = new Object[MIN_CAPACITY];
+	/** The entries; a free slot holds {@code null}. */
+	private @Nullable Object[] slots = new Object[MIN_CAPACITY];
 
 	/** The {@link #code(int)} of each slot's entry, {@link #FREE} for a free slot. */
 	private int[] codes = new int[MIN_CAPACITY];
@@ -42,14 +46,19 @@ abstract class ProbingIndex<K> {
 			if (found == FREE) {
 				return -1;
 			}
-			if (found == code && matches(this.slots[slot], key)) {
+			if (found == code && matches(occupied(this.slots, slot), key)) {
 				return slot;
 			}
 		}
 	}
 
 	final Object at(int slot) {
-		return this.slots[slot];
+		return occupied(this.slots, slot);
+	}
+
+	/** The entry of a slot whose code is not {@link #FREE}. */
+	private static Object occupied(@Nullable Object[] slots, int slot) {
+		return Objects.requireNonNull(slots[slot]);
 	}
 
 	/** Replaces the entry in {@code slot} by one with the same key. */
@@ -68,7 +77,7 @@ abstract class ProbingIndex<K> {
 
 	/** Removes the entry in {@code slot}. */
 	final void removeAt(int slot) {
-		Object[] slots = this.slots;
+		@Nullable Object[] slots = this.slots;
 		int[] codes = this.codes;
 		int mask = slots.length - 1;
 		int free = slot;
@@ -107,13 +116,13 @@ abstract class ProbingIndex<K> {
 	}
 
 	private void resize(int capacity) {
-		Object[] oldSlots = this.slots;
+		@Nullable Object[] oldSlots = this.slots;
 		int[] oldCodes = this.codes;
 		this.slots = new Object[capacity];
 		this.codes = new int[capacity];
 		for (int i = 0; i < oldSlots.length; i++) {
 			if (oldCodes[i] != FREE) {
-				place(oldSlots[i], oldCodes[i]);
+				place(occupied(oldSlots, i), oldCodes[i]);
 			}
 		}
 	}

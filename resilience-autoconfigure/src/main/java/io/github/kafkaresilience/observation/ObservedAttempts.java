@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.observation;
 
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -116,7 +117,7 @@ public class ObservedAttempts implements AttemptObservation {
 	 */
 	@Override
 	public Batch startBatch(int records) {
-		String id = java.util.UUID.randomUUID().toString();
+		String id = UUID.randomUUID().toString();
 		Observation observation = Observation.createNotStarted(BATCH_OBSERVATION, this.registry)
 			.contextualName(this.listenerId + " batch")
 			.lowCardinalityKeyValue("spring.kafka.listener.id", this.listenerId)

@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.outage;
 
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -33,7 +35,7 @@ final class FailureEpisode {
 	 * of those count, not those of keys held since before it (after a restart, a backlog
 	 * of keys in the ladder would look like an outage).
 	 */
-	private final java.util.Set<Integer> episodeKeys = new java.util.HashSet<>();
+	private final Set<Integer> episodeKeys = new HashSet<>();
 
 	private int failures;
 

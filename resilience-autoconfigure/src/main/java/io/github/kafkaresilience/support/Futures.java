@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.support;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -71,7 +72,7 @@ public final class Futures {
 		try {
 			done.join();
 		}
-		catch (CompletionException | java.util.concurrent.CancellationException ex) {
+		catch (CompletionException | CancellationException ex) {
 			Throwable cause = cause(ex);
 			if (cause instanceof RuntimeException runtime) {
 				throw runtime;

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -335,7 +336,8 @@ final class TopicProvisioner {
 		Map<String, Config> configs = new LinkedHashMap<>();
 		for (ConfigResource resource : resources) {
 			try {
-				configs.put(resource.name(), futures.get(resource).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+				configs.put(resource.name(),
+						Objects.requireNonNull(futures.get(resource)).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
 			}
 			catch (ExecutionException ex) {
 				if (ex.getCause() instanceof AuthorizationException && !resource.name().equals(lockTopic)) {

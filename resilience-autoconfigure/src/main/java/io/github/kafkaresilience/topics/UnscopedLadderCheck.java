@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -164,7 +165,8 @@ final class UnscopedLadderCheck {
 		Map<String, Long> waiting = new TreeMap<>();
 		ends.forEach((partition, end) -> {
 			OffsetAndMetadata offset = committed.get(partition);
-			long from = Math.max(starts.get(partition).offset(), (offset != null) ? offset.offset() : 0);
+			long from = Math.max(Objects.requireNonNull(starts.get(partition)).offset(),
+					(offset != null) ? offset.offset() : 0);
 			if (end.offset() > from) {
 				waiting.merge(partition.topic(), end.offset() - from, Long::sum);
 			}
@@ -227,7 +229,7 @@ final class UnscopedLadderCheck {
 	 */
 	private static List<String> membersConsuming(Admin admin, String group, Set<String> topics) {
 		ConsumerGroupDescription description = get(
-				admin.describeConsumerGroups(List.of(group)).describedGroups().get(group),
+				Objects.requireNonNull(admin.describeConsumerGroups(List.of(group)).describedGroups().get(group)),
 				"describe group '" + group + "'");
 		List<String> members = new ArrayList<>();
 		for (MemberDescription member : description.members()) {

@@ -13,6 +13,7 @@ import io.github.kafkaresilience.lock.Lock;
 import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.Position;
 import org.apache.kafka.common.utils.Bytes;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -92,11 +93,8 @@ class HeldKeysTests {
 		assertThat(page.held())
 			.extracting(HeldKeys.HeldKey::key, HeldKeys.HeldKey::errorClass, HeldKeys.HeldKey::errorMessage,
 					HeldKeys.HeldKey::actionable, HeldKeys.HeldKey::commands)
-			.containsExactly(
-					org.assertj.core.groups.Tuple.tuple("w", "java.io.IOException", "reset", true,
-							List.of("retry-now")),
-					org.assertj.core.groups.Tuple.tuple("m", "java.net.SocketTimeoutException", "timed out", false,
-							List.of()));
+			.containsExactly(Tuple.tuple("w", "java.io.IOException", "reset", true, List.of("retry-now")),
+					Tuple.tuple("m", "java.net.SocketTimeoutException", "timed out", false, List.of()));
 	}
 
 	private static Lock lock(String id, String key, int stage, Long at, Instant updated) {

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import java.security.Principal;
 import java.util.List;
 
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
@@ -112,7 +113,7 @@ class ConsoleSecurityConfigurationTests {
 		return new SecurityContext() {
 
 			@Override
-			public java.security.Principal getPrincipal() {
+			public Principal getPrincipal() {
 				return () -> "someone";
 			}
 

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import java.io.InputStream;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -249,7 +250,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		mapped.put("kafka.resilience.retry.jitter",
 				new Mapped("0.5", 0.5, OrderedRetryContainerFactory::getDueTimeJitter));
 		mapped.put("kafka.resilience.retry.permanent-exceptions", new Mapped("java.time.DateTimeException", true,
-				(f) -> f.getClassifier().isPermanent(new java.time.DateTimeException("bad date"))));
+				(f) -> f.getClassifier().isPermanent(new DateTimeException("bad date"))));
 		mapped.put("kafka.resilience.dual-write",
 				new Mapped("transaction", DualWrite.TRANSACTION, (f) -> f.getDualWrite().mode()));
 		mapped.put("kafka.resilience.reaper.enabled",

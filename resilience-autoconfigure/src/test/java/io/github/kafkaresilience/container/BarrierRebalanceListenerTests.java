@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -190,7 +191,7 @@ class BarrierRebalanceListenerTests {
 
 	private final class Assignments implements BarrierRebalanceListener.Assignments {
 
-		final Set<TopicPartition> askedFromBeginning = new java.util.HashSet<>();
+		final Set<TopicPartition> askedFromBeginning = new HashSet<>();
 
 		final PauseRequest pauseRequest = new PauseRequest(mock(Workers.class));
 

@@ -20,6 +20,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -102,7 +103,7 @@ class CommitScheduleTests {
 	@Test
 	void aCommitRefusedForARebalanceUnderWayIsMadeByTheNextOne() {
 		done(this.p0, 0);
-		this.consumer.failure = new org.apache.kafka.common.errors.RebalanceInProgressException("rebalancing");
+		this.consumer.failure = new RebalanceInProgressException("rebalancing");
 		this.consumer.once = true;
 		assertThatNoException().isThrownBy(() -> this.commits.commit(this.consumer, List.of(P0)));
 		assertThat(committed()).isEmpty();
@@ -132,7 +133,7 @@ class CommitScheduleTests {
 		this.consumer.failure = new WakeupException();
 		this.consumer.once = true;
 		this.commits.shutdown(this.consumer, List.of(P0));
-		assertThat(this.consumer.committed(java.util.Set.of(P0)).get(P0).offset()).isEqualTo(2);
+		assertThat(this.consumer.committed(Set.of(P0)).get(P0).offset()).isEqualTo(2);
 	}
 
 	@Test

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.github.kafkaresilience.container.offsets.RecordingOffsets;
 import io.github.kafkaresilience.ladder.Delivery;
@@ -32,8 +33,7 @@ class OffsetCommitterTests {
 		this.consumer.assign(List.of(ORDERS_0));
 		RecordingOffsets book = new RecordingOffsets(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 		this.committer.commit(this.consumer, book);
-		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).containsEntry(ORDERS_0,
-				new OffsetAndMetadata(42));
+		assertThat(this.consumer.committed(Set.of(ORDERS_0))).containsEntry(ORDERS_0, new OffsetAndMetadata(42));
 		assertThat(book.noted).containsExactly(Map.of(ORDERS_0, new OffsetAndMetadata(42)));
 	}
 
@@ -42,7 +42,7 @@ class OffsetCommitterTests {
 		this.consumer.assign(List.of(ORDERS_0));
 		RecordingOffsets book = new RecordingOffsets(Map.of());
 		this.committer.commit(this.consumer, book);
-		assertThat(this.consumer.committed(java.util.Set.of(ORDERS_0))).isEmpty();
+		assertThat(this.consumer.committed(Set.of(ORDERS_0))).isEmpty();
 		assertThat(book.noted).isEmpty();
 	}
 

@@ -135,11 +135,10 @@ class PartitionWorkTests {
 		List<Delivery> polled = List.of(record(ORDERS_0, 0, "a"), record(ORDERS_0, 1, "a"), record(ORDERS_0, 2, "b"),
 				record(ORDERS_0, 3, "c"), record(ORDERS_0, 4, "d"));
 		List<RecordTask> run = new ArrayList<>();
-		assertThat(this.work.takeAll(polled, run, new java.util.ArrayList<>())).as("the bound is 4").isEqualTo(4);
+		assertThat(this.work.takeAll(polled, run, new ArrayList<>())).as("the bound is 4").isEqualTo(4);
 		assertThat(run).extracting((task) -> task.delivery.offset()).containsExactly(0L, 2L, 3L);
 		assertThat(this.work.isFull()).isTrue();
-		assertThat(this.work.takeAll(polled.subList(4, 5), run, new java.util.ArrayList<>())).as("full: nothing taken")
-			.isZero();
+		assertThat(this.work.takeAll(polled.subList(4, 5), run, new ArrayList<>())).as("full: nothing taken").isZero();
 		assertThat(Records.done(this.work, run.get(0))).extracting(Records::offset).isEqualTo(1L);
 	}
 

@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.container;
 
+import java.util.List;
+
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -33,7 +35,7 @@ class PartitionsTests {
 		assertThat(ofStages.get(STAGE)).isSameAs(stage);
 		assertThat(ofStages.get(MAIN)).isNull();
 
-		partitions.drop(java.util.List.of(STAGE));
+		partitions.drop(List.of(STAGE));
 		assertThat(ofStages.all()).isEmpty();
 		assertThat(stage.isRevoked()).isTrue();
 		assertThat(partitions.takeDroppedAt(STAGE)).isEqualTo(-1);

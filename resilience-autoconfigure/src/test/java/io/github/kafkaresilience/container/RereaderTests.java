@@ -6,12 +6,17 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
+import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
 import static io.github.kafkaresilience.container.Records.ORDERS_0;
@@ -40,9 +45,9 @@ class RereaderTests {
 
 	private final PartitionWork work = work(ORDERS_0, 10);
 
-	private final Map<Long, Long> due = new java.util.HashMap<>();
+	private final Map<Long, Long> due = new HashMap<>();
 
-	private final Map<Long, String> keys = new java.util.HashMap<>();
+	private final Map<Long, String> keys = new HashMap<>();
 
 	private final List<Long> handedBack = new ArrayList<>();
 
@@ -155,10 +160,10 @@ class RereaderTests {
 		assertThat(this.work.parked.isParked(0)).isTrue();
 	}
 
-	private static java.util.Set<org.apache.kafka.common.utils.Bytes> keys(String... keys) {
-		return java.util.Arrays.stream(keys)
-			.map((key) -> org.apache.kafka.common.utils.Bytes.wrap(key.getBytes(StandardCharsets.UTF_8)))
-			.collect(java.util.stream.Collectors.toSet());
+	private static Set<Bytes> keys(String... keys) {
+		return Arrays.stream(keys)
+			.map((key) -> Bytes.wrap(key.getBytes(StandardCharsets.UTF_8)))
+			.collect(Collectors.toSet());
 	}
 
 	/** Takes a record and parks it, to be read again 2 s before {@code dueAt}. */

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -115,7 +116,7 @@ class WorkersSchedulingTests {
 		this.workers.submit(task(this.work, 100, "b"));
 		this.gateOpen.countDown();
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.order.size() == 42);
-		List<String> expected = new java.util.ArrayList<>(List.of("r0"));
+		List<String> expected = new ArrayList<>(List.of("r0"));
 		IntStream.rangeClosed(1, Workers.KEY_TURN).forEach((offset) -> expected.add("r" + offset));
 		expected.add("r100");
 		IntStream.rangeClosed(Workers.KEY_TURN + 1, 40).forEach((offset) -> expected.add("r" + offset));

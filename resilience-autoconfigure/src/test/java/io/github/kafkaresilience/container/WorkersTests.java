@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
@@ -109,7 +110,7 @@ class WorkersTests {
 	void aLimitLoweredWhileEveryWorkerRunsLetsTheOnesBeyondItGoAfterTheirTask() {
 		AtomicInteger atOnce = new AtomicInteger();
 		AtomicInteger mostAfterLowering = new AtomicInteger();
-		java.util.concurrent.atomic.AtomicBoolean lowered = new java.util.concurrent.atomic.AtomicBoolean();
+		AtomicBoolean lowered = new AtomicBoolean();
 		Set<Long> done = ConcurrentHashMap.newKeySet();
 		Workers limited = new Workers("lowered", 4, (task) -> {
 			int now = atOnce.incrementAndGet();

@@ -7,6 +7,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -158,8 +161,7 @@ public class AuditedApplication {
 	static class AuditedAsyncListener {
 
 		/** Completes the futures, as a client library's I/O threads would. */
-		private static final java.util.concurrent.Executor completer = java.util.concurrent.Executors
-			.newFixedThreadPool(4);
+		private static final Executor completer = Executors.newFixedThreadPool(4);
 
 		/**
 		 * The attempts, not a bean: its own method would be registered as a listener too.
@@ -310,13 +312,13 @@ public class AuditedApplication {
 		}
 
 		private void write(List<String> lines) throws Exception {
-			List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+			List<Future<?>> sent = new ArrayList<>();
 			for (String line : lines) {
 				String key = line.substring(0, line.indexOf('='));
 				sent.add(this.audit
 					.send(new ProducerRecord<>(auditTopic(this.topic), 0, key, line.substring(key.length() + 1))));
 			}
-			for (java.util.concurrent.Future<?> future : sent) {
+			for (Future<?> future : sent) {
 				future.get(2, TimeUnit.MINUTES);
 			}
 		}

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -253,7 +254,7 @@ class BatchListenerTests {
 			if (records.stream().map(ConsumerRecord::key).distinct().count() < records.size()) {
 				this.sameKeyInOneBatch++;
 			}
-			Map<String, ConsumerRecord<String, String>> last = new java.util.HashMap<>();
+			Map<String, ConsumerRecord<String, String>> last = new HashMap<>();
 			for (ConsumerRecord<String, String> record : records) {
 				ConsumerRecord<String, String> before = last.put(record.key(), record);
 				if (before != null && (!before.topic().equals(record.topic())

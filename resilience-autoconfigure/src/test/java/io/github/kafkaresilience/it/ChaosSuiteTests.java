@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.it;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -72,7 +73,7 @@ class ChaosSuiteTests {
 	/** One plan per group protocol and seed, each protocol's seeds in turn. */
 	private static List<ChaosRun.Plan> plans(Duration timeout) {
 		int records = Integer.getInteger("chaos.records", 100_000);
-		List<ChaosRun.Plan> plans = new java.util.ArrayList<>();
+		List<ChaosRun.Plan> plans = new ArrayList<>();
 		for (String protocol : System.getProperty("chaos.protocols", "classic,consumer").split(",")) {
 			for (long seed : seeds()) {
 				plans.add(new ChaosRun.Plan(seed, records, 1000, 0.05, 0.005, 3, 2, timeout)

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.it;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
@@ -231,7 +232,7 @@ class ConsoleBrowserTests {
 		return this.browser.findElement(By.cssSelector("#listeners tr[data-listener='" + listener + "']"));
 	}
 
-	private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
+	private <T> T waitUntil(Function<WebDriver, T> condition) {
 		return ConsoleBrowser.waitUntil(this.browser, condition);
 	}
 

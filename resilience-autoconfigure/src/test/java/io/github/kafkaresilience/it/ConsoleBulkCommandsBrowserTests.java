@@ -3,6 +3,7 @@ package io.github.kafkaresilience.it;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -110,8 +112,7 @@ class ConsoleBulkCommandsBrowserTests {
 	}
 
 	private boolean actionable(String key) {
-		List<org.openqa.selenium.WebElement> rows = this.browser
-			.findElements(By.cssSelector("#held tbody tr[data-key='" + key + "']"));
+		List<WebElement> rows = this.browser.findElements(By.cssSelector("#held tbody tr[data-key='" + key + "']"));
 		return !rows.isEmpty() && rows.get(0).findElement(By.cssSelector("button.retry-now")).isEnabled();
 	}
 
@@ -123,7 +124,7 @@ class ConsoleBulkCommandsBrowserTests {
 		});
 	}
 
-	private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
+	private <T> T waitUntil(Function<WebDriver, T> condition) {
 		return ConsoleBrowser.waitUntil(this.browser, condition);
 	}
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.dlq.DlqReplayer;
@@ -374,7 +375,7 @@ class ConsumerGroupsTests {
 			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
 				.partitionsToOffsetAndMetadata()
 				.get(30, TimeUnit.SECONDS);
-			return offsets.keySet().stream().map(TopicPartition::topic).collect(java.util.stream.Collectors.toSet());
+			return offsets.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
 		}
 	}
 

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -164,7 +165,7 @@ class ContainerFactoriesTests {
 
 		@Override
 		public void configure(Map<String, ?> config) {
-			configs.add(new java.util.HashMap<>(config));
+			configs.add(new HashMap<>(config));
 		}
 
 		@Override

@@ -2,6 +2,8 @@ package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -63,7 +65,7 @@ class DlqHandlerTests {
 			Map<String, Object> fields = JsonMapper.builder().build().readValue(line, Map.class);
 			// the payload is nowhere but in the handler's own exception message, which
 			// quotes it
-			Map<String, Object> withoutMessage = new java.util.HashMap<>(fields);
+			Map<String, Object> withoutMessage = new HashMap<>(fields);
 			withoutMessage.remove("error.message");
 			assertThat(withoutMessage.toString()).doesNotContain("4111");
 			assertThat(fields).containsOnlyKeys("event", "dlq.topic", "dlq.partition", "dlq.offset", "dlq.timestamp",
@@ -73,7 +75,7 @@ class DlqHandlerTests {
 				.containsEntry("dlq.topic", Names.dlq(topic))
 				.containsEntry("dlq.partition", dead.partition())
 				.containsEntry("dlq.offset", (int) dead.offset())
-				.containsEntry("dlq.timestamp", java.time.Instant.ofEpochMilli(dead.timestamp()).toString())
+				.containsEntry("dlq.timestamp", Instant.ofEpochMilli(dead.timestamp()).toString())
 				.containsEntry("key", "customer-7")
 				.containsEntry("original.topic", topic)
 				.containsEntry("original.partition", dead.partition())

@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.kafka.core.ProducerFactory;
 
 import static io.github.kafkaresilience.it.OrderedRetryIntegrationTests.liveLocks;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -125,7 +126,7 @@ class DualWriteCompensationTests {
 		 * A publisher whose first retry publishes fail, as when the broker rejects them.
 		 */
 		@Bean
-		LadderPublisher ladderPublisher(org.springframework.kafka.core.ProducerFactory<?, ?> producerFactory) {
+		LadderPublisher ladderPublisher(ProducerFactory<?, ?> producerFactory) {
 			return new LadderPublisher(new ProducerClients(producerFactory, "faulty"), "faulty",
 					Duration.ofSeconds(30)) {
 

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -69,7 +70,7 @@ class GroupProtocolsTests {
 		ConfigurableApplicationContext second = startStatic(topic, protocol, 1);
 		try {
 			awaitSpread(topic, List.of(first, second));
-			java.util.concurrent.atomic.AtomicInteger rebalances = new java.util.concurrent.atomic.AtomicInteger();
+			AtomicInteger rebalances = new AtomicInteger();
 			container(second).onAssignmentChanged(rebalances::incrementAndGet);
 			// the group has settled: the consumer protocol may still move a partition
 			// after the

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,7 +80,7 @@ final class HandlingJournal {
 		if (records.stream().map(ConsumerRecord::key).distinct().count() < records.size()) {
 			this.sameKeyInOneBatch++;
 		}
-		Map<String, ConsumerRecord<String, String>> last = new java.util.HashMap<>();
+		Map<String, ConsumerRecord<String, String>> last = new HashMap<>();
 		for (ConsumerRecord<String, String> record : records) {
 			ConsumerRecord<String, String> before = last.put(record.key(), record);
 			if (before != null && (!before.topic().equals(record.topic()) || before.partition() != record.partition()

@@ -2,12 +2,14 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import io.github.kafkaresilience.actuate.HeldKeys;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
@@ -24,6 +26,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Utils;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -410,7 +413,7 @@ class IncrementalRebalanceTests {
 
 				a.getBean(OrderedRetryListenerRegistry.class).resume("incr-" + topic);
 				await().atMost(WAIT)
-					.until(() -> java.util.stream.Stream.concat(retried.stream(), deadLettered.stream())
+					.until(() -> Stream.concat(retried.stream(), deadLettered.stream())
 						.allMatch((key) -> journal.successes(key + ":1") == 1));
 				// a little longer: a second run, or a second dead letter, would come now
 				// if a command acted twice
@@ -422,15 +425,14 @@ class IncrementalRebalanceTests {
 						String key = retried.get(p);
 						assertThat(journal.handlingsOf(key)).as("runs of " + key)
 							.extracting(Handling::value, Handling::succeeded, Handling::instance)
-							.containsExactly(org.assertj.core.groups.Tuple.tuple("F" + key + ":0", false, "a"),
-									org.assertj.core.groups.Tuple.tuple("F" + key + ":0", true, owner),
-									org.assertj.core.groups.Tuple.tuple(key + ":1", true, owner));
+							.containsExactly(Tuple.tuple("F" + key + ":0", false, "a"),
+									Tuple.tuple("F" + key + ":0", true, owner), Tuple.tuple(key + ":1", true, owner));
 						assertThat(letters).doesNotContainKey(key);
 						String dead = deadLettered.get(p);
 						assertThat(journal.handlingsOf(dead)).as("runs of " + dead)
 							.extracting(Handling::value, Handling::succeeded, Handling::instance)
-							.containsExactly(org.assertj.core.groups.Tuple.tuple("X" + dead + ":0", false, "a"),
-									org.assertj.core.groups.Tuple.tuple(dead + ":1", true, owner));
+							.containsExactly(Tuple.tuple("X" + dead + ":0", false, "a"),
+									Tuple.tuple(dead + ":1", true, owner));
 						assertThat(letters.get(dead)).containsExactly("X" + dead + ":0/operator");
 					}
 				});
@@ -490,7 +492,7 @@ class IncrementalRebalanceTests {
 
 	@SafeVarargs
 	private static <T> T[] with(T[] first, T... more) {
-		T[] all = java.util.Arrays.copyOf(first, first.length + more.length);
+		T[] all = Arrays.copyOf(first, first.length + more.length);
 		System.arraycopy(more, 0, all, first.length, more.length);
 		return all;
 	}

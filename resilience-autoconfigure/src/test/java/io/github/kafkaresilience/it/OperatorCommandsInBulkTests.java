@@ -2,9 +2,13 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import io.github.kafkaresilience.actuate.HeldKeys;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
@@ -13,6 +17,8 @@ import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -77,10 +83,10 @@ class OperatorCommandsInBulkTests {
 			assertThat(heads.values().stream().map((head) -> head.stageTopic() + "-" + partitionOf(head)).distinct())
 				.as("heads in every partition of stage 1")
 				.hasSize(4);
-			java.util.Set<Integer> parkingPartitions = container(parking, topic).assignment()
+			Set<Integer> parkingPartitions = container(parking, topic).assignment()
 				.stream()
 				.filter((tp) -> tp.topic().equals(Names.retry(topic, "1h")))
-				.map(org.apache.kafka.common.TopicPartition::partition)
+				.map(TopicPartition::partition)
 				.collect(Collectors.toSet());
 			long parkedHere = heads.values()
 				.stream()
@@ -101,8 +107,7 @@ class OperatorCommandsInBulkTests {
 					.isEqualTo(200);
 			}
 			await().atMost(PROMPTLY)
-				.until(() -> java.util.stream.IntStream.range(0, keys)
-					.allMatch((i) -> script.succeeded("k" + i + "-2")));
+				.until(() -> IntStream.range(0, keys).allMatch((i) -> script.succeeded("k" + i + "-2")));
 			System.out.printf("%d commands acted on within %d ms of the first one sent%n", keys,
 					(System.nanoTime() - start) / 1_000_000);
 
@@ -138,13 +143,11 @@ class OperatorCommandsInBulkTests {
 	}
 
 	private static String[] with(String[] common, String... more) {
-		return java.util.stream.Stream.concat(java.util.Arrays.stream(common), java.util.Arrays.stream(more))
-			.toArray(String[]::new);
+		return Stream.concat(Arrays.stream(common), Arrays.stream(more)).toArray(String[]::new);
 	}
 
 	private static int partitionOf(HeldKeys.HeldKey head) {
-		return org.apache.kafka.common.utils.Utils
-			.toPositive(org.apache.kafka.common.utils.Utils.murmur2(head.key().getBytes())) % 4;
+		return Utils.toPositive(Utils.murmur2(head.key().getBytes())) % 4;
 	}
 
 	private static long mainPartitions(ConfigurableApplicationContext context, String topic) {

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.it;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.github.kafkaresilience.actuate.HeldKeys;
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
@@ -17,6 +18,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -80,8 +82,7 @@ class OperatorCommandsTests {
 			assertThat(script.firstSuccesses("a")).containsExactly("A1", "A2");
 			assertThat(script.journal()).filteredOn((attempt) -> attempt.value().equals("A1"))
 				.extracting(Script.Attempt::retryCount, Script.Attempt::succeeded)
-				.containsExactly(org.assertj.core.groups.Tuple.tuple(0, false),
-						org.assertj.core.groups.Tuple.tuple(1, true));
+				.containsExactly(Tuple.tuple(0, false), Tuple.tuple(1, true));
 			LockCoordinator locks = context.getBean(LockCoordinator.class);
 			await().atMost(WAIT).untilAsserted(() -> {
 				assertThat(locks.registryOf(Names.locks(topic)).size()).as("live locks").isZero();
@@ -248,10 +249,10 @@ class OperatorCommandsTests {
 		return pages.isEmpty() ? List.of() : pages.get(0).held();
 	}
 
-	private static java.util.Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
+	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
 		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
 		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
-		return (container != null) ? container.assignment() : java.util.Set.of();
+		return (container != null) ? container.assignment() : Set.of();
 	}
 
 	private static double actions(ConfigurableApplicationContext context, String action, String outcome) {

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Map;
 
@@ -216,7 +217,7 @@ class OperatorWritesTests {
 	}
 
 	private static String[] with(String[] properties, String... more) {
-		String[] all = java.util.Arrays.copyOf(properties, properties.length + more.length);
+		String[] all = Arrays.copyOf(properties, properties.length + more.length);
 		System.arraycopy(more, 0, all, properties.length, more.length);
 		return all;
 	}

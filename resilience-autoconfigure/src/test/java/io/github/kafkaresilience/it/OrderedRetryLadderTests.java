@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -169,7 +170,7 @@ class OrderedRetryLadderTests {
 	}
 
 	static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {
-		Map<String, String> headers = new java.util.HashMap<>();
+		Map<String, String> headers = new HashMap<>();
 		for (Header header : record.headers()) {
 			headers.put(header.key(), new String(header.value(), StandardCharsets.UTF_8));
 		}

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -344,7 +345,7 @@ class OutageHoldTests {
 
 		static final AtomicInteger attempts = new AtomicInteger();
 
-		static final java.util.concurrent.atomic.AtomicLong firstHandledNanos = new java.util.concurrent.atomic.AtomicLong();
+		static final AtomicLong firstHandledNanos = new AtomicLong();
 
 		@OrderedRetryListener(id = "outage-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) {

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -122,7 +123,7 @@ class RebalanceListenerCompositionTests {
 	}
 
 	private static String[] with(String[] properties, String more) {
-		String[] all = java.util.Arrays.copyOf(properties, properties.length + 1);
+		String[] all = Arrays.copyOf(properties, properties.length + 1);
 		all[properties.length] = more;
 		return all;
 	}

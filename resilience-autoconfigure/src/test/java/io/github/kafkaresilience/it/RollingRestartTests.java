@@ -2,11 +2,15 @@ package io.github.kafkaresilience.it;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.container.OrderedRetryContainer;
@@ -66,7 +70,7 @@ class RollingRestartTests {
 			});
 			Map<String, List<String>> byKey = script.firstSuccessesByKey();
 			byKey.forEach((key, values) -> assertThat(values).as("records of " + key + " in the order they were sent")
-				.isSortedAccordingTo(java.util.Comparator.comparingInt(RollingRestartTests::sequence)));
+				.isSortedAccordingTo(Comparator.comparingInt(RollingRestartTests::sequence)));
 			Set<String> deadLetters = SharedBroker.readAll(Names.dlq(topic))
 				.stream()
 				.map((letter) -> new String(letter.value()) + "/"
@@ -130,9 +134,9 @@ class RollingRestartTests {
 
 		private final AtomicInteger sent = new AtomicInteger();
 
-		private final List<String> values = new java.util.concurrent.CopyOnWriteArrayList<>();
+		private final List<String> values = new CopyOnWriteArrayList<>();
 
-		private final Set<String> permanent = java.util.concurrent.ConcurrentHashMap.newKeySet();
+		private final Set<String> permanent = ConcurrentHashMap.newKeySet();
 
 		Load(String topic, Script script) {
 			this.topic = topic;
@@ -154,13 +158,13 @@ class RollingRestartTests {
 				SharedBroker.send(this.topic, key, value);
 				this.values.add(value);
 				this.sent.incrementAndGet();
-				java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the pace
-																				// of the
-																				// load,
-																				// not a
-																				// wait
-																				// for a
-																				// result
+				LockSupport.parkNanos(5_000_000); // the pace
+													// of the
+													// load,
+													// not a
+													// wait
+													// for a
+													// result
 			}
 		}
 

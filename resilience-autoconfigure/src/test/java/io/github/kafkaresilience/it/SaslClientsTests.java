@@ -40,6 +40,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -144,7 +145,7 @@ class SaslClientsTests {
 			// answer
 			assertThatExceptionOfType(ExecutionException.class)
 				.isThrownBy(() -> plain.describeCluster().nodes().get(30, TimeUnit.SECONDS))
-				.withCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+				.withCauseInstanceOf(TimeoutException.class);
 		}
 		Map<String, Object> wrongPassword = new HashMap<>(sasl(APP, noSasl));
 		wrongPassword.put(SaslConfigs.SASL_JAAS_CONFIG, jaas(APP).replace(PASSWORDS.get(APP), "wrong") + ";");

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -141,14 +142,14 @@ final class SharedBroker {
 	/** Sends records (key, value pairs) without waiting for each, then waits for all. */
 	static synchronized void sendAll(String topic, List<String[]> keyValues) {
 		producer();
-		List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+		List<Future<?>> sent = new ArrayList<>();
 		for (String[] kv : keyValues) {
 			sent.add(producer
 				.send(new ProducerRecord<>(topic, (kv[0] != null) ? kv[0].getBytes() : null, kv[1].getBytes())));
 		}
 		producer.flush();
 		try {
-			for (java.util.concurrent.Future<?> future : sent) {
+			for (Future<?> future : sent) {
 				future.get(30, TimeUnit.SECONDS);
 			}
 		}

@@ -11,6 +11,7 @@ import io.github.kafkaresilience.lock.OperatorCommand;
 import io.github.kafkaresilience.lock.OperatorCommand.Action;
 import io.github.kafkaresilience.lock.Position;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -101,8 +102,7 @@ class OperatorCommandRoutingTests {
 	@Test
 	void aCommandOnAnotherLockChangesNothingForThisOne() {
 		Lock lock = head();
-		Lock other = new Lock("L9", org.apache.kafka.common.utils.Bytes.wrap("j".getBytes()), 0, 7, 1, 11L, null, 1,
-				null, RoutingRulesTests.NOW);
+		Lock other = new Lock("L9", Bytes.wrap("j".getBytes()), 0, 7, 1, 11L, null, 1, null, RoutingRulesTests.NOW);
 		this.locks.write(other);
 		this.locks.command(other, Action.DEAD_LETTER_NOW);
 		Step step = router(HandlerResult.success()).route(notDue(lock), true);

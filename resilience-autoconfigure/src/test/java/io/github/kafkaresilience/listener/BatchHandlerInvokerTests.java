@@ -4,6 +4,8 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 
@@ -178,7 +180,7 @@ class BatchHandlerInvokerTests {
 			@SuppressWarnings("unchecked")
 			List<ConsumerRecord<String, String>> records = (List<ConsumerRecord<String, String>>) batch;
 			ConsumerRecord<String, String> bad = records.get(2);
-			records.sort(java.util.Comparator.comparingLong(ConsumerRecord<String, String>::offset).reversed());
+			records.sort(Comparator.comparingLong(ConsumerRecord<String, String>::offset).reversed());
 			throw new BatchListenerFailedException("v12 failed", cause, bad);
 		};
 
@@ -194,7 +196,7 @@ class BatchHandlerInvokerTests {
 			@SuppressWarnings("unchecked")
 			List<ConsumerRecord<String, String>> records = (List<ConsumerRecord<String, String>>) batch;
 			ConsumerRecord<String, String> bad = records.get(0);
-			records.sort(java.util.Comparator.comparingLong(ConsumerRecord<String, String>::offset).reversed());
+			records.sort(Comparator.comparingLong(ConsumerRecord<String, String>::offset).reversed());
 			throw new BatchListenerFailedException("v10 failed", bad);
 		};
 
@@ -487,7 +489,7 @@ class BatchHandlerInvokerTests {
 		BatchResult result = invoker("onValues").handle(deliveries);
 
 		assertThat(outcomes(result)).containsExactly(Outcome.SUCCESS, Outcome.SUCCESS);
-		assertThat(this.listener.calls).containsExactly(java.util.Arrays.asList("v10", null));
+		assertThat(this.listener.calls).containsExactly(Arrays.asList("v10", null));
 	}
 
 	@Test

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.listener;
 
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -301,7 +302,7 @@ class HandlerInvokerTests {
 		ListenerEndpoint endpoint = new ListenerEndpoint("orders-listener", "orders-group", List.of("orders"), null,
 				null, null, null, null, this.listener, handler);
 		return new HandlerInvoker(endpoint, "orders", messaging, keyDeserializer, valueDeserializer, null,
-				java.time.Duration.ofSeconds(30));
+				Duration.ofSeconds(30));
 	}
 
 	private static Delivery json(Order order) {

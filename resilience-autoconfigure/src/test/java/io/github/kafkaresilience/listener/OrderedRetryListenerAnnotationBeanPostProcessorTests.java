@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
@@ -693,7 +694,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class PlainFutureListener {
 
 		@OrderedRetryListener(topics = "orders")
-		java.util.concurrent.Future<Void> handle(String value) {
+		Future<Void> handle(String value) {
 			return CompletableFuture.completedFuture(null);
 		}
 

@@ -112,7 +112,7 @@ class CommandTableTests {
 	}
 
 	private static Headers headers() {
-		return LockCodec.headers(KEY, "instance-a", new Ownership("billing", true, java.util.List.of()));
+		return LockCodec.headers(KEY, "instance-a", new Ownership("billing", true, List.of()));
 	}
 
 }

@@ -16,6 +16,7 @@ import java.util.UUID;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
+import com.sun.management.ThreadMXBean;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -532,7 +533,7 @@ class LockTableTests {
 		}
 		List<Bytes> unlocked = IntStream.range(0, 1_000).mapToObj((i) -> key("free-" + i)).toList();
 		unlocked.forEach(Bytes::hashCode);
-		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 		lookUpEach(unlocked);
 
 		long before = threads.getCurrentThreadAllocatedBytes();

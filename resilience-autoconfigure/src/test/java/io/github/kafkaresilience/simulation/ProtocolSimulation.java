@@ -6,18 +6,26 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.container.TestParkedPass;
+import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
+import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.ladder.Step;
 import io.github.kafkaresilience.lock.Lock;
@@ -857,39 +865,35 @@ final class ProtocolSimulation {
 		if (first.contains("(liveness")) {
 			first = failure; // the state dump below the first line names the stuck lock
 		}
-		java.util.regex.Matcher blocked = java.util.regex.Pattern
-			.compile("BLOCKED: \\S+ carries Lock\\[(\\S+) .*? predecessor Lock\\[(\\S+) ")
+		Matcher blocked = Pattern.compile("BLOCKED: \\S+ carries Lock\\[(\\S+) .*? predecessor Lock\\[(\\S+) ")
 			.matcher(first);
 		if (blocked.find()) {
 			String ids = blocked.group(1) + "|" + blocked.group(2);
 			return "\nHistory of locks " + blocked.group(1) + " and " + blocked.group(2) + " (every trace line naming "
-					+ "them):\n" + this.world.trace.grep(java.util.regex.Pattern.compile("\\b(" + ids + ")\\b"), 80)
-					+ "\n";
+					+ "them):\n" + this.world.trace.grep(Pattern.compile("\\b(" + ids + ")\\b"), 80) + "\n";
 		}
-		java.util.regex.Matcher lock = java.util.regex.Pattern.compile(
+		Matcher lock = Pattern.compile(
 				"(LEAKED: |stale copy of |live locks left in the lock log[^:]*: \\[|unconfirmed move of |the carrier of )"
 						+ "Lock\\[(L\\d+|[0-9a-f-]{36})")
 			.matcher(first);
 		if (lock.find()) {
 			String id = lock.group(2);
 			return "\nHistory of lock " + id + " (every trace line naming it):\n"
-					+ this.world.trace.grep(java.util.regex.Pattern.compile("\\b" + id + "\\b"), 60) + "\n";
+					+ this.world.trace.grep(Pattern.compile("\\b" + id + "\\b"), 60) + "\n";
 		}
-		java.util.regex.Matcher record = java.util.regex.Pattern.compile("^\\(1\\) lost: #(\\d+)\\(\\S+/(\\d+)/(\\d+) ")
-			.matcher(first);
+		Matcher record = Pattern.compile("^\\(1\\) lost: #(\\d+)\\(\\S+/(\\d+)/(\\d+) ").matcher(first);
 		if (record.find()) {
 			String pattern = "#" + record.group(1) + "\\(|orders/" + record.group(2) + "/" + record.group(3)
 					+ "\\b|orig=" + record.group(3) + "\\]";
 			return "\nHistory of record #" + record.group(1) + " (every trace line naming it; orig= lines may be "
-					+ "of another partition):\n" + this.world.trace.grep(java.util.regex.Pattern.compile(pattern), 60)
-					+ "\n";
+					+ "of another partition):\n" + this.world.trace.grep(Pattern.compile(pattern), 60) + "\n";
 		}
-		java.util.regex.Matcher replay = java.util.regex.Pattern.compile("replay#(\\d+)\\(").matcher(first);
+		Matcher replay = Pattern.compile("replay#(\\d+)\\(").matcher(first);
 		if (replay.find()) {
 			SimWorld.Replay life = this.world.replays.get(Integer.parseInt(replay.group(1)));
 			String pattern = "replay#" + replay.group(1) + "\\(" + ((life.lockId != null) ? "|" + life.lockId : "");
 			return "\nHistory of " + life + " (every trace line naming it or its lock):\n"
-					+ this.world.trace.grep(java.util.regex.Pattern.compile(pattern), 60) + "\n";
+					+ this.world.trace.grep(Pattern.compile(pattern), 60) + "\n";
 		}
 		return "";
 	}
@@ -1045,7 +1049,7 @@ final class ProtocolSimulation {
 	 * pass.
 	 */
 	private void reread(Work work) {
-		Set<Bytes> keys = new java.util.LinkedHashSet<>();
+		Set<Bytes> keys = new LinkedHashSet<>();
 		for (Bytes key : work.commandPasses) {
 			if (keys.isEmpty() || this.rnd.nextBoolean()) {
 				keys.add(key);
@@ -1174,7 +1178,7 @@ final class ProtocolSimulation {
 		}
 	}
 
-	private HandlerResult decide(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
+	private HandlerResult decide(SimWorld.Produced record, Delivery delivery) {
 		if (record.poison) {
 			return HandlerResult.poison(new IllegalArgumentException("cannot deserialize " + record));
 		}
@@ -1221,7 +1225,7 @@ final class ProtocolSimulation {
 	 * is unavailable, or else now and then on a first attempt, as its window of records
 	 * of the main topic trips: it holds from now on, this run included.
 	 */
-	private HandlerResult outageFailure(SimWorld.Produced record, io.github.kafkaresilience.ladder.Delivery delivery) {
+	private HandlerResult outageFailure(SimWorld.Produced record, Delivery delivery) {
 		Incarnation inc = this.world.contexts.peek().incarnation;
 		RuntimeException failure = this.config.unavailable()
 				? new DependencyUnavailableException("simulated outage: the dependency of " + record + " is down")
@@ -1796,7 +1800,7 @@ final class ProtocolSimulation {
 			}
 			return;
 		}
-		java.util.function.Supplier<Step> rest = task.rest;
+		Supplier<Step> rest = task.rest;
 		if (rest != null && this.holds.containsKey(inc) && heldFailure(inc, task.failed)) {
 			// the container's holdsFailureHandling: once the breaker is open, no record
 			// moves into the ladder
@@ -1965,7 +1969,7 @@ final class ProtocolSimulation {
 	 */
 	private void runBatch(Incarnation inc, List<Task> ready) {
 		List<Task> batch = new ArrayList<>(ready);
-		java.util.Collections.shuffle(batch, this.rnd);
+		Collections.shuffle(batch, this.rnd);
 		List<Task> taken = new ArrayList<>();
 		try {
 			for (Task head : batch) {
@@ -2145,8 +2149,7 @@ final class ProtocolSimulation {
 					|| next.wait != Wait.NONE) {
 				break;
 			}
-			io.github.kafkaresilience.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready,
-					next.rec.delivery());
+			ReadyRun run = this.world.readyBehind(inc, head.ready, next.rec.delivery());
 			if (run == null || head.work.revoked || inc.dead || next.running || next.wait != Wait.NONE) {
 				break;
 			}
@@ -2163,7 +2166,7 @@ final class ProtocolSimulation {
 	/** A record ran in a batch: it takes the rest of its step, as after its own run. */
 	private void afterBatch(Task task, HandlerResult result) {
 		Incarnation inc = task.work.owner;
-		io.github.kafkaresilience.ladder.ReadyRun ready = task.ready;
+		ReadyRun ready = task.ready;
 		task.ready = null;
 		task.wait = Wait.NONE;
 		task.running = true;
@@ -2201,7 +2204,7 @@ final class ProtocolSimulation {
 		task.wait = Wait.SETTLING;
 		for (Work work : task.work.owner.works.values()) {
 			for (Task other : work.tasks) {
-				if (other != task && other.wait == Wait.SETTLING && !java.util.Objects.equals(other.key, task.key)) {
+				if (other != task && other.wait == Wait.SETTLING && !Objects.equals(other.key, task.key)) {
 					this.stats.overlappingMoves++; // another key's move is in flight at
 													// this instance too
 					return;
@@ -2922,7 +2925,7 @@ final class ProtocolSimulation {
 		return (rec.key() != null) ? new String(rec.key(), StandardCharsets.UTF_8) : "null";
 	}
 
-	private void trace(java.util.function.Supplier<String> line) {
+	private void trace(Supplier<String> line) {
 		if (this.world.trace != null) {
 			String prefix = "[" + this.steps + "] ";
 			this.world.trace.add(prefix + line.get());

@@ -2,10 +2,16 @@ package io.github.kafkaresilience.simulation;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.function.Consumer;
 import java.util.stream.LongStream;
 
 import io.github.kafkaresilience.PermanentFailureException;
@@ -159,7 +165,7 @@ class ProtocolSimulationTest {
 				+ " failed\n" + total);
 		failures.forEach((seed, failure) -> System.out.println("  seed " + seed + ": " + failure));
 		if (!failures.isEmpty()) {
-			Map<String, List<Long>> byKind = new java.util.TreeMap<>();
+			Map<String, List<Long>> byKind = new TreeMap<>();
 			failures
 				.forEach((seed, failure) -> byKind.computeIfAbsent(kind(failure), (k) -> new ArrayList<>()).add(seed));
 			StringBuilder summary = new StringBuilder();
@@ -326,7 +332,7 @@ class ProtocolSimulationTest {
 		final List<Runnable> deferred = new ArrayList<>();
 
 		/** How the next port calls of a kind fail, in turn; none listed: they do not. */
-		final Map<Call, java.util.ArrayDeque<Fail>> failures = new java.util.EnumMap<>(Call.class);
+		final Map<Call, ArrayDeque<Fail>> failures = new EnumMap<>(Call.class);
 
 		Script() {
 			this(1);
@@ -357,8 +363,7 @@ class ProtocolSimulationTest {
 						trigger[1] = skip - 1;
 						if (skip == 0) {
 							this.triggers.remove(trigger);
-							Runnable action = () -> ((java.util.function.Consumer<Incarnation>) trigger[2])
-								.accept(incarnation);
+							Runnable action = () -> ((Consumer<Incarnation>) trigger[2]).accept(incarnation);
 							if ((Boolean) trigger[3]) {
 								action.run();
 							}
@@ -369,7 +374,7 @@ class ProtocolSimulationTest {
 					}
 				}
 				runDeferred(incarnation);
-				java.util.ArrayDeque<Fail> next = this.failures.get(call);
+				ArrayDeque<Fail> next = this.failures.get(call);
 				return (next != null && !next.isEmpty()) ? next.poll() : Fail.NONE;
 			};
 			for (int i = 0; i < 10; i++) {
@@ -385,7 +390,7 @@ class ProtocolSimulationTest {
 		 * Makes the next call of that kind (after those already listed) fail that way.
 		 */
 		void failNext(Call call, Fail fail) {
-			this.failures.computeIfAbsent(call, (c) -> new java.util.ArrayDeque<>()).add(fail);
+			this.failures.computeIfAbsent(call, (c) -> new ArrayDeque<>()).add(fail);
 		}
 
 		/**
@@ -470,16 +475,15 @@ class ProtocolSimulationTest {
 
 		/** The process dies right before the {@code skip+1}-th call of that kind. */
 		void crashBefore(Call call, int skip) {
-			this.triggers
-				.add(new Object[] { call, skip, (java.util.function.Consumer<Incarnation>) (incarnation) -> this.world
-					.restart(incarnation.instance), true });
+			this.triggers.add(new Object[] { call, skip,
+					(Consumer<Incarnation>) (incarnation) -> this.world.restart(incarnation.instance), true });
 		}
 
 		/**
 		 * Runs an action (another worker's route, say) right before the {@code skip+1}-th
 		 * call of that kind, or as soon after as the router's monitor allows.
 		 */
-		void before(Call call, int skip, java.util.function.Consumer<Incarnation> action) {
+		void before(Call call, int skip, Consumer<Incarnation> action) {
 			this.triggers.add(new Object[] { call, skip, action, false });
 		}
 
@@ -492,9 +496,9 @@ class ProtocolSimulationTest {
 		}
 
 		/** Records (topic/offset) the drain saw done. */
-		final java.util.Set<String> done = new java.util.HashSet<>();
+		final Set<String> done = new HashSet<>();
 
-		final java.util.Set<String> synced = new java.util.HashSet<>();
+		final Set<String> synced = new HashSet<>();
 
 		final List<String> stuck = new ArrayList<>();
 
@@ -513,7 +517,7 @@ class ProtocolSimulationTest {
 						continue;
 					}
 					List<Rec> log = this.world.log(topic, 0);
-					java.util.Set<Bytes> busy = new java.util.HashSet<>();
+					Set<Bytes> busy = new HashSet<>();
 					for (long offset = start.get(topic); offset < log.size(); offset++) {
 						Rec rec = log.get((int) offset);
 						String id = topic + "/" + offset;

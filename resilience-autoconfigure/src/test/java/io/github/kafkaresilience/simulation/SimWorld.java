@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.simulation;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -17,11 +19,14 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.ladder.RecordPublisher;
 import io.github.kafkaresilience.ladder.RetryHeaders;
@@ -657,7 +662,7 @@ final class SimWorld {
 		 * Keys of parked records that operators' commands name: a pass of the re-reader
 		 * is asked for.
 		 */
-		final Set<Bytes> commandPasses = new java.util.LinkedHashSet<>();
+		final Set<Bytes> commandPasses = new LinkedHashSet<>();
 
 		/**
 		 * The pending locks whose admission waits in a key queue here (main-topic
@@ -766,7 +771,7 @@ final class SimWorld {
 		 * The rest of the step of a record whose handler failed, while it waits:
 		 * {@code Wait.FAILED}.
 		 */
-		java.util.function.Supplier<Step> rest;
+		Supplier<Step> rest;
 
 		/**
 		 * With {@link #rest}: what the handler's failed run gave (an outage hold may drop
@@ -782,7 +787,7 @@ final class SimWorld {
 		boolean riding;
 
 		/** With {@code Wait.BATCH}: its run, which a batch takes. */
-		io.github.kafkaresilience.ladder.ReadyRun ready;
+		ReadyRun ready;
 
 		/**
 		 * Its last route failed: once its backoff is over, the tailer catches up before
@@ -840,7 +845,7 @@ final class SimWorld {
 		}
 
 		/** Every line still held that matches. */
-		String grep(java.util.regex.Pattern pattern, int max) {
+		String grep(Pattern pattern, int max) {
 			List<String> found = new ArrayList<>();
 			for (long i = Math.max(0, this.count - this.lines.length); i < this.count; i++) {
 				String line = this.lines[(int) (i % this.lines.length)];
@@ -966,12 +971,12 @@ final class SimWorld {
 		}
 	}
 
-	static LadderPlan plan(List<java.time.Duration> delays, int maxAttempts) {
+	static LadderPlan plan(List<Duration> delays, int maxAttempts) {
 		return LadderPlan.of(GROUP, MAIN, delays, maxAttempts, LadderPlan.DEFAULT_RETRY_TEMPLATE,
 				LadderPlan.DEFAULT_DLQ_TEMPLATE, LadderPlan.DEFAULT_LOCK_TEMPLATE);
 	}
 
-	void trace(java.util.function.Supplier<String> line) {
+	void trace(Supplier<String> line) {
 		if (this.trace != null) {
 			this.trace.add(line.get());
 		}
@@ -1375,8 +1380,7 @@ final class SimWorld {
 	 * batch: the router's reads of the lock view are port calls, in the record's route
 	 * context.
 	 */
-	io.github.kafkaresilience.ladder.ReadyRun readyBehind(Incarnation incarnation,
-			io.github.kafkaresilience.ladder.ReadyRun head, Delivery delivery) {
+	ReadyRun readyBehind(Incarnation incarnation, ReadyRun head, Delivery delivery) {
 		this.contexts.push(routeContext(incarnation, delivery));
 		try {
 			return incarnation.router.readyBehind(head, delivery);
@@ -1390,8 +1394,7 @@ final class SimWorld {
 	 * Takes the rest of a record's step after its batch ran it, in the record's route
 	 * context.
 	 */
-	Step afterBatch(Incarnation incarnation, Delivery delivery, HandlerResult result,
-			java.util.function.Supplier<Step> rest) {
+	Step afterBatch(Incarnation incarnation, Delivery delivery, HandlerResult result, Supplier<Step> rest) {
 		RouteContext context = routeContext(incarnation, delivery);
 		context.lastResult = result; // what its last run gave, which its step goes on
 										// with
@@ -1408,7 +1411,7 @@ final class SimWorld {
 
 	/** A failed run's step whose rest runs later in the same route context. */
 	private Step restInContext(Step step, RouteContext context) {
-		java.util.function.Supplier<Step> rest = step.rest();
+		Supplier<Step> rest = step.rest();
 		return Step.failed(step.failure(), () -> {
 			this.contexts.push(context);
 			try {

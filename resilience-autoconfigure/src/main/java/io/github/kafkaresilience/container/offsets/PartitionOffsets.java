@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.container.offsets;
 
+import java.util.Set;
+
 /**
  * The offsets of one partition that were handed out but are not done yet, and the offset
  * that can be committed: the highest one below which every record is done (the contiguous
@@ -67,11 +69,11 @@ public final class PartitionOffsets {
 
 	/** The offset to commit once the pending record at {@code offset} is done too. */
 	public long committableOnceDone(long offset) {
-		return committableOnceDone(java.util.Set.of(offset));
+		return committableOnceDone(Set.of(offset));
 	}
 
 	/** The offset to commit once the pending records at {@code offsets} are done too. */
-	public long committableOnceDone(java.util.Set<Long> offsets) {
+	public long committableOnceDone(Set<Long> offsets) {
 		if (this.pending.isEmpty()) {
 			return this.next;
 		}

@@ -1,5 +1,6 @@
 package io.github.kafkaresilience.container.transactions;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.container.offsets.CommittableOffsets;
@@ -36,7 +37,7 @@ final class TransactionStep {
 
 	/** Every write of the step is made. */
 	void settled() {
-		this.transactions.settled(this.transaction);
+		this.transactions.settled(Objects.requireNonNull(this.transaction, "the step joined no transaction"));
 	}
 
 	/** The step failed; when it wrote, its transaction is doomed. */
@@ -48,7 +49,7 @@ final class TransactionStep {
 	}
 
 	Producer<byte[], byte[]> producer() {
-		Transaction current = this.transaction;
+		Transaction current = Objects.requireNonNull(this.transaction, "the step joined no transaction");
 		if (current.ended) {
 			throw new KafkaException("The transaction of the step for " + this.record + " has ended");
 		}

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container.transactions;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Future;
 
@@ -68,8 +69,9 @@ final class TransactionalLocks implements LockStore {
 	private void send(Lock lock, boolean release) {
 		TransactionStep current = this.scope.inTransaction();
 		Future<RecordMetadata> result = current.producer().send(this.registry.recordOf(lock, release));
-		current.transaction.writes.add(new Transaction.LockWrite(this.registry, lock, release, result));
-		current.transaction.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
+		Transaction transaction = Objects.requireNonNull(current.transaction, "the step joined no transaction");
+		transaction.writes.add(new Transaction.LockWrite(this.registry, lock, release, result));
+		transaction.written.put(lock.id(), release ? Optional.empty() : Optional.of(lock));
 	}
 
 }

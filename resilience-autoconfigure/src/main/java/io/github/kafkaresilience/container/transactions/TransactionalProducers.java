@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
 final class TransactionalProducers implements AutoCloseable {
 
 	/** Logs under the name of {@link TransactionalWrites}, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
+	private static final Log logger = LogFactory.getLog(TransactionalProducers.class);
 
 	private final ProducerClients producers;
 

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.container.transactions;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.offsets.CommittableOffsets;
@@ -176,7 +177,7 @@ public class TransactionalWrites implements AutoCloseable {
 		switch (result.kind()) {
 			case SETTLING -> {
 				current.finishes = true;
-				result.writes().whenComplete((ignored, ex) -> {
+				Objects.requireNonNull(result.writes()).whenComplete((ignored, ex) -> {
 					if (ex != null) {
 						current.failed(Futures.cause(ex));
 					}
@@ -208,7 +209,8 @@ public class TransactionalWrites implements AutoCloseable {
 	public Step execute(Delivery record, Supplier<Step> step, CommittableOffsets offsets) {
 		Step result = runStep(record, step, offsets);
 		if (result.kind() == Step.Kind.SETTLING) {
-			KafkaFutures.await(result.writes(), this.sendTimeout.multipliedBy(2), "commit the writes of " + record);
+			KafkaFutures.await(Objects.requireNonNull(result.writes()), this.sendTimeout.multipliedBy(2),
+					"commit the writes of " + record);
 			return Step.done();
 		}
 		return result;

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
@@ -42,7 +43,7 @@ import org.jspecify.annotations.Nullable;
 final class Transactions {
 
 	/** Logs under the name of {@link TransactionalWrites}, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(TransactionalWrites.class);
+	private static final Log logger = LogFactory.getLog(Transactions.class);
 
 	private final TransactionalProducers producers;
 
@@ -279,7 +280,7 @@ final class Transactions {
 			if (transaction != null) {
 				commit(transaction, due);
 			}
-			else {
+			else if (due != null) {
 				commitDue(due);
 			}
 		}
@@ -379,12 +380,14 @@ final class Transactions {
 			if (!finished.isEmpty()) {
 				// the records the transaction finishes count as done: the furthest offset
 				// of each partition
-				offsets.afterDone(finished)
+				Objects.requireNonNull(offsets)
+					.afterDone(finished)
 					.forEach((tp, offset) -> doneOffsets.merge(tp, offset,
 							(a, b) -> (a.offset() >= b.offset()) ? a : b));
 			}
 			if (!doneOffsets.isEmpty()) {
-				offsets.byGroup(doneOffsets)
+				Objects.requireNonNull(offsets)
+					.byGroup(doneOffsets)
 					.forEach((group, ofGroup) -> producer.sendOffsetsToTransaction(ofGroup, group));
 			}
 			for (TransactionStep step : transaction.steps) {
@@ -394,7 +397,7 @@ final class Transactions {
 			// then visible
 			producer.commitTransaction();
 			if (!doneOffsets.isEmpty()) {
-				offsets.committed(doneOffsets);
+				Objects.requireNonNull(offsets).committed(doneOffsets);
 			}
 		}
 		finally {

@@ -2,6 +2,7 @@ package io.github.kafkaresilience.container.transactions;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -253,7 +254,7 @@ class TransactionsTests {
 
 	/** The furthest offset of each partition noted as committed. */
 	private Map<TopicPartition, OffsetAndMetadata> committed() {
-		Map<TopicPartition, OffsetAndMetadata> furthest = new java.util.HashMap<>();
+		Map<TopicPartition, OffsetAndMetadata> furthest = new HashMap<>();
 		this.book.noted.forEach((offsets) -> offsets
 			.forEach((tp, offset) -> furthest.merge(tp, offset, (a, b) -> (a.offset() >= b.offset()) ? a : b)));
 		return furthest;
