@@ -12,11 +12,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
-import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;

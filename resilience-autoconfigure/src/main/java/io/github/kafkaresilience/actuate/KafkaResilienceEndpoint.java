@@ -1,30 +1,34 @@
 package io.github.kafkaresilience.actuate;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.dlq.DeadLetterBrowser;
+import io.github.kafkaresilience.internal.actuate.ConsoleViews;
+import io.github.kafkaresilience.internal.actuate.DeadLetterCounts;
+import io.github.kafkaresilience.internal.actuate.LastErrors;
+import io.github.kafkaresilience.internal.actuate.OperatorActions;
+import io.github.kafkaresilience.internal.actuate.ScanPermits;
+import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
+import io.github.kafkaresilience.internal.actuate.ViewSettings;
+import io.github.kafkaresilience.internal.actuate.WebReplays;
+import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.container.BatchSettings;
-import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -292,9 +296,9 @@ public class KafkaResilienceEndpoint {
 	private static LockDescriptor describe(LadderPlan plan, Lock lock, Instant now) {
 		String stageTopic = (lock.stage() <= plan.stages().size()) ? plan.stages().get(lock.stage() - 1).topic()
 				: plan.dlqTopic();
-		return new LockDescriptor(keyText(lock.key()), lock.stage(), stageTopic, Duration.between(lock.updated(), now),
-				lock.updated(), lock.retryCount(), lock.originPartition(), lock.originOffset(), lock.isMoving(),
-				lock.id());
+		return new LockDescriptor(ConsoleViews.keyText(lock.key()), lock.stage(), stageTopic,
+				Duration.between(lock.updated(), now), lock.updated(), lock.retryCount(), lock.originPartition(),
+				lock.originOffset(), lock.isMoving(), lock.id());
 	}
 
 	/**
@@ -315,24 +319,6 @@ public class KafkaResilienceEndpoint {
 			}
 		}
 		return total;
-	}
-
-	/**
-	 * A key as text when it is printable UTF-8, otherwise {@code base64:} and its bytes
-	 * in Base64.
-	 */
-	static String keyText(Bytes key) {
-		byte[] bytes = key.get();
-		try {
-			String text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-			if (text.chars().noneMatch(Character::isISOControl)) {
-				return text;
-			}
-		}
-		catch (CharacterCodingException ex) {
-			// not text
-		}
-		return "base64:" + Base64.getEncoder().encodeToString(bytes);
 	}
 
 	/**

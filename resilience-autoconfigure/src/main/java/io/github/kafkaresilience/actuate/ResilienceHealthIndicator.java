@@ -7,12 +7,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import org.apache.kafka.common.TopicPartition;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.console.ConsoleRoutes;
-import io.github.kafkaresilience.console.EndpointResponseHeaders;
+import io.github.kafkaresilience.internal.console.ConsoleRoutes;
+import io.github.kafkaresilience.internal.console.EndpointResponseHeaders;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

@@ -1,18 +1,18 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.container.SyncBarrier;
-import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.LadderPublisher;
-import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.RecordHandlerFactory;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;

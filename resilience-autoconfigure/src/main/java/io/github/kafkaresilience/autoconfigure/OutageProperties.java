@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
 import jakarta.validation.Valid;
 import org.jspecify.annotations.Nullable;
 

@@ -7,7 +7,7 @@ import java.util.List;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.internal.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 
 /**

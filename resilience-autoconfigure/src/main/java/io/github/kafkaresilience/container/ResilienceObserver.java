@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 
+import io.github.kafkaresilience.internal.container.Partitions;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.lock.Lock;
+import io.github.kafkaresilience.internal.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
 
 /**

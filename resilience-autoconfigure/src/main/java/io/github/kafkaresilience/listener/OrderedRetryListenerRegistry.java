@@ -9,9 +9,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.listener.LadderPlans;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;

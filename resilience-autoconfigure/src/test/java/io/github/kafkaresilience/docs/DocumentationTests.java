@@ -18,7 +18,7 @@ import java.util.stream.Stream;
 
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
-import io.github.kafkaresilience.observation.ObservedAttempts;
+import io.github.kafkaresilience.internal.observation.ObservedAttempts;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;

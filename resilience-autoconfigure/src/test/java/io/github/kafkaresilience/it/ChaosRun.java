@@ -28,8 +28,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.TestLockTable;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.utils.Bytes;
 import org.awaitility.core.ConditionTimeoutException;

@@ -14,10 +14,10 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.ladder.DlqReason;
-import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.TestLockTable;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.awaitility.core.ConditionTimeoutException;
 

@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.Ownership;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;

@@ -16,10 +16,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.lock.FailureInfo;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.internal.lock.FailureInfo;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -7,8 +7,8 @@ import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.List;
 
-import io.github.kafkaresilience.lock.FailureInfo;
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.FailureInfo;
+import io.github.kafkaresilience.internal.lock.Ownership;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;

@@ -16,15 +16,15 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.container.TestParkedPass;
+import io.github.kafkaresilience.internal.container.TestParkedPass;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.kafkaresilience.simulation.SimWorld.Fail;
 import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
 import io.github.kafkaresilience.simulation.SimWorld.Rec;
@@ -33,7 +33,7 @@ import io.github.kafkaresilience.simulation.SimWorld.TP;
 import io.github.kafkaresilience.simulation.SimWorld.Task;
 import io.github.kafkaresilience.simulation.SimWorld.Wait;
 import io.github.kafkaresilience.simulation.SimWorld.Work;
-import io.github.kafkaresilience.support.Futures;
+import io.github.kafkaresilience.internal.support.Futures;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
@@ -2145,7 +2145,7 @@ final class ProtocolSimulation {
 					|| next.wait != Wait.NONE) {
 				break;
 			}
-			io.github.kafkaresilience.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready,
+			io.github.kafkaresilience.internal.ladder.ReadyRun run = this.world.readyBehind(inc, head.ready,
 					next.rec.delivery());
 			if (run == null || head.work.revoked || inc.dead || next.running || next.wait != Wait.NONE) {
 				break;
@@ -2163,7 +2163,7 @@ final class ProtocolSimulation {
 	/** A record ran in a batch: it takes the rest of its step, as after its own run. */
 	private void afterBatch(Task task, HandlerResult result) {
 		Incarnation inc = task.work.owner;
-		io.github.kafkaresilience.ladder.ReadyRun ready = task.ready;
+		io.github.kafkaresilience.internal.ladder.ReadyRun ready = task.ready;
 		task.ready = null;
 		task.wait = Wait.NONE;
 		task.running = true;

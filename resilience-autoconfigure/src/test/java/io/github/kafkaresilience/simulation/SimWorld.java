@@ -21,21 +21,21 @@ import java.util.function.Predicate;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.RecordHandler;
-import io.github.kafkaresilience.ladder.RecordPublisher;
+import io.github.kafkaresilience.internal.ladder.RecordPublisher;
 import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.ladder.StageRouter;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.CommandCodec;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.LockStore;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.TestLockTable;
-import io.github.kafkaresilience.support.MovingClock;
+import io.github.kafkaresilience.internal.ladder.StageRouter;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.CommandCodec;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.LockStore;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
+import io.github.kafkaresilience.internal.support.MovingClock;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -782,7 +782,7 @@ final class SimWorld {
 		boolean riding;
 
 		/** With {@code Wait.BATCH}: its run, which a batch takes. */
-		io.github.kafkaresilience.ladder.ReadyRun ready;
+		io.github.kafkaresilience.internal.ladder.ReadyRun ready;
 
 		/**
 		 * Its last route failed: once its backoff is over, the tailer catches up before
@@ -1375,8 +1375,8 @@ final class SimWorld {
 	 * batch: the router's reads of the lock view are port calls, in the record's route
 	 * context.
 	 */
-	io.github.kafkaresilience.ladder.ReadyRun readyBehind(Incarnation incarnation,
-			io.github.kafkaresilience.ladder.ReadyRun head, Delivery delivery) {
+	io.github.kafkaresilience.internal.ladder.ReadyRun readyBehind(Incarnation incarnation,
+			io.github.kafkaresilience.internal.ladder.ReadyRun head, Delivery delivery) {
 		this.contexts.push(routeContext(incarnation, delivery));
 		try {
 			return incarnation.router.readyBehind(head, delivery);
