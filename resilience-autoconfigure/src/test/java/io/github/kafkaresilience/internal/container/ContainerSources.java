@@ -11,7 +11,7 @@ import java.util.stream.Stream;
 /** The sources of the container's packages, for tests that check who calls what. */
 final class ContainerSources {
 
-	private static final Path CONTAINER = Path.of("src/main/java/io/github/kafkaresilience/container");
+	private static final Path CONTAINER = Path.of("src/main/java/io/github/kafkaresilience/internal/container");
 
 	private ContainerSources() {
 	}
