@@ -3,7 +3,7 @@ package io.github.kafkaresilience.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.console.ConsoleRoutes;
 import io.github.kafkaresilience.internal.console.EndpointResponseHeaders;
 

@@ -3,7 +3,6 @@ package io.github.kafkaresilience.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.internal.actuate.ShowValues;
 import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;

@@ -4,14 +4,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.LastErrors;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
 import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
 import io.github.kafkaresilience.internal.actuate.ViewSettings;
 import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;

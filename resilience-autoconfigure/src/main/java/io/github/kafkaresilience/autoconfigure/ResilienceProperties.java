@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import jakarta.validation.Valid;

@@ -13,7 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.internal.dlq.ScanPosition;
 import io.github.kafkaresilience.internal.dlq.ScanProgress;
 import io.github.kafkaresilience.internal.dlq.TopicReads;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;

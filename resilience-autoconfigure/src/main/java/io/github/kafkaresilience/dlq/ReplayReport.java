@@ -3,8 +3,6 @@ package io.github.kafkaresilience.dlq;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.kafkaresilience.internal.dlq.ScanPosition;
-
 /**
  * What a replay did.
  *

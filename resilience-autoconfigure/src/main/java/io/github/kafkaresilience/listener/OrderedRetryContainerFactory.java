@@ -10,8 +10,8 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.internal.container.BatchSettings;
-import io.github.kafkaresilience.internal.container.ContainerSettings;
+import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.DualWriteStrategy;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
@@ -26,7 +26,6 @@ import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.internal.ladder.FaultInjection;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.ladder.RecordHandler;
@@ -97,8 +96,6 @@ public class OrderedRetryContainerFactory {
 	private Function<String, OutageSettings> outageSettings = (listenerId) -> OutageSettings.DISABLED;
 
 	private double dueTimeJitter;
-
-	private FaultInjection faults = FaultInjection.NONE;
 
 	private ResilienceObserver observer = ResilienceObserver.NONE;
 
@@ -362,11 +359,6 @@ public class OrderedRetryContainerFactory {
 		this.dueTimeJitter = share;
 	}
 
-	/** The test hook called between the steps of a move. */
-	public void setFaultInjection(FaultInjection faults) {
-		this.faults = faults;
-	}
-
 	/** Hears what the containers do: meters, the health indicator. */
 	public void setObserver(ResilienceObserver observer) {
 		this.observer = observer;
@@ -534,7 +526,8 @@ public class OrderedRetryContainerFactory {
 			settings = settings.withConcurrency(endpoint.concurrency());
 		}
 		ListenerConsumers consumers = consumers(endpoint);
-		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(), this.faults);
+		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(),
+				this.componentFactory.faultInjection());
 		OutageSettings outage = this.outageSettings.apply(endpoint.id());
 		OutageBreaker breaker = outage.enabled()
 				? this.componentFactory.outageBreaker(endpoint, outage, this.classifier, this.clock) : null;
@@ -615,7 +608,7 @@ public class OrderedRetryContainerFactory {
 			.clock(this.clock)
 			.lockIds(() -> UUID.randomUUID().toString())
 			.dualWrite(writes.mode())
-			.faults(this.faults)
+			.faults(this.componentFactory.faultInjection())
 			.ownership(registry.ownership())
 			.dueTimeJitter(this.dueTimeJitter)
 			.observer(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic))

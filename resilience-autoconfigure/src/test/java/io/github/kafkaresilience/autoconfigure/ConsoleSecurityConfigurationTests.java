@@ -2,9 +2,8 @@ package io.github.kafkaresilience.autoconfigure;
 
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
-import io.github.kafkaresilience.internal.actuate.ShowValues;
 import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.junit.jupiter.api.Test;
 

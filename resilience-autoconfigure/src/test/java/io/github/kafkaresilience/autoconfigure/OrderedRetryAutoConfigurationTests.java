@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.kafkaresilience.internal.container.ContainerSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.container.ResilienceObserver;

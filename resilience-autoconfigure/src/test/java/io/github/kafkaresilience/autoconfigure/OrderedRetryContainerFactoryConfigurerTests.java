@@ -12,7 +12,7 @@ import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;

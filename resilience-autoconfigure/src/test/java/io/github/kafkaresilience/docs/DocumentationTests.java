@@ -84,7 +84,8 @@ class DocumentationTests {
 	@Test
 	void theMetricsGuideNamesEveryMeter() throws IOException {
 		Set<String> meters = new TreeSet<>();
-		try (Stream<Path> sources = Files.walk(MODULE.resolve("src/main/java/io/github/kafkaresilience/internal/metrics"))) {
+		try (Stream<Path> sources = Files
+			.walk(MODULE.resolve("src/main/java/io/github/kafkaresilience/internal/metrics"))) {
 			for (Path source : sources.filter((path) -> path.toString().endsWith(".java")).toList()) {
 				Matcher matcher = METER.matcher(Files.readString(source));
 				while (matcher.find()) {

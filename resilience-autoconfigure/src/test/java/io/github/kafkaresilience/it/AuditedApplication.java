@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
@@ -351,13 +352,13 @@ public class AuditedApplication {
 	static class CrashPoint {
 
 		@Bean
-		FaultInjection crashPoint(@Value("${test.crash-at}") FaultInjection.Point crashAt,
+		OrderedRetryComponentFactory crashPoint(@Value("${test.crash-at}") FaultInjection.Point crashAt,
 				@Value("${test.crash-value}") String value) {
-			return (point, record) -> {
+			return Faults.injecting((point, record) -> {
 				if (point == crashAt && value.equals(new String(record.value(), StandardCharsets.UTF_8))) {
 					Runtime.getRuntime().halt(137);
 				}
-			};
+			});
 		}
 
 	}

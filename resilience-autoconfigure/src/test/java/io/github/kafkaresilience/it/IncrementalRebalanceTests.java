@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.it.HandlingJournal.Handling;

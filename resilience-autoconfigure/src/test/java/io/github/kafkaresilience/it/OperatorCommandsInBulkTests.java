@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;

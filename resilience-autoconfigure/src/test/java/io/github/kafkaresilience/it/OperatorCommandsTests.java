@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.ladder.RetryHeaders;

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.admin.Admin;

@@ -17,6 +17,7 @@ import io.github.kafkaresilience.internal.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.internal.container.transactions.TransactionalWrites;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.internal.ladder.Step;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -382,14 +383,14 @@ class TransactionalDualWriteTests {
 		 * rejects it.
 		 */
 		@Bean
-		FaultInjection faultInjection() {
-			return (point, record) -> {
+		OrderedRetryComponentFactory faultInjection() {
+			return Faults.injecting((point, record) -> {
 				if (point == FaultInjection.Point.LOCK_WRITTEN
 						&& "A".equals(new String(record.value(), StandardCharsets.UTF_8))
 						&& failuresAfterLockWrite.getAndDecrement() > 0) {
 					throw new KafkaException("injected: publish of A failed after its lock write");
 				}
-			};
+			});
 		}
 
 	}

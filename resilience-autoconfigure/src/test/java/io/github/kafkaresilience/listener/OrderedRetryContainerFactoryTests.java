@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.internal.container.ContainerSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.DualWriteStrategy;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;

@@ -10,7 +10,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.internal.dlq.ReplayArguments;

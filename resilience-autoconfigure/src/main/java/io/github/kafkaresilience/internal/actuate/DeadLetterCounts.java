@@ -15,8 +15,6 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-
 /**
  * How many dead letters each dead-letter topic holds, from the earliest and latest
  * offsets of its partitions, read with an admin client of its own per call. When they

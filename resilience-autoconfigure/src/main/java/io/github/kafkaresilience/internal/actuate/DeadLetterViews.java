@@ -8,10 +8,9 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
-import io.github.kafkaresilience.internal.dlq.ScanPosition;
+import io.github.kafkaresilience.dlq.ScanPosition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;

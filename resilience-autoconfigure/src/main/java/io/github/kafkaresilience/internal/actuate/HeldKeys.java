@@ -11,7 +11,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.internal.lock.Lock;

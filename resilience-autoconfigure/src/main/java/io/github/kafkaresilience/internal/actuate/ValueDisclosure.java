@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
+import io.github.kafkaresilience.autoconfigure.ShowValues;
 import io.github.kafkaresilience.ladder.RetryHeaders;
 import io.github.kafkaresilience.internal.lock.Ownership;
 

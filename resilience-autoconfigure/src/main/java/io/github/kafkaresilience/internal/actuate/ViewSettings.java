@@ -1,5 +1,7 @@
 package io.github.kafkaresilience.internal.actuate;
 
+import io.github.kafkaresilience.autoconfigure.ShowValues;
+
 /**
  * How much the endpoint's views read and show for one request.
  *

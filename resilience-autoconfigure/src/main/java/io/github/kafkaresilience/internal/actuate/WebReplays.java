@@ -4,7 +4,6 @@ import java.time.Clock;
 import java.util.List;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.internal.dlq.ReplayArguments;
 import io.github.kafkaresilience.dlq.ReplayReport;

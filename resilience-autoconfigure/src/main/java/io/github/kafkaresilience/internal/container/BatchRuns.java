@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchResult;

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.internal.container;
 import java.time.Clock;
 import java.util.Collection;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.offsets.WritesUnderWay;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

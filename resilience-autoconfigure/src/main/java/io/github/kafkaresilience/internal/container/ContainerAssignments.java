@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.support.Callbacks;
 import org.apache.commons.logging.Log;

@@ -11,6 +11,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.Delivery;

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.BatchSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;

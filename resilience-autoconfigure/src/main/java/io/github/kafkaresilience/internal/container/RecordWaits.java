@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.BiPredicate;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.ladder.Delivery;
 
 import io.github.kafkaresilience.internal.lock.Lock;

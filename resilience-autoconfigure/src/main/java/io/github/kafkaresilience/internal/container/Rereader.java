@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiPredicate;
 import java.util.function.ToLongBiFunction;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -24,7 +24,7 @@ import org.springframework.core.task.VirtualThreadTaskExecutor;
  * from Spring's {@link VirtualThreadTaskExecutor} and the executor that starts one per
  * task is looked up when first needed.
  */
-enum WorkerThreads {
+public enum WorkerThreads {
 
 	/** A fixed pool of platform threads. */
 	PLATFORM {
@@ -74,7 +74,7 @@ enum WorkerThreads {
 	}
 
 	/** Whether this runtime has virtual threads: Java 21 or later. */
-	static boolean virtualAvailable() {
+	public static boolean virtualAvailable() {
 		return Runtime.version().feature() >= 21;
 	}
 

@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import io.github.kafkaresilience.dlq.DeadLetter;
 import io.github.kafkaresilience.dlq.ReplayRequest;
+import io.github.kafkaresilience.dlq.ScanPosition;
 import io.github.kafkaresilience.internal.lock.Ownership;
 import io.github.kafkaresilience.internal.support.ConsumerClients;
 import io.github.kafkaresilience.internal.support.ConsumerSettings;

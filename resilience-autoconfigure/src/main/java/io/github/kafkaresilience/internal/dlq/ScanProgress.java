@@ -10,6 +10,8 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
+import io.github.kafkaresilience.dlq.ScanPosition;
+
 /**
  * How far a read of a dead-letter topic got, for the browser and the replay alike: the
  * records scanned, whether the limit of a request is reached, and the next offset of each

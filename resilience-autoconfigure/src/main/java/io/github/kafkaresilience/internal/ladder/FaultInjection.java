@@ -7,8 +7,10 @@ import io.github.kafkaresilience.ladder.Delivery;
  * stop the process exactly there. Throwing a {@link RuntimeException} makes the step fail
  * as if the broker had failed it; halting the JVM is a crash between two steps.
  * <p>
- * Applications never need one: the default does nothing. A test registers a bean of this
- * type to reach the failures the protocol must survive (docs/PROTOCOL.md, rule 6).
+ * Applications never need one: the default does nothing. A test gives the container
+ * factory an {@code OrderedRetryComponentFactory} whose {@code faultInjection()} returns
+ * one, to reach the failures the protocol must survive (docs/PROTOCOL.md, rule 6); the
+ * auto-configuration looks up no bean of this type.
  *
  * @since 0.1.0
  */

@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;

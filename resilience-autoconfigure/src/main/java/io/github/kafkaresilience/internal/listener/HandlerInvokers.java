@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuard;

@@ -7,6 +7,7 @@ import java.util.List;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.ladder.StageRouter;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.ReaperSettings;
@@ -32,6 +33,16 @@ import org.apache.kafka.clients.admin.Admin;
  * @since 0.1.0
  */
 public class OrderedRetryComponentFactory {
+
+	/**
+	 * The faults to inject into the moves and the transactions of every listener's
+	 * ladders: none in production. A test hook: tests give the factory a component
+	 * factory that returns theirs; the auto-configuration looks up no bean of this type.
+	 * @return {@link FaultInjection#NONE} here
+	 */
+	public FaultInjection faultInjection() {
+		return FaultInjection.NONE;
+	}
 
 	/**
 	 * Creates or checks the topics of a ladder, as its listener's container is created.

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 
+import io.github.kafkaresilience.autoconfigure.ShowValues;
 import io.github.kafkaresilience.dlq.DeadLetter;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;

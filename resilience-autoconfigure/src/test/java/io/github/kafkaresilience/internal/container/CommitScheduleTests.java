@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.offsets.CommittableOffsets;
 import io.github.kafkaresilience.internal.container.offsets.WritesUnderWay;
 import io.github.kafkaresilience.ladder.Delivery;

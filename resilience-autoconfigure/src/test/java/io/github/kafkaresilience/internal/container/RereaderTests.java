@@ -14,6 +14,8 @@ import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.junit.jupiter.api.Test;
 
+import io.github.kafkaresilience.container.ContainerSettings;
+
 import static io.github.kafkaresilience.internal.container.Records.ORDERS_0;
 import static io.github.kafkaresilience.internal.container.Records.task;
 import static io.github.kafkaresilience.internal.container.Records.work;

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 
+import io.github.kafkaresilience.container.ContainerSettings;
+
 import static io.github.kafkaresilience.internal.container.Records.ORDERS_0;
 import static io.github.kafkaresilience.internal.container.Records.task;
 import static io.github.kafkaresilience.internal.container.Records.work;

@@ -13,7 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.idempotency.IdempotencyKeyResolver;

@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.idempotency.Claim;
 import io.github.kafkaresilience.idempotency.ClaimHeldException;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuard;

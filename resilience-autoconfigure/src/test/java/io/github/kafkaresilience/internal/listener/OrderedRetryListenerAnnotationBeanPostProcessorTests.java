@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
-import io.github.kafkaresilience.internal.container.ContainerSettings;
+import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.container.SyncBarrier;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;

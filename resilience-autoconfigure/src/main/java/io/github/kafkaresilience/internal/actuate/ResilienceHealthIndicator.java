@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.actuate;
+package io.github.kafkaresilience.internal.actuate;
 
 import java.time.Duration;
 import java.util.ArrayList;

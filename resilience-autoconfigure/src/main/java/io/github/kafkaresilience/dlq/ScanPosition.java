@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.internal.dlq;
+package io.github.kafkaresilience.dlq;
 
 /**
  * Where a read of a dead-letter topic stopped in one partition: the offset it would have

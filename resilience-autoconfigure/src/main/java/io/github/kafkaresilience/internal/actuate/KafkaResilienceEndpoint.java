@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.actuate;
+package io.github.kafkaresilience.internal.actuate;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -9,14 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-import io.github.kafkaresilience.internal.actuate.ConsoleViews;
-import io.github.kafkaresilience.internal.actuate.DeadLetterCounts;
-import io.github.kafkaresilience.internal.actuate.LastErrors;
-import io.github.kafkaresilience.internal.actuate.OperatorActions;
-import io.github.kafkaresilience.internal.actuate.ScanPermits;
-import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
-import io.github.kafkaresilience.internal.actuate.ViewSettings;
-import io.github.kafkaresilience.internal.actuate.WebReplays;
 import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
@@ -27,7 +19,7 @@ import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.github.kafkaresilience.internal.lock.OperatorCommand;
-import io.github.kafkaresilience.internal.container.BatchSettings;
+import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;

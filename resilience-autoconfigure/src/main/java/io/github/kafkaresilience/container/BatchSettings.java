@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.internal.container;
+package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 import java.util.Locale;

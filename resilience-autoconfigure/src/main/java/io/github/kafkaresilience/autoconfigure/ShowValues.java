@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.internal.actuate;
+package io.github.kafkaresilience.autoconfigure;
 
 /**
  * When the endpoint and the console show what dead letters carry (their values and the
