@@ -10,6 +10,7 @@ import io.github.kafkaresilience.internal.container.SyncBarrier;
 import io.github.kafkaresilience.internal.dlq.DlqDispatcher;
 import io.github.kafkaresilience.dlq.DlqHandler;
 import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.internal.dlq.TopicDlqReplayer;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
@@ -163,7 +164,7 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties,
 			OrderedRetryListenerRegistry listeners) {
-		return new DlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
+		return new TopicDlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
 				Clock.systemUTC(), listeners::ladder);
 	}
 

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.FailureInfo;
@@ -164,7 +164,7 @@ class BoundedMemoryTests {
 		config.put(ProducerConfig.LINGER_MS_CONFIG, 20);
 		config.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
 		Instant now = Instant.now();
-		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("downstream unavailable"), false, now);
+		FailureInfo failure = ProtocolHeaders.failure(new IllegalStateException("downstream unavailable"), false, now);
 		byte[] payload = new byte[512];
 		Arrays.fill(payload, (byte) 'x');
 		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
@@ -182,7 +182,7 @@ class BoundedMemoryTests {
 						producer.send(new ProducerRecord<>(locks, 0, LockCodec.encodeId(lockId), LockCodec.encode(lock),
 								LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)))));
 				sent.add(producer.send(new ProducerRecord<>(stage, 0, key.getBytes(), value,
-						RetryHeaders.forHop(new RecordHeaders(), true, topic, 0, i, retryCount, lockId,
+						ProtocolHeaders.forHop(new RecordHeaders(), true, topic, 0, i, retryCount, lockId,
 								follower ? null : failure, null, Names.owner(topic)))));
 				if (sent.size() >= 20_000) {
 					awaitAll(sent);

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -121,7 +121,7 @@ class BrokerOutageTests {
 					.containsOnlyElementsOf(permanent)
 					.containsAll(permanent);
 				assertThat(deadLetters)
-					.extracting((record) -> RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON))
+					.extracting((record) -> ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON))
 					.containsOnly("permanent");
 				await().atMost(WAIT).until(() -> liveLocks(locks) == 0 && ChaosRun.liveLocks(cluster, topic) == 0);
 				await().atMost(WAIT)

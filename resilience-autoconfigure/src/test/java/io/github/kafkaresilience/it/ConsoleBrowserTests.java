@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -94,7 +94,7 @@ class ConsoleBrowserTests {
 			assertThat(script.attempts("D1")).isEqualTo(1);
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).singleElement()
-				.satisfies((letter) -> assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+				.satisfies((letter) -> assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 					.isEqualTo("operator"));
 
 			// the DLQ list, filtered by reason and key, and one dead letter in full

@@ -13,7 +13,7 @@ import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCodec;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -420,7 +420,7 @@ class ConsumerGroupsTests {
 	}
 
 	private static String mainTopic(ConsumerRecord<String, String> record) {
-		String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+		String original = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 		return (original != null) ? original : record.topic();
 	}
 

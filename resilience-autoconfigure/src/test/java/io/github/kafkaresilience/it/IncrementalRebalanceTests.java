@@ -16,7 +16,7 @@ import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.it.HandlingJournal.Handling;
 import io.github.kafkaresilience.it.RebalancingApplications.BatchApplication;
 import io.github.kafkaresilience.it.RebalancingApplications.RecordApplication;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.micrometer.core.instrument.Counter;
@@ -484,7 +484,7 @@ class IncrementalRebalanceTests {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
 			.map((letter) -> new String(letter.value()) + "/"
-					+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+					+ ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 			.toList();
 	}
 

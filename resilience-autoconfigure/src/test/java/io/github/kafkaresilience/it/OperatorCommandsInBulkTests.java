@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -161,9 +161,11 @@ class OperatorCommandsInBulkTests {
 	private static Map<String, List<String>> deadLetters(String topic) {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
-			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()), Collectors
-				.mapping((r) -> new String(r.value()) + "/" + RetryHeaders.text(r.headers(), RetryHeaders.DLQ_REASON),
-						Collectors.toList())));
+			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()),
+					Collectors.mapping(
+							(r) -> new String(r.value()) + "/"
+									+ ProtocolHeaders.text(r.headers(), ProtocolHeaders.DLQ_REASON),
+							Collectors.toList())));
 	}
 
 	/**

@@ -8,7 +8,7 @@ import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
@@ -109,9 +109,9 @@ class OperatorCommandsTests {
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).singleElement().satisfies((letter) -> {
 				assertThat(new String(letter.value())).isEqualTo("D1");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("operator");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.RETRY_COUNT)).isEqualTo("1");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.ERROR_MESSAGE))
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON)).isEqualTo("operator");
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.RETRY_COUNT)).isEqualTo("1");
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.ERROR_MESSAGE))
 					.isEqualTo("attempt 1 of D1 fails");
 			});
 			assertThat(script.attempts("D1")).as("not run again").isEqualTo(1);

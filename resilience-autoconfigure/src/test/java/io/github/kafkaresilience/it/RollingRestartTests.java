@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -70,7 +70,7 @@ class RollingRestartTests {
 			Set<String> deadLetters = SharedBroker.readAll(Names.dlq(topic))
 				.stream()
 				.map((letter) -> new String(letter.value()) + "/"
-						+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+						+ ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 				.collect(Collectors.toSet());
 			assertThat(deadLetters).containsExactlyInAnyOrderElementsOf(
 					load.values().stream().filter(load::failsForGood).map((value) -> value + "/permanent").toList());

@@ -15,7 +15,7 @@ import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import io.github.kafkaresilience.internal.lock.Lock;
@@ -187,7 +187,7 @@ class SaslClientsTests {
 			assertThat(attempts(script, "b-0")).containsExactly(topic + "/0 failed");
 			assertThat(readAll(Names.dlq(topic))).singleElement().satisfies((record) -> {
 				assertThat(new String(record.value(), StandardCharsets.UTF_8)).isEqualTo("b-0");
-				assertThat(RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("permanent");
+				assertThat(ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON)).isEqualTo("permanent");
 			});
 			// the dead-letter handler's consumer read the dead letter and committed in
 			// its group

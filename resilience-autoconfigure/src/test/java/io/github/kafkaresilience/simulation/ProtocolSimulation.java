@@ -18,7 +18,7 @@ import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.internal.container.TestParkedPass;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.ladder.Step;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.OperatorCommand;
@@ -929,7 +929,7 @@ final class ProtocolSimulation {
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
 			for (Rec rec : this.world.log(this.world.plan.dlqTopic(), p)) {
-				String reason = RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON);
+				String reason = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.DLQ_REASON);
 				if ("permanent".equals(reason)) {
 					this.stats.dlqPermanent++;
 				}
@@ -2537,7 +2537,7 @@ final class ProtocolSimulation {
 		if (this.config.commands() == 0) {
 			return false;
 		}
-		String lockId = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.LOCK_ID);
 		int stage = this.world.plan.stageOf(rec.topic());
 		Lock lock = (lockId != null && stage > 0) ? work.owner.table.find(lockId) : null;
 		return lock != null && new Position(stage, rec.offset()).equals(lock.position())
@@ -2601,30 +2601,30 @@ final class ProtocolSimulation {
 			RecordHeaders headers = new RecordHeaders();
 			if (like != null) {
 				headers.add(SimWorld.USER_HEADER, like.value);
-				put(headers, RetryHeaders.ORIGINAL_TOPIC, SimWorld.MAIN);
-				put(headers, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(like.partition));
-				put(headers, RetryHeaders.ORIGINAL_OFFSET, Long.toString(like.offset));
+				put(headers, ProtocolHeaders.ORIGINAL_TOPIC, SimWorld.MAIN);
+				put(headers, ProtocolHeaders.ORIGINAL_PARTITION, Integer.toString(like.partition));
+				put(headers, ProtocolHeaders.ORIGINAL_OFFSET, Long.toString(like.offset));
 			}
 			byte[] recordKey = key.get();
 			String what;
 			switch (kind) {
 				case 0 -> {
 					String lockId = (target != null) ? target.id() : "L1";
-					put(headers, RetryHeaders.RETRY_COUNT,
+					put(headers, ProtocolHeaders.RETRY_COUNT,
 							Integer.toString((target != null) ? target.retryCount() : 0));
-					put(headers, RetryHeaders.LOCK_ID, lockId);
+					put(headers, ProtocolHeaders.LOCK_ID, lockId);
 					if (target != null) {
 						topic = this.world.plan.stage(target.stage()).topic();
 					}
 					what = "a copy carrying lock " + lockId;
 				}
 				case 1 -> {
-					put(headers, RetryHeaders.RETRY_COUNT, "0");
-					put(headers, RetryHeaders.REPLAY_FROM_DLQ, this.world.plan.dlqTopic() + "/" + partition + "/0");
+					put(headers, ProtocolHeaders.RETRY_COUNT, "0");
+					put(headers, ProtocolHeaders.REPLAY_FROM_DLQ, this.world.plan.dlqTopic() + "/" + partition + "/0");
 					what = "a replay entry";
 				}
 				case 2 -> {
-					put(headers, RetryHeaders.RETRY_COUNT, "0");
+					put(headers, ProtocolHeaders.RETRY_COUNT, "0");
 					recordKey = null;
 					what = "a record without a key";
 				}
@@ -2893,7 +2893,7 @@ final class ProtocolSimulation {
 			return null;
 		}
 		int stage = this.world.plan.stageOf(task.rec.topic());
-		String lockId = RetryHeaders.text(task.rec.headers(), RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(task.rec.headers(), ProtocolHeaders.LOCK_ID);
 		Lock lock = (lockId != null) ? task.work.owner.table.find(lockId) : null;
 		if (stage > 0 && lock != null && lock.isMoving() && lock.from().stage() == stage
 				&& lock.from().offset() > task.rec.offset()) {
@@ -2902,7 +2902,7 @@ final class ProtocolSimulation {
 					+ task.rec.partition() + "/" + lock.from().offset()
 					+ " is queued behind it (same key, same topic partition) and is never routed";
 		}
-		if (lockId == null && stage == 1 && RetryHeaders.isReplayEntry(task.rec.headers())) {
+		if (lockId == null && stage == 1 && ProtocolHeaders.isReplayEntry(task.rec.headers())) {
 			lockId = SimWorld.replayLockId(task.rec);
 			lock = task.work.owner.table.find(lockId);
 		}

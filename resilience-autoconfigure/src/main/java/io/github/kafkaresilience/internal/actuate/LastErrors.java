@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.support.ConsumerClients;
 import io.github.kafkaresilience.internal.support.ConsumerSettings;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -93,9 +93,9 @@ public class LastErrors {
 					return null; // not in the log any more
 				}
 				if (record.offset() == place.offset()) {
-					String exception = RetryHeaders.text(record.headers(), RetryHeaders.ERROR_EXCEPTION);
-					return (exception == null) ? NONE
-							: new LastError(exception, RetryHeaders.text(record.headers(), RetryHeaders.ERROR_MESSAGE));
+					String exception = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ERROR_EXCEPTION);
+					return (exception == null) ? NONE : new LastError(exception,
+							ProtocolHeaders.text(record.headers(), ProtocolHeaders.ERROR_MESSAGE));
 				}
 			}
 		}

@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.Set;
 
 import io.github.kafkaresilience.autoconfigure.ShowValues;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.lock.Ownership;
 
 import org.springframework.util.PatternMatchUtils;
@@ -31,11 +31,11 @@ public final class ValueDisclosure {
 	/** What a hidden or masked value is shown as. */
 	public static final String MASK = "******";
 
-	private static final Set<String> LIBRARY_HEADERS = Set.of(RetryHeaders.RETRY_COUNT, RetryHeaders.ERROR_CLASS,
-			RetryHeaders.ERROR_MESSAGE, RetryHeaders.ERROR_EXCEPTION, RetryHeaders.ERROR_TIMESTAMP,
-			RetryHeaders.PREVIOUS_TOPIC, RetryHeaders.ORIGINAL_TOPIC, RetryHeaders.ORIGINAL_PARTITION,
-			RetryHeaders.ORIGINAL_OFFSET, RetryHeaders.LOCK_ID, RetryHeaders.DLQ_REASON, RetryHeaders.REPLAY_FROM_DLQ,
-			RetryHeaders.REPLAY_TIMESTAMP, Ownership.HEADER);
+	private static final Set<String> LIBRARY_HEADERS = Set.of(ProtocolHeaders.RETRY_COUNT, ProtocolHeaders.ERROR_CLASS,
+			ProtocolHeaders.ERROR_MESSAGE, ProtocolHeaders.ERROR_EXCEPTION, ProtocolHeaders.ERROR_TIMESTAMP,
+			ProtocolHeaders.PREVIOUS_TOPIC, ProtocolHeaders.ORIGINAL_TOPIC, ProtocolHeaders.ORIGINAL_PARTITION,
+			ProtocolHeaders.ORIGINAL_OFFSET, ProtocolHeaders.LOCK_ID, ProtocolHeaders.DLQ_REASON,
+			ProtocolHeaders.REPLAY_FROM_DLQ, ProtocolHeaders.REPLAY_TIMESTAMP, Ownership.HEADER);
 
 	private final ShowValues show;
 

@@ -4,7 +4,7 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.ladder.Step;
 import io.github.kafkaresilience.internal.lock.OperatorCommand;
 import org.jspecify.annotations.Nullable;
@@ -72,14 +72,14 @@ final class RecordTask extends KeyedTask {
 	boolean isNamedBy(OperatorCommand command) {
 		return command.partition() == this.delivery.partition() && command.position().offset() == this.delivery.offset()
 				&& command.position().stage() == this.work.route.router().plan().stageOf(this.delivery.topic())
-				&& command.lockId().equals(RetryHeaders.text(this.delivery.headers(), RetryHeaders.LOCK_ID));
+				&& command.lockId().equals(ProtocolHeaders.text(this.delivery.headers(), ProtocolHeaders.LOCK_ID));
 	}
 
 	/**
 	 * Whether an operator's command names the lock this record carries, at this record.
 	 */
 	boolean commandPending() {
-		String lockId = RetryHeaders.text(this.delivery.headers(), RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(this.delivery.headers(), ProtocolHeaders.LOCK_ID);
 		return lockId != null && this.work.route.registry().commandsOf(lockId).stream().anyMatch(this::isNamedBy);
 	}
 

@@ -13,7 +13,7 @@ import java.util.Optional;
 
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.ladder.DlqReason;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -52,7 +52,7 @@ public final class ReplayArguments {
 
 	private static final String DRY_RUN = "dry-run";
 
-	private static final List<String> ERROR_CLASSES = List.of(RetryHeaders.TRANSIENT, RetryHeaders.PERMANENT);
+	private static final List<String> ERROR_CLASSES = List.of(ProtocolHeaders.TRANSIENT, ProtocolHeaders.PERMANENT);
 
 	private static final List<String> REASONS = Arrays.stream(DlqReason.values()).map(DlqReason::value).toList();
 

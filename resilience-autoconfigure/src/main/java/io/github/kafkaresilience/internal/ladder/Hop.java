@@ -5,7 +5,6 @@ import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.Ownership;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DlqReason;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 
@@ -44,8 +43,8 @@ record Hop(boolean fromMain, int retryCount, @Nullable String lockId, @Nullable 
 	 * @param owner the group that owns the ladder
 	 */
 	Headers headers(Delivery record, @Nullable DlqReason reason, Ownership owner) {
-		return RetryHeaders.forHop(record.headers(), this.fromMain, record.topic(), record.partition(), record.offset(),
-				this.retryCount, this.lockId, this.failure, reason, owner);
+		return ProtocolHeaders.forHop(record.headers(), this.fromMain, record.topic(), record.partition(),
+				record.offset(), this.retryCount, this.lockId, this.failure, reason, owner);
 	}
 
 }

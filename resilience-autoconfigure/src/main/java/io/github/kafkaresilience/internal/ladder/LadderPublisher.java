@@ -8,7 +8,6 @@ import io.github.kafkaresilience.internal.support.KafkaFutures;
 import io.github.kafkaresilience.internal.support.ProducerClients;
 import io.github.kafkaresilience.internal.support.ProducerSettings;
 import io.github.kafkaresilience.internal.support.Sends;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.Producer;
@@ -76,7 +75,7 @@ public class LadderPublisher implements RecordPublisher, DisposableBean {
 		if (maxMessageBytes <= DEFAULT_MAX_MESSAGE_BYTES) {
 			return;
 		}
-		int needed = (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + RetryHeaders.HEADER_ALLOWANCE);
+		int needed = (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + ProtocolHeaders.HEADER_ALLOWANCE);
 		if (this.producerConfig.containsKey(ProducerConfig.MAX_REQUEST_SIZE_CONFIG)) {
 			int configured = ProducerSettings.maxRequestSize(this.producerConfig);
 			if (configured < maxMessageBytes) {

@@ -4,7 +4,6 @@ import java.time.Instant;
 
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
@@ -60,7 +59,7 @@ record Refusal(String topic, Throwable cause, Hop hop) {
 	 * as {@code message}.
 	 */
 	FailureInfo failure(String message, Instant now) {
-		FailureInfo tooLarge = RetryHeaders.failure(this.cause, true, now);
+		FailureInfo tooLarge = ProtocolHeaders.failure(this.cause, true, now);
 		return new FailureInfo(tooLarge.errorClass(), message, tooLarge.exception(), tooLarge.timestamp());
 	}
 
@@ -85,7 +84,7 @@ record Refusal(String topic, Throwable cause, Hop hop) {
 	 * The setting to raise so that {@code topic} takes a record of {@code size} bytes.
 	 */
 	static String fix(Throwable tooLarge, String topic, long size) {
-		long needed = size + RetryHeaders.HEADER_ALLOWANCE;
+		long needed = size + ProtocolHeaders.HEADER_ALLOWANCE;
 		String reason = String.valueOf(tooLarge.getMessage());
 		if (reason.contains("max.request.size")) {
 			return "spring.kafka.producer.properties.max.request.size to " + needed

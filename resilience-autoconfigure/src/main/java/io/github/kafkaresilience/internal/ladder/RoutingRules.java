@@ -15,7 +15,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
@@ -89,20 +88,20 @@ final class RoutingRules {
 	 * (docs/PROTOCOL.md, rule 2).
 	 */
 	Decision fromStage(Delivery record, int stage, boolean tailerSynced) {
-		Integer retryCount = RetryHeaders.retryCount(record.headers());
-		String lockId = RetryHeaders.text(record.headers(), RetryHeaders.LOCK_ID);
+		Integer retryCount = ProtocolHeaders.retryCount(record.headers());
+		String lockId = ProtocolHeaders.text(record.headers(), ProtocolHeaders.LOCK_ID);
 		Bytes key = record.businessKey();
 		// a dead letter sent back by a replay: it gets a lock named after where it
 		// entered
-		boolean entry = stage == 1 && key != null && RetryHeaders.isReplayEntry(record.headers());
+		boolean entry = stage == 1 && key != null && ProtocolHeaders.isReplayEntry(record.headers());
 		if (entry) {
 			lockId = replayLockId(record);
 		}
 		if (retryCount == null || (key != null && lockId == null) || (key == null && lockId != null)) {
 			return malformed((retryCount != null) ? retryCount : 0,
 					"missing or unreadable protocol headers (retry.count="
-							+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT) + ", lock.id=" + lockId
-							+ ")");
+							+ ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT) + ", lock.id="
+							+ lockId + ")");
 		}
 		if (lockId == null) {
 			return runWhenDue(record, stage, retryCount, null);
@@ -166,14 +165,14 @@ final class RoutingRules {
 		String lockId = (lock != null) ? lock.id() : null;
 		Throwable ex = result.failure();
 		if (result.outcome() == HandlerResult.Outcome.POISON) {
-			FailureInfo poison = RetryHeaders.failure(ex, true, now());
+			FailureInfo poison = ProtocolHeaders.failure(ex, true, now());
 			return new Decision.DeadLetter(new Hop(fromMain, run.retryCount(), lockId, poison), DlqReason.POISON, lock);
 		}
 		// a count read from a retry topic can be as large as an int goes; it must not
 		// wrap around
 		int attempts = (run.retryCount() < Integer.MAX_VALUE) ? run.retryCount() + 1 : run.retryCount();
 		boolean permanent = this.classifier.isPermanent(ex);
-		FailureInfo failure = RetryHeaders.failure(ex, permanent, now());
+		FailureInfo failure = ProtocolHeaders.failure(ex, permanent, now());
 		if (permanent || attempts >= this.plan.maxAttempts()) {
 			return new Decision.DeadLetter(new Hop(fromMain, attempts, lockId, failure),
 					permanent ? DlqReason.PERMANENT : DlqReason.EXHAUSTED, lock);
@@ -200,7 +199,7 @@ final class RoutingRules {
 	 */
 	long earliestRun(Delivery record) {
 		int stage = this.plan.stageOf(record.topic());
-		Integer retryCount = (stage > 0) ? RetryHeaders.retryCount(record.headers()) : null;
+		Integer retryCount = (stage > 0) ? ProtocolHeaders.retryCount(record.headers()) : null;
 		if (retryCount == null || retryCount == 0) {
 			return 0;
 		}
@@ -252,7 +251,7 @@ final class RoutingRules {
 				// no new failure: the record keeps the error headers of its last one, if
 				// it ran
 				return new Decision.DeadLetter(
-						new Hop(false, retryCount, lock.id(), RetryHeaders.failure(record.headers())),
+						new Hop(false, retryCount, lock.id(), ProtocolHeaders.failure(record.headers())),
 						DlqReason.OPERATOR, lock, command);
 			}
 			return new Decision.Run(stage, retryCount, lock, command);
@@ -288,9 +287,8 @@ final class RoutingRules {
 	 * topic as poison.
 	 */
 	private Decision malformed(int retryCount, String problem) {
-		return new Decision.Malformed(
-				new Hop(false, retryCount, null, RetryHeaders.failure(new IllegalStateException(problem), true, now())),
-				problem);
+		return new Decision.Malformed(new Hop(false, retryCount, null,
+				ProtocolHeaders.failure(new IllegalStateException(problem), true, now())), problem);
 	}
 
 	/**

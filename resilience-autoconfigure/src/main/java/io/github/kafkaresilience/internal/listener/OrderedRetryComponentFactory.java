@@ -115,7 +115,8 @@ public class OrderedRetryComponentFactory {
 			for (OrderedRetryContainer.Route route : ladders) {
 				LadderPlan plan = route.router().plan();
 				reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, route.registry(), admin, settings.grace(),
-						clock, (lock) -> observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock)));
+						clock, (lock) -> observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock.key(),
+								lock.id())));
 			}
 			return new OrderedRetryContainer.Reapers(reapers, admin);
 		});

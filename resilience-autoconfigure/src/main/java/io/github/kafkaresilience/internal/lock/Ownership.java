@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.TopicPartition;
@@ -29,7 +30,7 @@ public final class Ownership {
 	private static final Log logger = LogFactory.getLog(Ownership.class);
 
 	/** The header naming the consumer group that owns a ladder record. */
-	public static final String HEADER = "owner.group";
+	public static final String HEADER = RetryHeaders.OWNER_GROUP;
 
 	private final String group;
 

@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -62,7 +63,7 @@ public class LockMetrics implements MeterBinder, ResilienceObserver {
 	}
 
 	@Override
-	public void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
+	public void lockReaped(String listenerId, String group, String mainTopic, Bytes key, String lockId) {
 		MeterRegistry current = this.registry;
 		if (current != null) {
 			Counter.builder("kafka.resilience.locks.reaped")

@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.internal.ladder.Delays;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderStartupException;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.admin.Admin;
@@ -47,7 +47,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A hop adds headers to a record, so when the main topic was given its own
  * {@code max.message.bytes}, the retry and dead-letter topics created here accept that
- * much plus {@link RetryHeaders#HEADER_ALLOWANCE}; existing ones that accept less than
+ * much plus {@link ProtocolHeaders#HEADER_ALLOWANCE}; existing ones that accept less than
  * the main topic are logged.
  *
  */
@@ -130,7 +130,7 @@ final class TopicProvisioner {
 				boolean ownSize = mainLimit != null
 						&& mainLimit.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
 				Integer ownLimit = ownSize
-						? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)
+						? (int) Math.min(Integer.MAX_VALUE, (long) maxMessageBytes + ProtocolHeaders.HEADER_ALLOWANCE)
 						: null;
 				create(admin, missing.stream().map((topic) -> newTopic(plan, topic, partitions, ownLimit)).toList());
 			}
@@ -237,7 +237,7 @@ final class TopicProvisioner {
 					+ ((stage > 0) ? "cannot be retried and goes to '" + plan.dlqTopic() + "' as permanent"
 							: "cannot be dead-lettered, and its partition stops until it can")
 					+ ". Fix: " + alter(topic,
-							"max.message.bytes=" + ((long) mainMaxMessageBytes + RetryHeaders.HEADER_ALLOWANCE)));
+							"max.message.bytes=" + ((long) mainMaxMessageBytes + ProtocolHeaders.HEADER_ALLOWANCE)));
 		}
 		if (stage > 0) {
 			checkRetention(plan.stage(stage), config);

@@ -10,7 +10,6 @@ import io.github.kafkaresilience.internal.lock.Ownership;
 import io.github.kafkaresilience.internal.lock.Position;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DlqReason;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
@@ -25,7 +24,7 @@ class HopTests {
 
 	private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
 
-	private static final FailureInfo FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false, NOW);
+	private static final FailureInfo FAILURE = ProtocolHeaders.failure(new IllegalStateException("boom"), false, NOW);
 
 	@Test
 	void theHopOfAMovingLockTakesItsCountLockAndFailure() {
@@ -45,15 +44,15 @@ class HopTests {
 				new RecordHeaders().add("user", bytes("kept")).add("retry.count", bytes("9")));
 		Headers headers = new Hop(true, 1, "L1", FAILURE).headers(record, DlqReason.EXHAUSTED,
 				new Ownership("billing", true, List.of()));
-		assertThat(RetryHeaders.text(headers, "user")).isEqualTo("kept");
-		assertThat(RetryHeaders.text(headers, "retry.count")).isEqualTo("1");
-		assertThat(RetryHeaders.text(headers, "original.partition")).isEqualTo("3");
-		assertThat(RetryHeaders.text(headers, "original.offset")).isEqualTo("42");
-		assertThat(RetryHeaders.text(headers, "previous.topic")).isEqualTo("orders");
-		assertThat(RetryHeaders.text(headers, "lock.id")).isEqualTo("L1");
-		assertThat(RetryHeaders.text(headers, "error.message")).isEqualTo("boom");
-		assertThat(RetryHeaders.text(headers, "dlq.reason")).isEqualTo("exhausted");
-		assertThat(RetryHeaders.text(headers, "owner.group")).isEqualTo("billing");
+		assertThat(ProtocolHeaders.text(headers, "user")).isEqualTo("kept");
+		assertThat(ProtocolHeaders.text(headers, "retry.count")).isEqualTo("1");
+		assertThat(ProtocolHeaders.text(headers, "original.partition")).isEqualTo("3");
+		assertThat(ProtocolHeaders.text(headers, "original.offset")).isEqualTo("42");
+		assertThat(ProtocolHeaders.text(headers, "previous.topic")).isEqualTo("orders");
+		assertThat(ProtocolHeaders.text(headers, "lock.id")).isEqualTo("L1");
+		assertThat(ProtocolHeaders.text(headers, "error.message")).isEqualTo("boom");
+		assertThat(ProtocolHeaders.text(headers, "dlq.reason")).isEqualTo("exhausted");
+		assertThat(ProtocolHeaders.text(headers, "owner.group")).isEqualTo("billing");
 	}
 
 	private static byte[] bytes(String text) {

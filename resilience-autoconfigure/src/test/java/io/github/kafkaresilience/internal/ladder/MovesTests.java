@@ -25,7 +25,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Headers;
@@ -55,7 +54,7 @@ class MovesTests {
 
 	private static final String DLQ = "billing.orders.dlq";
 
-	private static final FailureInfo FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false, NOW);
+	private static final FailureInfo FAILURE = ProtocolHeaders.failure(new IllegalStateException("boom"), false, NOW);
 
 	/** Every write, publish and fault hook, in the order they happen. */
 	private final List<String> events = new ArrayList<>();
@@ -246,7 +245,7 @@ class MovesTests {
 
 	@Test
 	void aMalformedRecordIsDeadLetteredAsPoison() {
-		FailureInfo malformed = RetryHeaders.failure(new IllegalStateException("no count"), true, NOW);
+		FailureInfo malformed = ProtocolHeaders.failure(new IllegalStateException("no count"), true, NOW);
 		assertThat(moves(DualWrite.COMPENSATE).deadLetterMalformed(stageRecord(4), new Hop(false, 0, null, malformed),
 				"no count"))
 			.isCompleted();
@@ -342,7 +341,7 @@ class MovesTests {
 	record Sent(String topic, Headers headers) {
 
 		@Nullable String header(String name) {
-			return RetryHeaders.text(this.headers, name);
+			return ProtocolHeaders.text(this.headers, name);
 		}
 
 	}

@@ -12,7 +12,6 @@ import io.github.kafkaresilience.internal.lock.OperatorCommand.Action;
 import io.github.kafkaresilience.internal.lock.Position;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -135,7 +134,7 @@ class OperatorCommandRoutingTests {
 	private StageRouter router(HandlerResult result) {
 		return StageRouter.builder(PLAN, this.locks, this.publisher, (record) -> {
 			this.handled.add("ran " + PLAN.stageOf(record.topic()) + " retry.count="
-					+ RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT));
+					+ ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT));
 			return result;
 		}).clock(Clock.fixed(RoutingRulesTests.NOW, ZoneOffset.UTC)).lockIds(() -> "new").build();
 	}

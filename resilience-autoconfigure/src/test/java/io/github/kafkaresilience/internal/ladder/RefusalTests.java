@@ -5,7 +5,6 @@ import java.time.Instant;
 
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -70,16 +69,16 @@ class RefusalTests {
 	void aTopicThatRefusesIsToldWithTheCommandThatRaisesItsLimit() {
 		assertThat(Refusal.fix(BY_THE_BROKER, STAGE_1, 1000)).isEqualTo("max.message.bytes of '" + STAGE_1
 				+ "' (kafka-configs --bootstrap-server <broker> --alter " + "--entity-type topics --entity-name "
-				+ STAGE_1 + " --add-config max.message.bytes=" + (1000 + RetryHeaders.HEADER_ALLOWANCE) + ")");
+				+ STAGE_1 + " --add-config max.message.bytes=" + (1000 + ProtocolHeaders.HEADER_ALLOWANCE) + ")");
 	}
 
 	@Test
 	void aProducerThatRefusesIsToldWithTheSettingToRaise() {
 		RecordTooLargeException request = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than 1048576, which is the value of the max.request.size configuration.");
-		assertThat(Refusal.fix(request, STAGE_1, 1000))
-			.isEqualTo("spring.kafka.producer.properties.max.request.size to " + (1000 + RetryHeaders.HEADER_ALLOWANCE)
-					+ " or more (the library's producers start from the application's producer settings)");
+		assertThat(Refusal.fix(request, STAGE_1, 1000)).isEqualTo(
+				"spring.kafka.producer.properties.max.request.size to " + (1000 + ProtocolHeaders.HEADER_ALLOWANCE)
+						+ " or more (the library's producers start from the application's producer settings)");
 		RecordTooLargeException memory = new RecordTooLargeException("The message is 2000000 bytes when serialized "
 				+ "which is larger than the total memory buffer you have configured with the buffer.memory configuration.");
 		assertThat(Refusal.fix(memory, STAGE_1, 1000)).isEqualTo("spring.kafka.producer.buffer-memory above 1000");
@@ -102,7 +101,7 @@ class RefusalTests {
 	void aRefusedRecordIsDeadLetteredWithThePermanentFailureOfTheRefusal() {
 		Refusal refusal = new Refusal(STAGE_1, BY_THE_BROKER, new Hop(true, 1, "L1", null));
 		Instant now = Instant.parse("2026-01-01T00:00:00Z");
-		assertThat(refusal.failure("told", now)).isEqualTo(new FailureInfo(RetryHeaders.PERMANENT, "told",
+		assertThat(refusal.failure("told", now)).isEqualTo(new FailureInfo(ProtocolHeaders.PERMANENT, "told",
 				RecordTooLargeException.class.getName(), "2026-01-01T00:00:00.000000000Z"));
 	}
 

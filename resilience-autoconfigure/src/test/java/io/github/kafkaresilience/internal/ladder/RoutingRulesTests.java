@@ -19,7 +19,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
@@ -112,7 +111,7 @@ class RoutingRulesTests {
 				assertThat(hop.fromMain()).isFalse();
 				assertThat(hop.retryCount()).isZero();
 				assertThat(hop.lockId()).isNull();
-				assertThat(hop.failure().errorClass()).isEqualTo(RetryHeaders.PERMANENT);
+				assertThat(hop.failure().errorClass()).isEqualTo(ProtocolHeaders.PERMANENT);
 				assertThat(hop.failure().exception()).isEqualTo(IllegalStateException.class.getName());
 				assertThat(hop.failure().message()).isEqualTo(malformed.problem());
 			});
@@ -283,7 +282,7 @@ class RoutingRulesTests {
 			assertThat(moving.stage()).isEqualTo(1);
 			assertThat(moving.from()).isEqualTo(new Position(0, 7));
 			assertThat(moving.retryCount()).isEqualTo(1);
-			assertThat(moving.failure().errorClass()).isEqualTo(RetryHeaders.TRANSIENT);
+			assertThat(moving.failure().errorClass()).isEqualTo(ProtocolHeaders.TRANSIENT);
 			assertThat(moving.failure().message()).isEqualTo("boom");
 		});
 	}
@@ -339,7 +338,7 @@ class RoutingRulesTests {
 				assertThat(dead.release()).isEqualTo(lock);
 				assertThat(dead.hop().retryCount()).isEqualTo(3);
 				assertThat(dead.hop().lockId()).isEqualTo("L1");
-				assertThat(dead.hop().failure().errorClass()).isEqualTo(RetryHeaders.TRANSIENT);
+				assertThat(dead.hop().failure().errorClass()).isEqualTo(ProtocolHeaders.TRANSIENT);
 			});
 	}
 
@@ -347,7 +346,7 @@ class RoutingRulesTests {
 	void aPermanentFailureIsDeadLetteredAtOnceWithTheAttemptCounted() {
 		HandlerResult permanent = HandlerResult.failed(new PermanentFailureException("no"));
 		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), permanent)).isEqualTo(
-				new Decision.DeadLetter(new Hop(true, 1, null, RetryHeaders.failure(permanent.failure(), true, NOW)),
+				new Decision.DeadLetter(new Hop(true, 1, null, ProtocolHeaders.failure(permanent.failure(), true, NOW)),
 						DlqReason.PERMANENT, null));
 	}
 
@@ -356,10 +355,10 @@ class RoutingRulesTests {
 		Lock lock = confirmed("L1", 3, 1, 4);
 		HandlerResult poison = HandlerResult.poison(new IllegalArgumentException("unreadable"));
 		assertThat(this.rules.afterRun(carrying(STAGE_1, 4, 1, "L1"), new Decision.Run(1, 1, lock), poison)).isEqualTo(
-				new Decision.DeadLetter(new Hop(false, 1, "L1", RetryHeaders.failure(poison.failure(), true, NOW)),
+				new Decision.DeadLetter(new Hop(false, 1, "L1", ProtocolHeaders.failure(poison.failure(), true, NOW)),
 						DlqReason.POISON, lock));
 		assertThat(this.rules.afterRun(main(7, "k"), new Decision.Run(0, 0, null), poison)).isEqualTo(
-				new Decision.DeadLetter(new Hop(true, 0, null, RetryHeaders.failure(poison.failure(), true, NOW)),
+				new Decision.DeadLetter(new Hop(true, 0, null, ProtocolHeaders.failure(poison.failure(), true, NOW)),
 						DlqReason.POISON, null));
 	}
 

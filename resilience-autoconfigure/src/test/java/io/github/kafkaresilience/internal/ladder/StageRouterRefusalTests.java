@@ -19,7 +19,6 @@ import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.RecordHandler;
-import io.github.kafkaresilience.ladder.RetryHeaders;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Headers;
@@ -135,7 +134,7 @@ class StageRouterRefusalTests {
 	record Sent(String topic, Headers headers) {
 
 		String header(String name) {
-			return RetryHeaders.text(this.headers, name);
+			return ProtocolHeaders.text(this.headers, name);
 		}
 
 	}

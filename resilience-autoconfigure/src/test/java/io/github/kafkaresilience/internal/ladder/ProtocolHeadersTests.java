@@ -1,4 +1,4 @@
-package io.github.kafkaresilience.ladder;
+package io.github.kafkaresilience.internal.ladder;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -9,6 +9,7 @@ import java.util.List;
 
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.ladder.DlqReason;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -20,20 +21,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The protocol headers of a hop to a retry or dead-letter topic (docs/PROTOCOL.md,
  * "Headers").
  */
-class RetryHeadersTests {
+class ProtocolHeadersTests {
 
 	private static final Instant WHEN = Instant.parse("2025-03-04T05:06:07.123456789Z");
 
 	private static final Ownership OWNER = new Ownership("billing", true, List.of());
 
-	private static final FailureInfo TRANSIENT_FAILURE = RetryHeaders.failure(new IllegalStateException("boom"), false,
-			WHEN);
+	private static final FailureInfo TRANSIENT_FAILURE = ProtocolHeaders.failure(new IllegalStateException("boom"),
+			false, WHEN);
 
 	// --- first hop from the main topic
 
 	@Test
 	void theFirstHopRecordsWhereTheRecordWasBorn() {
-		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+		Headers headers = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
 				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(headers, "original.topic")).isEqualTo("orders");
@@ -56,7 +57,7 @@ class RetryHeadersTests {
 				"permanent", "error.message", "forged", "error.exception", "Forged", "error.timestamp", "yesterday",
 				"dlq.reason", "poison", "owner.group", "shipping");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 3, 42, 0, "lock-1", null, null, OWNER);
+		Headers headers = ProtocolHeaders.forHop(source, true, "orders", 3, 42, 0, "lock-1", null, null, OWNER);
 
 		assertThat(names(headers)).containsExactlyInAnyOrder("original.topic", "original.partition", "original.offset",
 				"retry.count", "previous.topic", "lock.id", "owner.group");
@@ -72,7 +73,7 @@ class RetryHeadersTests {
 
 	@Test
 	void theFirstHopOfAFollowerHasNoErrorHeaders() {
-		Headers headers = RetryHeaders.forHop(headers("error.class", "transient"), true, "orders", 0, 1, 0, "lock-1",
+		Headers headers = ProtocolHeaders.forHop(headers("error.class", "transient"), true, "orders", 0, 1, 0, "lock-1",
 				null, null, OWNER);
 
 		assertThat(headers.lastHeader("error.class")).isNull();
@@ -89,10 +90,10 @@ class RetryHeadersTests {
 		source.add("binary", new byte[] { 0, (byte) 0xff });
 		source.add("empty", null);
 
-		Headers fromMain = RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null,
+		Headers fromMain = ProtocolHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null,
 				OWNER);
-		Headers later = RetryHeaders.forHop(fromMain, false, "orders.retry.30s", 0, 5, 2, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers later = ProtocolHeaders.forHop(fromMain, false, "orders.retry.30s", 0, 5, 2, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
 		for (Headers headers : List.of(fromMain, later)) {
 			assertThat(headers.lastHeader("trace-id").value()).isEqualTo("abc".getBytes(StandardCharsets.UTF_8));
@@ -109,7 +110,7 @@ class RetryHeadersTests {
 		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "replay.timestamp",
 				"2025-03-04T05:06:07.000000000Z");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+		Headers headers = ProtocolHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
 				OWNER);
 
 		assertThat(text(headers, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
@@ -122,10 +123,10 @@ class RetryHeadersTests {
 		Headers source = headers("replay.from-dlq", "orders.dlq/2/17", "original.topic", "orders", "original.partition",
 				"2", "original.offset", "7", "retry.count", "0", "lock.id", "forged-lock");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+		Headers headers = ProtocolHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
 				OWNER);
 
-		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/7");
+		assertThat(ProtocolHeaders.origin(headers)).isEqualTo("orders/2/7");
 		assertThat(headers.headers("original.offset")).hasSize(1);
 		assertThat(text(headers, "retry.count")).isEqualTo("1");
 		assertThat(text(headers, "lock.id")).isEqualTo("lock-1");
@@ -136,10 +137,10 @@ class RetryHeadersTests {
 	void aForgedBirthplaceWithoutReplayHeaderIsReplacedOnTheFirstHop() {
 		Headers source = headers("original.topic", "orders", "original.partition", "2", "original.offset", "7");
 
-		Headers headers = RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
+		Headers headers = ProtocolHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null,
 				OWNER);
 
-		assertThat(RetryHeaders.origin(headers)).isEqualTo("orders/2/50");
+		assertThat(ProtocolHeaders.origin(headers)).isEqualTo("orders/2/50");
 	}
 
 	@Test
@@ -152,20 +153,20 @@ class RetryHeadersTests {
 				"original.partition", "2", "original.offset", "7");
 
 		for (Headers source : List.of(otherPartition, laterOffset, otherTopic)) {
-			assertThat(RetryHeaders.replayedBirthplace(source, "orders", 2, 50)).isNull();
-			assertThat(RetryHeaders.origin(
-					RetryHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER)))
+			assertThat(ProtocolHeaders.replayedBirthplace(source, "orders", 2, 50)).isNull();
+			assertThat(ProtocolHeaders.origin(
+					ProtocolHeaders.forHop(source, true, "orders", 2, 50, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER)))
 				.isEqualTo("orders/2/50");
 		}
-		assertThat(RetryHeaders.replayedBirthplace(otherPartition, "orders", 1, 50)).isEqualTo("orders/1/7");
+		assertThat(ProtocolHeaders.replayedBirthplace(otherPartition, "orders", 1, 50)).isEqualTo("orders/1/7");
 	}
 
 	@Test
 	void anUnreadableBirthplaceIsNoBirthplace() {
-		assertThat(RetryHeaders
+		assertThat(ProtocolHeaders
 			.origin(headers("original.topic", "orders", "original.partition", "x", "original.offset", "7"))).isNull();
-		assertThat(RetryHeaders.origin(headers("original.topic", "orders", "original.offset", "7"))).isNull();
-		assertThat(RetryHeaders
+		assertThat(ProtocolHeaders.origin(headers("original.topic", "orders", "original.offset", "7"))).isNull();
+		assertThat(ProtocolHeaders
 			.origin(headers("original.topic", "orders", "original.partition", "1", "original.offset", "7")))
 			.isEqualTo("orders/1/7");
 	}
@@ -174,7 +175,7 @@ class RetryHeadersTests {
 	void theSourceHeadersAreNotModified() {
 		Headers source = headers("retry.count", "7", "trace-id", "abc");
 
-		RetryHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
+		ProtocolHeaders.forHop(source, true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(names(source)).containsExactly("retry.count", "trace-id");
 		assertThat(text(source, "retry.count")).isEqualTo("7");
@@ -182,7 +183,7 @@ class RetryHeadersTests {
 
 	@Test
 	void aRecordWithoutKeyHasNoLockIdHeader() {
-		Headers headers = RetryHeaders.forHop(headers("lock.id", "forged"), true, "orders", 0, 1, 1, null,
+		Headers headers = ProtocolHeaders.forHop(headers("lock.id", "forged"), true, "orders", 0, 1, 1, null,
 				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(headers.lastHeader("lock.id")).isNull();
@@ -192,12 +193,12 @@ class RetryHeadersTests {
 
 	@Test
 	void laterHopsKeepTheOriginalHeaders() {
-		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers first = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE,
+		Headers second = ProtocolHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", TRANSIENT_FAILURE,
 				null, OWNER);
-		Headers third = RetryHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE,
+		Headers third = ProtocolHeaders.forHop(second, false, "orders.retry.5m", 3, 9, 3, "lock-1", TRANSIENT_FAILURE,
 				null, OWNER);
 
 		assertThat(text(third, "original.topic")).isEqualTo("orders");
@@ -208,10 +209,10 @@ class RetryHeadersTests {
 
 	@Test
 	void laterHopsReplaceRetryCountPreviousTopicAndLockId() {
-		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers first = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
-		Headers second = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE,
+		Headers second = ProtocolHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-2", TRANSIENT_FAILURE,
 				null, OWNER);
 
 		assertThat(text(second, "retry.count")).isEqualTo("2");
@@ -224,10 +225,11 @@ class RetryHeadersTests {
 
 	@Test
 	void aForwardKeepsTheLatestErrorHeaders() {
-		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers first = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
-		Headers forwarded = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 1, "lock-1", null, null, OWNER);
+		Headers forwarded = ProtocolHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 1, "lock-1", null, null,
+				OWNER);
 
 		assertThat(text(forwarded, "error.class")).isEqualTo("transient");
 		assertThat(text(forwarded, "error.message")).isEqualTo("boom");
@@ -238,11 +240,11 @@ class RetryHeadersTests {
 
 	@Test
 	void aNewFailureReplacesTheErrorHeaders() {
-		Headers first = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
-		FailureInfo permanent = RetryHeaders.failure(new IllegalArgumentException(), true, WHEN.plusSeconds(30));
+		Headers first = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 3, 42, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
+		FailureInfo permanent = ProtocolHeaders.failure(new IllegalArgumentException(), true, WHEN.plusSeconds(30));
 
-		Headers dead = RetryHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", permanent,
+		Headers dead = ProtocolHeaders.forHop(first, false, "orders.retry.30s", 3, 7, 2, "lock-1", permanent,
 				DlqReason.PERMANENT, OWNER);
 
 		assertThat(text(dead, "error.class")).isEqualTo("permanent");
@@ -257,9 +259,9 @@ class RetryHeadersTests {
 
 	@Test
 	void onlyTheDeadLetterHopHasADlqReason() {
-		Headers retry = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
-		Headers dead = RetryHeaders.forHop(retry, false, "orders.retry.30s", 0, 2, 2, "lock-1", TRANSIENT_FAILURE,
+		Headers retry = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
+		Headers dead = ProtocolHeaders.forHop(retry, false, "orders.retry.30s", 0, 2, 2, "lock-1", TRANSIENT_FAILURE,
 				DlqReason.EXHAUSTED, OWNER);
 
 		assertThat(retry.lastHeader("dlq.reason")).isNull();
@@ -270,7 +272,7 @@ class RetryHeadersTests {
 	void aDlqReasonOnAStageRecordIsNotCarriedToTheNextStage() {
 		Headers stageRecord = headers("retry.count", "1", "dlq.reason", "permanent", "original.topic", "orders");
 
-		Headers headers = RetryHeaders.forHop(stageRecord, false, "orders.retry.30s", 0, 2, 2, "lock-1",
+		Headers headers = ProtocolHeaders.forHop(stageRecord, false, "orders.retry.30s", 0, 2, 2, "lock-1",
 				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(headers.lastHeader("dlq.reason")).isNull();
@@ -280,8 +282,8 @@ class RetryHeadersTests {
 	void dlqReasonsAreWrittenAsInTheProtocol() {
 		assertThat(Arrays.stream(DlqReason.values()).map(DlqReason::value)).containsExactly("permanent", "exhausted",
 				"poison", "operator");
-		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 0, null,
-				RetryHeaders.failure(new RuntimeException("bad bytes"), true, WHEN), DlqReason.POISON, OWNER);
+		Headers headers = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 0, null,
+				ProtocolHeaders.failure(new RuntimeException("bad bytes"), true, WHEN), DlqReason.POISON, OWNER);
 		assertThat(text(headers, "dlq.reason")).isEqualTo("poison");
 	}
 
@@ -291,7 +293,7 @@ class RetryHeadersTests {
 	void aReplayKeepsUserHeadersInOrderAndTheOriginalHeaders() {
 		Headers dead = deadLetterHeaders();
 
-		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
+		Headers replayed = ProtocolHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(names(replayed)).containsExactly("trace-id", "original.topic", "original.partition",
 				"original.offset", "multi", "multi", "empty", "retry.count", "previous.topic", "replay.from-dlq",
@@ -307,18 +309,18 @@ class RetryHeadersTests {
 
 	@Test
 	void aReplayStartsAgainAtRetryCountZeroWithoutTheOtherProtocolHeaders() {
-		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
+		Headers replayed = ProtocolHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(text(replayed, "retry.count")).isEqualTo("0");
 		assertThat(replayed.headers("retry.count")).hasSize(1);
-		assertThat(RetryHeaders.retryCount(replayed)).isZero();
+		assertThat(ProtocolHeaders.retryCount(replayed)).isZero();
 		for (String dropped : List.of("error.class", "error.message", "error.exception", "error.timestamp", "lock.id",
 				"dlq.reason")) {
 			assertThat(replayed.lastHeader(dropped)).as("header '%s'", dropped).isNull();
 		}
-		assertThat(RetryHeaders.failure(replayed)).isNull();
+		assertThat(ProtocolHeaders.failure(replayed)).isNull();
 		assertThat(text(replayed, "previous.topic")).as("it comes from the dead-letter topic").isEqualTo("orders.dlq");
-		assertThat(RetryHeaders.isReplayEntry(replayed)).isTrue();
+		assertThat(ProtocolHeaders.isReplayEntry(replayed)).isTrue();
 	}
 
 	@Test
@@ -326,7 +328,7 @@ class RetryHeadersTests {
 		Headers dead = deadLetterHeaders();
 		dead.add("owner.group", "shipping".getBytes(StandardCharsets.UTF_8));
 
-		Headers replayed = RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
+		Headers replayed = ProtocolHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(replayed.headers("owner.group")).hasSize(1);
 		assertThat(text(replayed, "owner.group")).isEqualTo("billing");
@@ -334,19 +336,19 @@ class RetryHeadersTests {
 
 	@Test
 	void aRecordCarryingALockIsNoReplayEntryEvenWithReplayHeaders() {
-		Headers replayed = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
+		Headers replayed = ProtocolHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
 
-		Headers moved = RetryHeaders.forHop(replayed, false, "billing.orders.retry.30s", 2, 5, 1, "lock-9",
+		Headers moved = ProtocolHeaders.forHop(replayed, false, "billing.orders.retry.30s", 2, 5, 1, "lock-9",
 				TRANSIENT_FAILURE, null, OWNER);
 
 		assertThat(text(moved, "replay.from-dlq")).isEqualTo("orders.dlq/2/17");
-		assertThat(RetryHeaders.isReplayEntry(moved)).isFalse();
-		assertThat(RetryHeaders.isReplayEntry(new RecordHeaders())).isFalse();
+		assertThat(ProtocolHeaders.isReplayEntry(moved)).isFalse();
+		assertThat(ProtocolHeaders.isReplayEntry(new RecordHeaders())).isFalse();
 	}
 
 	@Test
 	void aReplayNamesTheDeadLetterAndWhenItWasReplayed() {
-		Headers replayed = RetryHeaders.forReplay(new RecordHeaders(), "orders.dlq", 2, 17,
+		Headers replayed = ProtocolHeaders.forReplay(new RecordHeaders(), "orders.dlq", 2, 17,
 				Instant.parse("2025-03-04T05:06:07Z"), OWNER);
 
 		assertThat(names(replayed)).containsExactly("retry.count", "previous.topic", "replay.from-dlq",
@@ -359,18 +361,18 @@ class RetryHeadersTests {
 
 	@Test
 	void aReplayOfAReplayedRecordReplacesTheEarlierReplayHeaders() {
-		Headers first = RetryHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
-		Headers deadAgain = RetryHeaders.forHop(first, true, "orders", 2, 99, 1, "lock-2", TRANSIENT_FAILURE,
+		Headers first = ProtocolHeaders.forReplay(deadLetterHeaders(), "orders.dlq", 2, 17, WHEN, OWNER);
+		Headers deadAgain = ProtocolHeaders.forHop(first, true, "orders", 2, 99, 1, "lock-2", TRANSIENT_FAILURE,
 				DlqReason.EXHAUSTED, OWNER);
 
-		Headers second = RetryHeaders.forReplay(deadAgain, "orders.dlq", 2, 30, WHEN.plusSeconds(60), OWNER);
+		Headers second = ProtocolHeaders.forReplay(deadAgain, "orders.dlq", 2, 30, WHEN.plusSeconds(60), OWNER);
 
 		assertThat(second.headers("replay.from-dlq")).hasSize(1);
 		assertThat(second.headers("replay.timestamp")).hasSize(1);
 		assertThat(text(second, "replay.from-dlq")).isEqualTo("orders.dlq/2/30");
 		assertThat(text(second, "replay.timestamp")).isEqualTo("2025-03-04T05:07:07.123456789Z");
 		// the record keeps the birthplace of its first attempt through every replay
-		assertThat(RetryHeaders.origin(second)).isEqualTo(RetryHeaders.origin(deadLetterHeaders()));
+		assertThat(ProtocolHeaders.origin(second)).isEqualTo(ProtocolHeaders.origin(deadLetterHeaders()));
 		assertThat(second.headers("original.offset")).hasSize(1);
 		assertThat(text(second, "trace-id")).isEqualTo("abc");
 	}
@@ -380,7 +382,7 @@ class RetryHeadersTests {
 		Headers dead = deadLetterHeaders();
 		List<String> before = names(dead);
 
-		RetryHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
+		ProtocolHeaders.forReplay(dead, "orders.dlq", 2, 17, WHEN, OWNER);
 
 		assertThat(names(dead)).isEqualTo(before);
 		assertThat(text(dead, "retry.count")).isEqualTo("3");
@@ -416,7 +418,7 @@ class RetryHeadersTests {
 
 	@Test
 	void aFailureIsDescribedByItsClassMessageAndTime() {
-		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("boom"), true, WHEN);
+		FailureInfo failure = ProtocolHeaders.failure(new IllegalStateException("boom"), true, WHEN);
 
 		assertThat(failure.errorClass()).isEqualTo("permanent");
 		assertThat(failure.message()).isEqualTo("boom");
@@ -445,47 +447,47 @@ class RetryHeadersTests {
 
 	@Test
 	void failureIsReadBackFromTheErrorHeaders() {
-		Headers headers = RetryHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1", TRANSIENT_FAILURE,
-				null, OWNER);
+		Headers headers = ProtocolHeaders.forHop(new RecordHeaders(), true, "orders", 0, 1, 1, "lock-1",
+				TRANSIENT_FAILURE, null, OWNER);
 
-		assertThat(RetryHeaders.failure(headers)).isEqualTo(TRANSIENT_FAILURE);
-		assertThat(RetryHeaders.failure(new RecordHeaders())).isNull();
+		assertThat(ProtocolHeaders.failure(headers)).isEqualTo(TRANSIENT_FAILURE);
+		assertThat(ProtocolHeaders.failure(new RecordHeaders())).isNull();
 	}
 
 	// --- reading
 
 	@Test
 	void retryCountIsReadFromTheHeaders() {
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "0"))).isZero();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "3"))).isEqualTo(3);
-		assertThat(RetryHeaders.retryCount(headers("retry.count", " 4 "))).isEqualTo(4);
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "1", "retry.count", "2"))).isEqualTo(2);
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "0"))).isZero();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "3"))).isEqualTo(3);
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", " 4 "))).isEqualTo(4);
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "1", "retry.count", "2"))).isEqualTo(2);
 	}
 
 	@Test
 	void aMissingOrUnreadableRetryCountIsNull() {
-		assertThat(RetryHeaders.retryCount(new RecordHeaders())).isNull();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", ""))).isNull();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "abc"))).isNull();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "-1"))).isNull();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "1.5"))).isNull();
-		assertThat(RetryHeaders.retryCount(headers("retry.count", "99999999999"))).isNull();
+		assertThat(ProtocolHeaders.retryCount(new RecordHeaders())).isNull();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", ""))).isNull();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "abc"))).isNull();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "-1"))).isNull();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "1.5"))).isNull();
+		assertThat(ProtocolHeaders.retryCount(headers("retry.count", "99999999999"))).isNull();
 		Headers nullValue = new RecordHeaders();
 		nullValue.add("retry.count", null);
-		assertThat(RetryHeaders.retryCount(nullValue)).isNull();
+		assertThat(ProtocolHeaders.retryCount(nullValue)).isNull();
 		Headers binary = new RecordHeaders();
 		binary.add("retry.count", new byte[] { 0, 0, 0, 1 });
-		assertThat(RetryHeaders.retryCount(binary)).isNull();
+		assertThat(ProtocolHeaders.retryCount(binary)).isNull();
 	}
 
 	@Test
 	void textReadsTheLastHeaderAsUtf8() {
-		assertThat(RetryHeaders.text(headers("x", "first", "x", "dernière"), "x")).isEqualTo("dernière");
-		assertThat(RetryHeaders.text(new RecordHeaders(), "x")).isNull();
+		assertThat(ProtocolHeaders.text(headers("x", "first", "x", "dernière"), "x")).isEqualTo("dernière");
+		assertThat(ProtocolHeaders.text(new RecordHeaders(), "x")).isNull();
 	}
 
 	private static String timestamp(Instant when) {
-		return RetryHeaders.failure(new RuntimeException(), false, when).timestamp();
+		return ProtocolHeaders.failure(new RuntimeException(), false, when).timestamp();
 	}
 
 	private static Headers headers(String... namesAndValues) {
