@@ -100,11 +100,10 @@ class ApiBoundaryTests {
 		noClasses().that()
 			.resideOutsideOfPackage(INTERNAL)
 			.should()
-			.resideOutsideOfPackages("io.github.kafkaresilience", "io.github.kafkaresilience.actuate",
-					"io.github.kafkaresilience.autoconfigure", "io.github.kafkaresilience.container",
-					"io.github.kafkaresilience.dlq", "io.github.kafkaresilience.idempotency",
-					"io.github.kafkaresilience.ladder", "io.github.kafkaresilience.listener",
-					"io.github.kafkaresilience.observation")
+			.resideOutsideOfPackages("io.github.kafkaresilience", "io.github.kafkaresilience.autoconfigure",
+					"io.github.kafkaresilience.container", "io.github.kafkaresilience.dlq",
+					"io.github.kafkaresilience.idempotency", "io.github.kafkaresilience.ladder",
+					"io.github.kafkaresilience.listener", "io.github.kafkaresilience.observation")
 			.check(LIBRARY);
 	}
 
