@@ -63,11 +63,6 @@ class ApiBoundaryTests {
 			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#invokingListenerMethods",
 			"listener.OrderedRetryContainerFactory$AttemptObservationFactory#create",
 			"autoconfigure.OrderedRetryContainerFactoryConfigurer#dualWrite",
-			// the registry's reads for the endpoint, the meters and the tests
-			"listener.OrderedRetryListenerRegistry#container", "listener.OrderedRetryListenerRegistry#endpoints",
-			"listener.OrderedRetryListenerRegistry#factory", "listener.OrderedRetryListenerRegistry#ladder",
-			"listener.OrderedRetryListenerRegistry#onContainer", "listener.OrderedRetryListenerRegistry#plans",
-			"listener.OrderedRetryListenerRegistry#register",
 			// the container a customizer is given
 			"listener.OrderedRetryContainerCustomizer#customize");
 

@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -218,7 +218,7 @@ final class AsyncHandlerScenario extends Scenario {
 				id, concurrency, work, properties)) {
 			Thread sampler = null;
 			if (occupancy != null) {
-				OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container(id);
+				OrderedRetryContainer container = context.getBean(ListenerRegistry.class).container(id);
 				if (container != null) {
 					sampler = occupancy.sample(container, tally);
 				}

@@ -14,7 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.kafkaresilience.internal.outage.OutageSettings;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -374,7 +374,7 @@ final class OutageScenario extends Scenario {
 						throw new IllegalStateException(
 								"The instance was not assigned every partition within " + timeout().toSeconds() + " s");
 					}
-					OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+					ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 					OrderedRetryContainer container = registry.container(id);
 					if (container == null || container.outageBreaker() == null) {
 						throw new IllegalStateException("Listener '" + id + "' has no outage breaker");

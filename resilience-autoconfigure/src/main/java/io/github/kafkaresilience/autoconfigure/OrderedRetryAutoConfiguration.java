@@ -18,7 +18,7 @@ import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.internal.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.github.kafkaresilience.internal.lock.Ownership;
@@ -136,8 +136,8 @@ public final class OrderedRetryAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(prefix = "kafka.resilience.dlq-handler", name = "enabled", matchIfMissing = true)
-	DlqDispatcher dlqDispatcher(OrderedRetryListenerRegistry listeners, DlqHandler dlqHandler,
-			ResilienceProperties properties, LockCoordinator lockCoordinator) {
+	DlqDispatcher dlqDispatcher(ListenerRegistry listeners, DlqHandler dlqHandler, ResilienceProperties properties,
+			LockCoordinator lockCoordinator) {
 		return new DlqDispatcher(() -> listeners.endpoints()
 			.stream()
 			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(),
@@ -162,8 +162,7 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties,
-			OrderedRetryListenerRegistry listeners) {
+	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties, ListenerRegistry listeners) {
 		return new TopicDlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
 				Clock.systemUTC(), listeners::ladder);
 	}
@@ -190,10 +189,10 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	OrderedRetryListenerRegistry orderedRetryListenerRegistry(
+	ListenerRegistry orderedRetryListenerRegistry(
 			@Qualifier(CONTAINER_FACTORY) OrderedRetryContainerFactory containerFactory,
 			ListableBeanFactory beanFactory, ResilienceProperties properties) {
-		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(containerFactory,
+		ListenerRegistry registry = new ListenerRegistry(containerFactory,
 				(name) -> beanFactory.getBean(name, OrderedRetryContainerFactory.class));
 		registry.setAutoStartup(runsListeners(properties));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {

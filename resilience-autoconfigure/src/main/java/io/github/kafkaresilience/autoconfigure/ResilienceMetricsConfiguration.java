@@ -1,6 +1,6 @@
 package io.github.kafkaresilience.autoconfigure;
 
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.dlq.DlqDispatcher;
 import io.github.kafkaresilience.internal.metrics.DlqMetrics;
@@ -44,13 +44,13 @@ class ResilienceMetricsConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ListenerMetrics kafkaResilienceListenerMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+	ListenerMetrics kafkaResilienceListenerMetrics(ListenerRegistry listenerRegistry) {
 		return new ListenerMetrics(listenerRegistry);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	OutageMetrics kafkaResilienceOutageMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+	OutageMetrics kafkaResilienceOutageMetrics(ListenerRegistry listenerRegistry) {
 		return new OutageMetrics(listenerRegistry);
 	}
 

@@ -15,7 +15,7 @@ import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCodec;
@@ -73,8 +73,7 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + BOUND,
 				"kafka.resilience.consumer.park-after=10s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
-				.container("it-" + topic);
+			OrderedRetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			AtomicLong mostHeld = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
 				OrderedRetryContainer.Load load = container.load();
@@ -118,8 +117,7 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=4s",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + bound,
 				"kafka.resilience.consumer.park-after=2s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
-				.container("it-" + topic);
+			OrderedRetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			SharedBroker.sendAll(topic, records);
 			AtomicLong mostHeld = new AtomicLong();
 			AtomicLong mostParked = new AtomicLong();

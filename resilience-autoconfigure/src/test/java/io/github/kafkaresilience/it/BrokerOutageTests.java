@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -132,7 +132,7 @@ class BrokerOutageTests {
 					.untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic + ".dlq-handler", Names.dlq(topic)))
 						.isEmpty());
 
-				OrderedRetryListenerRegistry listeners = app.getBean(OrderedRetryListenerRegistry.class);
+				ListenerRegistry listeners = app.getBean(ListenerRegistry.class);
 				OrderedRetryContainer container = listeners.container("it-" + topic);
 				assertThat(listeners.isRunning()).isTrue();
 				assertThat(container).isNotNull();

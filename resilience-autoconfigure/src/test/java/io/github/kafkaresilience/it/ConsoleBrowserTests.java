@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.List;
 
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -132,7 +132,7 @@ class ConsoleBrowserTests {
 
 			// pause and resume the listener
 			String listener = "it-" + topic;
-			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 			listenerRow(listener).findElement(By.cssSelector("button.pause")).click();
 			waitUntil(ExpectedConditions.textToBePresentInElementLocated(
 					By.cssSelector("#listeners tr[data-listener='" + listener + "'] td.state"), "paused"));

@@ -8,7 +8,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -115,7 +115,7 @@ class GroupProtocolsTests {
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
 
@@ -135,7 +135,7 @@ class GroupProtocolsTests {
 	}
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : Set.of();
 	}

@@ -17,7 +17,7 @@ import io.github.kafkaresilience.it.HandlingJournal.Handling;
 import io.github.kafkaresilience.it.RebalancingApplications.BatchApplication;
 import io.github.kafkaresilience.it.RebalancingApplications.RecordApplication;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -283,7 +283,7 @@ class IncrementalRebalanceTests {
 				with(ladder, "test.autostartup=false"))) {
 			SharedBroker.sendAll(topic, first); // a backlog: the key's records come in
 												// one poll
-			a.getBean(OrderedRetryListenerRegistry.class).start("incr-" + topic);
+			a.getBean(ListenerRegistry.class).start("incr-" + topic);
 			awaitOwner(List.of(a), 3 * PARTITIONS);
 			await().atMost(WAIT)
 				.until(() -> first.stream()
@@ -368,7 +368,7 @@ class IncrementalRebalanceTests {
 				.until(() -> heads(endpoint, topic).size() == 2 * PARTITIONS
 						&& container(a).load().parked() == records.size());
 			Map<String, HeldKeys.HeldKey> heads = heads(endpoint, topic);
-			a.getBean(OrderedRetryListenerRegistry.class).pause("incr-" + topic);
+			a.getBean(ListenerRegistry.class).pause("incr-" + topic);
 			for (String key : retried) {
 				assertThat(endpoint.act("retry-now", "incr-" + topic, topic, heads.get(key).lockId(), OPERATOR)
 					.getStatus()).isEqualTo(200);
@@ -408,7 +408,7 @@ class IncrementalRebalanceTests {
 					}
 				}
 
-				a.getBean(OrderedRetryListenerRegistry.class).resume("incr-" + topic);
+				a.getBean(ListenerRegistry.class).resume("incr-" + topic);
 				await().atMost(WAIT)
 					.until(() -> java.util.stream.Stream.concat(retried.stream(), deadLettered.stream())
 						.allMatch((key) -> journal.successes(key + ":1") == 1));
@@ -574,7 +574,7 @@ class IncrementalRebalanceTests {
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
 

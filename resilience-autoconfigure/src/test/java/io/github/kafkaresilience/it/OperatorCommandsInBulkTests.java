@@ -10,7 +10,7 @@ import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -154,7 +154,7 @@ class OperatorCommandsInBulkTests {
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 
 	/** The dead letters of the topic's ladder by key: value and {@code dlq.reason}. */

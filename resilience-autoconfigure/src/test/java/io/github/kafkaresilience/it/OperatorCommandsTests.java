@@ -9,7 +9,7 @@ import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -249,7 +249,7 @@ class OperatorCommandsTests {
 	}
 
 	private static java.util.Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : java.util.Set.of();
 	}

@@ -17,7 +17,7 @@ import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -280,7 +280,7 @@ class OutageHoldTests {
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("outage-" + topic);
+		return context.getBean(ListenerRegistry.class).container("outage-" + topic);
 	}
 
 	/** Records in a retry topic of the test's ladder. */

@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -247,7 +247,7 @@ class OversizedRecordTests {
 	}
 
 	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 
 	/** Dead letters by the name their value starts with, with their headers. */

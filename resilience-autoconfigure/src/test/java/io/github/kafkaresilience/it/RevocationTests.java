@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -80,7 +80,7 @@ class RevocationTests {
 	 * Whether an instance holds {@code partitions} of the main topic, every barrier open.
 	 */
 	private static boolean ready(ConfigurableApplicationContext instance, String topic, int partitions) {
-		OrderedRetryListenerRegistry listeners = instance.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = instance.getBean(ListenerRegistry.class);
 		OrderedRetryContainer container = listeners.container("slow-" + topic);
 		return container != null && container.closedBarriers().isEmpty()
 				&& container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count() == partitions;
@@ -89,7 +89,7 @@ class RevocationTests {
 	/** The record as the owner of its partition handled it after the rebalance. */
 	private static String valueOn(ConfigurableApplicationContext a, ConfigurableApplicationContext b, String topic,
 			int partition, String value) {
-		OrderedRetryContainer onB = b.getBean(OrderedRetryListenerRegistry.class).container("slow-" + topic);
+		OrderedRetryContainer onB = b.getBean(ListenerRegistry.class).container("slow-" + topic);
 		return (onB.assignment().contains(new TopicPartition(topic, partition)) ? "b:" : "a:") + value;
 	}
 

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -105,7 +105,7 @@ class RollingRestartTests {
 
 	/** Ready as the health says it: partitions assigned, and every barrier open. */
 	private static void awaitReady(ConfigurableApplicationContext instance) {
-		OrderedRetryListenerRegistry listeners = instance.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = instance.getBean(ListenerRegistry.class);
 		await().atMost(WAIT).until(() -> {
 			OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 			return container != null && !container.assignment().isEmpty() && container.closedBarriers().isEmpty();

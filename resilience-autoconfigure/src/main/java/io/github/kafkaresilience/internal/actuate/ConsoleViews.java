@@ -16,7 +16,7 @@ import io.github.kafkaresilience.internal.dlq.ReplayArguments;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import org.apache.commons.logging.Log;
@@ -37,7 +37,7 @@ public final class ConsoleViews {
 
 	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
 	private final LockCoordinator locks;
 
@@ -51,9 +51,8 @@ public final class ConsoleViews {
 
 	private final Clock clock;
 
-	public ConsoleViews(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, ViewSettings settings,
-			ScanPermits scans, Clock clock) {
+	public ConsoleViews(ListenerRegistry listeners, LockCoordinator locks, @Nullable DeadLetterBrowser browser,
+			@Nullable LastErrors lastErrors, ViewSettings settings, ScanPermits scans, Clock clock) {
 		this.listeners = listeners;
 		this.locks = locks;
 		this.browser = browser;

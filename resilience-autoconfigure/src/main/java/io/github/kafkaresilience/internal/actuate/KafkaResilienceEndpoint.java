@@ -14,7 +14,7 @@ import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
@@ -51,7 +51,7 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 @Endpoint(id = "kafkaresilience")
 public class KafkaResilienceEndpoint {
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
 	private final LockCoordinator locks;
 
@@ -78,8 +78,8 @@ public class KafkaResilienceEndpoint {
 	 * @param oldestLocks how many of the oldest live locks to list per main topic
 	 * @param clock the clock lock ages are measured with
 	 */
-	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-			Supplier<Admin> admins, Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
+	public KafkaResilienceEndpoint(ListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
+			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock) {
 		this(listeners, locks, admins, replayer, oldestLocks, clock,
 				new OperatorActions(listeners, locks, false, null, null, clock), null, null, ViewSettings.defaults());
 	}
@@ -98,10 +98,9 @@ public class KafkaResilienceEndpoint {
 	 * none
 	 * @param settings how much one request reads and what of a dead letter it shows
 	 */
-	public KafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-			Supplier<Admin> admins, Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock,
-			OperatorActions actions, @Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors,
-			ViewSettings settings) {
+	public KafkaResilienceEndpoint(ListenerRegistry listeners, LockCoordinator locks, Supplier<Admin> admins,
+			Supplier<DlqReplayer> replayer, int oldestLocks, Clock clock, OperatorActions actions,
+			@Nullable DeadLetterBrowser browser, @Nullable LastErrors lastErrors, ViewSettings settings) {
 		if (oldestLocks < 0) {
 			throw new IllegalArgumentException(
 					"kafka.resilience.endpoint.oldest-locks must be 0 or more but was " + oldestLocks);

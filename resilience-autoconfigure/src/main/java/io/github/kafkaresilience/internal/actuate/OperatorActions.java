@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
@@ -40,7 +40,7 @@ public class OperatorActions {
 
 	private static final Log logger = LogFactory.getLog(OperatorActions.class);
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
 	private final LockCoordinator locks;
 
@@ -58,7 +58,7 @@ public class OperatorActions {
 	 * checked (Spring Security is absent)
 	 * @param meters where actions are counted, if anywhere
 	 */
-	public OperatorActions(OrderedRetryListenerRegistry listeners, LockCoordinator locks, boolean enabled,
+	public OperatorActions(ListenerRegistry listeners, LockCoordinator locks, boolean enabled,
 			@Nullable String requiredRole, @Nullable MeterRegistry meters, Clock clock) {
 		this.listeners = listeners;
 		this.locks = locks;

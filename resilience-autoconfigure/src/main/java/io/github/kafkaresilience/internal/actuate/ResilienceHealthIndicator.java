@@ -9,7 +9,7 @@ import java.util.TreeMap;
 
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
@@ -35,7 +35,7 @@ import org.springframework.boot.health.contributor.Health;
  */
 public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
 	private final LockCoordinator locks;
 
@@ -53,8 +53,8 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 	 * last poll is reported
 	 * @param maxPollInterval the consumers' {@code max.poll.interval.ms}
 	 */
-	public ResilienceHealthIndicator(OrderedRetryListenerRegistry listeners, LockCoordinator locks,
-			Duration barrierWaitWarning, double pollGapWarning, Duration maxPollInterval) {
+	public ResilienceHealthIndicator(ListenerRegistry listeners, LockCoordinator locks, Duration barrierWaitWarning,
+			double pollGapWarning, Duration maxPollInterval) {
 		super("Kafka resilience health check failed");
 		if (!(pollGapWarning > 0 && pollGapWarning <= 1)) {
 			throw new IllegalArgumentException(

@@ -10,7 +10,7 @@ import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.KafkaException;
@@ -33,7 +33,7 @@ public final class WebReplays {
 
 	private static final Log logger = LogFactory.getLog(KafkaResilienceEndpoint.class);
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
 	private final Supplier<DlqReplayer> replayer;
 
@@ -45,7 +45,7 @@ public final class WebReplays {
 
 	private final Clock clock;
 
-	public WebReplays(OrderedRetryListenerRegistry listeners, Supplier<DlqReplayer> replayer, OperatorActions actions,
+	public WebReplays(ListenerRegistry listeners, Supplier<DlqReplayer> replayer, OperatorActions actions,
 			ScanPermits scans, long scanLimit, Clock clock) {
 		this.listeners = listeners;
 		this.replayer = replayer;

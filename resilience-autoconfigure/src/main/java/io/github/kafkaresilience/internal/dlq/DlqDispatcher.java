@@ -124,7 +124,7 @@ public class DlqDispatcher implements SmartLifecycle {
 	/** After the listeners' containers: their topics exist by then. */
 	@Override
 	public int getPhase() {
-		return io.github.kafkaresilience.listener.OrderedRetryListenerRegistry.PHASE + 1;
+		return io.github.kafkaresilience.internal.listener.ListenerRegistry.PHASE + 1;
 	}
 
 	/** Dead letters the handler threw on. */

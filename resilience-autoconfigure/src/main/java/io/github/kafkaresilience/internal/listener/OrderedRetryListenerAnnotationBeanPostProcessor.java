@@ -15,7 +15,6 @@ import java.util.TreeSet;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.support.ListenerConsumers;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -36,8 +35,7 @@ import org.springframework.util.StringUtils;
  * Finds {@code @OrderedRetryListener} methods on beans, refuses those whose parameters or
  * return type make no sense here (an acknowledgment, the consumer, a batch, a result
  * completed later), resolves their attributes ({@code ${...}} placeholders and
- * {@code #{...}} expressions) and registers them with the
- * {@link OrderedRetryListenerRegistry}.
+ * {@code #{...}} expressions) and registers them with the {@link ListenerRegistry}.
  *
  * @since 0.1.0
  */
@@ -47,7 +45,7 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 
 	private @Nullable String defaultGroupId;
 
-	private @Nullable OrderedRetryListenerRegistry registry;
+	private @Nullable ListenerRegistry registry;
 
 	/**
 	 * @param defaultGroupId the group used when a listener names none
@@ -73,9 +71,9 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 		return bean;
 	}
 
-	private OrderedRetryListenerRegistry registry() {
+	private ListenerRegistry registry() {
 		if (this.registry == null) {
-			this.registry = this.beanFactory.getBean(OrderedRetryListenerRegistry.class);
+			this.registry = this.beanFactory.getBean(ListenerRegistry.class);
 		}
 		return this.registry;
 	}

@@ -5,7 +5,7 @@ import java.util.function.ToDoubleFunction;
 
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -27,9 +27,9 @@ import org.apache.kafka.common.TopicPartition;
  */
 public class ListenerMetrics implements MeterBinder {
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
-	public ListenerMetrics(OrderedRetryListenerRegistry listeners) {
+	public ListenerMetrics(ListenerRegistry listeners) {
 		this.listeners = listeners;
 	}
 

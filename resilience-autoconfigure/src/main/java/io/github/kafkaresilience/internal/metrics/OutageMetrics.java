@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.internal.metrics;
 
 import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -19,9 +19,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  */
 public class OutageMetrics implements MeterBinder {
 
-	private final OrderedRetryListenerRegistry listeners;
+	private final ListenerRegistry listeners;
 
-	public OutageMetrics(OrderedRetryListenerRegistry listeners) {
+	public OutageMetrics(ListenerRegistry listeners) {
 		this.listeners = listeners;
 	}
 

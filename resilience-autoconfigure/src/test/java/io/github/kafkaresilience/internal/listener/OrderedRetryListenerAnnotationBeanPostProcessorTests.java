@@ -17,7 +17,6 @@ import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -57,7 +56,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	void aListenerIsRegisteredWithItsResolvedAttributes() {
 		this.runner.withBean("ordersListener", OrdersListener.class).run((context) -> {
 			assertThat(context).hasNotFailed();
-			List<ListenerEndpoint> endpoints = context.getBean(OrderedRetryListenerRegistry.class).endpoints();
+			List<ListenerEndpoint> endpoints = context.getBean(ListenerRegistry.class).endpoints();
 			assertThat(endpoints).hasSize(1);
 			ListenerEndpoint endpoint = endpoints.get(0);
 			assertThat(endpoint.id()).isEqualTo("ordersListener.handle");
@@ -207,7 +206,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 			.withBean("otherOrdersListener", OtherOrdersListener.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+				ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 				assertThat(registry.endpoints()).extracting(ListenerEndpoint::groupId)
 					.containsExactlyInAnyOrder("ordersListener.handle", "otherOrdersListener.handle");
 				assertThat(registry.ladder("ordersListener.handle", "orders").dlqTopic())
@@ -378,7 +377,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 			.withBean("consumerRecordsBatchListener", ConsumerRecordsBatchListener.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(OrderedRetryListenerRegistry.class).endpoints()).hasSize(4)
+				assertThat(context.getBean(ListenerRegistry.class).endpoints()).hasSize(4)
 					.allSatisfy((endpoint) -> assertThat(endpoint.batch()).isTrue());
 			});
 	}
@@ -454,7 +453,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	@Test
 	void beansWithoutListenersRegisterNothing() {
 		this.runner.withBean("plain", Object.class)
-			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).endpoints()).isEmpty());
+			.run((context) -> assertThat(context.getBean(ListenerRegistry.class).endpoints()).isEmpty());
 	}
 
 	private void refused(Class<?> listener, String... parts) {
@@ -467,7 +466,7 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	private static ListenerEndpoint endpoint(ApplicationContext context) {
-		List<ListenerEndpoint> endpoints = context.getBean(OrderedRetryListenerRegistry.class).endpoints();
+		List<ListenerEndpoint> endpoints = context.getBean(ListenerRegistry.class).endpoints();
 		assertThat(endpoints).hasSize(1);
 		return endpoints.get(0);
 	}
@@ -894,9 +893,8 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class NonStartingRegistryConfiguration {
 
 		@Bean
-		OrderedRetryListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
-			return new OrderedRetryListenerRegistry(orderedRetryContainerFactory,
-					(name) -> orderedRetryContainerFactory) {
+		ListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
+			return new ListenerRegistry(orderedRetryContainerFactory, (name) -> orderedRetryContainerFactory) {
 
 				@Override
 				public void start() {
