@@ -62,9 +62,7 @@ class ApiBoundaryTests {
 			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#createAsyncBatch",
 			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#invokingListenerMethods",
 			"listener.OrderedRetryContainerFactory$AttemptObservationFactory#create",
-			"autoconfigure.OrderedRetryContainerFactoryConfigurer#dualWrite",
-			// the container a customizer is given
-			"listener.OrderedRetryContainerCustomizer#customize");
+			"autoconfigure.OrderedRetryContainerFactoryConfigurer#dualWrite");
 
 	static final JavaClasses LIBRARY = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

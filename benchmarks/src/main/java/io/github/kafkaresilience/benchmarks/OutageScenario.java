@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
@@ -375,7 +375,7 @@ final class OutageScenario extends Scenario {
 								"The instance was not assigned every partition within " + timeout().toSeconds() + " s");
 					}
 					ListenerRegistry registry = context.getBean(ListenerRegistry.class);
-					OrderedRetryContainer container = registry.container(id);
+					RetryContainer container = registry.container(id);
 					if (container == null || container.outageBreaker() == null) {
 						throw new IllegalStateException("Listener '" + id + "' has no outage breaker");
 					}
@@ -506,7 +506,7 @@ final class OutageScenario extends Scenario {
 
 		private Thread thread;
 
-		void start(OrderedRetryContainer container) {
+		void start(RetryContainer container) {
 			this.running = true;
 			this.thread = new Thread(() -> {
 				while (this.running) {

@@ -1,6 +1,6 @@
 package io.github.kafkaresilience.listener;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 
 /**
  * Customizes each {@link OrderedRetryContainer} an {@link OrderedRetryContainerFactory}

@@ -18,7 +18,7 @@ import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.internal.support.ConsumerSettings;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.container.SyncBarrier;

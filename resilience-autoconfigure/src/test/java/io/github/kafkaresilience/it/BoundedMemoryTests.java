@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.FailureInfo;
 import io.github.kafkaresilience.internal.lock.Lock;
@@ -73,10 +73,10 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + BOUND,
 				"kafka.resilience.consumer.park-after=10s")) {
-			OrderedRetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
+			RetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			AtomicLong mostHeld = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
-				OrderedRetryContainer.Load load = container.load();
+				RetryContainer.Load load = container.load();
 				mostHeld.accumulateAndGet(load.busiestPartitionInFlight(), Math::max);
 				return script.succeeded("F") && load.parked() == WAITING;
 			});
@@ -117,12 +117,12 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=4s",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + bound,
 				"kafka.resilience.consumer.park-after=2s")) {
-			OrderedRetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
+			RetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			SharedBroker.sendAll(topic, records);
 			AtomicLong mostHeld = new AtomicLong();
 			AtomicLong mostParked = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
-				OrderedRetryContainer.Load load = container.load();
+				RetryContainer.Load load = container.load();
 				mostHeld.accumulateAndGet(load.busiestPartitionInFlight(), Math::max);
 				mostParked.accumulateAndGet(load.parked(), Math::max);
 				return script.firstSuccessesByKey().values().stream().mapToInt(List::size).sum() == records.size();

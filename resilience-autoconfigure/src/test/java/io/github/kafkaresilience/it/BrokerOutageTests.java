@@ -20,7 +20,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.commons.logging.Log;
@@ -133,7 +133,7 @@ class BrokerOutageTests {
 						.isEmpty());
 
 				ListenerRegistry listeners = app.getBean(ListenerRegistry.class);
-				OrderedRetryContainer container = listeners.container("it-" + topic);
+				RetryContainer container = listeners.container("it-" + topic);
 				assertThat(listeners.isRunning()).isTrue();
 				assertThat(container).isNotNull();
 				assertThat(container.isRunning()).isTrue();

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -114,7 +114,7 @@ class GroupProtocolsTests {
 		return TestApplication.start(topic, properties.toArray(String[]::new));
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
+	private static RetryContainer container(ConfigurableApplicationContext context) {
 		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
@@ -136,7 +136,7 @@ class GroupProtocolsTests {
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
 		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
-		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+		RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : Set.of();
 	}
 

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.it.HandlingJournal.Handling;
 import io.github.kafkaresilience.it.RebalancingApplications.BatchApplication;
@@ -565,7 +565,7 @@ class IncrementalRebalanceTests {
 				.isEqualTo(partitions);
 			assertThat(all).hasSize(partitions);
 			for (ConfigurableApplicationContext instance : instances) {
-				OrderedRetryContainer container = container(instance);
+				RetryContainer container = container(instance);
 				assertThat(container.assignment()).as("assignments " + assignments)
 					.anyMatch((tp) -> container.topics().contains(tp.topic()));
 				assertThat(container.closedBarriers()).isEmpty();
@@ -573,13 +573,13 @@ class IncrementalRebalanceTests {
 		});
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
+	private static RetryContainer container(ConfigurableApplicationContext context) {
 		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryContainer container = container(context);
+		RetryContainer container = container(context);
 		return (container != null) ? container.assignment() : Set.of();
 	}
 

@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -134,7 +134,7 @@ class ListenerLifecycleTests {
 
 		@EventListener
 		void on(KafkaEvent event) {
-			if (event.getSource() instanceof OrderedRetryContainer container) {
+			if (event.getSource() instanceof RetryContainer container) {
 				String topic = container.id().substring("life-".length());
 				events.computeIfAbsent(topic, (t) -> new CopyOnWriteArrayList<>()).add(event);
 			}

@@ -8,7 +8,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -148,12 +148,12 @@ class OperatorCommandsInBulkTests {
 	}
 
 	private static long mainPartitions(ConfigurableApplicationContext context, String topic) {
-		OrderedRetryContainer container = container(context, topic);
+		RetryContainer container = container(context, topic);
 		return (container != null) ? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count()
 				: 0;
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
 		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 

@@ -7,7 +7,7 @@ import java.util.Map;
 import io.github.kafkaresilience.internal.actuate.HeldKeys;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.OperatorActions;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -250,7 +250,7 @@ class OperatorCommandsTests {
 
 	private static java.util.Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
 		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
-		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+		RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : java.util.Set.of();
 	}
 

@@ -16,7 +16,7 @@ import java.util.stream.IntStream;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -86,7 +86,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> true;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES[0], "management.endpoints.web.exposure.include=kafkaresilience")) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			CompositeMeterRegistry meters = MonitoringQueries.registry();
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "outage-" + topic;
@@ -187,7 +187,7 @@ class OutageHoldTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES[0], FAST_PROBES[1], "kafka.resilience.consumer.concurrency=4",
 				"kafka.resilience.outage.ramp-up=2s")) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(40, 10, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
@@ -212,7 +212,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> Integer.parseInt(record.key().substring(2)) % 10 == 0;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(100, 5, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() == 450);
@@ -234,7 +234,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> record.key().startsWith("failing") && !record.topic().contains(".retry.");
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = new ArrayList<>();
 			for (int clean = 0, failing = 0; clean < 1600; clean++) {
 				records.add(new String[] { "clean-" + (clean % 8), "clean-" + (clean % 8) + "/" + (clean / 8) });
@@ -259,7 +259,7 @@ class OutageHoldTests {
 		OutageListener.guard = payments;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(10, 5, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
@@ -279,7 +279,7 @@ class OutageHoldTests {
 		}
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
 		return context.getBean(ListenerRegistry.class).container("outage-" + topic);
 	}
 
@@ -364,7 +364,7 @@ class OutageHoldTests {
 		static volatile long workMillis;
 
 		/** The container whose ramp the calls are counted against, or {@code null}. */
-		static volatile @Nullable OrderedRetryContainer watched;
+		static volatile @Nullable RetryContainer watched;
 
 		static final AtomicInteger running = new AtomicInteger();
 
@@ -377,7 +377,7 @@ class OutageHoldTests {
 		private static void succeed(ConsumerRecord<String, String> record) {
 			int atOnce = running.incrementAndGet();
 			try {
-				OrderedRetryContainer container = watched;
+				RetryContainer container = watched;
 				if (container != null && container.isRampingUp()) {
 					callsWhileRamping.incrementAndGet();
 					mostAtOnceWhileRamping.accumulateAndGet(atOnce, Math::max);

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -246,7 +246,7 @@ class OversizedRecordTests {
 		return TestApplication.start(LargeRecordApplication.class, topic, properties);
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
 		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 

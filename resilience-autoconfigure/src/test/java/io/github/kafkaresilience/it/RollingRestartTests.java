@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -107,7 +107,7 @@ class RollingRestartTests {
 	private static void awaitReady(ConfigurableApplicationContext instance) {
 		ListenerRegistry listeners = instance.getBean(ListenerRegistry.class);
 		await().atMost(WAIT).until(() -> {
-			OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+			RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 			return container != null && !container.assignment().isEmpty() && container.closedBarriers().isEmpty();
 		});
 	}

@@ -16,7 +16,7 @@ import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -175,7 +175,7 @@ class SaslClientsTests {
 			send(topic, "c", "c-0");
 			// a-0 waits for its retry longer than park-after: parked, then read again by
 			// the re-reader
-			OrderedRetryContainer container = app.getBean(ListenerRegistry.class).container(instance);
+			RetryContainer container = app.getBean(ListenerRegistry.class).container(instance);
 			await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> container.load().parked() > 0);
 			await().atMost(WAIT).until(() -> script.succeeded("a-1") && script.succeeded("c-0"));
 			assertThat(script.firstSuccesses("a")).containsExactly("a-0", "a-1");

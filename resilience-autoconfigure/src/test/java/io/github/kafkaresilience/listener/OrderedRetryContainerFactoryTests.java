@@ -9,7 +9,7 @@ import java.util.Map;
 
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.DualWriteStrategy;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.container.SyncBarrier;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
@@ -47,10 +47,9 @@ class OrderedRetryContainerFactoryTests {
 
 	private final LockRegistry registry = mock(LockRegistry.class);
 
-	private final OrderedRetryContainer.Reaping reaping = new OrderedRetryContainer.Reaping(Duration.ofMinutes(5),
-			() -> {
-				throw new IllegalStateException("not reaped in this test");
-			});
+	private final RetryContainer.Reaping reaping = new RetryContainer.Reaping(Duration.ofMinutes(5), () -> {
+		throw new IllegalStateException("not reaped in this test");
+	});
 
 	private final List<StageRouter> routers = new ArrayList<>();
 
@@ -94,12 +93,11 @@ class OrderedRetryContainerFactoryTests {
 		}
 
 		@Override
-		public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint,
-				List<OrderedRetryContainer.Route> routes, OrderedRetryContainerFactory.ReaperSettings settings,
-				Clock clock, ResilienceObserver observer) {
+		public RetryContainer.Reaping reaping(ListenerEndpoint endpoint, List<RetryContainer.Route> routes,
+				OrderedRetryContainerFactory.ReaperSettings settings, Clock clock, ResilienceObserver observer) {
 			OrderedRetryContainerFactoryTests.this.asked.add("reaping " + endpoint.id() + " of "
 					+ routes.stream().map((route) -> route.router().plan().mainTopic()).toList());
-			assertThat(routes).extracting(OrderedRetryContainer.Route::router)
+			assertThat(routes).extracting(RetryContainer.Route::router)
 				.containsExactlyElementsOf(OrderedRetryContainerFactoryTests.this.routers);
 			return OrderedRetryContainerFactoryTests.this.reaping;
 		}
@@ -120,7 +118,7 @@ class OrderedRetryContainerFactoryTests {
 				new OrderedRetryContainerFactory.ReaperSettings(Duration.ofMinutes(5), Duration.ofMinutes(10), () -> {
 					throw new IllegalStateException("not reaped in this test");
 				}));
-		OrderedRetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
+		RetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
 		assertThat(this.asked).containsExactly("outage breaker billing.listen", "provision orders",
 				"lock registry billing.orders.locks of 3 partitions", "stage router orders", "provision payments",
 				"lock registry billing.payments.locks of 3 partitions", "stage router payments",
@@ -136,7 +134,7 @@ class OrderedRetryContainerFactoryTests {
 	void withoutOutageModeOrReaperTheComponentFactoryIsNotAskedForThem() throws Exception {
 		OrderedRetryContainerFactory factory = factory();
 		factory.setReaper(null);
-		OrderedRetryContainer container = factory.createContainer(endpoint("orders"), null);
+		RetryContainer container = factory.createContainer(endpoint("orders"), null);
 		assertThat(this.asked).containsExactly("provision orders", "lock registry billing.orders.locks of 3 partitions",
 				"stage router orders");
 		assertThat(container.outageBreaker()).isNull();

@@ -50,18 +50,18 @@ import org.apache.kafka.common.utils.Bytes;
  * Some seeds also replay dead letters (or records that succeeded) into stage 1, and plant
  * records of another consumer group (or of none) in the stage and lock topics. A replay
  * entry is routed like any stage record; the owner of its main-topic partition admits its
- * pending lock the way {@code OrderedRetryContainer} does: an admission task joins the
- * key's queue of that partition (behind the records of the key taken so far; records
- * taken later queue behind it), catches its lock tailer up, then calls the real
+ * pending lock the way {@code RetryContainer} does: an admission task joins the key's
+ * queue of that partition (behind the records of the key taken so far; records taken
+ * later queue behind it), catches its lock tailer up, then calls the real
  * {@code ReplayAdmission}. The pending locks a new owner finds when its sync barrier
  * opens are admitted the same way.
  * <p>
  * In most seeds the ports send without waiting ({@link SimSends}): a route that writes
  * returns SETTLING and its move goes on in the actions that land and acknowledge its
  * sends, where crashes, timeouts and other actions come between its steps. The container
- * model follows {@code OrderedRetryContainer}: a settling record stays at the head of its
- * key's queue with its offset pending until its writes complete (or is routed again after
- * a backoff when they fail), while the other keys go on, so moves of different keys
+ * model follows {@code RetryContainer}: a settling record stays at the head of its key's
+ * queue with its offset pending until its writes complete (or is routed again after a
+ * backoff when they fail), while the other keys go on, so moves of different keys
  * overlap. The other seeds write before returning and keep the interleavings of the
  * synchronous router.
  * <p>

@@ -13,7 +13,7 @@ import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
@@ -127,7 +127,7 @@ public class KafkaResilienceEndpoint {
 		Instant now = this.clock.instant();
 		List<ListenerDescriptor> descriptors = new ArrayList<>();
 		for (ListenerEndpoint endpoint : endpoints) {
-			OrderedRetryContainer container = this.listeners.container(endpoint.id());
+			RetryContainer container = this.listeners.container(endpoint.id());
 			List<TopicDescriptor> topics = new ArrayList<>();
 			for (LadderPlan plan : this.listeners.plans(endpoint.id())) {
 				topics.add(describe(plan, registries.get(plan.lockTopic()), deadLetters.get(plan.dlqTopic()), container,
@@ -258,7 +258,7 @@ public class KafkaResilienceEndpoint {
 	}
 
 	private TopicDescriptor describe(LadderPlan plan, @Nullable LockRegistry registry, @Nullable DlqDescriptor dlq,
-			@Nullable OrderedRetryContainer container, Instant now) {
+			@Nullable RetryContainer container, Instant now) {
 		int[] waiting = new int[plan.lastStage() + 1];
 		if (registry != null) {
 			for (Lock lock : registry.snapshot()) {
@@ -296,7 +296,7 @@ public class KafkaResilienceEndpoint {
 	 * The consumer lag of this instance's partitions of a topic; {@code null} when it has
 	 * none.
 	 */
-	private static @Nullable Long lag(@Nullable OrderedRetryContainer container, String topic) {
+	private static @Nullable Long lag(@Nullable RetryContainer container, String topic) {
 		if (container == null || !container.isRunning()) {
 			return null;
 		}
@@ -358,7 +358,7 @@ public class KafkaResilienceEndpoint {
 	public record BatchDescriptor(int size, Duration maxWait, String failure) {
 	}
 
-	private static @Nullable BatchDescriptor batch(@Nullable OrderedRetryContainer container) {
+	private static @Nullable BatchDescriptor batch(@Nullable RetryContainer container) {
 		BatchSettings settings = (container != null) ? container.batchSettings() : null;
 		return (settings != null)
 				? new BatchDescriptor(settings.size(), settings.maxWait(), settings.failure().toString()) : null;
@@ -374,7 +374,7 @@ public class KafkaResilienceEndpoint {
 	public record HoldingDescriptor(@Nullable Instant since, @Nullable String reason, int heldRecords) {
 	}
 
-	private static @Nullable HoldingDescriptor holding(@Nullable OrderedRetryContainer container) {
+	private static @Nullable HoldingDescriptor holding(@Nullable RetryContainer container) {
 		OutageBreaker breaker = (container != null) ? container.outageBreaker() : null;
 		if (breaker == null || !breaker.isOpen()) {
 			return null;

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
@@ -82,7 +82,7 @@ public class ResilienceHealthIndicator extends AbstractHealthIndicator {
 		List<String> warnings = new ArrayList<>();
 		boolean started = true;
 		for (ListenerEndpoint endpoint : endpoints) {
-			OrderedRetryContainer container = this.listeners.container(endpoint.id());
+			RetryContainer container = this.listeners.container(endpoint.id());
 			boolean running = container != null && container.isRunning();
 			started &= running || !endpoint.autoStartup(); // a listener left to start
 															// later is not missing

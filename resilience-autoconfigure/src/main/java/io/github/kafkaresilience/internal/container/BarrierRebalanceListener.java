@@ -27,7 +27,7 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
 final class BarrierRebalanceListener implements ConsumerRebalanceListener {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** What the callbacks do to the container. Called on the poll thread. */
 	interface Assignments {

@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
 final class BatchRuns {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** What becomes of a record once its batch ran, or did not get to it. */
 	interface Outcomes {

@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
 final class CommitSchedule {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	private final String id;
 

@@ -22,11 +22,11 @@ import org.apache.kafka.common.TopicPartition;
 final class ContainerAssignments implements BarrierRebalanceListener.Assignments {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	private final String id;
 
-	private final Map<String, OrderedRetryContainer.Route> routes;
+	private final Map<String, RetryContainer.Route> routes;
 
 	private final ContainerSettings settings;
 
@@ -55,7 +55,7 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 	 * records in flight wait on something else than the workers, so that the wait is
 	 * spent full
 	 */
-	ContainerAssignments(String id, Map<String, OrderedRetryContainer.Route> routes, ContainerSettings settings,
+	ContainerAssignments(String id, Map<String, RetryContainer.Route> routes, ContainerSettings settings,
 			Partitions partitions, PollLoop loop, OffsetCommitter committer, ContainerOffsets offsets,
 			RecordIntake intake, KeyWaiters keyWaiters, ResilienceObserver observer, Callbacks assignmentCallbacks,
 			boolean resumeNearBound) {

@@ -32,9 +32,9 @@ final class ContainerEvents {
 	/** Publishes nothing. */
 	static final ContainerEvents NONE = new ContainerEvents(null, null, null);
 
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
-	private final @Nullable OrderedRetryContainer container;
+	private final @Nullable RetryContainer container;
 
 	private final @Nullable ApplicationEventPublisher publisher;
 
@@ -44,7 +44,7 @@ final class ContainerEvents {
 
 	private long lastIdleEventNanos;
 
-	ContainerEvents(@Nullable OrderedRetryContainer container, @Nullable ApplicationEventPublisher publisher,
+	ContainerEvents(@Nullable RetryContainer container, @Nullable ApplicationEventPublisher publisher,
 			@Nullable Duration idleEventInterval) {
 		this.container = container;
 		this.publisher = publisher;
@@ -81,7 +81,7 @@ final class ContainerEvents {
 		}
 		this.lastIdleEventNanos = now;
 		long idleMillis = Duration.ofNanos(now - this.lastRecordsNanos).toMillis();
-		OrderedRetryContainer container = this.container;
+		RetryContainer container = this.container;
 		publish(() -> new ListenerContainerIdleEvent(container, container, idleMillis, container.id(),
 				consumer.assignment(), consumer, paused));
 	}

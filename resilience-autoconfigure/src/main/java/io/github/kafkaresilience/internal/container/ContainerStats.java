@@ -41,7 +41,7 @@ final class ContainerStats {
 		}
 	}
 
-	/** See {@link OrderedRetryContainer#lag(TopicPartition)}. */
+	/** See {@link RetryContainer#lag(TopicPartition)}. */
 	OptionalLong lag(TopicPartition partition) {
 		PartitionWork work = this.partitions.get(partition);
 		if (work == null || work.endOffset < 0) {
@@ -52,7 +52,7 @@ final class ContainerStats {
 		return OptionalLong.of((from < 0) ? work.fetchLag : Math.max(0, work.endOffset - from));
 	}
 
-	/** See {@link OrderedRetryContainer#closedBarriers()}. */
+	/** See {@link RetryContainer#closedBarriers()}. */
 	Map<TopicPartition, Duration> closedBarriers() {
 		long now = System.nanoTime();
 		Map<TopicPartition, Duration> closed = new HashMap<>();
@@ -64,7 +64,7 @@ final class ContainerStats {
 		return closed;
 	}
 
-	/** See {@link OrderedRetryContainer#stoppedPartitions()}. */
+	/** See {@link RetryContainer#stoppedPartitions()}. */
 	Map<TopicPartition, String> stoppedPartitions() {
 		Map<TopicPartition, String> stopped = new HashMap<>();
 		for (PartitionWork work : this.partitions.all()) {
@@ -76,8 +76,8 @@ final class ContainerStats {
 		return stopped;
 	}
 
-	/** See {@link OrderedRetryContainer#load()}. */
-	OrderedRetryContainer.Load load() {
+	/** See {@link RetryContainer#load()}. */
+	RetryContainer.Load load() {
 		long inFlight = 0;
 		long parked = 0;
 		int busiestPartition = 0;
@@ -89,7 +89,7 @@ final class ContainerStats {
 			parked += work.parked.count();
 			busiestKey = Math.max(busiestKey, work.busiestKeyDepth());
 		}
-		return new OrderedRetryContainer.Load(inFlight, parked, busiestPartition, busiestKey);
+		return new RetryContainer.Load(inFlight, parked, busiestPartition, busiestKey);
 	}
 
 }

@@ -15,7 +15,7 @@ import org.apache.commons.logging.LogFactory;
 final class FailedPolls {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** The first pause of the poll loop after a failed poll. */
 	static final Duration FIRST_POLL_BACKOFF = Duration.ofMillis(100);

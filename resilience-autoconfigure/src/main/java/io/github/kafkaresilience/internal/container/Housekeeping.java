@@ -20,30 +20,30 @@ import org.jspecify.annotations.Nullable;
 final class Housekeeping {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** How long closing the admin client waits for an interrupted look to end. */
 	private static final Duration LOOK_END = Duration.ofSeconds(5);
 
 	private final String id;
 
-	private final OrderedRetryContainer.@Nullable Reaping reaping;
+	private final RetryContainer.@Nullable Reaping reaping;
 
 	private volatile @Nullable ScheduledExecutorService executor;
 
 	/** The reapers of the current run, until their admin client is closed. */
-	private volatile OrderedRetryContainer.@Nullable Reapers reapers;
+	private volatile RetryContainer.@Nullable Reapers reapers;
 
-	Housekeeping(String id, OrderedRetryContainer.@Nullable Reaping reaping) {
+	Housekeeping(String id, RetryContainer.@Nullable Reaping reaping) {
 		this.id = id;
 		this.reaping = reaping;
 	}
 
 	/** Has the reapers look every interval, the first time one interval from now. */
 	void start() {
-		OrderedRetryContainer.Reaping reaping = this.reaping;
+		RetryContainer.Reaping reaping = this.reaping;
 		if (reaping != null) {
-			OrderedRetryContainer.Reapers reapers = reaping.open().get();
+			RetryContainer.Reapers reapers = reaping.open().get();
 			this.reapers = reapers;
 			ScheduledExecutorService executor = Executors
 				.newSingleThreadScheduledExecutor(WorkerThreads.platform("kafka-resilience-" + this.id + "-reaper-"));
@@ -68,7 +68,7 @@ final class Housekeeping {
 	 */
 	void closeAdmin() {
 		awaitLookEnded();
-		OrderedRetryContainer.Reapers reapers = this.reapers;
+		RetryContainer.Reapers reapers = this.reapers;
 		this.reapers = null;
 		if (reapers != null) {
 			try {
@@ -96,7 +96,7 @@ final class Housekeeping {
 	}
 
 	/** One look of every reaper; a failure is logged and the next look tries again. */
-	private void reap(OrderedRetryContainer.Reapers reapers) {
+	private void reap(RetryContainer.Reapers reapers) {
 		try {
 			for (LockReaper reaper : reapers.reapers()) {
 				reaper.reap();

@@ -185,7 +185,7 @@ final class OutageHold implements RecordHold {
 		if (!(held instanceof RecordTask task)) {
 			return false;
 		}
-		OrderedRetryContainer.Route route = task.work.route;
+		RetryContainer.Route route = task.work.route;
 		return !route.router().plan().mainTopic().equals(task.delivery.topic()) || task.key == null
 				|| route.registry().locksOf(task.key).isEmpty();
 	}

@@ -43,7 +43,7 @@ final class PartitionWork {
 
 	final TopicPartition partition;
 
-	final OrderedRetryContainer.Route route;
+	final RetryContainer.Route route;
 
 	/**
 	 * Records in flight before the partition is paused:
@@ -98,7 +98,7 @@ final class PartitionWork {
 	/** The consumer's lag as of the last fetch: the end offset minus its position. */
 	volatile long fetchLag;
 
-	PartitionWork(TopicPartition partition, OrderedRetryContainer.Route route, int bound) {
+	PartitionWork(TopicPartition partition, RetryContainer.Route route, int bound) {
 		this(partition, route, bound, bound / 2);
 	}
 
@@ -106,7 +106,7 @@ final class PartitionWork {
 	 * @param resumeAt the records in flight at or below which a partition paused at its
 	 * bound resumes
 	 */
-	PartitionWork(TopicPartition partition, OrderedRetryContainer.Route route, int bound, int resumeAt) {
+	PartitionWork(TopicPartition partition, RetryContainer.Route route, int bound, int resumeAt) {
 		this.partition = partition;
 		this.route = route;
 		this.bound = bound;

@@ -41,7 +41,7 @@ import org.jspecify.annotations.Nullable;
 final class PollLoop {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** What the loop asks of its container. */
 	interface Container {

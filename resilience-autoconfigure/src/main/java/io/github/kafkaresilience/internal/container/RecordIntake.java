@@ -36,8 +36,8 @@ final class RecordIntake {
 	 * wait for it, a replay's pending lock queues its admission, and an operator's
 	 * command wakes the record it names.
 	 */
-	void listenTo(Collection<OrderedRetryContainer.Route> routes) {
-		Map<LockRegistry, OrderedRetryContainer.Route> registries = new HashMap<>();
+	void listenTo(Collection<RetryContainer.Route> routes) {
+		Map<LockRegistry, RetryContainer.Route> registries = new HashMap<>();
 		routes.forEach((route) -> registries.putIfAbsent(route.registry(), route));
 		registries.forEach((registry, route) -> {
 			registry.addListener(this.runner.waits().keyWaiters()::keyChanged);
@@ -92,7 +92,7 @@ final class RecordIntake {
 	 * main-topic partition is assigned here and open, its admission takes its turn in its
 	 * key's queue, behind the records of its key taken from the partition so far.
 	 */
-	void admissionNeeded(OrderedRetryContainer.Route route, Lock lock) {
+	void admissionNeeded(RetryContainer.Route route, Lock lock) {
 		PartitionWork work = this.partitions
 			.get(new TopicPartition(route.router().plan().mainTopic(), lock.originPartition()));
 		if (work == null || !work.barrierOpen) {
@@ -110,7 +110,7 @@ final class RecordIntake {
 	 * record at its position is this container's and waits for its due time, in memory or
 	 * parked, it is routed now, and the route acts on the command while it still applies.
 	 */
-	void commandArrived(OrderedRetryContainer.Route route, OperatorCommand command) {
+	void commandArrived(RetryContainer.Route route, OperatorCommand command) {
 		if (command.position().stage() > route.router().plan().lastStage()) {
 			return; // names no stage of this ladder: no record of it is ever acted on
 		}

@@ -39,7 +39,7 @@ import org.jspecify.annotations.Nullable;
 final class RecordRunner {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	private final String id;
 
@@ -193,7 +193,7 @@ final class RecordRunner {
 			return admit(admission);
 		}
 		RecordTask task = (RecordTask) next;
-		OrderedRetryContainer.Route route = task.work.route;
+		RetryContainer.Route route = task.work.route;
 		RecordTask.PendingFailure failure = task.work.start(task);
 		Supplier<Step> rest = (failure != null) ? failure.rest() : null;
 		if (failure != null && this.hold.holdsFailureHandling(task, failure.result())) {
@@ -228,7 +228,7 @@ final class RecordRunner {
 	 * moved, and run as a new record: its reply would be committed twice. A probe of an
 	 * outage does not wait, for the hold waits for it.
 	 */
-	private boolean awaitsItsTurn(RecordTask task, OrderedRetryContainer.Route route) {
+	private boolean awaitsItsTurn(RecordTask task, RetryContainer.Route route) {
 		OffsetLine line = this.offsetLine;
 		if (line == null || task.state() != RecordState.RUNNING
 				|| route.router().plan().stageOf(task.delivery.topic()) != 0
@@ -246,8 +246,8 @@ final class RecordRunner {
 	 * @param first whether the step is the record's first since it was routed (not the
 	 * rest of a failed run's step)
 	 */
-	private @Nullable KeyedTask proceed(RecordTask task, Step step, OrderedRetryContainer.Route route,
-			List<Lock> before, boolean first) {
+	private @Nullable KeyedTask proceed(RecordTask task, Step step, RetryContainer.Route route, List<Lock> before,
+			boolean first) {
 		RecordHold hold = this.hold;
 		// a ready record's probe ends when its batch has run it
 		if (first && step.kind() != Step.Kind.READY && hold.heldAfter(task, step)) {

@@ -138,7 +138,7 @@ final class RecordWaits {
 	/**
 	 * Makes a record wait for a change of its key's locks, or for the recheck interval.
 	 */
-	void forKey(RecordTask task, OrderedRetryContainer.Route route, List<Lock> before) {
+	void forKey(RecordTask task, RetryContainer.Route route, List<Lock> before) {
 		this.keyWaiters.add(task);
 		if (!route.registry().locksOf(task.key).equals(before)) {
 			this.keyWaiters.wake(task); // changed while we were looking

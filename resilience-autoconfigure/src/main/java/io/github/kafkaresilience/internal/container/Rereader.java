@@ -38,7 +38,7 @@ import org.apache.kafka.common.utils.Bytes;
 final class Rereader {
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	static final long IDLE_MILLIS = 200;
 

@@ -53,7 +53,7 @@ public enum WorkerThreads {
 	};
 
 	/** Logs under the container's name, as operators configure it. */
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/**
 	 * Above this many platform workers a listener warns that virtual threads may suit it

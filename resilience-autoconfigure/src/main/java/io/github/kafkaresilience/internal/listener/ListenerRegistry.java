@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
@@ -38,7 +38,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 
 	private final List<ListenerEndpoint> endpoints = new ArrayList<>();
 
-	private final Map<String, OrderedRetryContainer> containers = new LinkedHashMap<>();
+	private final Map<String, RetryContainer> containers = new LinkedHashMap<>();
 
 	private final Map<String, List<LadderPlan>> plans = new LinkedHashMap<>();
 
@@ -54,7 +54,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 
 	private volatile boolean autoStartup = true;
 
-	private final List<java.util.function.Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
+	private final List<java.util.function.Consumer<RetryContainer>> containerListeners = new ArrayList<>();
 
 	private @Nullable Duration ownershipCheckTimeout;
 
@@ -144,7 +144,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 	 * Calls {@code listener} with every container created so far and with each one
 	 * created later.
 	 */
-	public synchronized void onContainer(java.util.function.Consumer<OrderedRetryContainer> listener) {
+	public synchronized void onContainer(java.util.function.Consumer<RetryContainer> listener) {
 		this.containerListeners.add(listener);
 		this.containers.values().forEach(listener);
 	}
@@ -157,7 +157,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 		return this.plans.getOrDefault(listenerId, List.of());
 	}
 
-	public synchronized @Nullable OrderedRetryContainer container(String id) {
+	public synchronized @Nullable RetryContainer container(String id) {
 		return this.containers.get(id);
 	}
 
@@ -208,8 +208,8 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 		return containerOrFail(id).isRunning();
 	}
 
-	private OrderedRetryContainer containerOrFail(String id) {
-		OrderedRetryContainer container = container(id);
+	private RetryContainer containerOrFail(String id) {
+		RetryContainer container = container(id);
 		if (container == null) {
 			throw new IllegalArgumentException("No @OrderedRetryListener has the id '" + id + "'" + (this.running
 					? "; listeners: " + this.containers.keySet() : " (the listeners have not started)"));
@@ -225,7 +225,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 		if (this.containers.isEmpty()) {
 			this.ladderPlans.checkTopicsAreDistinct(this.endpoints);
 			for (ListenerEndpoint endpoint : this.endpoints) {
-				OrderedRetryContainer container = factory(endpoint).createContainer(endpoint, this.eventPublisher);
+				RetryContainer container = factory(endpoint).createContainer(endpoint, this.eventPublisher);
 				this.plans.put(endpoint.id(),
 						endpoint.topics().stream().map((topic) -> factory(endpoint).plan(endpoint, topic)).toList());
 				this.containers.put(endpoint.id(), container);
@@ -281,7 +281,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 
 	@Override
 	public synchronized void stop() {
-		this.containers.values().forEach(OrderedRetryContainer::stop);
+		this.containers.values().forEach(RetryContainer::stop);
 		this.running = false;
 	}
 

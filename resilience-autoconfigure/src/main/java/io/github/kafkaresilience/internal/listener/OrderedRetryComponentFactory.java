@@ -4,7 +4,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.internal.ladder.FaultInjection;
@@ -106,19 +106,19 @@ public class OrderedRetryComponentFactory {
 	 * @param observer hears of each reaped lock
 	 * @return the reaping
 	 */
-	public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint, List<OrderedRetryContainer.Route> routes,
+	public RetryContainer.Reaping reaping(ListenerEndpoint endpoint, List<RetryContainer.Route> routes,
 			ReaperSettings settings, Clock clock, ResilienceObserver observer) {
-		List<OrderedRetryContainer.Route> ladders = List.copyOf(routes);
-		return new OrderedRetryContainer.Reaping(settings.interval(), () -> {
+		List<RetryContainer.Route> ladders = List.copyOf(routes);
+		return new RetryContainer.Reaping(settings.interval(), () -> {
 			Admin admin = settings.admins().get();
 			List<LockReaper> reapers = new ArrayList<>();
-			for (OrderedRetryContainer.Route route : ladders) {
+			for (RetryContainer.Route route : ladders) {
 				LadderPlan plan = route.router().plan();
 				reapers.add(new LockReaper(endpoint.groupId(), plan::topicOf, route.registry(), admin, settings.grace(),
 						clock, (lock) -> observer.lockReaped(endpoint.id(), plan.group(), plan.mainTopic(), lock.key(),
 								lock.id())));
 			}
-			return new OrderedRetryContainer.Reapers(reapers, admin);
+			return new RetryContainer.Reapers(reapers, admin);
 		});
 	}
 

@@ -4,7 +4,7 @@ import java.util.OptionalLong;
 import java.util.function.ToDoubleFunction;
 
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -38,7 +38,7 @@ public class ListenerMetrics implements MeterBinder {
 		this.listeners.onContainer((container) -> bind(registry, container));
 	}
 
-	private void bind(MeterRegistry registry, OrderedRetryContainer container) {
+	private void bind(MeterRegistry registry, RetryContainer container) {
 		gauge(registry, container, "kafka.resilience.consumer.in.flight", "Records held in memory, running or waiting",
 				(load) -> load.inFlight());
 		gauge(registry, container, "kafka.resilience.consumer.parked",
@@ -57,7 +57,7 @@ public class ListenerMetrics implements MeterBinder {
 	 * The consumer group of a container's listener: its stages belong to that group's
 	 * ladders.
 	 */
-	private String groupOf(OrderedRetryContainer container) {
+	private String groupOf(RetryContainer container) {
 		return this.listeners.endpoints()
 			.stream()
 			.filter((endpoint) -> endpoint.id().equals(container.id()))
@@ -71,7 +71,7 @@ public class ListenerMetrics implements MeterBinder {
 	 * listener here (main topic and stages), renewed after every rebalance so partitions
 	 * owned by other instances do not show.
 	 */
-	private static void bindLag(MeterRegistry registry, OrderedRetryContainer container, String group) {
+	private static void bindLag(MeterRegistry registry, RetryContainer container, String group) {
 		MultiGauge lag = MultiGauge.builder("kafka.resilience.consumer.lag")
 			.description("Records of a partition not done yet, from the first pending one to the end of the partition; "
 					+ "for a stage topic, the retries waiting or running")
@@ -88,13 +88,13 @@ public class ListenerMetrics implements MeterBinder {
 		renew.run();
 	}
 
-	private static double lagOf(OrderedRetryContainer container, TopicPartition partition) {
+	private static double lagOf(RetryContainer container, TopicPartition partition) {
 		OptionalLong lag = container.lag(partition);
 		return lag.isPresent() ? lag.getAsLong() : Double.NaN;
 	}
 
-	private static void gauge(MeterRegistry registry, OrderedRetryContainer container, String name, String description,
-			ToDoubleFunction<OrderedRetryContainer.Load> value) {
+	private static void gauge(MeterRegistry registry, RetryContainer container, String name, String description,
+			ToDoubleFunction<RetryContainer.Load> value) {
 		Gauge.builder(name, container, (c) -> value.applyAsDouble(c.load()))
 			.description(description)
 			.tag("listener", container.id())

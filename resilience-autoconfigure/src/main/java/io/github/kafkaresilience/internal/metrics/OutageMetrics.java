@@ -1,6 +1,6 @@
 package io.github.kafkaresilience.internal.metrics;
 
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -30,7 +30,7 @@ public class OutageMetrics implements MeterBinder {
 		this.listeners.onContainer((container) -> bind(registry, container));
 	}
 
-	private static void bind(MeterRegistry registry, OrderedRetryContainer container) {
+	private static void bind(MeterRegistry registry, RetryContainer container) {
 		OutageBreaker breaker = container.outageBreaker();
 		if (breaker == null) {
 			return;
@@ -39,7 +39,7 @@ public class OutageMetrics implements MeterBinder {
 			.description("1 while the listener holds its records because its dependency looks down for every key")
 			.tag("listener", container.id())
 			.register(registry);
-		Gauge.builder("kafka.resilience.outage.held", container, OrderedRetryContainer::heldRecords)
+		Gauge.builder("kafka.resilience.outage.held", container, RetryContainer::heldRecords)
 			.description("Records held in memory until the outage ends (or the listener is resumed)")
 			.tag("listener", container.id())
 			.register(registry);

@@ -235,7 +235,7 @@ class BackpressureTests {
 
 	@Test
 	void aPartitionThatResumesNearItsBoundResumesOnceAnEighthOfItIsFree() {
-		PartitionWork work = new PartitionWork(P0, new OrderedRetryContainer.Route(null, null), 16, 14);
+		PartitionWork work = new PartitionWork(P0, new RetryContainer.Route(null, null), 16, 14);
 		work.barrierOpen = true;
 		this.backpressure.offer(work, records(P0, 0, 15), recording(new ArrayList<>()));
 		this.backpressure.mark(List.of(work));
@@ -266,7 +266,7 @@ class BackpressureTests {
 			this.pauseRequest.resume();
 		}
 		this.pauses.settle(this.consumer, List.of(this.full, this.empty),
-				new ContainerEvents(mock(OrderedRetryContainer.class), (event) -> {
+				new ContainerEvents(mock(RetryContainer.class), (event) -> {
 				}, null));
 	}
 

@@ -199,7 +199,7 @@ class BarrierRebalanceListenerTests {
 		@Override
 		public PartitionWork assign(TopicPartition partition) {
 			return new PartitionWork(partition,
-					new OrderedRetryContainer.Route(null, BarrierRebalanceListenerTests.this.registry), 10);
+					new RetryContainer.Route(null, BarrierRebalanceListenerTests.this.registry), 10);
 		}
 
 		@Override
@@ -229,7 +229,7 @@ class BarrierRebalanceListenerTests {
 		public void settlePauses() {
 			this.pauses.settle(BarrierRebalanceListenerTests.this.consumer,
 					BarrierRebalanceListenerTests.this.partitions.all(),
-					new ContainerEvents(mock(OrderedRetryContainer.class), (event) -> {
+					new ContainerEvents(mock(RetryContainer.class), (event) -> {
 					}, null));
 		}
 

@@ -39,7 +39,7 @@ class ContainerStatsTests {
 		RecordTask parked = task(this.p1, 7, "far");
 		this.p1.take(parked);
 		this.p1.park(parked, Long.MAX_VALUE);
-		OrderedRetryContainer.Load load = this.stats.load();
+		RetryContainer.Load load = this.stats.load();
 		assertThat(load.inFlight()).isEqualTo(4);
 		assertThat(load.parked()).isEqualTo(1);
 		assertThat(load.busiestPartitionInFlight()).isEqualTo(4);

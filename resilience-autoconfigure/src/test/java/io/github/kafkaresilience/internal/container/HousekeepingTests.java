@@ -39,14 +39,13 @@ class HousekeepingTests {
 
 	private final AtomicInteger opened = new AtomicInteger();
 
-	private final Housekeeping housekeeping = new Housekeeping("orders",
-			new OrderedRetryContainer.Reaping(INTERVAL, () -> {
-				this.opened.incrementAndGet();
-				return new OrderedRetryContainer.Reapers(List.of(this.first, this.second), () -> {
-					this.adminClosed.incrementAndGet();
-					throw new IllegalStateException("the admin client failed to close");
-				});
-			}));
+	private final Housekeeping housekeeping = new Housekeeping("orders", new RetryContainer.Reaping(INTERVAL, () -> {
+		this.opened.incrementAndGet();
+		return new RetryContainer.Reapers(List.of(this.first, this.second), () -> {
+			this.adminClosed.incrementAndGet();
+			throw new IllegalStateException("the admin client failed to close");
+		});
+	}));
 
 	@AfterEach
 	void stop() {
@@ -140,14 +139,14 @@ class HousekeepingTests {
 		AtomicInteger closedBeforeLook = new AtomicInteger(-1);
 		LockReaper later = mock(LockReaper.class);
 		AtomicInteger run = new AtomicInteger();
-		Housekeeping restartable = new Housekeeping("orders", new OrderedRetryContainer.Reaping(INTERVAL, () -> {
+		Housekeeping restartable = new Housekeeping("orders", new RetryContainer.Reaping(INTERVAL, () -> {
 			AtomicBoolean closed = new AtomicBoolean();
 			LockReaper reaper = (run.incrementAndGet() == 1) ? this.first : later;
 			given(reaper.reap()).willAnswer((invocation) -> {
 				closedBeforeLook.compareAndSet(-1, closed.get() ? 1 : 0);
 				return 0;
 			});
-			return new OrderedRetryContainer.Reapers(List.of(reaper), () -> closed.set(true));
+			return new RetryContainer.Reapers(List.of(reaper), () -> closed.set(true));
 		}));
 		try {
 			restartable.start();

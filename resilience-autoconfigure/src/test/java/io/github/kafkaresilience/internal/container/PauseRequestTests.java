@@ -51,8 +51,7 @@ class PauseRequestTests {
 
 	private final List<Object> published = new ArrayList<>();
 
-	private final ContainerEvents events = new ContainerEvents(mock(OrderedRetryContainer.class), this.published::add,
-			null);
+	private final ContainerEvents events = new ContainerEvents(mock(RetryContainer.class), this.published::add, null);
 
 	private final List<PartitionWork> partitions = new ArrayList<>();
 

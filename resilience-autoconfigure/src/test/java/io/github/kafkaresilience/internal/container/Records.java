@@ -24,7 +24,7 @@ final class Records {
 
 	/** A partition whose route the test never follows. */
 	static PartitionWork work(TopicPartition tp, int bound) {
-		return new PartitionWork(tp, new OrderedRetryContainer.Route(null, null), bound);
+		return new PartitionWork(tp, new RetryContainer.Route(null, null), bound);
 	}
 
 	static RecordTask task(PartitionWork work, long offset, String key) {

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.container.SyncBarrier;
-import io.github.kafkaresilience.internal.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.autoconfigure.OrderedRetryAutoConfiguration;
 import io.github.kafkaresilience.ladder.FailureClassifier;

@@ -22,6 +22,7 @@ import io.github.kafkaresilience.internal.lock.LockReaper;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.kafkaresilience.internal.support.Callbacks;
+import io.github.kafkaresilience.container.OrderedRetryContainer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -41,12 +42,12 @@ import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
  * holds up only its own key in its partition, and no thread. Offsets are committed at the
  * contiguous boundary: the lowest offset not yet done. A partition with too many records
  * in flight is paused until they drain.
- *
- * @since 0.1.0
+ * <p>
+ * What an application sees of it is {@link OrderedRetryContainer}.
  */
-public class OrderedRetryContainer {
+public class RetryContainer implements OrderedRetryContainer {
 
-	private static final Log logger = LogFactory.getLog(OrderedRetryContainer.class);
+	private static final Log logger = LogFactory.getLog(RetryContainer.class);
 
 	/** The ladder of one main topic as this container runs it. */
 	public record Route(StageRouter router, LockRegistry registry) {
@@ -124,9 +125,9 @@ public class OrderedRetryContainer {
 	 * @param writes how the listener's steps write and its offsets commit: by the
 	 * consumer, or in transactions that also carry the writes of steps
 	 */
-	public OrderedRetryContainer(String id, Map<String, Route> routesByTopic, Consumers consumerFactory,
-			SyncBarrier barrier, @Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings,
-			Clock clock, @Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
+	public RetryContainer(String id, Map<String, Route> routesByTopic, Consumers consumerFactory, SyncBarrier barrier,
+			@Nullable ConsumerAwareRebalanceListener userListener, ContainerSettings settings, Clock clock,
+			@Nullable Reaping reaping, ResilienceObserver observer, DualWriteStrategy.Writes writes) {
 		this.committer = writes.committer();
 		this.id = id;
 		this.assignmentCallbacks = new Callbacks("an assignment change of listener '" + id + "'");
@@ -146,6 +147,7 @@ public class OrderedRetryContainer {
 		this.intake.listenTo(this.routesByTopic.values());
 	}
 
+	@Override
 	public String id() {
 		return this.id;
 	}
@@ -215,6 +217,7 @@ public class OrderedRetryContainer {
 	 * How many of this listener's records wait for their handler's result now, or
 	 * {@code null} when its handler returns once done.
 	 */
+	@Override
 	public @Nullable Integer pendingResults() {
 		PendingResults pending = this.runner.pendingResults();
 		return (pending != null) ? pending.records() : null;
@@ -224,6 +227,7 @@ public class OrderedRetryContainer {
 	 * How this listener's batches are gathered, or {@code null} when it runs records one
 	 * at a time.
 	 */
+	@Override
 	public @Nullable BatchSettings batchSettings() {
 		BatchRuns batches = this.runner.batchRuns();
 		return (batches != null) ? batches.settings() : null;
@@ -239,16 +243,19 @@ public class OrderedRetryContainer {
 	 * Whether the listener runs on half its workers after an outage, its breaker having
 	 * closed less than {@code kafka.resilience.outage.ramp-up} ago.
 	 */
+	@Override
 	public boolean isRampingUp() {
 		OutageHold hold = this.outage;
 		return hold != null && hold.rampingUp();
 	}
 
 	/** Records held while the listener holds for an outage or is paused. */
+	@Override
 	public int heldRecords() {
 		return this.runner.workers().holds().count();
 	}
 
+	@Override
 	public boolean isRunning() {
 		return this.running.get();
 	}
@@ -270,21 +277,25 @@ public class OrderedRetryContainer {
 	 * tailer) wait on until {@link #resume()}. Locks stay as they are, so every key keeps
 	 * its order; the consumer keeps polling, so it stays in its group.
 	 */
+	@Override
 	public void pause() {
 		this.pauseRequest.pause();
 	}
 
 	/** Hands out records again after {@link #pause()}. */
+	@Override
 	public void resume() {
 		this.pauseRequest.resume();
 	}
 
 	/** Whether {@link #pause()} was called and {@link #resume()} not since. */
+	@Override
 	public boolean isPauseRequested() {
 		return this.pauseRequest.isRequested();
 	}
 
 	/** The topics this container consumes: main topics and their retry topics. */
+	@Override
 	public Set<String> topics() {
 		return this.routesByTopic.keySet();
 	}
@@ -358,6 +369,7 @@ public class OrderedRetryContainer {
 	 * retries waiting or running. Empty for a partition not assigned here or not fetched
 	 * from yet.
 	 */
+	@Override
 	public OptionalLong lag(TopicPartition partition) {
 		return this.stats.lag(partition);
 	}
@@ -371,6 +383,7 @@ public class OrderedRetryContainer {
 	}
 
 	/** The partitions assigned to this container's consumer now. */
+	@Override
 	public Set<TopicPartition> assignment() {
 		return Set.copyOf(this.partitions.topicPartitions());
 	}
@@ -379,6 +392,7 @@ public class OrderedRetryContainer {
 	 * The assigned partitions whose sync barrier is still closed, with how long each has
 	 * waited for the lock view so far.
 	 */
+	@Override
 	public Map<TopicPartition, Duration> closedBarriers() {
 		return this.stats.closedBarriers();
 	}
@@ -387,6 +401,7 @@ public class OrderedRetryContainer {
 	 * How long ago the last poll of the consumer that polled least recently returned:
 	 * what {@code max.poll.interval.ms} bounds. Zero before the first poll.
 	 */
+	@Override
 	public Duration sinceLastPoll() {
 		Duration longest = Duration.ZERO;
 		for (PollLoop loop : this.loops) {
@@ -402,24 +417,13 @@ public class OrderedRetryContainer {
 	 * that refused it and the setting to raise. A partition stays stopped until it is
 	 * assigned again (after a restart or a rebalance), which delivers the record again.
 	 */
+	@Override
 	public Map<TopicPartition, String> stoppedPartitions() {
 		return this.stats.stoppedPartitions();
 	}
 
-	/**
-	 * What the container holds, for meters: records in memory, parked records and the
-	 * deepest key (records of one key waiting in one partition, the sign of a hot key).
-	 *
-	 * @param inFlight records held in memory, running or waiting
-	 * @param parked records parked: pending, not held, to be read again
-	 * @param busiestPartitionInFlight records held by the partition that holds the most
-	 * (what {@code max-in-flight-per-partition} bounds)
-	 * @param busiestKeyDepth records of the busiest key of any partition, held or parked
-	 */
-	public record Load(long inFlight, long parked, int busiestPartitionInFlight, int busiestKeyDepth) {
-	}
-
 	/** What the container holds now; computed on each call. */
+	@Override
 	public Load load() {
 		return this.stats.load();
 	}
