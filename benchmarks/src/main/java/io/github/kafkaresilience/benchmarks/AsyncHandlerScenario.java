@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -218,7 +218,7 @@ final class AsyncHandlerScenario extends Scenario {
 				id, concurrency, work, properties)) {
 			Thread sampler = null;
 			if (occupancy != null) {
-				OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class).container(id);
+				RetryContainer container = context.getBean(ListenerRegistry.class).container(id);
 				if (container != null) {
 					sampler = occupancy.sample(container, tally);
 				}
@@ -255,7 +255,7 @@ final class AsyncHandlerScenario extends Scenario {
 			this.window = window;
 		}
 
-		Thread sample(OrderedRetryContainer container, Tally tally) {
+		Thread sample(RetryContainer container, Tally tally) {
 			Thread sampler = new Thread(() -> {
 				while (!Thread.currentThread().isInterrupted() && !tally.isComplete()) {
 					if (this.window.started()) {

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -91,7 +91,7 @@ final class DelayPrecisionScenario extends Scenario {
 					}
 				}
 				else {
-					Integer count = RetryHeaders.retryCount(record.headers());
+					Integer count = ProtocolHeaders.retryCount(record.headers());
 					retryCount = (count != null) ? count : 0;
 					Long delay = delayByTopic.get(record.topic());
 					if (delay != null && retryCount > 0) {

@@ -12,11 +12,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
-import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -374,8 +374,8 @@ final class OutageScenario extends Scenario {
 						throw new IllegalStateException(
 								"The instance was not assigned every partition within " + timeout().toSeconds() + " s");
 					}
-					OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
-					OrderedRetryContainer container = registry.container(id);
+					ListenerRegistry registry = context.getBean(ListenerRegistry.class);
+					RetryContainer container = registry.container(id);
 					if (container == null || container.outageBreaker() == null) {
 						throw new IllegalStateException("Listener '" + id + "' has no outage breaker");
 					}
@@ -506,7 +506,7 @@ final class OutageScenario extends Scenario {
 
 		private Thread thread;
 
-		void start(OrderedRetryContainer container) {
+		void start(RetryContainer container) {
 			this.running = true;
 			this.thread = new Thread(() -> {
 				while (this.running) {

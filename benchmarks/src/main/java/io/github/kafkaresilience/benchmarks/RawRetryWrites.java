@@ -14,9 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.Ownership;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -202,7 +202,7 @@ final class RawRetryWrites implements AutoCloseable {
 		String exception = ex.getClass().getName();
 		byte[] moving = ("{\"v\":1,\"origin\":{\"partition\":" + partition + ",\"offset\":" + offset
 				+ "},\"stage\":1,\"from\":{\"stage\":0,\"offset\":" + offset
-				+ "},\"retryCount\":1,\"failure\":{\"class\":\"" + RetryHeaders.TRANSIENT + "\",\"message\":\""
+				+ "},\"retryCount\":1,\"failure\":{\"class\":\"" + ProtocolHeaders.TRANSIENT + "\",\"message\":\""
 				+ message + "\",\"exception\":\"" + exception + "\",\"timestamp\":\"" + now + "\"},\"updated\":\"" + now
 				+ "\"}")
 			.getBytes(StandardCharsets.UTF_8);
@@ -214,16 +214,16 @@ final class RawRetryWrites implements AutoCloseable {
 					}
 					Headers headers = new RecordHeaders();
 					record.headers().forEach(headers::add);
-					put(headers, RetryHeaders.ORIGINAL_TOPIC, record.topic());
-					put(headers, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(partition));
-					put(headers, RetryHeaders.ORIGINAL_OFFSET, Long.toString(offset));
-					put(headers, RetryHeaders.RETRY_COUNT, "1");
-					put(headers, RetryHeaders.PREVIOUS_TOPIC, record.topic());
-					headers.add(RetryHeaders.LOCK_ID, lockId);
-					put(headers, RetryHeaders.ERROR_CLASS, RetryHeaders.TRANSIENT);
-					put(headers, RetryHeaders.ERROR_MESSAGE, message);
-					put(headers, RetryHeaders.ERROR_EXCEPTION, exception);
-					put(headers, RetryHeaders.ERROR_TIMESTAMP, now);
+					put(headers, ProtocolHeaders.ORIGINAL_TOPIC, record.topic());
+					put(headers, ProtocolHeaders.ORIGINAL_PARTITION, Integer.toString(partition));
+					put(headers, ProtocolHeaders.ORIGINAL_OFFSET, Long.toString(offset));
+					put(headers, ProtocolHeaders.RETRY_COUNT, "1");
+					put(headers, ProtocolHeaders.PREVIOUS_TOPIC, record.topic());
+					headers.add(ProtocolHeaders.LOCK_ID, lockId);
+					put(headers, ProtocolHeaders.ERROR_CLASS, ProtocolHeaders.TRANSIENT);
+					put(headers, ProtocolHeaders.ERROR_MESSAGE, message);
+					put(headers, ProtocolHeaders.ERROR_EXCEPTION, exception);
+					put(headers, ProtocolHeaders.ERROR_TIMESTAMP, now);
 					put(headers, Ownership.HEADER, this.group);
 					this.producer.send(new ProducerRecord<>(this.retryTopic, partition, null, record.key(),
 							record.value(), headers), (published, publishFailure) -> {
@@ -263,7 +263,7 @@ final class RawRetryWrites implements AutoCloseable {
 				while (!waiting.isEmpty() && waiting.peek().timestamp() + this.delayMillis <= now) {
 					ConsumerRecord<byte[], byte[]> record = waiting.poll();
 					this.workload.handle(record);
-					Header lockId = record.headers().lastHeader(RetryHeaders.LOCK_ID);
+					Header lockId = record.headers().lastHeader(ProtocolHeaders.LOCK_ID);
 					this.producer.send(new ProducerRecord<>(this.lockTopic, record.partition(), null, lockId.value(),
 							null, lockHeaders(record.key())), (released, releaseFailure) -> {
 								if (releaseFailure != null) {

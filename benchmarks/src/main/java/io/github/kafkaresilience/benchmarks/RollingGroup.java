@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.common.TopicPartition;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -103,7 +103,7 @@ final class RollingGroup implements AutoCloseable {
 		if (!this.library) {
 			return true;
 		}
-		OrderedRetryContainer container = instance.getBean(OrderedRetryListenerRegistry.class).container(this.id);
+		RetryContainer container = instance.getBean(ListenerRegistry.class).container(this.id);
 		return container != null && container.closedBarriers().isEmpty();
 	}
 
@@ -111,7 +111,7 @@ final class RollingGroup implements AutoCloseable {
 	private List<TopicPartition> held(ConfigurableApplicationContext instance) {
 		Collection<TopicPartition> assigned;
 		if (this.library) {
-			OrderedRetryContainer container = instance.getBean(OrderedRetryListenerRegistry.class).container(this.id);
+			RetryContainer container = instance.getBean(ListenerRegistry.class).container(this.id);
 			assigned = (container != null) ? container.assignment() : null;
 		}
 		else {

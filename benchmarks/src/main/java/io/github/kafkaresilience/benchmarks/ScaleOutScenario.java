@@ -8,8 +8,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.utils.Utils;
 
@@ -146,7 +146,7 @@ final class ScaleOutScenario extends Scenario {
 			long held = 0;
 			boolean everyInstance = true;
 			for (ConfigurableApplicationContext instance : instances) {
-				OrderedRetryContainer container = instance.getBean(OrderedRetryListenerRegistry.class).container(id);
+				RetryContainer container = instance.getBean(ListenerRegistry.class).container(id);
 				long ofTopic = (container != null)
 						? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count() : 0;
 				everyInstance &= ofTopic > 0 && container.closedBarriers().isEmpty();

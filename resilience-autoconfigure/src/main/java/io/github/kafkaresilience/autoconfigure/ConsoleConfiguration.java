@@ -3,9 +3,9 @@ package io.github.kafkaresilience.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.console.ConsoleRoutes;
-import io.github.kafkaresilience.console.EndpointResponseHeaders;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.console.ConsoleRoutes;
+import io.github.kafkaresilience.internal.console.EndpointResponseHeaders;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

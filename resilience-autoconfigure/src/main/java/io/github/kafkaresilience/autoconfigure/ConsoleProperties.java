@@ -3,8 +3,7 @@ package io.github.kafkaresilience.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.ShowValues;
-import io.github.kafkaresilience.actuate.ValueDisclosure;
+import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;

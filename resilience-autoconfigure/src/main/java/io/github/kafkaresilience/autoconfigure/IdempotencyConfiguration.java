@@ -4,13 +4,13 @@ import java.time.Clock;
 
 import javax.sql.DataSource;
 
-import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.idempotency.IdempotencyKeyResolver;
 import io.github.kafkaresilience.idempotency.IdempotencyObserver;
 import io.github.kafkaresilience.idempotency.IdempotencyStore;
 import io.github.kafkaresilience.idempotency.InMemoryIdempotencyStore;
 import io.github.kafkaresilience.idempotency.JdbcIdempotencyStore;
-import io.github.kafkaresilience.metrics.IdempotencyMetrics;
+import io.github.kafkaresilience.internal.metrics.IdempotencyMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;

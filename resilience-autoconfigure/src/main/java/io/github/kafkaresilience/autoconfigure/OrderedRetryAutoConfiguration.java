@@ -6,23 +6,24 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.container.SyncBarrier;
-import io.github.kafkaresilience.dlq.DlqDispatcher;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.dlq.DlqDispatcher;
 import io.github.kafkaresilience.dlq.DlqHandler;
 import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.internal.dlq.TopicDlqReplayer;
 import io.github.kafkaresilience.dlq.IncidentLogDlqHandler;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.LadderPublisher;
-import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -135,8 +136,8 @@ public final class OrderedRetryAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(prefix = "kafka.resilience.dlq-handler", name = "enabled", matchIfMissing = true)
-	DlqDispatcher dlqDispatcher(OrderedRetryListenerRegistry listeners, DlqHandler dlqHandler,
-			ResilienceProperties properties, LockCoordinator lockCoordinator) {
+	DlqDispatcher dlqDispatcher(ListenerRegistry listeners, DlqHandler dlqHandler, ResilienceProperties properties,
+			LockCoordinator lockCoordinator) {
 		return new DlqDispatcher(() -> listeners.endpoints()
 			.stream()
 			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(),
@@ -161,9 +162,8 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties,
-			OrderedRetryListenerRegistry listeners) {
-		return new DlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
+	DlqReplayer dlqReplayer(ResilienceClients clients, ResilienceProperties properties, ListenerRegistry listeners) {
+		return new TopicDlqReplayer(clients.consumers(), clients.producers(), properties.getReplay().getRate(),
 				Clock.systemUTC(), listeners::ladder);
 	}
 
@@ -189,10 +189,10 @@ public final class OrderedRetryAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	OrderedRetryListenerRegistry orderedRetryListenerRegistry(
+	ListenerRegistry orderedRetryListenerRegistry(
 			@Qualifier(CONTAINER_FACTORY) OrderedRetryContainerFactory containerFactory,
 			ListableBeanFactory beanFactory, ResilienceProperties properties) {
-		OrderedRetryListenerRegistry registry = new OrderedRetryListenerRegistry(containerFactory,
+		ListenerRegistry registry = new ListenerRegistry(containerFactory,
 				(name) -> beanFactory.getBean(name, OrderedRetryContainerFactory.class));
 		registry.setAutoStartup(runsListeners(properties));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {

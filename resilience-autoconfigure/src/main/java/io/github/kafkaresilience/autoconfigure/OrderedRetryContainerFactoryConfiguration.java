@@ -1,18 +1,17 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.container.SyncBarrier;
-import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.LadderPublisher;
-import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.RecordHandlerFactory;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -48,8 +47,6 @@ class OrderedRetryContainerFactoryConfiguration {
 
 	private final ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener;
 
-	private final ObjectProvider<FaultInjection> faultInjection;
-
 	private final ObjectProvider<KafkaProperties> kafkaProperties;
 
 	private final ObjectProvider<OrderedRetryComponentFactory> componentFactory;
@@ -58,14 +55,13 @@ class OrderedRetryContainerFactoryConfiguration {
 			ObjectProvider<ResilienceObserver> observers, ObjectProvider<OrderedRetryContainerCustomizer> customizers,
 			ObjectProvider<AttemptObservationFactory> attemptObservations,
 			ObjectProvider<ConsumerAwareRebalanceListener> rebalanceListener,
-			ObjectProvider<FaultInjection> faultInjection, ObjectProvider<KafkaProperties> kafkaProperties,
+			ObjectProvider<KafkaProperties> kafkaProperties,
 			ObjectProvider<OrderedRetryComponentFactory> componentFactory) {
 		this.properties = properties;
 		this.observers = observers;
 		this.customizers = customizers;
 		this.attemptObservations = attemptObservations;
 		this.rebalanceListener = rebalanceListener;
-		this.faultInjection = faultInjection;
 		this.kafkaProperties = kafkaProperties;
 		this.componentFactory = componentFactory;
 	}
@@ -106,7 +102,6 @@ class OrderedRetryContainerFactoryConfiguration {
 		configurer.setObserver(ResilienceObserver.composite(this.observers.orderedStream().toList()));
 		configurer.setAttemptObservations(this.attemptObservations.getIfAvailable());
 		configurer.setRebalanceListener(this.rebalanceListener.getIfUnique());
-		configurer.setFaultInjection(this.faultInjection.getIfAvailable(() -> FaultInjection.NONE));
 		this.kafkaProperties
 			.ifAvailable((kafka) -> configurer.setIdleEventInterval(kafka.getListener().getIdleEventInterval()));
 		configurer.setAdminConfig(kafkaAdmin.getConfigurationProperties());

@@ -6,12 +6,11 @@ import java.util.Map;
 
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
-import io.github.kafkaresilience.container.DualWriteStrategy;
+import io.github.kafkaresilience.internal.container.DualWriteStrategy;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
@@ -46,8 +45,6 @@ public class OrderedRetryContainerFactoryConfigurer {
 	private @Nullable AttemptObservationFactory attemptObservations;
 
 	private @Nullable ConsumerAwareRebalanceListener rebalanceListener;
-
-	private FaultInjection faultInjection = FaultInjection.NONE;
 
 	private @Nullable Duration idleEventInterval;
 
@@ -87,10 +84,6 @@ public class OrderedRetryContainerFactoryConfigurer {
 		this.rebalanceListener = rebalanceListener;
 	}
 
-	void setFaultInjection(FaultInjection faultInjection) {
-		this.faultInjection = faultInjection;
-	}
-
 	void setIdleEventInterval(@Nullable Duration idleEventInterval) {
 		this.idleEventInterval = idleEventInterval;
 	}
@@ -128,7 +121,6 @@ public class OrderedRetryContainerFactoryConfigurer {
 		map.from(this.observer).to(factory::setObserver);
 		map.from(this.attemptObservations).to(factory::setAttemptObservations);
 		map.from(this.rebalanceListener).to(factory::setRebalanceListener);
-		map.from(this.faultInjection).to(factory::setFaultInjection);
 		map.from(this.idleEventInterval).to(factory::setIdleEventInterval);
 		map.from(this.componentFactory).to(factory::setComponentFactory);
 		factory.setContainerCustomizers(this.customizers);

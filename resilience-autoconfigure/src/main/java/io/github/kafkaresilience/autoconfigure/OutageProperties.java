@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.github.kafkaresilience.outage.OutageSettings;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
 import jakarta.validation.Valid;
 import org.jspecify.annotations.Nullable;
 
@@ -48,7 +48,7 @@ public class OutageProperties extends OutageListenerProperties {
 	 * The settings of a listener: its own where given, these otherwise.
 	 * @throws IllegalArgumentException when they do not make sense together
 	 */
-	public OutageSettings settings(String listenerId) {
+	OutageSettings settings(String listenerId) {
 		OutageListenerProperties own = this.listeners.getOrDefault(listenerId, new OutageListenerProperties());
 		Duration probeInterval = pick(own.getProbeInterval(), getProbeInterval());
 		Duration maxProbeInterval = (own.getMaxProbeInterval() != null) ? own.getMaxProbeInterval()

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.github.kafkaresilience.dlq.DlqReplayer;
-import io.github.kafkaresilience.dlq.ReplayArguments;
+import io.github.kafkaresilience.internal.dlq.ReplayArguments;
 import io.github.kafkaresilience.dlq.ReplayReport;
 
 import org.springframework.boot.ApplicationArguments;

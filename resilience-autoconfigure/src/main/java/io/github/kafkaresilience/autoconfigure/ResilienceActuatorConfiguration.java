@@ -4,17 +4,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.LastErrors;
-import io.github.kafkaresilience.actuate.OperatorActions;
-import io.github.kafkaresilience.actuate.ValueDisclosure;
-import io.github.kafkaresilience.actuate.ViewSettings;
-import io.github.kafkaresilience.dlq.DeadLetterBrowser;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.LastErrors;
+import io.github.kafkaresilience.internal.actuate.OperatorActions;
+import io.github.kafkaresilience.internal.actuate.ValueDisclosure;
+import io.github.kafkaresilience.internal.actuate.ViewSettings;
+import io.github.kafkaresilience.internal.dlq.DeadLetterBrowser;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 
@@ -58,8 +58,8 @@ final class ResilienceActuatorConfiguration {
 
 			@Bean
 			@ConditionalOnMissingBean(name = "kafkaResilienceHealthIndicator")
-			ResilienceHealthIndicator kafkaResilienceHealthIndicator(OrderedRetryListenerRegistry listeners,
-					LockCoordinator locks, ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory) {
+			ResilienceHealthIndicator kafkaResilienceHealthIndicator(ListenerRegistry listeners, LockCoordinator locks,
+					ResilienceProperties properties, ConsumerFactory<?, ?> consumerFactory) {
 				ResilienceProperties.Health health = properties.getHealth();
 				return new ResilienceHealthIndicator(listeners, locks, health.getBarrierWaitWarning(),
 						health.getPollGapWarning(), maxPollInterval(consumerFactory.getConfigurationProperties()));
@@ -87,10 +87,9 @@ final class ResilienceActuatorConfiguration {
 
 			@Bean
 			@ConditionalOnMissingBean
-			KafkaResilienceEndpoint kafkaResilienceEndpoint(OrderedRetryListenerRegistry listeners,
-					LockCoordinator locks, KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer,
-					ResilienceProperties properties, OperatorActions operatorActions,
-					DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
+			KafkaResilienceEndpoint kafkaResilienceEndpoint(ListenerRegistry listeners, LockCoordinator locks,
+					KafkaAdmin kafkaAdmin, ObjectProvider<DlqReplayer> replayer, ResilienceProperties properties,
+					OperatorActions operatorActions, DeadLetterBrowser deadLetterBrowser, ResilienceClients clients) {
 				Map<String, Object> adminConfig = kafkaAdmin.getConfigurationProperties();
 				ConsoleProperties console = properties.getConsole();
 				ViewSettings settings = new ViewSettings(console.getMaxPageSize(), console.getScanLimit(),
@@ -110,8 +109,8 @@ final class ResilienceActuatorConfiguration {
 
 				@Bean
 				@ConditionalOnMissingBean
-				OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners,
-						LockCoordinator locks, ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
+				OperatorActions kafkaResilienceOperatorActions(ListenerRegistry listeners, LockCoordinator locks,
+						ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
 					ConsoleProperties console = properties.getConsole();
 					return new OperatorActions(listeners, locks, console.isActionsEnabled(), console.getRole(),
 							meters.getIfUnique(), Clock.systemUTC());
@@ -130,8 +129,8 @@ final class ResilienceActuatorConfiguration {
 
 				@Bean
 				@ConditionalOnMissingBean
-				OperatorActions kafkaResilienceOperatorActions(OrderedRetryListenerRegistry listeners,
-						LockCoordinator locks, ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
+				OperatorActions kafkaResilienceOperatorActions(ListenerRegistry listeners, LockCoordinator locks,
+						ResilienceProperties properties, ObjectProvider<MeterRegistry> meters) {
 					ConsoleProperties console = properties.getConsole();
 					if (console.isActionsEnabled() && !console.isAllowAnonymousActions()) {
 						throw new AnonymousActionsException();

@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 
 /**
  * Where the library's consumers and producers come from: the application's consumer and

@@ -1,13 +1,13 @@
 package io.github.kafkaresilience.autoconfigure;
 
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.dlq.DlqDispatcher;
-import io.github.kafkaresilience.metrics.DlqMetrics;
-import io.github.kafkaresilience.metrics.LadderMetrics;
-import io.github.kafkaresilience.metrics.ListenerMetrics;
-import io.github.kafkaresilience.metrics.LockMetrics;
-import io.github.kafkaresilience.metrics.OutageMetrics;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.dlq.DlqDispatcher;
+import io.github.kafkaresilience.internal.metrics.DlqMetrics;
+import io.github.kafkaresilience.internal.metrics.LadderMetrics;
+import io.github.kafkaresilience.internal.metrics.ListenerMetrics;
+import io.github.kafkaresilience.internal.metrics.LockMetrics;
+import io.github.kafkaresilience.internal.metrics.OutageMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -44,13 +44,13 @@ class ResilienceMetricsConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ListenerMetrics kafkaResilienceListenerMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+	ListenerMetrics kafkaResilienceListenerMetrics(ListenerRegistry listenerRegistry) {
 		return new ListenerMetrics(listenerRegistry);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	OutageMetrics kafkaResilienceOutageMetrics(OrderedRetryListenerRegistry listenerRegistry) {
+	OutageMetrics kafkaResilienceOutageMetrics(ListenerRegistry listenerRegistry) {
 		return new OutageMetrics(listenerRegistry);
 	}
 

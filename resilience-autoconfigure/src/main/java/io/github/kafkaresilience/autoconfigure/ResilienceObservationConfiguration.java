@@ -1,9 +1,9 @@
 package io.github.kafkaresilience.autoconfigure;
 
-import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.observation.AttemptObservationConvention;
-import io.github.kafkaresilience.observation.ObservedAttempts;
+import io.github.kafkaresilience.internal.observation.ObservedAttempts;
 import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;

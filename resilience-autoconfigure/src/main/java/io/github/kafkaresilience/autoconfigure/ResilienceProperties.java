@@ -8,7 +8,7 @@ import java.util.List;
 
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
-import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;

@@ -7,8 +7,8 @@ import java.util.List;
 import io.github.kafkaresilience.ladder.DlqReason;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
 
 /**
  * Tells several observers everything, in order: the meters and the health indicator, and
@@ -28,8 +28,8 @@ final class CompositeResilienceObserver implements ResilienceObserver {
 	}
 
 	@Override
-	public void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
-		this.observers.forEach((observer) -> observer.lockReaped(listenerId, group, mainTopic, lock));
+	public void lockReaped(String listenerId, String group, String mainTopic, Bytes key, String lockId) {
+		this.observers.forEach((observer) -> observer.lockReaped(listenerId, group, mainTopic, key, lockId));
 	}
 
 	@Override

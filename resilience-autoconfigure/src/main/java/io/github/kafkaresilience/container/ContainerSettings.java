@@ -2,6 +2,8 @@ package io.github.kafkaresilience.container;
 
 import java.time.Duration;
 
+import io.github.kafkaresilience.internal.container.WorkerThreads;
+
 /**
  * How a container consumes.
  *
@@ -47,7 +49,7 @@ public record ContainerSettings(int concurrency, int maxInFlightPerPartition, Du
 	}
 
 	/** How long before its due time a parked record is read again. */
-	long rereadLeadMillis() {
+	public long rereadLeadMillis() {
 		return Math.min(this.parkAfter.toMillis() / 2, 2000);
 	}
 

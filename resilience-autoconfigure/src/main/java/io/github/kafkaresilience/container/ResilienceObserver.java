@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 
+import io.github.kafkaresilience.internal.container.Partitions;
 import io.github.kafkaresilience.ladder.LadderObserver;
-import io.github.kafkaresilience.lock.Lock;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
 
 /**
  * Hears what the containers do that an operator wants to see: what the ladder does with
@@ -26,9 +27,11 @@ public interface ResilienceObserver {
 
 	/**
 	 * A zombie lock of {@code group}'s ladder on {@code mainTopic} was released by the
-	 * reaper.
+	 * reaper: the record of {@code key} it held is lost outside the protocol.
+	 * @param key the key of the lock
+	 * @param lockId the lock's id, as in the {@code lock.id} header
 	 */
-	default void lockReaped(String listenerId, String group, String mainTopic, Lock lock) {
+	default void lockReaped(String listenerId, String group, String mainTopic, Bytes key, String lockId) {
 	}
 
 	/**

@@ -3,7 +3,7 @@ package io.github.kafkaresilience.dlq;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.jspecify.annotations.Nullable;
@@ -43,14 +43,14 @@ public record DeadLetter(String topic, int partition, long offset, Instant times
 		Headers headers = record.headers();
 		return new DeadLetter(record.topic(), record.partition(), record.offset(),
 				Instant.ofEpochMilli(record.timestamp()), record.key(), record.value(), headers,
-				RetryHeaders.text(headers, RetryHeaders.ORIGINAL_TOPIC),
-				integer(headers, RetryHeaders.ORIGINAL_PARTITION), number(headers, RetryHeaders.ORIGINAL_OFFSET),
-				RetryHeaders.text(headers, RetryHeaders.PREVIOUS_TOPIC), RetryHeaders.retryCount(headers),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_CLASS),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_EXCEPTION),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_MESSAGE),
-				RetryHeaders.text(headers, RetryHeaders.ERROR_TIMESTAMP),
-				RetryHeaders.text(headers, RetryHeaders.DLQ_REASON));
+				ProtocolHeaders.text(headers, ProtocolHeaders.ORIGINAL_TOPIC),
+				integer(headers, ProtocolHeaders.ORIGINAL_PARTITION), number(headers, ProtocolHeaders.ORIGINAL_OFFSET),
+				ProtocolHeaders.text(headers, ProtocolHeaders.PREVIOUS_TOPIC), ProtocolHeaders.retryCount(headers),
+				ProtocolHeaders.text(headers, ProtocolHeaders.ERROR_CLASS),
+				ProtocolHeaders.text(headers, ProtocolHeaders.ERROR_EXCEPTION),
+				ProtocolHeaders.text(headers, ProtocolHeaders.ERROR_MESSAGE),
+				ProtocolHeaders.text(headers, ProtocolHeaders.ERROR_TIMESTAMP),
+				ProtocolHeaders.text(headers, ProtocolHeaders.DLQ_REASON));
 	}
 
 	/** The key as UTF-8 text, or {@code null} when the record has none. */
@@ -69,7 +69,7 @@ public record DeadLetter(String topic, int partition, long offset, Instant times
 	}
 
 	private static @Nullable Long number(Headers headers, String name) {
-		String text = RetryHeaders.text(headers, name);
+		String text = ProtocolHeaders.text(headers, name);
 		if (text == null) {
 			return null;
 		}

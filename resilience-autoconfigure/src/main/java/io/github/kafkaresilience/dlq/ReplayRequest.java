@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.dlq;
 
 import java.time.Instant;
-import io.github.kafkaresilience.support.EscapedText;
+import io.github.kafkaresilience.internal.support.EscapedText;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.StringUtils;

@@ -1,6 +1,6 @@
 package io.github.kafkaresilience.idempotency;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 
@@ -31,16 +31,15 @@ public interface IdempotencyKeyResolver {
 	 * of one record share a key. On a record read from the main topic, the
 	 * {@code original.*} headers are only believed when the record is a replay that names
 	 * an earlier record of its own partition (see
-	 * {@link RetryHeaders#replayedBirthplace}); otherwise its own coordinates are the
+	 * {@link ProtocolHeaders#replayedBirthplace}); otherwise its own coordinates are the
 	 * key.
 	 * @param mainTopic the main topic of the listener
 	 * @return the resolver
 	 */
 	static IdempotencyKeyResolver birthplace(String mainTopic) {
 		return (record) -> {
-			String birthplace = record.topic().equals(mainTopic)
-					? RetryHeaders.replayedBirthplace(record.headers(), mainTopic, record.partition(), record.offset())
-					: RetryHeaders.origin(record.headers());
+			String birthplace = record.topic().equals(mainTopic) ? ProtocolHeaders.replayedBirthplace(record.headers(),
+					mainTopic, record.partition(), record.offset()) : ProtocolHeaders.origin(record.headers());
 			return (birthplace != null) ? birthplace
 					: record.topic() + "/" + record.partition() + "/" + record.offset();
 		};

@@ -2,7 +2,7 @@ package io.github.kafkaresilience.ladder;
 
 import java.util.concurrent.CompletableFuture;
 
-import io.github.kafkaresilience.support.Futures;
+import io.github.kafkaresilience.internal.support.Futures;
 
 /**
  * Runs the user's handler on a record whose listener method returns a result that

@@ -12,31 +12,33 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
-import io.github.kafkaresilience.container.DualWriteStrategy;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.DualWriteStrategy;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.container.SyncBarrier;
-import io.github.kafkaresilience.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
+import io.github.kafkaresilience.internal.listener.HandlerInvokers;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
-import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.ladder.RecordHandler;
-import io.github.kafkaresilience.ladder.RecordPublisher;
-import io.github.kafkaresilience.topics.LadderTopics;
-import io.github.kafkaresilience.ladder.StageRouter;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
-import io.github.kafkaresilience.outage.OutageSettings;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ListenerConsumers;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.ladder.RecordPublisher;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
+import io.github.kafkaresilience.internal.ladder.StageRouter;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ListenerConsumers;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -50,10 +52,10 @@ import org.springframework.kafka.support.converter.BatchMessageConverter;
 import org.springframework.kafka.support.converter.RecordMessageConverter;
 
 /**
- * Creates the {@link OrderedRetryContainer} of an {@code @OrderedRetryListener} endpoint,
- * as spring-kafka's listener container factory does for a {@code @KafkaListener}: with
- * its settings, its dual-write strategy, its observers and the customizers, applied in
- * order. An application gets one, {@code orderedRetryContainerFactory}, configured from
+ * Creates the {@link RetryContainer} of an {@code @OrderedRetryListener} endpoint, as
+ * spring-kafka's listener container factory does for a {@code @KafkaListener}: with its
+ * settings, its dual-write strategy, its observers and the customizers, applied in order.
+ * An application gets one, {@code orderedRetryContainerFactory}, configured from
  * {@code kafka.resilience.*}; a listener that names another in {@code containerFactory}
  * gets that one's. Another factory is made the way Spring Boot makes the first:
  * <pre class="code">
@@ -94,8 +96,6 @@ public class OrderedRetryContainerFactory {
 	private Function<String, OutageSettings> outageSettings = (listenerId) -> OutageSettings.DISABLED;
 
 	private double dueTimeJitter;
-
-	private FaultInjection faults = FaultInjection.NONE;
 
 	private ResilienceObserver observer = ResilienceObserver.NONE;
 
@@ -359,11 +359,6 @@ public class OrderedRetryContainerFactory {
 		this.dueTimeJitter = share;
 	}
 
-	/** The test hook called between the steps of a move. */
-	public void setFaultInjection(FaultInjection faults) {
-		this.faults = faults;
-	}
-
 	/** Hears what the containers do: meters, the health indicator. */
 	public void setObserver(ResilienceObserver observer) {
 		this.observer = observer;
@@ -390,7 +385,7 @@ public class OrderedRetryContainerFactory {
 
 	/**
 	 * Whether retries due far ahead are parked and read again with a consumer of each
-	 * listener's own (the default); see {@link OrderedRetryContainer#parkWith(Supplier)}.
+	 * listener's own (the default); see {@link RetryContainer#parkWith(Supplier)}.
 	 */
 	public void setParking(boolean parking) {
 		this.parking = parking;
@@ -524,25 +519,25 @@ public class OrderedRetryContainerFactory {
 	 * @param events where the container publishes its events, or {@code null}
 	 * @return the container, customized
 	 */
-	public OrderedRetryContainer createContainer(ListenerEndpoint endpoint,
-			@Nullable ApplicationEventPublisher events) {
+	public RetryContainer createContainer(ListenerEndpoint endpoint, @Nullable ApplicationEventPublisher events) {
 		ContainerSettings settings = getContainerSettings();
 		if (endpoint.concurrency() != null) {
 			settings = settings.withConcurrency(endpoint.concurrency());
 		}
 		ListenerConsumers consumers = consumers(endpoint);
-		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(), this.faults);
+		DualWriteStrategy.Writes writes = getDualWrite().writes(endpoint.id(), settings.concurrency(),
+				this.componentFactory.faultInjection());
 		OutageSettings outage = this.outageSettings.apply(endpoint.id());
 		OutageBreaker breaker = outage.enabled()
 				? this.componentFactory.outageBreaker(endpoint, outage, this.classifier, this.clock) : null;
-		Map<String, OrderedRetryContainer.Route> routes = new HashMap<>();
-		List<OrderedRetryContainer.Route> ladders = new ArrayList<>();
+		Map<String, RetryContainer.Route> routes = new HashMap<>();
+		List<RetryContainer.Route> ladders = new ArrayList<>();
 		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
 		Map<StageRouter, AsyncBatchHandler> asyncBatchHandlers = new HashMap<>();
 		Map<StageRouter, AsyncRecordHandler> asyncHandlers = new HashMap<>();
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
-			OrderedRetryContainer.Route route = route(endpoint, plan, writes, breaker);
+			RetryContainer.Route route = route(endpoint, plan, writes, breaker);
 			ladders.add(route);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 			if (endpoint.batch() && endpoint.async()) {
@@ -560,10 +555,10 @@ public class OrderedRetryContainerFactory {
 				asyncHandlers.put(route.router(), (breaker != null) ? breaker.observing(handler, topic) : handler);
 			}
 		}
-		OrderedRetryContainer.Reaping reaping = (this.reaper != null)
+		RetryContainer.Reaping reaping = (this.reaper != null)
 				? this.componentFactory.reaping(endpoint, ladders, this.reaper, this.clock, this.observer) : null;
-		OrderedRetryContainer container = new OrderedRetryContainer(endpoint.id(), routes,
-				new OrderedRetryContainer.Consumers(consumers.listener(), consumers.retries()), engine().syncBarrier(),
+		RetryContainer container = new RetryContainer(endpoint.id(), routes,
+				new RetryContainer.Consumers(consumers.listener(), consumers.retries()), engine().syncBarrier(),
 				this.rebalanceListener, settings, this.clock, reaping, this.observer, writes);
 		if (this.parking) {
 			container.parkWith(consumers.rereader());
@@ -597,8 +592,8 @@ public class OrderedRetryContainerFactory {
 		return (endpoint.batchSize() != null) ? this.batchSettings.withSize(endpoint.batchSize()) : this.batchSettings;
 	}
 
-	private OrderedRetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan,
-			DualWriteStrategy.Writes writes, @Nullable OutageBreaker breaker) {
+	private RetryContainer.Route route(ListenerEndpoint endpoint, LadderPlan plan, DualWriteStrategy.Writes writes,
+			@Nullable OutageBreaker breaker) {
 		String topic = plan.mainTopic();
 		LadderTopics.Provisioned provisioned = this.componentFactory.provision(ladderTopics(), plan);
 		engine().publisher().allowRecordsOf(topic, provisioned.maxMessageBytes());
@@ -612,7 +607,7 @@ public class OrderedRetryContainerFactory {
 			.clock(this.clock)
 			.lockIds(() -> UUID.randomUUID().toString())
 			.dualWrite(writes.mode())
-			.faults(this.faults)
+			.faults(this.componentFactory.faultInjection())
 			.ownership(registry.ownership())
 			.dueTimeJitter(this.dueTimeJitter)
 			.observer(this.observer.ladder(endpoint.id(), endpoint.groupId(), topic))
@@ -621,7 +616,7 @@ public class OrderedRetryContainerFactory {
 		if (breaker != null) {
 			router.followers(breaker::followed);
 		}
-		return new OrderedRetryContainer.Route(this.componentFactory.stageRouter(endpoint, router), registry);
+		return new RetryContainer.Route(this.componentFactory.stageRouter(endpoint, router), registry);
 	}
 
 	private Engine engine() {

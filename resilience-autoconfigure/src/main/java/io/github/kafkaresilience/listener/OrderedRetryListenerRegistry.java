@@ -1,171 +1,13 @@
 package io.github.kafkaresilience.listener;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-import java.util.function.Consumer;
-import java.util.function.Function;
-
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.topics.LadderTopics;
-import org.jspecify.annotations.Nullable;
-
-import org.springframework.context.ApplicationEventPublisher;
-import org.springframework.context.ApplicationEventPublisherAware;
-import org.springframework.context.SmartLifecycle;
-import org.springframework.kafka.annotation.KafkaListenerAnnotationBeanPostProcessor;
-import org.springframework.kafka.core.ConsumerFactory;
-import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
-import org.springframework.kafka.support.converter.RecordMessageConverter;
-
 /**
- * Holds the {@code @OrderedRetryListener} endpoints found in the context and runs their
- * containers: each is created by its {@link OrderedRetryContainerFactory} (the one its
- * {@code containerFactory} names, or the default one), which provisions the ladders and
- * starts their lock tailers; the registry starts, pauses, resumes and stops them.
+ * Starts, stops, pauses and resumes the {@code @OrderedRetryListener}s of the application
+ * by their ids. The auto-configuration defines the one bean of this type; it starts the
+ * listeners with the application context and stops them with it.
  *
  * @since 0.1.0
  */
-public class OrderedRetryListenerRegistry implements SmartLifecycle, ApplicationEventPublisherAware {
-
-	/** Phase of the containers: late to start, early to stop. */
-	public static final int PHASE = Integer.MAX_VALUE - 100;
-
-	private final List<ListenerEndpoint> endpoints = new ArrayList<>();
-
-	private final Map<String, OrderedRetryContainer> containers = new LinkedHashMap<>();
-
-	private final Map<String, List<LadderPlan>> plans = new LinkedHashMap<>();
-
-	private final OrderedRetryContainerFactory defaultFactory;
-
-	private final Function<String, OrderedRetryContainerFactory> factories;
-
-	private final Map<String, OrderedRetryContainerFactory> resolvedFactories = new HashMap<>();
-
-	private final LadderPlans ladderPlans;
-
-	private volatile boolean running;
-
-	private volatile boolean autoStartup = true;
-
-	private final List<Consumer<OrderedRetryContainer>> containerListeners = new ArrayList<>();
-
-	private @Nullable Duration ownershipCheckTimeout;
-
-	private @Nullable ApplicationEventPublisher eventPublisher;
-
-	/**
-	 * @param defaultFactory creates the containers of listeners that name no factory
-	 * @param factories the factory of a given bean name, for listeners that name one;
-	 * fails when there is none
-	 */
-	public OrderedRetryListenerRegistry(OrderedRetryContainerFactory defaultFactory,
-			Function<String, OrderedRetryContainerFactory> factories) {
-		this.defaultFactory = defaultFactory;
-		this.factories = factories;
-		this.ladderPlans = new LadderPlans((endpoint, topic) -> factory(endpoint).plan(endpoint, topic));
-	}
-
-	/**
-	 * Checks at the first start that no other consumer group wrote to the listeners'
-	 * ladder topics; see {@link LadderTopics#checkOwnership}. Without it, records of
-	 * other groups are only skipped and counted as they are read.
-	 * @param timeout how long the check may wait for a lock tailer to catch up, and for
-	 * the latest records
-	 */
-	public synchronized void checkOwnershipAtStartup(Duration timeout) {
-		this.ownershipCheckTimeout = timeout;
-	}
-
-	/**
-	 * The container factory of a registered listener.
-	 * @throws IllegalStateException when it names a factory that is not a bean
-	 */
-	public synchronized OrderedRetryContainerFactory factory(ListenerEndpoint endpoint) {
-		String name = endpoint.containerFactory();
-		if (name == null) {
-			return this.defaultFactory;
-		}
-		return this.resolvedFactories.computeIfAbsent(name, (beanName) -> {
-			try {
-				return this.factories.apply(beanName);
-			}
-			catch (RuntimeException ex) {
-				throw new IllegalStateException("@OrderedRetryListener '" + endpoint.id() + "' (" + endpoint.method()
-						+ ") names containerFactory '" + beanName + "', which is no OrderedRetryContainerFactory bean: "
-						+ ex.getMessage(), ex);
-			}
-		});
-	}
-
-	/**
-	 * Registers an endpoint; called while the context starts. Listeners of different
-	 * consumer groups may consume one topic: each group has a ladder of its own.
-	 * @throws IllegalStateException when its id is taken, or one of its topics is already
-	 * consumed in its group
-	 */
-	public synchronized void register(ListenerEndpoint endpoint) {
-		if (new HashSet<>(endpoint.topics()).size() != endpoint.topics().size()) {
-			throw new IllegalStateException("@OrderedRetryListener '" + endpoint.id() + "' (" + endpoint.method()
-					+ ") names a topic twice in " + endpoint.topics() + "; list each topic once");
-		}
-		for (ListenerEndpoint other : this.endpoints) {
-			if (other.id().equals(endpoint.id())) {
-				throw new IllegalStateException("Two @OrderedRetryListener methods have the id '" + endpoint.id()
-						+ "' (" + other.method() + " and " + endpoint.method() + "); give each a distinct id");
-			}
-			if (!other.groupId().equals(endpoint.groupId())) {
-				continue;
-			}
-			for (String topic : endpoint.topics()) {
-				if (other.topics().contains(topic)) {
-					throw new IllegalStateException("Topic '" + topic + "' is consumed twice in consumer group '"
-							+ endpoint.groupId() + "', by " + other.method() + " and " + endpoint.method()
-							+ "; they would share its retry, dead-letter and lock topics and split its records between "
-							+ "them. Consume it with one of them (a listener may take several topics), or give the other a "
-							+ "groupId of its own to have it read every record with a ladder of its own");
-				}
-			}
-		}
-		this.endpoints.add(endpoint);
-	}
-
-	public synchronized List<ListenerEndpoint> endpoints() {
-		return List.copyOf(this.endpoints);
-	}
-
-	/**
-	 * Calls {@code listener} with every container created so far and with each one
-	 * created later.
-	 */
-	public synchronized void onContainer(Consumer<OrderedRetryContainer> listener) {
-		this.containerListeners.add(listener);
-		this.containers.values().forEach(listener);
-	}
-
-	/**
-	 * The ladders of a listener, one per topic it consumes; empty before the listener
-	 * started.
-	 */
-	public synchronized List<LadderPlan> plans(String listenerId) {
-		return this.plans.getOrDefault(listenerId, List.of());
-	}
-
-	public synchronized @Nullable OrderedRetryContainer container(String id) {
-		return this.containers.get(id);
-	}
-
-	@Override
-	public void setApplicationEventPublisher(ApplicationEventPublisher publisher) {
-		this.eventPublisher = publisher;
-	}
+public interface OrderedRetryListenerRegistry {
 
 	/**
 	 * Pauses a listener: it takes no new records, its running records finish and its
@@ -174,69 +16,30 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public void pause(String id) {
-		containerOrFail(id).pause();
-	}
+	void pause(String id);
 
 	/**
 	 * Resumes a listener paused with {@link #pause(String)}.
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public void resume(String id) {
-		containerOrFail(id).resume();
-	}
+	void resume(String id);
 
 	/**
 	 * Whether a listener was paused with {@link #pause(String)} and not resumed since.
 	 * @param id the listener id
+	 * @return whether a pause was asked for
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public boolean isPauseRequested(String id) {
-		return containerOrFail(id).isPauseRequested();
-	}
+	boolean isPauseRequested(String id);
 
 	/**
 	 * Whether a listener's container runs.
 	 * @param id the listener id
+	 * @return whether it runs
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public boolean isRunning(String id) {
-		return containerOrFail(id).isRunning();
-	}
-
-	private OrderedRetryContainer containerOrFail(String id) {
-		OrderedRetryContainer container = container(id);
-		if (container == null) {
-			throw new IllegalArgumentException("No @OrderedRetryListener has the id '" + id + "'" + (this.running
-					? "; listeners: " + this.containers.keySet() : " (the listeners have not started)"));
-		}
-		return container;
-	}
-
-	@Override
-	public synchronized void start() {
-		if (this.running) {
-			return;
-		}
-		if (this.containers.isEmpty()) {
-			this.ladderPlans.checkTopicsAreDistinct(this.endpoints);
-			for (ListenerEndpoint endpoint : this.endpoints) {
-				OrderedRetryContainer container = factory(endpoint).createContainer(endpoint, this.eventPublisher);
-				this.plans.put(endpoint.id(),
-						endpoint.topics().stream().map((topic) -> factory(endpoint).plan(endpoint, topic)).toList());
-				this.containers.put(endpoint.id(), container);
-				this.containerListeners.forEach((listener) -> listener.accept(container));
-			}
-			checkOwnership();
-		}
-		for (ListenerEndpoint endpoint : this.endpoints) {
-			if (endpoint.autoStartup()) {
-				Objects.requireNonNull(this.containers.get(endpoint.id()), endpoint.id()).start();
-			}
-		}
-		this.running = true;
-	}
+	boolean isRunning(String id);
 
 	/**
 	 * Starts a listener, typically one whose {@code autoStartup} is false, once the
@@ -244,9 +47,7 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public void start(String id) {
-		containerOrFail(id).start();
-	}
+	void start(String id);
 
 	/**
 	 * Stops a listener: it finishes its running records, commits and leaves its group.
@@ -254,65 +55,6 @@ public class OrderedRetryListenerRegistry implements SmartLifecycle, Application
 	 * @param id the listener id
 	 * @throws IllegalArgumentException when no listener has that id
 	 */
-	public void stop(String id) {
-		containerOrFail(id).stop();
-	}
-
-	/**
-	 * Refuses to start when another group wrote to a ladder's topics, before any consumer
-	 * joins its group: it waits for the lock tailers to catch up once (the sync barrier
-	 * would hold every partition for as long) and reads the latest retry and dead-letter
-	 * records.
-	 */
-	private void checkOwnership() {
-		if (this.ownershipCheckTimeout == null) {
-			return;
-		}
-		for (ListenerEndpoint endpoint : this.endpoints) {
-			factory(endpoint).checkOwnership(endpoint, this.plans.getOrDefault(endpoint.id(), List.of()),
-					this.ownershipCheckTimeout);
-		}
-	}
-
-	@Override
-	public synchronized void stop() {
-		this.containers.values().forEach(OrderedRetryContainer::stop);
-		this.running = false;
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.running;
-	}
-
-	/**
-	 * Whether the listeners start with the application context; off when the application
-	 * runs a one-off command such as a replay.
-	 */
-	public void setAutoStartup(boolean autoStartup) {
-		this.autoStartup = autoStartup;
-	}
-
-	@Override
-	public boolean isAutoStartup() {
-		return this.autoStartup;
-	}
-
-	@Override
-	public int getPhase() {
-		return PHASE;
-	}
-
-	/**
-	 * The ladder of a consumer group on a main topic, as one of this application's
-	 * listeners names it (whether or not it runs).
-	 * @param group the consumer group, or {@code null} for the only group that consumes
-	 * {@code mainTopic} here
-	 * @throws IllegalArgumentException when no listener here consumes the topic in that
-	 * group, or several groups do and none was named
-	 */
-	public synchronized LadderPlan ladder(@Nullable String group, String mainTopic) {
-		return this.ladderPlans.ladder(this.endpoints, group, mainTopic);
-	}
+	void stop(String id);
 
 }

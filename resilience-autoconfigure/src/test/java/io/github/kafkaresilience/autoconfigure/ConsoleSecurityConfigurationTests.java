@@ -3,10 +3,9 @@ package io.github.kafkaresilience.autoconfigure;
 import java.security.Principal;
 import java.util.List;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.OperatorActions;
-import io.github.kafkaresilience.actuate.ShowValues;
-import io.github.kafkaresilience.support.StartupFailures;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.OperatorActions;
+import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.SecurityContext;

@@ -3,9 +3,9 @@ package io.github.kafkaresilience.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.kafkaresilience.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
 import io.github.kafkaresilience.ladder.LadderStartupException;
-import io.github.kafkaresilience.support.StartupFailures;
+import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.diagnostics.FailureAnalysis;

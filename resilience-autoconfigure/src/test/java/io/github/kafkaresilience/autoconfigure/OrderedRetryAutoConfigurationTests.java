@@ -9,32 +9,32 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.topics.LadderTopics;
-import io.github.kafkaresilience.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.support.ConsumerSettings;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.container.SyncBarrier;
-import io.github.kafkaresilience.ladder.AttemptObservation;
+import io.github.kafkaresilience.internal.support.ConsumerSettings;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.github.kafkaresilience.observation.AttemptContext;
 import io.github.kafkaresilience.observation.AttemptObservationConvention;
 import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
-import io.github.kafkaresilience.observation.ObservedAttempts;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.observation.ObservedAttempts;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -85,7 +85,7 @@ class OrderedRetryAutoConfigurationTests {
 			.hasSingleBean(LadderPublisher.class)
 			.hasSingleBean(SyncBarrier.class)
 			.hasSingleBean(FailureClassifier.class)
-			.hasSingleBean(OrderedRetryListenerRegistry.class)
+			.hasSingleBean(ListenerRegistry.class)
 			.hasSingleBean(OrderedRetryListenerAnnotationBeanPostProcessor.class)
 			.hasSingleBean(LockMetrics.class)
 			.hasSingleBean(ResilienceProperties.class));
@@ -94,7 +94,7 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void theRegistryStartsWithoutEndpointsAndWithoutABroker() {
 		this.runner.run((context) -> {
-			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 			assertThat(registry.endpoints()).isEmpty();
 			assertThat(registry.isRunning()).isTrue();
 			assertThat(context.getBean(LockCoordinator.class).registries()).isEmpty();
@@ -154,7 +154,7 @@ class OrderedRetryAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(LockCoordinator.class).hasBean("userLockCoordinator");
 				assertThat(context.getBean(LockCoordinator.class).instanceId()).isEqualTo("user");
-				assertThat(context).hasSingleBean(LockMetrics.class).hasSingleBean(OrderedRetryListenerRegistry.class);
+				assertThat(context).hasSingleBean(LockMetrics.class).hasSingleBean(ListenerRegistry.class);
 			});
 	}
 
@@ -171,7 +171,7 @@ class OrderedRetryAutoConfigurationTests {
 				.hasBean("userLadderTopics")
 				.hasSingleBean(LadderPublisher.class)
 				.hasBean("userLadderPublisher")
-				.hasSingleBean(OrderedRetryListenerRegistry.class));
+				.hasSingleBean(ListenerRegistry.class));
 	}
 
 	@Test
@@ -196,8 +196,8 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void aUserRegistryWins() {
 		this.runner.withUserConfiguration(UserRegistryConfiguration.class)
-			.run((context) -> assertThat(context).hasSingleBean(OrderedRetryListenerRegistry.class)
-				.getBean(OrderedRetryListenerRegistry.class)
+			.run((context) -> assertThat(context).hasSingleBean(ListenerRegistry.class)
+				.getBean(ListenerRegistry.class)
 				.isInstanceOf(UserRegistry.class));
 	}
 
@@ -375,7 +375,7 @@ class OrderedRetryAutoConfigurationTests {
 				.doesNotHaveBean(LadderTopics.class)
 				.doesNotHaveBean(SyncBarrier.class)
 				.doesNotHaveBean(FailureClassifier.class)
-				.doesNotHaveBean(OrderedRetryListenerRegistry.class)
+				.doesNotHaveBean(ListenerRegistry.class)
 				.doesNotHaveBean(OrderedRetryListenerAnnotationBeanPostProcessor.class)
 				.doesNotHaveBean(LockMetrics.class)
 				.doesNotHaveBean(ResilienceProperties.class));
@@ -384,7 +384,7 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void enablingExplicitlyConfiguresEverything() {
 		this.runner.withPropertyValues("kafka.resilience.enabled=true")
-			.run((context) -> assertThat(context).hasSingleBean(OrderedRetryListenerRegistry.class)
+			.run((context) -> assertThat(context).hasSingleBean(ListenerRegistry.class)
 				.hasSingleBean(LockCoordinator.class));
 	}
 
@@ -394,7 +394,7 @@ class OrderedRetryAutoConfigurationTests {
 			.withClassLoader(new FilteredClassLoader(KafkaTemplate.class))
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockCoordinator.class)
-				.doesNotHaveBean(OrderedRetryListenerRegistry.class));
+				.doesNotHaveBean(ListenerRegistry.class));
 	}
 
 	// --- optional Micrometer
@@ -405,7 +405,7 @@ class OrderedRetryAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockMetrics.class)
 				.hasSingleBean(LockCoordinator.class)
-				.hasSingleBean(OrderedRetryListenerRegistry.class));
+				.hasSingleBean(ListenerRegistry.class));
 	}
 
 	@Test
@@ -416,7 +416,7 @@ class OrderedRetryAutoConfigurationTests {
 				.doesNotHaveBean(LockMetrics.class)
 				.doesNotHaveBean(AttemptObservationFactory.class)
 				.hasSingleBean(LockCoordinator.class)
-				.hasSingleBean(OrderedRetryListenerRegistry.class));
+				.hasSingleBean(ListenerRegistry.class));
 	}
 
 	// --- observation
@@ -529,7 +529,7 @@ class OrderedRetryAutoConfigurationTests {
 				.doesNotHaveBean(ResilienceHealthIndicator.class)
 				.doesNotHaveBean(KafkaResilienceEndpoint.class)
 				.hasSingleBean(DlqReplayer.class)
-				.hasSingleBean(OrderedRetryListenerRegistry.class));
+				.hasSingleBean(ListenerRegistry.class));
 	}
 
 	// --- the replay command
@@ -537,10 +537,8 @@ class OrderedRetryAutoConfigurationTests {
 	@Test
 	void theReplayCommandKeepsTheListenersFromStarting() {
 		this.runner.withPropertyValues("kafka.resilience.command=replay")
-			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup())
-				.isFalse());
-		this.runner
-			.run((context) -> assertThat(context.getBean(OrderedRetryListenerRegistry.class).isAutoStartup()).isTrue());
+			.run((context) -> assertThat(context.getBean(ListenerRegistry.class).isAutoStartup()).isFalse());
+		this.runner.run((context) -> assertThat(context.getBean(ListenerRegistry.class).isAutoStartup()).isTrue());
 	}
 
 	// --- registration
@@ -568,7 +566,7 @@ class OrderedRetryAutoConfigurationTests {
 
 	}
 
-	static class UserRegistry extends OrderedRetryListenerRegistry {
+	static class UserRegistry extends ListenerRegistry {
 
 		UserRegistry(OrderedRetryContainerFactory factory) {
 			super(factory, (name) -> {

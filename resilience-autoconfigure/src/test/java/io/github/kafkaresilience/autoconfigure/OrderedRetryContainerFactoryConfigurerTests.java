@@ -15,11 +15,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
-import io.github.kafkaresilience.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -74,7 +74,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.locks.tailer-poll-timeout", "LockCoordinator"),
 			Map.entry("kafka.resilience.locks.write-timeout",
 					"LockCoordinator, LadderPublisher and the engine's transactions"),
-			Map.entry("kafka.resilience.topics.check-owner-at-startup", "OrderedRetryListenerRegistry"),
+			Map.entry("kafka.resilience.topics.check-owner-at-startup", "ListenerRegistry"),
 			Map.entry("kafka.resilience.idempotency.enabled", "IdempotencyGuards"),
 			Map.entry("kafka.resilience.idempotency.lease", "IdempotencyGuards"),
 			Map.entry("kafka.resilience.idempotency.retention", "IdempotencyStore"),
@@ -161,7 +161,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			assertThat(context).hasSingleBean(OrderedRetryContainerFactory.class);
 			OrderedRetryContainerFactory factory = context.getBean(OrderedRetryContainerFactory.class);
 			assertThat(factory.getDelays()).containsExactly(Duration.ofSeconds(42));
-			assertThat(context.getBean(OrderedRetryListenerRegistry.class).factory(UserFactoryConfiguration.endpoint()))
+			assertThat(context.getBean(ListenerRegistry.class).factory(UserFactoryConfiguration.endpoint()))
 				.isSameAs(factory);
 		});
 	}
@@ -172,7 +172,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null,
 					null, null, true, new Object(), Object.class.getMethod("toString"), "missing", Map.of());
 			assertThatIllegalStateException()
-				.isThrownBy(() -> context.getBean(OrderedRetryListenerRegistry.class).factory(endpoint))
+				.isThrownBy(() -> context.getBean(ListenerRegistry.class).factory(endpoint))
 				.withMessageContaining("'orders'")
 				.withMessageContaining(
 						"names containerFactory 'missing', which is no OrderedRetryContainerFactory bean");

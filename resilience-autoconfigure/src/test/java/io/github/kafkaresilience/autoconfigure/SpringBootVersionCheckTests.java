@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.autoconfigure.SpringBootVersionCheck.UnsupportedSpringBootException;
-import io.github.kafkaresilience.support.StartupFailures;
+import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.NullAndEmptySource;

@@ -1,6 +1,6 @@
 package io.github.kafkaresilience.autoconfigure;
 
-import io.github.kafkaresilience.support.StartupFailures;
+import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;

@@ -26,7 +26,7 @@ import java.util.stream.Stream;
 
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.observation.DefaultAttemptObservationConvention;
-import io.github.kafkaresilience.observation.ObservedAttempts;
+import io.github.kafkaresilience.internal.observation.ObservedAttempts;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -151,7 +151,8 @@ class DocumentationTests {
 	@Test
 	void theMetricsGuideNamesEveryMeter() throws IOException {
 		Set<String> meters = new TreeSet<>();
-		try (Stream<Path> sources = Files.walk(MODULE.resolve("src/main/java/io/github/kafkaresilience/metrics"))) {
+		try (Stream<Path> sources = Files
+			.walk(MODULE.resolve("src/main/java/io/github/kafkaresilience/internal/metrics"))) {
 			for (Path source : sources.filter((path) -> path.toString().endsWith(".java")).toList()) {
 				Matcher matcher = METER.matcher(Files.readString(source));
 				while (matcher.find()) {

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.kafkaresilience.AttemptTimeoutException;
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

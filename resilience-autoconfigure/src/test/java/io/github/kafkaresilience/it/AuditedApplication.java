@@ -18,8 +18,9 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -123,9 +124,9 @@ public class AuditedApplication {
 				LockSupport.parkNanos(
 						TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(this.maxLatencyMillis + 1)));
 			}
-			String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
+			String count = ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT);
 			int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
-			boolean replayed = record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null;
+			boolean replayed = record.headers().lastHeader(ProtocolHeaders.REPLAY_FROM_DLQ) != null;
 			boolean outage = this.outageFile != null && Files.exists(this.outageFile);
 			String rule = outage ? "outage" : replayed ? "ok" : rule(record.value(), this.label);
 			boolean permanent = rule.equals("p");
@@ -283,9 +284,9 @@ public class AuditedApplication {
 			List<String> lines = new ArrayList<>();
 			for (int i = 0; i < records.size(); i++) {
 				ConsumerRecord<String, String> record = records.get(i);
-				String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
+				String count = ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT);
 				int retryCount = (count != null && !record.topic().equals(this.topic)) ? Integer.parseInt(count) : 0;
-				boolean replayed = record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null;
+				boolean replayed = record.headers().lastHeader(ProtocolHeaders.REPLAY_FROM_DLQ) != null;
 				String rule = replayed ? "ok" : rule(record.value(), "");
 				boolean permanent = rule.equals("p");
 				boolean fail = permanent || (rule.startsWith("t") && retryCount < Integer.parseInt(rule.substring(1)));
@@ -353,13 +354,13 @@ public class AuditedApplication {
 	static class CrashPoint {
 
 		@Bean
-		FaultInjection crashPoint(@Value("${test.crash-at}") FaultInjection.Point crashAt,
+		OrderedRetryComponentFactory crashPoint(@Value("${test.crash-at}") FaultInjection.Point crashAt,
 				@Value("${test.crash-value}") String value) {
-			return (point, record) -> {
+			return Faults.injecting((point, record) -> {
 				if (point == crashAt && value.equals(new String(record.value(), StandardCharsets.UTF_8))) {
 					Runtime.getRuntime().halt(137);
 				}
-			};
+			});
 		}
 
 	}

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -115,7 +115,7 @@ class BatchListenerTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(BatchApplication.class, topic,
 				"test.autostartup=false")) {
 			SharedBroker.sendAll(topic, records); // a backlog when the listener starts
-			context.getBean(OrderedRetryListenerRegistry.class).start("batch-" + topic);
+			context.getBean(ListenerRegistry.class).start("batch-" + topic);
 			await().atMost(WAIT).until(() -> journal.successes() == 1000);
 			List<Integer> sizes = journal.batchSizes();
 			assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(1000);
@@ -142,7 +142,7 @@ class BatchListenerTests {
 				"test.autostartup=false")) {
 			SharedBroker.sendAll(topic, records); // a backlog of 5 keys when the listener
 													// starts
-			context.getBean(OrderedRetryListenerRegistry.class).start("batch-" + topic);
+			context.getBean(ListenerRegistry.class).start("batch-" + topic);
 			await().atMost(WAIT).until(() -> journal.successes() == 1000);
 			List<Integer> sizes = journal.batchSizes();
 			assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(1000);
@@ -178,7 +178,7 @@ class BatchListenerTests {
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			SharedBroker.sendAll(topic, records); // one poll's worth when the listener
 													// starts
-			context.getBean(OrderedRetryListenerRegistry.class).start("batch-" + topic);
+			context.getBean(ListenerRegistry.class).start("batch-" + topic);
 			await().atMost(WAIT).until(() -> journal.successes() == 16);
 			assertThat(journal.batchSizes()).as("the first batch held all 16").startsWith(16);
 			assertThat(SharedBroker.readAll(Names.retry(topic, "1s"))).singleElement()

@@ -13,12 +13,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.FailureInfo;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.FailureInfo;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -73,11 +73,10 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=1h",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + BOUND,
 				"kafka.resilience.consumer.park-after=10s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
-				.container("it-" + topic);
+			RetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			AtomicLong mostHeld = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
-				OrderedRetryContainer.Load load = container.load();
+				RetryContainer.Load load = container.load();
 				mostHeld.accumulateAndGet(load.busiestPartitionInFlight(), Math::max);
 				return script.succeeded("F") && load.parked() == WAITING;
 			});
@@ -118,13 +117,12 @@ class BoundedMemoryTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(topic, "kafka.resilience.retry.delays=4s",
 				"kafka.resilience.consumer.max-in-flight-per-partition=" + bound,
 				"kafka.resilience.consumer.park-after=2s")) {
-			OrderedRetryContainer container = context.getBean(OrderedRetryListenerRegistry.class)
-				.container("it-" + topic);
+			RetryContainer container = context.getBean(ListenerRegistry.class).container("it-" + topic);
 			SharedBroker.sendAll(topic, records);
 			AtomicLong mostHeld = new AtomicLong();
 			AtomicLong mostParked = new AtomicLong();
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
-				OrderedRetryContainer.Load load = container.load();
+				RetryContainer.Load load = container.load();
 				mostHeld.accumulateAndGet(load.busiestPartitionInFlight(), Math::max);
 				mostParked.accumulateAndGet(load.parked(), Math::max);
 				return script.firstSuccessesByKey().values().stream().mapToInt(List::size).sum() == records.size();
@@ -164,7 +162,7 @@ class BoundedMemoryTests {
 		config.put(ProducerConfig.LINGER_MS_CONFIG, 20);
 		config.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
 		Instant now = Instant.now();
-		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("downstream unavailable"), false, now);
+		FailureInfo failure = ProtocolHeaders.failure(new IllegalStateException("downstream unavailable"), false, now);
 		byte[] payload = new byte[512];
 		Arrays.fill(payload, (byte) 'x');
 		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
@@ -182,7 +180,7 @@ class BoundedMemoryTests {
 						producer.send(new ProducerRecord<>(locks, 0, LockCodec.encodeId(lockId), LockCodec.encode(lock),
 								LockCodec.headers(lock.key(), "previous-instance", Names.owner(topic)))));
 				sent.add(producer.send(new ProducerRecord<>(stage, 0, key.getBytes(), value,
-						RetryHeaders.forHop(new RecordHeaders(), true, topic, 0, i, retryCount, lockId,
+						ProtocolHeaders.forHop(new RecordHeaders(), true, topic, 0, i, retryCount, lockId,
 								follower ? null : failure, null, Names.owner(topic)))));
 				if (sent.size() >= 20_000) {
 					awaitAll(sent);

@@ -18,11 +18,11 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.admin.Admin;
@@ -121,7 +121,7 @@ class BrokerOutageTests {
 					.containsOnlyElementsOf(permanent)
 					.containsAll(permanent);
 				assertThat(deadLetters)
-					.extracting((record) -> RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON))
+					.extracting((record) -> ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON))
 					.containsOnly("permanent");
 				await().atMost(WAIT).until(() -> liveLocks(locks) == 0 && ChaosRun.liveLocks(cluster, topic) == 0);
 				await().atMost(WAIT)
@@ -132,8 +132,8 @@ class BrokerOutageTests {
 					.untilAsserted(() -> assertThat(lagging(cluster, "g-" + topic + ".dlq-handler", Names.dlq(topic)))
 						.isEmpty());
 
-				OrderedRetryListenerRegistry listeners = app.getBean(OrderedRetryListenerRegistry.class);
-				OrderedRetryContainer container = listeners.container("it-" + topic);
+				ListenerRegistry listeners = app.getBean(ListenerRegistry.class);
+				RetryContainer container = listeners.container("it-" + topic);
 				assertThat(listeners.isRunning()).isTrue();
 				assertThat(container).isNotNull();
 				assertThat(container.isRunning()).isTrue();

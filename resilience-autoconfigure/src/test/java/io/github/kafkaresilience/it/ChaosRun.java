@@ -27,9 +27,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.TestLockTable;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.utils.Bytes;
 import org.awaitility.core.ConditionTimeoutException;
@@ -389,7 +389,7 @@ final class ChaosRun {
 			}
 			for (ConsumerRecord<byte[], byte[]> record : this.deadLetterTail.readNew()) {
 				this.deadLetters.put(new String(record.value(), StandardCharsets.UTF_8),
-						RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON));
+						ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON));
 			}
 			apply(this.locks, this.lockTail.readNew());
 			List<String> violations = new ArrayList<>();

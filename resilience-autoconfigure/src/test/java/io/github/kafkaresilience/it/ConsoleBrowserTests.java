@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -95,7 +95,7 @@ class ConsoleBrowserTests {
 			assertThat(script.attempts("D1")).isEqualTo(1);
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).singleElement()
-				.satisfies((letter) -> assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+				.satisfies((letter) -> assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 					.isEqualTo("operator"));
 
 			// the DLQ list, filtered by reason and key, and one dead letter in full
@@ -133,7 +133,7 @@ class ConsoleBrowserTests {
 
 			// pause and resume the listener
 			String listener = "it-" + topic;
-			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 			listenerRow(listener).findElement(By.cssSelector("button.pause")).click();
 			waitUntil(ExpectedConditions.textToBePresentInElementLocated(
 					By.cssSelector("#listeners tr[data-listener='" + listener + "'] td.state"), "paused"));

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -89,8 +89,8 @@ class ConsoleBulkCommandsBrowserTests {
 									(letter) -> new String(
 											letter.key()),
 									Collectors.mapping(
-											(letter) -> new String(letter.value()) + "/"
-													+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON),
+											(letter) -> new String(letter.value()) + "/" + ProtocolHeaders
+												.text(letter.headers(), ProtocolHeaders.DLQ_REASON),
 											Collectors.toList())));
 			for (int i = 0; i < KEYS.size(); i++) {
 				String key = KEYS.get(i);

@@ -14,12 +14,12 @@ import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.Ownership;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -421,7 +421,7 @@ class ConsumerGroupsTests {
 	}
 
 	private static String mainTopic(ConsumerRecord<String, String> record) {
-		String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+		String original = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 		return (original != null) ? original : record.topic();
 	}
 

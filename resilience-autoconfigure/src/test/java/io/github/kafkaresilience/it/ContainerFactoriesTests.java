@@ -10,7 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.autoconfigure.OrderedRetryContainerFactoryConfigurer;
 import io.github.kafkaresilience.ladder.DualWrite;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import org.apache.kafka.clients.admin.Admin;
@@ -74,9 +74,10 @@ class ContainerFactoriesTests {
 				await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 					List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(group, topic), true);
 					assertThat(dlq).extracting(ContainerFactoriesTests::value).containsExactly("P");
-					assertThat(RetryHeaders.text(dlq.get(0).headers(), RetryHeaders.DLQ_REASON))
-						.isEqualTo(RetryHeaders.PERMANENT);
-					assertThat(RetryHeaders.text(dlq.get(0).headers(), RetryHeaders.ORIGINAL_TOPIC)).isEqualTo(topic);
+					assertThat(ProtocolHeaders.text(dlq.get(0).headers(), ProtocolHeaders.DLQ_REASON))
+						.isEqualTo(ProtocolHeaders.PERMANENT);
+					assertThat(ProtocolHeaders.text(dlq.get(0).headers(), ProtocolHeaders.ORIGINAL_TOPIC))
+						.isEqualTo(topic);
 				});
 				await().atMost(Duration.ofSeconds(30)).until(() -> liveLocks(context, topic) == 0);
 			}
@@ -150,7 +151,7 @@ class ContainerFactoriesTests {
 			}
 
 			private static String originalTopic(ConsumerRecord<String, String> record) {
-				String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+				String original = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 				return (original != null) ? original : record.topic();
 			}
 

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import io.github.kafkaresilience.ladder.FaultInjection.Point;
+import io.github.kafkaresilience.internal.ladder.FaultInjection.Point;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

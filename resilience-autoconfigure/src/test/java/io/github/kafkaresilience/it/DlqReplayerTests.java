@@ -24,12 +24,13 @@ import java.util.stream.Collectors;
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.internal.dlq.TopicDlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -311,7 +312,7 @@ class DlqReplayerTests {
 			SharedBroker.send(new ProducerRecord<>(from, 0, bytes("k"), bytes(value),
 					new RecordHeaders().add("owner.group", bytes(Names.group(to)))));
 		}
-		DlqReplayer replayer = new DlqReplayer(
+		DlqReplayer replayer = new TopicDlqReplayer(
 				ConsumerClients.of(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
 				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers(),
 						ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 10_000)),
@@ -360,7 +361,7 @@ class DlqReplayerTests {
 		Map<String, Object> config = Map.of();
 		for (double rate : new double[] { 0, -1, Double.NaN }) {
 			assertThatIllegalArgumentException()
-				.isThrownBy(() -> new DlqReplayer(ConsumerClients.of(config), ProducerClients.of(config), rate,
+				.isThrownBy(() -> new TopicDlqReplayer(ConsumerClients.of(config), ProducerClients.of(config), rate,
 						Clock.systemUTC(), DlqReplayerTests::ladder))
 				.withMessageContaining("rate");
 		}
@@ -418,7 +419,7 @@ class DlqReplayerTests {
 
 	private static DlqReplayer replayer(double ratePerSecond) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers());
-		return new DlqReplayer(ConsumerClients.of(config),
+		return new TopicDlqReplayer(ConsumerClients.of(config),
 				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
 				ratePerSecond, Clock.fixed(REPLAYED_AT, ZoneOffset.UTC), DlqReplayerTests::ladder);
 	}
@@ -608,7 +609,7 @@ class DlqReplayerTests {
 
 		@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) {
-			String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+			String original = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 			Handled handled = Handled.forTopic((original != null) ? original : record.topic());
 			handled.records.add(record);
 			if (handled.failing) {

@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.LadderPublisher;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
@@ -101,8 +102,8 @@ class DualWriteCompensationTests {
 		 * Fails A's first move after its lock write, then the undo of that lock write.
 		 */
 		@Bean
-		FaultInjection faultInjection() {
-			return (point, record) -> {
+		OrderedRetryComponentFactory faultInjection() {
+			return Faults.injecting((point, record) -> {
 				if (!"A".equals(new String(record.value()))) {
 					return;
 				}
@@ -112,7 +113,7 @@ class DualWriteCompensationTests {
 				if (point == FaultInjection.Point.COMPENSATING && failingCompensations.getAndDecrement() > 0) {
 					throw new KafkaException("injected: the lock of A could not be put back");
 				}
-			};
+			});
 		}
 
 	}

@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -115,8 +115,8 @@ class GroupProtocolsTests {
 		return TestApplication.start(topic, properties.toArray(String[]::new));
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+	private static RetryContainer container(ConfigurableApplicationContext context) {
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
 
@@ -136,8 +136,8 @@ class GroupProtocolsTests {
 	}
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
-		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
+		RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : Set.of();
 	}
 

@@ -14,10 +14,10 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.ladder.DlqReason;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.TestLockTable;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -509,7 +509,7 @@ final class GroupsRun implements AutoCloseable {
 			}
 			for (ConsumerRecord<byte[], byte[]> record : this.deadLetterTail.readNew()) {
 				String value = new String(record.value(), StandardCharsets.UTF_8);
-				String reason = RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON);
+				String reason = ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON);
 				this.deadLetters.put(value, reason);
 				this.deadLettersByKey
 					.computeIfAbsent(new String(record.key(), StandardCharsets.UTF_8), (k) -> new ArrayList<>())

@@ -9,7 +9,7 @@ import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayRequest;
 import io.github.kafkaresilience.idempotency.JdbcIdempotencyStore;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -248,7 +248,7 @@ class IdempotencyGuardTests {
 				idempotencyKey = "${test.idempotency-key:}")
 		void charge(ConsumerRecord<String, String> record) {
 			this.jdbc.update("INSERT INTO charges (payment, topic) VALUES (?, ?)", record.value(), record.topic());
-			String origin = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+			String origin = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 			Script.forTopic((origin != null) ? origin : record.topic()).handle(record);
 		}
 

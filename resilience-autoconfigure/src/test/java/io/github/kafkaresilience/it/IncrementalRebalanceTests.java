@@ -11,16 +11,16 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-import io.github.kafkaresilience.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.actuate.HeldKeys;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.it.HandlingJournal.Handling;
 import io.github.kafkaresilience.it.RebalancingApplications.BatchApplication;
 import io.github.kafkaresilience.it.RebalancingApplications.RecordApplication;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -286,7 +286,7 @@ class IncrementalRebalanceTests {
 				with(ladder, "test.autostartup=false"))) {
 			SharedBroker.sendAll(topic, first); // a backlog: the key's records come in
 												// one poll
-			a.getBean(OrderedRetryListenerRegistry.class).start("incr-" + topic);
+			a.getBean(ListenerRegistry.class).start("incr-" + topic);
 			awaitOwner(List.of(a), 3 * PARTITIONS);
 			await().atMost(WAIT)
 				.until(() -> first.stream()
@@ -371,7 +371,7 @@ class IncrementalRebalanceTests {
 				.until(() -> heads(endpoint, topic).size() == 2 * PARTITIONS
 						&& container(a).load().parked() == records.size());
 			Map<String, HeldKeys.HeldKey> heads = heads(endpoint, topic);
-			a.getBean(OrderedRetryListenerRegistry.class).pause("incr-" + topic);
+			a.getBean(ListenerRegistry.class).pause("incr-" + topic);
 			for (String key : retried) {
 				assertThat(endpoint.act("retry-now", "incr-" + topic, topic, heads.get(key).lockId(), OPERATOR)
 					.getStatus()).isEqualTo(200);
@@ -411,7 +411,7 @@ class IncrementalRebalanceTests {
 					}
 				}
 
-				a.getBean(OrderedRetryListenerRegistry.class).resume("incr-" + topic);
+				a.getBean(ListenerRegistry.class).resume("incr-" + topic);
 				await().atMost(WAIT)
 					.until(() -> Stream.concat(retried.stream(), deadLettered.stream())
 						.allMatch((key) -> journal.successes(key + ":1") == 1));
@@ -486,7 +486,7 @@ class IncrementalRebalanceTests {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
 			.map((letter) -> new String(letter.value()) + "/"
-					+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+					+ ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 			.toList();
 	}
 
@@ -567,7 +567,7 @@ class IncrementalRebalanceTests {
 				.isEqualTo(partitions);
 			assertThat(all).hasSize(partitions);
 			for (ConfigurableApplicationContext instance : instances) {
-				OrderedRetryContainer container = container(instance);
+				RetryContainer container = container(instance);
 				assertThat(container.assignment()).as("assignments " + assignments)
 					.anyMatch((tp) -> container.topics().contains(tp.topic()));
 				assertThat(container.closedBarriers()).isEmpty();
@@ -575,13 +575,13 @@ class IncrementalRebalanceTests {
 		});
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
+	private static RetryContainer container(ConfigurableApplicationContext context) {
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
 		return listeners.container(listeners.endpoints().get(0).id());
 	}
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryContainer container = container(context);
+		RetryContainer container = container(context);
 		return (container != null) ? container.assignment() : Set.of();
 	}
 

@@ -7,8 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
@@ -49,7 +49,7 @@ class ListenerLifecycleTests {
 		String id = "life-" + topic;
 		try (ConfigurableApplicationContext context = TestApplication.start(LifecycleApplication.class, topic,
 				"kafka.resilience.retry.delays=2s", "spring.kafka.listener.idle-event-interval=1s")) {
-			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 			SharedBroker.send(topic, "locked", "L1-FAILS-ONCE");
 			await().atMost(WAIT).until(() -> liveLocks(context, topic) == 1);
 			assertThat(handled(topic)).containsExactly("locked=L1-FAILS-ONCE");
@@ -106,7 +106,7 @@ class ListenerLifecycleTests {
 		String id = "life-" + topic;
 		try (ConfigurableApplicationContext context = TestApplication.start(LifecycleApplication.class, topic,
 				"kafka.resilience.retry.delays=1s", "test.auto-startup=false")) {
-			OrderedRetryListenerRegistry registry = context.getBean(OrderedRetryListenerRegistry.class);
+			ListenerRegistry registry = context.getBean(ListenerRegistry.class);
 			assertThat(registry.isRunning()).isTrue();
 			assertThat(registry.isRunning(id)).isFalse();
 			SharedBroker.send(topic, "k", "V1");
@@ -134,7 +134,7 @@ class ListenerLifecycleTests {
 
 		@EventListener
 		void on(KafkaEvent event) {
-			if (event.getSource() instanceof OrderedRetryContainer container) {
+			if (event.getSource() instanceof RetryContainer container) {
 				String topic = container.id().substring("life-".length());
 				events.computeIfAbsent(topic, (t) -> new CopyOnWriteArrayList<>()).add(event);
 			}

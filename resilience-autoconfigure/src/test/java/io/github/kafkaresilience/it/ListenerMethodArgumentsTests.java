@@ -14,8 +14,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.kafkaresilience.OrderedRetryListener;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.lock.Ownership;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -356,8 +356,8 @@ class ListenerMethodArgumentsTests {
 							text((byte[]) headers.get("trace-id"))),
 					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC), "partition",
 					headers.get(KafkaHeaders.RECEIVED_PARTITION), "offset", headers.get(KafkaHeaders.OFFSET),
-					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)), "retry.count",
-					text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)), "names", Set.copyOf(headers.keySet()));
+					"original.offset", text((byte[]) headers.get(ProtocolHeaders.ORIGINAL_OFFSET)), "retry.count",
+					text((byte[]) headers.get(ProtocolHeaders.RETRY_COUNT)), "names", Set.copyOf(headers.keySet()));
 		}
 
 	}
@@ -372,8 +372,8 @@ class ListenerMethodArgumentsTests {
 							text((byte[]) headers.get("trace-id"))),
 					"topic", headers.get(KafkaHeaders.RECEIVED_TOPIC), "partition",
 					headers.get(KafkaHeaders.RECEIVED_PARTITION), "offset", headers.get(KafkaHeaders.OFFSET),
-					"original.offset", text((byte[]) headers.get(RetryHeaders.ORIGINAL_OFFSET)), "retry.count",
-					text((byte[]) headers.get(RetryHeaders.RETRY_COUNT)));
+					"original.offset", text((byte[]) headers.get(ProtocolHeaders.ORIGINAL_OFFSET)), "retry.count",
+					text((byte[]) headers.get(ProtocolHeaders.RETRY_COUNT)));
 		}
 
 	}
@@ -383,10 +383,10 @@ class ListenerMethodArgumentsTests {
 		@OrderedRetryListener(id = "record-${test.topic}", topics = "${test.topic}.record")
 		void handle(ConsumerRecord<String, Order> record) {
 			called("record",
-					Arrays.asList(record.key(), record.value(), RetryHeaders.text(record.headers(), "trace-id")),
+					Arrays.asList(record.key(), record.value(), ProtocolHeaders.text(record.headers(), "trace-id")),
 					"topic", record.topic(), "partition", record.partition(), "offset", record.offset(),
-					"original.offset", RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_OFFSET), "retry.count",
-					RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT));
+					"original.offset", ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_OFFSET),
+					"retry.count", ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT));
 		}
 
 	}
@@ -425,8 +425,8 @@ class ListenerMethodArgumentsTests {
 		void handle(@Payload Order order, @Header(KafkaHeaders.RECEIVED_TOPIC) String topic,
 				@Header(KafkaHeaders.RECEIVED_PARTITION) int partition, @Header(KafkaHeaders.OFFSET) long offset,
 				@Header(KafkaHeaders.GROUP_ID) String group,
-				@Header(name = RetryHeaders.ORIGINAL_OFFSET, required = false) @Nullable String originalOffset,
-				@Header(name = RetryHeaders.RETRY_COUNT, required = false) @Nullable String retryCount) {
+				@Header(name = ProtocolHeaders.ORIGINAL_OFFSET, required = false) @Nullable String originalOffset,
+				@Header(name = ProtocolHeaders.RETRY_COUNT, required = false) @Nullable String retryCount) {
 			called("received-headers", Arrays.asList(order, group), "topic", topic, "partition", partition, "offset",
 					offset, "original.offset", originalOffset, "retry.count", retryCount);
 		}

@@ -7,12 +7,12 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -45,7 +45,7 @@ class MetersTests {
 			String listener = "it-" + topic;
 			// started once the meters are bound: the meters of its first rebalance and
 			// barriers are registered too
-			context.getBean(OrderedRetryListenerRegistry.class).start(listener);
+			context.getBean(ListenerRegistry.class).start(listener);
 			String stage1 = Names.retry(topic, "2s");
 			await().atMost(WAIT)
 				.until(() -> sum(meters.find("kafka.resilience.consumer.lag").tag("topic", topic).gauges()) == 0);

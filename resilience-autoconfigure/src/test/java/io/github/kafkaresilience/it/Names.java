@@ -2,7 +2,7 @@ package io.github.kafkaresilience.it;
 
 import java.util.List;
 
-import io.github.kafkaresilience.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.Ownership;
 
 /**
  * The names of a ladder's topics with the default templates, for a test application whose

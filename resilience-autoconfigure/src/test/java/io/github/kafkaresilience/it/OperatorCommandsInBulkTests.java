@@ -10,12 +10,12 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
-import io.github.kafkaresilience.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.actuate.HeldKeys;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Utils;
@@ -151,22 +151,24 @@ class OperatorCommandsInBulkTests {
 	}
 
 	private static long mainPartitions(ConfigurableApplicationContext context, String topic) {
-		OrderedRetryContainer container = container(context, topic);
+		RetryContainer container = container(context, topic);
 		return (container != null) ? container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count()
 				: 0;
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
+		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 
 	/** The dead letters of the topic's ladder by key: value and {@code dlq.reason}. */
 	private static Map<String, List<String>> deadLetters(String topic) {
 		return SharedBroker.readAll(Names.dlq(topic))
 			.stream()
-			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()), Collectors
-				.mapping((r) -> new String(r.value()) + "/" + RetryHeaders.text(r.headers(), RetryHeaders.DLQ_REASON),
-						Collectors.toList())));
+			.collect(Collectors.groupingBy((ConsumerRecord<byte[], byte[]> r) -> new String(r.key()),
+					Collectors.mapping(
+							(r) -> new String(r.value()) + "/"
+									+ ProtocolHeaders.text(r.headers(), ProtocolHeaders.DLQ_REASON),
+							Collectors.toList())));
 	}
 
 	/**

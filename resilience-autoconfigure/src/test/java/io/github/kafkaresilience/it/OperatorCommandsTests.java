@@ -5,14 +5,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.kafkaresilience.actuate.HeldKeys;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.OperatorActions;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.internal.actuate.HeldKeys;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.OperatorActions;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -110,9 +110,9 @@ class OperatorCommandsTests {
 			List<ConsumerRecord<byte[], byte[]>> dlq = SharedBroker.readAll(Names.dlq(topic));
 			assertThat(dlq).singleElement().satisfies((letter) -> {
 				assertThat(new String(letter.value())).isEqualTo("D1");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("operator");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.RETRY_COUNT)).isEqualTo("1");
-				assertThat(RetryHeaders.text(letter.headers(), RetryHeaders.ERROR_MESSAGE))
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON)).isEqualTo("operator");
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.RETRY_COUNT)).isEqualTo("1");
+				assertThat(ProtocolHeaders.text(letter.headers(), ProtocolHeaders.ERROR_MESSAGE))
 					.isEqualTo("attempt 1 of D1 fails");
 			});
 			assertThat(script.attempts("D1")).as("not run again").isEqualTo(1);
@@ -250,8 +250,8 @@ class OperatorCommandsTests {
 	}
 
 	private static Set<TopicPartition> assignment(ConfigurableApplicationContext context) {
-		OrderedRetryListenerRegistry listeners = context.getBean(OrderedRetryListenerRegistry.class);
-		OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+		ListenerRegistry listeners = context.getBean(ListenerRegistry.class);
+		RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 		return (container != null) ? container.assignment() : Set.of();
 	}
 

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.ConfigurableApplicationContext;

@@ -15,11 +15,11 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
@@ -87,7 +87,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> true;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES[0], "management.endpoints.web.exposure.include=kafkaresilience")) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			CompositeMeterRegistry meters = MonitoringQueries.registry();
 			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
 			String listener = "outage-" + topic;
@@ -188,7 +188,7 @@ class OutageHoldTests {
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES[0], FAST_PROBES[1], "kafka.resilience.consumer.concurrency=4",
 				"kafka.resilience.outage.ramp-up=2s")) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(40, 10, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
@@ -213,7 +213,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> Integer.parseInt(record.key().substring(2)) % 10 == 0;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(100, 5, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(60)).until(() -> OutageListener.handled.size() == 450);
@@ -235,7 +235,7 @@ class OutageHoldTests {
 		OutageListener.failing = (record) -> record.key().startsWith("failing") && !record.topic().contains(".retry.");
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = new ArrayList<>();
 			for (int clean = 0, failing = 0; clean < 1600; clean++) {
 				records.add(new String[] { "clean-" + (clean % 8), "clean-" + (clean % 8) + "/" + (clean / 8) });
@@ -260,7 +260,7 @@ class OutageHoldTests {
 		OutageListener.guard = payments;
 		try (ConfigurableApplicationContext context = TestApplication.start(OutageApplication.class, topic,
 				FAST_PROBES)) {
-			OrderedRetryContainer container = container(context, topic);
+			RetryContainer container = container(context, topic);
 			List<String[]> records = records(10, 5, 0);
 			SharedBroker.sendAll(topic, records);
 			await().atMost(Duration.ofSeconds(30)).until(() -> container.outageBreaker().isOpen());
@@ -280,8 +280,8 @@ class OutageHoldTests {
 		}
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("outage-" + topic);
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
+		return context.getBean(ListenerRegistry.class).container("outage-" + topic);
 	}
 
 	/** Records in a retry topic of the test's ladder. */
@@ -365,7 +365,7 @@ class OutageHoldTests {
 		static volatile long workMillis;
 
 		/** The container whose ramp the calls are counted against, or {@code null}. */
-		static volatile @Nullable OrderedRetryContainer watched;
+		static volatile @Nullable RetryContainer watched;
 
 		static final AtomicInteger running = new AtomicInteger();
 
@@ -378,7 +378,7 @@ class OutageHoldTests {
 		private static void succeed(ConsumerRecord<String, String> record) {
 			int atOnce = running.incrementAndGet();
 			try {
-				OrderedRetryContainer container = watched;
+				RetryContainer container = watched;
 				if (container != null && container.isRampingUp()) {
 					callsWhileRamping.incrementAndGet();
 					mostAtOnceWhileRamping.accumulateAndGet(atOnce, Math::max);

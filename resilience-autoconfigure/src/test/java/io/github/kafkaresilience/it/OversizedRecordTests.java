@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -246,8 +246,8 @@ class OversizedRecordTests {
 		return TestApplication.start(LargeRecordApplication.class, topic, properties);
 	}
 
-	private static OrderedRetryContainer container(ConfigurableApplicationContext context, String topic) {
-		return context.getBean(OrderedRetryListenerRegistry.class).container("it-" + topic);
+	private static RetryContainer container(ConfigurableApplicationContext context, String topic) {
+		return context.getBean(ListenerRegistry.class).container("it-" + topic);
 	}
 
 	/** Dead letters by the name their value starts with, with their headers. */

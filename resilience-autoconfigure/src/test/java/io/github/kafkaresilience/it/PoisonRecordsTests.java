@@ -10,7 +10,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.SerializationException;
@@ -156,7 +156,7 @@ class PoisonRecordsTests {
 
 		@OrderedRetryListener(id = "poison-${test.topic}", topics = "${test.topic}")
 		void handle(ConsumerRecord<String, String> record) {
-			String original = RetryHeaders.text(record.headers(), RetryHeaders.ORIGINAL_TOPIC);
+			String original = ProtocolHeaders.text(record.headers(), ProtocolHeaders.ORIGINAL_TOPIC);
 			String topic = (original != null) ? original : record.topic();
 			handled.computeIfAbsent(topic, (t) -> new CopyOnWriteArrayList<>())
 				.add(record.key() + "=" + record.value());

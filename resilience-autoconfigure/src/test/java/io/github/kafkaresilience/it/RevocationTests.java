@@ -9,8 +9,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -80,8 +80,8 @@ class RevocationTests {
 	 * Whether an instance holds {@code partitions} of the main topic, every barrier open.
 	 */
 	private static boolean ready(ConfigurableApplicationContext instance, String topic, int partitions) {
-		OrderedRetryListenerRegistry listeners = instance.getBean(OrderedRetryListenerRegistry.class);
-		OrderedRetryContainer container = listeners.container("slow-" + topic);
+		ListenerRegistry listeners = instance.getBean(ListenerRegistry.class);
+		RetryContainer container = listeners.container("slow-" + topic);
 		return container != null && container.closedBarriers().isEmpty()
 				&& container.assignment().stream().filter((tp) -> tp.topic().equals(topic)).count() == partitions;
 	}
@@ -89,7 +89,7 @@ class RevocationTests {
 	/** The record as the owner of its partition handled it after the rebalance. */
 	private static String valueOn(ConfigurableApplicationContext a, ConfigurableApplicationContext b, String topic,
 			int partition, String value) {
-		OrderedRetryContainer onB = b.getBean(OrderedRetryListenerRegistry.class).container("slow-" + topic);
+		RetryContainer onB = b.getBean(ListenerRegistry.class).container("slow-" + topic);
 		return (onB.assignment().contains(new TopicPartition(topic, partition)) ? "b:" : "a:") + value;
 	}
 

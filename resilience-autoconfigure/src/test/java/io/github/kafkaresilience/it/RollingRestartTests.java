@@ -13,10 +13,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -74,7 +74,7 @@ class RollingRestartTests {
 			Set<String> deadLetters = SharedBroker.readAll(Names.dlq(topic))
 				.stream()
 				.map((letter) -> new String(letter.value()) + "/"
-						+ RetryHeaders.text(letter.headers(), RetryHeaders.DLQ_REASON))
+						+ ProtocolHeaders.text(letter.headers(), ProtocolHeaders.DLQ_REASON))
 				.collect(Collectors.toSet());
 			assertThat(deadLetters).containsExactlyInAnyOrderElementsOf(
 					load.values().stream().filter(load::failsForGood).map((value) -> value + "/permanent").toList());
@@ -109,9 +109,9 @@ class RollingRestartTests {
 
 	/** Ready as the health says it: partitions assigned, and every barrier open. */
 	private static void awaitReady(ConfigurableApplicationContext instance) {
-		OrderedRetryListenerRegistry listeners = instance.getBean(OrderedRetryListenerRegistry.class);
+		ListenerRegistry listeners = instance.getBean(ListenerRegistry.class);
 		await().atMost(WAIT).until(() -> {
-			OrderedRetryContainer container = listeners.container(listeners.endpoints().get(0).id());
+			RetryContainer container = listeners.container(listeners.endpoints().get(0).id());
 			return container != null && !container.assignment().isEmpty() && container.closedBarriers().isEmpty();
 		});
 	}

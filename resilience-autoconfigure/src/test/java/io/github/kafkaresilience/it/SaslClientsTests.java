@@ -11,17 +11,17 @@ import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import io.github.kafkaresilience.actuate.KafkaResilienceEndpoint;
-import io.github.kafkaresilience.actuate.ResilienceHealthIndicator;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.ResilienceHealthIndicator;
 import io.github.kafkaresilience.dlq.DlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
-import io.github.kafkaresilience.listener.OrderedRetryListenerRegistry;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.container.RetryContainer;
+import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.Position;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -176,7 +176,7 @@ class SaslClientsTests {
 			send(topic, "c", "c-0");
 			// a-0 waits for its retry longer than park-after: parked, then read again by
 			// the re-reader
-			OrderedRetryContainer container = app.getBean(OrderedRetryListenerRegistry.class).container(instance);
+			RetryContainer container = app.getBean(ListenerRegistry.class).container(instance);
 			await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> container.load().parked() > 0);
 			await().atMost(WAIT).until(() -> script.succeeded("a-1") && script.succeeded("c-0"));
 			assertThat(script.firstSuccesses("a")).containsExactly("a-0", "a-1");
@@ -188,7 +188,7 @@ class SaslClientsTests {
 			assertThat(attempts(script, "b-0")).containsExactly(topic + "/0 failed");
 			assertThat(readAll(Names.dlq(topic))).singleElement().satisfies((record) -> {
 				assertThat(new String(record.value(), StandardCharsets.UTF_8)).isEqualTo("b-0");
-				assertThat(RetryHeaders.text(record.headers(), RetryHeaders.DLQ_REASON)).isEqualTo("permanent");
+				assertThat(ProtocolHeaders.text(record.headers(), ProtocolHeaders.DLQ_REASON)).isEqualTo("permanent");
 			});
 			// the dead-letter handler's consumer read the dead letter and committed in
 			// its group

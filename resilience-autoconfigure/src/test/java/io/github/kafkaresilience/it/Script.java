@@ -13,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -112,12 +112,12 @@ final class Script {
 	private void attempt(ConsumerRecord<String, String> record) {
 		String value = record.value();
 		int attempt = this.attempts.computeIfAbsent(value, (v) -> new AtomicInteger()).incrementAndGet();
-		String count = RetryHeaders.text(record.headers(), RetryHeaders.RETRY_COUNT);
+		String count = ProtocolHeaders.text(record.headers(), ProtocolHeaders.RETRY_COUNT);
 		int retryCount = (count != null) ? Integer.parseInt(count) : 0;
 		boolean fail = this.permanentFailures.contains(value)
 				|| attempt <= this.transientFailures.getOrDefault(value, 0);
 		this.journal.add(new Attempt(record.key(), value, record.topic(), retryCount, record.timestamp(), Instant.now(),
-				!fail, record.headers().lastHeader(RetryHeaders.REPLAY_FROM_DLQ) != null));
+				!fail, record.headers().lastHeader(ProtocolHeaders.REPLAY_FROM_DLQ) != null));
 		if (this.permanentFailures.contains(value)) {
 			throw new PermanentFailureException("cannot handle " + value);
 		}

@@ -7,7 +7,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import io.github.kafkaresilience.OrderedRetryListener;
-import io.github.kafkaresilience.support.StartupFailures;
+import io.github.kafkaresilience.internal.support.StartupFailures;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

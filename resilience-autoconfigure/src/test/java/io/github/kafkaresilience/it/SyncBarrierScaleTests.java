@@ -14,12 +14,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.kafkaresilience.ladder.RetryHeaders;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.lock.FailureInfo;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.metrics.LockMetrics;
+import io.github.kafkaresilience.internal.lock.FailureInfo;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -101,13 +101,13 @@ class SyncBarrierScaleTests {
 		SharedBroker.send(new ProducerRecord<>(topic, BIG, locked.getBytes(), "H".getBytes()));
 		commit("g-" + topic, new TopicPartition(topic, BIG), 1);
 		String lockId = UUID.randomUUID().toString();
-		FailureInfo failure = RetryHeaders.failure(new IllegalStateException("H failed"), false, Instant.now());
+		FailureInfo failure = ProtocolHeaders.failure(new IllegalStateException("H failed"), false, Instant.now());
 		// H comes due well after the barriers open, so that F is routed while H's lock is
 		// live
 		// whichever of the instance's two consumers (main topic, retry topic) opens its
 		// barrier first
 		ProducerRecord<byte[], byte[]> carrier = new ProducerRecord<>(stageTopic, BIG,
-				System.currentTimeMillis() + H_DUE_IN.toMillis(), locked.getBytes(), "H".getBytes(), RetryHeaders
+				System.currentTimeMillis() + H_DUE_IN.toMillis(), locked.getBytes(), "H".getBytes(), ProtocolHeaders
 					.forHop(new RecordHeaders(), true, topic, BIG, 0, 1, lockId, failure, null, Names.owner(topic)));
 		SharedBroker.send(carrier);
 		Lock lock = new Lock(lockId, Bytes.wrap(locked.getBytes()), BIG, 0, 1, 0L, null, 1, failure, Instant.now());

@@ -9,11 +9,12 @@ import java.util.Map;
 import java.util.Random;
 
 import io.github.kafkaresilience.dlq.DlqReplayer;
+import io.github.kafkaresilience.internal.dlq.TopicDlqReplayer;
 import io.github.kafkaresilience.dlq.ReplayReport;
 import io.github.kafkaresilience.dlq.ReplayRequest;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -184,7 +185,7 @@ class ThreeGroupsTests {
 		int mainRecords = SharedBroker.readAll(this.run.topic()).size();
 		LadderPlan ladderA = this.run.ladder("A");
 		List<String> asked = new ArrayList<>();
-		DlqReplayer replayer = new DlqReplayer(
+		DlqReplayer replayer = new TopicDlqReplayer(
 				ConsumerClients.of(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
 				ProducerClients.of(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, SharedBroker.bootstrapServers())),
 				1000, Clock.systemUTC(), (group, mainTopic) -> {

@@ -13,18 +13,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import io.github.kafkaresilience.container.offsets.CommittableOffsets;
-import io.github.kafkaresilience.container.transactions.TransactionalWrites;
+import io.github.kafkaresilience.internal.container.offsets.CommittableOffsets;
+import io.github.kafkaresilience.internal.container.transactions.TransactionalWrites;
 import io.github.kafkaresilience.ladder.Delivery;
-import io.github.kafkaresilience.ladder.FaultInjection;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.lock.LockStore;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
+import io.github.kafkaresilience.internal.ladder.FaultInjection;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.lock.LockStore;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
@@ -382,14 +383,14 @@ class TransactionalDualWriteTests {
 		 * rejects it.
 		 */
 		@Bean
-		FaultInjection faultInjection() {
-			return (point, record) -> {
+		OrderedRetryComponentFactory faultInjection() {
+			return Faults.injecting((point, record) -> {
 				if (point == FaultInjection.Point.LOCK_WRITTEN
 						&& "A".equals(new String(record.value(), StandardCharsets.UTF_8))
 						&& failuresAfterLockWrite.getAndDecrement() > 0) {
 					throw new KafkaException("injected: publish of A failed after its lock write");
 				}
-			};
+			});
 		}
 
 	}

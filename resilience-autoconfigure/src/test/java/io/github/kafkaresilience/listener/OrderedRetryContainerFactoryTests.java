@@ -8,22 +8,24 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.kafkaresilience.container.ContainerSettings;
-import io.github.kafkaresilience.container.DualWriteStrategy;
-import io.github.kafkaresilience.container.OrderedRetryContainer;
+import io.github.kafkaresilience.internal.container.DualWriteStrategy;
+import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.container.ResilienceObserver;
-import io.github.kafkaresilience.container.SyncBarrier;
+import io.github.kafkaresilience.internal.container.SyncBarrier;
+import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
+import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.LadderPublisher;
-import io.github.kafkaresilience.ladder.StageRouter;
-import io.github.kafkaresilience.lock.LockCoordinator;
-import io.github.kafkaresilience.lock.LockRegistry;
-import io.github.kafkaresilience.outage.OutageBreaker;
-import io.github.kafkaresilience.outage.OutageSettings;
-import io.github.kafkaresilience.support.ConsumerClients;
-import io.github.kafkaresilience.support.ProducerClients;
-import io.github.kafkaresilience.topics.LadderTopics;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.ladder.StageRouter;
+import io.github.kafkaresilience.internal.lock.LockCoordinator;
+import io.github.kafkaresilience.internal.lock.LockRegistry;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.outage.OutageSettings;
+import io.github.kafkaresilience.internal.support.ConsumerClients;
+import io.github.kafkaresilience.internal.support.ProducerClients;
+import io.github.kafkaresilience.internal.topics.LadderTopics;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,10 +47,9 @@ class OrderedRetryContainerFactoryTests {
 
 	private final LockRegistry registry = mock(LockRegistry.class);
 
-	private final OrderedRetryContainer.Reaping reaping = new OrderedRetryContainer.Reaping(Duration.ofMinutes(5),
-			() -> {
-				throw new IllegalStateException("not reaped in this test");
-			});
+	private final RetryContainer.Reaping reaping = new RetryContainer.Reaping(Duration.ofMinutes(5), () -> {
+		throw new IllegalStateException("not reaped in this test");
+	});
 
 	private final List<StageRouter> routers = new ArrayList<>();
 
@@ -92,12 +93,11 @@ class OrderedRetryContainerFactoryTests {
 		}
 
 		@Override
-		public OrderedRetryContainer.Reaping reaping(ListenerEndpoint endpoint,
-				List<OrderedRetryContainer.Route> routes, OrderedRetryContainerFactory.ReaperSettings settings,
-				Clock clock, ResilienceObserver observer) {
+		public RetryContainer.Reaping reaping(ListenerEndpoint endpoint, List<RetryContainer.Route> routes,
+				OrderedRetryContainerFactory.ReaperSettings settings, Clock clock, ResilienceObserver observer) {
 			OrderedRetryContainerFactoryTests.this.asked.add("reaping " + endpoint.id() + " of "
 					+ routes.stream().map((route) -> route.router().plan().mainTopic()).toList());
-			assertThat(routes).extracting(OrderedRetryContainer.Route::router)
+			assertThat(routes).extracting(RetryContainer.Route::router)
 				.containsExactlyElementsOf(OrderedRetryContainerFactoryTests.this.routers);
 			return OrderedRetryContainerFactoryTests.this.reaping;
 		}
@@ -118,7 +118,7 @@ class OrderedRetryContainerFactoryTests {
 				new OrderedRetryContainerFactory.ReaperSettings(Duration.ofMinutes(5), Duration.ofMinutes(10), () -> {
 					throw new IllegalStateException("not reaped in this test");
 				}));
-		OrderedRetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
+		RetryContainer container = factory.createContainer(endpoint("orders", "payments"), null);
 		assertThat(this.asked).containsExactly("outage breaker billing.listen", "provision orders",
 				"lock registry billing.orders.locks of 3 partitions", "stage router orders", "provision payments",
 				"lock registry billing.payments.locks of 3 partitions", "stage router payments",
@@ -134,7 +134,7 @@ class OrderedRetryContainerFactoryTests {
 	void withoutOutageModeOrReaperTheComponentFactoryIsNotAskedForThem() throws Exception {
 		OrderedRetryContainerFactory factory = factory();
 		factory.setReaper(null);
-		OrderedRetryContainer container = factory.createContainer(endpoint("orders"), null);
+		RetryContainer container = factory.createContainer(endpoint("orders"), null);
 		assertThat(this.asked).containsExactly("provision orders", "lock registry billing.orders.locks of 3 partitions",
 				"stage router orders");
 		assertThat(container.outageBreaker()).isNull();

@@ -22,17 +22,17 @@ import java.util.regex.Pattern;
 
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
-import io.github.kafkaresilience.container.TestParkedPass;
-import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.internal.container.TestParkedPass;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.ReadyRun;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.internal.ladder.ReadyRun;
 import io.github.kafkaresilience.simulation.SimWorld.Fail;
 import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
 import io.github.kafkaresilience.simulation.SimWorld.Rec;
@@ -41,7 +41,7 @@ import io.github.kafkaresilience.simulation.SimWorld.TP;
 import io.github.kafkaresilience.simulation.SimWorld.Task;
 import io.github.kafkaresilience.simulation.SimWorld.Wait;
 import io.github.kafkaresilience.simulation.SimWorld.Work;
-import io.github.kafkaresilience.support.Futures;
+import io.github.kafkaresilience.internal.support.Futures;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
@@ -58,18 +58,18 @@ import org.apache.kafka.common.utils.Bytes;
  * Some seeds also replay dead letters (or records that succeeded) into stage 1, and plant
  * records of another consumer group (or of none) in the stage and lock topics. A replay
  * entry is routed like any stage record; the owner of its main-topic partition admits its
- * pending lock the way {@code OrderedRetryContainer} does: an admission task joins the
- * key's queue of that partition (behind the records of the key taken so far; records
- * taken later queue behind it), catches its lock tailer up, then calls the real
+ * pending lock the way {@code RetryContainer} does: an admission task joins the key's
+ * queue of that partition (behind the records of the key taken so far; records taken
+ * later queue behind it), catches its lock tailer up, then calls the real
  * {@code ReplayAdmission}. The pending locks a new owner finds when its sync barrier
  * opens are admitted the same way.
  * <p>
  * In most seeds the ports send without waiting ({@link SimSends}): a route that writes
  * returns SETTLING and its move goes on in the actions that land and acknowledge its
  * sends, where crashes, timeouts and other actions come between its steps. The container
- * model follows {@code OrderedRetryContainer}: a settling record stays at the head of its
- * key's queue with its offset pending until its writes complete (or is routed again after
- * a backoff when they fail), while the other keys go on, so moves of different keys
+ * model follows {@code RetryContainer}: a settling record stays at the head of its key's
+ * queue with its offset pending until its writes complete (or is routed again after a
+ * backoff when they fail), while the other keys go on, so moves of different keys
  * overlap. The other seeds write before returning and keep the interleavings of the
  * synchronous router.
  * <p>
@@ -933,7 +933,7 @@ final class ProtocolSimulation {
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
 			for (Rec rec : this.world.log(this.world.plan.dlqTopic(), p)) {
-				String reason = RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON);
+				String reason = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.DLQ_REASON);
 				if ("permanent".equals(reason)) {
 					this.stats.dlqPermanent++;
 				}
@@ -2540,7 +2540,7 @@ final class ProtocolSimulation {
 		if (this.config.commands() == 0) {
 			return false;
 		}
-		String lockId = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.LOCK_ID);
 		int stage = this.world.plan.stageOf(rec.topic());
 		Lock lock = (lockId != null && stage > 0) ? work.owner.table.find(lockId) : null;
 		return lock != null && new Position(stage, rec.offset()).equals(lock.position())
@@ -2604,30 +2604,30 @@ final class ProtocolSimulation {
 			RecordHeaders headers = new RecordHeaders();
 			if (like != null) {
 				headers.add(SimWorld.USER_HEADER, like.value);
-				put(headers, RetryHeaders.ORIGINAL_TOPIC, SimWorld.MAIN);
-				put(headers, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(like.partition));
-				put(headers, RetryHeaders.ORIGINAL_OFFSET, Long.toString(like.offset));
+				put(headers, ProtocolHeaders.ORIGINAL_TOPIC, SimWorld.MAIN);
+				put(headers, ProtocolHeaders.ORIGINAL_PARTITION, Integer.toString(like.partition));
+				put(headers, ProtocolHeaders.ORIGINAL_OFFSET, Long.toString(like.offset));
 			}
 			byte[] recordKey = key.get();
 			String what;
 			switch (kind) {
 				case 0 -> {
 					String lockId = (target != null) ? target.id() : "L1";
-					put(headers, RetryHeaders.RETRY_COUNT,
+					put(headers, ProtocolHeaders.RETRY_COUNT,
 							Integer.toString((target != null) ? target.retryCount() : 0));
-					put(headers, RetryHeaders.LOCK_ID, lockId);
+					put(headers, ProtocolHeaders.LOCK_ID, lockId);
 					if (target != null) {
 						topic = this.world.plan.stage(target.stage()).topic();
 					}
 					what = "a copy carrying lock " + lockId;
 				}
 				case 1 -> {
-					put(headers, RetryHeaders.RETRY_COUNT, "0");
-					put(headers, RetryHeaders.REPLAY_FROM_DLQ, this.world.plan.dlqTopic() + "/" + partition + "/0");
+					put(headers, ProtocolHeaders.RETRY_COUNT, "0");
+					put(headers, ProtocolHeaders.REPLAY_FROM_DLQ, this.world.plan.dlqTopic() + "/" + partition + "/0");
 					what = "a replay entry";
 				}
 				case 2 -> {
-					put(headers, RetryHeaders.RETRY_COUNT, "0");
+					put(headers, ProtocolHeaders.RETRY_COUNT, "0");
 					recordKey = null;
 					what = "a record without a key";
 				}
@@ -2896,7 +2896,7 @@ final class ProtocolSimulation {
 			return null;
 		}
 		int stage = this.world.plan.stageOf(task.rec.topic());
-		String lockId = RetryHeaders.text(task.rec.headers(), RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(task.rec.headers(), ProtocolHeaders.LOCK_ID);
 		Lock lock = (lockId != null) ? task.work.owner.table.find(lockId) : null;
 		if (stage > 0 && lock != null && lock.isMoving() && lock.from().stage() == stage
 				&& lock.from().offset() > task.rec.offset()) {
@@ -2905,7 +2905,7 @@ final class ProtocolSimulation {
 					+ task.rec.partition() + "/" + lock.from().offset()
 					+ " is queued behind it (same key, same topic partition) and is never routed";
 		}
-		if (lockId == null && stage == 1 && RetryHeaders.isReplayEntry(task.rec.headers())) {
+		if (lockId == null && stage == 1 && ProtocolHeaders.isReplayEntry(task.rec.headers())) {
 			lockId = SimWorld.replayLockId(task.rec);
 			lock = task.work.owner.table.find(lockId);
 		}

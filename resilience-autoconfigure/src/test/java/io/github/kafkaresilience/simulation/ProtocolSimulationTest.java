@@ -16,11 +16,11 @@ import java.util.stream.LongStream;
 
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.Position;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.Position;
 import io.github.kafkaresilience.simulation.SimWorld.Call;
 import io.github.kafkaresilience.simulation.SimWorld.Fail;
 import io.github.kafkaresilience.simulation.SimWorld.Incarnation;
@@ -579,7 +579,7 @@ class ProtocolSimulationTest {
 	}
 
 	private static String header(Rec rec, String name) {
-		return RetryHeaders.text(rec.headers(), name);
+		return ProtocolHeaders.text(rec.headers(), name);
 	}
 
 	/**
@@ -599,7 +599,7 @@ class ProtocolSimulationTest {
 		assertThat(s.route(SimWorld.MAIN, 10).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(1);
 		assertLock(s.locks().get(0), 10, 1, 0, 1);
-		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.RETRY_COUNT)).isEqualTo("1");
+		assertThat(header(s.record(STAGE_1, 0), ProtocolHeaders.RETRY_COUNT)).isEqualTo("1");
 
 		// 2: B arrives, k is locked -> follower L_B moved to stage 1 with retry.count=0,
 		// B does not run
@@ -608,7 +608,7 @@ class ProtocolSimulationTest {
 		assertThat(s.locks()).hasSize(2);
 		assertLock(s.locks().get(0), 10, 1, 0, 1);
 		assertLock(s.locks().get(1), 11, 1, 1, 0);
-		assertThat(header(s.record(STAGE_1, 1), RetryHeaders.RETRY_COUNT)).isEqualTo("0");
+		assertThat(header(s.record(STAGE_1, 1), ProtocolHeaders.RETRY_COUNT)).isEqualTo("0");
 	}
 
 	@Test
@@ -634,7 +634,7 @@ class ProtocolSimulationTest {
 		assertThat(s.route(STAGE_1, 1).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.locks()).hasSize(2);
 		assertLock(s.locks().get(1), 11, 2, 1, 0);
-		assertThat(header(s.record(STAGE_2, 1), RetryHeaders.RETRY_COUNT)).isEqualTo("0");
+		assertThat(header(s.record(STAGE_2, 1), ProtocolHeaders.RETRY_COUNT)).isEqualTo("0");
 
 		// 5: C arrives on T -> follower L_C moved to stage 1; on reaching it, forwarded
 		// behind L_B
@@ -701,7 +701,7 @@ class ProtocolSimulationTest {
 		assertThat(s.route(STAGE_1, 0).kind()).isEqualTo(Step.Kind.DONE);
 		assertThat(s.runs).hasSize(runsBefore);
 		assertLock(s.locks().get(0), 10, 2, 1, 2);
-		assertThat(header(s.record(STAGE_2, 1), RetryHeaders.ERROR_CLASS)).isEqualTo("transient");
+		assertThat(header(s.record(STAGE_2, 1), ProtocolHeaders.ERROR_CLASS)).isEqualTo("transient");
 
 		// whichever record at does not name is skipped as stale, once the tailer has
 		// caught up
@@ -885,7 +885,7 @@ class ProtocolSimulationTest {
 		s.world.restart(s.instance);
 		assertThat(moving.writes()).as("nothing completes the writes of a dead process").isNotDone();
 		assertThat(s.world.log(STAGE_1, 0)).hasSize(1);
-		assertThat(header(s.record(STAGE_1, 0), RetryHeaders.LOCK_ID))
+		assertThat(header(s.record(STAGE_1, 0), ProtocolHeaders.LOCK_ID))
 			.isEqualTo(s.world.replayLockLog().snapshot().iterator().next().id());
 
 		// the new process sees the lock in flight; the copy may become its carrier, so it
@@ -1118,7 +1118,7 @@ class ProtocolSimulationTest {
 		assertThat(letters).isNotEmpty();
 		Rec letter = letters.get(letters.size() - 1);
 		assertThat(letter.topic()).isEqualTo(DLQ);
-		assertThat(header(letter, RetryHeaders.ORIGINAL_OFFSET)).isEqualTo(Long.toString(record.offset()));
+		assertThat(header(letter, ProtocolHeaders.ORIGINAL_OFFSET)).isEqualTo(Long.toString(record.offset()));
 		return letter;
 	}
 
@@ -1248,11 +1248,11 @@ class ProtocolSimulationTest {
 		Rec a = s.record(SimWorld.MAIN, 10);
 		RecordHeaders headers = new RecordHeaders();
 		headers.add(SimWorld.USER_HEADER, a.value());
-		headers.add(RetryHeaders.RETRY_COUNT, "1".getBytes(StandardCharsets.UTF_8));
-		headers.add(RetryHeaders.LOCK_ID, ours.id().getBytes(StandardCharsets.UTF_8));
-		headers.add(RetryHeaders.ORIGINAL_TOPIC, SimWorld.MAIN.getBytes(StandardCharsets.UTF_8));
-		headers.add(RetryHeaders.ORIGINAL_PARTITION, "0".getBytes(StandardCharsets.UTF_8));
-		headers.add(RetryHeaders.ORIGINAL_OFFSET, "10".getBytes(StandardCharsets.UTF_8));
+		headers.add(ProtocolHeaders.RETRY_COUNT, "1".getBytes(StandardCharsets.UTF_8));
+		headers.add(ProtocolHeaders.LOCK_ID, ours.id().getBytes(StandardCharsets.UTF_8));
+		headers.add(ProtocolHeaders.ORIGINAL_TOPIC, SimWorld.MAIN.getBytes(StandardCharsets.UTF_8));
+		headers.add(ProtocolHeaders.ORIGINAL_PARTITION, "0".getBytes(StandardCharsets.UTF_8));
+		headers.add(ProtocolHeaders.ORIGINAL_OFFSET, "10".getBytes(StandardCharsets.UTF_8));
 		headers.add(Ownership.HEADER, SimWorld.OTHER_GROUP.getBytes(StandardCharsets.UTF_8));
 		Rec copy = s.world.plantStage(STAGE_1, 0, a.key(), a.value(), headers);
 

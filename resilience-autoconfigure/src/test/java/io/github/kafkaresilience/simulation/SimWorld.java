@@ -25,22 +25,22 @@ import java.util.regex.Pattern;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.ladder.HandlerResult;
-import io.github.kafkaresilience.ladder.LadderPlan;
-import io.github.kafkaresilience.ladder.ReadyRun;
+import io.github.kafkaresilience.internal.ladder.LadderPlan;
+import io.github.kafkaresilience.internal.ladder.ReadyRun;
 import io.github.kafkaresilience.ladder.RecordHandler;
-import io.github.kafkaresilience.ladder.RecordPublisher;
-import io.github.kafkaresilience.ladder.RetryHeaders;
-import io.github.kafkaresilience.ladder.StageRouter;
-import io.github.kafkaresilience.ladder.Step;
-import io.github.kafkaresilience.lock.CommandCodec;
-import io.github.kafkaresilience.lock.Lock;
-import io.github.kafkaresilience.lock.LockCodec;
-import io.github.kafkaresilience.lock.LockStore;
-import io.github.kafkaresilience.lock.OperatorCommand;
-import io.github.kafkaresilience.lock.Position;
-import io.github.kafkaresilience.lock.Ownership;
-import io.github.kafkaresilience.lock.TestLockTable;
-import io.github.kafkaresilience.support.MovingClock;
+import io.github.kafkaresilience.internal.ladder.RecordPublisher;
+import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
+import io.github.kafkaresilience.internal.ladder.StageRouter;
+import io.github.kafkaresilience.internal.ladder.Step;
+import io.github.kafkaresilience.internal.lock.CommandCodec;
+import io.github.kafkaresilience.internal.lock.Lock;
+import io.github.kafkaresilience.internal.lock.LockCodec;
+import io.github.kafkaresilience.internal.lock.LockStore;
+import io.github.kafkaresilience.internal.lock.OperatorCommand;
+import io.github.kafkaresilience.internal.lock.Position;
+import io.github.kafkaresilience.internal.lock.Ownership;
+import io.github.kafkaresilience.internal.lock.TestLockTable;
+import io.github.kafkaresilience.internal.support.MovingClock;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -1034,11 +1034,11 @@ final class SimWorld {
 		headers.add(USER_HEADER, value);
 		if (junkProtocolHeaders) {
 			// anyone may write to T: protocol headers on a main record must be ignored
-			headers.add(RetryHeaders.RETRY_COUNT, "7".getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.LOCK_ID, "bogus-lock".getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.ORIGINAL_OFFSET, "424242".getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.ORIGINAL_TOPIC, "elsewhere".getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.DLQ_REASON, "bogus".getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.RETRY_COUNT, "7".getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.LOCK_ID, "bogus-lock".getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.ORIGINAL_OFFSET, "424242".getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.ORIGINAL_TOPIC, "elsewhere".getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.DLQ_REASON, "bogus".getBytes(StandardCharsets.UTF_8));
 		}
 		byte[] key = (keyName != null) ? keyName.getBytes(StandardCharsets.UTF_8) : null;
 		Rec rec = append(MAIN, partition, key, value, headers);
@@ -1076,17 +1076,17 @@ final class SimWorld {
 			origin = this.producedByOrigin.get(originKey(letter.partition(), letter.offset()));
 			RecordHeaders headers = new RecordHeaders();
 			headers.add(USER_HEADER, origin.value);
-			headers.add(RetryHeaders.ORIGINAL_TOPIC, MAIN.getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.ORIGINAL_PARTITION,
+			headers.add(ProtocolHeaders.ORIGINAL_TOPIC, MAIN.getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.ORIGINAL_PARTITION,
 					Integer.toString(origin.partition).getBytes(StandardCharsets.UTF_8));
-			headers.add(RetryHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset).getBytes(StandardCharsets.UTF_8));
+			headers.add(ProtocolHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset).getBytes(StandardCharsets.UTF_8));
 			source = headers;
 		}
 		else {
 			origin = originOf(letter.delivery());
 			source = letter.headers();
 		}
-		Headers headers = RetryHeaders.forReplay(source, this.plan.dlqTopic(), letter.partition(), letter.offset(),
+		Headers headers = ProtocolHeaders.forReplay(source, this.plan.dlqTopic(), letter.partition(), letter.offset(),
 				this.clock.instant(), this.ownership);
 		int index = this.replays.size();
 		headers.remove(REPLAY_HEADER);
@@ -1446,7 +1446,7 @@ final class SimWorld {
 
 	/** The life a record of a stage or the main topic belongs to. */
 	Life lifeOf(Delivery delivery, Produced origin) {
-		String replay = RetryHeaders.text(delivery.headers(), REPLAY_HEADER);
+		String replay = ProtocolHeaders.text(delivery.headers(), REPLAY_HEADER);
 		if (replay == null) {
 			return origin;
 		}
@@ -1460,8 +1460,8 @@ final class SimWorld {
 		if (MAIN.equals(delivery.topic())) {
 			return this.producedByOrigin.get(originKey(delivery.partition(), delivery.offset()));
 		}
-		String partition = RetryHeaders.text(delivery.headers(), RetryHeaders.ORIGINAL_PARTITION);
-		String offset = RetryHeaders.text(delivery.headers(), RetryHeaders.ORIGINAL_OFFSET);
+		String partition = ProtocolHeaders.text(delivery.headers(), ProtocolHeaders.ORIGINAL_PARTITION);
+		String offset = ProtocolHeaders.text(delivery.headers(), ProtocolHeaders.ORIGINAL_OFFSET);
 		if (partition == null || offset == null) {
 			throw new SimViolation(delivery + " has no original.partition/original.offset");
 		}
@@ -1487,10 +1487,10 @@ final class SimWorld {
 			throw new SimViolation("handler got " + delivery + " whose value is not the value of its origin " + origin);
 		}
 		int stage = this.plan.stageOf(delivery.topic());
-		Integer retryCount = (stage == 0) ? Integer.valueOf(0) : RetryHeaders.retryCount(delivery.headers());
+		Integer retryCount = (stage == 0) ? Integer.valueOf(0) : ProtocolHeaders.retryCount(delivery.headers());
 		if (stage > 0 && retryCount != null && retryCount > 0) {
 			long due = delivery.timestamp() + this.plan.stage(stage).delay().toMillis();
-			String lockId = RetryHeaders.text(delivery.headers(), RetryHeaders.LOCK_ID);
+			String lockId = ProtocolHeaders.text(delivery.headers(), ProtocolHeaders.LOCK_ID);
 			// (12) only an operator's retry-now on the lock at this very record runs it
 			// early
 			boolean commanded = lockId != null
@@ -1564,12 +1564,12 @@ final class SimWorld {
 	}
 
 	static String describeHeaders(Headers headers) {
-		return " [retry.count=" + RetryHeaders.text(headers, RetryHeaders.RETRY_COUNT) + " lock.id="
-				+ RetryHeaders.text(headers, RetryHeaders.LOCK_ID) + " prev="
-				+ RetryHeaders.text(headers, RetryHeaders.PREVIOUS_TOPIC) + " orig="
-				+ RetryHeaders.text(headers, RetryHeaders.ORIGINAL_OFFSET)
-				+ ((RetryHeaders.text(headers, RetryHeaders.DLQ_REASON) != null)
-						? " dlq.reason=" + RetryHeaders.text(headers, RetryHeaders.DLQ_REASON) : "")
+		return " [retry.count=" + ProtocolHeaders.text(headers, ProtocolHeaders.RETRY_COUNT) + " lock.id="
+				+ ProtocolHeaders.text(headers, ProtocolHeaders.LOCK_ID) + " prev="
+				+ ProtocolHeaders.text(headers, ProtocolHeaders.PREVIOUS_TOPIC) + " orig="
+				+ ProtocolHeaders.text(headers, ProtocolHeaders.ORIGINAL_OFFSET)
+				+ ((ProtocolHeaders.text(headers, ProtocolHeaders.DLQ_REASON) != null)
+						? " dlq.reason=" + ProtocolHeaders.text(headers, ProtocolHeaders.DLQ_REASON) : "")
 				+ "]";
 	}
 
@@ -1587,9 +1587,9 @@ final class SimWorld {
 					"lock " + lock + " confirmed at " + topic + "/" + lock.at() + " which does not exist");
 		}
 		Rec rec = log.get(lock.at().intValue());
-		String carried = RetryHeaders.text(rec.headers(), RetryHeaders.LOCK_ID);
-		String origin = RetryHeaders.text(rec.headers(), RetryHeaders.ORIGINAL_OFFSET);
-		Integer count = RetryHeaders.retryCount(rec.headers());
+		String carried = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.LOCK_ID);
+		String origin = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.ORIGINAL_OFFSET);
+		Integer count = ProtocolHeaders.retryCount(rec.headers());
 		long born = lock.originOffset();
 		if (lock.entry() != null) {
 			// a replay's lock: its origin is its place in the key's order, not where it
@@ -1601,7 +1601,7 @@ final class SimWorld {
 				throw new SimViolation("(7) replay lock " + lock + " names no replay entry of ours (" + replay + ")");
 			}
 			born = replay.origin.offset;
-			if (lock.stage() == 1 && lock.at().equals(lock.entry()) && RetryHeaders.isReplayEntry(rec.headers())) {
+			if (lock.stage() == 1 && lock.at().equals(lock.entry()) && ProtocolHeaders.isReplayEntry(rec.headers())) {
 				carried = replayLockId(rec);
 			}
 		}
@@ -1634,7 +1634,8 @@ final class SimWorld {
 		}
 		boolean admission = context != null && lock.id().equals(context.admission);
 		if (lock.isPending()) {
-			if (context == null || context.delivery == null || !RetryHeaders.isReplayEntry(context.delivery.headers())
+			if (context == null || context.delivery == null
+					|| !ProtocolHeaders.isReplayEntry(context.delivery.headers())
 					|| !lock.id().equals(replayLockId(recordOf(context.delivery)))) {
 				throw new SimViolation("(7) pending lock " + lock + " written while routing " + context.delivery
 						+ ", which is not its replay entry");
@@ -1752,15 +1753,15 @@ final class SimWorld {
 		}
 		Headers h = rec.headers();
 		List<String> wrong = new ArrayList<>();
-		expect(wrong, h, RetryHeaders.PREVIOUS_TOPIC, source.topic());
-		expect(wrong, h, RetryHeaders.ORIGINAL_TOPIC, MAIN);
-		expect(wrong, h, RetryHeaders.ORIGINAL_PARTITION, Integer.toString(origin.partition));
-		expect(wrong, h, RetryHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset));
+		expect(wrong, h, ProtocolHeaders.PREVIOUS_TOPIC, source.topic());
+		expect(wrong, h, ProtocolHeaders.ORIGINAL_TOPIC, MAIN);
+		expect(wrong, h, ProtocolHeaders.ORIGINAL_PARTITION, Integer.toString(origin.partition));
+		expect(wrong, h, ProtocolHeaders.ORIGINAL_OFFSET, Long.toString(origin.offset));
 		expect(wrong, h, USER_HEADER, new String(origin.value, StandardCharsets.UTF_8));
 		expect(wrong, h, Ownership.HEADER, GROUP);
-		for (String travels : List.of(REPLAY_HEADER, RetryHeaders.REPLAY_FROM_DLQ)) {
-			if (!Objects.equals(RetryHeaders.text(source.headers(), travels), RetryHeaders.text(h, travels))) {
-				wrong.add(travels + " changed from " + RetryHeaders.text(source.headers(), travels));
+		for (String travels : List.of(REPLAY_HEADER, ProtocolHeaders.REPLAY_FROM_DLQ)) {
+			if (!Objects.equals(ProtocolHeaders.text(source.headers(), travels), ProtocolHeaders.text(h, travels))) {
+				wrong.add(travels + " changed from " + ProtocolHeaders.text(source.headers(), travels));
 			}
 		}
 		if (!Arrays.equals(rec.value(), origin.value) || !Arrays.equals(rec.key(), source.key())) {
@@ -1769,23 +1770,23 @@ final class SimWorld {
 		if (rec.partition() != source.partition()) {
 			wrong.add("partition " + rec.partition() + " is not the source's " + source.partition());
 		}
-		Integer count = RetryHeaders.retryCount(h);
+		Integer count = ProtocolHeaders.retryCount(h);
 		if (count == null) {
 			wrong.add("retry.count missing");
 		}
 		boolean fromMain = MAIN.equals(source.topic());
-		String sourceLock = fromMain ? null : RetryHeaders.text(source.headers(), RetryHeaders.LOCK_ID);
+		String sourceLock = fromMain ? null : ProtocolHeaders.text(source.headers(), ProtocolHeaders.LOCK_ID);
 		if (sourceLock == null && source.key() != null && this.plan.stageOf(source.topic()) == 1
-				&& RetryHeaders.isReplayEntry(source.headers())) {
+				&& ProtocolHeaders.isReplayEntry(source.headers())) {
 			sourceLock = replayLockId(recordOf(source)); // a replay entry carries the
 															// lock named after it
 		}
-		String lockId = RetryHeaders.text(h, RetryHeaders.LOCK_ID);
+		String lockId = ProtocolHeaders.text(h, ProtocolHeaders.LOCK_ID);
 		if (dlq) {
 			checkDlq(context, rec, wrong, count, fromMain, sourceLock, lockId);
 		}
 		else {
-			if (h.lastHeader(RetryHeaders.DLQ_REASON) != null) {
+			if (h.lastHeader(ProtocolHeaders.DLQ_REASON) != null) {
 				wrong.add("dlq.reason on a stage record");
 			}
 			if ((origin.key != null) != (lockId != null)) {
@@ -1820,7 +1821,7 @@ final class SimWorld {
 		if (context.lastResult != null) {
 			wrong.add("the handler ran before an operator's dead letter");
 		}
-		Integer incoming = RetryHeaders.retryCount(context.delivery.headers());
+		Integer incoming = ProtocolHeaders.retryCount(context.delivery.headers());
 		if (count == null || !count.equals(incoming)) {
 			wrong.add("retry.count " + count + " but the record had " + incoming
 					+ " (an operator's dead letter is no attempt)");
@@ -1839,7 +1840,7 @@ final class SimWorld {
 		Headers h = rec.headers();
 		Produced origin = context.origin;
 		HandlerResult last = context.lastResult;
-		if ("operator".equals(RetryHeaders.text(h, RetryHeaders.DLQ_REASON))) {
+		if ("operator".equals(ProtocolHeaders.text(h, ProtocolHeaders.DLQ_REASON))) {
 			checkOperatorDlq(context, rec, wrong, count, fromMain, sourceLock, lockId);
 			return;
 		}
@@ -1847,33 +1848,34 @@ final class SimWorld {
 			throw new SimViolation("(4) " + rec + " dead-lettered while routing " + context.delivery
 					+ " although the handler " + ((last == null) ? "did not run" : "succeeded") + " in this route");
 		}
-		int incoming = fromMain ? 0 : RetryHeaders.retryCount(context.delivery.headers());
+		int incoming = fromMain ? 0 : ProtocolHeaders.retryCount(context.delivery.headers());
 		String reason;
 		String errorClass;
 		int expectedCount;
 		if (last.outcome() == HandlerResult.Outcome.POISON) {
 			reason = "poison";
-			errorClass = RetryHeaders.PERMANENT;
+			errorClass = ProtocolHeaders.PERMANENT;
 			expectedCount = incoming;
 		}
 		else if (this.classifier.isPermanent(last.failure())) {
 			reason = "permanent";
-			errorClass = RetryHeaders.PERMANENT;
+			errorClass = ProtocolHeaders.PERMANENT;
 			expectedCount = incoming + 1;
 		}
 		else {
 			reason = "exhausted";
-			errorClass = RetryHeaders.TRANSIENT;
+			errorClass = ProtocolHeaders.TRANSIENT;
 			expectedCount = incoming + 1;
 			if (expectedCount != this.plan.maxAttempts()) {
 				wrong.add("exhausted after " + expectedCount + " attempts but max-attempts is "
 						+ this.plan.maxAttempts());
 			}
 		}
-		expect(wrong, h, RetryHeaders.DLQ_REASON, reason);
-		expect(wrong, h, RetryHeaders.ERROR_CLASS, errorClass);
-		expect(wrong, h, RetryHeaders.ERROR_EXCEPTION, last.failure().getClass().getName());
-		if (h.lastHeader(RetryHeaders.ERROR_MESSAGE) == null || h.lastHeader(RetryHeaders.ERROR_TIMESTAMP) == null) {
+		expect(wrong, h, ProtocolHeaders.DLQ_REASON, reason);
+		expect(wrong, h, ProtocolHeaders.ERROR_CLASS, errorClass);
+		expect(wrong, h, ProtocolHeaders.ERROR_EXCEPTION, last.failure().getClass().getName());
+		if (h.lastHeader(ProtocolHeaders.ERROR_MESSAGE) == null
+				|| h.lastHeader(ProtocolHeaders.ERROR_TIMESTAMP) == null) {
 			wrong.add("error.message or error.timestamp missing");
 		}
 		if (count != null && count != expectedCount) {
@@ -1893,7 +1895,7 @@ final class SimWorld {
 	}
 
 	private static void expect(List<String> wrong, Headers headers, String name, String expected) {
-		String actual = RetryHeaders.text(headers, name);
+		String actual = ProtocolHeaders.text(headers, name);
 		if (!expected.equals(actual)) {
 			wrong.add(name + "=" + actual + " (expected " + expected + ")");
 		}
@@ -1973,17 +1975,17 @@ final class SimWorld {
 		}
 		for (int p = 0; p < this.partitions; p++) {
 			for (Rec rec : log(this.plan.dlqTopic(), p)) {
-				String offset = RetryHeaders.text(rec.headers(), RetryHeaders.ORIGINAL_OFFSET);
+				String offset = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.ORIGINAL_OFFSET);
 				Produced origin = (offset != null) ? this.producedByOrigin.get(originKey(p, Long.parseLong(offset)))
 						: null;
 				if (origin == null || !Arrays.equals(origin.value, rec.value())) {
 					violations.add("(4) DLQ record " + rec + " does not match a produced record");
 				}
-				else if (!"operator".equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))
+				else if (!"operator".equals(ProtocolHeaders.text(rec.headers(), ProtocolHeaders.DLQ_REASON))
 						&& origin.poison != "poison"
-							.equals(RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON))) {
+							.equals(ProtocolHeaders.text(rec.headers(), ProtocolHeaders.DLQ_REASON))) {
 					violations.add("(4) DLQ record " + rec + " of " + origin + " has dlq.reason="
-							+ RetryHeaders.text(rec.headers(), RetryHeaders.DLQ_REASON));
+							+ ProtocolHeaders.text(rec.headers(), ProtocolHeaders.DLQ_REASON));
 				}
 			}
 		}

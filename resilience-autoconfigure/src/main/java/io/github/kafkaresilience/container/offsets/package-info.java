@@ -1,8 +1,0 @@
-/**
- * The offsets of a listener's partitions: the records handed out and not done yet, the
- * parked ones, the writes under way, and the offsets that can be committed.
- */
-@NullMarked
-package io.github.kafkaresilience.container.offsets;
-
-import org.jspecify.annotations.NullMarked;

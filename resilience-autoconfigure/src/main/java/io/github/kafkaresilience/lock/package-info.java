@@ -1,9 +1,0 @@
-/**
- * The lock registry: lock records and their codec, the in-memory lock table, the tailer
- * that keeps it current from the compacted lock topic, and the coordinator that owns
- * them.
- */
-@NullMarked
-package io.github.kafkaresilience.lock;
-
-import org.jspecify.annotations.NullMarked;
