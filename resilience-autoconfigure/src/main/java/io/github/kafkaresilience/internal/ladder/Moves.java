@@ -40,9 +40,7 @@ import org.jspecify.annotations.Nullable;
 final class Moves {
 
 	// operators know these messages by the router's category (docs/OPERATIONS.md)
-	// docs/OPERATIONS.md names StageRouter for the operator commands and refused records
-	// logged here
-	private static final Log logger = LogFactory.getLog(StageRouter.class);
+	private static final Log logger = LogFactory.getLog(Moves.class);
 
 	/**
 	 * At most this many refusals are remembered: a record whose partition was revoked
