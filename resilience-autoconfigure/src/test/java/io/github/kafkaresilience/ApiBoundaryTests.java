@@ -21,7 +21,6 @@ import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The line between the API and {@code io.github.kafkaresilience.internal} (docs/API.md):
@@ -32,38 +31,6 @@ class ApiBoundaryTests {
 
 	static final String INTERNAL = "io.github.kafkaresilience.internal..";
 
-	/**
-	 * Public members of API types that still name internal types, each a known debt of
-	 * issue 45 (docs/API.md, "Not yet on the line"): they are not API, and this list only
-	 * shrinks. {@code Type#member}, nested types with {@code $}.
-	 */
-	static final Set<String> NOT_YET_ON_THE_LINE = Set.of(
-			// the container factory's wiring, set by the configurer and used by the
-			// registry
-			"listener.OrderedRetryContainerFactory#attemptTimeout",
-			"listener.OrderedRetryContainerFactory#batchSettings",
-			"listener.OrderedRetryContainerFactory#checkOwnership", "listener.OrderedRetryContainerFactory#consumers",
-			"listener.OrderedRetryContainerFactory#createContainer",
-			"listener.OrderedRetryContainerFactory#getComponentFactory",
-			"listener.OrderedRetryContainerFactory#setComponentFactory",
-			"listener.OrderedRetryContainerFactory#getDualWrite", "listener.OrderedRetryContainerFactory#setDualWrite",
-			"listener.OrderedRetryContainerFactory#outageSettings",
-			"listener.OrderedRetryContainerFactory#setOutageSettings", "listener.OrderedRetryContainerFactory#plan",
-			"listener.OrderedRetryContainerFactory$Engine#<init>",
-			"listener.OrderedRetryContainerFactory$Engine#consumerClients",
-			"listener.OrderedRetryContainerFactory$Engine#ladderTopics",
-			"listener.OrderedRetryContainerFactory$Engine#lockCoordinator",
-			"listener.OrderedRetryContainerFactory$Engine#producerClients",
-			"listener.OrderedRetryContainerFactory$Engine#publisher",
-			"listener.OrderedRetryContainerFactory$Engine#syncBarrier",
-			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#create",
-			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#createAsync",
-			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#createBatch",
-			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#createAsyncBatch",
-			"listener.OrderedRetryContainerFactory$RecordHandlerFactory#invokingListenerMethods",
-			"listener.OrderedRetryContainerFactory$AttemptObservationFactory#create",
-			"autoconfigure.OrderedRetryContainerFactoryConfigurer#dualWrite");
-
 	static final JavaClasses LIBRARY = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("io.github.kafkaresilience");
@@ -71,19 +38,6 @@ class ApiBoundaryTests {
 	@Test
 	void apiTypesShowNoInternalType() {
 		apiShowsNoInternalType().check(LIBRARY);
-	}
-
-	@Test
-	void everyMemberNotYetOnTheLineStillNamesAnInternalType() {
-		Set<String> leaking = new LinkedHashSet<>();
-		LIBRARY.stream()
-			.filter(ApiBoundaryTests::isVisible)
-			.filter((type) -> !isInternal(type))
-			.forEach((type) -> type.getMembers()
-				.stream()
-				.filter((member) -> namedBy(member).stream().anyMatch(ApiBoundaryTests::isInternal))
-				.forEach((member) -> leaking.add(key(member))));
-		assertThat(leaking).as("fixed ones leave NOT_YET_ON_THE_LINE").containsAll(NOT_YET_ON_THE_LINE);
 	}
 
 	@Test
@@ -143,7 +97,7 @@ class ApiBoundaryTests {
 						continue;
 					}
 					for (JavaClass named : namedBy(member)) {
-						if (isInternal(named) && !NOT_YET_ON_THE_LINE.contains(key(member))) {
+						if (isInternal(named)) {
 							shown.add(member.getFullName() + " names " + named.getName());
 						}
 					}
@@ -151,10 +105,6 @@ class ApiBoundaryTests {
 				shown.forEach((line) -> events.add(SimpleConditionEvent.violated(type, type.getName() + ": " + line)));
 			}
 		};
-	}
-
-	static String key(JavaMember member) {
-		return member.getOwner().getName().substring("io.github.kafkaresilience.".length()) + "#" + member.getName();
 	}
 
 	static Set<JavaClass> namedBy(JavaMember member) {

@@ -18,6 +18,7 @@ import io.github.kafkaresilience.internal.ladder.LadderPublisher;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.internal.listener.OrderedRetryListenerAnnotationBeanPostProcessor;
+import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.lock.LockRegistry;
@@ -142,7 +143,7 @@ public final class OrderedRetryAutoConfiguration {
 			.stream()
 			.map((endpoint) -> new DlqDispatcher.Source(endpoint.id(),
 					dlqTopics(listeners.plans(endpoint.id()), lockCoordinator),
-					listeners.factory(endpoint).consumers(endpoint).dlqHandler()))
+					listeners.assembly(endpoint).consumers(endpoint).dlqHandler()))
 			.filter((source) -> !source.dlqTopics().isEmpty())
 			.toList(), dlqHandler, properties.getConsumer().getPollTimeout());
 	}
@@ -191,9 +192,9 @@ public final class OrderedRetryAutoConfiguration {
 	@ConditionalOnMissingBean
 	ListenerRegistry orderedRetryListenerRegistry(
 			@Qualifier(CONTAINER_FACTORY) OrderedRetryContainerFactory containerFactory,
-			ListableBeanFactory beanFactory, ResilienceProperties properties) {
+			ListableBeanFactory beanFactory, ResilienceProperties properties, ContainerAssemblies assemblies) {
 		ListenerRegistry registry = new ListenerRegistry(containerFactory,
-				(name) -> beanFactory.getBean(name, OrderedRetryContainerFactory.class));
+				(name) -> beanFactory.getBean(name, OrderedRetryContainerFactory.class), assemblies);
 		registry.setAutoStartup(runsListeners(properties));
 		if (properties.getTopics().isCheckOwnerAtStartup()) {
 			registry.checkOwnershipAtStartup(OWNERSHIP_CHECK_TIMEOUT);

@@ -5,11 +5,13 @@ import io.github.kafkaresilience.internal.container.SyncBarrier;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
 import io.github.kafkaresilience.ladder.FailureClassifier;
 import io.github.kafkaresilience.internal.ladder.LadderPublisher;
+import io.github.kafkaresilience.internal.listener.AttemptObservationFactory;
+import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
+import io.github.kafkaresilience.internal.listener.ContainerAssembly;
 import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.internal.listener.RecordHandlerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.RecordHandlerFactory;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 
@@ -83,21 +85,27 @@ class OrderedRetryContainerFactoryConfiguration {
 				producerFactory, idempotencyGuards);
 	}
 
+	/** What each configured container factory's containers are assembled from. */
 	@Bean
-	OrderedRetryContainerFactory.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator,
-			LadderTopics ladderTopics, LadderPublisher publisher, SyncBarrier syncBarrier,
-			RecordHandlerFactory handlers, ResilienceClients clients) {
-		return new OrderedRetryContainerFactory.Engine(lockCoordinator, ladderTopics, publisher, syncBarrier, handlers,
+	ContainerAssemblies kafkaResilienceContainerAssemblies() {
+		return new ContainerAssemblies();
+	}
+
+	@Bean
+	ContainerAssembly.Engine kafkaResilienceEngine(LockCoordinator lockCoordinator, LadderTopics ladderTopics,
+			LadderPublisher publisher, SyncBarrier syncBarrier, RecordHandlerFactory handlers,
+			ResilienceClients clients) {
+		return new ContainerAssembly.Engine(lockCoordinator, ladderTopics, publisher, syncBarrier, handlers,
 				clients.consumers(), clients.producers(), this.properties.determineInstanceId());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(
-			OrderedRetryContainerFactory.Engine engine, FailureClassifier classifier, KafkaAdmin kafkaAdmin,
-			Environment environment) {
+	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(ContainerAssembly.Engine engine,
+			FailureClassifier classifier, KafkaAdmin kafkaAdmin, Environment environment,
+			ContainerAssemblies assemblies) {
 		OrderedRetryContainerFactoryConfigurer configurer = new OrderedRetryContainerFactoryConfigurer(this.properties,
-				engine, virtualWorkers(this.properties.getConsumer(), environment));
+				engine, virtualWorkers(this.properties.getConsumer(), environment), assemblies);
 		configurer.setClassifier(classifier);
 		configurer.setObserver(ResilienceObserver.composite(this.observers.orderedStream().toList()));
 		configurer.setAttemptObservations(this.attemptObservations.getIfAvailable());

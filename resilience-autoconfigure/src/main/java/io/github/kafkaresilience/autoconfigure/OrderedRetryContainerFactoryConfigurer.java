@@ -10,10 +10,13 @@ import io.github.kafkaresilience.internal.container.DualWriteStrategy;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
+import io.github.kafkaresilience.internal.ladder.AttemptObservation;
+import io.github.kafkaresilience.internal.listener.AttemptObservationFactory;
+import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
+import io.github.kafkaresilience.internal.listener.ContainerAssembly;
 import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.ReaperSettings;
 import org.apache.kafka.clients.admin.Admin;
 import org.jspecify.annotations.Nullable;
@@ -34,7 +37,9 @@ public class OrderedRetryContainerFactoryConfigurer {
 
 	private final ResilienceProperties properties;
 
-	private final OrderedRetryContainerFactory.Engine engine;
+	private final ContainerAssembly.Engine engine;
+
+	private final ContainerAssemblies assemblies;
 
 	private final boolean virtualThreads;
 
@@ -60,11 +65,13 @@ public class OrderedRetryContainerFactoryConfigurer {
 	 * @param virtualThreads whether workers are virtual threads: as
 	 * {@code kafka.resilience.consumer.virtual-threads} says, else as
 	 * {@code spring.threads.virtual.enabled} says on Java 21 or later
+	 * @param assemblies where each configured factory's assembly is registered
 	 */
-	OrderedRetryContainerFactoryConfigurer(ResilienceProperties properties, OrderedRetryContainerFactory.Engine engine,
-			boolean virtualThreads) {
+	OrderedRetryContainerFactoryConfigurer(ResilienceProperties properties, ContainerAssembly.Engine engine,
+			boolean virtualThreads, ContainerAssemblies assemblies) {
 		this.properties = properties;
 		this.engine = engine;
+		this.assemblies = assemblies;
 		this.virtualThreads = virtualThreads;
 	}
 
@@ -107,33 +114,29 @@ public class OrderedRetryContainerFactoryConfigurer {
 	public void configure(OrderedRetryContainerFactory factory) {
 		PropertyMapper map = PropertyMapper.get();
 		ResilienceProperties.Retry retry = this.properties.getRetry();
-		factory.setEngine(this.engine);
 		factory.setContainerSettings(containerSettings(this.properties.getConsumer()));
 		map.from(this.properties.getConsumer()).as(this::batchSettings).to(factory::setBatchSettings);
 		map.from(this.properties.getConsumer()::getAttemptTimeout).to(factory::setAttemptTimeout);
 		map.from(retry::getDelays).to(factory::setDelays);
 		map.from(retry::getMaxAttempts).to(factory::setMaxAttempts);
 		map.from(retry::getJitter).to(factory::setDueTimeJitter);
-		map.from(this.properties::getDualWrite).as(this::dualWrite).to(factory::setDualWrite);
-		map.from(this.properties.getOutage().validated()).to((outage) -> factory.setOutageSettings(outage::settings));
+		map.from(this.properties::getDualWrite).to(factory::setDualWrite);
 		map.from(this.properties::getReaper).as(this::reaper).to(factory::setReaper);
 		map.from(this.classifier).to(factory::setClassifier);
 		map.from(this.observer).to(factory::setObserver);
-		map.from(this.attemptObservations).to(factory::setAttemptObservations);
 		map.from(this.rebalanceListener).to(factory::setRebalanceListener);
 		map.from(this.idleEventInterval).to(factory::setIdleEventInterval);
-		map.from(this.componentFactory).to(factory::setComponentFactory);
 		factory.setContainerCustomizers(this.customizers);
+		OutageProperties outage = this.properties.getOutage().validated();
+		AttemptObservationFactory attemptObservations = this.attemptObservations;
+		this.assemblies.register(factory,
+				new ContainerAssembly(factory, this.engine,
+						(this.componentFactory != null) ? this.componentFactory : new OrderedRetryComponentFactory(),
+						this::dualWrite, outage::settings, (attemptObservations != null) ? attemptObservations
+								: (endpoint, mainTopic) -> AttemptObservation.NONE));
 	}
 
-	/**
-	 * The dual-write strategy of a mode, for a factory of another mode than the
-	 * properties':
-	 * {@code factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION))}.
-	 * @param mode the mode
-	 * @return its strategy
-	 */
-	public DualWriteStrategy dualWrite(DualWrite mode) {
+	private DualWriteStrategy dualWrite(DualWrite mode) {
 		return switch (mode) {
 			case COMPENSATE -> DualWriteStrategy.compensate(this.engine.publisher());
 			case TRANSACTION -> DualWriteStrategy.transaction(this.engine.producerClients(), this.engine.instanceId(),

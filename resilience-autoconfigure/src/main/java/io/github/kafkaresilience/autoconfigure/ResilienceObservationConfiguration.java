@@ -1,7 +1,7 @@
 package io.github.kafkaresilience.autoconfigure;
 
 import io.github.kafkaresilience.internal.ladder.AttemptObservation;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
+import io.github.kafkaresilience.internal.listener.AttemptObservationFactory;
 import io.github.kafkaresilience.observation.AttemptObservationConvention;
 import io.github.kafkaresilience.internal.observation.ObservedAttempts;
 import io.micrometer.observation.ObservationRegistry;

@@ -26,7 +26,8 @@ import io.github.kafkaresilience.internal.ladder.AttemptObservation;
 import io.github.kafkaresilience.ladder.Delivery;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.AttemptObservationFactory;
+import io.github.kafkaresilience.internal.listener.AttemptObservationFactory;
+import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.github.kafkaresilience.observation.AttemptContext;
@@ -256,15 +257,17 @@ class OrderedRetryAutoConfigurationTests {
 		ListenerEndpoint endpoint = new ListenerEndpoint("orders", "billing", List.of("orders"), null, null, null, null,
 				null, new Object(), Object.class.getMethod("toString"));
 		this.runner.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted")
-			.run((context) -> assertThat(
-					context.getBean(OrderedRetryContainerFactory.class).consumers(endpoint).listenerConfiguration())
-				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
+			.run((context) -> assertThat(context.getBean(ContainerAssemblies.class)
+				.of(context.getBean(OrderedRetryContainerFactory.class))
+				.consumers(endpoint)
+				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"));
 		this.runner
 			.withPropertyValues("spring.kafka.consumer.isolation-level=read-uncommitted",
 					"kafka.resilience.dual-write=transaction")
-			.run((context) -> assertThat(
-					context.getBean(OrderedRetryContainerFactory.class).consumers(endpoint).listenerConfiguration())
-				.containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+			.run((context) -> assertThat(context.getBean(ContainerAssemblies.class)
+				.of(context.getBean(OrderedRetryContainerFactory.class))
+				.consumers(endpoint)
+				.listenerConfiguration()).containsEntry(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
 	}
 
 	@Test
@@ -571,7 +574,7 @@ class OrderedRetryAutoConfigurationTests {
 		UserRegistry(OrderedRetryContainerFactory factory) {
 			super(factory, (name) -> {
 				throw new UnsupportedOperationException();
-			});
+			}, new ContainerAssemblies());
 		}
 
 	}

@@ -9,12 +9,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
+import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
+import io.github.kafkaresilience.internal.listener.ContainerAssembly;
 import io.github.kafkaresilience.internal.listener.ListenerEndpoint;
 import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
@@ -26,6 +29,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.system.JavaVersion;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
@@ -125,9 +129,10 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		ApplicationContextRunner runner = this.runner.withPropertyValues("spring.threads.virtual.enabled=true");
 		runner.run((defaults) -> {
 			OrderedRetryContainerFactory factory = defaults.getBean(OrderedRetryContainerFactory.class);
+			ContainerAssembly assembly = defaults.getBean(ContainerAssemblies.class).of(factory);
 			MAPPED.forEach((property, mapped) -> {
 				if (virtualByDefault || !property.equals("kafka.resilience.consumer.virtual-threads")) {
-					assertThat(mapped.read().apply(factory)).as(property + " by default")
+					assertThat(mapped.read().apply(factory, assembly)).as(property + " by default")
 						.isNotEqualTo(mapped.expected());
 				}
 			});
@@ -142,15 +147,16 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			.toList();
 		runner.withPropertyValues(values.toArray(String[]::new)).run((context) -> {
 			OrderedRetryContainerFactory factory = context.getBean(OrderedRetryContainerFactory.class);
+			ContainerAssembly assembly = context.getBean(ContainerAssemblies.class).of(factory);
 			MAPPED.forEach((property, mapped) -> {
 				if (!property.equals(reaperSwitch)) {
-					assertThat(mapped.read().apply(factory)).as(property).isEqualTo(mapped.expected());
+					assertThat(mapped.read().apply(factory, assembly)).as(property).isEqualTo(mapped.expected());
 				}
 			});
 		});
 		Mapped reaper = MAPPED.get(reaperSwitch);
 		runner.withPropertyValues(reaper.entry(reaperSwitch))
-			.run((context) -> assertThat(reaper.read().apply(context.getBean(OrderedRetryContainerFactory.class)))
+			.run((context) -> assertThat(reaper.read().apply(context.getBean(OrderedRetryContainerFactory.class), null))
 				.as(reaperSwitch)
 				.isEqualTo(reaper.expected()));
 	}
@@ -186,10 +192,12 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				.containsOnlyKeys(OrderedRetryAutoConfiguration.CONTAINER_FACTORY, "transactional");
 			assertThat(
 					context.getBean(OrderedRetryAutoConfiguration.CONTAINER_FACTORY, OrderedRetryContainerFactory.class)
-						.getDualWrite()
-						.mode())
+						.getDualWrite())
 				.isEqualTo(DualWrite.COMPENSATE);
-			assertThat(context.getBean("transactional", OrderedRetryContainerFactory.class).getDualWrite().mode())
+			OrderedRetryContainerFactory transactional = context.getBean("transactional",
+					OrderedRetryContainerFactory.class);
+			assertThat(transactional.getDualWrite()).isEqualTo(DualWrite.TRANSACTION);
+			assertThat(context.getBean(ContainerAssemblies.class).of(transactional).dualWrite().mode())
 				.isEqualTo(DualWrite.TRANSACTION);
 		});
 	}
@@ -209,11 +217,13 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		OrderedRetryComponentFactory components = new OrderedRetryComponentFactory() {
 		};
 		this.runner.withBean(OrderedRetryComponentFactory.class, () -> components)
-			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
-				.isSameAs(components));
-		this.runner
-			.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getComponentFactory())
-				.isExactlyInstanceOf(OrderedRetryComponentFactory.class));
+			.run((context) -> assertThat(assembly(context).componentFactory()).isSameAs(components));
+		this.runner.run((context) -> assertThat(assembly(context).componentFactory())
+			.isExactlyInstanceOf(OrderedRetryComponentFactory.class));
+	}
+
+	private static ContainerAssembly assembly(ApplicationContext context) {
+		return context.getBean(ContainerAssemblies.class).of(context.getBean(OrderedRetryContainerFactory.class));
 	}
 
 	private static Map<String, Mapped> mapped() {
@@ -252,7 +262,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		mapped.put("kafka.resilience.retry.permanent-exceptions", new Mapped("java.time.DateTimeException", true,
 				(f) -> f.getClassifier().isPermanent(new DateTimeException("bad date"))));
 		mapped.put("kafka.resilience.dual-write",
-				new Mapped("transaction", DualWrite.TRANSACTION, (f) -> f.getDualWrite().mode()));
+				new Mapped("transaction", DualWrite.TRANSACTION, OrderedRetryContainerFactory::getDualWrite));
 		mapped.put("kafka.resilience.reaper.enabled",
 				new Mapped("false", null, OrderedRetryContainerFactory::getReaper));
 		mapped.put("kafka.resilience.reaper.interval", new Mapped("7m", Duration.ofMinutes(7),
@@ -260,25 +270,25 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		mapped.put("kafka.resilience.reaper.grace",
 				new Mapped("7m", Duration.ofMinutes(7), (f) -> (f.getReaper() != null) ? f.getReaper().grace() : null));
 		mapped.put("kafka.resilience.outage.enabled",
-				new Mapped("false", false, (f) -> f.outageSettings("any").enabled()));
-		mapped.put("kafka.resilience.outage.minimum-duration",
-				new Mapped("7s", Duration.ofSeconds(7), (f) -> f.outageSettings("any").minimumDuration()));
+				new Mapped("false", false, (f, assembly) -> assembly.outageSettings("any").enabled()));
+		mapped.put("kafka.resilience.outage.minimum-duration", new Mapped("7s", Duration.ofSeconds(7),
+				(f, assembly) -> assembly.outageSettings("any").minimumDuration()));
 		mapped.put("kafka.resilience.outage.window",
-				new Mapped("77s", Duration.ofSeconds(77), (f) -> f.outageSettings("any").window()));
+				new Mapped("77s", Duration.ofSeconds(77), (f, assembly) -> assembly.outageSettings("any").window()));
 		mapped.put("kafka.resilience.outage.minimum-attempts",
-				new Mapped("77", 77, (f) -> f.outageSettings("any").minimumAttempts()));
+				new Mapped("77", 77, (f, assembly) -> assembly.outageSettings("any").minimumAttempts()));
 		mapped.put("kafka.resilience.outage.failure-rate",
-				new Mapped("0.7", 0.7, (f) -> f.outageSettings("any").failureRate()));
+				new Mapped("0.7", 0.7, (f, assembly) -> assembly.outageSettings("any").failureRate()));
 		mapped.put("kafka.resilience.outage.minimum-keys",
-				new Mapped("7", 7, (f) -> f.outageSettings("any").minimumKeys()));
-		mapped.put("kafka.resilience.outage.probe-interval",
-				new Mapped("7s", Duration.ofSeconds(7), (f) -> f.outageSettings("any").probeInterval()));
-		mapped.put("kafka.resilience.outage.max-probe-interval",
-				new Mapped("77s", Duration.ofSeconds(77), (f) -> f.outageSettings("any").maxProbeInterval()));
+				new Mapped("7", 7, (f, assembly) -> assembly.outageSettings("any").minimumKeys()));
+		mapped.put("kafka.resilience.outage.probe-interval", new Mapped("7s", Duration.ofSeconds(7),
+				(f, assembly) -> assembly.outageSettings("any").probeInterval()));
+		mapped.put("kafka.resilience.outage.max-probe-interval", new Mapped("77s", Duration.ofSeconds(77),
+				(f, assembly) -> assembly.outageSettings("any").maxProbeInterval()));
 		mapped.put("kafka.resilience.outage.ramp-up",
-				new Mapped("3s", Duration.ofSeconds(3), (f) -> f.outageSettings("any").rampUp()));
+				new Mapped("3s", Duration.ofSeconds(3), (f, assembly) -> assembly.outageSettings("any").rampUp()));
 		mapped.put("kafka.resilience.outage.listeners",
-				new Mapped(null, 9, (f) -> f.outageSettings("payments").minimumKeys()));
+				new Mapped(null, 9, (f, assembly) -> assembly.outageSettings("payments").minimumKeys()));
 		return mapped;
 	}
 
@@ -290,7 +300,12 @@ class OrderedRetryContainerFactoryConfigurerTests {
 	 * @param expected what the factory says with it
 	 * @param read reads it from the factory
 	 */
-	record Mapped(String value, Object expected, Function<OrderedRetryContainerFactory, Object> read) {
+	record Mapped(String value, Object expected,
+			BiFunction<OrderedRetryContainerFactory, ContainerAssembly, Object> read) {
+
+		Mapped(String value, Object expected, Function<OrderedRetryContainerFactory, Object> read) {
+			this(value, expected, (factory, assembly) -> read.apply(factory));
+		}
 
 		String entry(String property) {
 			return (this.value != null) ? property + "=" + this.value : property + ".payments.minimum-keys=9";
@@ -323,7 +338,7 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		OrderedRetryContainerFactory transactional(OrderedRetryContainerFactoryConfigurer configurer) {
 			OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
 			configurer.configure(factory);
-			factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION));
+			factory.setDualWrite(DualWrite.TRANSACTION);
 			return factory;
 		}
 

@@ -126,7 +126,7 @@ class ContainerFactoriesTests {
 		OrderedRetryContainerFactory transactional(OrderedRetryContainerFactoryConfigurer configurer) {
 			OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
 			configurer.configure(factory);
-			factory.setDualWrite(configurer.dualWrite(DualWrite.TRANSACTION));
+			factory.setDualWrite(DualWrite.TRANSACTION);
 			factory.setDelays(List.of(Duration.ofSeconds(3)));
 			return factory;
 		}

@@ -12,7 +12,6 @@ import io.github.kafkaresilience.internal.idempotency.IdempotencyGuard;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.RecordHandler;
 import io.github.kafkaresilience.internal.ladder.RecordPublisher;
-import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -33,7 +32,7 @@ import org.springframework.util.function.SingletonSupplier;
  * as spring-kafka invokes {@code @KafkaListener} methods, the application's deserializers
  * and the listener's idempotency guard.
  */
-public final class HandlerInvokers implements OrderedRetryContainerFactory.RecordHandlerFactory {
+public final class HandlerInvokers implements RecordHandlerFactory {
 
 	private final Supplier<ListenerMessaging> messaging;
 

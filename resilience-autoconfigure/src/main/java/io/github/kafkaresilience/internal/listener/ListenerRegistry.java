@@ -48,6 +48,8 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 
 	private final Function<String, OrderedRetryContainerFactory> factories;
 
+	private final ContainerAssemblies assemblies;
+
 	private final Map<String, OrderedRetryContainerFactory> resolvedFactories = new HashMap<>();
 
 	private final LadderPlans ladderPlans;
@@ -66,12 +68,14 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 	 * @param defaultFactory creates the containers of listeners that name no factory
 	 * @param factories the factory of a given bean name, for listeners that name one;
 	 * fails when there is none
+	 * @param assemblies what each factory's containers are assembled from
 	 */
 	public ListenerRegistry(OrderedRetryContainerFactory defaultFactory,
-			Function<String, OrderedRetryContainerFactory> factories) {
+			Function<String, OrderedRetryContainerFactory> factories, ContainerAssemblies assemblies) {
 		this.defaultFactory = defaultFactory;
 		this.factories = factories;
-		this.ladderPlans = new LadderPlans((endpoint, topic) -> factory(endpoint).plan(endpoint, topic));
+		this.assemblies = assemblies;
+		this.ladderPlans = new LadderPlans((endpoint, topic) -> assembly(endpoint).plan(endpoint, topic));
 	}
 
 	/**
@@ -104,6 +108,15 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 						+ ex.getMessage(), ex);
 			}
 		});
+	}
+
+	/**
+	 * What the containers of a registered listener are assembled from: its factory's.
+	 * @throws IllegalStateException when it names a factory that is not a bean, or its
+	 * factory was not configured
+	 */
+	public ContainerAssembly assembly(ListenerEndpoint endpoint) {
+		return this.assemblies.of(factory(endpoint));
 	}
 
 	/**
@@ -227,9 +240,9 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 		if (this.containers.isEmpty()) {
 			this.ladderPlans.checkTopicsAreDistinct(this.endpoints);
 			for (ListenerEndpoint endpoint : this.endpoints) {
-				RetryContainer container = factory(endpoint).createContainer(endpoint, this.eventPublisher);
+				RetryContainer container = assembly(endpoint).createContainer(endpoint, this.eventPublisher);
 				this.plans.put(endpoint.id(),
-						endpoint.topics().stream().map((topic) -> factory(endpoint).plan(endpoint, topic)).toList());
+						endpoint.topics().stream().map((topic) -> assembly(endpoint).plan(endpoint, topic)).toList());
 				this.containers.put(endpoint.id(), container);
 				this.containerListeners.forEach((listener) -> listener.accept(container));
 			}
@@ -276,7 +289,7 @@ public class ListenerRegistry implements OrderedRetryListenerRegistry, SmartLife
 			return;
 		}
 		for (ListenerEndpoint endpoint : this.endpoints) {
-			factory(endpoint).checkOwnership(endpoint, this.plans.getOrDefault(endpoint.id(), List.of()),
+			assembly(endpoint).checkOwnership(endpoint, this.plans.getOrDefault(endpoint.id(), List.of()),
 					this.ownershipCheckTimeout);
 		}
 	}

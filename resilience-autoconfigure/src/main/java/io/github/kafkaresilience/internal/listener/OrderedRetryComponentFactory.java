@@ -21,14 +21,13 @@ import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import org.apache.kafka.clients.admin.Admin;
 
 /**
- * Creates the parts an {@link OrderedRetryContainerFactory} assembles a container from:
- * for each ladder of a listener its provisioned topics, its lock registry and its router,
- * and for the listener its outage breaker and the reaping of its zombie locks. Override a
- * method to provide another implementation or to change what it creates, and give the
- * subclass to the factory with {@link OrderedRetryContainerFactory#setComponentFactory};
- * in a Spring Boot application, a bean of this type is given to the auto-configured
- * factory. spring-kafka's {@code RetryTopicComponentFactory} does the same for its retry
- * topics.
+ * Creates the parts a {@link ContainerAssembly} assembles the containers of an
+ * {@link OrderedRetryContainerFactory} from: for each ladder of a listener its
+ * provisioned topics, its lock registry and its router, and for the listener its outage
+ * breaker and the reaping of its zombie locks. Override a method to provide another
+ * implementation or to change what it creates; in a Spring Boot application, a bean of
+ * this type is used for every factory the configurer configures. spring-kafka's
+ * {@code RetryTopicComponentFactory} does the same for its retry topics.
  *
  * @since 0.1.0
  */

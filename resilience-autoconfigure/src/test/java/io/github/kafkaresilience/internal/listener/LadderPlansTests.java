@@ -78,10 +78,12 @@ class LadderPlansTests {
 		LadderTopics ladder = new LadderTopics(naming, Map.of(), new LadderTopics.Topics(false, (short) -1,
 				Duration.ofDays(1), Duration.ofDays(1), Duration.ofMinutes(1), Duration.ofHours(1)));
 		OrderedRetryContainerFactory factory = new OrderedRetryContainerFactory();
-		factory.setEngine(new OrderedRetryContainerFactory.Engine(null, ladder, null, null, null, null, null, "test"));
 		factory.setDelays(List.of(Duration.ofSeconds(30)));
 		factory.setMaxAttempts(3);
-		return new LadderPlans(factory::plan);
+		ContainerAssembly assembly = new ContainerAssembly(factory,
+				new ContainerAssembly.Engine(null, ladder, null, null, null, null, null, "test"),
+				new OrderedRetryComponentFactory(), (mode) -> null, (listenerId) -> null, (endpoint, topic) -> null);
+		return new LadderPlans(assembly::plan);
 	}
 
 	private static ListenerEndpoint endpoint(String group, String topic, List<Duration> delays) throws Exception {

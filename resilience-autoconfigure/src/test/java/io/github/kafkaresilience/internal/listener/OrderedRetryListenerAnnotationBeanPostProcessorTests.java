@@ -894,8 +894,10 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class NonStartingRegistryConfiguration {
 
 		@Bean
-		ListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory) {
-			return new ListenerRegistry(orderedRetryContainerFactory, (name) -> orderedRetryContainerFactory) {
+		ListenerRegistry nonStartingRegistry(OrderedRetryContainerFactory orderedRetryContainerFactory,
+				ContainerAssemblies assemblies) {
+			return new ListenerRegistry(orderedRetryContainerFactory, (name) -> orderedRetryContainerFactory,
+					assemblies) {
 
 				@Override
 				public void start() {
