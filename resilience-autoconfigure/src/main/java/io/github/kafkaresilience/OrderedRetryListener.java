@@ -173,4 +173,34 @@ public @interface OrderedRetryListener {
 	 */
 	String attemptTimeout() default "";
 
+	/**
+	 * The header whose value (UTF-8) is a record's tenant: the listener then shares its
+	 * workers and its partitions' in-flight bound fairly between tenants
+	 * ({@code kafka.resilience.tenants.*}). At most one of {@code tenantHeader},
+	 * {@code tenantExpression} and {@code tenantResolver}; none for the application's
+	 * default (the {@code kafka.resilience.tenants} properties, or a
+	 * {@code TenantResolver} bean), which is no tenants unless set.
+	 */
+	String tenantHeader() default "";
+
+	/**
+	 * A SpEL expression that gives a record's tenant, evaluated on the record as the
+	 * broker holds it before it is deserialized: the record is the root object,
+	 * {@code #key} is its key and {@code #headers} its headers' last values, as UTF-8
+	 * text; beans are reachable with {@code @name}. E.g.
+	 * {@code "#key.substring(0, #key.indexOf(':'))"}.
+	 */
+	String tenantExpression() default "";
+
+	/** The name of a {@code TenantResolver} bean that finds a record's tenant. */
+	String tenantResolver() default "";
+
+	/**
+	 * The most records a second handed to the method, e.g. {@code "200"}: a record waits
+	 * for its turn in the queue, holding no worker. Empty for
+	 * {@code kafka.resilience.rate-limit.records-per-second}, which is no limit unless
+	 * set; {@code kafka.resilience.rate-limit.shared} makes it the group's.
+	 */
+	String rateLimit() default "";
+
 }

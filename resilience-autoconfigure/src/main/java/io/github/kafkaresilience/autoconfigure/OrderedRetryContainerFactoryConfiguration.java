@@ -1,5 +1,8 @@
 package io.github.kafkaresilience.autoconfigure;
 
+import io.github.kafkaresilience.internal.listener.ExpressionTenantResolver;
+import io.github.kafkaresilience.internal.listener.HeaderTenantResolver;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.internal.container.SyncBarrier;
 import io.github.kafkaresilience.internal.idempotency.IdempotencyGuards;
@@ -15,6 +18,8 @@ import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.internal.lock.LockCoordinator;
 import io.github.kafkaresilience.internal.topics.LadderTopics;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
@@ -103,7 +108,7 @@ class OrderedRetryContainerFactoryConfiguration {
 	@ConditionalOnMissingBean
 	OrderedRetryContainerFactoryConfigurer orderedRetryContainerFactoryConfigurer(ContainerAssembly.Engine engine,
 			FailureClassifier classifier, KafkaAdmin kafkaAdmin, Environment environment,
-			ContainerAssemblies assemblies) {
+			ContainerAssemblies assemblies, ObjectProvider<TenantResolver> tenantResolvers, BeanFactory beanFactory) {
 		OrderedRetryContainerFactoryConfigurer configurer = new OrderedRetryContainerFactoryConfigurer(this.properties,
 				engine, virtualWorkers(this.properties.getConsumer(), environment), assemblies);
 		configurer.setClassifier(classifier);
@@ -115,7 +120,32 @@ class OrderedRetryContainerFactoryConfiguration {
 		configurer.setAdminConfig(kafkaAdmin.getConfigurationProperties());
 		configurer.setCustomizers(this.customizers.orderedStream().toList());
 		configurer.setComponentFactory(this.componentFactory.getIfAvailable());
+		configurer.setTenantResolver(
+				tenantResolver(this.properties.getTenants(), tenantResolvers.getIfUnique(), beanFactory));
 		return configurer;
+	}
+
+	/**
+	 * How the records of listeners that name no way of their own find their tenant: the
+	 * {@code kafka.resilience.tenants} header or expression, or the application's
+	 * {@link TenantResolver} bean; {@code null} for records without tenants.
+	 */
+	private static @Nullable TenantResolver tenantResolver(TenantsProperties tenants, @Nullable TenantResolver bean,
+			BeanFactory beanFactory) {
+		String header = tenants.getHeader();
+		String expression = tenants.getExpression();
+		if (bean != null && (header != null || expression != null)) {
+			throw new IllegalStateException("The application has a TenantResolver bean and sets kafka.resilience."
+					+ ((header != null) ? "tenants.header" : "tenants.expression") + "; keep one");
+		}
+		if (header != null && expression != null) {
+			throw new IllegalStateException(
+					"kafka.resilience.tenants.header and kafka.resilience.tenants.expression are both set; set one");
+		}
+		if (header != null) {
+			return new HeaderTenantResolver(header);
+		}
+		return (expression != null) ? new ExpressionTenantResolver(expression, beanFactory) : bean;
 	}
 
 	@Bean(name = OrderedRetryAutoConfiguration.CONTAINER_FACTORY)

@@ -15,6 +15,7 @@ import io.github.kafkaresilience.internal.listener.AttemptObservationFactory;
 import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
 import io.github.kafkaresilience.internal.listener.ContainerAssembly;
 import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory.ReaperSettings;
@@ -58,6 +59,8 @@ public class OrderedRetryContainerFactoryConfigurer {
 	private List<OrderedRetryContainerCustomizer> customizers = List.of();
 
 	private @Nullable OrderedRetryComponentFactory componentFactory;
+
+	private @Nullable TenantResolver tenantResolver;
 
 	/**
 	 * @param properties the library's properties
@@ -103,6 +106,10 @@ public class OrderedRetryContainerFactoryConfigurer {
 		this.customizers = List.copyOf(customizers);
 	}
 
+	void setTenantResolver(@Nullable TenantResolver tenantResolver) {
+		this.tenantResolver = tenantResolver;
+	}
+
 	void setComponentFactory(@Nullable OrderedRetryComponentFactory componentFactory) {
 		this.componentFactory = componentFactory;
 	}
@@ -126,6 +133,9 @@ public class OrderedRetryContainerFactoryConfigurer {
 		map.from(this.observer).to(factory::setObserver);
 		map.from(this.rebalanceListener).to(factory::setRebalanceListener);
 		map.from(this.idleEventInterval).to(factory::setIdleEventInterval);
+		map.from(this.tenantResolver).to(factory::setTenantResolver);
+		map.from(this.properties.getTenants()).as(TenantsProperties::settings).to(factory::setFairShare);
+		map.from(this.properties.getRateLimit()).as(RateLimitProperties::settings).to(factory::setRateLimit);
 		factory.setContainerCustomizers(this.customizers);
 		OutageProperties outage = this.properties.getOutage().validated();
 		AttemptObservationFactory attemptObservations = this.attemptObservations;

@@ -105,6 +105,12 @@ public class ResilienceProperties {
 	@NestedConfigurationProperty
 	private final ConsoleProperties console = new ConsoleProperties();
 
+	@NestedConfigurationProperty
+	private final TenantsProperties tenants = new TenantsProperties();
+
+	@NestedConfigurationProperty
+	private final RateLimitProperties rateLimit = new RateLimitProperties();
+
 	/**
 	 * The one-off command the application runs instead of its listeners: set to 'replay'
 	 * when it is started as 'java -jar app.jar replay ...'. Beans of the application that
@@ -207,6 +213,14 @@ public class ResilienceProperties {
 
 	public OutageProperties getOutage() {
 		return this.outage;
+	}
+
+	public TenantsProperties getTenants() {
+		return this.tenants;
+	}
+
+	public RateLimitProperties getRateLimit() {
+		return this.rateLimit;
 	}
 
 	public @Nullable String getCommand() {

@@ -7,6 +7,8 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
+import io.github.kafkaresilience.container.FairShareSettings;
+import io.github.kafkaresilience.container.RateLimitSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.FailureClassifier;
@@ -44,6 +46,12 @@ public class OrderedRetryContainerFactory {
 	public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofSeconds(30);
 
 	private BatchSettings batchSettings = BatchSettings.DEFAULTS;
+
+	private @Nullable TenantResolver tenantResolver;
+
+	private FairShareSettings fairShare = FairShareSettings.DEFAULTS;
+
+	private RateLimitSettings rateLimit = RateLimitSettings.NONE;
 
 	private Duration attemptTimeout = DEFAULT_ATTEMPT_TIMEOUT;
 
@@ -198,6 +206,40 @@ public class OrderedRetryContainerFactory {
 	/** Customize each container once it is created, in this order. */
 	public void setContainerCustomizers(List<OrderedRetryContainerCustomizer> customizers) {
 		this.customizers = List.copyOf(customizers);
+	}
+
+	/**
+	 * Finds the tenant of the records of every listener that names no way of its own:
+	 * their listeners then share their workers and partitions fairly between tenants.
+	 * {@code null} (the default) for records without tenants.
+	 */
+	public void setTenantResolver(@Nullable TenantResolver tenantResolver) {
+		this.tenantResolver = tenantResolver;
+	}
+
+	public @Nullable TenantResolver getTenantResolver() {
+		return this.tenantResolver;
+	}
+
+	/** How listeners whose records have tenants share between them. */
+	public void setFairShare(FairShareSettings fairShare) {
+		this.fairShare = fairShare;
+	}
+
+	public FairShareSettings getFairShare() {
+		return this.fairShare;
+	}
+
+	/**
+	 * The most records a second every listener hands to its handler, unless it sets its
+	 * own {@code rateLimit}; {@link RateLimitSettings#NONE} (the default) for no limit.
+	 */
+	public void setRateLimit(RateLimitSettings rateLimit) {
+		this.rateLimit = rateLimit;
+	}
+
+	public RateLimitSettings getRateLimit() {
+		return this.rateLimit;
 	}
 
 	/** What customizes each container, in order. */

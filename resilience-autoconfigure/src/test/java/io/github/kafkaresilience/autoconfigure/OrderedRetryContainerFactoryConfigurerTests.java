@@ -2,6 +2,7 @@ package io.github.kafkaresilience.autoconfigure;
 
 import java.io.InputStream;
 import java.time.DateTimeException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,6 +15,8 @@ import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.kafkaresilience.ladder.Delivery;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.internal.listener.ContainerAssemblies;
@@ -23,6 +26,7 @@ import io.github.kafkaresilience.internal.listener.OrderedRetryComponentFactory;
 import io.github.kafkaresilience.listener.OrderedRetryContainerCustomizer;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -64,6 +68,8 @@ class OrderedRetryContainerFactoryConfigurerTests {
 			Map.entry("kafka.resilience.dlq-handler.enabled", "DlqDispatcher"),
 			Map.entry("kafka.resilience.endpoint.oldest-locks", "KafkaResilienceEndpoint"),
 			Map.entry("kafka.resilience.console.enabled", "the console's router function"),
+			Map.entry("kafka.resilience.tenants.expression",
+					"the factory's tenant resolver, as the header is (they exclude each other: tried on its own)"),
 			Map.entry("kafka.resilience.console.path", "the console's router function"),
 			Map.entry("kafka.resilience.console.actions-enabled", "OperatorActions"),
 			Map.entry("kafka.resilience.console.role", "OperatorActions"),
@@ -186,6 +192,27 @@ class OrderedRetryContainerFactoryConfigurerTests {
 	}
 
 	@Test
+	void theFactoryFindsTenantsByTheExpressionOrTheApplicationsResolverAndRefusesTwoWays() {
+		Delivery record = new Delivery("orders", 0, 0, 0, "acme:42".getBytes(StandardCharsets.UTF_8), null,
+				new RecordHeaders());
+		this.runner.withPropertyValues("kafka.resilience.tenants.expression=#key.substring(0, #key.indexOf(':'))")
+			.run((context) -> assertThat(
+					context.getBean(OrderedRetryContainerFactory.class).getTenantResolver().tenantOf(record))
+				.isEqualTo("acme"));
+		this.runner.withBean(TenantResolver.class, () -> (delivery) -> "initech")
+			.run((context) -> assertThat(
+					context.getBean(OrderedRetryContainerFactory.class).getTenantResolver().tenantOf(record))
+				.isEqualTo("initech"));
+		this.runner.withBean(TenantResolver.class, () -> (delivery) -> "initech")
+			.withPropertyValues("kafka.resilience.tenants.header=tenant")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("has a TenantResolver bean and sets kafka.resilience.tenants.header; keep one"));
+		this.runner.run((context) -> assertThat(context.getBean(OrderedRetryContainerFactory.class).getTenantResolver())
+			.isNull());
+	}
+
+	@Test
 	void aSecondFactoryMadeWithTheConfigurerLeavesTheDefaultOneInPlace() {
 		this.runner.withUserConfiguration(SecondFactoryConfiguration.class).run((context) -> {
 			assertThat(context.getBeansOfType(OrderedRetryContainerFactory.class))
@@ -263,6 +290,20 @@ class OrderedRetryContainerFactoryConfigurerTests {
 				(f) -> f.getClassifier().isPermanent(new DateTimeException("bad date"))));
 		mapped.put("kafka.resilience.dual-write",
 				new Mapped("transaction", DualWrite.TRANSACTION, OrderedRetryContainerFactory::getDualWrite));
+		mapped.put("kafka.resilience.tenants.header",
+				new Mapped("tenant", "header 'tenant'", (f) -> String.valueOf(f.getTenantResolver())));
+		mapped.put("kafka.resilience.tenants.weights",
+				new Mapped(".acme=3", 3, (f) -> f.getFairShare().weightOf("acme")));
+		mapped.put("kafka.resilience.tenants.max-share", new Mapped("0.25", 0.25, (f) -> f.getFairShare().maxShare()));
+		mapped.put("kafka.resilience.tenants.rate-limits",
+				new Mapped(".acme=70", 70.0, (f) -> f.getFairShare().rateLimitOf("acme")));
+		mapped.put("kafka.resilience.tenants.default-rate-limit",
+				new Mapped("7", 7.0, (f) -> f.getFairShare().rateLimitOf("initech")));
+		mapped.put("kafka.resilience.tenants.tagged-tenants",
+				new Mapped("7", 7, (f) -> f.getFairShare().taggedTenants()));
+		mapped.put("kafka.resilience.rate-limit.records-per-second",
+				new Mapped("77", 77.0, (f) -> f.getRateLimit().recordsPerSecond()));
+		mapped.put("kafka.resilience.rate-limit.shared", new Mapped("true", true, (f) -> f.getRateLimit().shared()));
 		mapped.put("kafka.resilience.reaper.enabled",
 				new Mapped("false", null, OrderedRetryContainerFactory::getReaper));
 		mapped.put("kafka.resilience.reaper.interval", new Mapped("7m", Duration.ofMinutes(7),
@@ -308,7 +349,11 @@ class OrderedRetryContainerFactoryConfigurerTests {
 		}
 
 		String entry(String property) {
-			return (this.value != null) ? property + "=" + this.value : property + ".payments.minimum-keys=9";
+			if (this.value == null) {
+				return property + ".payments.minimum-keys=9";
+			}
+			// a map's entry is named after the property
+			return this.value.startsWith(".") ? property + this.value : property + "=" + this.value;
 		}
 
 	}

@@ -157,6 +157,7 @@ final class BatchRuns {
 		for (int i = 0; i < riders.size(); i++) {
 			gathering.ready.add(new Ready(riders.get(i), runs.get(i), true));
 		}
+		this.workers.charge(head.tenant(), riders.size()); // they reach the handler too
 	}
 
 	/**

@@ -13,6 +13,7 @@ import io.github.kafkaresilience.internal.support.Callbacks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the rebalance callbacks of one poll loop's consumer do to its container, on its
@@ -47,6 +48,8 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 
 	private final Callbacks assignmentCallbacks;
 
+	private final @Nullable Tenants tenants;
+
 	/** Whether a partition paused at its bound resumes near it, not at half of it. */
 	private final boolean resumeNearBound;
 
@@ -59,8 +62,9 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 	ContainerAssignments(String id, Map<String, RetryContainer.Route> routes, ContainerSettings settings,
 			Partitions partitions, PollLoop loop, OffsetCommitter committer, ContainerOffsets offsets,
 			RecordIntake intake, KeyWaiters keyWaiters, ResilienceObserver observer, Callbacks assignmentCallbacks,
-			boolean resumeNearBound) {
+			boolean resumeNearBound, @Nullable Tenants tenants) {
 		this.resumeNearBound = resumeNearBound;
+		this.tenants = tenants;
 		this.id = id;
 		this.routes = routes;
 		this.settings = settings;
@@ -78,7 +82,7 @@ final class ContainerAssignments implements BarrierRebalanceListener.Assignments
 	public PartitionWork assign(TopicPartition partition) {
 		int bound = this.settings.maxInFlightPerPartition();
 		return new PartitionWork(partition, route(partition), bound,
-				this.resumeNearBound ? bound - bound / 8 : bound / 2);
+				this.resumeNearBound ? bound - bound / 8 : bound / 2, this.tenants);
 	}
 
 	@Override

@@ -37,6 +37,11 @@ final class PartitionWork {
 		/** Taken, and parked behind a parked record of its key. */
 		PARKED,
 
+		/**
+		 * Taken, and parked: its tenant holds as many records in memory as it may.
+		 */
+		PARKED_AT_CAP,
+
 		/** Taken, and first of its key: it runs now. */
 		RUN
 
@@ -99,20 +104,40 @@ final class PartitionWork {
 	/** The consumer's lag as of the last fetch: the end offset minus its position. */
 	volatile long fetchLag;
 
+	/**
+	 * The tenants of the listener's records, or {@code null} when they have none.
+	 */
+	private final @Nullable Tenants tenants;
+
+	/** The tenants' shares of the bound, or {@code null} without tenants. */
+	private final @Nullable TenantShares shares;
+
 	PartitionWork(TopicPartition partition, RetryContainer.Route route, int bound) {
-		this(partition, route, bound, bound / 2);
+		this(partition, route, bound, bound / 2, null);
 	}
 
 	/**
 	 * @param resumeAt the records in flight at or below which a partition paused at its
 	 * bound resumes
+	 * @param tenants the tenants of the listener's records, or {@code null}: with
+	 * tenants, one that holds its share of the bound in memory has its later records
+	 * parked, to be read again when it has room, so the partition reads on
 	 */
-	PartitionWork(TopicPartition partition, RetryContainer.Route route, int bound, int resumeAt) {
+	PartitionWork(TopicPartition partition, RetryContainer.Route route, int bound, int resumeAt,
+			@Nullable Tenants tenants) {
 		this.partition = partition;
 		this.route = route;
 		this.bound = bound;
 		this.resumeAt = resumeAt;
 		this.parked = new ParkedRecords(this, this.offsets, bound);
+		this.tenants = tenants;
+		this.shares = (tenants != null) ? tenants.shares(bound, () -> this.parked.lookAgainBy(0)) : null;
+	}
+
+	/** The tenant of a record of this partition, or the empty string without tenants. */
+	String tenantOf(Delivery record) {
+		Tenants tenants = this.tenants;
+		return (tenants != null) ? tenants.tenantOf(record) : "";
 	}
 
 	boolean isRevoked() {
@@ -130,11 +155,18 @@ final class PartitionWork {
 
 	/**
 	 * Takes a polled record, unless the partition is at its bound: it queues behind the
-	 * earlier records of its key, or parks behind them if they are parked.
+	 * earlier records of its key, or parks behind them if they are parked. With tenants,
+	 * a record whose tenant holds its share of the bound in memory parks, if the
+	 * partition may park more runs; otherwise it is refused, as at the bound.
 	 */
 	synchronized Taken take(RecordTask task) {
 		if (this.revoked || this.offsets.inFlight() >= this.bound) {
 			return Taken.REFUSED;
+		}
+		TenantShares shares = this.shares;
+		boolean atCap = shares != null && shares.atCap(task.tenant());
+		if (atCap && this.offsets.parkedRuns() >= this.bound) {
+			return Taken.REFUSED; // parked in as many runs as it may: read on later
 		}
 		long offset = task.delivery.offset();
 		this.offsets.add(offset);
@@ -145,6 +177,18 @@ final class PartitionWork {
 			this.parked.add(task.key, 1, Long.MAX_VALUE);
 			task.become(RecordState.PARKED);
 			return Taken.PARKED;
+		}
+		if (shares != null && atCap) {
+			// read again at once, and taken back once its tenant has drained to half its
+			// cap
+			this.offsets.park(offset);
+			this.parked.add(task.key, 1, 0);
+			shares.parkedAtCap(task.tenant());
+			task.become(RecordState.PARKED);
+			return Taken.PARKED_AT_CAP;
+		}
+		if (shares != null) {
+			shares.taken(task.tenant());
 		}
 		return this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
 	}
@@ -167,7 +211,7 @@ final class PartitionWork {
 			if (outcome == Taken.RUN) {
 				run.add(task);
 			}
-			else if (outcome == Taken.PARKED) {
+			else if (outcome == Taken.PARKED || outcome == Taken.PARKED_AT_CAP) {
 				parked.add(task);
 			}
 			taken++;
@@ -198,12 +242,14 @@ final class PartitionWork {
 															// time
 				this.offsets.park(record.delivery.offset());
 				record.become(RecordState.PARKED);
+				released(record);
 				parked++;
 			}
 		}
 		else {
 			this.offsets.park(task.delivery.offset());
 			task.become(RecordState.PARKED);
+			released(task);
 			parked = 1;
 		}
 		this.parked.add(task.key, parked, lookAt);
@@ -216,10 +262,15 @@ final class PartitionWork {
 	 * not parked): the record stays parked.
 	 */
 	synchronized Taken unpark(RecordTask task) {
-		if (this.revoked || this.offsets.inFlight() >= this.bound || !this.offsets.unpark(task.delivery.offset())) {
+		TenantShares shares = this.shares;
+		if (this.revoked || this.offsets.inFlight() >= this.bound || (shares != null && shares.atCap(task.tenant()))
+				|| !this.offsets.unpark(task.delivery.offset())) {
 			return Taken.REFUSED;
 		}
 		this.parked.taken(task.key);
+		if (shares != null) {
+			shares.unparked(task.tenant());
+		}
 		return this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
 	}
 
@@ -256,6 +307,7 @@ final class PartitionWork {
 		}
 		this.offsets.done(task.delivery.offset());
 		task.become(RecordState.DONE);
+		released(task);
 		return this.keyQueues.done(task);
 	}
 
@@ -343,7 +395,22 @@ final class PartitionWork {
 	 */
 	synchronized long revoke() {
 		this.revoked = true;
+		if (this.shares != null) {
+			this.shares.revoked();
+		}
 		return this.offsets.committable();
+	}
+
+	/** A record held in memory leaves it: done, or parked for its due time. */
+	private void released(RecordTask task) {
+		if (this.shares != null) {
+			this.shares.released(task.tenant());
+		}
+	}
+
+	/** How many records of a tenant this partition holds in memory. */
+	synchronized int inFlightOf(String tenant) {
+		return (this.shares != null) ? this.shares.inFlight(tenant) : 0;
 	}
 
 	/**

@@ -63,6 +63,11 @@ final class RecordIntake {
 				rereader.commanded(work, task.key);
 			}
 		}
+		if (rereader != null && !parked.isEmpty()) {
+			rereader.wake(); // records parked at their tenant's cap are read again when
+								// it
+								// has room
+		}
 		return taken;
 	}
 

@@ -25,9 +25,17 @@ final class RecordTask extends KeyedTask {
 	 */
 	private volatile @Nullable PendingFailure failure;
 
+	/** Its tenant, or the empty string when the listener's records have none. */
+	private final String tenant;
+
 	RecordTask(PartitionWork work, Delivery delivery) {
 		super(work, delivery.businessKey());
 		this.delivery = delivery;
+		this.tenant = work.tenantOf(delivery);
+	}
+
+	String tenant() {
+		return this.tenant;
 	}
 
 	RecordState state() {

@@ -86,6 +86,11 @@ final class RecordWaits {
 		}
 	}
 
+	/** Creates the consumer parked records are read again with, or {@code null}. */
+	@Nullable Supplier<Consumer<byte[], byte[]>> parking() {
+		return this.rereaders;
+	}
+
 	/** Stops the re-reader of the run, if there is one. */
 	void stopParking() {
 		Rereader rereader = this.rereader;

@@ -15,7 +15,10 @@ import java.util.function.Supplier;
 
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
+import io.github.kafkaresilience.container.FairShareSettings;
+import io.github.kafkaresilience.container.RateLimitSettings;
 import io.github.kafkaresilience.container.ResilienceObserver;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.ladder.AsyncBatchHandler;
 import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
@@ -123,6 +126,12 @@ public class RetryContainer implements OrderedRetryContainer {
 
 	private volatile @Nullable OutageHold outage;
 
+	/** The tenants of the listener's records, or {@code null} when they have none. */
+	private @Nullable Tenants tenants;
+
+	/** The queue that shares the workers and limits the rate, or {@code null}. */
+	private volatile @Nullable FairQueue fairQueue;
+
 	/**
 	 * @param writes how the listener's steps write and its offsets commit: by the
 	 * consumer, or in transactions that also carry the writes of steps
@@ -164,6 +173,50 @@ public class RetryContainer implements OrderedRetryContainer {
 	 */
 	public synchronized void parkWith(Supplier<Consumer<byte[], byte[]>> rereaders) {
 		this.runner.waits().parkWith(rereaders);
+	}
+
+	/**
+	 * Shares the workers and the partitions' in-flight bound between the tenants of the
+	 * listener's records, and limits the records a second handed to its handler. Records
+	 * whose turn it is are taken in weighted round robin over their tenants; a tenant
+	 * that holds its share of a partition's bound in memory has its later records there
+	 * parked and read again once it has room, so the partition reads on. Parking must be
+	 * on ({@link #parkWith}) when the records have tenants. Before {@link #start()}.
+	 * @param resolver finds a record's tenant, or {@code null} when the records have none
+	 * (only the rate limit then applies)
+	 * @param fairShare how tenants share
+	 * @param rateLimit the listener's limit
+	 * @param partitions the partitions of the topics the listener consumes, of which a
+	 * limit the group shares gives this instance its share
+	 * @return what each tenant has, counted on its own for the first tagged ones
+	 */
+	public synchronized TenantTally shareFairly(@Nullable TenantResolver resolver, FairShareSettings fairShare,
+			RateLimitSettings rateLimit, int partitions) {
+		TenantTally tally = new TenantTally((resolver != null) ? fairShare.taggedTenants() : 0);
+		if (resolver != null) {
+			if (this.runner.waits().parking() == null) {
+				throw new IllegalStateException("Listener '" + this.id + "' shares its partitions between tenants, "
+						+ "which parks records; parking is off");
+			}
+			this.tenants = new Tenants(this.id, resolver, fairShare, tally);
+		}
+		FairQueue queue = this.runner.workers()
+			.shareFairly((wakeIn) -> new FairQueue(fairShare, rateLimit, tally, wakeIn));
+		this.fairQueue = queue;
+		if (rateLimit.shared() && partitions > 0) {
+			queue.share(0); // nothing is handed out before partitions are assigned
+			onAssignmentChanged(() -> queue.share((double) this.partitions.topicPartitions().size() / partitions));
+		}
+		return tally;
+	}
+
+	/**
+	 * The records a second the listener may hand to its handler on this instance now (its
+	 * share of a limit the group shares), or 0 without a limit.
+	 */
+	public double rateLimit() {
+		FairQueue queue = this.fairQueue;
+		return (queue != null) ? queue.listenerRate() : 0;
 	}
 
 	/**
@@ -309,6 +362,10 @@ public class RetryContainer implements OrderedRetryContainer {
 		this.pauseRequest.clear();
 		this.runner.workers().start();
 		this.runner.waits().startParking(this.partitions, this.intake::unpark);
+		Rereader rereader = this.runner.waits().rereader();
+		if (this.tenants != null && rereader != null) {
+			this.tenants.rereadWith(rereader::wake);
+		}
 		Set<String> mainTopics = new TreeSet<>();
 		Set<String> stageTopics = new TreeSet<>();
 		this.routesByTopic.keySet().forEach((topic) -> (isMainTopic(topic) ? mainTopics : stageTopics).add(topic));
@@ -324,7 +381,7 @@ public class RetryContainer implements OrderedRetryContainer {
 			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
 					new ContainerAssignments(this.id, this.routesByTopic, this.settings, this.partitions, loop,
 							this.committer, this.offsets, this.intake, this.runner.waits().keyWaiters(), this.observer,
-							this.assignmentCallbacks, this.runner.pendingResults() != null),
+							this.assignmentCallbacks, this.runner.pendingResults() != null, this.tenants),
 					this.userListener));
 		}
 		this.housekeeping.start();

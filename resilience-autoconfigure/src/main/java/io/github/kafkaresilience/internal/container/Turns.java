@@ -43,12 +43,46 @@ final class Turns {
 	/** Turns taken from {@link #ready} since failure handling last had one. */
 	private final AtomicInteger readyTurns = new AtomicInteger();
 
+	/**
+	 * The records whose turn it is, shared fairly between tenants or limited in rate;
+	 * {@code null} when they wait in {@link #ready} with the actions.
+	 */
+	private volatile @Nullable FairQueue fair;
+
 	Turns(int concurrency) {
 		this.failureWorkers = Math.max(1, concurrency - 1);
 	}
 
+	/** Queues the records whose turn it is in {@code fair} from now on. */
+	void shareFairly(FairQueue fair) {
+		this.fair = fair;
+	}
+
+	/** The queue records whose turn it is wait in, if it is not {@link #ready}. */
+	@Nullable FairQueue fair() {
+		return this.fair;
+	}
+
 	void ready(Task task) {
-		this.ready.add(task);
+		FairQueue fair = this.fair;
+		if (fair != null && task instanceof RecordTask record) {
+			fair.add(record);
+		}
+		else {
+			this.ready.add(task);
+		}
+	}
+
+	/** An action, or a record whose turn it is and that may run now. */
+	private @Nullable Task pollReady() {
+		Task task = this.ready.poll();
+		FairQueue fair = this.fair;
+		return (task != null || fair == null) ? task : fair.poll();
+	}
+
+	private boolean readyNow() {
+		FairQueue fair = this.fair;
+		return !this.ready.isEmpty() || (fair != null && fair.hasRunnable());
 	}
 
 	void failing(RecordTask task) {
@@ -57,12 +91,12 @@ final class Turns {
 
 	/** Whether records wait for their turn now. */
 	boolean hasReady() {
-		return !this.ready.isEmpty();
+		return readyNow();
 	}
 
 	/** Whether a worker would find a task it may take now. */
 	boolean hasWork() {
-		return !this.ready.isEmpty() || (!this.failing.isEmpty() && this.handlingFailures.get() < this.failureWorkers);
+		return readyNow() || (!this.failing.isEmpty() && this.handlingFailures.get() < this.failureWorkers);
 	}
 
 	/**
@@ -74,7 +108,7 @@ final class Turns {
 	@Nullable Task next() {
 		boolean failuresWait = !this.failing.isEmpty();
 		if (!failuresWait || this.readyTurns.get() < FAILURE_TURN - 1) {
-			Task task = this.ready.poll();
+			Task task = pollReady();
 			if (task != null) {
 				if (failuresWait) {
 					this.readyTurns.incrementAndGet();
@@ -94,7 +128,7 @@ final class Turns {
 			this.handlingFailures.decrementAndGet();
 		}
 		// failure handling's turn, but it has as many workers as it may have
-		return this.ready.poll();
+		return pollReady();
 	}
 
 	/** A worker is done handling a failure. */
@@ -105,6 +139,10 @@ final class Turns {
 	void clear() {
 		this.ready.clear();
 		this.failing.clear();
+		FairQueue fair = this.fair;
+		if (fair != null) {
+			fair.clear();
+		}
 	}
 
 	/**

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -102,6 +103,47 @@ final class Workers {
 		this.holds.restart();
 		this.limit = this.concurrency;
 		this.stopping = false;
+	}
+
+	/**
+	 * Hands out the records whose turn it is through a queue that shares the workers
+	 * fairly between tenants or limits their rate: each record then takes its turn there,
+	 * none runs right after the record of its key before it on the same worker. Before
+	 * {@link #start()}.
+	 * @param fair makes that queue; it asks for a wake-up when its records wait for a
+	 * rate limit
+	 */
+	FairQueue shareFairly(Function<LongConsumer, FairQueue> fair) {
+		FairQueue queue = fair.apply(this::wakeIn);
+		this.turns.shareFairly(queue);
+		return queue;
+	}
+
+	/**
+	 * Starts the workers again once a rate limit lets records run: in {@code nanos},
+	 * rounded up to the timer's millisecond.
+	 */
+	private void wakeIn(long nanos) {
+		later(() -> {
+			FairQueue fair = this.turns.fair();
+			if (fair != null) {
+				fair.woken();
+			}
+			for (int i = 0; i < this.limit && this.turns.hasWork() && !this.stopping; i++) {
+				startDrainer();
+			}
+		}, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+	}
+
+	/**
+	 * Counts records that run in the batch of a record already handed out against the
+	 * rate limits.
+	 */
+	void charge(String tenant, int records) {
+		FairQueue fair = this.turns.fair();
+		if (fair != null) {
+			fair.charge(tenant, records);
+		}
 	}
 
 	/** The most tasks that run at once. */
@@ -378,7 +420,7 @@ final class Workers {
 	 */
 	private void runKeyTurn(@Nullable KeyedTask next) {
 		for (int ran = 1; next != null; ran++) {
-			if (ran >= KEY_TURN) {
+			if (ran >= KEY_TURN || (next instanceof RecordTask && this.turns.fair() != null)) {
 				submit(next);
 				return;
 			}

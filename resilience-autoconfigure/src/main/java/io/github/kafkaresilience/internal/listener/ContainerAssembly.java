@@ -10,6 +10,7 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.kafkaresilience.container.RateLimitSettings;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.container.ContainerSettings;
 import io.github.kafkaresilience.internal.container.DualWriteStrategy;
@@ -31,6 +32,7 @@ import io.github.kafkaresilience.ladder.AsyncRecordHandler;
 import io.github.kafkaresilience.ladder.BatchHandler;
 import io.github.kafkaresilience.ladder.DualWrite;
 import io.github.kafkaresilience.ladder.RecordHandler;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -195,6 +197,7 @@ public final class ContainerAssembly {
 				? this.componentFactory.outageBreaker(endpoint, outage, factory.getClassifier(), factory.getClock())
 				: null;
 		Map<String, RetryContainer.Route> routes = new HashMap<>();
+		int partitions = 0;
 		List<RetryContainer.Route> ladders = new ArrayList<>();
 		Map<StageRouter, BatchHandler> batchHandlers = new HashMap<>();
 		Map<StageRouter, AsyncBatchHandler> asyncBatchHandlers = new HashMap<>();
@@ -203,6 +206,7 @@ public final class ContainerAssembly {
 		for (String topic : endpoint.topics()) {
 			LadderPlan plan = plan(endpoint, topic);
 			RetryContainer.Route route = route(endpoint, plan, writes, breaker);
+			partitions += route.registry().partitions() * plan.consumedTopics().size();
 			ladders.add(route);
 			plan.consumedTopics().forEach((consumed) -> routes.put(consumed, route));
 			if (endpoint.batch() && endpoint.async()) {
@@ -227,8 +231,16 @@ public final class ContainerAssembly {
 		RetryContainer container = new RetryContainer(endpoint.id(), routes,
 				new RetryContainer.Consumers(consumers.listener(), consumers.retries()), this.engine.syncBarrier(),
 				factory.getRebalanceListener(), settings, factory.getClock(), reaping, factory.getObserver(), writes);
-		if (factory.isParking()) {
+		TenantResolver tenants = (endpoint.tenantResolver() != null) ? endpoint.tenantResolver()
+				: factory.getTenantResolver();
+		if (factory.isParking() || tenants != null) {
+			// a tenant's records past its share of a partition's bound are parked
 			container.parkWith(consumers.rereader());
+		}
+		RateLimitSettings rateLimit = (endpoint.rateLimit() != null)
+				? new RateLimitSettings(endpoint.rateLimit(), factory.getRateLimit().shared()) : factory.getRateLimit();
+		if (tenants != null || rateLimit.limited()) {
+			container.shareFairly(tenants, factory.getFairShare(), rateLimit, partitions);
 		}
 		if (endpoint.batch()) {
 			if (endpoint.async()) {

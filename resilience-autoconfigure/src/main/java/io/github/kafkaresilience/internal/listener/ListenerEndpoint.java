@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import io.github.kafkaresilience.listener.TenantResolver;
 import org.jspecify.annotations.Nullable;
 
 import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
@@ -34,13 +35,16 @@ import io.github.kafkaresilience.listener.OrderedRetryContainerFactory;
  * @param replyTopic the topic of the method's {@code @SendTo}, resolved (an expression
  * evaluated per reply stays as it is; empty for the request's
  * {@code KafkaHeaders.REPLY_TOPIC}), or {@code null} when it sends no replies
+ * @param tenantResolver finds the tenant of its records, {@code null} for the factory's
+ * @param rateLimit the most records a second handed to it, {@code null} for the factory's
  * @since 0.1.0
  */
 public record ListenerEndpoint(String id, String groupId, List<String> topics, @Nullable List<Duration> delays,
 		@Nullable Integer maxAttempts, @Nullable Integer concurrency, @Nullable Boolean idempotent,
 		@Nullable String idempotencyKey, boolean autoStartup, Object bean, Method method,
 		@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
-		@Nullable Integer batchSize, @Nullable Duration attemptTimeout, @Nullable String replyTopic) {
+		@Nullable Integer batchSize, @Nullable Duration attemptTimeout, @Nullable String replyTopic,
+		@Nullable TenantResolver tenantResolver, @Nullable Double rateLimit) {
 
 	public ListenerEndpoint {
 		topics = List.copyOf(topics);
@@ -55,7 +59,7 @@ public record ListenerEndpoint(String id, String groupId, List<String> topics, @
 			@Nullable String containerFactory, Map<String, String> consumerProperties, boolean batch,
 			@Nullable Integer batchSize) {
 		this(id, groupId, topics, delays, maxAttempts, concurrency, idempotent, idempotencyKey, autoStartup, bean,
-				method, containerFactory, consumerProperties, batch, batchSize, null, null);
+				method, containerFactory, consumerProperties, batch, batchSize, null, null, null, null);
 	}
 
 	/**

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.listener.TenantResolver;
 import io.github.kafkaresilience.internal.support.ListenerConsumers;
 import org.jspecify.annotations.Nullable;
 
@@ -142,7 +143,65 @@ public class OrderedRetryListenerAnnotationBeanPostProcessor implements BeanPost
 				StringUtils.hasText(idempotencyKey) ? idempotencyKey.trim() : null, autoStartup == null || autoStartup,
 				bean, method, StringUtils.hasText(containerFactory) ? containerFactory.trim() : null,
 				consumerProperties(annotation.properties(), where), batchListener, batchSize, attemptTimeout,
-				replyTopic(method, where));
+				replyTopic(method, where), tenantResolver(annotation, where), rateLimit(annotation, where));
+	}
+
+	/**
+	 * How the listener finds its records' tenants: by a header, an expression or a bean;
+	 * {@code null} when it names none.
+	 */
+	private @Nullable TenantResolver tenantResolver(OrderedRetryListener annotation, String where) {
+		String header = resolve(annotation.tenantHeader());
+		String expression = (this.beanFactory != null && StringUtils.hasText(annotation.tenantExpression()))
+				? this.beanFactory.resolveEmbeddedValue(annotation.tenantExpression()) : annotation.tenantExpression();
+		String bean = resolve(annotation.tenantResolver());
+		int named = (StringUtils.hasText(header) ? 1 : 0) + (StringUtils.hasText(expression) ? 1 : 0)
+				+ (StringUtils.hasText(bean) ? 1 : 0);
+		if (named > 1) {
+			throw new IllegalStateException(
+					where + " names more than one of tenantHeader, tenantExpression and " + "tenantResolver; name one");
+		}
+		if (StringUtils.hasText(header)) {
+			return new HeaderTenantResolver(header.trim());
+		}
+		if (StringUtils.hasText(expression)) {
+			try {
+				return new ExpressionTenantResolver(expression.trim(), this.beanFactory);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalStateException(
+						where + " has tenantExpression '" + expression.trim() + "': " + ex.getMessage(), ex);
+			}
+		}
+		if (StringUtils.hasText(bean)) {
+			ConfigurableListableBeanFactory beanFactory = Objects.requireNonNull(this.beanFactory);
+			if (!beanFactory.containsBean(bean.trim())) {
+				throw new IllegalStateException(
+						where + " has tenantResolver '" + bean.trim() + "', but there is no " + "bean of that name");
+			}
+			return beanFactory.getBean(bean.trim(), TenantResolver.class);
+		}
+		return null;
+	}
+
+	private @Nullable Double rateLimit(OrderedRetryListener annotation, String where) {
+		String text = resolve(annotation.rateLimit());
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		double limit;
+		try {
+			limit = Double.parseDouble(text.trim());
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalStateException(
+					where + " has rateLimit '" + text.trim() + "', which is not a number of " + "records a second", ex);
+		}
+		if (!(limit > 0) || Double.isInfinite(limit)) {
+			throw new IllegalStateException(
+					where + " has rateLimit " + text.trim() + "; it must be a positive number of records a second");
+		}
+		return limit;
 	}
 
 	/**

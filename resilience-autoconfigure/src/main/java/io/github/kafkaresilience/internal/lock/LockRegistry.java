@@ -66,6 +66,11 @@ public final class LockRegistry implements LockStore {
 		return this.lockTopic;
 	}
 
+	/** The partitions of the main topic: its lock topic and stages have as many. */
+	public int partitions() {
+		return this.tailer.partitions();
+	}
+
 	/**
 	 * The group that owns this lock topic, and the check of records read from its ladder.
 	 */

@@ -121,6 +121,11 @@ final class LockTailer {
 		this.pollTimeout = pollTimeout;
 	}
 
+	/** The partitions of the lock topic, as many as the main topic has. */
+	int partitions() {
+		return this.partitions;
+	}
+
 	synchronized void start() {
 		if (this.running) {
 			return;

@@ -235,7 +235,7 @@ class BackpressureTests {
 
 	@Test
 	void aPartitionThatResumesNearItsBoundResumesOnceAnEighthOfItIsFree() {
-		PartitionWork work = new PartitionWork(P0, new RetryContainer.Route(null, null), 16, 14);
+		PartitionWork work = new PartitionWork(P0, new RetryContainer.Route(null, null), 16, 14, null);
 		work.barrierOpen = true;
 		this.backpressure.offer(work, records(P0, 0, 15), recording(new ArrayList<>()));
 		this.backpressure.mark(List.of(work));

@@ -1,0 +1,79 @@
+package io.github.kafkaresilience.internal.container;
+
+/**
+ * A limit on the records a second handed to a handler, as permits spaced {@code 1 / rate}
+ * apart: a permit is free once the time it was booked for has come, and a small burst (a
+ * hundredth of a second's permits, at least one) may be taken at once after an idle
+ * spell, so in any second at most {@code rate} plus that burst are taken, and a batch
+ * books all of its records at once (it may overrun by one batch). Never blocks: it says
+ * how long to wait. Thread-safe.
+ */
+final class RecordRate {
+
+	private static final long SECOND = 1_000_000_000L;
+
+	/** The limit as configured, records a second. */
+	private final double limit;
+
+	/** The nanos between two permits at this instance's share of the limit. */
+	private volatile double interval;
+
+	/** When the next permit is free, in {@link System#nanoTime()}. */
+	private long next;
+
+	private boolean started;
+
+	RecordRate(double limit) {
+		this.limit = limit;
+		this.interval = SECOND / limit;
+	}
+
+	/** The limit as configured, records a second. */
+	double limit() {
+		return this.limit;
+	}
+
+	/**
+	 * Takes a share of the limit: this instance's share of a limit the group shares, 0 to
+	 * 1. With no share at all nothing is handed out.
+	 */
+	void share(double share) {
+		this.interval = (share > 0) ? SECOND / (this.limit * Math.min(1, share)) : Double.POSITIVE_INFINITY;
+	}
+
+	/** The records a second this instance may hand out now. */
+	double rate() {
+		return SECOND / this.interval;
+	}
+
+	/**
+	 * How long until a permit is free, in nanos: 0 when one is free now.
+	 * @param now {@link System#nanoTime()}
+	 */
+	synchronized long waitNanos(long now) {
+		if (Double.isInfinite(this.interval)) {
+			return SECOND;
+		}
+		return (!this.started || this.next - now <= 0) ? 0 : this.next - now;
+	}
+
+	/**
+	 * Books {@code permits}, free or not: a permit free now is taken, later ones push the
+	 * next free permit further.
+	 * @param now {@link System#nanoTime()}
+	 */
+	synchronized void take(long now, int permits) {
+		double interval = this.interval;
+		if (Double.isInfinite(interval)) {
+			return;
+		}
+		long burst = (long) (interval * Math.max(1, Math.floor(rate() / 100)));
+		long from = (!this.started || now - this.next > burst) ? now - burst : this.next;
+		if (!this.started) {
+			from = now;
+			this.started = true;
+		}
+		this.next = from + (long) (interval * permits);
+	}
+
+}
