@@ -132,6 +132,9 @@ public class RetryContainer implements OrderedRetryContainer {
 	/** The queue that shares the workers and limits the rate, or {@code null}. */
 	private volatile @Nullable FairQueue fairQueue;
 
+	/** What each tenant has, or {@code null} when the records have no tenants. */
+	private volatile @Nullable TenantTally tenantTally;
+
 	/**
 	 * @param writes how the listener's steps write and its offsets commit: by the
 	 * consumer, or in transactions that also carry the writes of steps
@@ -199,6 +202,7 @@ public class RetryContainer implements OrderedRetryContainer {
 						+ "which parks records; parking is off");
 			}
 			this.tenants = new Tenants(this.id, resolver, fairShare, tally);
+			this.tenantTally = tally;
 		}
 		FairQueue queue = this.runner.workers()
 			.shareFairly((wakeIn) -> new FairQueue(fairShare, rateLimit, tally, wakeIn));
@@ -208,6 +212,14 @@ public class RetryContainer implements OrderedRetryContainer {
 			onAssignmentChanged(() -> queue.share((double) this.partitions.topicPartitions().size() / partitions));
 		}
 		return tally;
+	}
+
+	/**
+	 * What each tenant of the listener's records has now, or {@code null} when its
+	 * records have no tenants.
+	 */
+	public @Nullable TenantTally tenantTally() {
+		return this.tenantTally;
 	}
 
 	/**
