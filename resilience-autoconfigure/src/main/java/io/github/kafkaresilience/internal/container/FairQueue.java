@@ -235,6 +235,14 @@ final class FairQueue {
 		return (rate != null) ? rate.rate() : 0;
 	}
 
+	/**
+	 * The nanos during which the listener's own limit held every record back, up to the
+	 * last record it let go.
+	 */
+	long throttledNanos() {
+		return this.tally.listenerThrottledNanos();
+	}
+
 	/** Forgets the records that wait: the container stopped. */
 	synchronized void clear() {
 		this.lanes.values().forEach((lane) -> {

@@ -135,6 +135,9 @@ public class RetryContainer implements OrderedRetryContainer {
 	/** What each tenant has, or {@code null} when the records have no tenants. */
 	private volatile @Nullable TenantTally tenantTally;
 
+	/** The listener's rate limit, or {@code null} when it has none. */
+	private volatile @Nullable RateLimitSettings rateLimitSettings;
+
 	/**
 	 * @param writes how the listener's steps write and its offsets commit: by the
 	 * consumer, or in transactions that also carry the writes of steps
@@ -207,6 +210,9 @@ public class RetryContainer implements OrderedRetryContainer {
 		FairQueue queue = this.runner.workers()
 			.shareFairly((wakeIn) -> new FairQueue(fairShare, rateLimit, tally, wakeIn));
 		this.fairQueue = queue;
+		if (rateLimit.limited()) {
+			this.rateLimitSettings = rateLimit;
+		}
 		if (rateLimit.shared() && partitions > 0) {
 			queue.share(0); // nothing is handed out before partitions are assigned
 			onAssignmentChanged(() -> queue.share((double) this.partitions.topicPartitions().size() / partitions));
@@ -229,6 +235,20 @@ public class RetryContainer implements OrderedRetryContainer {
 	public double rateLimit() {
 		FairQueue queue = this.fairQueue;
 		return (queue != null) ? queue.listenerRate() : 0;
+	}
+
+	/** The listener's rate limit as set, or {@code null} when it has none. */
+	public @Nullable RateLimitSettings rateLimitSettings() {
+		return this.rateLimitSettings;
+	}
+
+	/**
+	 * The nanos during which the listener's own rate limit held every record back, up to
+	 * the last record it let go; 0 without a limit.
+	 */
+	public long throttledNanos() {
+		FairQueue queue = this.fairQueue;
+		return (queue != null) ? queue.throttledNanos() : 0;
 	}
 
 	/**
