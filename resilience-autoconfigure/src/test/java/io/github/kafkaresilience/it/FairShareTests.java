@@ -174,7 +174,7 @@ class FairShareTests {
 				with(shared, "kafka.resilience.instance-id=limited-1"))) {
 			RetryContainer one = first.getBean(ListenerRegistry.class).container("limited-" + topic);
 			await().atMost(Duration.ofSeconds(30)).until(() -> mainPartitions(one, topic) == 4);
-			assertThat(one.rateLimit()).as("alone, it has the whole limit").isEqualTo(200.0);
+			assertThat(one.fairShare().rateLimit()).as("alone, it has the whole limit").isEqualTo(200.0);
 			List<Sent> alone = sendAll(topic, "t", 40, 600);
 			await().atMost(Duration.ofSeconds(30)).until(() -> journal.handledOf(alone) == alone.size());
 			int mostAlone = journal.mostInAnySecond("t");
@@ -185,8 +185,9 @@ class FairShareTests {
 				RetryContainer two = second.getBean(ListenerRegistry.class).container("limited-" + topic);
 				await().atMost(Duration.ofSeconds(60))
 					.until(() -> mainPartitions(one, topic) == 2 && mainPartitions(two, topic) == 2
-							&& one.rateLimit() + two.rateLimit() == 200.0);
-				assertThat(one.rateLimit() + two.rateLimit()).as("their shares").isEqualTo(200.0);
+							&& one.fairShare().rateLimit() + two.fairShare().rateLimit() == 200.0);
+				assertThat(one.fairShare().rateLimit() + two.fairShare().rateLimit()).as("their shares")
+					.isEqualTo(200.0);
 				Journal.current = new Journal();
 				Journal together = Journal.current;
 				List<Sent> both = sendAll(topic, "u", 40, 1_000);

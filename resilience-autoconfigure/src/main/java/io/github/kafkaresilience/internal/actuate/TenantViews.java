@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 import io.github.kafkaresilience.container.RateLimitSettings;
+import io.github.kafkaresilience.internal.container.FairShare;
 import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.container.TenantTally;
 import org.jspecify.annotations.Nullable;
@@ -23,7 +24,8 @@ public final class TenantViews {
 	 * records have no tenants.
 	 */
 	static @Nullable List<TenantDescriptor> tenants(@Nullable RetryContainer container) {
-		TenantTally tally = (container != null) ? container.tenantTally() : null;
+		FairShare shared = (container != null) ? container.fairShare() : null;
+		TenantTally tally = (shared != null) ? shared.tenantTally() : null;
 		if (tally == null) {
 			return null;
 		}
@@ -36,12 +38,13 @@ public final class TenantViews {
 
 	/** A listener's rate limit, {@code null} when it has none. */
 	static @Nullable RateLimitDescriptor rateLimit(@Nullable RetryContainer container) {
-		RateLimitSettings settings = (container != null) ? container.rateLimitSettings() : null;
-		if (container == null || settings == null) {
+		FairShare shared = (container != null) ? container.fairShare() : null;
+		RateLimitSettings settings = (shared != null) ? shared.rateLimitSettings() : null;
+		if (shared == null || settings == null) {
 			return null;
 		}
-		return new RateLimitDescriptor(settings.recordsPerSecond(), settings.shared(), container.rateLimit(),
-				Duration.ofNanos(container.throttledNanos()));
+		return new RateLimitDescriptor(settings.recordsPerSecond(), settings.shared(), shared.rateLimit(),
+				Duration.ofNanos(shared.throttledNanos()));
 	}
 
 	/**

@@ -87,6 +87,10 @@ public final class TenantTally {
 		of(tenant).records.incrementAndGet();
 	}
 
+	void handedOut(String tenant, int records) {
+		of(tenant).records.addAndGet(records);
+	}
+
 	void throttled(String tenant, long nanos) {
 		of(tenant).throttledNanos.addAndGet(nanos);
 	}

@@ -3,6 +3,7 @@ package io.github.kafkaresilience.internal.metrics;
 import java.util.function.ToDoubleFunction;
 
 import io.github.kafkaresilience.container.RateLimitSettings;
+import io.github.kafkaresilience.internal.container.FairShare;
 import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.container.TenantTally;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
@@ -47,21 +48,25 @@ public class TenantMetrics implements MeterBinder {
 	}
 
 	private static void bind(MeterRegistry registry, RetryContainer container) {
-		TenantTally tally = container.tenantTally();
+		FairShare shared = container.fairShare();
+		if (shared == null) {
+			return;
+		}
+		TenantTally tally = shared.tenantTally();
 		if (tally != null) {
 			bindTenants(registry, container.id(), tally);
 		}
-		RateLimitSettings limit = container.rateLimitSettings();
+		RateLimitSettings limit = shared.rateLimitSettings();
 		if (limit == null) {
 			return;
 		}
-		Gauge.builder("kafka.resilience.consumer.rate.limit", container, RetryContainer::rateLimit)
+		Gauge.builder("kafka.resilience.consumer.rate.limit", shared, FairShare::rateLimit)
 			.description("Records a second the listener may hand to its handler on this instance now: its rate limit, "
 					+ "or this instance's share of a limit the group shares")
 			.tag("listener", container.id())
 			.register(registry);
 		FunctionCounter
-			.builder("kafka.resilience.consumer.throttled", container, (c) -> c.throttledNanos() / NANOS_PER_SECOND)
+			.builder("kafka.resilience.consumer.throttled", shared, (c) -> c.throttledNanos() / NANOS_PER_SECOND)
 			.description("Time the listener's own rate limit held every waiting record back")
 			.baseUnit("seconds")
 			.tag("listener", container.id())
