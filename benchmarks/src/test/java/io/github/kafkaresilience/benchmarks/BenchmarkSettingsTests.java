@@ -132,6 +132,25 @@ class BenchmarkSettingsTests {
 	}
 
 	@Test
+	void theFairShareScenarioFloodsTwoHundredThousandRecordsPastFourTenantsOfFiftyRecordsASecond() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P10");
+		assertThat(settings.count("p10-flood-records")).isEqualTo(200_000);
+		assertThat(settings.count("p10-tenant-rate")).isEqualTo(50);
+		assertThat(settings.count("p10-handler-ms")).isEqualTo(2);
+		assertThat(settings.count("p10-workers")).isEqualTo(16);
+		BenchmarkSettings smoke = BenchmarkSettings.parse("--smoke");
+		assertThat(smoke.scenarios()).contains("P10");
+		assertThat(smoke.count("p10-flood-records")).isLessThan(200_000);
+	}
+
+	@Test
+	void theFairShareScenarioRefusesSizesItCannotRun() {
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p10-tenant-rate=0"))
+			.withMessageContaining("--p10-tenant-rate");
+	}
+
+	@Test
 	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))
