@@ -15,9 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * every contender handled every record and that the windowed throughput, the healthy
  * keys' latencies, the clean keys' latencies in the burst, the cold-start and the delay
  * numbers, the batch listeners' batches, what an outage of every key cost, the latency
- * and the records lost during a rolling restart, and the tenants' latencies under a
- * flood, were measured. No timing is asserted: this proves the suite works, not how fast
- * anything is.
+ * and the records lost during a rolling restart, the tenants' latencies under a flood,
+ * and what a rate limit let through, were measured. No timing is asserted: this proves
+ * the suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
 
@@ -35,10 +35,11 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R", "P10");
+			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R", "P10",
+					"P10R");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P2A", "## P3L",
-				"## P3B", "## P5", "## P7", "## P8", "## P10 ", "Smoke sizes");
+				"## P3B", "## P5", "## P7", "## P8", "## P10 ", "## P10R ", "Smoke sizes");
 	}
 
 	@Test
@@ -303,6 +304,21 @@ class BenchmarkSuiteSmokeTests {
 		}
 		// the latency and the throughput of the library with tenants
 		assertThat(report.targets()).hasSize(2);
+	}
+
+	/** P10R at smoke size: the library's rateLimit and Resilience4j's RateLimiter. */
+	@Test
+	void rateLimitTookTheRateTheBusiestSecondAndTheCpuOfBothContenders() {
+		assertThat(contenders("P10R")).containsExactlyElementsOf(RateLimitScenario.CONTENDERS);
+		Map<String, Double> measured = report("P10R").measured();
+		for (String contender : RateLimitScenario.CONTENDERS) {
+			assertThat(measured.get(contender + " records/s")).as(contender + " records/s").isPositive();
+			assertThat(measured.get(contender + " max in any second")).as(contender + " max in any second")
+				.isPositive();
+			assertThat(measured.get(contender + " CPU ms/s")).as(contender + " CPU").isNotNaN();
+		}
+		// the rate, the busiest second and the CPU, of the library
+		assertThat(report("P10R").targets()).hasSize(3);
 	}
 
 	private static ScenarioReport report(String id) {
