@@ -60,7 +60,16 @@ final class FairShareScenario extends Scenario {
 
 	private static final List<String> VALUES = List.of("flood p50", "flood p99", "flood max", "calm p99",
 			"flood records/s", "alone records/s", "flood latencies", "calm latencies", "out of order",
-			"A in flight max", "behind");
+			"A in flight max", "behind", "flood written ms");
+
+	/** The seconds of the flood whose latencies the timeline shows one by one. */
+	private static final int TIMELINE_SECONDS = 10;
+
+	/**
+	 * Each contender's p99 in each second of the flood, in its last run: where the
+	 * latency of the steady tenants goes, and for how long.
+	 */
+	private final Map<String, List<Double>> timelines = new LinkedHashMap<>();
 
 	FairShareScenario(BenchmarkBroker broker, BenchmarkSettings settings) {
 		super(broker, settings);
@@ -168,10 +177,34 @@ final class FairShareScenario extends Scenario {
 		for (String contender : CONTENDERS) {
 			Map<String, Series> series = values.get(contender);
 			behind.add(List.of(contender, series.get("calm latencies").runs(Format::count),
-					series.get("flood latencies").runs(Format::count), Format.latency(series.get("behind").median())));
+					series.get("flood latencies").runs(Format::count), Format.latency(series.get("behind").median()),
+					Format.latency(series.get("flood written ms").median())));
 		}
 		report.table(List.of("contender", steady + " records, calm, every run", steady + " records, flood, every run",
-				"sender behind schedule (max)"), behind);
+				"sender behind schedule (max)", FLOODER + "'s flood written in"), behind);
+		List<List<String>> timeline = new ArrayList<>();
+		for (String contender : CONTENDERS) {
+			List<Double> seconds = this.timelines.getOrDefault(contender, List.of());
+			List<String> row = new ArrayList<>(List.of(contender));
+			for (int second = 0; second < TIMELINE_SECONDS; second++) {
+				row.add((second < seconds.size()) ? Format.latency(seconds.get(second)) : "–");
+			}
+			row.add((seconds.size() > TIMELINE_SECONDS)
+					? Format.latency(seconds.subList(TIMELINE_SECONDS, seconds.size())
+						.stream()
+						.mapToDouble(Double::doubleValue)
+						.filter((value) -> !Double.isNaN(value))
+						.max()
+						.orElse(Double.NaN))
+					: "–");
+			timeline.add(row);
+		}
+		List<String> header = new ArrayList<>(List.of("contender, last run"));
+		for (int second = 1; second <= TIMELINE_SECONDS; second++) {
+			header.add(steady + " p99, flood's second " + second);
+		}
+		header.add("highest p99 of a later second");
+		report.table(header, timeline);
 		report.note("Only " + TENANTS + " has targets: the same listener without tenants and Parallel Consumer are "
 				+ "there to show what a flood costs the other tenants without them. Out of order: records handled after "
 				+ "a later record of their key (any makes the run incomplete).");
@@ -180,7 +213,8 @@ final class FairShareScenario extends Scenario {
 				+ "max-share × max-in-flight-per-partition in each of the " + plan.partitions() + " partitions.");
 		report.note("The broker, the senders and every contender share this JVM and the machine's cores; " + FLOODER
 				+ "'s flood is written while the contender runs, and writing it takes CPU from the contender at "
-				+ "first.");
+				+ "first. The last table splits the flood's records of " + steady + " by the second they were sent "
+				+ "in, from the start of the flood's writing.");
 		return report;
 	}
 
@@ -224,6 +258,7 @@ final class FairShareScenario extends Scenario {
 		int sent = 0;
 		long[] floodInFlight = { -1 };
 		double behind = Double.NaN;
+		double written = Double.NaN;
 		String error = null;
 		try (Running running = start(contender, topic, id, plan, workload)) {
 			PacedSender sender = new PacedSender(this.broker, topic, "p10-sender", plan.steadyRate(), capacity,
@@ -239,7 +274,9 @@ final class FairShareScenario extends Scenario {
 				TimeUnit.SECONDS.sleep(plan.calmSeconds()); // pacing, not a wait for a
 															// result
 				calmTo = sender.sent();
+				long writing = System.nanoTime();
 				this.broker.fill(plan.flood(), (i) -> floodRecord(topic, plan, i));
+				written = (System.nanoTime() - writing) / 1e6;
 				await(() -> {
 					floodInFlight[0] = Math.max(floodInFlight[0], running.inFlight(FLOODER));
 					return flood.isComplete();
@@ -294,6 +331,16 @@ final class FairShareScenario extends Scenario {
 		result.put("out of order", (double) disordered.sum());
 		result.put("A in flight max", (floodInFlight[0] >= 0) ? floodInFlight[0] : Double.NaN);
 		result.put("behind", behind);
+		result.put("flood written ms", written);
+		List<Double> seconds = new ArrayList<>();
+		for (int from = calmTo; complete && from < floodTo; from += plan.steadyRate()) {
+			seconds.add(log.latencies(from, Math.min(floodTo, from + plan.steadyRate()), (n) -> true)
+				.percentileMillis(0.99));
+		}
+		this.timelines.put(contender, seconds);
+		this.logger.info(String.format(Locale.ROOT, "P10 %s %-40s %s-%s p99 in each second of the flood: %s",
+				label(run), contender, STEADY.get(0), STEADY.get(STEADY.size() - 1),
+				String.join(" · ", seconds.stream().map(Format::latency).toList())));
 		this.logger.info(String.format(Locale.ROOT,
 				"P10 %s %-40s %s-%s: flood p50 %s, p99 %s, max %s (%,d records), calm p99 %s (%,d records); %s: "
 						+ "%s in the flood, %s alone; %,d out of order; sender at most %s behind%s",
