@@ -129,10 +129,12 @@ final class FairShareScenario extends Scenario {
 			Map<String, Series> series = values.get(contender);
 			Series latencyRatio = Series.ratio(series.get("flood p99"), series.get("calm p99"));
 			Series throughputRatio = Series.ratio(series.get("flood records/s"), series.get("alone records/s"));
+			Series aloneVsPlain = Series.ratio(series.get("alone records/s"),
+					values.get(NO_TENANTS).get("alone records/s"));
 			String name = contender.equals(PARALLEL) ? PARALLEL + " " + ParallelConsumerRunner.version() : contender;
 			if (contender.equals(PARALLEL) && parallelUnavailable != null) {
 				rows.add(List.of(name, "not measured: " + parallelUnavailable, "–", "–", "–", "–", "–", "–", "–", "–",
-						"–", "–"));
+						"–", "–", "–"));
 				continue;
 			}
 			rows.add(List.of(name, Format.latency(series.get("flood p99").median()),
@@ -141,7 +143,7 @@ final class FairShareScenario extends Scenario {
 					Format.latency(series.get("flood max").median()),
 					Format.perSecond(series.get("flood records/s").median()),
 					Format.perSecond(series.get("alone records/s").median()), Format.ratio(throughputRatio.median()),
-					series.get("out of order").runs(Format::count),
+					Format.ratio(aloneVsPlain.median()), series.get("out of order").runs(Format::count),
 					contender.equals(TENANTS) ? Format.count(series.get("A in flight max").median()) : "–"));
 			report.measured(contender + " flood p99 ms", series.get("flood p99").median());
 			report.measured(contender + " calm p99 ms", series.get("calm p99").median());
@@ -149,6 +151,7 @@ final class FairShareScenario extends Scenario {
 			report.measured(contender + " A flood records/s", series.get("flood records/s").median());
 			report.measured(contender + " A alone records/s", series.get("alone records/s").median());
 			report.measured(contender + " A flood vs alone", throughputRatio.median());
+			report.measured(contender + " A alone vs no tenants", aloneVsPlain.median());
 			report.measured(contender + " flood latencies", series.get("flood latencies").median());
 			report.measured(contender + " calm latencies", series.get("calm latencies").median());
 			report.measured(contender + " out of order", series.get("out of order").max());
@@ -171,8 +174,8 @@ final class FairShareScenario extends Scenario {
 		String steady = STEADY.get(0) + "–" + STEADY.get(STEADY.size() - 1);
 		report.table(List.of("contender", steady + " p99, flood", "every run", steady + " p99, calm", "flood vs calm",
 				steady + " p50, flood", steady + " max, flood", FLOODER + " records/s, flood",
-				FLOODER + " records/s, alone", "flood vs alone", "out of order, every run",
-				FLOODER + " in flight, most seen"), rows);
+				FLOODER + " records/s, alone", "flood vs alone", FLOODER + " alone vs " + NO_TENANTS + " alone",
+				"out of order, every run", FLOODER + " in flight, most seen"), rows);
 		List<List<String>> behind = new ArrayList<>();
 		for (String contender : CONTENDERS) {
 			Map<String, Series> series = values.get(contender);
