@@ -8,6 +8,7 @@ import io.github.kafkaresilience.internal.metrics.LadderMetrics;
 import io.github.kafkaresilience.internal.metrics.ListenerMetrics;
 import io.github.kafkaresilience.internal.metrics.LockMetrics;
 import io.github.kafkaresilience.internal.metrics.OutageMetrics;
+import io.github.kafkaresilience.internal.metrics.TenantMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -52,6 +53,12 @@ class ResilienceMetricsConfiguration {
 	@ConditionalOnMissingBean
 	OutageMetrics kafkaResilienceOutageMetrics(ListenerRegistry listenerRegistry) {
 		return new OutageMetrics(listenerRegistry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	TenantMetrics kafkaResilienceTenantMetrics(ListenerRegistry listenerRegistry) {
+		return new TenantMetrics(listenerRegistry);
 	}
 
 }

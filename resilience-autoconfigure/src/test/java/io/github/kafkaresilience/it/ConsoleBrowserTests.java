@@ -5,8 +5,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 
+import io.github.kafkaresilience.OrderedRetryListener;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint;
+import io.github.kafkaresilience.internal.actuate.KafkaResilienceEndpoint.ListenerDescriptor;
+import io.github.kafkaresilience.internal.actuate.TenantViews.TenantDescriptor;
+import io.github.kafkaresilience.internal.container.TenantTally;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -18,9 +26,13 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -29,7 +41,8 @@ import static org.awaitility.Awaitility.await;
  * one before its due time, dead-letter now sends one to the DLQ with
  * {@code dlq.reason=operator} and lets the key's next record run, the DLQ list filters
  * and shows one dead letter, a replay of the selection follows a dry run, and a listener
- * is paused and resumed. Screenshots are kept in {@code target/console-screenshots}.
+ * is paused and resumed; a listener whose records have tenants shows each tenant's
+ * figures and its rate limit. Screenshots are kept in {@code target/console-screenshots}.
  */
 @UsesSharedBroker
 class ConsoleBrowserTests {
@@ -220,6 +233,79 @@ class ConsoleBrowserTests {
 		}
 	}
 
+	@Test
+	void theTenantsOfAListenerAndItsRateLimitAreShownWithWhatEachTenantHad() throws Exception {
+		String topic = SharedBroker.newTopic(1);
+		Script script = Script.forTopic(topic);
+		SimpleMeterRegistry meters = new SimpleMeterRegistry();
+		try (ConfigurableApplicationContext context = TestApplication.startWeb(TenantsApplication.class, topic,
+				"management.endpoints.web.exposure.include=kafkaresilience", "kafka.resilience.console.enabled=true",
+				"spring.security.user.name=ops", "spring.security.user.password=secret",
+				"spring.security.user.roles=KAFKA_RESILIENCE_OPERATOR")) {
+			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(meters));
+			String listener = "it-" + topic;
+			for (int i = 1; i <= 3; i++) {
+				sendOfTenant(topic, "acme", "a" + i, "A" + i);
+			}
+			sendOfTenant(topic, "globex", "g1", "G1");
+			sendOfTenant(topic, "globex", "g2", "G2");
+			await().atMost(WAIT)
+				.until(() -> List.of("A1", "A2", "A3", "G1", "G2").stream().allMatch(script::succeeded));
+
+			// the endpoint: each tenant's figures, most records first, "other" last; none
+			// in flight once the records are done
+			KafkaResilienceEndpoint endpoint = context.getBean(KafkaResilienceEndpoint.class);
+			await().atMost(WAIT).untilAsserted(() -> {
+				List<TenantDescriptor> tenants = endpoint.resilience().listeners().get(0).tenants();
+				assertThat(tenants).extracting(TenantDescriptor::tenant, TenantDescriptor::records)
+					.containsExactly(tuple("acme", 3L), tuple("globex", 2L), tuple(TenantTally.OTHER, 0L));
+				assertThat(tenants).allSatisfy((tenant) -> {
+					assertThat(tenant.inFlight()).isZero();
+					assertThat(tenant.waiting()).isZero();
+				});
+			});
+			ListenerDescriptor described = endpoint.resilience().listeners().get(0);
+			assertThat(described.rateLimit()).isNotNull();
+			assertThat(described.rateLimit().recordsPerSecond()).isEqualTo(1000);
+			assertThat(described.rateLimit().here()).isEqualTo(1000);
+			// the meters, bound after the tenants were first counted
+			assertThat(meters.get("kafka.resilience.tenant.records").tag("listener", listener).functionCounters())
+				.extracting((counter) -> counter.getId().getTag("tenant"), FunctionCounter::count)
+				.containsExactlyInAnyOrder(tuple("acme", 3.0), tuple("globex", 2.0), tuple(TenantTally.OTHER, 0.0));
+			assertThat(meters.get("kafka.resilience.consumer.rate.limit").tag("listener", listener).gauge().value())
+				.isEqualTo(1000);
+			assertThat(meters.get("kafka.resilience.consumer.throttled").tag("listener", listener).functionCounter())
+				.extracting((counter) -> counter.getId().getBaseUnit())
+				.isEqualTo("seconds");
+
+			// the page
+			ConsoleBrowser.logIn(this.browser, "http://localhost:"
+					+ context.getEnvironment().getProperty("local.server.port") + "/kafka-resilience/");
+			String tenants = "#tenants div[data-listener='" + listener + "'] ";
+			waitUntil(ExpectedConditions.textToBe(By.cssSelector(tenants + "tr[data-tenant='acme'] td.records"), "3"));
+			assertThat(this.browser.findElement(By.id("tenants-section")).isDisplayed()).isTrue();
+			assertThat(
+					this.browser.findElement(By.cssSelector(tenants + "tr[data-tenant='globex'] td.records")).getText())
+				.isEqualTo("2");
+			assertThat(this.browser.findElements(By.cssSelector(tenants + "tbody tr")))
+				.extracting((row) -> row.findElement(By.cssSelector("td.tenant")).getText())
+				.containsExactly("acme", "globex", TenantTally.OTHER);
+			assertThat(this.browser.findElement(By.cssSelector(tenants + "tr[data-tenant='acme']")).getText())
+				.isEqualTo("acme 3 0 0 0.0");
+			assertThat(this.browser.findElement(By.cssSelector(tenants + ".rate-limit")).getText())
+				.startsWith("rate limit 1000 records/s;");
+			assertThat(this.browser.findElement(By.id("error")).isDisplayed()).isFalse();
+			ConsoleBrowser.screenshot(this.browser, "tenants");
+		}
+	}
+
+	private static void sendOfTenant(String topic, String tenant, String key, String value) {
+		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8),
+				value.getBytes(StandardCharsets.UTF_8));
+		record.headers().add("tenant", tenant.getBytes(StandardCharsets.UTF_8));
+		SharedBroker.send(record);
+	}
+
 	private WebElement heldRow(String key) {
 		By row = By.cssSelector("#held tbody tr[data-key='" + key + "']");
 		waitUntil(ExpectedConditions.presenceOfElementLocated(row));
@@ -234,6 +320,27 @@ class ConsoleBrowserTests {
 
 	private <T> T waitUntil(Function<WebDriver, T> condition) {
 		return ConsoleBrowser.waitUntil(this.browser, condition);
+	}
+
+	/**
+	 * The test application with a listener whose records have tenants, named by their
+	 * {@code tenant} header, and a rate limit.
+	 */
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(TenantsApplication.TenantListener.class)
+	static class TenantsApplication {
+
+		static class TenantListener {
+
+			@OrderedRetryListener(id = "it-${test.topic}", topics = "${test.topic}", tenantHeader = "tenant",
+					rateLimit = "1000")
+			void handle(ConsumerRecord<String, String> record) {
+				Script.forTopic(record.topic()).handle(record);
+			}
+
+		}
+
 	}
 
 }

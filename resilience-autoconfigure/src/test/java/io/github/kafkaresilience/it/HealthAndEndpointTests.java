@@ -68,7 +68,10 @@ class HealthAndEndpointTests {
 			Map<String, Object> listener = only(json.get("listeners"));
 			assertThat(listener).containsEntry("id", "it-" + topic)
 				.containsEntry("group", "g-" + topic)
-				.containsEntry("running", true);
+				.containsEntry("running", true)
+				// its records have no tenants, and it has no rate limit
+				.containsEntry("tenants", null)
+				.containsEntry("rateLimit", null);
 			Map<String, Object> main = only(listener.get("topics"));
 			assertThat(main).containsEntry("topic", topic)
 				.containsEntry("dlqTopic", Names.dlq(topic))

@@ -22,6 +22,8 @@ import io.github.kafkaresilience.internal.lock.LockRegistry;
 import io.github.kafkaresilience.internal.lock.OperatorCommand;
 import io.github.kafkaresilience.container.BatchSettings;
 import io.github.kafkaresilience.internal.outage.OutageBreaker;
+import io.github.kafkaresilience.internal.actuate.TenantViews.RateLimitDescriptor;
+import io.github.kafkaresilience.internal.actuate.TenantViews.TenantDescriptor;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -38,9 +40,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * The {@code kafkaresilience} Actuator endpoint. Its operations:
  * <ul>
  * <li>{@code GET /actuator/kafkaresilience} ({@link #resilience()}): every ordered retry
- * listener with its state and topics and, per main topic, its stages, the live locks (how
- * many, on how many keys, and the oldest ones with key, stage and age) and how many dead
- * letters its dead-letter topic holds.</li>
+ * listener with its state, tenants, rate limit and topics and, per main topic, its
+ * stages, the live locks (how many, on how many keys, and the oldest ones with key, stage
+ * and age) and how many dead letters its dead-letter topic holds.</li>
  * <li>{@code GET /actuator/kafkaresilience/{view}} ({@code view}): the held keys
  * ({@code held}), dead letters ({@code dead-letters}) or one dead letter
  * ({@code dead-letter}), page by page.</li>
@@ -146,7 +148,8 @@ public class KafkaResilienceEndpoint {
 					(running != null) ? running.assignment().size() : 0,
 					(running != null) ? running.sinceLastPoll() : null,
 					(running != null) ? running.closedBarriers().size() : 0,
-					(container != null) ? container.pendingResults() : null));
+					(container != null) ? container.pendingResults() : null, TenantViews.tenants(container),
+					TenantViews.rateLimit(container)));
 		}
 		return new ResilienceDescriptor(descriptors, this.actions.isEnabled(), this.settings.maxPageSize());
 	}
@@ -349,10 +352,14 @@ public class KafkaResilienceEndpoint {
 	 * @param closedBarriers partitions held paused by the sync barrier now
 	 * @param pendingResults records whose handler returned a result that has not
 	 * completed yet; {@code null} for a listener whose method returns once done
+	 * @param tenants the tenants of its records and what each has, {@code null} when its
+	 * records have no tenants
+	 * @param rateLimit its rate limit, {@code null} when it has none
 	 */
 	public record ListenerDescriptor(String id, String group, boolean running, @Nullable HoldingDescriptor holding,
 			@Nullable BatchDescriptor batch, List<TopicDescriptor> topics, boolean paused, int partitions,
-			@Nullable Duration sinceLastPoll, int closedBarriers, @Nullable Integer pendingResults) {
+			@Nullable Duration sinceLastPoll, int closedBarriers, @Nullable Integer pendingResults,
+			@Nullable List<TenantDescriptor> tenants, @Nullable RateLimitDescriptor rateLimit) {
 	}
 
 	/**

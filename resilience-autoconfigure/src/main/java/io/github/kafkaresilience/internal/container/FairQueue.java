@@ -194,16 +194,20 @@ final class FairQueue {
 
 	/**
 	 * Books permits for records that run with one already handed out, in its batch: they
-	 * count against the limits, and push the next free permit further.
+	 * count against the limits, and push the next free permit further, and among the
+	 * records handed out.
 	 */
 	void charge(String tenant, int records) {
 		if (records <= 0) {
 			return;
 		}
 		long now = System.nanoTime();
+		this.tally.handedOut(tenant, records);
 		Lane lane;
 		synchronized (this) {
-			lane = this.lanes.get(tenant);
+			// its lane may have gone with its last record: its limit still counts them
+			lane = (this.settings.rateLimitOf(tenant) > 0) ? this.lanes.computeIfAbsent(tenant, this::lane)
+					: this.lanes.get(tenant);
 		}
 		if (lane != null && lane.rate != null) {
 			lane.rate.take(now, records);
@@ -233,6 +237,14 @@ final class FairQueue {
 	double listenerRate() {
 		RecordRate rate = this.listenerRate;
 		return (rate != null) ? rate.rate() : 0;
+	}
+
+	/**
+	 * The nanos during which the listener's own limit held every record back, up to the
+	 * last record it let go.
+	 */
+	long throttledNanos() {
+		return this.tally.listenerThrottledNanos();
 	}
 
 	/** Forgets the records that wait: the container stopped. */

@@ -12,6 +12,9 @@ final class RecordRate {
 
 	private static final long SECOND = 1_000_000_000L;
 
+	/** How late a permit may be taken and still be booked for its time: 2 ms. */
+	static final long CATCH_UP = 2_000_000L;
+
 	/** The limit as configured, records a second. */
 	private final double limit;
 
@@ -67,7 +70,7 @@ final class RecordRate {
 		if (Double.isInfinite(interval)) {
 			return;
 		}
-		long burst = (long) (interval * Math.max(1, Math.floor(rate() / 100)));
+		long burst = (long) Math.max(interval, CATCH_UP);
 		long from = (!this.started || now - this.next > burst) ? now - burst : this.next;
 		if (!this.started) {
 			from = now;

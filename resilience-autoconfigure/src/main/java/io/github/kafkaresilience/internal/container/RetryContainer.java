@@ -126,14 +126,8 @@ public class RetryContainer implements OrderedRetryContainer {
 
 	private volatile @Nullable OutageHold outage;
 
-	/** The tenants of the listener's records, or {@code null} when they have none. */
-	private @Nullable Tenants tenants;
-
-	/** The queue that shares the workers and limits the rate, or {@code null}. */
-	private volatile @Nullable FairQueue fairQueue;
-
-	/** What each tenant has, or {@code null} when the records have no tenants. */
-	private volatile @Nullable TenantTally tenantTally;
+	/** How tenants share and the rate is limited, or {@code null}. */
+	private volatile @Nullable FairShare fairShare;
 
 	/**
 	 * @param writes how the listener's steps write and its offsets commit: by the
@@ -193,42 +187,34 @@ public class RetryContainer implements OrderedRetryContainer {
 	 * limit the group shares gives this instance its share
 	 * @return what each tenant has, counted on its own for the first tagged ones
 	 */
-	public synchronized TenantTally shareFairly(@Nullable TenantResolver resolver, FairShareSettings fairShare,
+	public synchronized FairShare shareFairly(@Nullable TenantResolver resolver, FairShareSettings fairShare,
 			RateLimitSettings rateLimit, int partitions) {
 		TenantTally tally = new TenantTally((resolver != null) ? fairShare.taggedTenants() : 0);
+		Tenants tenants = null;
 		if (resolver != null) {
 			if (this.runner.waits().parking() == null) {
 				throw new IllegalStateException("Listener '" + this.id + "' shares its partitions between tenants, "
 						+ "which parks records; parking is off");
 			}
-			this.tenants = new Tenants(this.id, resolver, fairShare, tally);
-			this.tenantTally = tally;
+			tenants = new Tenants(this.id, resolver, fairShare, tally);
 		}
 		FairQueue queue = this.runner.workers()
 			.shareFairly((wakeIn) -> new FairQueue(fairShare, rateLimit, tally, wakeIn));
-		this.fairQueue = queue;
 		if (rateLimit.shared() && partitions > 0) {
 			queue.share(0); // nothing is handed out before partitions are assigned
 			onAssignmentChanged(() -> queue.share((double) this.partitions.topicPartitions().size() / partitions));
 		}
-		return tally;
+		FairShare shared = new FairShare(tenants, queue, tally, rateLimit);
+		this.fairShare = shared;
+		return shared;
 	}
 
 	/**
-	 * What each tenant of the listener's records has now, or {@code null} when its
-	 * records have no tenants.
+	 * How the listener shares between tenants and limits its rate, or {@code null} when
+	 * it does neither.
 	 */
-	public @Nullable TenantTally tenantTally() {
-		return this.tenantTally;
-	}
-
-	/**
-	 * The records a second the listener may hand to its handler on this instance now (its
-	 * share of a limit the group shares), or 0 without a limit.
-	 */
-	public double rateLimit() {
-		FairQueue queue = this.fairQueue;
-		return (queue != null) ? queue.listenerRate() : 0;
+	public @Nullable FairShare fairShare() {
+		return this.fairShare;
 	}
 
 	/**
@@ -375,8 +361,9 @@ public class RetryContainer implements OrderedRetryContainer {
 		this.runner.workers().start();
 		this.runner.waits().startParking(this.partitions, this.intake::unpark);
 		Rereader rereader = this.runner.waits().rereader();
-		if (this.tenants != null && rereader != null) {
-			this.tenants.rereadWith(rereader::wake);
+		Tenants tenants = tenants();
+		if (tenants != null && rereader != null) {
+			tenants.rereadWith(rereader::wake);
 		}
 		Set<String> mainTopics = new TreeSet<>();
 		Set<String> stageTopics = new TreeSet<>();
@@ -393,7 +380,7 @@ public class RetryContainer implements OrderedRetryContainer {
 			loop.start(this.barrier.rebalanceListener(this.id, loop.consumer(), this.partitions,
 					new ContainerAssignments(this.id, this.routesByTopic, this.settings, this.partitions, loop,
 							this.committer, this.offsets, this.intake, this.runner.waits().keyWaiters(), this.observer,
-							this.assignmentCallbacks, this.runner.pendingResults() != null, this.tenants),
+							this.assignmentCallbacks, this.runner.pendingResults() != null, tenants),
 					this.userListener));
 		}
 		this.housekeeping.start();
@@ -422,6 +409,11 @@ public class RetryContainer implements OrderedRetryContainer {
 		this.housekeeping.stop();
 		loops.forEach(PollLoop::wakeup);
 		loops.forEach((loop) -> loop.join(this.settings.shutdownTimeout().plusSeconds(10)));
+	}
+
+	private @Nullable Tenants tenants() {
+		FairShare shared = this.fairShare;
+		return (shared != null) ? shared.tenants() : null;
 	}
 
 	/** The loop whose consumer reads {@code partition}. */

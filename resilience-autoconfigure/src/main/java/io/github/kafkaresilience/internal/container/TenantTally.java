@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * What each tenant of a listener has: records handed to the handler, in flight, waiting
@@ -29,6 +31,9 @@ public final class TenantTally {
 
 	private final Counts other = new Counts(OTHER);
 
+	/** Told of each tenant when it is first counted on its own. */
+	private final List<Consumer<String>> taggedListeners = new CopyOnWriteArrayList<>();
+
 	/**
 	 * @param tagged how many tenants are counted on their own
 	 */
@@ -44,9 +49,30 @@ public final class TenantTally {
 			return counts;
 		}
 		if (!tenant.equals(OTHER) && Turns.claim(this.taggedCount, this.tagged)) {
-			return this.counts.computeIfAbsent(tenant, Counts::new);
+			Counts created = new Counts(tenant);
+			Counts earlier = this.counts.putIfAbsent(tenant, created);
+			if (earlier != null) {
+				return earlier;
+			}
+			this.taggedListeners.forEach((listener) -> listener.accept(tenant));
+			return created;
 		}
 		return this.other;
+	}
+
+	/**
+	 * Tells {@code listener} of every tenant counted on its own so far, and of each one
+	 * counted on its own later as its first record is counted, on the thread that counts
+	 * it: it must be quick and must not throw. A tenant counted on its own while the
+	 * listener is added may be told twice.
+	 */
+	public void onTagged(Consumer<String> listener) {
+		this.taggedListeners.add(listener);
+		this.counts.keySet().forEach((tenant) -> {
+			if (!tenant.equals(OTHER)) {
+				listener.accept(tenant);
+			}
+		});
 	}
 
 	void waiting(String tenant, int change) {
@@ -59,6 +85,10 @@ public final class TenantTally {
 
 	void handedOut(String tenant) {
 		of(tenant).records.incrementAndGet();
+	}
+
+	void handedOut(String tenant, int records) {
+		of(tenant).records.addAndGet(records);
 	}
 
 	void throttled(String tenant, long nanos) {
@@ -85,6 +115,15 @@ public final class TenantTally {
 		figures.sort((a, b) -> Long.compare(b.records(), a.records()));
 		figures.add(this.other.figures());
 		return figures;
+	}
+
+	/**
+	 * The figures of a tenant counted on its own, or {@value #OTHER}'s for any other; a
+	 * snapshot.
+	 */
+	public TenantFigures figuresOf(String tenant) {
+		Counts counts = this.counts.get(tenant);
+		return ((counts != null) ? counts : this.other).figures();
 	}
 
 	/** Whether {@code tenant} is counted on its own. */

@@ -138,6 +138,7 @@ async function refresh() {
     state.overview = await api('');
     $('#refreshed').textContent = 'refreshed ' + new Date().toLocaleTimeString();
     renderListeners();
+    renderTenants();
     renderLadders();
     renderStages();
     sample();
@@ -180,6 +181,35 @@ function renderListeners() {
       el('td', { className: 'number' }, dead),
       el('td', { className: 'action-column' }, toggle));
   }));
+}
+
+// listeners whose records have tenants, or that have a rate limit: each tenant's figures
+// and the limit
+function renderTenants() {
+  const shown = state.overview.listeners.filter((listener) => listener.tenants || listener.rateLimit);
+  $('#tenants-section').hidden = shown.length === 0;
+  $('#tenants').replaceChildren(...shown.map((listener) => el('div', { className: 'tenants', 'data-listener': listener.id },
+    el('h3', null, listener.id, ' ',
+      el('span', { className: 'rate-limit muted' }, listener.rateLimit ? rateLimitText(listener.rateLimit) : 'no rate limit')),
+    listener.tenants ? el('table', null,
+      el('thead', null, el('tr', null, el('th', null, 'Tenant'), el('th', null, 'Records'), el('th', null, 'In flight'),
+        el('th', null, 'Waiting'), el('th', null, 'Throttled (s)'))),
+      el('tbody', null, listener.tenants.map((tenant) => el('tr', { 'data-tenant': tenant.tenant },
+        el('td', { className: 'tenant' }, tenant.tenant),
+        el('td', { className: 'number records' }, tenant.records),
+        el('td', { className: 'number in-flight' }, tenant.inFlight),
+        el('td', { className: 'number waiting' }, tenant.waiting),
+        el('td', { className: 'number throttled' }, (seconds(tenant.throttled) || 0).toFixed(1)))))) : null)));
+}
+
+function rate(recordsPerSecond) {
+  return String(Math.round(recordsPerSecond * 10) / 10);
+}
+
+function rateLimitText(limit) {
+  return 'rate limit ' + rate(limit.recordsPerSecond) + ' records/s'
+    + (limit.shared ? ' for the group, ' + rate(limit.here) + ' here' : '')
+    + '; it held every record back for ' + (seconds(limit.throttled) || 0).toFixed(1) + ' s so far';
 }
 
 function renderLadders() {
