@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 
+import io.github.kafkaresilience.internal.container.FairShare;
 import io.github.kafkaresilience.internal.container.RetryContainer;
 import io.github.kafkaresilience.internal.container.TenantTally;
 import io.github.kafkaresilience.internal.listener.ListenerRegistry;
@@ -393,16 +394,9 @@ final class FairShareScenario extends Scenario {
 			@Override
 			public long inFlight(String tenant) {
 				RetryContainer container = context.getBean(ListenerRegistry.class).container(id);
-				TenantTally tally = (container != null) ? container.tenantTally() : null;
-				if (tally == null) {
-					return -1;
-				}
-				return tally.figures()
-					.stream()
-					.filter((figures) -> figures.tenant().equals(tenant))
-					.mapToLong(TenantTally.TenantFigures::inFlight)
-					.findFirst()
-					.orElse(-1);
+				FairShare share = (container != null) ? container.fairShare() : null;
+				TenantTally tally = (share != null) ? share.tenantTally() : null;
+				return (tally != null && tally.isTagged(tenant)) ? tally.figuresOf(tenant).inFlight() : -1;
 			}
 
 			@Override
