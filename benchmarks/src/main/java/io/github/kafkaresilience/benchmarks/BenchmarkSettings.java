@@ -22,7 +22,7 @@ final class BenchmarkSettings {
 
 	/** The scenarios, in the order they run. */
 	static final List<String> SCENARIOS = List.of("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8",
-			"P9", "P9R");
+			"P9", "P9R", "P10", "P10R");
 
 	/** Options whose value is a comma-separated list, not a count with separators. */
 	private static final Set<String> LISTS = Set.of("scenarios", "p2w-concurrency", "p3-delays", "p3l-delays",
@@ -33,8 +33,8 @@ final class BenchmarkSettings {
 	}
 
 	private static final List<Option> OPTIONS = List.of(
-			new Option("scenarios", "P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R",
-					"P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R", "scenarios to run, comma separated"),
+			new Option("scenarios", "P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R,P10,P10R",
+					"P1,P2,P2W,P2A,P3,P3L,P3B,P4,P5,P7,P8,P9,P9R,P10,P10R", "scenarios to run, comma separated"),
 			new Option("runs", "5", "1", "measured runs of each scenario; the report shows medians"),
 			new Option("warmups", "1", "0",
 					"unreported warm-up runs of P1, P2, P2W, P2A, P3, P3L, P3B and P7 before the measured ones"),
@@ -151,7 +151,27 @@ final class BenchmarkSettings {
 					"P9R: consumers (concurrency) of each instance's plain @KafkaListener"),
 			new Option("p9r-plain-back-off-ms", "50", "50",
 					"P9R: the plain listener's DefaultErrorHandler pause before it tries a failed record again"),
-			new Option("p9r-protocols", "classic,consumer", "classic", "P9R: group protocols, comma separated"));
+			new Option("p9r-protocols", "classic,consumer", "classic", "P9R: group protocols, comma separated"),
+			new Option("p10-flood-records", "200k", "2000",
+					"P10: records tenant A writes at once in its flood, and again alone"),
+			new Option("p10-flood-keys", "10k", "200", "P10: distinct keys of tenant A"),
+			new Option("p10-tenant-rate", "50", "50", "P10: records sent per second by each of tenants B to E"),
+			new Option("p10-tenant-keys", "10", "10", "P10: distinct keys of each of tenants B to E"),
+			new Option("p10-handler-ms", "2", "2", "P10: how long the handler sleeps"),
+			new Option("p10-workers", "16", "16",
+					"P10: worker threads of @OrderedRetryListener, maxConcurrency of Parallel Consumer"),
+			new Option("p10-partitions", "4", "4", "P10: partitions"),
+			new Option("p10-settle-seconds", "3", "1",
+					"P10: seconds of sending by B to E, once the first of their records is handled, before latencies count"),
+			new Option("p10-calm-seconds", "10", "1", "P10: seconds B to E are measured with no flood"),
+			new Option("p10r-records", "20k", "1000", "P10R: records, written before the contenders start"),
+			new Option("p10r-rate", "500", "500", "P10R: the rate limit, records per second"),
+			new Option("p10r-period-ms", "100", "100",
+					"P10R: limitRefreshPeriod of the Resilience4j RateLimiter, which lets rate × period through in each"),
+			new Option("p10r-workers", "16", "16", "P10R: worker threads of both contenders"),
+			new Option("p10r-handler-ms", "2", "2", "P10R: how long the handler sleeps"),
+			new Option("p10r-partitions", "4", "4", "P10R: partitions"),
+			new Option("p10r-keys", "1000", "100", "P10R: distinct keys"));
 
 	private final Map<String, String> values;
 
@@ -454,6 +474,20 @@ final class BenchmarkSettings {
 		if (count("p9r-flaky-every") == 1) {
 			throw new IllegalArgumentException(
 					"--p9r-flaky-every must be 0 (no flaky key) or at least 2, or no key " + "is measured");
+		}
+		for (String option : List.of("p10-flood-records", "p10-flood-keys", "p10-tenant-rate", "p10-tenant-keys",
+				"p10-workers", "p10-partitions", "p10r-records", "p10r-rate", "p10r-period-ms", "p10r-workers",
+				"p10r-partitions", "p10r-keys")) {
+			if (count(option) < 1) {
+				throw new IllegalArgumentException("--" + option + " must be at least 1");
+			}
+		}
+		if (count("p10-flood-records") < 2 || count("p10r-records") < 2) {
+			throw new IllegalArgumentException("--p10-flood-records and --p10r-records must be at least 2");
+		}
+		if ((long) count("p10r-rate") * count("p10r-period-ms") < 1000) {
+			throw new IllegalArgumentException("--p10r-rate × --p10r-period-ms must let at least one record through "
+					+ "in a period (at least 1000)");
 		}
 		for (String protocol : text("p9r-protocols").split(",")) {
 			if (!List.of("classic", "consumer").contains(protocol.trim())) {

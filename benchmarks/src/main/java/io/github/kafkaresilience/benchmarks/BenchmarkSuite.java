@@ -17,9 +17,10 @@ import org.springframework.boot.logging.LoggingSystem;
  * Runs the benchmark scenarios P1 to P5 (with P2W, an I/O-bound handler at high
  * concurrency, P3L, the healthy keys' latency during a failure storm, and P3B, a failure
  * burst on a freshly started instance), P7, a batch listener, P8, an outage of every key,
- * P9, scaling out, and P9R, a rolling restart under load, on one in-process Kafka broker
- * and writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds
- * the project and starts this class; {@code --help} lists the options.
+ * P9, scaling out, P9R, a rolling restart under load, P10, fair share between tenants
+ * under one tenant's flood, and P10R, a rate limit, on one in-process Kafka broker and
+ * writes a Markdown report with medians and ratios. {@code benchmarks/run.sh} builds the
+ * project and starts this class; {@code --help} lists the options.
  */
 public final class BenchmarkSuite {
 
@@ -101,6 +102,8 @@ public final class BenchmarkSuite {
 			case "P8" -> new OutageScenario(broker, settings);
 			case "P9" -> new ScaleOutScenario(broker, settings);
 			case "P9R" -> new RollingRestartScenario(broker, settings);
+			case "P10" -> new FairShareScenario(broker, settings);
+			case "P10R" -> new RateLimitScenario(broker, settings);
 			default -> throw new IllegalArgumentException("Unknown scenario " + id);
 		};
 		logger.info("Scenario " + id + " starts");

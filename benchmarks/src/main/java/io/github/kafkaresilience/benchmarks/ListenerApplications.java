@@ -33,7 +33,8 @@ import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * The Spring Boot applications the scenarios start: one with an
- * {@link OrderedRetryListener @OrderedRetryListener}, one with a plain
+ * {@link OrderedRetryListener @OrderedRetryListener} (and the same listener with
+ * {@code tenantHeader} or {@code rateLimit}), one with a plain
  * {@link KafkaListener @KafkaListener}, and one with a plain {@code @KafkaListener} that
  * Spring Kafka's own non-blocking retries (the retry topics of {@code @RetryableTopic})
  * back; and a batch listener of each kind ({@code batch = "true"}), whose method takes a
@@ -78,6 +79,30 @@ final class ListenerApplications {
 		List<String> all = new ArrayList<>(List.of("kafka.resilience.instance-id=" + id));
 		all.addAll(List.of(properties));
 		return start(OrderedApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
+	}
+
+	/**
+	 * Starts an application whose {@code @OrderedRetryListener} consumes {@code topic}
+	 * and names how its records' tenants are found, or limits the records a second handed
+	 * to its method, or both: the listener of {@link #ordered ordered} with
+	 * {@code tenantHeader} and {@code rateLimit} set.
+	 * @param bootstrapServers the broker
+	 * @param topic the main topic
+	 * @param id the listener id, also the consumer group and the instance id
+	 * @param concurrency the worker threads
+	 * @param tenantHeader the header whose value is a record's tenant, empty for none
+	 * @param rateLimit the listener's {@code rateLimit}, records a second, empty for none
+	 * @param workload what the handler does
+	 * @param beans more singletons for the application context
+	 * @param properties more properties ({@code kafka.resilience.*} and others)
+	 * @return the running application
+	 */
+	static ConfigurableApplicationContext fair(String bootstrapServers, String topic, String id, int concurrency,
+			String tenantHeader, String rateLimit, Workload workload, List<?> beans, String... properties) {
+		List<String> all = new ArrayList<>(List.of("kafka.resilience.instance-id=" + id,
+				"bench.tenant-header=" + tenantHeader, "bench.rate-limit=" + rateLimit));
+		all.addAll(List.of(properties));
+		return start(FairApplication.class, bootstrapServers, topic, id, concurrency, workload, beans, all);
 	}
 
 	/**
@@ -328,6 +353,13 @@ final class ListenerApplications {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	@Import(FairHandler.class)
+	static class FairApplication {
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
 	@Import(PlainHandler.class)
 	static class PlainApplication {
 
@@ -398,6 +430,24 @@ final class ListenerApplications {
 
 		@OrderedRetryListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
 				concurrency = "${bench.concurrency}")
+		void handle(ConsumerRecord<byte[], byte[]> record) throws Exception {
+			this.workload.handle(record);
+		}
+
+	}
+
+	/** The listener of {@link OrderedHandler} with tenants or a rate limit. */
+	static class FairHandler {
+
+		private final Workload workload;
+
+		FairHandler(Workload workload) {
+			this.workload = workload;
+		}
+
+		@OrderedRetryListener(id = "${bench.listener-id}", topics = "${bench.topic}", groupId = "${bench.listener-id}",
+				concurrency = "${bench.concurrency}", tenantHeader = "${bench.tenant-header}",
+				rateLimit = "${bench.rate-limit}")
 		void handle(ConsumerRecord<byte[], byte[]> record) throws Exception {
 			this.workload.handle(record);
 		}

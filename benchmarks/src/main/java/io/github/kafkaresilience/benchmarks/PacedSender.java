@@ -13,9 +13,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 /**
  * Sends records at a steady rate on a thread of its own until it is stopped, record n on
  * key n modulo the keys, each value carrying its sequence number and the time it was
- * handed to the producer (a {@link Records#timedValue timed value}). For a run whose
- * length depends on what happens meanwhile (P9R sends until the roll is over):
- * {@link #sent()} tells which records were sent before a moment and which after it.
+ * handed to the producer (a {@link Records#timedValue timed value}), or records that a
+ * {@link Maker} makes. For a run whose length depends on what happens meanwhile (P9R
+ * sends until the roll is over, P10 until a flood is handled): {@link #sent()} tells
+ * which records were sent before a moment and which after it.
  */
 final class PacedSender {
 
@@ -25,9 +26,7 @@ final class PacedSender {
 
 	private final int rate;
 
-	private final int keys;
-
-	private final int valueBytes;
+	private final Maker maker;
 
 	private final int capacity;
 
@@ -50,15 +49,27 @@ final class PacedSender {
 	 * @param capacity the most records it sends before stopping by itself
 	 */
 	PacedSender(BenchmarkBroker broker, String topic, int rate, int keys, int valueBytes, int capacity) {
+		this(broker, topic, "p9r-sender", rate, capacity, (n, sentNanos) -> new ProducerRecord<>(topic,
+				Records.key("key-" + (n % keys)), Records.timedValue(n, sentNanos, valueBytes)));
+	}
+
+	/**
+	 * @param broker the broker
+	 * @param topic the topic, which every record the maker makes is sent to
+	 * @param name the name of the sending thread
+	 * @param rate records per second
+	 * @param capacity the most records it sends before stopping by itself
+	 * @param maker makes record n, handed to the producer at the given time
+	 */
+	PacedSender(BenchmarkBroker broker, String topic, String name, int rate, int capacity, Maker maker) {
 		// no linger, as in P3L: a record leaves as soon as the previous request is
 		// answered
 		this.producer = broker.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0));
 		this.topic = topic;
 		this.rate = rate;
-		this.keys = keys;
-		this.valueBytes = valueBytes;
+		this.maker = maker;
 		this.capacity = capacity;
-		this.thread = new Thread(this::send, "p9r-sender");
+		this.thread = new Thread(this::send, name);
 		this.thread.setDaemon(true);
 	}
 
@@ -118,12 +129,11 @@ final class PacedSender {
 				for (; next < due && this.running; next++) {
 					long now = System.nanoTime();
 					behind = Math.max(behind, now - (start + next * 1_000_000_000L / this.rate));
-					this.producer.send(new ProducerRecord<>(this.topic, Records.key("key-" + (next % this.keys)),
-							Records.timedValue(next, now, this.valueBytes)), (metadata, ex) -> {
-								if (ex != null) {
-									this.failure.compareAndSet(null, ex);
-								}
-							});
+					this.producer.send(this.maker.make(next, now), (metadata, ex) -> {
+						if (ex != null) {
+							this.failure.compareAndSet(null, ex);
+						}
+					});
 					this.sent.set(next + 1);
 				}
 				this.behindNanos = behind;
@@ -133,6 +143,21 @@ final class PacedSender {
 		catch (RuntimeException ex) {
 			this.failure.compareAndSet(null, ex);
 		}
+	}
+
+	/** Makes the records a sender sends. */
+	@FunctionalInterface
+	interface Maker {
+
+		/**
+		 * Makes record {@code n}.
+		 * @param n the records sent before it
+		 * @param sentNanos {@link System#nanoTime()} just before it is handed to the
+		 * producer
+		 * @return the record
+		 */
+		ProducerRecord<byte[], byte[]> make(int n, long sentNanos);
+
 	}
 
 }

@@ -46,6 +46,26 @@ final class ParallelConsumerRunner {
 	 */
 	static void run(String bootstrapServers, String topic, String group, int concurrency, Workload workload,
 			Tally tally, Duration timeout) throws Exception {
+		try (Running running = start(bootstrapServers, topic, group, concurrency, workload)) {
+			long deadline = System.nanoTime() + timeout.toNanos();
+			while (!tally.await(Duration.ofMillis(100)) && System.nanoTime() - deadline < 0) {
+				running.check();
+			}
+		}
+	}
+
+	/**
+	 * Starts consuming {@code topic} in a new group, for a scenario that does more while
+	 * it runs than wait for one tally (P10 sends and floods in phases): the caller
+	 * {@linkplain Running#check() checks} it now and then and closes it.
+	 * @param bootstrapServers the broker
+	 * @param topic the topic
+	 * @param group the consumer group
+	 * @param concurrency the maximum number of records handled at once
+	 * @param workload what to do with each record
+	 * @return the running Parallel Consumer
+	 */
+	static Running start(String bootstrapServers, String topic, String group, int concurrency, Workload workload) {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
 				ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
 				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.CLIENT_ID_CONFIG, group);
@@ -65,6 +85,7 @@ final class ParallelConsumerRunner {
 			consumer.close();
 			throw ex;
 		}
+		Running running = new Running(processor);
 		try {
 			processor.subscribe(List.of(topic));
 			processor.poll((context) -> context.streamConsumerRecords().forEach((record) -> {
@@ -78,19 +99,12 @@ final class ParallelConsumerRunner {
 					throw new IllegalStateException(ex);
 				}
 			}));
-			long deadline = System.nanoTime() + timeout.toNanos();
-			while (!tally.await(Duration.ofMillis(100)) && System.nanoTime() - deadline < 0) {
-				if (processor.isClosedOrFailed()) {
-					Exception cause = (processor instanceof AbstractParallelEoSStreamProcessor<?, ?> internal)
-							? internal.getFailureCause() : null;
-					throw new IllegalStateException(
-							"Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"), cause);
-				}
-			}
 		}
-		finally {
-			processor.close();
+		catch (RuntimeException | LinkageError ex) {
+			running.close();
+			throw ex;
 		}
+		return running;
 	}
 
 	/**
@@ -142,6 +156,35 @@ final class ParallelConsumerRunner {
 	/** The version of Parallel Consumer's Reactor module on the classpath. */
 	static String reactorVersion() {
 		return Versions.ofMavenArtifact("io.confluent.parallelconsumer", "parallel-consumer-reactor");
+	}
+
+	/** A Parallel Consumer that was started; closing it stops it. */
+	static final class Running implements AutoCloseable {
+
+		private final ParallelStreamProcessor<byte[], byte[]> processor;
+
+		private Running(ParallelStreamProcessor<byte[], byte[]> processor) {
+			this.processor = processor;
+		}
+
+		/**
+		 * Throws when Parallel Consumer stopped by itself.
+		 * @throws IllegalStateException when it stopped, with its cause
+		 */
+		void check() {
+			if (this.processor.isClosedOrFailed()) {
+				Exception cause = (this.processor instanceof AbstractParallelEoSStreamProcessor<?, ?> internal)
+						? internal.getFailureCause() : null;
+				throw new IllegalStateException(
+						"Parallel Consumer stopped: " + ((cause != null) ? cause : "no cause given"), cause);
+			}
+		}
+
+		@Override
+		public void close() {
+			this.processor.close();
+		}
+
 	}
 
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
 
+import io.github.resilience4j.ratelimiter.RateLimiter;
 import org.apache.kafka.common.utils.AppInfoParser;
 
 import org.springframework.boot.SpringBootVersion;
@@ -40,6 +41,14 @@ final class Versions {
 
 	static String springFramework() {
 		return orUnknown(SpringVersion.getVersion());
+	}
+
+	/**
+	 * Resilience4j's rate limiter, from its jar's manifest (it carries no
+	 * pom.properties).
+	 */
+	static String resilience4jRateLimiter() {
+		return orUnknown(RateLimiter.class.getPackage().getImplementationVersion());
 	}
 
 	/**

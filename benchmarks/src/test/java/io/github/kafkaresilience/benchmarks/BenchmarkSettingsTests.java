@@ -132,6 +132,30 @@ class BenchmarkSettingsTests {
 	}
 
 	@Test
+	void theFairShareScenarioFloodsTwoHundredThousandRecordsPastFourTenantsOfFiftyRecordsASecond() {
+		BenchmarkSettings settings = BenchmarkSettings.parse();
+		assertThat(settings.scenarios()).contains("P10", "P10R");
+		assertThat(settings.count("p10-flood-records")).isEqualTo(200_000);
+		assertThat(settings.count("p10-tenant-rate")).isEqualTo(50);
+		assertThat(settings.count("p10-handler-ms")).isEqualTo(2);
+		assertThat(settings.count("p10-workers")).isEqualTo(16);
+		assertThat(settings.count("p10r-records")).isEqualTo(20_000);
+		assertThat(settings.count("p10r-rate")).isEqualTo(500);
+		BenchmarkSettings smoke = BenchmarkSettings.parse("--smoke");
+		assertThat(smoke.scenarios()).contains("P10", "P10R");
+		assertThat(smoke.count("p10-flood-records")).isLessThan(200_000);
+		assertThat(smoke.count("p10r-records")).isLessThan(20_000);
+	}
+
+	@Test
+	void theFairShareAndRateLimitScenariosRefuseSizesTheyCannotRun() {
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p10-tenant-rate=0"))
+			.withMessageContaining("--p10-tenant-rate");
+		assertThatIllegalArgumentException().isThrownBy(() -> BenchmarkSettings.parse("--p10r-rate=5"))
+			.withMessageContaining("--p10r-period-ms");
+	}
+
+	@Test
 	void retryableTopicCannotRunOnMoreRecordsThanTheStorm() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> BenchmarkSettings.parse("--p3-records=10k", "--p3-retryable-records=20k"))

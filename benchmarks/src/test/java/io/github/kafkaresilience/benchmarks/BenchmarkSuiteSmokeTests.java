@@ -14,9 +14,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs every scenario of the suite once at smoke size on one broker, and checks that
  * every contender handled every record and that the windowed throughput, the healthy
  * keys' latencies, the clean keys' latencies in the burst, the cold-start and the delay
- * numbers, the batch listeners' batches, what an outage of every key cost, and the
- * latency and the records lost during a rolling restart, were measured. No timing is
- * asserted: this proves the suite works, not how fast anything is.
+ * numbers, the batch listeners' batches, what an outage of every key cost, the latency
+ * and the records lost during a rolling restart, the tenants' latencies under a flood,
+ * and what a rate limit let through, were measured. No timing is asserted: this proves
+ * the suite works, not how fast anything is.
  */
 class BenchmarkSuiteSmokeTests {
 
@@ -34,10 +35,11 @@ class BenchmarkSuiteSmokeTests {
 	@Test
 	void everyScenarioRanAndTheReportWasWritten() throws Exception {
 		assertThat(result.reports()).extracting(ScenarioReport::id)
-			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R");
+			.containsExactly("P1", "P2", "P2W", "P2A", "P3", "P3L", "P3B", "P4", "P5", "P7", "P8", "P9", "P9R", "P10",
+					"P10R");
 		assertThat(result.output()).exists();
 		assertThat(Files.readString(result.output())).contains("## Targets", "## P1", "## P2W", "## P2A", "## P3L",
-				"## P3B", "## P5", "## P7", "## P8", "Smoke sizes");
+				"## P3B", "## P5", "## P7", "## P8", "## P10 ", "## P10R ", "Smoke sizes");
 	}
 
 	@Test
@@ -276,6 +278,47 @@ class BenchmarkSuiteSmokeTests {
 		}
 		// the library's p99 against the plain listener's, on the one protocol
 		assertThat(report("P9R").targets()).hasSize(1);
+	}
+
+	/**
+	 * P10 at smoke size: the library with and without tenants, and Parallel Consumer
+	 * unless it cannot run here.
+	 */
+	@Test
+	void fairShareTookTheSteadyTenantsLatenciesCalmAndInTheFloodAndTheFloodersThroughputInOrder() {
+		ScenarioReport report = report("P10");
+		Map<String, Double> measured = report.measured();
+		for (String contender : FairShareScenario.CONTENDERS) {
+			if (contender.equals(FairShareScenario.PARALLEL) && !contenders("P10").contains(contender)) {
+				assertThat(report.excluded().get(contender)).isNotBlank();
+				continue;
+			}
+			assertThat(contenders("P10")).contains(contender);
+			assertThat(measured.get(contender + " calm latencies")).as(contender + " calm latencies").isPositive();
+			assertThat(measured.get(contender + " flood latencies")).as(contender + " flood latencies").isPositive();
+			assertThat(measured.get(contender + " flood p99 ms")).as(contender + " flood p99").isNotNaN();
+			assertThat(measured.get(contender + " calm p99 ms")).as(contender + " calm p99").isNotNaN();
+			assertThat(measured.get(contender + " A flood records/s")).as(contender + " flood").isNotNaN();
+			assertThat(measured.get(contender + " A alone records/s")).as(contender + " alone").isNotNaN();
+			assertThat(measured.get(contender + " out of order")).as(contender + " out of order").isZero();
+		}
+		// the latency and the throughput of the library with tenants
+		assertThat(report.targets()).hasSize(2);
+	}
+
+	/** P10R at smoke size: the library's rateLimit and Resilience4j's RateLimiter. */
+	@Test
+	void rateLimitTookTheRateTheBusiestSecondAndTheCpuOfBothContenders() {
+		assertThat(contenders("P10R")).containsExactlyInAnyOrderElementsOf(RateLimitScenario.CONTENDERS);
+		Map<String, Double> measured = report("P10R").measured();
+		for (String contender : RateLimitScenario.CONTENDERS) {
+			assertThat(measured.get(contender + " records/s")).as(contender + " records/s").isPositive();
+			assertThat(measured.get(contender + " max in any second")).as(contender + " max in any second")
+				.isPositive();
+			assertThat(measured.get(contender + " CPU ms/s")).as(contender + " CPU").isNotNaN();
+		}
+		// the rate, the busiest second and the CPU, of the library
+		assertThat(report("P10R").targets()).hasSize(3);
 	}
 
 	private static ScenarioReport report(String id) {
