@@ -85,6 +85,12 @@ final class FairQueue {
 		return new Lane(tenant, this.settings.weightOf(tenant), rate);
 	}
 
+	/** Whether a rate limit, the listener's or a tenant's, may hold records back. */
+	boolean limited() {
+		return this.listenerRate != null || this.settings.defaultRateLimit() > 0
+				|| !this.settings.rateLimits().isEmpty();
+	}
+
 	/** Whether records wait, whether or not they may run now. */
 	synchronized boolean isEmpty() {
 		return this.size == 0;

@@ -2,11 +2,13 @@ package io.github.kafkaresilience.internal.container;
 
 /**
  * A limit on the records a second handed to a handler, as permits spaced {@code 1 / rate}
- * apart: a permit is free once the time it was booked for has come, and a small burst (a
- * hundredth of a second's permits, at least one) may be taken at once after an idle
- * spell, so in any second at most {@code rate} plus that burst are taken, and a batch
- * books all of its records at once (it may overrun by one batch). Never blocks: it says
- * how long to wait. Thread-safe.
+ * apart: a permit is free once the time it was booked for has come. A permit taken late
+ * is booked for its time, not for when it was taken, up to {@link #CATCH_UP} late (at
+ * least one permit's spacing), so a timer that wakes a millisecond late costs no rate;
+ * after an idle spell that many may be taken at once. In any second at most {@code rate}
+ * are taken, plus those of the catch-up, plus one; a batch books all of its records at
+ * once, so it may overrun by one batch. Never blocks: it says how long to wait.
+ * Thread-safe.
  */
 final class RecordRate {
 

@@ -120,8 +120,11 @@ final class Workers {
 	}
 
 	/**
-	 * Starts the workers again once a rate limit lets records run: in {@code nanos},
-	 * rounded up to the timer's millisecond.
+	 * Starts a worker again once a rate limit lets a record run: in {@code nanos},
+	 * rounded up to the timer's millisecond. One worker: a permit comes free at a time,
+	 * and a worker that takes one starts another while more may run
+	 * ({@link #startAnotherIfLimited}), so a wake-up costs one hand-off, not one per
+	 * worker.
 	 */
 	private void wakeIn(long nanos) {
 		later(() -> {
@@ -129,10 +132,21 @@ final class Workers {
 			if (fair != null) {
 				fair.woken();
 			}
-			for (int i = 0; i < this.limit && this.turns.hasWork() && !this.stopping; i++) {
+			if (this.turns.hasWork() && !this.stopping) {
 				startDrainer();
 			}
 		}, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+	}
+
+	/**
+	 * A worker took a record under a rate limit: starts another if more may run now,
+	 * since records that waited for a permit were submitted without starting one.
+	 */
+	private void startAnotherIfLimited(Task taken) {
+		FairQueue fair = this.turns.fair();
+		if (fair != null && fair.limited() && taken instanceof RecordTask && this.turns.hasReady()) {
+			startDrainer();
+		}
 	}
 
 	/**
@@ -388,6 +402,7 @@ final class Workers {
 				for (Task task; this.draining.get() <= this.limit && (task = this.turns.next()) != null;) {
 					// only failure handling carries the rest of a step (its run takes it)
 					boolean failure = failurePending(task);
+					startAnotherIfLimited(task);
 					try {
 						KeyedTask next = run(task);
 						if (failure) {
