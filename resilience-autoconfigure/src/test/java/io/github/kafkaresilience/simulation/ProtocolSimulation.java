@@ -98,6 +98,9 @@ final class ProtocolSimulation {
 
 	private static final int MAX_NESTING = 2;
 
+	/** The names of the tenants of a seed with tenants. */
+	private static final String[] TENANTS = { "t0", "t1", "t2" };
+
 	/**
 	 * Steps without any write, handler run or commit after which a run is declared stuck.
 	 */
@@ -1304,10 +1307,7 @@ final class ProtocolSimulation {
 	 * {@code TenantTally} the sum over the partitions its process holds.
 	 */
 	private void checkTenantShares() {
-		List<String> tenants = new ArrayList<>();
-		for (int t = 0; t < this.config.tenants(); t++) {
-			tenants.add("t" + t);
-		}
+		List<String> tenants = new ArrayList<>(List.of(TENANTS).subList(0, this.config.tenants()));
 		tenants.add(TenantResolver.UNKNOWN);
 		for (SimInstance instance : this.world.instances) {
 			Incarnation inc = instance.current;
@@ -1983,12 +1983,17 @@ final class ProtocolSimulation {
 		if (key == null) {
 			return null;
 		}
-		String name = new String(key, StandardCharsets.UTF_8);
-		if (!name.matches("k\\d+")) {
+		if (key.length < 2 || key.length > 3 || key[0] != 'k') {
 			return null;
 		}
-		int index = Integer.parseInt(name.substring(1));
-		return (index < this.config.keys()) ? "t" + (index % this.config.tenants()) : null;
+		int index = 0;
+		for (int i = 1; i < key.length; i++) {
+			if (key[i] < '0' || key[i] > '9') {
+				return null;
+			}
+			index = index * 10 + (key[i] - '0');
+		}
+		return (index < this.config.keys()) ? TENANTS[index % this.config.tenants()] : null;
 	}
 
 	private void poll(Work work) {
@@ -3302,7 +3307,7 @@ final class ProtocolSimulation {
 	private String tenantsHeld(Work work) {
 		Map<String, Integer> held = new LinkedHashMap<>();
 		for (int t = 0; t < this.config.tenants(); t++) {
-			held.put("t" + t, work.shares.inFlight("t" + t));
+			held.put(TENANTS[t], work.shares.inFlight(TENANTS[t]));
 		}
 		held.put(TenantResolver.UNKNOWN, work.shares.inFlight(TenantResolver.UNKNOWN));
 		return held.toString();
