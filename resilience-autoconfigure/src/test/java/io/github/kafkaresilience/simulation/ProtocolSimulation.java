@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
 import io.github.kafkaresilience.DependencyUnavailableException;
 import io.github.kafkaresilience.PermanentFailureException;
 import io.github.kafkaresilience.internal.container.TestParkedPass;
+import io.github.kafkaresilience.internal.container.TenantTally;
+import io.github.kafkaresilience.internal.container.TestTenants;
 import io.github.kafkaresilience.ladder.HandlerResult;
 import io.github.kafkaresilience.internal.ladder.ProtocolHeaders;
 import io.github.kafkaresilience.internal.ladder.Step;
@@ -42,6 +44,7 @@ import io.github.kafkaresilience.simulation.SimWorld.Task;
 import io.github.kafkaresilience.simulation.SimWorld.Wait;
 import io.github.kafkaresilience.simulation.SimWorld.Work;
 import io.github.kafkaresilience.internal.support.Futures;
+import io.github.kafkaresilience.listener.TenantResolver;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
@@ -79,10 +82,24 @@ import org.apache.kafka.common.utils.Bytes;
  * records held, a failed run held with the rest of its step dropped, queued failure
  * handling put back) until a probe ends the hold; the hold is the process's own, so a
  * crash ends it and a rebalance takes its partitions as they are.
+ * <p>
+ * About a third of the seeds have tenants, one of which floods the topic, and the
+ * container's share of a partition per tenant is modelled with its own decision code:
+ * each process has a real {@code Tenants}, each partition it holds that one's real
+ * {@code TenantShares} (through {@link TestTenants}). A record is taken, parked at its
+ * tenant's cap, or held back, as {@code PartitionWork.take} decides; a pass of the
+ * re-reader ends at a record whose tenant is at its cap, as {@code PartitionWork.unpark}
+ * refuses it; a record done, or parked for its due time, is released; a tenant that
+ * drains to half its cap with records parked at it makes the re-reader look at once, and
+ * a pass cut short looks again after the re-reader's idle interval. Crashes, rebalances
+ * (which revoke the shares), duplicates and everything else interleave with it.
  */
 final class ProtocolSimulation {
 
 	private static final int MAX_NESTING = 2;
+
+	/** The names of the tenants of a seed with tenants. */
+	private static final String[] TENANTS = { "t0", "t1", "t2" };
 
 	/**
 	 * Steps without any write, handler run or commit after which a run is declared stuck.
@@ -96,9 +113,17 @@ final class ProtocolSimulation {
 			boolean ambiguousWrites, boolean encodeLocks, int maxInFlight, double wTailer, double wClock,
 			double wCommit, double wFaults, int replays, int foreign, boolean asyncWrites, int outages,
 			int outageMillis, boolean unavailable, double pTrip, int probeMillis, boolean batches, int batchSize,
-			int commands, int parkAfterMillis, boolean asyncResults) {
+			int commands, int parkAfterMillis, boolean asyncResults, int tenants, int tenantCap, double pFlood) {
 
 		static Config of(long seed) {
+			return of(seed, true);
+		}
+
+		/**
+		 * @param tenantsAllowed whether the seed may have tenants: without, it runs as it
+		 * did before there were any
+		 */
+		private static Config of(long seed, boolean tenantsAllowed) {
 			Random r = new Random(seed * 0x9E3779B97F4A7C15L + 17);
 			int partitions = (r.nextInt(10) < 6) ? 1 : 2 + r.nextInt(2);
 			int instances = 2 + r.nextInt(2);
@@ -190,10 +215,29 @@ final class ProtocolSimulation {
 			if (asyncResults) {
 				outages = 0;
 			}
+			// drawn last, for the same reason: tenants (the container's TenantShares), in
+			// a third of the seeds: each key belongs to one of two or three tenants, the
+			// first of which floods the topic, and a tenant holds at most a small cap of
+			// a partition's records in memory (its later records there are parked); the
+			// container parks records of tenants only with parking on
+			boolean tenanted = choice("simulation.tenants", r.nextInt(3) == 0) && tenantsAllowed;
+			// the flooding tenant has two keys at least: a flood of one key is a hot key,
+			// whose followers at the last stage each cycle once per run of its head
+			int tenants = Math.min(2 + r.nextInt(2), keys - 1);
+			int tenantCap = 1 + r.nextInt(Math.min(3, maxInFlight - 1));
+			double pFlood = 0.6 + 0.3 * r.nextDouble();
+			if (tenanted && !Boolean.getBoolean("simulation.tenant-replays")) {
+				// no replays unless asked for: the container queues a replay's admission
+				// behind the records of its key in memory only, so one parked at its
+				// tenant's cap in the main topic is passed, and the replay runs before it
+				// ((7), seed 122)
+				replays = 0;
+			}
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
-					pTrip, probeMillis, batches, batchSize, commands, parking ? parkAfterMillis : -1, asyncResults);
+					pTrip, probeMillis, batches, batchSize, commands, (parking || tenanted) ? parkAfterMillis : -1,
+					asyncResults, tenanted ? tenants : 0, tenantCap, pFlood);
 		}
 
 		/**
@@ -207,7 +251,7 @@ final class ProtocolSimulation {
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
 					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
-					this.asyncResults);
+					this.asyncResults, this.tenants, this.tenantCap, this.pFlood);
 		}
 
 		/**
@@ -221,7 +265,23 @@ final class ProtocolSimulation {
 					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
 					this.wFaults, this.replays, this.foreign, this.asyncWrites, 0, this.outageMillis, this.unavailable,
 					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
-					this.asyncResults);
+					this.asyncResults, this.tenants, this.tenantCap, this.pFlood);
+		}
+
+		/**
+		 * This configuration without tenants (for seeds that reproduce what was found
+		 * before there were any): a seed parks, and replays, as it drew before.
+		 */
+		Config withoutTenants() {
+			Config drawn = of(this.seed, false);
+			int parkAfterMillis = drawn.parkAfterMillis();
+			return new Config(this.seed, this.partitions, this.instances, this.records, this.keys, this.delays,
+					this.maxAttempts, this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders,
+					this.pCrashPerCall, this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies,
+					this.ambiguousWrites, this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit,
+					this.wFaults, drawn.replays(), this.foreign, this.asyncWrites, this.outages, this.outageMillis,
+					this.unavailable, this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands,
+					parkAfterMillis, this.asyncResults, 0, this.tenantCap, this.pFlood);
 		}
 
 		/**
@@ -248,14 +308,14 @@ final class ProtocolSimulation {
 							+ "encodeLocks=%s maxInFlight=%d wTailer=%.1f wClock=%.1f wCommit=%.1f wFaults=%.1f "
 							+ "replays=%d foreignRecords=%d asyncWrites=%s outages=%d outageMillis=%d unavailable=%s "
 							+ "pTrip=%.2f probeMillis=%d batches=%s batchSize=%d commands=%d parkAfterMillis=%d "
-							+ "asyncResults=%s",
+							+ "asyncResults=%s tenants=%d tenantCap=%d pFlood=%.2f",
 					this.seed, this.partitions, this.instances, this.records, this.keys, this.delays, this.maxAttempts,
 					this.pSuccess, this.pPermanent, this.pPoison, this.pNullKey, this.pJunkHeaders, this.pCrashPerCall,
 					this.pNestPerCall, this.pFailPerWrite, this.splitOwnership, this.zombies, this.ambiguousWrites,
 					this.encodeLocks, this.maxInFlight, this.wTailer, this.wClock, this.wCommit, this.wFaults,
 					this.replays, this.foreign, this.asyncWrites, this.outages, this.outageMillis, this.unavailable,
 					this.pTrip, this.probeMillis, this.batches, this.batchSize, this.commands, this.parkAfterMillis,
-					this.asyncResults);
+					this.asyncResults, this.tenants, this.tenantCap, this.pFlood);
 		}
 
 		/**
@@ -264,6 +324,14 @@ final class ProtocolSimulation {
 		 */
 		boolean parking() {
 			return this.parkAfterMillis >= 0;
+		}
+
+		/**
+		 * The share of a partition's bound one tenant may fill, for a cap of
+		 * {@link #tenantCap} records.
+		 */
+		double maxShare() {
+			return (this.tenantCap + 0.5) / this.maxInFlight;
 		}
 
 	}
@@ -521,6 +589,40 @@ final class ProtocolSimulation {
 
 		long seedsWithHoldRevocation;
 
+		/** Seeds whose records have tenants. */
+		long tenantSeeds;
+
+		/**
+		 * Records of the tenants other than the flooding one, produced in those seeds.
+		 */
+		long beside;
+
+		/** Records parked when taken: their tenant held as many in memory as it may. */
+		long parkedAtCap;
+
+		/**
+		 * Records held back when polled: their tenant was at its cap and the partition
+		 * had as many parked runs as its bound.
+		 */
+		long heldBackAtCap;
+
+		/**
+		 * Passes of the re-reader cut short at a record whose tenant was at its cap.
+		 */
+		long refusedAtCap;
+
+		/**
+		 * Times a tenant drained to half its cap with records parked at it: a look at the
+		 * partition's parked records was asked for at once.
+		 */
+		long tenantLooks;
+
+		/**
+		 * Records waiting long for their due time left in memory: the partition had as
+		 * many parked runs as its bound.
+		 */
+		long parkingFull;
+
 		synchronized void add(Stats other) {
 			this.runs += other.runs;
 			this.steps += other.steps;
@@ -609,6 +711,13 @@ final class ProtocolSimulation {
 			this.takenForCommands += other.takenForCommands;
 			this.commandBursts += other.commandBursts;
 			this.commandsBesideOthers += other.commandsBesideOthers;
+			this.tenantSeeds += other.tenantSeeds;
+			this.beside += other.beside;
+			this.parkedAtCap += other.parkedAtCap;
+			this.heldBackAtCap += other.heldBackAtCap;
+			this.refusedAtCap += other.refusedAtCap;
+			this.tenantLooks += other.tenantLooks;
+			this.parkingFull += other.parkingFull;
 		}
 
 		@Override
@@ -652,7 +761,10 @@ final class ProtocolSimulation {
 					+ this.commandBursts + " besidePendingOnes=" + this.commandsBesideOthers + ") parking(seeds="
 					+ this.parkingSeeds + " parked=" + this.parked + " duePasses=" + this.duePasses + " takenWhenDue="
 					+ this.takenWhenDue + " commandPasses=" + this.commandPasses + " takenForCommands="
-					+ this.takenForCommands + ")";
+					+ this.takenForCommands + ") tenants(seeds=" + this.tenantSeeds + " recordsBesideTheFlood="
+					+ this.beside + " parkedAtCap=" + this.parkedAtCap + " heldBackAtCap=" + this.heldBackAtCap
+					+ " passesCutShortAtCap=" + this.refusedAtCap + " looksWhenDrained=" + this.tenantLooks
+					+ " farOffKeptInMemory=" + this.parkingFull + ")";
 		}
 
 	}
@@ -828,6 +940,9 @@ final class ProtocolSimulation {
 				step();
 				rethrowDeferred();
 				checkCommandWakes();
+				if (this.config.tenants() > 0) {
+					checkTenantShares();
+				}
 			}
 			List<String> violations = this.world.finalViolations();
 			if (!violations.isEmpty()) {
@@ -929,6 +1044,7 @@ final class ProtocolSimulation {
 		this.stats.commandedDeadLetters = this.world.commandedDeadLetters;
 		this.stats.commandsEnded = this.world.commandsEnded;
 		this.stats.parkingSeeds = this.config.parking() ? 1 : 0;
+		this.stats.tenantSeeds = (this.config.tenants() > 0) ? 1 : 0;
 		this.stats.seedsWithHoldCrash = (this.stats.holdCrashes > 0) ? 1 : 0;
 		this.stats.seedsWithHoldRevocation = (this.stats.holdRevocations > 0) ? 1 : 0;
 		for (int p = 0; p < this.config.partitions(); p++) {
@@ -970,6 +1086,17 @@ final class ProtocolSimulation {
 	}
 
 	private void listen(Incarnation incarnation) {
+		if (this.config.tenants() > 0) {
+			// the container's Tenants: its tally and its wake of the re-reader are the
+			// process's own
+			incarnation.tenants = new TestTenants(SimWorld.GROUP, this::tenantOf, this.config.maxShare());
+			incarnation.tenants.rereadWith(() -> this.stats.tenantLooks++);
+			if (incarnation.tenants.capOf(this.config.maxInFlight()) != this.config.tenantCap()) {
+				throw new IllegalStateException("a share of " + this.config.maxShare() + " of "
+						+ this.config.maxInFlight() + " gives a cap of "
+						+ incarnation.tenants.capOf(this.config.maxInFlight()) + ", not " + this.config.tenantCap());
+			}
+		}
 		incarnation.table.addListener((key) -> {
 			for (Work work : incarnation.works.values()) {
 				for (Task task : work.tasks) {
@@ -1015,10 +1142,23 @@ final class ProtocolSimulation {
 		if (parking.get(0) != task || parking.stream().anyMatch((t) -> t.rec == null || (t != task && t.running))) {
 			return;
 		}
+		if (work.shares != null && parkedRuns(work) >= this.config.maxInFlight()) {
+			this.stats.parkingFull++; // the container's park refuses: the task waits in
+										// memory
+			trace(() -> indent + "  " + work.owner + " keeps " + task + " in memory: " + work.tp + " has "
+					+ parkedRuns(work) + " parked runs");
+			return;
+		}
 		for (Task parked : parking) {
 			work.tasks.remove(parked);
 			work.parked.add(parked.rec.offset());
 			this.stats.parked++;
+			if (work.shares != null) {
+				work.shares.released(parked.tenant); // let go of in memory
+			}
+		}
+		if (work.shares != null) {
+			work.lookAt = Math.min(work.lookAt, task.dueAt);
 		}
 		if (task.key != null) {
 			work.queues.remove(task.key);
@@ -1057,7 +1197,7 @@ final class ProtocolSimulation {
 		}
 		work.commandPasses.removeAll(keys);
 		keys.retainAll(work.parkedKeys.keySet()); // the others were taken back already
-		if (keys.isEmpty() && parkedDue(work) > this.world.clock.millis()) {
+		if (keys.isEmpty() && Math.max(parkedDue(work), work.lookAt) > this.world.clock.millis()) {
 			return;
 		}
 		TestParkedPass pass = keys.isEmpty() ? TestParkedPass.forDueRecords(0) : TestParkedPass.forCommands(keys);
@@ -1079,6 +1219,14 @@ final class ProtocolSimulation {
 				cutShort = true;
 				break;
 			}
+			String tenant = (work.shares != null) ? tenantOf(work, rec) : null;
+			if (work.shares != null && work.shares.atCap(tenant)) {
+				// the container's unpark refuses it: nothing after it is taken back
+				this.stats.refusedAtCap++;
+				cutShort = true;
+				trace(() -> work.owner + " re-reads " + rec + " of tenant " + tenant + ", at its cap: the pass ends");
+				break;
+			}
 			work.parked.remove(offset);
 			if (key != null) {
 				work.parkedKeys.computeIfPresent(key, (k, count) -> (count > 1) ? count - 1 : null);
@@ -1086,8 +1234,18 @@ final class ProtocolSimulation {
 			if (work.parked.isEmpty()) {
 				work.parkedKeys.clear();
 			}
-			enqueue(work, new Task(work, rec, false));
+			Task back = new Task(work, rec, false);
+			if (work.shares != null) {
+				back.tenant = tenant;
+				work.shares.unparked(tenant);
+			}
+			enqueue(work, back);
 			taken++;
+		}
+		if (work.shares != null && keys.isEmpty()) {
+			// the container's re-reader looks again after its idle interval when the pass
+			// was cut short, and when the next parked record is due otherwise
+			work.lookAt = cutShort ? now + 200 : 0;
 		}
 		int back = taken;
 		if (keys.isEmpty()) {
@@ -1137,6 +1295,50 @@ final class ProtocolSimulation {
 						&& command.appliesTo(lock) && !work.commandPasses.contains(command.key())) {
 					throw new SimViolation("(13) " + command + " applies to " + lock + " at " + inc + ", where "
 							+ work.tp + "/" + offset + " is parked with no pass of the re-reader asked for");
+				}
+			}
+		}
+	}
+
+	/**
+	 * (14) A tenant never holds more than its cap of a partition's records in memory
+	 * (taken, not parked, not done), and the container's {@code TenantShares} of each
+	 * partition count what the partition holds of each tenant, and its
+	 * {@code TenantTally} the sum over the partitions its process holds.
+	 */
+	private void checkTenantShares() {
+		List<String> tenants = new ArrayList<>(List.of(TENANTS).subList(0, this.config.tenants()));
+		tenants.add(TenantResolver.UNKNOWN);
+		for (SimInstance instance : this.world.instances) {
+			Incarnation inc = instance.current;
+			Map<String, Integer> total = new HashMap<>();
+			for (Work work : inc.works.values()) {
+				Map<String, Integer> held = new HashMap<>();
+				for (Task task : work.tasks) {
+					if (task.rec != null) {
+						held.merge(task.tenant, 1, Integer::sum);
+					}
+				}
+				for (String tenant : tenants) {
+					int inMemory = held.getOrDefault(tenant, 0);
+					if (inMemory > this.config.tenantCap()) {
+						throw new SimViolation("(14) tenant " + tenant + " holds " + inMemory + " records of " + work.tp
+								+ " in memory at " + inc + ", more than its cap of " + this.config.tenantCap() + ": "
+								+ work.tasks);
+					}
+					if (work.shares.inFlight(tenant) != inMemory) {
+						throw new SimViolation("(14) the tenant shares of " + work.tp + " at " + inc + " count "
+								+ work.shares.inFlight(tenant) + " records of tenant " + tenant + " in memory, which "
+								+ "holds " + inMemory + ": " + work.tasks);
+					}
+					total.merge(tenant, inMemory, Integer::sum);
+				}
+			}
+			for (TenantTally.TenantFigures figures : inc.tenants.tally().figures()) {
+				if (figures.inFlight() != total.getOrDefault(figures.tenant(), 0)) {
+					throw new SimViolation("(14) the tally of " + inc + " counts " + figures.inFlight()
+							+ " records of tenant " + figures.tenant() + " in flight, its partitions "
+							+ total.getOrDefault(figures.tenant(), 0));
 				}
 			}
 		}
@@ -1519,7 +1721,7 @@ final class ProtocolSimulation {
 				// in-flight bound
 				if (!work.parked.isEmpty() && !inc.dead && !work.revoked
 						&& work.tasks.size() < this.config.maxInFlight()) {
-					long due = parkedDue(work);
+					long due = Math.max(parkedDue(work), work.lookAt);
 					if (!work.commandPasses.isEmpty() || due <= this.world.clock.millis()) {
 						rereadable.add(work);
 					}
@@ -1727,6 +1929,10 @@ final class ProtocolSimulation {
 	}
 
 	private void produce() {
+		if (this.config.tenants() > 0) {
+			produceForTenants();
+			return;
+		}
 		int keyIndex = this.rnd.nextInt(this.config.keys());
 		boolean nullKey = this.rnd.nextDouble() < this.config.pNullKey();
 		String key = nullKey ? null : "k" + keyIndex;
@@ -1738,9 +1944,71 @@ final class ProtocolSimulation {
 				+ (junk ? " (junk protocol headers)" : ""));
 	}
 
+	/**
+	 * Produces a record of a seed with tenants: of the first tenant, which floods the
+	 * topic, most of the time, else of another one; of a key of that tenant, or without a
+	 * key (its tenant is then unknown). The keys of the tenants are spread so that the
+	 * records of several tenants share a partition.
+	 */
+	private void produceForTenants() {
+		int tenants = this.config.tenants();
+		boolean nullKey = this.rnd.nextDouble() < this.config.pNullKey();
+		int tenant = (this.rnd.nextDouble() < this.config.pFlood()) ? 0 : 1 + this.rnd.nextInt(tenants - 1);
+		List<Integer> ofTenant = new ArrayList<>();
+		for (int k = tenant; k < this.config.keys(); k += tenants) {
+			ofTenant.add(k);
+		}
+		int keyIndex = ofTenant.get(this.rnd.nextInt(ofTenant.size()));
+		String key = nullKey ? null : "k" + keyIndex;
+		int partition = nullKey ? this.rnd.nextInt(this.config.partitions())
+				: (keyIndex / tenants) % this.config.partitions();
+		boolean poison = this.rnd.nextDouble() < this.config.pPoison();
+		boolean junk = this.rnd.nextDouble() < this.config.pJunkHeaders();
+		Rec rec = this.world.produce(key, partition, poison, junk);
+		if (!nullKey && tenant > 0) {
+			this.stats.beside++;
+		}
+		trace(() -> "produce " + rec + " key=" + key + " tenant=" + tenantOf(rec.delivery())
+				+ (poison ? " (poison)" : "") + (junk ? " (junk protocol headers)" : ""));
+	}
+
+	/**
+	 * The tenant of a record, as a seed with tenants resolves it: key {@code k<i>}
+	 * belongs to tenant {@code t<i mod tenants>}; a record without a key (or with a key
+	 * no produced record has) to none, which the container counts as
+	 * {@code TenantResolver.UNKNOWN}.
+	 */
+	private String tenantOf(Delivery delivery) {
+		byte[] key = delivery.key();
+		if (key == null) {
+			return null;
+		}
+		if (key.length < 2 || key.length > 3 || key[0] != 'k') {
+			return null;
+		}
+		int index = 0;
+		for (int i = 1; i < key.length; i++) {
+			if (key[i] < '0' || key[i] > '9') {
+				return null;
+			}
+			index = index * 10 + (key[i] - '0');
+		}
+		return (index < this.config.keys()) ? TENANTS[index % this.config.tenants()] : null;
+	}
+
 	private void poll(Work work) {
 		int count = 1 + this.rnd.nextInt(3);
 		List<Rec> log = this.world.log(work.tp.topic(), work.tp.partition());
+		if (work.shares != null) {
+			for (int i = 0; i < count && work.fetchPos < log.size()
+					&& work.tasks.size() < this.config.maxInFlight(); i++) {
+				if (!take(work, log.get((int) work.fetchPos), false)) {
+					break; // held back: polled again once there is room
+				}
+				work.fetchPos++;
+			}
+			return;
+		}
 		for (int i = 0; i < count && work.fetchPos < log.size() && work.tasks.size() < this.config.maxInFlight(); i++) {
 			Rec rec = log.get((int) work.fetchPos++);
 			if (rec.key() != null && work.parkedKeys.containsKey(Bytes.wrap(rec.key()))) {
@@ -1761,6 +2029,96 @@ final class ProtocolSimulation {
 			enqueue(work, new Task(work, rec, false));
 			trace(() -> work.owner + " polls " + rec + " key=" + keyName(rec));
 		}
+	}
+
+	/**
+	 * Takes a polled (or redelivered) record of a seed with tenants, as the container's
+	 * {@code PartitionWork.take} does, asking the partition's real {@code TenantShares}:
+	 * a record whose tenant holds as many records in memory as it may is held back if the
+	 * partition has as many parked runs as its bound, and otherwise parked (its offset
+	 * pending, so no commit passes it), to be read again by the re-reader at once; a
+	 * record of a key with a parked record parks behind it; any other is held in memory,
+	 * counted for its tenant. Returns false when the record was held back.
+	 */
+	private boolean take(Work work, Rec rec, boolean duplicate) {
+		String tenant = tenantOf(work, rec);
+		Bytes key = (rec.key() != null) ? Bytes.wrap(rec.key()) : null;
+		boolean atCap = work.shares.atCap(tenant);
+		if (atCap && parkedRuns(work) >= this.config.maxInFlight()) {
+			this.stats.heldBackAtCap++;
+			trace(() -> work.owner + " holds back " + rec + " of tenant " + tenant + ", at its cap, with "
+					+ parkedRuns(work) + " parked runs in " + work.tp);
+			return false;
+		}
+		String what = duplicate ? " gets a duplicate delivery of " : " polls ";
+		boolean behind = key != null && work.parkedKeys.containsKey(key);
+		if (behind || atCap) {
+			work.pending.add(rec.offset());
+			work.parked.add(rec.offset());
+			if (key != null) {
+				work.parkedKeys.merge(key, 1, Integer::sum);
+			}
+			if (behind) {
+				this.stats.parked++;
+				trace(() -> work.owner + what + rec + " key=" + keyName(rec) + ", parked behind its key");
+			}
+			else {
+				work.shares.parkedAtCap(tenant);
+				work.lookAt = 0;
+				this.stats.parkedAtCap++;
+				trace(() -> work.owner + what + rec + " key=" + keyName(rec) + ", parked: tenant " + tenant
+						+ " is at its cap");
+			}
+			if (key != null && namedByCommand(work, rec)) {
+				work.commandPasses.add(key); // the command arrived before the record did
+			}
+			return true;
+		}
+		Task task = new Task(work, rec, duplicate);
+		task.tenant = tenant;
+		work.shares.taken(tenant);
+		enqueue(work, task);
+		trace(() -> work.owner + what + rec + " key=" + keyName(rec) + " tenant=" + tenant);
+		return true;
+	}
+
+	/**
+	 * Whether a pending command in the owner's table names the lock a record carries, at
+	 * the record (the container's {@code RecordTask.commandPending}), whether or not the
+	 * lock is there yet: its write may be under way.
+	 */
+	private boolean namedByCommand(Work work, Rec rec) {
+		String lockId = ProtocolHeaders.text(rec.headers(), ProtocolHeaders.LOCK_ID);
+		int stage = this.world.plan.stageOf(rec.topic());
+		if (this.config.commands() == 0 || lockId == null || stage <= 0) {
+			return false;
+		}
+		Position position = new Position(stage, rec.offset());
+		for (OperatorCommand command : work.owner.table.commands()) {
+			if (command.lockId().equals(lockId) && command.partition() == rec.partition()
+					&& command.position().equals(position)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** The tenant of a record of a partition, as its owner's {@code Tenants} finds it. */
+	private static String tenantOf(Work work, Rec rec) {
+		return work.owner.tenants.tenantOf(rec.delivery());
+	}
+
+	/** Runs of consecutive parked offsets, which a partition's bound bounds. */
+	private static int parkedRuns(Work work) {
+		int runs = 0;
+		long previous = -2;
+		for (long offset : work.parked) {
+			if (offset != previous + 1) {
+				runs++;
+			}
+			previous = offset;
+		}
+		return runs;
 	}
 
 	private void enqueue(Work work, Task task) {
@@ -2344,6 +2702,9 @@ final class ProtocolSimulation {
 		Work work = task.work;
 		if (task.rec != null) {
 			work.pending.remove(task.rec.offset());
+			if (work.shares != null && !work.revoked) {
+				work.shares.released(task.tenant); // the container's done
+			}
 		}
 		work.tasks.remove(task);
 		if (task.key != null) {
@@ -2684,6 +3045,14 @@ final class ProtocolSimulation {
 		}
 		Object[] pick = candidates.get(this.rnd.nextInt(candidates.size()));
 		Work work = (Work) pick[0];
+		if (work.shares != null) {
+			// taken as a polled record is; one refused (at the bound, or held back) is
+			// dropped: it is a record done already, delivered again
+			if (work.tasks.size() < this.config.maxInFlight() && take(work, (Rec) pick[1], true)) {
+				this.stats.duplicates++;
+			}
+			return;
+		}
 		Task task = new Task(work, (Rec) pick[1], true);
 		enqueue(work, task);
 		this.stats.duplicates++;
@@ -2755,6 +3124,9 @@ final class ProtocolSimulation {
 				checkCommit(old, tp, offset);
 			}
 			work.revoked = true;
+			if (work.shares != null) {
+				work.shares.revoked();
+			}
 			countFailuresLost(work);
 			trace(() -> "REBALANCE revokes " + tp + " from " + old + " (commits " + offset + ")");
 		}
@@ -2788,6 +3160,14 @@ final class ProtocolSimulation {
 					: byPartition.computeIfAbsent(tp.partition(), (p) -> randomInstance());
 			Incarnation inc = to.current;
 			Work work = new Work(tp, inc, this.world.committed(tp), this.world.lockEnd(tp.partition()));
+			if (inc.tenants != null) {
+				// a tenant drained to half its cap with records parked at it: the
+				// re-reader looks at the partition's parked records at once
+				work.shares = inc.tenants.shares(this.config.maxInFlight(), () -> {
+					work.lookAt = 0;
+					trace(() -> "    " + inc + " asks its re-reader to look at " + tp + " now: a tenant has room");
+				});
+			}
 			inc.works.put(tp, work);
 			this.owners.put(tp, inc);
 			if (this.holds.containsKey(inc)) {
@@ -2825,6 +3205,9 @@ final class ProtocolSimulation {
 				.append(work.barrierOpen())
 				.append(work.parked.isEmpty() ? "" : " parked " + work.parked)
 				.append(work.commandPasses.isEmpty() ? "" : " passes asked for " + work.commandPasses)
+				.append((work.shares == null) ? ""
+						: " tenants in memory " + tenantsHeld(work) + " lookAt "
+								+ ((work.lookAt == 0) ? "0" : SimWorld.rel(work.lookAt)))
 				.append('\n');
 			for (Task task : work.tasks) {
 				out.append("    ")
@@ -2919,6 +3302,15 @@ final class ProtocolSimulation {
 					+ " (same key, same topic partition) and is never routed";
 		}
 		return null;
+	}
+
+	private String tenantsHeld(Work work) {
+		Map<String, Integer> held = new LinkedHashMap<>();
+		for (int t = 0; t < this.config.tenants(); t++) {
+			held.put(TENANTS[t], work.shares.inFlight(TENANTS[t]));
+		}
+		held.put(TenantResolver.UNKNOWN, work.shares.inFlight(TenantResolver.UNKNOWN));
+		return held.toString();
 	}
 
 	private static String keyName(Rec rec) {

@@ -40,6 +40,7 @@ import io.github.kafkaresilience.internal.lock.OperatorCommand;
 import io.github.kafkaresilience.internal.lock.Position;
 import io.github.kafkaresilience.internal.lock.Ownership;
 import io.github.kafkaresilience.internal.lock.TestLockTable;
+import io.github.kafkaresilience.internal.container.TestTenants;
 import io.github.kafkaresilience.internal.support.MovingClock;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.Headers;
@@ -386,6 +387,12 @@ final class SimWorld {
 
 		final Map<TP, Work> works = new LinkedHashMap<>();
 
+		/**
+		 * The tenants of its listener's records (the container's {@code Tenants}), or
+		 * {@code null} when they have none: gone with the process.
+		 */
+		TestTenants tenants;
+
 		boolean dead;
 
 		Incarnation(SimInstance instance, int number) {
@@ -677,6 +684,22 @@ final class SimWorld {
 		 */
 		boolean opened;
 
+		/**
+		 * With tenants: the tenants' shares of the partition's in-flight bound (the
+		 * container's {@code TenantShares}, its own), which say whether a tenant holds as
+		 * many records in memory here as it may; {@code null} without tenants.
+		 */
+		TestTenants.Shares shares;
+
+		/**
+		 * With tenants: no pass of the re-reader for due records starts before this time,
+		 * epoch millis; a pass cut short sets it a little ahead (the re-reader's idle
+		 * interval), a record parked at its tenant's cap and a tenant drained to half its
+		 * cap set it back to 0 (look now), as the container's
+		 * {@code ParkedRecords.lookAgainBy} does.
+		 */
+		long lookAt;
+
 		Work(TP tp, Incarnation owner, long fetchPos, long barrierEnd) {
 			this.tp = tp;
 			this.owner = owner;
@@ -796,6 +819,12 @@ final class SimWorld {
 		boolean catchUpFirst;
 
 		int routes;
+
+		/**
+		 * With tenants: the tenant of its record, as the container's {@code Tenants}
+		 * finds it; {@code null} for an admission, or without tenants.
+		 */
+		String tenant;
 
 		Task(Work work, Rec rec, boolean duplicate) {
 			this.work = work;
