@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -226,13 +227,6 @@ final class ProtocolSimulation {
 			int tenants = Math.min(2 + r.nextInt(2), keys - 1);
 			int tenantCap = 1 + r.nextInt(Math.min(3, maxInFlight - 1));
 			double pFlood = 0.6 + 0.3 * r.nextDouble();
-			if (tenanted && !Boolean.getBoolean("simulation.tenant-replays")) {
-				// no replays unless asked for: the container queues a replay's admission
-				// behind the records of its key in memory only, so one parked at its
-				// tenant's cap in the main topic is passed, and the replay runs before it
-				// ((7), seed 122)
-				replays = 0;
-			}
 			return new Config(seed, partitions, instances, records, keys, delays, maxAttempts, pSuccess, pPermanent,
 					pPoison, pNullKey, pJunk, pCrash, pNest, pFail, split, zombies, ambiguous, encode, maxInFlight,
 					wTailer, wClock, wCommit, wFaults, replays, foreign, async, outages, outageMillis, unavailable,
@@ -1240,6 +1234,7 @@ final class ProtocolSimulation {
 				work.shares.unparked(tenant);
 			}
 			enqueue(work, back);
+			admissionsNoLongerDeferred(work);
 			taken++;
 		}
 		if (work.shares != null && keys.isEmpty()) {
@@ -1356,11 +1351,37 @@ final class ProtocolSimulation {
 			return false; // the partition's owner admits it, or this one once its barrier
 							// opens
 		}
+		if (work.parkedKeys.containsKey(lock.key())) {
+			// records of its key taken before it are parked: it waits until they are
+			// taken back
+			work.deferredAdmissions.computeIfAbsent(lock.key(), (k) -> new ArrayList<>()).add(lock);
+			trace(() -> "    " + incarnation + " defers the admission of " + lock.id() + " behind parked records");
+			return true;
+		}
+		queueAdmission(work, lock);
+		return true;
+	}
+
+	private void queueAdmission(Work work, Lock lock) {
 		Task task = new Task(work, lock, work.fetchPos - 1);
 		work.tasks.add(task);
 		work.queues.computeIfAbsent(task.key, (k) -> new ArrayDeque<>()).add(task);
-		trace(() -> "    " + incarnation + " queues the " + task);
-		return true;
+		trace(() -> "    " + work.owner + " queues the " + task);
+	}
+
+	/**
+	 * The deferred admissions of keys with no record parked any more join their key's
+	 * queue, behind the records taken back (the container's {@code unpark}).
+	 */
+	private void admissionsNoLongerDeferred(Work work) {
+		for (Iterator<Map.Entry<Bytes, List<Lock>>> keys = work.deferredAdmissions.entrySet().iterator(); keys
+			.hasNext();) {
+			Map.Entry<Bytes, List<Lock>> deferred = keys.next();
+			if (!work.parkedKeys.containsKey(deferred.getKey())) {
+				keys.remove();
+				deferred.getValue().forEach((lock) -> queueAdmission(work, lock));
+			}
+		}
 	}
 
 	/**

@@ -666,6 +666,13 @@ final class SimWorld {
 		final Map<Bytes, Integer> parkedKeys = new HashMap<>();
 
 		/**
+		 * The admissions of replays whose key had records parked here: each joins its
+		 * key's queue once the last of them is taken back (the container's
+		 * {@code queueAdmission}).
+		 */
+		final Map<Bytes, List<Lock>> deferredAdmissions = new HashMap<>();
+
+		/**
 		 * Keys of parked records that operators' commands name: a pass of the re-reader
 		 * is asked for.
 		 */

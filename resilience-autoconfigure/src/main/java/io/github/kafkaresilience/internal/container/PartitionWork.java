@@ -1,7 +1,10 @@
 package io.github.kafkaresilience.internal.container;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -68,6 +71,13 @@ final class PartitionWork {
 
 	/** The replays whose admission waits in a key queue here, by lock id. */
 	private final Set<String> admissions = new HashSet<>();
+
+	/**
+	 * The admissions of replays whose key had records parked here (at its tenant's cap,
+	 * or behind them): each joins its key's queue once the last of them is taken back,
+	 * behind them, as it must come after every record of its key taken before it.
+	 */
+	private final Map<Bytes, List<Lock>> deferredAdmissions = new HashMap<>();
 
 	/**
 	 * The offset of the last record taken from this partition (or the one before its
@@ -261,7 +271,7 @@ final class PartitionWork {
 	 * before it; refused when the partition is at its bound (or revoked, or the offset is
 	 * not parked): the record stays parked.
 	 */
-	synchronized Taken unpark(RecordTask task) {
+	synchronized Taken unpark(RecordTask task, List<AdmissionTask> admissions) {
 		TenantShares shares = this.shares;
 		if (this.revoked || this.offsets.inFlight() >= this.bound || (shares != null && shares.atCap(task.tenant()))
 				|| !this.offsets.unpark(task.delivery.offset())) {
@@ -271,7 +281,9 @@ final class PartitionWork {
 		if (shares != null) {
 			shares.unparked(task.tenant());
 		}
-		return this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
+		Taken taken = this.keyQueues.enqueue(task) ? Taken.RUN : Taken.QUEUED;
+		admissions.addAll(admissionsNoLongerDeferred());
+		return taken;
 	}
 
 	/**
@@ -283,8 +295,39 @@ final class PartitionWork {
 		if (this.revoked || !this.admissions.add(pending.id())) {
 			return null;
 		}
+		if (this.parked.count(pending.key()) > 0) {
+			// records of its key taken before it are parked: it waits for them to be
+			// taken back
+			this.deferredAdmissions.computeIfAbsent(pending.key(), (key) -> new ArrayList<>()).add(pending);
+			return null;
+		}
 		AdmissionTask task = new AdmissionTask(this, pending, this.lastTaken);
 		return this.keyQueues.enqueue(task) ? task : null;
+	}
+
+	/**
+	 * Queues the deferred admissions of the keys that have no record parked here any
+	 * more, each behind the records of its key taken back; returns those that run now.
+	 */
+	private List<AdmissionTask> admissionsNoLongerDeferred() {
+		if (this.deferredAdmissions.isEmpty()) {
+			return List.of();
+		}
+		List<AdmissionTask> run = new ArrayList<>();
+		for (Iterator<Map.Entry<Bytes, List<Lock>>> keys = this.deferredAdmissions.entrySet().iterator(); keys
+			.hasNext();) {
+			Map.Entry<Bytes, List<Lock>> deferred = keys.next();
+			if (this.parked.count(deferred.getKey()) == 0) {
+				keys.remove();
+				for (Lock pending : deferred.getValue()) {
+					AdmissionTask task = new AdmissionTask(this, pending, this.lastTaken);
+					if (this.keyQueues.enqueue(task)) {
+						run.add(task);
+					}
+				}
+			}
+		}
+		return run;
 	}
 
 	/** An admission is done: returns the next task of its key, if one runs now. */
@@ -395,6 +438,8 @@ final class PartitionWork {
 	 */
 	synchronized long revoke() {
 		this.revoked = true;
+		this.deferredAdmissions.clear(); // the next owner admits them once its barrier
+											// opens
 		if (this.shares != null) {
 			this.shares.revoked();
 		}

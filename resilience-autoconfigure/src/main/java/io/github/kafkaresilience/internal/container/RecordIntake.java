@@ -78,7 +78,11 @@ final class RecordIntake {
 	 */
 	boolean unpark(PartitionWork work, Delivery record) {
 		RecordTask task = new RecordTask(work, record);
-		return handOut(task, work.unpark(task));
+		List<AdmissionTask> admissions = new ArrayList<>();
+		boolean taken = handOut(task, work.unpark(task, admissions));
+		admissions.forEach(this.workers::submit); // their key's last parked record was
+													// taken back
+		return taken;
 	}
 
 	/**

@@ -180,9 +180,10 @@ class PartitionWorkTests {
 		assertThat(this.work.parked.startPass(5_000)).hasValue(0);
 		RecordTask again0 = task(this.work, 0, "a");
 		RecordTask again1 = task(this.work, 1, "a");
-		assertThat(this.work.unpark(again0)).isEqualTo(Taken.RUN);
-		assertThat(this.work.unpark(again1)).isEqualTo(Taken.QUEUED);
-		assertThat(this.work.unpark(task(this.work, 1, "a"))).as("not parked any more").isEqualTo(Taken.REFUSED);
+		assertThat(this.work.unpark(again0, new ArrayList<>())).isEqualTo(Taken.RUN);
+		assertThat(this.work.unpark(again1, new ArrayList<>())).isEqualTo(Taken.QUEUED);
+		assertThat(this.work.unpark(task(this.work, 1, "a"), new ArrayList<>())).as("not parked any more")
+			.isEqualTo(Taken.REFUSED);
 		assertThat(Records.done(this.work, again0)).isSameAs(again1);
 	}
 

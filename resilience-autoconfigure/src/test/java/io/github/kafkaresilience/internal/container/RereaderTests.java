@@ -57,7 +57,7 @@ class RereaderTests {
 			Clock.fixed(Instant.ofEpochMilli(NOW), ZoneOffset.UTC), (work, record) -> this.due.get(record.offset()),
 			(work, record) -> {
 				this.handedBack.add(record.offset());
-				return work.unpark(new RecordTask(work, record)) != PartitionWork.Taken.REFUSED;
+				return work.unpark(new RecordTask(work, record), new ArrayList<>()) != PartitionWork.Taken.REFUSED;
 			});
 
 	RereaderTests() {

@@ -1,6 +1,7 @@
 package io.github.kafkaresilience.internal.container;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -8,8 +9,10 @@ import java.util.Map;
 import io.github.kafkaresilience.container.FairShareSettings;
 import io.github.kafkaresilience.container.RateLimitSettings;
 import io.github.kafkaresilience.internal.container.PartitionWork.Taken;
+import io.github.kafkaresilience.internal.lock.Lock;
 import io.github.kafkaresilience.ladder.Delivery;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
 import static io.github.kafkaresilience.internal.container.Records.ORDERS_0;
@@ -146,13 +149,35 @@ class TenantSchedulingTests {
 			.containsExactlyInAnyOrder(tuple("a", 4), tuple("b", 1), tuple(TenantTally.OTHER, 0));
 
 		RecordTask again = task(work, 4, "a-4", "a");
-		assertThat(work.unpark(again)).as("a has no room yet").isEqualTo(Taken.REFUSED);
+		assertThat(work.unpark(again, new ArrayList<>())).as("a has no room yet").isEqualTo(Taken.REFUSED);
 		Records.done(work, a.get(0));
 		assertThat(rereads).as("a at three of its four: not yet half").isEmpty();
 		Records.done(work, a.get(1));
 		assertThat(rereads).as("a drained to half its cap, with records parked").hasSize(1);
-		assertThat(work.unpark(again)).isEqualTo(Taken.RUN);
+		assertThat(work.unpark(again, new ArrayList<>())).isEqualTo(Taken.RUN);
 		assertThat(work.committable()).as("the parked offset 5 holds commits back").hasValue(2);
+	}
+
+	@Test
+	void aReplaysAdmissionWaitsForTheParkedRecordsOfItsKeyAndJoinsItsQueueBehindThem() {
+		Tenants tenants = new Tenants("orders", TenantSchedulingTests::header, EQUAL, this.tally);
+		PartitionWork work = new PartitionWork(ORDERS_0, new RetryContainer.Route(null, null), 4, 2, tenants);
+		RecordTask a = task(work, 0, "a", "t");
+		RecordTask b = task(work, 1, "b", "t");
+		assertThat(List.of(work.take(a), work.take(b))).containsOnly(Taken.RUN);
+		assertThat(work.take(task(work, 2, "c", "t"))).as("t at its cap of 2").isEqualTo(Taken.PARKED_AT_CAP);
+		Lock replay = Lock.pendingReplay("replay-c", Bytes.wrap("c".getBytes(StandardCharsets.UTF_8)), 0, 7,
+				Instant.now());
+		assertThat(work.queueAdmission(replay)).as("c's record 2, taken before it, is parked").isNull();
+
+		Records.done(work, a);
+		List<AdmissionTask> admissions = new ArrayList<>();
+		RecordTask c = task(work, 2, "c", "t");
+		assertThat(work.unpark(c, admissions)).isEqualTo(Taken.RUN);
+		assertThat(admissions).as("queued behind c's record 2, not run yet").isEmpty();
+		KeyedTask next = Records.done(work, c);
+		assertThat(next).as("c's record 2 done: the admission's turn").isInstanceOf(AdmissionTask.class);
+		assertThat(((AdmissionTask) next).lockId).isEqualTo("replay-c");
 	}
 
 	@Test
