@@ -25,6 +25,9 @@ final class FairQueue {
 
 	private final @Nullable RecordRate listenerRate;
 
+	/** Whether a rate limit, the listener's or a tenant's, may hold records back. */
+	private final boolean limited;
+
 	/** The lanes of the tenants seen, by tenant. */
 	private final Map<String, Lane> lanes = new HashMap<>();
 
@@ -61,6 +64,7 @@ final class FairQueue {
 	FairQueue(FairShareSettings settings, RateLimitSettings rateLimit, TenantTally tally, LongConsumer wakeIn) {
 		this.settings = settings;
 		this.listenerRate = rateLimit.limited() ? new RecordRate(rateLimit.recordsPerSecond()) : null;
+		this.limited = rateLimit.limited() || settings.defaultRateLimit() > 0 || !settings.rateLimits().isEmpty();
 		this.tally = tally;
 		this.wakeIn = wakeIn;
 	}
@@ -87,13 +91,7 @@ final class FairQueue {
 
 	/** Whether a rate limit, the listener's or a tenant's, may hold records back. */
 	boolean limited() {
-		return this.listenerRate != null || this.settings.defaultRateLimit() > 0
-				|| !this.settings.rateLimits().isEmpty();
-	}
-
-	/** Whether records wait, whether or not they may run now. */
-	synchronized boolean isEmpty() {
-		return this.size == 0;
+		return this.limited;
 	}
 
 	/** How many records wait. */

@@ -33,11 +33,6 @@ final class RecordRate {
 		this.interval = SECOND / limit;
 	}
 
-	/** The limit as configured, records a second. */
-	double limit() {
-		return this.limit;
-	}
-
 	/**
 	 * Takes a share of the limit: this instance's share of a limit the group shares, 0 to
 	 * 1. With no share at all nothing is handed out.

@@ -76,10 +76,6 @@ final class Tenants {
 		return this.tally;
 	}
 
-	FairShareSettings settings() {
-		return this.settings;
-	}
-
 	/** Wakes the re-reader of the current run with {@code reread}. */
 	void rereadWith(Runnable reread) {
 		this.reread = reread;

@@ -300,6 +300,12 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	}
 
 	@Test
+	void aRateLimitThatIsNoPositiveNumberFailsStartup() {
+		refused(ZeroRateListener.class, "has rateLimit 0; it must be a positive number of records a second");
+		refused(TextRateListener.class, "has rateLimit 'fast', which is not a number of records a second");
+	}
+
+	@Test
 	void aMethodReturningAPlainFutureFailsStartupSayingItCannotTellWhenItCompletes() {
 		refused(PlainFutureListener.class, "returns Future", "cannot tell when it completes");
 	}
@@ -678,6 +684,22 @@ class OrderedRetryListenerAnnotationBeanPostProcessorTests {
 	static class TimedPlainListener {
 
 		@OrderedRetryListener(topics = "orders", attemptTimeout = "5s")
+		void handle(String value) {
+		}
+
+	}
+
+	static class ZeroRateListener {
+
+		@OrderedRetryListener(topics = "orders", rateLimit = "0")
+		void handle(String value) {
+		}
+
+	}
+
+	static class TextRateListener {
+
+		@OrderedRetryListener(topics = "orders", rateLimit = "fast")
 		void handle(String value) {
 		}
 
